@@ -1,0 +1,62 @@
+"""django_redcoord: coordination for Django projects on Redis.
+
+The public names are loaded on first access, so ``import django_redcoord``
+touches neither Django settings nor Redis, and the plain-Python core
+(``django_redcoord.locks``) can be used without Django configured.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Lock": "django_redcoord.locks",
+    "with_lock": "django_redcoord.decorators",
+    "current_lock": "django_redcoord.decorators",
+    "RedcoordError": "django_redcoord.exceptions",
+    "ConfigurationError": "django_redcoord.exceptions",
+    "CoordinationUnavailable": "django_redcoord.exceptions",
+    "LockError": "django_redcoord.exceptions",
+    "LockLost": "django_redcoord.exceptions",
+    "LockNotAcquired": "django_redcoord.exceptions",
+    "LockNotOwned": "django_redcoord.exceptions",
+    "get_client": "django_redcoord.connection",
+}
+
+__all__ = [
+    "ConfigurationError",
+    "CoordinationUnavailable",
+    "Lock",
+    "LockError",
+    "LockLost",
+    "LockNotAcquired",
+    "LockNotOwned",
+    "RedcoordError",
+    "current_lock",
+    "get_client",
+    "with_lock",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .connection import get_client
+    from .decorators import current_lock, with_lock
+    from .exceptions import (
+        ConfigurationError,
+        CoordinationUnavailable,
+        LockError,
+        LockLost,
+        LockNotAcquired,
+        LockNotOwned,
+        RedcoordError,
+    )
+    from .locks import Lock
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'django_redcoord' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,183 @@
+"""One lazily built redis-py client per process, from the REDCOORD settings.
+
+Coordination calls must not retry silently: redis-py's default retry policy
+turns a dead server into a multi-second stall, and a retried write after a
+timeout can act twice. Every client built here has zero retries and short
+socket timeouts; errors become :class:`CoordinationUnavailable` naming the
+server (password masked) and the operation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from .exceptions import ConfigurationError, CoordinationUnavailable
+
+_lock = threading.Lock()
+_client: redis.Redis | None = None
+
+DJANGO_REDIS_BACKENDS = ("django_redis.cache.RedisCache",)
+
+
+def mask_url(url: str) -> str:
+    """Return ``url`` with its password replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    netloc = f"{user}:***@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def no_retry() -> Retry:
+    """A retry policy that never retries: failures surface at once."""
+    return Retry(NoBackoff(), 0)
+
+
+def client_from_url(
+    url: str, *, socket_timeout: float = 5.0, connect_timeout: float = 2.0, **kwargs: Any
+) -> redis.Redis:
+    """Build a redis-py client for ``url`` with coordination-safe defaults.
+
+    ``redis://``, ``rediss://`` (TLS) and ``unix://`` URLs, with ACL
+    ``user:password@`` credentials, are accepted. Nothing connects here.
+    """
+    return redis.Redis.from_url(
+        url,
+        socket_timeout=socket_timeout,
+        socket_connect_timeout=connect_timeout,
+        retry=no_retry(),
+        retry_on_error=[],
+        health_check_interval=0,
+        **kwargs,
+    )
+
+
+def describe(client: Any) -> str:
+    """The server a client talks to, as a URL with the password masked."""
+    pool = getattr(client, "connection_pool", None)
+    kw = getattr(pool, "connection_kwargs", None) or {}
+    if kw.get("path"):
+        return f"unix://{kw['path']}"
+    scheme = "rediss" if "SSL" in type(pool).__name__ or kw.get("ssl") or _is_ssl(pool) else "redis"
+    auth = ""
+    if kw.get("password") is not None:
+        auth = f"{kw.get('username') or ''}:***@"
+    elif kw.get("username"):
+        auth = f"{kw['username']}@"
+    return f"{scheme}://{auth}{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+
+
+def _is_ssl(pool: Any) -> bool:
+    cls = getattr(pool, "connection_class", None)
+    return cls is not None and issubclass(cls, redis.SSLConnection)
+
+
+@contextlib.contextmanager
+def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
+    """Turn redis-py connection errors and timeouts into CoordinationUnavailable."""
+    try:
+        yield
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        server = describe(client)
+        kind = "timed out" if isinstance(exc, redis.TimeoutError) else "could not be reached"
+        raise CoordinationUnavailable(
+            f"Redis at {server} {kind} during {operation}: {exc}",
+            server=server,
+            operation=operation,
+        ) from exc
+
+
+def build_client(config: dict[str, Any]) -> redis.Redis:
+    """Build the client the configuration names (no I/O, except starting embedded)."""
+    timeouts = {
+        "socket_timeout": config["SOCKET_TIMEOUT"],
+        "connect_timeout": config["CONNECT_TIMEOUT"],
+    }
+    if config["CACHE"] is not None:
+        return _client_from_cache(config["CACHE"], **timeouts)
+    url = config["URL"]
+    if url is None:
+        raise ConfigurationError(
+            "no Redis configured for django_redcoord: set REDCOORD = {'URL': 'redis://host:6379/0'} "
+            "(or 'embedded' for development), or {'CACHE': '<django-redis cache alias>'}"
+        )
+    if url == "embedded":
+        from . import conf, embedded
+
+        url = embedded.ensure_running(conf.embedded_dir(config))
+    return client_from_url(url, **timeouts)
+
+
+def _client_from_cache(alias: str, *, socket_timeout: float, connect_timeout: float) -> redis.Redis:
+    """A client for the server of a django-redis cache alias.
+
+    We reuse the alias's connection settings (server, credentials, TLS, db) but
+    not its pool: a cache pool retries on errors, which is right for a cache
+    and wrong for a lock (a retried acquire after a timeout could act twice).
+    """
+    from django.conf import settings
+
+    caches = getattr(settings, "CACHES", {})
+    if alias not in caches:
+        raise ConfigurationError(
+            f"REDCOORD['CACHE'] = {alias!r} but settings.CACHES has no such alias "
+            f"(aliases: {', '.join(caches) or 'none'})"
+        )
+    backend = caches[alias].get("BACKEND", "")
+    if backend not in DJANGO_REDIS_BACKENDS:
+        raise ConfigurationError(
+            f"REDCOORD['CACHE'] = {alias!r} uses {backend!r}; it must be a django-redis cache "
+            f"({DJANGO_REDIS_BACKENDS[0]}), or set REDCOORD['URL'] instead"
+        )
+    from django_redis import get_redis_connection
+
+    source = get_redis_connection(alias)
+    pool = source.connection_pool
+    kwargs = dict(pool.connection_kwargs)
+    kwargs.update(
+        socket_timeout=socket_timeout,
+        socket_connect_timeout=connect_timeout,
+        retry=no_retry(),
+        retry_on_error=[],
+        health_check_interval=0,
+    )
+    new_pool = type(pool)(connection_class=pool.connection_class, **kwargs)
+    return redis.Redis(connection_pool=new_pool)
+
+
+def get_client() -> redis.Redis:
+    """The process's shared client for the configured Redis (built on first use)."""
+    global _client
+    client = _client
+    if client is None:
+        from .conf import get_config
+
+        with _lock:
+            if _client is None:
+                _client = build_client(get_config())
+            client = _client
+    return client
+
+
+def reset() -> None:
+    """Forget the shared client (settings changed); its pool is disconnected."""
+    global _client
+    with _lock:
+        old, _client = _client, None
+    if old is not None:
+        old.connection_pool.disconnect()

@@ -1,0 +1,58 @@
+"""The one exception hierarchy of django_redcoord.
+
+Every error the package raises on purpose derives from :class:`RedcoordError`,
+so ``except RedcoordError`` catches all of ours and nothing of anyone else's.
+"""
+
+from __future__ import annotations
+
+
+class RedcoordError(Exception):
+    """Root of every error raised by django_redcoord."""
+
+
+class ConfigurationError(RedcoordError):
+    """The ``REDCOORD`` settings (or arguments standing in for them) are wrong."""
+
+
+class CoordinationUnavailable(RedcoordError):
+    """Redis could not be reached, or did not answer in time.
+
+    The message names the server (password masked) and the operation. When the
+    cause was a timeout the outcome of a write is unknown: every coordination
+    operation is idempotent for the same owner, so retrying it is safe.
+    """
+
+    def __init__(self, message: str, *, server: str = "", operation: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.operation = operation
+
+
+class LockError(RedcoordError):
+    """Base class of lock errors; ``name`` is the lock's name."""
+
+    def __init__(self, message: str, *, name: str = "") -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class LockNotAcquired(LockError):
+    """The lock could not be acquired within the allowed wait."""
+
+    def __init__(self, message: str, *, name: str = "", wait: float | None = None) -> None:
+        super().__init__(message, name=name)
+        self.wait = wait
+
+
+class LockLost(LockError):
+    """The lock expired or passed to another owner while we believed we held it.
+
+    Raised by ``release()`` and ``extend()``; never touches the other owner's lock.
+    Work done under the lock since it was lost may have overlapped with another
+    holder: the fencing token is how a downstream system can refuse it.
+    """
+
+
+class LockNotOwned(LockError):
+    """``release()``/``extend()`` called on a lock this object never acquired."""

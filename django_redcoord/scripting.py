@@ -1,0 +1,54 @@
+"""Lua scripts: each lives in ``scripts/<name>.lua`` and runs by EVALSHA.
+
+A script is read from disk on first use (never at import), optionally
+prefixed by shared helper files, and sent with EVALSHA: one round trip. A
+server that does not know the script yet (first use, restart, failover)
+answers NOSCRIPT and we fall back to EVAL once, which also caches it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+from typing import Any
+
+import redis
+
+from .connection import unavailable_as_ours
+
+
+class Script:
+    """One Lua script file (plus shared helper files) run against a client."""
+
+    __slots__ = ("name", "includes", "_loaded")
+
+    def __init__(self, name: str, *, includes: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.includes = includes
+        self._loaded: tuple[str, str] | None = None
+
+    def __repr__(self) -> str:
+        return f"Script({self.name!r})"
+
+    def _load(self) -> tuple[str, str]:
+        if self._loaded is None:
+            source = "\n".join(_read(f) for f in (*self.includes, f"{self.name}.lua"))
+            self._loaded = (source, hashlib.sha1(source.encode()).hexdigest())
+        return self._loaded
+
+    @property
+    def source(self) -> str:
+        return self._load()[0]
+
+    def __call__(self, client: Any, keys: list[str], args: list[Any], *, operation: str) -> Any:
+        """Run the script: one round trip (two only after NOSCRIPT)."""
+        source, sha = self._load()
+        with unavailable_as_ours(client, operation):
+            try:
+                return client.evalsha(sha, len(keys), *keys, *args)
+            except redis.exceptions.NoScriptError:
+                return client.eval(source, len(keys), *keys, *args)
+
+
+def _read(filename: str) -> str:
+    return resources.files(__package__).joinpath("scripts", filename).read_text()

@@ -1,0 +1,31 @@
+-- lock_release.lua (lock_common.lua prepended): release a lock we own; hand it to the oldest live waiter.
+--
+-- KEYS[1] lock     hash: token, fence, host, pid, thread, acquired_ms, ttl_ms, depth
+-- KEYS[2] fence    integer: last fencing token issued for this name
+-- KEYS[3] queue    list: waiter tokens, oldest first
+-- KEYS[4] waiters  hash: waiter token -> entry (see lock_common.lua)
+-- KEYS[5] index    zset: lock name -> expiry (ms since the epoch)
+-- ARGV[1] token    the caller's owner token
+-- ARGV[2] name     the lock's name (member of the index)
+--
+-- Returns 0 not ours (expired or owned by someone else: untouched),
+--         1 released, nobody waiting,
+--         2 released and handed to the oldest live waiter (woken),
+--         3 still held: a reentrant hold was unwound by one level.
+
+local lock, fence, queue, waiters, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local token, name = ARGV[1], ARGV[2]
+
+if redis.call('HGET', lock, 'token') ~= token then
+  return 0
+end
+if tonumber(redis.call('HGET', lock, 'depth') or '1') > 1 then
+  redis.call('HINCRBY', lock, 'depth', -1)
+  return 3
+end
+if hand_off(lock, fence, queue, waiters, index, name, server_now_ms()) then
+  return 2
+end
+redis.call('DEL', lock)
+redis.call('ZREM', index, name)
+return 1

@@ -1,0 +1,69 @@
+"""Fixtures: real redis-server processes, isolated per test.
+
+* ``redis_server``: one server for the whole session; ``redis_url`` and
+  ``redis_client`` flush it before each test (a throwaway server: FLUSHALL
+  is fine here and nowhere else).
+* ``redis_servers(n)``: n fresh servers for this test only, for topologies
+  and for tests that kill, pause or restart a server.
+* Django's ``REDCOORD`` setting points at the session server in every test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from django_redcoord.connection import client_from_url
+
+from .redis_servers import STARTED_PIDS, RedisServer, pid_alive
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    server = RedisServer().start()
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def redis_url(redis_server):
+    if redis_server.proc is None or redis_server.proc.poll() is not None:
+        redis_server.start()  # a previous test killed it
+    client = client_from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    return redis_server.url
+
+
+@pytest.fixture
+def redis_client(redis_url):
+    client = client_from_url(redis_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def redis_servers():
+    started: list[RedisServer] = []
+
+    def start(n: int = 1) -> list[RedisServer]:
+        servers = [RedisServer().start() for _ in range(n)]
+        started.extend(servers)
+        return servers
+
+    yield start
+    for server in started:
+        server.cleanup()
+
+
+@pytest.fixture(autouse=True)
+def _redcoord_settings(settings, redis_url):
+    settings.REDCOORD = {"URL": redis_url, "KEY_PREFIX": "test"}
+    settings.CACHES = {
+        "default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": redis_url},
+    }
+
+
+def pytest_sessionfinish(session, exitstatus):
+    left = [pid for pid in STARTED_PIDS if pid_alive(pid)]
+    if left:
+        raise RuntimeError(f"redis-server processes left running after the tests: {left}")
