@@ -53,6 +53,7 @@ class Proc:
 
     def stop(self) -> None:
         if self.process.is_alive():
+            os.kill(self.pid, signal.SIGCONT)  # a stopped process is resumed to be reaped cleanly
             self.kill()
 
 
@@ -68,3 +69,13 @@ def run_in_processes(func: Callable[..., Any], n: int, *args: Any, timeout: floa
     finally:
         for p in procs:
             p.stop()
+
+
+def queue() -> Any:
+    """A queue shared with processes started afterwards (pass it as an argument)."""
+    return _ctx.Queue()
+
+
+def event() -> Any:
+    """An event shared with processes started afterwards (pass it as an argument)."""
+    return _ctx.Event()

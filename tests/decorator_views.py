@@ -1,0 +1,60 @@
+"""Views and plain callables decorated with @with_lock, for test_decorators."""
+
+from django.http import HttpResponse, JsonResponse
+from django.urls import path
+from django.views import View
+
+from django_redcoord import current_lock, with_lock
+
+LOCK = {"ttl": 5, "wait": 0}
+
+
+def _describe(request, **extra):
+    lock = request.redcoord_lock
+    return JsonResponse({"name": lock.name, "token": lock.token, "same": current_lock() is lock, **extra})
+
+
+@with_lock("invoice:{pk}", **LOCK)
+def invoice(request, pk):
+    return _describe(request)
+
+
+@with_lock("user:{request.user.pk}", **LOCK)
+def by_user(request):
+    return _describe(request)
+
+
+class ReportView(View):
+    @with_lock("report:{kwargs[slug]}", **LOCK)
+    def get(self, request, *args, **kwargs):
+        return _describe(request, view="method")
+
+
+@with_lock("export:{kwargs[slug]}", **LOCK)
+class ExportView(View):
+    def get(self, request, slug):
+        return _describe(request, view="class")
+
+
+def teapot(request, exc):
+    return HttpResponse(f"busy: {exc.name}", status=418)
+
+
+@with_lock("custom:{pk}", on_busy=teapot, **LOCK)
+def custom_busy(request, pk):
+    return _describe(request)
+
+
+@with_lock("async:{pk}", **LOCK)
+async def async_view(request, pk):
+    return _describe(request, kind="async")
+
+
+urlpatterns = [
+    path("invoice/<int:pk>/", invoice),
+    path("me/", by_user),
+    path("report/<slug:slug>/", ReportView.as_view()),
+    path("export/<slug:slug>/", ExportView.as_view()),
+    path("custom/<int:pk>/", custom_busy),
+    path("async/<int:pk>/", async_view),
+]

@@ -1,0 +1,289 @@
+"""Lock semantics in one process (threads where waiting is needed), real Redis."""
+
+import threading
+import time
+
+import pytest
+
+from django_redcoord.exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
+from django_redcoord.locks import Lock
+
+
+def make(client, name="res", **kwargs):
+    kwargs.setdefault("wait", 0)
+    return Lock(name, client=client, prefix="t", **kwargs)
+
+
+def test_acquire_records_holder_metadata_and_the_admin_index(redis_client):
+    lock = make(redis_client, ttl=5)
+    assert lock.acquire()
+    holder = {k.decode(): v.decode() for k, v in redis_client.hgetall(lock.keys.lock).items()}
+    assert holder["fence"] == "1" and holder["depth"] == "1" and holder["ttl_ms"] == "5000"
+    assert int(holder["pid"]) > 0 and holder["host"] and holder["thread"] == "MainThread"
+    assert redis_client.zscore(lock.keys.index, "res") > time.time() * 1000
+    assert 4.5 < lock.ttl_remaining() <= 5 and lock.locked() and lock.owned()
+    lock.release()
+    assert not lock.locked() and lock.ttl_remaining() is None
+    assert redis_client.zscore(lock.keys.index, "res") is None
+
+
+def test_second_owner_cannot_take_a_held_lock(redis_client):
+    a, b = make(redis_client), make(redis_client)
+    assert a.acquire()
+    assert not b.acquire()
+    assert b.retry_after and b.retry_after <= 30
+    assert not b.owned() and b.token is None
+    a.release()
+    assert b.acquire()
+    b.release()
+
+
+def test_release_after_expiry_raises_lock_lost_and_spares_the_new_holder(redis_client):
+    a = make(redis_client, ttl=0.2)
+    b = make(redis_client, ttl=5)
+    assert a.acquire()
+    time.sleep(0.3)
+    assert a.lost
+    assert b.acquire()
+    with pytest.raises(LockLost, match="'res' was lost before release"):
+        a.release()
+    assert b.owned()
+    assert not a.held
+    b.release()
+
+
+def test_extend_after_expiry_raises_lock_lost(redis_client):
+    a, b = make(redis_client, ttl=0.2), make(redis_client, ttl=5)
+    assert a.acquire()
+    time.sleep(0.3)
+    assert b.acquire()
+    with pytest.raises(LockLost, match="could not be extended"):
+        a.extend()
+    assert b.owned() and b.ttl_remaining() > 4
+    b.release()
+
+
+def test_extend_resets_the_ttl(redis_client):
+    lock = make(redis_client, ttl=1)
+    lock.acquire()
+    lock.extend(10)
+    assert 9 < lock.ttl_remaining() <= 10 and not lock.lost
+    lock.release()
+
+
+def test_fencing_tokens_strictly_increase_across_holders_and_expiry(redis_client):
+    tokens = []
+    for _ in range(3):
+        lock = make(redis_client, ttl=0.05)
+        assert lock.acquire()
+        tokens.append(lock.token)
+        lock.release()
+    lock = make(redis_client, ttl=0.05)
+    lock.acquire()
+    tokens.append(lock.token)
+    time.sleep(0.1)  # expires without release
+    other = make(redis_client)
+    other.acquire()
+    tokens.append(other.token)
+    assert tokens == sorted(set(tokens)) and tokens == [1, 2, 3, 4, 5]
+
+
+def test_blocking_acquire_is_woken_by_release_not_by_polling(redis_client):
+    holder = make(redis_client, ttl=30)
+    holder.acquire()
+    threading.Timer(0.3, holder.release).start()
+    waiter = make(redis_client, wait=5)
+    calls_before = _calls(redis_client)
+    started = time.monotonic()
+    assert waiter.acquire()
+    elapsed = time.monotonic() - started
+    assert 0.25 < elapsed < 1.0
+    # acquire (queued) + BLPOP + the holder's release: no polling loop
+    assert _calls(redis_client) - calls_before <= 4
+    waiter.release()
+
+
+def _calls(client):
+    """Round trips of the lock API: scripts and BLPOPs (commands run inside a script not counted)."""
+    stats = client.info("commandstats")
+    return sum(stats.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("evalsha", "eval", "blpop"))
+
+
+def test_wait_none_waits_forever_and_wait_zero_tries_once(redis_client):
+    holder = make(redis_client, ttl=30)
+    holder.acquire()
+    started = time.monotonic()
+    assert not make(redis_client, wait=0).acquire()
+    assert time.monotonic() - started < 0.1
+    threading.Timer(0.5, holder.release).start()
+    forever = make(redis_client, wait=None)
+    assert forever.acquire() and forever.token == 2
+    forever.release()
+
+
+def test_wait_runs_out_and_leaves_the_queue(redis_client):
+    holder = make(redis_client, ttl=30)
+    holder.acquire()
+    waiter = make(redis_client, wait=0.3)
+    started = time.monotonic()
+    assert not waiter.acquire()
+    assert 0.25 < time.monotonic() - started < 1.0
+    assert redis_client.llen(holder.keys.queue) == 0
+    holder.release()
+    assert not holder.locked()
+
+
+def test_waiters_are_served_in_arrival_order(redis_client):
+    holder = make(redis_client, ttl=30)
+    holder.acquire()
+    order, threads = [], []
+    for i in range(5):
+        t = threading.Thread(target=_take_and_record, args=(redis_client, i, order))
+        t.start()
+        threads.append(t)
+        _wait_for(lambda n=i + 1: redis_client.llen(holder.keys.queue) == n)
+    holder.release()
+    for t in threads:
+        t.join(10)
+    assert order == [0, 1, 2, 3, 4]
+
+
+def _take_and_record(client, i, order):
+    lock = make(client, wait=10)
+    assert lock.acquire()
+    order.append(i)
+    time.sleep(0.01)
+    lock.release()
+
+
+def _wait_for(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.005)
+
+
+def test_a_releaser_does_not_barge_ahead_of_queued_waiters(redis_client):
+    a = make(redis_client, ttl=30)
+    a.acquire()
+    got = []
+    t = threading.Thread(target=lambda: got.append(make(redis_client, wait=5).acquire()))
+    t.start()
+    _wait_for(lambda: redis_client.llen(a.keys.queue) == 1)
+    a.release()
+    again = make(redis_client, wait=0)
+    assert not again.acquire(), "the queued waiter was handed the lock; a newcomer must not take it"
+    t.join(5)
+    assert got == [True]
+
+
+def test_lock_of_a_crashed_holder_passes_to_a_queued_waiter_soon_after_its_ttl(redis_client):
+    crashed = make(redis_client, ttl=0.5)
+    crashed.acquire()  # never released: as if the process died
+    waiter = make(redis_client, wait=5)
+    started = time.monotonic()
+    assert waiter.acquire()
+    assert 0.3 < time.monotonic() - started < 1.0
+    assert waiter.token == 2
+
+
+def test_reentrant_nests_for_the_same_thread_only(redis_client):
+    outer = make(redis_client, reentrant=True)
+    inner = make(redis_client, reentrant=True)
+    assert outer.acquire() and inner.acquire()
+    assert outer.token == inner.token == 1
+    assert redis_client.hget(outer.keys.lock, "depth") == b"2"
+    other_thread = []
+    t = threading.Thread(target=lambda: other_thread.append(make(redis_client, reentrant=True).acquire()))
+    t.start()
+    t.join()
+    assert other_thread == [False]
+    inner.release()
+    assert outer.owned()
+    outer.release()
+    assert not outer.locked()
+
+
+def test_non_reentrant_lock_refuses_to_nest(redis_client):
+    lock = make(redis_client)
+    lock.acquire()
+    with pytest.raises(LockError, match="already held by this Lock object"):
+        lock.acquire()
+    lock.release()
+
+
+def test_acquire_retried_with_the_same_owner_is_idempotent(redis_client):
+    lock = make(redis_client, ttl=5)
+    assert lock.acquire()
+    # The reply of an acquire can be lost to a timeout; the same owner asks again.
+    again = lock._run_acquire("queue", 1.0)
+    assert list(again) == [1, 1, 1]
+    assert redis_client.get(lock.keys.fence) == b"1"
+    lock.release()
+    assert not lock.locked()
+
+
+def test_context_manager_raises_lock_not_acquired_when_busy(redis_client):
+    with make(redis_client, ttl=5) as held:
+        assert held.token == 1
+        with pytest.raises(LockNotAcquired, match=r"'res' could not be acquired within 0.1 s") as info:
+            with make(redis_client, wait=0.1):
+                pass
+        assert info.value.name == "res" and info.value.wait == 0.1
+    assert not held.locked()
+
+
+def test_release_of_a_lock_never_acquired_raises_lock_not_owned(redis_client):
+    with pytest.raises(LockNotOwned):
+        make(redis_client).release()
+    with pytest.raises(LockNotOwned):
+        make(redis_client).extend()
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"name": ""}, ValueError, "lock name must not be empty"),
+        ({"name": None}, TypeError, "lock name must be a str, not NoneType"),
+        ({"name": "a{b"}, ValueError, "allowed characters are"),
+        ({"ttl": 0}, ValueError, "ttl must be between 0.001 and"),
+        ({"ttl": -1}, ValueError, "ttl must be between"),
+        ({"ttl": "5"}, TypeError, "ttl must be a number of seconds > 0"),
+        ({"ttl": True}, TypeError, "ttl must be a number"),
+        ({"wait": -1}, ValueError, "wait must be seconds >= 0 (0 tries once) or None (forever)"),
+        ({"wait": "1"}, TypeError, "wait must be seconds >= 0 or None"),
+        ({"auto_renew": "yes"}, TypeError, "auto_renew and reentrant must be True or False"),
+        ({"on_lost": 3}, TypeError, "on_lost must be a callable"),
+    ],
+)
+def test_bad_arguments_fail_at_the_call_with_what_is_allowed(redis_client, kwargs, error, message):
+    kwargs = {"name": "ok", **kwargs}
+    with pytest.raises(error) as info:
+        Lock(client=redis_client, **kwargs)
+    assert message in str(info.value)
+
+
+def test_auto_renew_keeps_a_lock_held_past_its_ttl(redis_client):
+    with make(redis_client, ttl=0.6, auto_renew=True) as lock:
+        time.sleep(1.8)  # 3 x TTL
+        assert not lock.lost and lock.owned()
+        assert not make(redis_client).acquire()
+    assert not lock.locked()
+
+
+def test_auto_renew_reports_a_lock_taken_away(redis_client):
+    seen = []
+    lock = make(redis_client, ttl=0.6, auto_renew=True, on_lost=seen.append)
+    lock.acquire()
+    redis_client.delete(lock.keys.lock)  # an operator force-released it
+    _wait_for(lambda: seen, timeout=2)
+    assert seen == [lock] and lock.lost
+    with pytest.raises(LockLost):
+        lock.release()
+
+
+def test_default_ttl_and_wait_come_from_settings(settings, redis_client):
+    settings.REDCOORD = {**settings.REDCOORD, "LOCK_TTL": 7, "LOCK_WAIT": 0}
+    lock = Lock("from-settings", client=redis_client)
+    assert lock.ttl == 7.0 and lock.wait == 0.0
+    assert lock.keys.lock.startswith("test:")
