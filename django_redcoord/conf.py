@@ -34,9 +34,40 @@ DEFAULTS: dict[str, Any] = {
     # Locks: default time-to-live and default wait, in seconds.
     "LOCK_TTL": 30.0,
     "LOCK_WAIT": 10.0,
+    # Leader election (client-go's rules, validated at start-up:
+    # LEASE > RENEW_DEADLINE > 1.2 x RETRY_PERIOD), seconds.
+    "LEADER_LEASE": 15.0,
+    "LEADER_RENEW_DEADLINE": 10.0,
+    "LEADER_RETRY_PERIOD": 2.0,
+    # run_leader: seconds to wait for running jobs on SIGTERM before resigning.
+    "LEADER_SHUTDOWN_TIMEOUT": 30.0,
+    # Modules holding @periodic jobs besides every installed app's jobs.py.
+    "JOBS": [],
+    # Queues and workers.
+    "QUEUE_MAX_ATTEMPTS": 3,  # deliveries before a message is dead-lettered
+    "QUEUE_RETRY_DELAY": 1.0,  # seconds before the first retry; doubles each attempt
+    "QUEUE_RETRY_MAX_DELAY": 300.0,  # cap of the retry delay, seconds
+    "WORKER_HEARTBEAT": 2.0,  # seconds between worker heartbeats
+    "WORKER_TIMEOUT": 10.0,  # a worker silent this long is dead: its messages are requeued
+    "WORKER_PREFETCH": 32,  # messages a worker claims (and acknowledges) per round trip
+    "WORKER_SHUTDOWN_TIMEOUT": 30.0,  # seconds to finish running jobs on SIGTERM
 }
 
-_SECONDS = ("SOCKET_TIMEOUT", "CONNECT_TIMEOUT", "LOCK_TTL")
+_SECONDS = (
+    "SOCKET_TIMEOUT",
+    "CONNECT_TIMEOUT",
+    "LOCK_TTL",
+    "LEADER_LEASE",
+    "LEADER_RENEW_DEADLINE",
+    "LEADER_RETRY_PERIOD",
+    "LEADER_SHUTDOWN_TIMEOUT",
+    "QUEUE_RETRY_DELAY",
+    "QUEUE_RETRY_MAX_DELAY",
+    "WORKER_HEARTBEAT",
+    "WORKER_TIMEOUT",
+    "WORKER_SHUTDOWN_TIMEOUT",
+)
+_COUNTS = ("QUEUE_MAX_ATTEMPTS", "WORKER_PREFETCH")
 EMBEDDED = "embedded"
 URL_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -73,6 +104,15 @@ def validate(user: Any) -> dict[str, Any]:
         raise ConfigurationError(f"REDCOORD: {exc}") from None
     for key in _SECONDS:
         config[key] = _positive_seconds(key, config[key])
+    for key in _COUNTS:
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigurationError(f"REDCOORD[{key!r}] must be a whole number >= 1 (got {value!r})")
+    jobs = config["JOBS"]
+    if not isinstance(jobs, (list, tuple)) or not all(isinstance(j, str) and j for j in jobs):
+        raise ConfigurationError(
+            f"REDCOORD['JOBS'] must be a list of dotted module paths (got {jobs!r})"
+        )
     if config["LOCK_WAIT"] is not None:
         wait = config["LOCK_WAIT"]
         if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:

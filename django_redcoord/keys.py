@@ -65,6 +65,43 @@ class LockKeys:
         return self.wake_prefix + token
 
 
+@dataclass(frozen=True)
+class LeaderKeys:
+    """Keys of one election. Job state shares the election's hash tag, so a
+    slot claim (checks the leader record, writes the job) is one script."""
+
+    record: str  # hash: identity, token, term, since_ms, renewed_ms (PEXPIRE lease)
+    term: str  # integer: last term issued (never expires; the fence of leader actions)
+    notify: str  # list: pushed on resign so standbys campaign at once
+    job_prefix: str  # job state hash = job_prefix + job name
+    jobs: str  # set: names of the jobs with state under this election
+
+    def job(self, job_name: str) -> str:
+        validate_name(job_name, "job name")
+        return self.job_prefix + job_name
+
+
+@dataclass(frozen=True)
+class QueueKeys:
+    """Keys of one queue. All share the ``{name}`` hash tag."""
+
+    ready_prefix: str  # list per priority: ready_prefix + str(priority)
+    priorities: str  # zset: priority -> priority, of the non-empty ready lists
+    delayed: str  # zset: envelope -> due time (ms since the epoch)
+    dead: str  # list: dead-lettered envelopes (with their last error)
+    consumers: str  # zset: processing-list key -> heartbeat deadline (ms)
+    processing_prefix: str  # list per consumer: processing_prefix + consumer id
+    wake: str  # list: holds one token while messages may be ready (idle workers BLPOP it)
+    index: str  # set (shared by all queues): queue names, for the admin
+
+    def ready(self, priority: int) -> str:
+        return f"{self.ready_prefix}{priority}"
+
+    def processing(self, consumer: str) -> str:
+        validate_name(consumer, "consumer id")
+        return self.processing_prefix + consumer
+
+
 class KeyBuilder:
     """Builds every key under one prefix (``REDCOORD["KEY_PREFIX"]``)."""
 
@@ -90,3 +127,45 @@ class KeyBuilder:
 
     def lock_index(self) -> str:
         return f"{self.prefix}:index:locks"
+
+    def leader(self, name: str) -> LeaderKeys:
+        validate_name(name, "election name")
+        base = f"{self.prefix}:leader:{{{name}}}"
+        return LeaderKeys(
+            record=base,
+            term=f"{base}:term",
+            notify=f"{base}:notify",
+            job_prefix=f"{base}:job:",
+            jobs=f"{base}:jobs",
+        )
+
+    def queue(self, name: str) -> QueueKeys:
+        validate_name(name, "queue name")
+        base = f"{self.prefix}:queue:{{{name}}}"
+        return QueueKeys(
+            ready_prefix=f"{base}:ready:",
+            priorities=f"{base}:priorities",
+            delayed=f"{base}:delayed",
+            dead=f"{base}:dead",
+            consumers=f"{base}:consumers",
+            processing_prefix=f"{base}:processing:",
+            wake=f"{base}:wake",
+            index=self.queue_index(),
+        )
+
+    def queue_index(self) -> str:
+        return f"{self.prefix}:index:queues"
+
+    def workers(self) -> str:
+        """zset: worker id -> heartbeat deadline (ms), for the admin page."""
+        return f"{self.prefix}:index:workers"
+
+    def worker(self, worker_id: str) -> str:
+        """hash: identity, host, pid, queues, current job, started_ms, heartbeat_ms."""
+        validate_name(worker_id, "worker id")
+        return f"{self.prefix}:worker:{{{worker_id}}}"
+
+    def task_result(self, result_id: str) -> str:
+        """hash: a Django Task's result (status, times, return value, errors)."""
+        validate_name(result_id, "task result id")
+        return f"{self.prefix}:task:{{{result_id}}}"
