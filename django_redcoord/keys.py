@@ -85,17 +85,15 @@ class LeaderKeys:
 class QueueKeys:
     """Keys of one queue. All share the ``{name}`` hash tag."""
 
-    ready_prefix: str  # list per priority: ready_prefix + str(priority)
-    priorities: str  # zset: priority -> priority, of the non-empty ready lists
+    ready: str  # zset: envelope -> order score (priority band, then arrival)
+    seq: str  # integer: arrival counter for the order score
     delayed: str  # zset: envelope -> due time (ms since the epoch)
-    dead: str  # list: dead-lettered envelopes (with their last error)
+    dead: str  # list: dead-lettered envelopes, oldest first
+    errors: str  # hash: message id -> JSON {error, failed_ms} of dead letters
     consumers: str  # zset: processing-list key -> heartbeat deadline (ms)
     processing_prefix: str  # list per consumer: processing_prefix + consumer id
     wake: str  # list: holds one token while messages may be ready (idle workers BLPOP it)
     index: str  # set (shared by all queues): queue names, for the admin
-
-    def ready(self, priority: int) -> str:
-        return f"{self.ready_prefix}{priority}"
 
     def processing(self, consumer: str) -> str:
         validate_name(consumer, "consumer id")
@@ -143,10 +141,11 @@ class KeyBuilder:
         validate_name(name, "queue name")
         base = f"{self.prefix}:queue:{{{name}}}"
         return QueueKeys(
-            ready_prefix=f"{base}:ready:",
-            priorities=f"{base}:priorities",
+            ready=f"{base}:ready",
+            seq=f"{base}:seq",
             delayed=f"{base}:delayed",
             dead=f"{base}:dead",
+            errors=f"{base}:errors",
             consumers=f"{base}:consumers",
             processing_prefix=f"{base}:processing:",
             wake=f"{base}:wake",

@@ -178,6 +178,7 @@ class Lock:
         self._valid_until = 0.0
         self._lost = False
         self._renewer: _Renewer | None = None
+        self._max_block: float | None = None
         self.retry_after: float | None = None
 
     def __repr__(self) -> str:
@@ -298,11 +299,14 @@ class Lock:
 
     def _chunk(self) -> float:
         """Longest single BLPOP: below the client's socket timeout, at most 10 s."""
-        kwargs = getattr(getattr(self.client, "connection_pool", None), "connection_kwargs", {})
-        timeout = kwargs.get("socket_timeout")
-        if not timeout:
-            return 10.0
-        return max(0.05, min(10.0, timeout - 0.5 if timeout > 1.0 else timeout / 2))
+        if self._max_block is None:
+            kwargs = getattr(getattr(self.client, "connection_pool", None), "connection_kwargs", {})
+            timeout = kwargs.get("socket_timeout")
+            if not timeout:
+                self._max_block = 10.0
+            else:
+                self._max_block = max(0.05, min(10.0, timeout - 0.5 if timeout > 1.0 else timeout / 2))
+        return self._max_block
 
     # -- release / extend ------------------------------------------------------
 

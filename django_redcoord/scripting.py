@@ -9,6 +9,7 @@ answers NOSCRIPT and we fall back to EVAL once, which also caches it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -40,6 +41,10 @@ class Script:
     def source(self) -> str:
         return self._load()[0]
 
+    def queue(self, pipe: Any, keys: list[str], args: list[Any]) -> None:
+        """Add a run of this script to a pipeline (see :func:`execute_pipeline`)."""
+        pipe.evalsha(self._load()[1], len(keys), *keys, *args)
+
     def __call__(self, client: Any, keys: list[str], args: list[Any], *, operation: str) -> Any:
         """Run the script: one round trip (two only after NOSCRIPT)."""
         source, sha = self._load()
@@ -52,3 +57,25 @@ class Script:
 
 def _read(filename: str) -> str:
     return resources.files(__package__).joinpath("scripts", filename).read_text()
+
+
+def execute_pipeline(
+    client: Any, build: Callable[[Any], None], scripts: tuple[Script, ...], *, operation: str
+) -> list[Any]:
+    """Run the commands ``build(pipe)`` queues in one round trip.
+
+    If the server does not know a script yet, every EVALSHA of it failed
+    without running, so we load the scripts and send the pipeline once more.
+    """
+    with unavailable_as_ours(client, operation):
+        for attempt in (1, 2):
+            pipe = client.pipeline(transaction=False)
+            build(pipe)
+            try:
+                return pipe.execute()
+            except redis.exceptions.NoScriptError:
+                if attempt == 2:
+                    raise
+                for script in scripts:
+                    client.script_load(script.source)
+    raise AssertionError("unreachable")  # pragma: no cover

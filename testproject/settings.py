@@ -7,6 +7,8 @@ development Redis (a private redis-server on a unix socket in ./.redcoord).
 import os
 from pathlib import Path
 
+import django
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "demo-only-insecure-key-do-not-deploy")
@@ -23,6 +25,8 @@ INSTALLED_APPS = [
     "django_redcoord",
     "testproject.demo",
 ]
+if django.VERSION < (6, 0):
+    INSTALLED_APPS.append("django_tasks")  # the Tasks API backport (built in from Django 6)
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -78,6 +82,14 @@ if REDIS_URL:
             "KEY_PREFIX": "demo-cache",
         }
     }
+
+# Django Tasks run by `manage.py run_worker` from the Redis queues.
+TASKS = {
+    "default": {
+        "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+        "QUEUES": ["default", "receipts"],
+    }
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "Europe/Paris"

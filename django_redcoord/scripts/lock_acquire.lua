@@ -1,6 +1,7 @@
 -- lock_acquire.lua (lock_common.lua prepended): try to take a lock; optionally queue for it (FIFO).
 --
--- KEYS[1] lock     hash: token, fence, host, pid, thread, acquired_ms, ttl_ms, depth
+-- KEYS[1] lock     hash: token, fence, host, pid, thread, acquired_ms, ttl_ms,
+--                  depth (only while a reentrant hold is nested)
 -- KEYS[2] fence    integer: last fencing token issued for this name (no expiry)
 -- KEYS[3] queue    list: waiter tokens, oldest first
 -- KEYS[4] waiters  hash: waiter token -> entry (see lock_common.lua)
@@ -13,6 +14,7 @@
 --                  'wait'   re-check from the waiting loop (no reentrant nesting)
 --                  'cancel' give up: leave the queue unless already granted
 -- ARGV[4] lease_ms how long the caller's place stays valid without another call
+--                  (capped at QUEUE_KEEP_MS, lock_common.lua)
 -- ARGV[5] name     the lock's name (member of the index)
 -- ARGV[6] reentrant '1' if the same token nests (depth + 1), else '0'
 -- ARGV[7] host, ARGV[8] pid, ARGV[9] thread: holder metadata for the admin page
@@ -32,7 +34,7 @@ local function leave_queue()
   redis.call('DEL', wake)
 end
 
-local now = server_now_ms()
+local now = lazy_now()
 local current = redis.call('HGET', lock, 'token')
 
 if current == token then
@@ -40,12 +42,13 @@ if current == token then
   -- acquire whose reply was lost (idempotent), or reentrant nesting.
   local depth = tonumber(redis.call('HGET', lock, 'depth') or '1')
   if ARGV[6] == '1' and (mode == 'try' or mode == 'queue') then
-    depth = redis.call('HINCRBY', lock, 'depth', 1)
+    depth = depth + 1
+    redis.call('HSET', lock, 'depth', depth)
   end
   if redis.call('PTTL', lock) < ttl then
     redis.call('PEXPIRE', lock, ttl)
     redis.call('HSET', lock, 'ttl_ms', ttl)
-    redis.call('ZADD', index, now + ttl, name)
+    redis.call('ZADD', index, now() + ttl, name)
   end
   leave_queue()
   return {1, tonumber(redis.call('HGET', lock, 'fence')), depth}
@@ -61,9 +64,8 @@ if not current then
     return {1, tonumber(redis.call('HGET', lock, 'fence')), 1}
   end
   if not first then
-    leave_queue()
-    redis.call('ZREMRANGEBYSCORE', index, '-inf', now)  -- forget crashed holders' entries
-    return {1, grant(lock, fence, index, name, token, ttl, now, host, pid, thread), 1}
+    if mode == 'wait' or mode == 'cancel' then leave_queue() end -- never queued otherwise
+    return {1, grant(lock, fence, index, name, token, ttl, now(), host, pid, thread), 1}
   end
 end
 
@@ -71,11 +73,10 @@ if mode == 'cancel' then
   leave_queue()
 elseif mode ~= 'try' then
   if redis.call('HSET', waiters, token,
-      (now + lease) .. '|' .. ttl .. '|' .. wake .. '|' .. host .. '|' .. pid .. '|' .. thread) == 1 then
+      (now() + math.min(lease, QUEUE_KEEP_MS)) .. '|' .. ttl .. '|' .. wake .. '|' .. host .. '|' .. pid .. '|' .. thread) == 1 then
     redis.call('RPUSH', queue, token)
   end
-  local keep = lease + 1000
-  if redis.call('PTTL', queue) < keep then redis.call('PEXPIRE', queue, keep) end
-  if redis.call('PTTL', waiters) < keep then redis.call('PEXPIRE', waiters, keep) end
+  redis.call('PEXPIRE', queue, QUEUE_KEEP_MS)
+  redis.call('PEXPIRE', waiters, QUEUE_KEEP_MS)
 end
 return {0, math.max(redis.call('PTTL', lock), 0)}

@@ -12,12 +12,26 @@ local function server_now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The server time, read at most once per script run.
+local function lazy_now()
+  local cached
+  return function()
+    if not cached then cached = server_now_ms() end
+    return cached
+  end
+end
+
+-- Every queued waiter's place lapses within this many ms (the Python side
+-- caps a waiter's lease below it), so the queue keys can expire after it.
+local QUEUE_KEEP_MS = 15000
+
 -- Write a grant for `token` into the lock hash, bump the fencing token and
 -- the live-locks index. Returns the new fencing token.
 local function grant(lock, fence, index, name, token, ttl, now, host, pid, thread)
   local f = redis.call('INCR', fence)
   redis.call('HSET', lock, 'token', token, 'fence', f, 'host', host, 'pid', pid,
-             'thread', thread, 'acquired_ms', now, 'ttl_ms', ttl, 'depth', 1)
+             'thread', thread, 'acquired_ms', now, 'ttl_ms', ttl)
+  -- no 'depth' field: absent means 1 (reentrant nesting adds it, release removes it)
   redis.call('PEXPIRE', lock, ttl)
   redis.call('ZADD', index, now + ttl, name)
   return f
@@ -25,6 +39,7 @@ end
 
 -- Pop waiters from the head of the queue until a live one is found (at most
 -- 64 per call so a script stays short; the rest are met by the next call).
+-- `now` is a function giving the server time (asked for only when needed).
 -- Returns token, ttl, wake_key, host, pid, thread - or nil.
 local function pop_live_waiter(queue, waiters, now)
   for _ = 1, 64 do
@@ -35,7 +50,7 @@ local function pop_live_waiter(queue, waiters, now)
     if entry then
       local deadline, ttl, wake, host, pid, thread =
         string.match(entry, '^(%d+)|(%d+)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
-      if deadline and tonumber(deadline) >= now then
+      if deadline and tonumber(deadline) >= now() then
         return w, tonumber(ttl), wake, host, pid, thread
       end
     end
@@ -48,7 +63,7 @@ end
 local function hand_off(lock, fence, queue, waiters, index, name, now)
   local w, ttl, wake, host, pid, thread = pop_live_waiter(queue, waiters, now)
   if not w then return nil end
-  local f = grant(lock, fence, index, name, w, ttl, now, host, pid, thread)
+  local f = grant(lock, fence, index, name, w, ttl, now(), host, pid, thread)
   redis.call('LPUSH', wake, f)
   redis.call('PEXPIRE', wake, ttl)
   return w

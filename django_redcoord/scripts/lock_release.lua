@@ -16,14 +16,19 @@
 local lock, fence, queue, waiters, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local token, name = ARGV[1], ARGV[2]
 
-if redis.call('HGET', lock, 'token') ~= token then
+local held = redis.call('HMGET', lock, 'token', 'depth')
+if held[1] ~= token then
   return 0
 end
-if tonumber(redis.call('HGET', lock, 'depth') or '1') > 1 then
-  redis.call('HINCRBY', lock, 'depth', -1)
+if held[2] and tonumber(held[2]) > 1 then
+  if tonumber(held[2]) == 2 then
+    redis.call('HDEL', lock, 'depth')
+  else
+    redis.call('HSET', lock, 'depth', tonumber(held[2]) - 1)
+  end
   return 3
 end
-if hand_off(lock, fence, queue, waiters, index, name, server_now_ms()) then
+if hand_off(lock, fence, queue, waiters, index, name, lazy_now()) then
   return 2
 end
 redis.call('DEL', lock)

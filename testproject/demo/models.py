@@ -35,3 +35,5 @@ class Purchase(models.Model):
     price = models.IntegerField()
     fence = models.BigIntegerField()
     created = models.DateTimeField(auto_now_add=True)
+    receipt_task = models.CharField(max_length=64, blank=True, help_text="id of the receipt task's result")
+    receipt = models.TextField(blank=True, help_text="written by the receipt task on a worker")

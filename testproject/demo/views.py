@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from django_redcoord import Lock, with_lock
 
 from .models import Account, Item, Purchase
+from .tasks import send_receipt
 
 
 def home(request):
@@ -20,13 +21,25 @@ def home(request):
 
 
 def market(request):
+    purchases = list(Purchase.objects.select_related("item", "buyer").order_by("-pk")[:10])
+    for purchase in purchases:
+        purchase.receipt_status = _receipt_status(purchase)
     context = {
         "items": Item.objects.select_related("seller").order_by("pk"),
         "accounts": Account.objects.select_related("user").order_by("user__username"),
-        "purchases": Purchase.objects.select_related("item", "buyer").order_by("-pk")[:10],
+        "purchases": purchases,
         "message": request.GET.get("message", ""),
     }
     return render(request, "demo/market.html", context)
+
+
+def _receipt_status(purchase):
+    if not purchase.receipt_task:
+        return ""
+    try:
+        return str(send_receipt.get_result(purchase.receipt_task).status)
+    except Exception as exc:  # expired, or Redis unreachable: show it, don't fail the page
+        return f"unknown ({type(exc).__name__})"
 
 
 def _answer(request, text, status):
@@ -57,7 +70,11 @@ def _purchase(request, item_id, fence):
         account.funds -= item.price
         account.save(update_fields=["funds"])
         Account.objects.filter(user=item.seller).update(funds=F("funds") + item.price)
-        Purchase.objects.create(item=item, buyer=buyer, price=item.price, fence=fence or 0)
+        purchase = Purchase.objects.create(item=item, buyer=buyer, price=item.price, fence=fence or 0)
+        # Sent to the workers only if this transaction commits.
+        result = send_receipt.enqueue(purchase_id=purchase.pk)
+        purchase.receipt_task = result.id
+        purchase.save(update_fields=["receipt_task"])
     return _answer(request, f"{buyer.username} bought {item.name}", 200)
 
 

@@ -1,0 +1,73 @@
+"""``manage.py run_worker [queue ...]``: run Django Tasks from the Redis queues.
+
+Concurrency is threads in this process (``--concurrency``); run more
+processes to use more cores. SIGTERM/SIGINT: finish the jobs in hand (up to
+``--shutdown-timeout``), hand back prefetched unstarted messages at once,
+and exit 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ...exceptions import RedcoordError
+
+
+class Command(BaseCommand):
+    help = "Run tasks from the Redis queues of a django_redcoord Tasks backend."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("queues", nargs="*", help="queue names (default: every queue of the backend)")
+        parser.add_argument("--backend", default="default", help="TASKS alias (default: %(default)s)")
+        parser.add_argument("--concurrency", type=int, default=1, help="worker threads (default: 1)")
+        parser.add_argument("--prefetch", type=int, default=None, help="messages claimed per round trip (default: REDCOORD WORKER_PREFETCH)")
+        parser.add_argument("--burst", action="store_true", help="exit once the queues have nothing ready")
+        parser.add_argument("--shutdown-timeout", type=float, default=None, help="seconds to finish running jobs on SIGTERM")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from ...tasks import RedisTaskBackend, TaskRunner, task_backends_for
+        from ...worker import Worker
+
+        backend = task_backends_for(options["backend"])
+        if not isinstance(backend, RedisTaskBackend):
+            raise CommandError(
+                f"TASKS[{options['backend']!r}] uses {type(backend).__module__}.{type(backend).__name__}; "
+                "run_worker needs django_redcoord.tasks.RedisTaskBackend"
+            )
+        names = options["queues"] or sorted(backend.queues)
+        unknown = sorted(set(names) - set(backend.queues))
+        if unknown:
+            raise CommandError(f"unknown queue(s) {', '.join(unknown)}; TASKS[{options['backend']!r}] has {', '.join(sorted(backend.queues))}")
+        self._log_to_console(options["verbosity"])
+        try:
+            worker = Worker(
+                [backend.queue(name) for name in names],
+                handler=None,  # set below: the runner needs the worker's id
+                concurrency=options["concurrency"],
+                prefetch=options["prefetch"],
+                burst=options["burst"],
+                shutdown_timeout=options["shutdown_timeout"],
+            )
+            worker.handler = TaskRunner(backend, worker.id)
+            previous = {s: signal.signal(s, lambda *_: worker.stop()) for s in (signal.SIGTERM, signal.SIGINT)}
+            try:
+                stats = worker.run()
+            finally:
+                for s, handler in previous.items():
+                    signal.signal(s, handler)
+        except (ValueError, RedcoordError) as exc:
+            raise CommandError(str(exc)) from exc
+        if options["verbosity"] >= 1:
+            self.stdout.write(f"worker {worker.id}: {stats.ok} ok, {stats.failed} failed, {stats.dead} dead-lettered")
+
+    def _log_to_console(self, verbosity: int) -> None:
+        logger = logging.getLogger("django_redcoord")
+        if not logger.handlers and not logging.getLogger().handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            logger.addHandler(handler)
+        logger.setLevel(logging.INFO if verbosity >= 1 else logging.WARNING)

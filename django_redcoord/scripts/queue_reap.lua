@@ -1,0 +1,42 @@
+-- queue_reap.lua (queue_common.lua prepended): requeue the messages of dead consumers.
+--
+-- A consumer whose heartbeat deadline passed is dead: every envelope on its
+-- processing list goes back to the front of the ready queue with the failed
+-- delivery counted, or to the dead-letter list once it used its attempts.
+--
+-- KEYS[1] consumers  zset: processing-list key -> heartbeat deadline (ms)
+-- KEYS[2] ready      zset: envelope -> order score
+-- KEYS[3] dead       list: dead-lettered envelopes
+-- KEYS[4] errors     hash: message id -> JSON {error, attempts, failed_ms}
+-- KEYS[5] wake       list: one token while messages may be ready
+-- ARGV[1] max consumers to reap in this call
+-- The processing lists are the members of KEYS[1]: names made by the Python
+-- key builder, under this queue's hash tag (same Cluster slot).
+--
+-- Returns {requeued, dead_lettered, consumers_reaped}.
+
+local consumers, ready, dead, errors, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local now = server_now_ms()
+local gone = redis.call('ZRANGEBYSCORE', consumers, '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+local requeued, buried = 0, 0
+for _, processing in ipairs(gone) do
+  for _, env in ipairs(redis.call('LRANGE', processing, 0, -1)) do
+    local id, failed, max, _, prio = parse(env)
+    failed = failed + 1
+    local updated = with_failed(env, failed)
+    if failed >= max then
+      redis.call('RPUSH', dead, updated)
+      redis.call('HSET', errors, id, cjson.encode({
+        error = 'the worker died or stopped heartbeating during delivery (' .. processing .. ')',
+        attempts = failed, failed_ms = now}))
+      buried = buried + 1
+    else
+      redis.call('ZADD', ready, order_score(nil, prio, '0', true), updated)
+      requeued = requeued + 1
+    end
+  end
+  redis.call('DEL', processing)
+  redis.call('ZREM', consumers, processing)
+end
+if requeued > 0 then wake_one(wake) end
+return {requeued, buried, #gone}

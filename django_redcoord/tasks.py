@@ -1,0 +1,305 @@
+"""A backend for Django's Tasks framework on the reliable Redis queues.
+
+``django.tasks`` on Django >= 6.0, the ``django-tasks`` backport before::
+
+    TASKS = {
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default", "emails"],
+            "OPTIONS": {"RESULT_TTL": 86400, "MAX_ATTEMPTS": 3, "ENQUEUE_ON_COMMIT": True},
+        }
+    }
+
+Enqueue is one round trip: the result record (status READY) and the message
+are written by one pipeline. ``manage.py run_worker`` runs the tasks; results
+(status, times, return value, errors, worker ids) live in a Redis hash that
+expires ``RESULT_TTL`` seconds after its last change. Inside a transaction a
+task is sent only once it commits (``ENQUEUE_ON_COMMIT``, default True).
+
+Delivery is at least once (a worker killed mid-task runs it again elsewhere):
+write tasks so that running twice is harmless.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime, timezone
+from typing import Any
+
+from django.core.checks import Error
+from django.db import close_old_connections, transaction
+from django.utils.module_loading import import_string
+
+try:  # Django >= 6.0
+    from django.tasks import TaskResultStatus
+    from django.tasks.backends.base import BaseTaskBackend
+    from django.tasks.base import Task, TaskContext, TaskError, TaskResult
+    from django.tasks.exceptions import TaskResultDoesNotExist
+    from django.tasks.signals import task_enqueued, task_finished, task_started
+except ImportError:  # the django-tasks backport on Django 4.2 / 5.2
+    from django_tasks import TaskResultStatus
+    from django_tasks.backends.base import BaseTaskBackend
+    from django_tasks.base import Task, TaskContext, TaskError, TaskResult
+    from django_tasks.exceptions import TaskResultDoesNotExist
+    from django_tasks.signals import task_enqueued, task_finished, task_started
+
+from .connection import get_client, unavailable_as_ours
+from .keys import KeyBuilder, validate_name
+from .queues import PUSH_SCRIPT, Message, Queue, queue_defaults
+from .scripting import execute_pipeline
+from .worker import DeadLetter
+
+log = logging.getLogger(__name__)
+
+OPTION_DEFAULTS = {"RESULT_TTL": 86400, "MAX_ATTEMPTS": None, "ENQUEUE_ON_COMMIT": True}
+
+
+def _iso(value: datetime | None) -> str:
+    return value.isoformat() if value else ""
+
+
+def _when(text: bytes | str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.decode() if isinstance(text, bytes) else text)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class RedisTaskBackend(BaseTaskBackend):
+    """Django Tasks backend: enqueue, defer (run_after), priority, results."""
+
+    supports_defer = True
+    supports_async_task = True
+    supports_get_result = True
+    supports_priority = True
+
+    def __init__(self, alias: str, params: dict) -> None:
+        super().__init__(alias, params)
+        self._option_errors = [f"unknown option {k!r}" for k in self.options if k not in OPTION_DEFAULTS]
+        opts = {**OPTION_DEFAULTS, **self.options}
+        self.result_ttl = opts["RESULT_TTL"]
+        self.enqueue_on_commit = opts["ENQUEUE_ON_COMMIT"]
+        self.max_attempts = opts["MAX_ATTEMPTS"]
+        if isinstance(self.result_ttl, bool) or not isinstance(self.result_ttl, int) or self.result_ttl < 1:
+            self._option_errors.append(f"RESULT_TTL must be whole seconds >= 1, not {self.result_ttl!r}")
+        if self.max_attempts is not None and (
+            isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1
+        ):
+            self._option_errors.append(f"MAX_ATTEMPTS must be a whole number >= 1, not {self.max_attempts!r}")
+        for name in self.queues:
+            try:
+                validate_name(name, "queue name")
+            except (TypeError, ValueError) as exc:
+                self._option_errors.append(str(exc))
+
+    def check(self, **kwargs: Any) -> list[Error]:
+        return [
+            Error(f"TASKS[{self.alias!r}]: {msg}", hint="Options: " + ", ".join(OPTION_DEFAULTS), id="redcoord.E004")
+            for msg in self._option_errors
+        ]
+
+    # -- plumbing ----------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        return get_client()
+
+    def queue(self, name: str) -> Queue:
+        return Queue(name, max_attempts=self.max_attempts or queue_defaults()["QUEUE_MAX_ATTEMPTS"])
+
+    def _result_key(self, result_id: str) -> str:
+        from . import conf
+
+        return KeyBuilder(conf.default_prefix()).task_result(result_id)
+
+    # -- enqueue -------------------------------------------------------------------
+
+    def enqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
+        """Send ``task`` (after the current transaction commits, if any)."""
+        self.validate_task(task)
+        if self._option_errors:
+            raise ValueError(f"TASKS[{self.alias!r}] is misconfigured: {'; '.join(self._option_errors)}")
+        from django.utils.crypto import get_random_string
+
+        try:
+            result = TaskResult(
+                task=task, id=get_random_string(32), status=TaskResultStatus.READY,
+                enqueued_at=None, started_at=None, finished_at=None, last_attempted_at=None,
+                args=list(args), kwargs=dict(kwargs), backend=self.alias, errors=[], worker_ids=[],
+            )  # fmt: skip
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"arguments of task {task.module_path} must be JSON-serialisable "
+                f"(dict, list, str, int, float, bool, None): {exc}"
+            ) from None
+
+        def send() -> None:
+            self._send(task, result)
+
+        if self.enqueue_on_commit and transaction.get_connection().in_atomic_block:
+            transaction.on_commit(send)
+        else:
+            send()
+        return result
+
+    def _send(self, task: Task, result: TaskResult) -> None:
+        now = _now()
+        object.__setattr__(result, "enqueued_at", now)
+        queue = self.queue(task.queue_name)
+        key = self._result_key(result.id)
+        record = {
+            "status": str(TaskResultStatus.READY), "task": task.module_path, "queue": task.queue_name,
+            "priority": task.priority, "backend": self.alias, "enqueued_at": _iso(now),
+            "run_after": _iso(task.run_after), "args": json.dumps(result.args), "kwargs": json.dumps(result.kwargs),
+        }  # fmt: skip
+        body = {"task": task.module_path, "result": result.id, "args": result.args, "kwargs": result.kwargs}
+
+        def build(pipe: Any) -> None:
+            pipe.hset(key, mapping=record)
+            pipe.expire(key, self.result_ttl)
+            queue.push_in(pipe, body, eta=task.run_after, priority=task.priority, id=result.id)
+
+        execute_pipeline(queue.client, build, (PUSH_SCRIPT,), operation=f"enqueue task {task.module_path}")
+        task_enqueued.send(type(self), task_result=result)
+
+    # -- results -------------------------------------------------------------------
+
+    def get_result(self, result_id: str) -> TaskResult:
+        with unavailable_as_ours(self.client, f"read task result {result_id!r}"):
+            raw = self.client.hgetall(self._result_key(result_id)) if _valid_id(result_id) else {}
+        if not raw:
+            raise TaskResultDoesNotExist(result_id)
+        return self._to_result(result_id, {k.decode(): v.decode() for k, v in raw.items()})
+
+    def _to_result(self, result_id: str, rec: dict[str, str]) -> TaskResult:
+        try:
+            task = import_string(rec["task"])
+        except ImportError as exc:
+            raise TaskResultDoesNotExist(f"{result_id}: task {rec['task']!r} no longer exists ({exc})") from None
+        numbered = lambda prefix: [rec[k] for k in sorted((k for k in rec if k.startswith(prefix)), key=lambda k: int(k.split(".")[1]))]  # noqa: E731
+        result = TaskResult(
+            task=task, id=result_id, status=TaskResultStatus(rec["status"]),
+            enqueued_at=_when(rec.get("enqueued_at")), started_at=_when(rec.get("started_at")),
+            finished_at=_when(rec.get("finished_at")), last_attempted_at=_when(rec.get("last_attempted_at")),
+            args=json.loads(rec.get("args", "[]")), kwargs=json.loads(rec.get("kwargs", "{}")), backend=rec.get("backend", self.alias),
+            errors=[TaskError(**json.loads(e)) for e in numbered("error.")], worker_ids=numbered("worker."),
+        )  # fmt: skip
+        if "return_value" in rec:
+            object.__setattr__(result, "_return_value", json.loads(rec["return_value"]))
+        return result
+
+
+def _valid_id(result_id: str) -> bool:
+    try:
+        validate_name(result_id)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class TaskRunner:
+    """The worker's handler for task messages: import, run, record the result.
+
+    Two writes per delivery: RUNNING before the call, the outcome after it
+    (the acknowledgement follows with the worker's next claim, so a result is
+    always recorded before its message is acknowledged). The TaskResult given
+    to the task_started / task_finished signals is built locally from this
+    delivery (no extra read); ``get_result()`` returns the full record.
+    """
+
+    def __init__(self, backend: RedisTaskBackend, worker_id: str) -> None:
+        self.backend = backend
+        self.worker_id = worker_id
+
+    def __call__(self, message: Message) -> None:
+        body = message.body
+        if not isinstance(body, dict) or "task" not in body or "result" not in body:
+            raise DeadLetter(f"not a task message: {str(body)[:200]}")
+        path, result_id = body["task"], body["result"]
+        key = self.backend._result_key(result_id)
+        delivery = message.attempt + 1
+        try:
+            task = import_string(path)
+            if not isinstance(task, Task):
+                raise ImportError(f"{path} is a {type(task).__name__}, not a Task")
+        except ImportError as exc:
+            self._write(key, {"status": str(TaskResultStatus.FAILED), "finished_at": _iso(_now()),
+                              f"error.{delivery}": _error_json(exc)})  # fmt: skip
+            raise DeadLetter(f"task {path!r} cannot be imported: {exc}") from None
+        started = _now()
+        fields = {"status": str(TaskResultStatus.RUNNING), "last_attempted_at": _iso(started), f"worker.{delivery}": self.worker_id}
+        if delivery == 1:
+            fields["started_at"] = _iso(started)
+        self._write(key, fields)
+        result = TaskResult(
+            task=task, id=result_id, status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
+            started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],
+            kwargs=body["kwargs"], backend=self.backend.alias, errors=[], worker_ids=[self.worker_id],
+        )  # fmt: skip
+        task_started.send(type(self.backend), task_result=result)
+        close_old_connections()
+        try:
+            if task.takes_context:
+                value = task.call(TaskContext(task_result=result), *body["args"], **body["kwargs"])
+            else:
+                value = task.call(*body["args"], **body["kwargs"])
+            encoded = json.dumps(value)
+        except Exception as exc:
+            final = delivery >= message.max_attempts
+            error = _error_json(exc)
+            status = TaskResultStatus.FAILED if final else TaskResultStatus.READY
+            fields = {f"error.{delivery}": error, "status": str(status)}
+            if final:
+                fields["finished_at"] = _iso(_now())
+            self._write(key, fields)
+            if final:
+                self._finish(result, status, None, TaskError(**json.loads(error)))
+            raise
+        finally:
+            close_old_connections()
+        self._write(key, {"status": str(TaskResultStatus.SUCCESSFUL), "finished_at": _iso(_now()), "return_value": encoded})
+        self._finish(result, TaskResultStatus.SUCCESSFUL, value, None)
+
+    def _finish(self, result: TaskResult, status: Any, value: Any, error: Any) -> None:
+        object.__setattr__(result, "status", status)
+        object.__setattr__(result, "finished_at", _now())
+        if error is not None:
+            result.errors.append(error)
+        else:
+            object.__setattr__(result, "_return_value", value)
+        task_finished.send(type(self.backend), task_result=result)
+
+    def _write(self, key: str, fields: dict[str, Any]) -> None:
+        client = self.backend.client
+        with unavailable_as_ours(client, "record task result"):
+            pipe = client.pipeline(transaction=False)
+            pipe.hset(key, mapping=fields)
+            pipe.expire(key, self.backend.result_ttl)
+            pipe.execute()
+
+
+def _error_json(exc: BaseException) -> str:
+    import traceback
+
+    return json.dumps({
+        "exception_class_path": f"{type(exc).__module__}.{type(exc).__qualname__}",
+        "traceback": "".join(traceback.format_exception(exc)),
+    })  # fmt: skip
+
+
+def task_backends_for(alias: str) -> Any:
+    """The configured Tasks backend ``alias`` (django.tasks or the backport)."""
+    try:
+        from django.tasks import task_backends
+    except ImportError:
+        from django_tasks import task_backends
+    try:
+        return task_backends[alias]
+    except Exception as exc:
+        from django.core.management.base import CommandError
+
+        raise CommandError(f"no TASKS backend {alias!r}: {exc}") from None
