@@ -1,0 +1,150 @@
+"""Throwaway redis-server processes on free 127.0.0.1 ports, for the benchmarks.
+
+Each server runs in its own temporary directory with persistence off, is
+killed by the kernel if this Python process dies (PR_SET_PDEATHSIG), and is
+stopped by ``stop()`` or on leaving a ``with`` block.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+HOST = "127.0.0.1"
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now (also: a 'closed port')."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class RedisServer:
+    """A redis-server of our own: ``with RedisServer() as server: server.port``."""
+
+    def __init__(self, binary: str = "redis-server") -> None:
+        self.binary = binary
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.paused = False
+        self._dir: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://{HOST}:{self.port}/0"
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self, attempts: int = 3) -> RedisServer:
+        """Start on a free port (retrying if another process grabbed it first)."""
+        self._dir = tempfile.mkdtemp(prefix="bench-redis-")
+        for _ in range(attempts):
+            self.port = free_port()
+            self._spawn()
+            if self._wait_ready():
+                return self
+            self._kill()
+        log = Path(self._dir, "redis.log").read_text(errors="replace")[-2000:]
+        self.stop()
+        raise RuntimeError(f"redis-server did not start; last log lines:\n{log}")
+
+    def _spawn(self) -> None:
+        args = [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            HOST,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            self._dir,
+            "--logfile",
+            "redis.log",
+        ]
+        self.proc = subprocess.Popen(
+            args,
+            cwd=self._dir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C reaches us, not the server; we stop it
+            preexec_fn=_die_with_parent,
+        )
+
+    def _wait_ready(self, timeout: float = 5.0) -> bool:
+        client = redis.Redis(host=HOST, port=self.port, socket_timeout=1)
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                if self.proc is None or self.proc.poll() is not None:
+                    return False
+                try:
+                    return bool(client.ping())
+                except redis.ConnectionError:
+                    time.sleep(0.02)
+            return False
+        finally:
+            client.close()
+
+    def version(self) -> str:
+        client = redis.Redis(host=HOST, port=self.port)
+        try:
+            return str(client.info("server")["redis_version"])
+        finally:
+            client.close()
+
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP): connections stay open, nothing answers."""
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGSTOP)
+            self.paused = True
+
+    def resume(self) -> None:
+        if self.proc is not None and self.paused:
+            self.proc.send_signal(signal.SIGCONT)
+            self.paused = False
+
+    def _kill(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        if self.paused:
+            proc.send_signal(signal.SIGCONT)
+            self.paused = False
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+    def stop(self) -> None:
+        """Stop the server (resuming it first if paused) and remove its directory."""
+        self._kill()
+        if self._dir is not None and os.path.isdir(self._dir):
+            shutil.rmtree(self._dir, ignore_errors=True)
+        self._dir = None

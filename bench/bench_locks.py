@@ -1,0 +1,672 @@
+"""Benchmark django_redcoord's Lock against other Redis locks for Python.
+
+Everything runs against one throwaway redis-server that this script starts on
+a free 127.0.0.1 port (no persistence) and stops at the end, also on error or
+Ctrl-C. Implementations, measured one after the other, each on a fresh name:
+
+* ``ours``: ``django_redcoord.locks.Lock`` (FIFO queue, handoff by BLPOP)
+* ``redis-py Lock``: ``client.lock(name, timeout=10)``, polling every 0.1 s
+* ``redis-py sleep=0.001``: the same, polling every 1 ms
+* ``python-redis-lock``: ``redis_lock.Lock(client, name, expire=10)``
+* ``pottery Redlock``: ``pottery.Redlock`` with one master
+* ``floor``: hand-written SET NX PX + DEL (two plain round trips)
+
+Part A, uncontended: acquire+release pairs per second in one process (median
+of 3 runs), and the ratio to the floor.
+
+Part B, contended: N processes (4, then 16) loop for ``--seconds`` on ONE lock
+name: acquire (blocking), hold 1 ms, release. Reported per implementation:
+
+* acquisitions/s inside the run window, and the ratio to python-redis-lock
+* fairness: min/max acquisitions per process in the window (1.0 = perfectly
+  even), with the two counts in brackets
+* handoff p50/p99: for consecutive grants to different processes where the
+  next one was already waiting, next acquire-return minus previous
+  release-start (CLOCK_MONOTONIC is shared by all processes on Linux)
+* starved: processes with any single wait > 2 s, or no acquisition at all
+* cmds/acq: Redis commands per acquisition from INFO commandstats (INFO
+  itself excluded). Redis counts the commands a Lua script runs as well, so
+  this is server work; the most frequent commands are listed below the table.
+* sent/acq: commands the clients sent per acquisition (counted in redis-py's
+  Connection.send_command in each process): round trips, Lua internals not
+  included
+* overlaps: critical sections [acquired, release-start] that overlap an
+  earlier one; anything but 0 means the lock let two holders in
+
+Part C, outage: milliseconds until one lock call fails with socket_timeout=1
+when the server (a) refuses connections (closed port) or (b) is frozen by
+SIGSTOP on an already-open connection; ours vs redis-py's default client.
+Each probe is cut off after 15 s (6 s with --quick).
+
+Run from the repository root::
+
+    .venv/bin/python bench/bench_locks.py [--quick] [--seconds N]
+
+The default run takes about 2-4 minutes on 2 cores; ``--quick`` is a ~30 s
+smoke run with short windows (numbers are then only indicative).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import multiprocessing as mp
+import os
+import platform
+import queue
+import secrets
+import signal
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from itertools import pairwise
+from typing import Any, NamedTuple
+
+import pottery
+import redis
+import redis_lock
+
+from django_redcoord.connection import client_from_url
+from django_redcoord.locks import Lock
+
+try:
+    from bench._servers import HOST, RedisServer, free_port
+except ImportError:  # run as a script: bench/ itself is sys.path[0]
+    from _servers import HOST, RedisServer, free_port
+
+CTX = mp.get_context("fork")
+TTL = 10  # seconds; no lock should ever expire during the benchmark
+HOLD = 0.001  # seconds held per contended acquisition
+TOP_COMMANDS = 16  # commands listed in the per-acquisition breakdown
+STARVED_WAIT = 2.0  # seconds: a single wait longer than this counts as starvation
+FLOOR_SPIN = 0.0001  # seconds the floor sleeps between SET NX retries (see _build_floor)
+CHILD_TIMEOUT = 60.0  # seconds a benchmark child may take beyond its planned run
+OUTAGE_TIMEOUT = 15.0  # seconds one outage probe may take (--quick: QUICK_OUTAGE_TIMEOUT)
+QUICK_OUTAGE_TIMEOUT = 6.0
+
+Record = tuple[float, float, float]  # (t_request, t_acquired, t_release_start)
+
+
+# --- implementations ---------------------------------------------------------------
+
+
+class Contender(NamedTuple):
+    client: redis.Redis
+    acquire: Callable[[], Any]
+    release: Callable[[], Any]
+
+
+def _plain_client(port: int) -> redis.Redis:
+    return redis.Redis(host=HOST, port=port)
+
+
+def _build_ours(port: int, name: str) -> Contender:
+    client = client_from_url(f"redis://{HOST}:{port}/0")
+    lock = Lock(name, ttl=TTL, wait=None, client=client, prefix="bench")
+    return Contender(client, lock.acquire, lock.release)
+
+
+def _redis_py_builder(sleep: float) -> Callable[[int, str], Contender]:
+    def build(port: int, name: str) -> Contender:
+        client = _plain_client(port)
+        lock = client.lock(name, timeout=TTL, sleep=sleep)
+        return Contender(client, lambda: lock.acquire(blocking=True), lock.release)
+
+    return build
+
+
+def _build_python_redis_lock(port: int, name: str) -> Contender:
+    client = _plain_client(port)
+    lock = redis_lock.Lock(client, name, expire=TTL)
+    return Contender(client, lock.acquire, lock.release)
+
+
+def _build_pottery(port: int, name: str) -> Contender:
+    client = _plain_client(port)
+    lock = pottery.Redlock(key=name, masters={client}, auto_release_time=TTL)
+    return Contender(client, lock.acquire, lock.release)
+
+
+def _build_floor(port: int, name: str) -> Contender:
+    """SET NX PX + DEL: the least any Redis lock can do uncontended.
+
+    Contended, it retries SET NX after sleeping FLOOR_SPIN (0.1 ms) rather than
+    at once: on 2 cores, 16 hot spinners would starve the holder of CPU. It has
+    no queue and no token check on DEL, so its contended numbers are only
+    informational.
+    """
+    client = _plain_client(port)
+    token = secrets.token_hex(8)
+
+    def acquire() -> bool:
+        while not client.set(name, token, nx=True, px=TTL * 1000):
+            time.sleep(FLOOR_SPIN)
+        return True
+
+    return Contender(client, acquire, lambda: client.delete(name))
+
+
+@dataclass(frozen=True)
+class Impl:
+    label: str
+    build: Callable[[int, str], Contender]
+
+
+IMPLS = (
+    Impl("ours", _build_ours),
+    Impl("redis-py Lock", _redis_py_builder(0.1)),
+    Impl("redis-py sleep=0.001", _redis_py_builder(0.001)),
+    Impl("python-redis-lock", _build_python_redis_lock),
+    Impl("pottery Redlock", _build_pottery),
+    Impl("floor", _build_floor),
+)
+FLOOR = "floor"
+REFERENCE = "python-redis-lock"
+
+
+def lock_name(part: str, impl: Impl) -> str:
+    slug = "".join(ch if ch.isalnum() else "-" for ch in impl.label.lower())
+    return f"bench-{part}-{slug}-{secrets.token_hex(3)}"
+
+
+def checked(acquire: Callable[[], Any]) -> None:
+    if not acquire():
+        raise RuntimeError("blocking acquire returned False")
+
+
+# --- running in children -------------------------------------------------------------
+
+
+def _child_main(target: Callable[..., Any], args: tuple[Any, ...], out: Any) -> None:
+    try:
+        out.put(("ok", target(*args)))
+    except BaseException as exc:  # noqa: B036 - report everything to the parent
+        out.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def run_in_child(target: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Any:
+    """Run ``target(*args)`` in a forked child; return its result or raise RuntimeError."""
+    out = CTX.Queue()
+    proc = CTX.Process(target=_child_main, args=(target, args, out), daemon=True)
+    proc.start()
+    try:
+        status, value = out.get(timeout=timeout)
+    except queue.Empty:
+        raise RuntimeError(f"no answer within {timeout:g} s") from None
+    finally:
+        stop_process(proc)
+    if status == "error":
+        raise RuntimeError(value)
+    return value
+
+
+def stop_process(proc: Any) -> None:
+    """Join a child we started; terminate it (by its Process object) if it hangs."""
+    proc.join(timeout=5)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(timeout=5)
+
+
+# --- part A: uncontended -------------------------------------------------------------
+
+ROUNDS = 3
+
+
+def _uncontended_rate(impl: Impl, port: int, name: str, run_seconds: float) -> float:
+    contender = impl.build(port, name)
+    for _ in range(50):  # warm up: connect, load scripts
+        checked(contender.acquire)
+        contender.release()
+    return _pairs_per_second(contender, run_seconds)
+
+
+def _pairs_per_second(contender: Contender, run_seconds: float) -> float:
+    acquire, release = contender.acquire, contender.release
+    pairs = 0
+    start = time.monotonic()
+    end = start + run_seconds
+    while True:
+        checked(acquire)
+        release()
+        pairs += 1
+        now = time.monotonic()
+        if now >= end:
+            return pairs / (now - start)
+
+
+def part_a(port: int, run_seconds: float) -> None:
+    """Rounds are interleaved (each impl once per round) so load drift hits all alike."""
+    rates: dict[str, list[float]] = {impl.label: [] for impl in IMPLS}
+    errors: dict[str, str] = {}
+    names = {impl.label: lock_name("a", impl) for impl in IMPLS}
+    for _ in range(ROUNDS):
+        for impl in IMPLS:
+            if impl.label in errors:
+                continue
+            try:
+                args = (impl, port, names[impl.label], run_seconds)
+                timeout = run_seconds + CHILD_TIMEOUT
+                rates[impl.label].append(run_in_child(_uncontended_rate, args, timeout))
+            except Exception as exc:
+                errors[impl.label] = str(exc)
+    medians = {label: statistics.median(r) for label, r in rates.items() if r}
+    floor = medians.get(FLOOR)
+    rows = []
+    for impl in IMPLS:
+        label = impl.label
+        if label in errors or label not in medians:
+            rows.append([label, "ERROR", "", "", errors.get(label, "no result")])
+            continue
+        ratio = f"{medians[label] / floor:.2f}x" if floor else "n/a"
+        spread = f"{min(rates[label]):,.0f}-{max(rates[label]):,.0f}"
+        rows.append([label, f"{medians[label]:,.0f}", ratio, spread, ""])
+    print(
+        f"\n## A. Uncontended: acquire+release pairs/s, one process "
+        f"(median of {ROUNDS} interleaved runs x {run_seconds:g} s)\n"
+    )
+    print_table(["impl", "pairs/s", "vs floor", "runs min-max", "error"], rows)
+
+
+# --- part B: contended ---------------------------------------------------------------
+
+
+@dataclass
+class RunSync:
+    ready: Any  # Barrier(n + 1): workers connected, parent may snapshot stats
+    start: Any  # Event: go
+    t0: Any  # Value('d'): monotonic start of the window
+
+
+class SendCounter:
+    """Counts the commands this process sends through redis-py: its round trips.
+
+    Commands run inside Lua scripts are not sent, so they are not counted here
+    (INFO commandstats counts them). Installed only in benchmark children.
+    """
+
+    count = 0
+
+    @classmethod
+    def install(cls) -> None:
+        original = redis.connection.Connection.send_command
+
+        def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            cls.count += 1
+            return original(conn, *args, **kwargs)
+
+        redis.connection.Connection.send_command = counted
+
+
+def _contender_loop(
+    impl: Impl, port: int, name: str, seconds: float, proc_id: int, sync: RunSync, out: Any
+) -> None:
+    records: list[Record] = []
+    error = None
+    SendCounter.install()
+    try:
+        contender = impl.build(port, name)
+        contender.client.ping()  # connect before the "before" command snapshot
+    except Exception as exc:
+        contender, error = None, f"{type(exc).__name__}: {exc}"
+    try:
+        sync.ready.wait(timeout=30)
+        sync.start.wait(timeout=30)
+        if contender is not None:
+            _loop(contender, sync.t0.value, seconds, records)
+    except BaseException as exc:  # noqa: B036 - report everything to the parent
+        error = f"{type(exc).__name__}: {exc}"
+    out.put((proc_id, records, SendCounter.count, error))
+
+
+def _loop(contender: Contender, t0: float, seconds: float, records: list[Record]) -> None:
+    acquire, release = contender.acquire, contender.release
+    time.sleep(max(0.0, t0 - time.monotonic()))
+    deadline = t0 + seconds
+    SendCounter.count = 0
+    while (t_request := time.monotonic()) < deadline:
+        checked(acquire)
+        t_acquired = time.monotonic()
+        time.sleep(HOLD)
+        t_release_start = time.monotonic()
+        release()
+        records.append((t_request, t_acquired, t_release_start))
+
+
+def command_calls(client: redis.Redis) -> Counter[str]:
+    """Calls per command since server start, INFO itself left out."""
+    stats = client.info("commandstats")
+    calls = Counter({k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()})
+    del calls["info"]
+    return calls
+
+
+@dataclass
+class RunResult:
+    per_proc: dict[int, list[Record]]
+    errors: list[str]
+    commands: Counter[str]
+    sent: int
+    t0: float
+
+
+def run_contended(impl: Impl, port: int, n: int, seconds: float) -> RunResult:
+    name = lock_name(f"b{n}", impl)
+    sync = RunSync(CTX.Barrier(n + 1), CTX.Event(), CTX.Value("d", 0.0))
+    out = CTX.Queue()
+    procs = [
+        CTX.Process(
+            target=_contender_loop, args=(impl, port, name, seconds, i, sync, out), daemon=True
+        )
+        for i in range(n)
+    ]
+    stats_client = redis.Redis(host=HOST, port=port)
+    try:
+        for proc in procs:
+            proc.start()
+        sync.ready.wait(timeout=60)
+        before = command_calls(stats_client)
+        sync.t0.value = time.monotonic() + 0.05
+        sync.start.set()
+        per_proc, sent, errors = _collect(out, n, seconds + CHILD_TIMEOUT)
+        after = command_calls(stats_client)
+    finally:
+        for proc in procs:
+            stop_process(proc)
+        stats_client.close()
+    return RunResult(per_proc, errors, after - before, sent, sync.t0.value)
+
+
+def _collect(out: Any, n: int, timeout: float) -> tuple[dict[int, list[Record]], int, list[str]]:
+    per_proc: dict[int, list[Record]] = {}
+    sent = 0
+    errors: list[str] = []
+    deadline = time.monotonic() + timeout
+    while len(per_proc) < n:
+        try:
+            proc_id, records, proc_sent, error = out.get(
+                timeout=max(0.1, deadline - time.monotonic())
+            )
+        except queue.Empty:
+            errors.append(f"{n - len(per_proc)} process(es) hung for {timeout:g} s")
+            break
+        per_proc[proc_id] = records
+        sent += proc_sent
+        if error:
+            errors.append(f"p{proc_id}: {error}")
+    return per_proc, sent, errors
+
+
+@dataclass
+class ContendedStats:
+    acq_per_s: float
+    fairness: float
+    per_proc_min_max: tuple[int, int]
+    handoff_p50_us: float | None
+    handoff_p99_us: float | None
+    starved: int
+    cmds_per_acq: float
+    sent_per_acq: float
+    top_commands: str
+    overlaps: int
+
+
+def contended_stats(run: RunResult, n: int, seconds: float) -> ContendedStats:
+    window_end = run.t0 + seconds
+    in_window = [sum(1 for r in run.per_proc.get(i, []) if r[1] <= window_end) for i in range(n)]
+    merged = sorted((r[1], r[2], r[0], pid) for pid, recs in run.per_proc.items() for r in recs)
+    handoffs = sorted(
+        nxt[0] - prev[1] for prev, nxt in pairwise(merged) if nxt[3] != prev[3] and nxt[2] < prev[1]
+    )
+    total = len(merged)
+    return ContendedStats(
+        acq_per_s=sum(in_window) / seconds,
+        fairness=min(in_window) / max(in_window) if max(in_window) else 0.0,
+        per_proc_min_max=(min(in_window), max(in_window)),
+        handoff_p50_us=percentile(handoffs, 50) * 1e6 if handoffs else None,
+        handoff_p99_us=percentile(handoffs, 99) * 1e6 if handoffs else None,
+        starved=count_starved(run.per_proc, n),
+        cmds_per_acq=sum(run.commands.values()) / total if total else math.nan,
+        sent_per_acq=run.sent / total if total else math.nan,
+        top_commands=", ".join(
+            f"{cmd} {calls / total:.2f}" for cmd, calls in run.commands.most_common(TOP_COMMANDS)
+        )
+        if total
+        else "",
+        overlaps=count_overlaps(merged),
+    )
+
+
+def percentile(sorted_values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile of an already sorted, non-empty sequence."""
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def count_starved(per_proc: dict[int, list[Record]], n: int) -> int:
+    starved = 0
+    for i in range(n):
+        records = per_proc.get(i, [])
+        if not records or max(acq - req for req, acq, _ in records) > STARVED_WAIT:
+            starved += 1
+    return starved
+
+
+def count_overlaps(merged: Sequence[tuple[float, float, float, int]]) -> int:
+    """Critical sections that start before an earlier one ended (sorted by start)."""
+    overlaps, latest_end = 0, -math.inf
+    for start, end, _, _ in merged:
+        if start < latest_end:
+            overlaps += 1
+        latest_end = max(latest_end, end)
+    return overlaps
+
+
+def part_b(port: int, n: int, seconds: float) -> None:
+    rows: list[list[str]] = []
+    stats: dict[str, ContendedStats] = {}
+    errors: dict[str, str] = {}
+    for impl in IMPLS:
+        try:
+            run = run_contended(impl, port, n, seconds)
+            stats[impl.label] = contended_stats(run, n, seconds)
+            errors[impl.label] = "; ".join(run.errors)
+        except Exception as exc:
+            errors[impl.label] = f"{type(exc).__name__}: {exc}"
+    reference = stats.get(REFERENCE)
+    for impl in IMPLS:
+        rows.append(
+            contended_row(impl.label, stats.get(impl.label), reference, errors.get(impl.label, ""))
+        )
+    print(f"\n## B. Contended: {n} processes, one lock, hold 1 ms, {seconds:g} s window\n")
+    print_table(
+        [
+            "impl",
+            "acq/s",
+            "vs prl",
+            "fairness",
+            "handoff p50 us",
+            "handoff p99 us",
+            "starved",
+            "cmds/acq",
+            "sent/acq",
+            "overlaps",
+            "error",
+        ],
+        rows,
+    )
+    print(f"\nINFO commandstats per acquisition, Lua internals included (N={n}):\n")
+    print_table(["impl", "commands/acq"], [[label, s.top_commands] for label, s in stats.items()])
+
+
+def contended_row(
+    label: str, s: ContendedStats | None, ref: ContendedStats | None, error: str
+) -> list[str]:
+    if s is None:
+        return [label, "ERROR", "", "", "", "", "", "", "", "", error]
+    ratio = f"{s.acq_per_s / ref.acq_per_s:.2f}x" if ref and ref.acq_per_s else "n/a"
+    return [
+        label,
+        f"{s.acq_per_s:,.0f}",
+        ratio,
+        f"{s.fairness:.2f} ({s.per_proc_min_max[0]}/{s.per_proc_min_max[1]})",
+        fmt_us(s.handoff_p50_us),
+        fmt_us(s.handoff_p99_us),
+        str(s.starved),
+        f"{s.cmds_per_acq:.2f}",
+        f"{s.sent_per_acq:.2f}",
+        str(s.overlaps),
+        error,
+    ]
+
+
+def fmt_us(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+# --- part C: outage ------------------------------------------------------------------
+
+
+def _ours_outage_call(port: int) -> tuple[redis.Redis, Callable[[], Any]]:
+    client = client_from_url(f"redis://{HOST}:{port}/0", socket_timeout=1)
+    lock = Lock("bench-outage", ttl=TTL, wait=0, client=client, prefix="bench")
+    return client, lock.acquire
+
+
+def _redis_py_outage_call(port: int) -> tuple[redis.Redis, Callable[[], Any]]:
+    client = redis.Redis(host=HOST, port=port, socket_timeout=1)
+    lock = client.lock("bench-outage", timeout=TTL)
+    return client, lambda: lock.acquire(blocking=False)
+
+
+OUTAGE_IMPLS = (("ours", _ours_outage_call), ("redis-py Lock", _redis_py_outage_call))
+
+
+def _outage_probe(
+    make: Callable[[int], Any], port: int, warm: bool, ready: Any, go: Any, out: Any
+) -> None:
+    client, call = make(port)
+    if warm:
+        client.ping()  # an open connection, as a running app would have
+    ready.set()
+    go.wait(timeout=30)
+    start = time.monotonic()
+    try:
+        outcome = f"returned {call()!r}"
+    except Exception as exc:
+        outcome = type(exc).__name__
+    out.put((time.monotonic() - start, outcome))
+
+
+def outage_case(make: Callable[[int], Any], paused: bool, timeout: float) -> str:
+    """One probe: 'refused' on a closed port, or 'paused' on a SIGSTOPped server."""
+    server = RedisServer().start() if paused else None
+    port = server.port if server else free_port()
+    ready, go, out = CTX.Event(), CTX.Event(), CTX.Queue()
+    proc = CTX.Process(target=_outage_probe, args=(make, port, paused, ready, go, out), daemon=True)
+    try:
+        proc.start()
+        if not ready.wait(timeout=10):
+            return "probe did not start"
+        if server:
+            server.pause()
+        go.set()
+        try:
+            elapsed, outcome = out.get(timeout=timeout)
+        except queue.Empty:
+            return f"> {timeout * 1000:,.0f} (no answer)"
+        return f"{elapsed * 1000:,.0f} ({outcome})"
+    finally:
+        if server:
+            server.stop()  # resumes it first
+        stop_process(proc)
+
+
+def part_c(timeout: float) -> None:
+    rows = []
+    for label, make in OUTAGE_IMPLS:
+        row = [label]
+        for paused in (False, True):
+            try:
+                row.append(outage_case(make, paused, timeout))
+            except Exception as exc:
+                row.append(f"ERROR {type(exc).__name__}: {exc}")
+        rows.append(row)
+    print("\n## C. Outage: ms until one lock call fails (socket_timeout=1)\n")
+    print_table(["impl", "refused (closed port)", "paused (SIGSTOP)"], rows)
+
+
+# --- output and main -----------------------------------------------------------------
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
+    print(line)
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in rows:
+        cells = (str(c).ljust(w) for c, w in zip(row, widths, strict=True))
+        print("| " + " | ".join(cells) + " |")
+    sys.stdout.flush()
+
+
+def header(server: RedisServer) -> str:
+    versions = ", ".join(
+        f"{dist} {metadata.version(dist)}"
+        for dist in ("redis", "hiredis", "python-redis-lock", "pottery")
+    )
+    return (
+        f"# Lock benchmark: redis-server {server.version()}, Python "
+        f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
+    )
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="~30 s smoke run")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="contended run length per impl and N (default 5, --quick 1)",
+    )
+    args = parser.parse_args(argv)
+    if args.seconds is None:
+        args.seconds = 1.0 if args.quick else 5.0
+    if args.seconds <= 0:
+        parser.error("--seconds must be > 0")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    run_seconds = 0.3 if args.quick else 1.5
+    started = time.monotonic()
+    with RedisServer() as server:
+        print(header(server))
+        print(
+            f"server 127.0.0.1:{server.port}; part B hold {HOLD * 1000:g} ms, "
+            f"starved = a wait > {STARVED_WAIT:g} s or no acquisition"
+        )
+        part_a(server.port, run_seconds)
+        for n in (4, 16):
+            part_b(server.port, n, args.seconds)
+    part_c(QUICK_OUTAGE_TIMEOUT if args.quick else OUTAGE_TIMEOUT)
+    print(f"\n(total {time.monotonic() - started:.0f} s)")
+    return 0
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)  # run the finally blocks: stop children and servers
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
