@@ -208,7 +208,8 @@ class TaskRunner:
     (the acknowledgement follows with the worker's next claim, so a result is
     always recorded before its message is acknowledged). The TaskResult given
     to the task_started / task_finished signals is built locally from this
-    delivery (no extra read); ``get_result()`` returns the full record.
+    delivery (no extra read on a first delivery); ``get_result()`` returns the
+    full record.
     """
 
     def __init__(self, backend: RedisTaskBackend, worker_id: str) -> None:
@@ -235,11 +236,14 @@ class TaskRunner:
         if delivery == 1:
             fields["started_at"] = _iso(started)
         self._write(key, fields)
-        result = TaskResult(
-            task=task, id=result_id, status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
-            started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],
-            kwargs=body["kwargs"], backend=self.backend.alias, errors=[], worker_ids=[self.worker_id],
-        )  # fmt: skip
+        if delivery == 1:
+            result = TaskResult(
+                task=task, id=result_id, status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
+                started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],
+                kwargs=body["kwargs"], backend=self.backend.alias, errors=[], worker_ids=[self.worker_id],
+            )  # fmt: skip
+        else:  # a retry: earlier errors and workers are in the record (one extra read)
+            result = self.backend.get_result(result_id)
         task_started.send(type(self.backend), task_result=result)
         close_old_connections()
         try:

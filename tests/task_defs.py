@@ -1,0 +1,62 @@
+"""Tasks used by test_tasks (module level, as the Tasks framework requires)."""
+
+import os
+
+try:
+    from django.tasks import task
+except ImportError:
+    from django_tasks import task
+
+from django_redcoord.connection import get_client
+
+
+@task()
+def add(a, b):
+    return a + b
+
+
+@task()
+def record(label):
+    get_client().rpush("ran", label)
+    return label
+
+
+@task(priority=10)
+def record_high(label):
+    return record.func(label)
+
+
+@task(priority=-10)
+def record_low(label):
+    return record.func(label)
+
+
+@task()
+def always_fails(reason):
+    raise RuntimeError(reason)
+
+
+@task(takes_context=True)
+def knows_its_attempt(context, fail_first):
+    if fail_first and context.attempt == 1:
+        raise ValueError("first attempt fails")
+    return {"attempt": context.attempt, "id": context.task_result.id}
+
+
+@task()
+async def async_add(a, b):
+    return a + b
+
+
+@task()
+def sleepy(seconds):
+    import time
+
+    get_client().set(f"sleepy-started:{os.getpid()}", 1)
+    time.sleep(seconds)
+    return os.getpid()
+
+
+@task()
+def returns_a_set():
+    return {1, 2}

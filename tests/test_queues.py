@@ -1,0 +1,248 @@
+"""Queue semantics on a real Redis: order, delays, priorities, retries, dead letters."""
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from django_redcoord.queues import Queue, depths, retry_delay
+
+
+def q(client, name="jobs", **kwargs):
+    return Queue(name, client=client, prefix="t", **kwargs)
+
+
+def drain(consumer, n=100):
+    messages, _ = consumer.claim(n)
+    for m in messages:
+        consumer.ack(m)
+    consumer.flush()
+    return [m.body for m in messages]
+
+
+def test_fifo_delivers_oldest_first(redis_client):
+    queue = q(redis_client)
+    for i in range(5):
+        queue.push(i)
+    assert drain(queue.consumer("c")) == [0, 1, 2, 3, 4]
+
+
+def test_lifo_delivers_newest_first(redis_client):
+    queue = q(redis_client, lifo=True)
+    queue.push_many(range(5))
+    assert drain(queue.consumer("c")) == [4, 3, 2, 1, 0]
+
+
+def test_priorities_come_first_then_arrival_order(redis_client):
+    queue = q(redis_client)
+    queue.push("low-1", priority=-5)
+    queue.push("normal-1")
+    queue.push("high-1", priority=10)
+    queue.push("normal-2")
+    queue.push("high-2", priority=10)
+    assert drain(queue.consumer("c")) == ["high-1", "high-2", "normal-1", "normal-2", "low-1"]
+
+
+def test_delay_and_eta_hold_messages_until_due(redis_client):
+    queue = q(redis_client)
+    queue.push("later", delay=0.4)
+    queue.push("eta", eta=datetime.now(timezone.utc) + timedelta(seconds=0.2))
+    queue.push("now")
+    consumer = queue.consumer("c")
+    messages, _ = consumer.claim(10)
+    assert [m.body for m in messages] == ["now"]
+    consumer.ack(messages[0])
+    messages, hint = consumer.claim(10)
+    assert messages == [] and 0 < hint <= 0.2
+    time.sleep(0.25)
+    assert drain(consumer) == ["eta"]
+    time.sleep(0.2)
+    assert drain(consumer) == ["later"]
+
+
+def test_bodies_survive_exactly(redis_client):
+    queue = q(redis_client)
+    body = {"big": 2**62 + 1, "empty_list": [], "empty_dict": {}, "text": "é\n|x", "f": 0.1, "none": None}
+    queue.push(body)
+    consumer = queue.consumer("c")
+    [message], _ = consumer.claim(1)
+    consumer.nack(message, "retry it", delay=0.001)  # through Lua and back
+    time.sleep(0.01)
+    [again], _ = consumer.claim(1)
+    assert again.body == body and again.attempt == 1
+
+
+def test_messages_that_are_not_json_are_refused_and_nothing_is_sent(redis_client):
+    queue = q(redis_client)
+    with pytest.raises(TypeError, match="must be JSON-serialisable"):
+        queue.push({"when": datetime.now()})
+    with pytest.raises(TypeError, match="must be JSON-serialisable"):
+        queue.push_many([1, 2, {3}])
+    with pytest.raises(TypeError, match="must be JSON-serialisable"):
+        queue.push(float("nan"))
+    assert queue.depths().ready == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"priority": 101}, "priority must be a whole number from -100 to 100"),
+        ({"delay": -1}, "delay must be seconds >= 0"),
+        ({"eta": datetime(2030, 1, 1)}, "eta must be a timezone-aware datetime"),
+        ({"delay": 1, "eta": datetime(2030, 1, 1, tzinfo=timezone.utc)}, "either delay="),
+    ],
+)
+def test_bad_push_arguments_say_what_is_allowed(redis_client, kwargs, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        q(redis_client).push(1, **kwargs)
+
+
+def test_unacknowledged_messages_stay_in_processing_until_acked(redis_client):
+    queue = q(redis_client)
+    queue.push_many(range(3))
+    consumer = queue.consumer("c")
+    messages, _ = consumer.claim(10)
+    assert queue.depths().processing == 3
+    for m in messages:
+        consumer.ack(m)
+    assert queue.depths().processing == 3  # acks ride on the next claim
+    consumer.claim(10)
+    assert queue.depths().processing == 0
+
+
+def test_nack_retries_with_growing_backoff_then_dead_letters(redis_client):
+    queue = q(redis_client, max_attempts=3)
+    queue.push({"job": 1})
+    consumer = queue.consumer("c")
+    consumer.retry_base, consumer.retry_cap = 0.05, 10.0
+    outcomes, due_gaps = [], []
+    for _ in range(3):
+        deadline = time.monotonic() + 5
+        while True:
+            messages, _ = consumer.claim(1)
+            if messages:
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        outcomes.append(consumer.nack(messages[0], f"failure {messages[0].attempt}"))
+        score = redis_client.zrange(queue.keys.delayed, 0, 0, withscores=True)
+        if score:
+            due_gaps.append(score[0][1] / 1000 - time.time())
+    assert outcomes == ["retry", "retry", "dead"]
+    assert len(due_gaps) == 2 and 0 < due_gaps[0] <= 0.06 and due_gaps[1] <= 0.11
+    [(dead, error)] = queue.dead_letters()
+    assert dead.body == {"job": 1} and dead.attempt == 3
+    assert error["error"] == "failure 2" and error["attempts"] == 3
+    assert queue.depths().dead == 1
+
+
+def test_retry_delay_is_exponential_with_jitter_and_capped():
+    for attempt in range(6):
+        delays = [retry_delay(attempt, 1.0, 10.0) for _ in range(200)]
+        high = min(10.0, 2**attempt)
+        assert all(0.5 <= d <= high for d in delays)
+        if attempt >= 2:
+            assert max(delays) - min(delays) > 0.5  # jitter spreads retries out
+
+
+def test_dead_now_skips_the_remaining_attempts(redis_client):
+    queue = q(redis_client, max_attempts=5)
+    queue.push(1)
+    consumer = queue.consumer("c")
+    [m], _ = consumer.claim(1)
+    assert consumer.nack(m, "cannot ever work", dead=True) == "dead"
+    assert queue.depths().dead == 1
+
+
+def test_requeue_dead_resets_attempts_and_purges(redis_client):
+    queue = q(redis_client, max_attempts=1)
+    queue.push_many(["a", "b"])
+    consumer = queue.consumer("c")
+    for m in consumer.claim(10)[0]:
+        consumer.nack(m, "nope")
+    assert queue.depths().dead == 2
+    assert queue.requeue_dead() == 2
+    assert queue.depths().dead == 0 and redis_client.hlen(queue.keys.errors) == 0
+    messages, _ = consumer.claim(10)
+    assert [m.body for m in messages] == ["a", "b"] and all(m.attempt == 0 for m in messages)
+    for m in messages:
+        consumer.nack(m, "again")
+    queue.purge_dead()
+    queue.push("x", delay=60)
+    queue.push("y")
+    queue.purge()
+    d = queue.depths()
+    assert (d.ready, d.delayed, d.dead) == (0, 0, 0)
+
+
+def test_reaper_returns_a_dead_consumers_messages_counting_the_attempt(redis_client):
+    queue = q(redis_client, max_attempts=2)
+    queue.push_many(["a", "b"])
+    crashed = queue.consumer("crashed", timeout=0.2)
+    crashed.claim(10)
+    assert queue.reap() == (0, 0, 0)  # still within its heartbeat
+    time.sleep(0.3)
+    assert queue.reap() == (2, 0, 1)
+    messages, _ = queue.consumer("other").claim(10)
+    assert sorted(m.body for m in messages) == ["a", "b"] and all(m.attempt == 1 for m in messages)
+    # the second crash uses the last attempt: dead-lettered with the reason
+    other = queue.consumer("other2", timeout=0.1)
+    queue.consumer("other").hand_back(messages)
+    other.claim(10)
+    time.sleep(0.2)
+    assert queue.reap() == (0, 2, 1)
+    [(_, error), _] = queue.dead_letters()
+    assert "worker died" in error["error"]
+
+
+def test_ack_after_the_reaper_took_the_message_does_nothing(redis_client):
+    queue = q(redis_client)
+    queue.push("a")
+    slow = queue.consumer("slow", timeout=0.1)
+    [m], _ = slow.claim(1)
+    time.sleep(0.2)
+    queue.reap()
+    assert slow.nack(m, "late") == "gone"
+    assert queue.depths().ready == 1
+
+
+def test_hand_back_puts_unstarted_messages_first_without_counting(redis_client):
+    queue = q(redis_client)
+    queue.push_many(["a", "b", "c"])
+    consumer = queue.consumer("c")
+    messages, _ = consumer.claim(3)
+    consumer.ack(messages[0])
+    assert consumer.hand_back(messages[1:], retire=True) == 2
+    d = queue.depths()
+    assert (d.ready, d.processing, d.consumers) == (2, 0, 0)
+    again, _ = queue.consumer("d").claim(3)
+    assert [m.body for m in again] == ["b", "c"] and all(m.attempt == 0 for m in again)
+
+
+def test_depths_of_many_queues_in_one_round_trip(redis_client):
+    queues = [q(redis_client, f"q{i}") for i in range(20)]
+    for i, queue in enumerate(queues):
+        queue.push_many(range(i))
+    queues[3].push("later", delay=60)
+    before = redis_client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+    result = depths(queues, client=redis_client)
+    after = redis_client.info("commandstats")["cmdstat_evalsha"]["calls"]
+    assert [result[f"q{i}"].ready for i in range(20)] == list(range(20))
+    assert result["q3"].delayed == 1 and result["q0"].head_age is None and result["q5"].head_age >= 0
+    assert after - before == 20  # one script per queue, all in one pipeline
+
+
+def test_push_many_batches_large_inputs(redis_client):
+    queue = q(redis_client)
+    ids = queue.push_many({"n": i} for i in range(2500))
+    assert len(set(ids)) == 2500 and queue.depths().ready == 2500
+    got = []
+    consumer = queue.consumer("c")
+    while True:
+        messages, _ = consumer.claim(1000)
+        if not messages:
+            break
+        got.extend(m.body["n"] for m in messages)
+        for m in messages:
+            consumer.ack(m)
+    assert got == list(range(2500))

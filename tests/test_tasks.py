@@ -1,0 +1,221 @@
+"""The Django Tasks API through our Redis backend (and manage.py run_worker)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import transaction
+from django.utils import timezone
+
+from django_redcoord.queues import Queue
+
+from . import task_defs
+
+try:
+    from django.tasks import TaskResultStatus
+    from django.tasks.exceptions import TaskResultDoesNotExist
+    from django.tasks.signals import task_enqueued, task_finished, task_started
+except ImportError:
+    from django_tasks import TaskResultStatus
+    from django_tasks.exceptions import TaskResultDoesNotExist
+    from django_tasks.signals import task_enqueued, task_finished, task_started
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _fast_retries(settings):
+    settings.REDCOORD = {**settings.REDCOORD, "QUEUE_RETRY_DELAY": 0.01, "QUEUE_RETRY_MAX_DELAY": 0.02}
+
+
+def work(*queues):
+    call_command("run_worker", *queues, "--burst", verbosity=0)
+
+
+def test_enqueue_then_run_then_get_the_result():
+    result = task_defs.add.enqueue(2, b=3)
+    assert result.status == TaskResultStatus.READY and result.enqueued_at is not None
+    fetched = task_defs.add.get_result(result.id)
+    assert fetched.status == TaskResultStatus.READY and fetched.args == [2] and fetched.kwargs == {"b": 3}
+    work()
+    result.refresh()
+    assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == 5
+    assert result.started_at <= result.finished_at and len(result.worker_ids) == 1 and result.errors == []
+
+
+def test_unknown_result_id_raises_does_not_exist():
+    with pytest.raises(TaskResultDoesNotExist):
+        task_defs.add.get_result("no-such-result")
+
+
+def test_run_after_defers_the_task():
+    result = task_defs.add.using(run_after=timezone.now() + timedelta(seconds=0.6)).enqueue(1, 1)
+    work()
+    result.refresh()
+    assert result.status == TaskResultStatus.READY
+    time.sleep(0.7)
+    work()
+    result.refresh()
+    assert result.status == TaskResultStatus.SUCCESSFUL
+
+
+def test_priority_orders_the_queue(redis_client):
+    task_defs.record_low.enqueue("low")
+    task_defs.record.enqueue("normal")
+    task_defs.record_high.enqueue("high")
+    task_defs.record.using(priority=50).enqueue("urgent")
+    work()
+    assert redis_client.lrange("ran", 0, -1) == [b"urgent", b"high", b"normal", b"low"]
+
+
+def test_status_transitions_and_signals():
+    seen = []
+
+    def on(name):
+        def receiver(sender, task_result, **kwargs):
+            seen.append((name, str(task_result.status)))
+
+        return receiver
+
+    receivers = [(task_enqueued, on("enqueued")), (task_started, on("started")), (task_finished, on("finished"))]
+    for signal_, receiver in receivers:
+        signal_.connect(receiver)
+    try:
+        task_defs.add.enqueue(1, 2)
+        work()
+    finally:
+        for signal_, receiver in receivers:
+            signal_.disconnect(receiver)
+    assert seen == [("enqueued", "READY"), ("started", "RUNNING"), ("finished", "SUCCESSFUL")]
+
+
+def test_failing_task_is_retried_then_failed_and_dead_lettered():
+    result = task_defs.always_fails.enqueue("broken")
+    for _ in range(50):
+        work()
+        result.refresh()
+        if result.status == TaskResultStatus.FAILED:
+            break
+        time.sleep(0.03)
+    assert result.status == TaskResultStatus.FAILED
+    assert len(result.errors) == 3 and len(result.worker_ids) == 3
+    assert result.errors[-1].exception_class is RuntimeError and "broken" in result.errors[-1].traceback
+    [(message, error)] = Queue("default").dead_letters()
+    assert message.id == result.id and "RuntimeError: broken" in error["error"]
+
+
+def test_context_sees_the_attempt_and_a_retry_succeeds():
+    result = task_defs.knows_its_attempt.enqueue(fail_first=True)
+    for _ in range(50):
+        work()
+        result.refresh()
+        if result.is_finished:
+            break
+        time.sleep(0.03)
+    assert result.status == TaskResultStatus.SUCCESSFUL
+    assert result.return_value == {"attempt": 2, "id": result.id}  # the delivery that succeeded
+    assert len(result.errors) == 1 and len(result.worker_ids) == 2
+
+
+def test_async_task_runs():
+    result = task_defs.async_add.enqueue(4, 5)
+    work()
+    result.refresh()
+    assert result.return_value == 9
+
+
+def test_arguments_that_are_not_json_are_refused_at_enqueue():
+    with pytest.raises(TypeError, match="must be JSON-serialisable"):
+        task_defs.add.enqueue({1, 2}, 3)
+    assert Queue("default").depths().ready == 0
+
+
+def test_a_return_value_that_is_not_json_fails_the_task():
+    result = task_defs.returns_a_set.enqueue()
+    for _ in range(50):
+        work()
+        result.refresh()
+        if result.is_finished:
+            break
+        time.sleep(0.03)
+    assert result.status == TaskResultStatus.FAILED and result.errors[0].exception_class is TypeError
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enqueue_inside_a_transaction_is_sent_only_on_commit():
+    with pytest.raises(RuntimeError):
+        with transaction.atomic():
+            rolled_back = task_defs.add.enqueue(1, 1)
+            raise RuntimeError("rollback")
+    assert Queue("default").depths().ready == 0
+    with pytest.raises(TaskResultDoesNotExist):
+        task_defs.add.get_result(rolled_back.id)
+    with transaction.atomic():
+        committed = task_defs.add.enqueue(2, 2)
+        assert Queue("default").depths().ready == 0
+    assert Queue("default").depths().ready == 1
+    work()
+    committed.refresh()
+    assert committed.return_value == 4
+
+
+def test_unknown_task_path_is_dead_lettered_and_the_worker_keeps_going():
+    Queue("default").push({"task": "tests.task_defs.removed_long_ago", "result": "gone1", "args": [], "kwargs": {}})
+    ok = task_defs.add.enqueue(1, 2)
+    work()
+    ok.refresh()
+    assert ok.return_value == 3
+    [(message, error)] = Queue("default").dead_letters()
+    assert "task 'tests.task_defs.removed_long_ago' cannot be imported" in error["error"]
+
+
+def test_run_worker_rejects_unknown_queues_and_backends():
+    with pytest.raises(CommandError, match="unknown queue"):
+        call_command("run_worker", "nope", "--burst")
+    with pytest.raises(CommandError, match="no TASKS backend"):
+        call_command("run_worker", "--backend", "missing", "--burst")
+
+
+def _worker_process(redis_url):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.worker_settings", "REDCOORD_REDIS_URL": redis_url,
+           "REDCOORD_KEY_PREFIX": "test", "DEMO_DB_PATH": ":memory:"}  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "run_worker", "-v", "0"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+
+
+def test_run_worker_killed_mid_task_the_task_completes_elsewhere(redis_url, redis_client):
+    result = task_defs.sleepy.enqueue(2.0)
+    first = _worker_process(redis_url)
+    second = None
+    try:
+        deadline = time.monotonic() + 20
+        while not redis_client.exists(f"sleepy-started:{first.pid}"):
+            assert time.monotonic() < deadline and first.poll() is None, "task did not start"
+            time.sleep(0.05)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(5)
+        second = _worker_process(redis_url)
+        deadline = time.monotonic() + 30
+        while True:
+            result.refresh()
+            if result.is_finished:
+                break
+            assert time.monotonic() < deadline, f"task not redelivered: {result.status}"
+            time.sleep(0.1)
+        assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == second.pid
+        assert len(result.worker_ids) == 2
+        os.kill(second.pid, signal.SIGTERM)
+        assert second.wait(15) == 0
+    finally:
+        for proc in (first, second):
+            if proc and proc.poll() is None:
+                proc.kill()
+                proc.wait(5)
