@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 _ACQUIRE = Script("lock_acquire", includes=("lock_common.lua",))
 _RELEASE = Script("lock_release", includes=("lock_common.lua",))
 _EXTEND = Script("lock_extend", includes=("lock_common.lua",))
+_FORCE_RELEASE = Script("lock_force_release", includes=("lock_common.lua",))
 
 #: Marks "use the configured default" (None already means "wait forever").
 DEFAULT: Any = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
@@ -413,6 +414,27 @@ class Lock:
 
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
+
+
+def force_release(name: str, fence: int, *, client: Any = None, prefix: str | None = None) -> str:
+    """Free the grant ``fence`` of lock ``name`` whoever holds it (an operator's action).
+
+    Only that grant is released: if the lock changed hands since, nothing
+    happens. The oldest live waiter, if any, gets the lock. Returns
+    "released", "handed-off" or "not-held".
+    """
+    if client is None:
+        from .connection import get_client
+
+        client = get_client()
+    k = KeyBuilder(prefix or conf.default_prefix()).lock(name)
+    result = _FORCE_RELEASE(
+        client,
+        [k.lock, k.fence, k.queue, k.waiters, k.index],
+        [name, int(fence)],
+        operation=f"force-release lock {name!r}",
+    )
+    return {0: "not-held", 1: "released", 2: "handed-off"}[int(result)]
 
 
 class _Renewer(threading.Thread):

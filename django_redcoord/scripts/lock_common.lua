@@ -34,6 +34,11 @@ local function grant(lock, fence, index, name, token, ttl, now, host, pid, threa
   -- no 'depth' field: absent means 1 (reentrant nesting adds it, release removes it)
   redis.call('PEXPIRE', lock, ttl)
   redis.call('ZADD', index, now + ttl, name)
+  if f % 64 == 0 then
+    -- now and then, forget index entries of locks that expired under a
+    -- crashed holder (released locks remove their own entry)
+    redis.call('ZREMRANGEBYSCORE', index, '-inf', now)
+  end
   return f
 end
 

@@ -1,12 +1,14 @@
 """``manage.py redcoord``: operate django_redcoord.
 
 Subcommands:
+  status [--json]              live locks, queues, workers, leader and jobs
   embedded start|stop|status   the embedded development Redis of this project
   ping                         check that the configured Redis answers
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -20,6 +22,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", required=True)
+        status = sub.add_parser("status", help="live locks, queues, workers, leader and jobs")
+        status.add_argument("--json", action="store_true", help="print the overview as JSON")
+        status.add_argument("--contains", default="", help="only locks whose name contains this")
+        status.add_argument("--page", type=int, default=1, help="page of the lock list (50 per page)")
         emb = sub.add_parser("embedded", help="start, stop or show the embedded development Redis")
         emb.add_argument("action", choices=["start", "stop", "status"])
         sub.add_parser("ping", help="check that the configured Redis answers")
@@ -28,6 +34,8 @@ class Command(BaseCommand):
         try:
             if options["subcommand"] == "embedded":
                 self._embedded(options["action"])
+            elif options["subcommand"] == "status":
+                self._status(options)
             else:
                 self._ping()
         except RedcoordError as exc:
@@ -57,3 +65,56 @@ class Command(BaseCommand):
         with unavailable_as_ours(client, "ping"):
             client.ping()
         self.stdout.write(f"Redis at {describe(client)} answered PING")
+
+    def _status(self, options: dict[str, Any]) -> None:
+        from ...connection import get_client
+        from ...dashboard import overview
+
+        data = overview(
+            get_client(), conf.get_config()["KEY_PREFIX"], contains=options["contains"], page=max(1, options["page"])
+        )
+        if options["json"]:
+            self.stdout.write(json.dumps(data, indent=2))
+            return
+        locks = data["locks"]
+        self._table(
+            f"Live locks: {locks['total']} (page {locks['page']} of {locks['pages']})",
+            ["name", "holder", "ttl left (s)", "fencing token", "waiters"],
+            [[x["name"], f"{x['host']} {x['pid']} {x['thread']}", x["ttl_left"], x["fence"], x["waiters"]] for x in locks["items"]],
+        )
+        self._table(
+            "Queues",
+            ["queue", "ready", "delayed", "processing", "dead", "oldest ready (s)"],
+            [[q["name"], q["ready"], q["delayed"], q["processing"], q["dead"], _dash(q["head_age"])] for q in data["queues"]],
+        )
+        self._table(
+            "Workers",
+            ["worker", "queues", "current", "heartbeat age (s)", "ok/failed/dead", "state"],
+            [[w["id"], ",".join(w["queues"]), ",".join(w["current"]) or "-", _dash(w["heartbeat_age"]),
+              f"{w['ok']}/{w['failed']}/{w['dead_lettered']}", "DEAD" if w["dead"] else "alive"] for w in data["workers"]],
+        )  # fmt: skip
+        for election in data["leaders"]:
+            lead = election["leader"]
+            who = f"{lead['identity']} (term {lead['term']})" if lead else "none"
+            self._table(
+                f"Leader of {election['election']!r}: {who}",
+                ["job", "schedule", "runs", "outcome", "duration (ms)", "next due (ms)"],
+                [[j["name"], j.get("schedule", "-"), j.get("runs", 0), j.get("outcome", "-"), j.get("duration", "-"),
+                  j.get("next_due", "-")] for j in election["jobs"]],
+            )  # fmt: skip
+
+    def _table(self, title: str, header: list[str], rows: list[list[Any]]) -> None:
+        cells = [header] + [[str(c) for c in row] for row in rows]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+        self.stdout.write(self.style.MIGRATE_HEADING(title))
+        for i, row in enumerate(cells):
+            self.stdout.write("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+            if i == 0:
+                self.stdout.write("  " + "  ".join("-" * w for w in widths))
+        if not rows:
+            self.stdout.write("  (none)")
+        self.stdout.write("")
+
+
+def _dash(value: Any) -> str:
+    return "-" if value is None else str(value)

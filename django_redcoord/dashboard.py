@@ -1,0 +1,185 @@
+"""What is held and what is waiting: the data behind the admin page and ``redcoord status``.
+
+Everything is read from indexes the scripts maintain — never ``KEYS``, never
+a scan of the keyspace:
+
+* live locks: the ``<prefix>:index:locks`` sorted set (name -> expiry),
+  read by score from "now" on, so locks that expired under a crashed holder
+  are not shown; the page's holders come in one pipelined round trip;
+* queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
+* workers: the ``<prefix>:index:workers`` sorted set (id -> heartbeat
+  deadline) and each worker's hash;
+* leader and jobs: the election records of the known elections.
+
+Plain Python over redis-py; returns JSON-ready dicts.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Any
+
+from .connection import unavailable_as_ours
+from .keys import KeyBuilder
+from .queues import Queue, depths
+
+PAGE_SIZE = 50
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _server_ms(client: Any) -> int:
+    seconds, micros = client.time()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def list_locks(
+    client: Any, keys: KeyBuilder, *, now_ms: int, contains: str = "", page: int = 1, per_page: int = PAGE_SIZE
+) -> dict[str, Any]:
+    """One page of live locks (optionally whose name contains ``contains``)."""
+    index = keys.lock_index()
+    if contains:
+        # Filter inside the index only (a few thousand short names), never the keyspace.
+        names = [
+            _text(n)
+            for n in client.zrangebyscore(index, now_ms, "+inf")
+            if contains.lower() in _text(n).lower()
+        ]
+        total = len(names)
+        start = (page - 1) * per_page
+        names = names[start : start + per_page]
+    else:
+        total = client.zcount(index, now_ms, "+inf")
+        names = [_text(n) for n in client.zrangebyscore(index, now_ms, "+inf", start=(page - 1) * per_page, num=per_page)]
+    pipe = client.pipeline(transaction=False)
+    lock_keys = [keys.lock(name) for name in names]
+    for k in lock_keys:
+        pipe.hgetall(k.lock)
+        pipe.pttl(k.lock)
+        pipe.llen(k.queue)
+    replies = pipe.execute() if names else []
+    items = []
+    for i, name in enumerate(names):
+        holder, pttl, waiters = replies[3 * i : 3 * i + 3]
+        if not holder or pttl < 0:
+            continue  # released between the two reads
+        h = {_text(k): _text(v) for k, v in holder.items()}
+        items.append(
+            {
+                "name": name,
+                "host": h.get("host", ""),
+                "pid": int(h.get("pid", 0) or 0),
+                "thread": h.get("thread", ""),
+                "acquired_ms": int(h.get("acquired_ms", 0) or 0),
+                "ttl_left": round(pttl / 1000.0, 3),
+                "fence": int(h.get("fence", 0) or 0),
+                "depth": int(h.get("depth", 1) or 1),
+                "waiters": waiters,
+            }
+        )
+    return {
+        "total": total,
+        "page": page,
+        "pages": max(1, math.ceil(total / per_page)),
+        "contains": contains,
+        "items": items,
+    }
+
+
+def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
+    names = sorted(_text(n) for n in client.smembers(keys.queue_index()))
+    queues = [Queue(name, client=client, prefix=keys.prefix) for name in names]
+    result = depths(queues, client=client)
+    return [
+        {
+            "name": name,
+            "ready": d.ready,
+            "delayed": d.delayed,
+            "processing": d.processing,
+            "dead": d.dead,
+            "consumers": d.consumers,
+            "head_age": d.head_age,
+        }
+        for name, d in result.items()
+    ]
+
+
+def list_workers(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
+    entries = client.zrange(keys.workers(), 0, -1, withscores=True)
+    pipe = client.pipeline(transaction=False)
+    for worker_id, _ in entries:
+        pipe.hgetall(keys.worker(_text(worker_id)))
+    replies = pipe.execute() if entries else []
+    workers = []
+    for (worker_id, deadline), info in zip(entries, replies, strict=True):
+        h = {_text(k): _text(v) for k, v in info.items()}
+        beat = int(h.get("heartbeat_ms", 0) or 0)
+        workers.append(
+            {
+                "id": _text(worker_id),
+                "host": h.get("host", ""),
+                "pid": int(h.get("pid", 0) or 0),
+                "queues": [q for q in h.get("queues", "").split(",") if q],
+                "concurrency": int(h.get("concurrency", 1) or 1),
+                "current": [c for c in h.get("current", "").split(",") if c],
+                "heartbeat_age": round((now_ms - beat) / 1000.0, 1) if beat else None,
+                "dead": deadline < now_ms,
+                "ok": int(h.get("ok", 0) or 0),
+                "failed": int(h.get("failed", 0) or 0),
+                "dead_lettered": int(h.get("dead", 0) or 0),
+            }
+        )
+    return workers
+
+
+def overview(
+    client: Any,
+    prefix: str,
+    *,
+    contains: str = "",
+    page: int = 1,
+    elections: tuple[str, ...] = ("default",),
+) -> dict[str, Any]:
+    """Everything the dashboard shows, as JSON-ready data."""
+    keys = KeyBuilder(prefix)
+    with unavailable_as_ours(client, "read the coordination overview"):
+        now_ms = _server_ms(client)
+        data = {
+            "server_time_ms": now_ms,
+            "prefix": prefix,
+            "locks": list_locks(client, keys, now_ms=now_ms, contains=contains, page=page),
+            "queues": list_queues(client, keys),
+            "workers": list_workers(client, keys, now_ms=now_ms),
+            "leaders": leaders(client, keys, elections, now_ms=now_ms),
+        }
+    return data
+
+
+def leaders(client: Any, keys: KeyBuilder, elections: tuple[str, ...], *, now_ms: int) -> list[dict[str, Any]]:
+    """The leader and periodic jobs of each election (no leader until run_leader runs)."""
+    from .leader import read_leader
+    from .scheduler import read_job_states
+
+    out = []
+    for name in elections:
+        election_keys = keys.leader(name)
+        lead = read_leader(election_keys, client)
+        states = read_job_states(SimpleNamespace(client=client, keys=election_keys))  # type: ignore[arg-type]
+        out.append(
+            {
+                "election": name,
+                "leader": None
+                if lead is None
+                else {
+                    "identity": lead.identity,
+                    "term": lead.term,
+                    "since_ms": int(lead.since * 1000),
+                    "expires_in": lead.expires_in,
+                },
+                "jobs": [{"name": job, **state} for job, state in states.items()],
+            }
+        )
+    return out

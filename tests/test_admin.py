@@ -1,0 +1,183 @@
+"""The coordination dashboard in the admin, its JSON feed, actions, and `redcoord status`."""
+
+import json
+import time
+
+import pytest
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth.models import Permission
+from django.core.management import call_command
+
+from django_redcoord.connection import client_from_url
+from django_redcoord.locks import Lock
+from django_redcoord.queues import Queue
+
+from . import multiproc
+
+URL = "/admin/django_redcoord/dashboard/"
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff(django_user_model):
+    def make(*perms):
+        user = django_user_model.objects.create_user(f"staff{len(perms)}{time.monotonic_ns()}", password="pw", is_staff=True)
+        for codename in perms:
+            user.user_permissions.add(Permission.objects.get(codename=codename))
+        return user
+
+    return make
+
+
+def test_anonymous_is_sent_to_the_login_page(client):
+    for url in (URL, URL + "data.json", URL + "action/purge-queue/?name=x"):
+        response = client.get(url)
+        assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_staff_without_our_permission_gets_403(client, staff):
+    client.force_login(staff())
+    assert client.get(URL).status_code == 403
+    assert client.get(URL + "data.json").status_code == 403
+
+
+def test_view_permission_sees_but_cannot_act(client, staff):
+    client.force_login(staff("view_dashboard"))
+    assert client.get(URL).status_code == 200
+    assert client.get(URL + "data.json").status_code == 200
+    assert client.get(URL + "action/purge-queue/?name=q").status_code == 403
+    assert client.post(URL + "action/purge-queue/", {"name": "q"}).status_code == 403
+    assert b"Force release" not in client.get(URL).content
+
+
+def test_dashboard_is_listed_on_the_admin_index(client, staff):
+    client.force_login(staff("view_dashboard"))
+    page = client.get("/admin/").content.decode()
+    assert "Coordination dashboard" in page and URL in page
+
+
+def hold(index, url, name, ready):
+    lock = Lock(name, ttl=60, wait=0, client=client_from_url(url), prefix="test")
+    assert lock.acquire()
+    ready.put(lock.token)
+    time.sleep(60)
+
+
+def test_numbers_shown_equal_the_state_created(client, staff, redis_url, redis_client):
+    ready = multiproc.queue()
+    holder = multiproc.start(hold, redis_url, "invoice:42", ready)
+    try:
+        token = ready.get(timeout=10)
+        waiter = Lock("invoice:42", wait=0.01, client=redis_client, prefix="test")
+        redis_client.rpush(waiter.keys.queue, "a", "b")  # two queued waiters, as the admin counts them
+        q = Queue("emails", client=redis_client, prefix="test", max_attempts=1)
+        q.push_many(range(7))
+        q.push("later", delay=300)
+        consumer = q.consumer("w1")
+        claimed, _ = consumer.claim(3)  # 3 processing
+        consumer.nack(claimed[0], "boom")  # 1 dead, 2 processing
+        client.force_login(staff("view_dashboard"))
+        data = client.get(URL + "data.json").json()
+        [lock] = data["locks"]["items"]
+        assert lock["name"] == "invoice:42" and lock["fence"] == token and lock["pid"] == holder.pid
+        assert lock["waiters"] == 2 and 50 < lock["ttl_left"] <= 60
+        [emails] = [x for x in data["queues"] if x["name"] == "emails"]
+        assert (emails["ready"], emails["delayed"], emails["processing"], emails["dead"]) == (4, 1, 2, 1)
+        html = client.get(URL).content.decode()
+        assert "invoice:42" in html and f"{holder.pid}" in html
+    finally:
+        holder.stop()
+
+
+def test_filter_and_pagination_of_locks(client, staff, redis_client):
+    locks = [Lock(f"order:{i}", ttl=60, wait=0, client=redis_client, prefix="test") for i in range(120)]
+    for lock in locks:
+        lock.acquire()
+    Lock("invoice:1", ttl=60, wait=0, client=redis_client, prefix="test").acquire()
+    client.force_login(staff("view_dashboard"))
+    data = client.get(URL + "data.json?page=3").json()["locks"]
+    assert data["total"] == 121 and data["pages"] == 3 and len(data["items"]) == 21
+    data = client.get(URL + "data.json?q=INVOICE").json()["locks"]
+    assert [x["name"] for x in data["items"]] == ["invoice:1"]
+
+
+def test_listing_never_uses_keys_or_scan(client, staff, redis_client):
+    Lock("a", ttl=60, wait=0, client=redis_client, prefix="test").acquire()
+    client.force_login(staff("view_dashboard"))
+    before = redis_client.info("commandstats")
+    client.get(URL)
+    after = redis_client.info("commandstats")
+    for command in ("cmdstat_keys", "cmdstat_scan"):
+        assert after.get(command, {}).get("calls", 0) == before.get(command, {}).get("calls", 0)
+
+
+def test_force_release_confirms_then_acts_and_is_logged(client, staff, redis_client):
+    lock = Lock("invoice:7", ttl=60, wait=0, client=redis_client, prefix="test")
+    lock.acquire()
+    client.force_login(staff("view_dashboard", "change_dashboard"))
+    confirm = client.get(URL + f"action/force-release/?name=invoice:7&fence={lock.token}")
+    assert confirm.status_code == 200 and b"Are you sure?" in confirm.content and lock.locked()
+    done = client.post(URL + "action/force-release/", {"name": "invoice:7", "fence": lock.token})
+    assert done.status_code == 302 and not lock.locked()
+    entry = LogEntry.objects.latest("action_time")
+    assert "Force-release lock invoice:7" in entry.change_message and "released" in entry.change_message
+    from django_redcoord.exceptions import LockLost
+
+    with pytest.raises(LockLost):
+        lock.release()
+
+
+def test_force_release_of_a_grant_that_changed_hands_does_nothing(client, staff, redis_client):
+    first = Lock("invoice:8", ttl=60, wait=0, client=redis_client, prefix="test")
+    first.acquire()
+    seen = first.token
+    first.release()
+    second = Lock("invoice:8", ttl=60, wait=0, client=redis_client, prefix="test")
+    second.acquire()
+    client.force_login(staff("view_dashboard", "change_dashboard"))
+    client.post(URL + "action/force-release/", {"name": "invoice:8", "fence": seen})
+    assert second.owned()
+    assert "not-held" in LogEntry.objects.latest("action_time").change_message
+
+
+def test_queue_actions(client, staff, redis_client):
+    q = Queue("emails", client=redis_client, prefix="test", max_attempts=1)
+    q.push_many(range(3))
+    consumer = q.consumer("w")
+    for m in consumer.claim(2)[0]:
+        consumer.nack(m, "boom")
+    client.force_login(staff("view_dashboard", "change_dashboard"))
+    client.post(URL + "action/requeue-dead/", {"name": "emails"})
+    assert q.depths().ready == 3 and q.depths().dead == 0
+    client.post(URL + "action/purge-queue/", {"name": "emails"})
+    assert q.depths().ready == 0
+    messages = [e.change_message for e in LogEntry.objects.order_by("action_time")]
+    assert any("Requeue the dead letters of queue emails: 2 message(s) requeued" in m for m in messages)
+
+
+def test_actions_need_a_csrf_token(staff, redis_client):
+    from django.test import Client
+
+    Queue("emails", client=redis_client, prefix="test").push(1)
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(staff("view_dashboard", "change_dashboard"))
+    assert browser.post(URL + "action/purge-queue/", {"name": "emails"}).status_code == 403
+    assert Queue("emails", client=redis_client, prefix="test").depths().ready == 1
+
+
+def test_bad_action_input_is_refused_with_a_message(client, staff):
+    client.force_login(staff("view_dashboard", "change_dashboard"))
+    response = client.post(URL + "action/purge-queue/", {"name": "bad name*"}, follow=True)
+    assert "Not done" in response.content.decode()
+    assert client.get(URL + "action/drop-everything/?name=x").status_code == 403
+
+
+def test_redcoord_status_prints_tables_and_json(capsys, redis_client):
+    Lock("invoice:9", ttl=60, wait=0, client=redis_client, prefix="test").acquire()
+    Queue("emails", client=redis_client, prefix="test").push(1)
+    call_command("redcoord", "status")
+    out = capsys.readouterr().out
+    assert "Live locks: 1" in out and "invoice:9" in out and "emails" in out
+    call_command("redcoord", "status", "--json")
+    data = json.loads(capsys.readouterr().out)
+    assert data["locks"]["items"][0]["name"] == "invoice:9" and data["queues"][0]["ready"] == 1
