@@ -95,11 +95,11 @@
       const data = await response.json();
       if (!response.ok) throw new Error(data.error || response.statusText);
       render(data);
-      errorBox.hidden = true;
+      errorBox.style.display = "none";
       status.textContent = `live, every 2 s (updated ${new Date().toLocaleTimeString()})`;
     } catch (err) {
       errorBox.textContent = String(err.message || err);
-      errorBox.hidden = false;
+      errorBox.style.display = "";
     }
   }
 

@@ -1,0 +1,98 @@
+"""The dashboard in a real headless Chromium (Debian's chromium, driven by Playwright).
+
+Logs in, sees a lock held by another process, watches a queue depth change
+through the live refresh (no reload), force-releases the lock through the
+confirmation page, and saves a screenshot (docs/dashboard.png when
+REDCOORD_UPDATE_SCREENSHOT=1).
+"""
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from django_redcoord.connection import client_from_url
+from django_redcoord.locks import Lock
+from django_redcoord.queues import Queue
+from django_redcoord.worker import Worker
+
+from . import multiproc
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def hold(index, url, name, ready):
+    lock = Lock(name, ttl=120, wait=0, client=client_from_url(url), prefix="test")
+    assert lock.acquire()
+    ready.put(lock.token)
+    time.sleep(120)
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the test's own
+    # ORM calls (creating the user) are still plain synchronous code.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    assert os.path.exists(CHROMIUM), ".ci/run installs Debian's chromium; it is needed for this test"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_dashboard_in_a_real_browser(browser, live_server, django_user_model, redis_url, redis_client, tmp_path):
+    django_user_model.objects.create_superuser("admin", "admin@example.com", "admin")
+    ready = multiproc.queue()
+    holder = multiproc.start(hold, redis_url, "invoice:42", ready)
+    try:
+        token = ready.get(timeout=10)
+        for name in ("report:q3", "import:catalog"):
+            Lock(name, ttl=90, wait=0, client=redis_client, prefix="test").acquire()
+        emails = Queue("emails", client=redis_client, prefix="test")
+        emails.push_many(range(12))
+        emails.push("tomorrow", delay=86400)
+        Queue("receipts", client=redis_client, prefix="test").push_many(range(3))
+        worker = Worker([Queue("receipts", client=redis_client, prefix="test")], handler=lambda m: None)
+        worker._beat()  # registered and heartbeating, as a running worker is
+
+        page = browser.new_page(viewport={"width": 1280, "height": 1100})
+        page.goto(f"{live_server.url}/admin/login/?next=/admin/django_redcoord/dashboard/")
+        page.fill("#id_username", "admin")
+        page.fill("#id_password", "admin")
+        page.click("input[type=submit]")
+        page.wait_for_selector("#rc-locks")
+        lock_row = page.locator("#rc-locks tr[data-name='invoice:42']")
+        assert lock_row.count() == 1 and str(token) in lock_row.inner_text()
+        emails_ready = page.locator("#rc-queues tr[data-name='emails'] td").nth(1)
+        assert emails_ready.inner_text() == "12"
+
+        emails.push_many(range(5))  # the page must show 17 without a reload
+        page.wait_for_function(
+            "document.querySelector(\"#rc-queues tr[data-name='emails'] td:nth-child(2)\").textContent === '17'",
+            timeout=6000,
+        )
+        page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)
+        if os.environ.get("REDCOORD_UPDATE_SCREENSHOT") == "1":
+            shutil.copy(tmp_path / "dashboard.png", ROOT / "docs" / "dashboard.png")
+
+        page.locator("#rc-locks tr[data-name='invoice:42'] a", has_text="Force release").click()
+        page.wait_for_selector("#rc-confirm")
+        assert "Force-release lock invoice:42" in page.content()
+        page.click("#rc-confirm")
+        page.wait_for_selector(".messagelist")
+        assert "released" in page.locator(".messagelist").inner_text()
+        assert not Lock("invoice:42", client=redis_client, prefix="test").locked()
+        assert page.locator("#rc-locks tr[data-name='invoice:42']").count() == 0
+        assert (tmp_path / "dashboard.png").stat().st_size > 10_000
+    finally:
+        holder.stop()
