@@ -38,6 +38,16 @@ def work(*queues):
     call_command("run_worker", *queues, "--burst", verbosity=0)
 
 
+def work_until_finished(result, rounds=50):
+    """Run burst workers until ``result`` is final (retries wait a few ms)."""
+    for _ in range(rounds):
+        work()
+        result.refresh()
+        if result.is_finished:
+            return
+        time.sleep(0.03)
+
+
 def test_enqueue_then_run_then_get_the_result():
     result = task_defs.add.enqueue(2, b=3)
     assert result.status == TaskResultStatus.READY and result.enqueued_at is not None
@@ -97,12 +107,7 @@ def test_status_transitions_and_signals():
 
 def test_failing_task_is_retried_then_failed_and_dead_lettered():
     result = task_defs.always_fails.enqueue("broken")
-    for _ in range(50):
-        work()
-        result.refresh()
-        if result.status == TaskResultStatus.FAILED:
-            break
-        time.sleep(0.03)
+    work_until_finished(result)
     assert result.status == TaskResultStatus.FAILED
     assert len(result.errors) == 3 and len(result.worker_ids) == 3
     assert result.errors[-1].exception_class is RuntimeError and "broken" in result.errors[-1].traceback
@@ -112,12 +117,7 @@ def test_failing_task_is_retried_then_failed_and_dead_lettered():
 
 def test_context_sees_the_attempt_and_a_retry_succeeds():
     result = task_defs.knows_its_attempt.enqueue(fail_first=True)
-    for _ in range(50):
-        work()
-        result.refresh()
-        if result.is_finished:
-            break
-        time.sleep(0.03)
+    work_until_finished(result)
     assert result.status == TaskResultStatus.SUCCESSFUL
     assert result.return_value == {"attempt": 2, "id": result.id}  # the delivery that succeeded
     assert len(result.errors) == 1 and len(result.worker_ids) == 2
@@ -138,12 +138,7 @@ def test_arguments_that_are_not_json_are_refused_at_enqueue():
 
 def test_a_return_value_that_is_not_json_fails_the_task():
     result = task_defs.returns_a_set.enqueue()
-    for _ in range(50):
-        work()
-        result.refresh()
-        if result.is_finished:
-            break
-        time.sleep(0.03)
+    work_until_finished(result)
     assert result.status == TaskResultStatus.FAILED and result.errors[0].exception_class is TypeError
 
 
