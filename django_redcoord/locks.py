@@ -285,8 +285,21 @@ class Lock:
         )
 
     def _granted(self, fence: int, sent: float) -> bool:
-        if self._depth and self._fence is not None and fence < self._fence:
-            raise LockError(f"fencing token of {self.name!r} went backwards", name=self.name)
+        last = self._fence
+        if last is not None and (fence < last or (fence == last and not self._depth)):
+            # The per-name counter restarted: Redis lost its data (a restart
+            # without persistence, a failover to an empty replica). Tokens
+            # must never go backwards; refuse the grant and give it back.
+            self._depth, self._fence = 1, fence
+            try:
+                self.release()
+            finally:
+                self._depth, self._fence = 0, last
+            raise LockError(
+                f"fencing token of lock {self.name!r} went backwards ({fence} after {last}): the Redis "
+                "server lost its data (restarted without persistence?); the grant was refused",
+                name=self.name,
+            )
         self._fence = fence
         self._depth += 1
         self.retry_after = None

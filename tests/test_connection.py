@@ -99,6 +99,22 @@ def test_killed_server_raises_coordination_unavailable_naming_it_then_recovers(r
     again.release()
 
 
+def test_fencing_tokens_that_go_backwards_after_a_redis_restart_are_refused(redis_servers):
+    from django_redcoord.exceptions import LockError
+
+    server = redis_servers(1)[0]
+    client = client_from_url(server.url)
+    lock = Lock("ledger", ttl=5, wait=0, client=client, prefix="t")
+    for _ in range(3):
+        with lock:
+            pass
+    assert lock._fence == 3
+    server.restart()  # no persistence: the fencing counter starts again from 0
+    with pytest.raises(LockError, match=r"went backwards \(1 after 3\)"):
+        lock.acquire()
+    assert not lock.held and not lock.locked(), "the refused grant was given back"
+
+
 def test_paused_server_is_reported_after_the_socket_timeout(redis_servers):
     server = redis_servers(1)[0]
     client = client_from_url(server.url, socket_timeout=0.5, connect_timeout=0.5)
