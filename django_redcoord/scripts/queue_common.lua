@@ -30,11 +30,13 @@ local function with_failed(env, failed)
   return id .. '|' .. failed .. '|' .. max .. '|' .. enq .. '|' .. prio .. '\n' .. body
 end
 
--- Score at the back of the line (next arrival) or, with front=true, ahead of
--- everything of the same priority (redelivery after a crash or a hand-back).
+-- Score at the back of the line (next arrival) or, with front = k >= 1, just
+-- ahead of every message of the same priority (redelivery after a crash or a
+-- hand-back): k positions before the band, so a batch returned with
+-- k = n, n-1, ..., 1 keeps its order.
 local function order_score(seq_key, prio, lifo, front)
   local base = (100 - prio) * BAND
-  if front then return string.format('%.0f', base) end
+  if front then return string.format('%.0f', base - front) end
   local n = redis.call('INCR', seq_key) % (BAND - 1) + 1
   if lifo == '1' then n = BAND - n end
   return string.format('%.0f', base + n)

@@ -17,7 +17,7 @@ local n = 0
 for i = 2, #ARGV do
   if redis.call('LREM', processing, 1, ARGV[i]) == 1 then
     local _, _, _, _, prio = parse(ARGV[i])
-    redis.call('ZADD', ready, order_score(nil, prio, '0', true), ARGV[i])
+    redis.call('ZADD', ready, order_score(nil, prio, '0', #ARGV - i + 1), ARGV[i])
     n = n + 1
   end
 end

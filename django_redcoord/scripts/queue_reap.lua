@@ -20,7 +20,8 @@ local now = server_now_ms()
 local gone = redis.call('ZRANGEBYSCORE', consumers, '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local requeued, buried = 0, 0
 for _, processing in ipairs(gone) do
-  for _, env in ipairs(redis.call('LRANGE', processing, 0, -1)) do
+  local inflight = redis.call('LRANGE', processing, 0, -1)
+  for i, env in ipairs(inflight) do
     local id, failed, max, _, prio = parse(env)
     failed = failed + 1
     local updated = with_failed(env, failed)
@@ -31,7 +32,7 @@ for _, processing in ipairs(gone) do
         attempts = failed, failed_ms = now}))
       buried = buried + 1
     else
-      redis.call('ZADD', ready, order_score(nil, prio, '0', true), updated)
+      redis.call('ZADD', ready, order_score(nil, prio, '0', #inflight - i + 1), updated)
       requeued = requeued + 1
     end
   end
