@@ -24,6 +24,10 @@ _EXPORTS = {
     "LockNotAcquired": "django_redcoord.exceptions",
     "LockNotOwned": "django_redcoord.exceptions",
     "get_client": "django_redcoord.connection",
+    "periodic": "django_redcoord.schedule",
+    "current_job": "django_redcoord.schedule",
+    "LeaderElection": "django_redcoord.leader",
+    "Queue": "django_redcoord.queues",
 }
 
 __all__ = [
@@ -33,10 +37,14 @@ __all__ = [
     "LockError",
     "LockLost",
     "LockNotAcquired",
+    "LeaderElection",
     "LockNotOwned",
+    "Queue",
     "RedcoordError",
+    "current_job",
     "current_lock",
     "get_client",
+    "periodic",
     "with_lock",
 ]
 
@@ -52,7 +60,10 @@ if TYPE_CHECKING:  # pragma: no cover
         LockNotOwned,
         RedcoordError,
     )
+    from .leader import LeaderElection
     from .locks import Lock
+    from .queues import Queue
+    from .schedule import current_job, periodic
 
 
 def __getattr__(name: str) -> Any:

@@ -108,5 +108,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"django_redcoord": {"handlers": ["console"], "level": "INFO"}},
+    "loggers": {
+        "django_redcoord": {"handlers": ["console"], "level": "INFO"},
+        "testproject": {"handlers": ["console"], "level": "INFO"},
+    },
 }
