@@ -126,16 +126,13 @@ class Scheduler:
         return self._until_timeout(max(0.0, (next_ms - now_ms) / 1000.0))
 
     def _load(self, term: int) -> None:
-        """Read every job's last_slot once per term (only the leader writes it),
-        and publish each job's schedule in words for the admin page."""
-        client, keys = self.election.client, self.election.keys
+        """Read every job's last_slot once per term (only the leader writes it)."""
+        client = self.election.client
         pipe = client.pipeline(transaction=False)
         for job in self.jobs:
-            pipe.hget(keys.job(job.name), "last_slot")
-            pipe.hset(keys.job(job.name), "schedule", job.schedule)
-            pipe.sadd(keys.jobs, job.name)
+            pipe.hget(self.election.keys.job(job.name), "last_slot")
         with unavailable_as_ours(client, "read periodic job state"):
-            values = pipe.execute()[0::3]
+            values = pipe.execute()
         self._last = {job.name: None if v is None else int(v) for job, v in zip(self.jobs, values, strict=True)}
         self._term = term
 
