@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from django_redcoord.connection import client_from_url
+from django_redcoord.leader import LeaderElection
 from django_redcoord.locks import Lock
 from django_redcoord.queues import Queue
 from django_redcoord.worker import Worker
@@ -64,6 +65,18 @@ def test_dashboard_in_a_real_browser(browser, live_server, django_user_model, re
         Queue("receipts", client=redis_client, prefix="test").push_many(range(3))
         worker = Worker([Queue("receipts", client=redis_client, prefix="test")], handler=lambda m: None)
         worker._beat()  # registered and heartbeating, as a running worker is
+        election = LeaderElection(
+            "default", lease=30, renew_deadline=20, retry_period=5, identity="web-1:4242",
+            client=redis_client, prefix="test",
+        )  # fmt: skip
+        assert election.campaign()
+        from django_redcoord.schedule import get_jobs, periodic, unregister
+        from django_redcoord.scheduler import Scheduler
+
+        periodic(every=300, name="refresh_rates")(lambda: time.sleep(0.02))
+        job = get_jobs()["refresh_rates"]
+        unregister("refresh_rates")
+        assert Scheduler(election, [job]).run_now(job, timeout=5).outcome == "ok"
 
         page = browser.new_page(viewport={"width": 1280, "height": 1100})
         page.goto(f"{live_server.url}/admin/login/?next=/admin/django_redcoord/dashboard/")
@@ -75,6 +88,8 @@ def test_dashboard_in_a_real_browser(browser, live_server, django_user_model, re
         assert lock_row.count() == 1 and str(token) in lock_row.inner_text()
         emails_ready = page.locator("#rc-queues tr[data-name='emails'] td").nth(1)
         assert emails_ready.inner_text() == "12"
+        assert "web-1:4242, term 1" in page.locator("#rc-leaders").inner_text()
+        assert "refresh_rates" in page.locator("#rc-leaders .rc-jobs").inner_text()
 
         emails.push_many(range(5))  # the page must show 17 without a reload
         page.wait_for_function(
