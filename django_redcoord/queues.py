@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import math
 import random
+import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -44,7 +45,6 @@ _HAND_BACK = Script("queue_hand_back", includes=_COMMON)
 _DEPTHS = Script("queue_depths", includes=_COMMON)
 _REQUEUE_DEAD = Script("queue_requeue_dead", includes=_COMMON)
 
-PUSH_SCRIPT = _PUSH
 MIN_PRIORITY, MAX_PRIORITY = -100, 100
 MAX_BATCH = 1000  # messages per script call (Lua unpack() breaks near 8,000)
 
@@ -147,6 +147,11 @@ class Queue:
         self._client = client
         self.key_builder = KeyBuilder(prefix or conf.default_prefix())
         self.keys: QueueKeys = self.key_builder.queue(self.name)
+        k = self.keys
+        self._push_keys = [k.ready, k.seq, k.delayed, k.wake, k.index]
+        self._lifo = "1" if lifo else "0"
+        self._registered = False  # set after our first push: the index holds the name
+        self._push_operation = f"push to queue {self.name!r}"
 
     def __repr__(self) -> str:
         return f"<Queue {self.name!r}{' lifo' if self.lifo else ''}>"
@@ -170,18 +175,25 @@ class Queue:
         ``priority`` from -100 to 100, higher first. Raises TypeError for a
         body that is not JSON-serialisable.
         """
-        mid = id or uuid.uuid4().hex
-        args = [self.name, "1" if self.lifo else "0", *self._message_args(mid, body, delay, eta, priority)]
-        _PUSH(self.client, self._push_keys(), args, operation=f"push to queue {self.name!r}")
+        if id is None:
+            mid = uuid.uuid4().hex
+        else:
+            mid = validate_name(id, "message id")
+        if priority or delay is not None or eta is not None:
+            args = [*self._head(), *self._message_args(mid, body, delay, eta, priority)]
+        else:  # the common case, without the argument checks it does not need
+            args = [*self._head(), self._envelope(mid, body, 0), 0, 0]
+        _PUSH(self.client, self._push_keys, args, operation=self._push_operation)
+        self._registered = True
         return mid
 
     def push_in(
         self, pipe: Any, body: Any, *, delay: float | None = None, eta: datetime | None = None, priority: int = 0, id: str
     ) -> None:
-        """Queue a push on ``pipe`` (run it with :func:`~django_redcoord.scripting.execute_pipeline`
-        and ``scripts=(PUSH_SCRIPT,)``), so a push can share a round trip with other writes."""
-        args = [self.name, "1" if self.lifo else "0", *self._message_args(id, body, delay, eta, priority)]
-        _PUSH.queue(pipe, self._push_keys(), args)
+        """Queue a push on ``pipe`` (run it with :func:`~django_redcoord.scripting.execute_pipeline`),
+        so a push can share a round trip with other writes."""
+        args = [self.name, self._lifo, *self._message_args(validate_name(id, "message id"), body, delay, eta, priority)]
+        _PUSH.queue(pipe, self._push_keys, args)
 
     def push_many(
         self, bodies: Iterable[Any], *, delay: float | None = None, eta: datetime | None = None, priority: int = 0
@@ -196,30 +208,35 @@ class Queue:
             mid = uuid.uuid4().hex
             ids.append(mid)
             batch.extend(self._message_args(mid, body, delay, eta, priority))
-            if len(batch) >= MAX_BATCH * 5:
+            if len(batch) >= MAX_BATCH * 3:
                 batches.append(batch)
                 batch = []
         if batch:
             batches.append(batch)
         if not batches:
             return ids
-        head = [self.name, "1" if self.lifo else "0"]
+        head = self._head()
 
         def build(pipe: Any) -> None:
             for chunk in batches:
-                _PUSH.queue(pipe, self._push_keys(), head + chunk)
+                _PUSH.queue(pipe, self._push_keys, head + chunk)
 
-        execute_pipeline(self.client, build, (_PUSH,), operation=f"push to queue {self.name!r}")
+        execute_pipeline(self.client, build, operation=self._push_operation)
+        self._registered = True
         return ids
 
-    def _push_keys(self) -> list[str]:
-        k = self.keys
-        return [k.ready, k.seq, k.delayed, k.wake, k.index]
-
     def _message_args(self, mid: str, body: Any, delay: float | None, eta: datetime | None, priority: int) -> list[Any]:
-        validate_name(mid, "message id")
         _check_count(priority, "priority", MIN_PRIORITY, MAX_PRIORITY)
-        return [mid, self.max_attempts, priority, _delay_ms(delay, eta), encode_body(body)]
+        return [self._envelope(mid, body, priority), priority, _delay_ms(delay, eta)]
+
+    def _envelope(self, mid: str, body: Any, priority: int) -> str:
+        # enqueued_ms is this client's clock, like Django's TaskResult.enqueued_at;
+        # it is shown, never compared (due times and order use the server's).
+        return f"{mid}|0|{self.max_attempts}|{int(time.time() * 1000)}|{priority}\n{encode_body(body)}"
+
+    def _head(self) -> list[str]:
+        """Queue name for the index (only until a push of ours succeeded), and the order."""
+        return ["" if self._registered else self.name, self._lifo]
 
     # -- consuming --------------------------------------------------------------
 
@@ -293,7 +310,7 @@ def depths(queues: Sequence[Queue], *, client: Any = None) -> dict[str, Depths]:
         for q in queues:
             _DEPTHS.queue(pipe, [q.keys.ready, q.keys.delayed, q.keys.dead, q.keys.consumers], [])
 
-    replies = execute_pipeline(client, build, (_DEPTHS,), operation="read queue depths")
+    replies = execute_pipeline(client, build, operation="read queue depths")
     out = {}
     for q, (ready, delayed, processing, dead, consumers, age) in zip(queues, replies, strict=True):
         out[q.name] = Depths(ready, delayed, processing, dead, consumers, None if age < 0 else age / 1000.0)
@@ -334,27 +351,39 @@ class Consumer:
         self.retry_base = float(settings["QUEUE_RETRY_DELAY"])
         self.retry_cap = float(settings["QUEUE_RETRY_MAX_DELAY"])
         self._acks: list[bytes] = []
+        self._timeout_ms = int(self.timeout * 1000)
+        self._lifo = "1" if queue.lifo else "0"
 
-    def claim(self, n: int) -> tuple[list[Message], float | None]:
+    def claim(self, n: int, *, before: Callable[[Any], None] | None = None) -> tuple[list[Message], float | None]:
         """Acknowledge what :meth:`ack` collected, then claim up to ``n`` messages.
 
+        ``before(pipe)`` may add writes that must reach Redis first (a task's
+        result before its acknowledgement): they share the round trip.
         Returns (messages, hint): when no message was claimed, ``hint`` is the
         seconds until the next delayed message is due (None: none is).
         """
-        _check_count(n, "n", 0, MAX_BATCH)
+        if n:
+            _check_count(n, "n", 0, MAX_BATCH)
         k = self.queue.keys
         acks, self._acks = self._acks, []
+        keys = [k.ready, k.delayed, self.processing, k.consumers, k.wake, k.seq]
+        args = [n, self._timeout_ms, self._lifo, *acks]
+        operation = f"claim from queue {self.queue.name!r}"
         try:
-            reply = _CLAIM(
-                self.queue.client,
-                [k.ready, k.delayed, self.processing, k.consumers, k.wake, k.seq],
-                [n, int(self.timeout * 1000), "1" if self.queue.lifo else "0", *acks],
-                operation=f"claim from queue {self.queue.name!r}",
-            )
+            if before is None:
+                reply = _CLAIM(self.queue.client, keys, args, operation=operation)
+            else:
+
+                def build(pipe: Any) -> None:
+                    before(pipe)
+                    _CLAIM.queue(pipe, keys, args)
+
+                reply = execute_pipeline(self.queue.client, build, operation=operation)[-1]
         except BaseException:
             self._acks = acks + self._acks  # unknown outcome: acknowledging again is harmless
             raise
-        messages = [Message.parse(raw, self.queue.name) for raw in reply[1:]]
+        name = self.queue.name
+        messages = [Message.parse(raw, name) for raw in reply[1:]]
         hint = int(reply[0])
         return messages, (None if hint < 0 else hint / 1000.0)
 
@@ -362,9 +391,9 @@ class Consumer:
         """Mark ``message`` done; sent with the next :meth:`claim` or :meth:`flush`."""
         self._acks.append(message.raw)
 
-    def flush(self) -> None:
+    def flush(self, *, before: Callable[[Any], None] | None = None) -> None:
         """Send pending acknowledgements now (and renew the heartbeat)."""
-        self.claim(0)
+        self.claim(0, before=before)
 
     heartbeat = flush
 
@@ -384,9 +413,11 @@ class Consumer:
         )
         return {0: "gone", 1: "retry", 2: "dead"}[int(result)]
 
-    def hand_back(self, messages: Sequence[Message], *, retire: bool = False) -> int:
+    def hand_back(
+        self, messages: Sequence[Message], *, retire: bool = False, before: Callable[[Any], None] | None = None
+    ) -> int:
         """Return unstarted messages to the front of the queue; with ``retire``, leave."""
-        self.flush()
+        self.flush(before=before)
         k = self.queue.keys
         return int(
             _HAND_BACK(

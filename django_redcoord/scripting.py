@@ -44,28 +44,35 @@ class Script:
     def queue(self, pipe: Any, keys: list[str], args: list[Any]) -> None:
         """Add a run of this script to a pipeline (see :func:`execute_pipeline`)."""
         pipe.evalsha(self._load()[1], len(keys), *keys, *args)
+        used = getattr(pipe, "redcoord_scripts", None)
+        if used is None:
+            used = pipe.redcoord_scripts = set()
+        used.add(self)
 
     def __call__(self, client: Any, keys: list[str], args: list[Any], *, operation: str) -> Any:
         """Run the script: one round trip (two only after NOSCRIPT)."""
-        source, sha = self._load()
-        with unavailable_as_ours(client, operation):
+        source, sha = self._loaded or self._load()
+        try:
             try:
                 return client.evalsha(sha, len(keys), *keys, *args)
             except redis.exceptions.NoScriptError:
                 return client.eval(source, len(keys), *keys, *args)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            # inline rather than a context manager: this is every operation's hot path
+            with unavailable_as_ours(client, operation):
+                raise exc from exc.__cause__
 
 
 def _read(filename: str) -> str:
     return resources.files(__package__).joinpath("scripts", filename).read_text()
 
 
-def execute_pipeline(
-    client: Any, build: Callable[[Any], None], scripts: tuple[Script, ...], *, operation: str
-) -> list[Any]:
+def execute_pipeline(client: Any, build: Callable[[Any], None], *, operation: str) -> list[Any]:
     """Run the commands ``build(pipe)`` queues in one round trip.
 
     If the server does not know a script yet, every EVALSHA of it failed
-    without running, so we load the scripts and send the pipeline once more.
+    without running, so we load the scripts the pipeline used (those added
+    with :meth:`Script.queue`) and send it once more.
     """
     with unavailable_as_ours(client, operation):
         for attempt in (1, 2):
@@ -76,6 +83,6 @@ def execute_pipeline(
             except redis.exceptions.NoScriptError:
                 if attempt == 2:
                     raise
-                for script in scripts:
+                for script in getattr(pipe, "redcoord_scripts", ()):
                     client.script_load(script.source)
     raise AssertionError("unreachable")  # pragma: no cover

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from datetime import datetime, timezone
 from typing import Any
 
@@ -46,12 +47,13 @@ except ImportError:  # the django-tasks backport on Django 4.2 / 5.2
 
 from .connection import get_client, unavailable_as_ours
 from .keys import KeyBuilder, validate_name
-from .queues import PUSH_SCRIPT, Message, Queue, queue_defaults
-from .scripting import execute_pipeline
+from .queues import Message, Queue, queue_defaults
+from .scripting import Script, execute_pipeline
 from .worker import DeadLetter
 
 log = logging.getLogger(__name__)
 
+_RESULTS = Script("task_results")
 OPTION_DEFAULTS = {"RESULT_TTL": 86400, "MAX_ATTEMPTS": None, "ENQUEUE_ON_COMMIT": True}
 
 
@@ -79,6 +81,8 @@ class RedisTaskBackend(BaseTaskBackend):
 
     def __init__(self, alias: str, params: dict) -> None:
         super().__init__(alias, params)
+        self._keys: KeyBuilder | None = None
+        self._queues: dict[tuple[str, str, int], Queue] = {}
         self._option_errors = [f"unknown option {k!r}" for k in self.options if k not in OPTION_DEFAULTS]
         opts = {**OPTION_DEFAULTS, **self.options}
         self.result_ttl = opts["RESULT_TTL"]
@@ -109,12 +113,24 @@ class RedisTaskBackend(BaseTaskBackend):
         return get_client()
 
     def queue(self, name: str) -> Queue:
-        return Queue(name, max_attempts=self.max_attempts or queue_defaults()["QUEUE_MAX_ATTEMPTS"])
+        """The Redis queue of a Tasks queue name (cached; rebuilt when settings change)."""
+        from . import conf
+
+        cache_key = (name, conf.default_prefix(), id(get_client()))
+        queue = self._queues.get(cache_key)
+        if queue is None:
+            queue = Queue(name, max_attempts=self.max_attempts or queue_defaults()["QUEUE_MAX_ATTEMPTS"])
+            self._queues = {**self._queues, cache_key: queue}
+        return queue
 
     def _result_key(self, result_id: str) -> str:
         from . import conf
 
-        return KeyBuilder(conf.default_prefix()).task_result(result_id)
+        prefix = conf.default_prefix()
+        builder = self._keys
+        if builder is None or builder.prefix != prefix:  # settings may change (tests)
+            builder = self._keys = KeyBuilder(prefix)
+        return builder.task_result(result_id)
 
     # -- enqueue -------------------------------------------------------------------
 
@@ -163,7 +179,7 @@ class RedisTaskBackend(BaseTaskBackend):
             pipe.expire(key, self.result_ttl)
             queue.push_in(pipe, body, eta=task.run_after, priority=task.priority, id=result.id)
 
-        execute_pipeline(queue.client, build, (PUSH_SCRIPT,), operation=f"enqueue task {task.module_path}")
+        execute_pipeline(queue.client, build, operation=f"enqueue task {task.module_path}")
         task_enqueued.send(type(self), task_result=result)
 
     # -- results -------------------------------------------------------------------
@@ -204,17 +220,45 @@ def _valid_id(result_id: str) -> bool:
 class TaskRunner:
     """The worker's handler for task messages: import, run, record the result.
 
-    Two writes per delivery: RUNNING before the call, the outcome after it
-    (the acknowledgement follows with the worker's next claim, so a result is
-    always recorded before its message is acknowledged). The TaskResult given
-    to the task_started / task_finished signals is built locally from this
-    delivery (no extra read on a first delivery); ``get_result()`` returns the
-    full record.
+    Writes ride on round trips the worker makes anyway. A success's outcome
+    is held back and sent in the same pipeline as the next task's RUNNING
+    write or the worker's next claim (which carries the acknowledgement), so
+    a result is always recorded before its message is acknowledged, and a
+    task costs one round trip instead of two. Failures are written at once
+    (a retry may start elsewhere soon). ``task_finished`` is sent once the
+    outcome is in Redis. The TaskResult given to the signals is built
+    locally on a first delivery; a retry reads the record once (earlier
+    errors, attempts).
     """
 
     def __init__(self, backend: RedisTaskBackend, worker_id: str) -> None:
         self.backend = backend
         self.worker_id = worker_id
+        self._local = threading.local()  # per worker thread: writes held back
+
+    # -- the worker's write-behind protocol -----------------------------------------
+
+    def _pending(self) -> list[tuple[str, dict[str, Any], TaskResult]]:
+        pending = getattr(self._local, "pending", None)
+        if pending is None:
+            pending = self._local.pending = []
+        return pending
+
+    def has_pending(self) -> bool:
+        return bool(getattr(self._local, "pending", None))
+
+    def write_into(self, pipe: Any) -> None:
+        """Queue the held-back outcomes on ``pipe`` (the worker sends it)."""
+        keys, args = self._script_args(())
+        _RESULTS.queue(pipe, keys, args)
+
+    def written(self) -> None:
+        """The held-back outcomes reached Redis: announce them."""
+        pending, self._local.pending = self._pending(), []
+        for _, _, result in pending:
+            task_finished.send(type(self.backend), task_result=result)
+
+    # -- one delivery ---------------------------------------------------------------
 
     def __call__(self, message: Message) -> None:
         body = message.body
@@ -261,29 +305,40 @@ class TaskRunner:
                 fields["finished_at"] = _iso(_now())
             self._write(key, fields)
             if final:
-                self._finish(result, status, None, TaskError(**json.loads(error)))
+                _settle(result, status, _now(), error=TaskError(**json.loads(error)))
+                task_finished.send(type(self.backend), task_result=result)
             raise
         finally:
             close_old_connections()
-        self._write(key, {"status": str(TaskResultStatus.SUCCESSFUL), "finished_at": _iso(_now()), "return_value": encoded})
-        self._finish(result, TaskResultStatus.SUCCESSFUL, value, None)
-
-    def _finish(self, result: TaskResult, status: Any, value: Any, error: Any) -> None:
-        object.__setattr__(result, "status", status)
-        object.__setattr__(result, "finished_at", _now())
-        if error is not None:
-            result.errors.append(error)
-        else:
-            object.__setattr__(result, "_return_value", value)
-        task_finished.send(type(self.backend), task_result=result)
+        finished = _now()
+        _settle(result, TaskResultStatus.SUCCESSFUL, finished, value=value)
+        outcome = {"status": str(TaskResultStatus.SUCCESSFUL), "finished_at": _iso(finished), "return_value": encoded}
+        self._pending().append((key, outcome, result))
 
     def _write(self, key: str, fields: dict[str, Any]) -> None:
-        client = self.backend.client
-        with unavailable_as_ours(client, "record task result"):
-            pipe = client.pipeline(transaction=False)
-            pipe.hset(key, mapping=fields)
-            pipe.expire(key, self.backend.result_ttl)
-            pipe.execute()
+        """Write now, with any held-back outcomes in the same command."""
+        keys, args = self._script_args([(key, fields)])
+        _RESULTS(self.backend.client, keys, args, operation="record task results")
+        self.written()
+
+    def _script_args(self, extra: Any) -> tuple[list[str], list[Any]]:
+        keys: list[str] = []
+        args: list[Any] = [self.backend.result_ttl]
+        for key, fields in [(k, f) for k, f, _ in self._pending()] + list(extra):
+            keys.append(key)
+            args.append(len(fields))
+            for item in fields.items():
+                args.extend(item)
+        return keys, args
+
+
+def _settle(result: TaskResult, status: Any, finished: datetime, *, value: Any = None, error: Any = None) -> None:
+    object.__setattr__(result, "status", status)
+    object.__setattr__(result, "finished_at", finished)
+    if error is not None:
+        result.errors.append(error)
+    else:
+        object.__setattr__(result, "_return_value", value)
 
 
 def _error_json(exc: BaseException) -> str:

@@ -70,8 +70,10 @@ class Worker:
         handler: ``handler(message)``; its return value is ignored.
         concurrency: threads; prefetch: messages claimed per round trip per
             thread; burst: exit once every queue has nothing ready.
-        before_claim: optional ``f(pipe)`` adding commands to the pipeline
-            that carries each claim (results written before acknowledging).
+        write_behind: optional object whose held-back writes ride on the
+            round trip of each claim, ahead of the acknowledgements it
+            carries: ``has_pending()``, ``write_into(pipe)``, ``written()``
+            (the Tasks runner uses it for results).
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class Worker:
         heartbeat: float | None = None,
         timeout: float | None = None,
         shutdown_timeout: float | None = None,
+        write_behind: Any = None,
     ) -> None:
         if not queues:
             raise ValueError("a worker needs at least one queue")
@@ -103,6 +106,7 @@ class Worker:
         self.shutdown_timeout = float(shutdown_timeout or settings["WORKER_SHUTDOWN_TIMEOUT"])
         self.client = self.queues[0].client
         self.keys = self.queues[0].key_builder
+        self.write_behind = write_behind
         self.stats = Stats()
         self.current: dict[int, str] = {}  # thread index -> message id (for the admin)
         self._stopping = threading.Event()
@@ -173,6 +177,7 @@ class Worker:
             self._idle(hint)
         for consumer in consumers:
             try:
+                self._claim(consumer, 0)  # held-back writes and acknowledgements
                 consumer.hand_back([], retire=True)
             except CoordinationUnavailable as exc:
                 log.error("worker %s: could not acknowledge on exit: %s", self.id, exc)
@@ -189,12 +194,19 @@ class Worker:
         due = [h for h in hints if h is not None]
         return False, min(due) if due else None
 
-    def _claim(self, consumer: Consumer) -> tuple[list[Message], float | None]:
-        return consumer.claim(self.prefetch)
+    def _claim(self, consumer: Consumer, n: int | None = None) -> tuple[list[Message], float | None]:
+        n = self.prefetch if n is None else n
+        wb = self.write_behind
+        if wb is None or not wb.has_pending():
+            return consumer.claim(n)
+        claimed = consumer.claim(n, before=wb.write_into)
+        wb.written()
+        return claimed
 
     def _run_batch(self, index: int, consumer: Consumer, messages: list[Message]) -> None:
         for i, message in enumerate(messages):
             if self._stopping.is_set():
+                self._claim(consumer, 0)
                 n = consumer.hand_back(messages[i:])
                 self.stats.handed_back += n
                 log.info("worker %s: handed back %d unstarted message(s) of %s", self.id, n, consumer.queue.name)
@@ -259,7 +271,7 @@ class Worker:
                 members = [threads[q_index].processing for threads in self._consumers]
                 _QUEUE_BEAT.queue(pipe, [queue.keys.consumers], [timeout_ms, *members])
 
-        execute_pipeline(self.client, build, (_BEAT, _QUEUE_BEAT), operation=f"heartbeat of worker {self.id}")
+        execute_pipeline(self.client, build, operation=f"heartbeat of worker {self.id}")
 
     def _retire(self, *, keep_consumers: bool) -> None:
         try:

@@ -214,3 +214,19 @@ def test_run_worker_killed_mid_task_the_task_completes_elsewhere(redis_url, redi
             if proc and proc.poll() is None:
                 proc.kill()
                 proc.wait(5)
+
+
+def test_task_finished_is_sent_once_the_outcome_is_in_redis():
+    seen = []
+
+    def receiver(sender, task_result, **kwargs):
+        seen.append(str(task_defs.add.get_result(task_result.id).status))
+
+    task_finished.connect(receiver)
+    try:
+        results = [task_defs.add.enqueue(i, i) for i in range(3)]
+        work()
+    finally:
+        task_finished.disconnect(receiver)
+    assert seen == ["SUCCESSFUL"] * 3
+    assert [r.id for r in results] and Queue("default").depths().processing == 0

@@ -5,27 +5,28 @@
 -- KEYS[3] delayed  zset: envelope -> due time (ms since the epoch)
 -- KEYS[4] wake     list: one token while messages may be ready
 -- KEYS[5] index    set: names of all queues (for the admin)
--- ARGV[1] queue name (member of the index)
+-- ARGV[1] queue name to add to the index, or '' when the caller knows it is there
 -- ARGV[2] lifo     '1' for last-in-first-out order, else '0'
--- ARGV[3..] five per message: id, max_attempts, priority (-100..100),
---           delay_ms (0: ready now), body (JSON text)
+-- ARGV[3..] three per message: envelope (built by the caller, see
+--           queue_common.lua), priority (-100..100), delay_ms (0: ready now;
+--           else due that long after this script's server time)
 --
 -- Returns the number of messages added.
 
 local ready, seq, delayed, wake, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local lifo = ARGV[2]
-local now = server_now_ms()
+local now
 local n = 0
-for i = 3, #ARGV, 5 do
-  local prio, delay = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
-  local env = ARGV[i] .. '|0|' .. ARGV[i + 1] .. '|' .. now .. '|' .. prio .. '\n' .. ARGV[i + 4]
+for i = 3, #ARGV, 3 do
+  local delay = tonumber(ARGV[i + 2])
   if delay > 0 then
-    redis.call('ZADD', delayed, string.format('%.0f', now + delay), env)
+    now = now or server_now_ms()
+    redis.call('ZADD', delayed, string.format('%.0f', now + delay), ARGV[i])
   else
-    redis.call('ZADD', ready, order_score(seq, prio, lifo, false), env)
+    redis.call('ZADD', ready, order_score(seq, tonumber(ARGV[i + 1]), lifo, false), ARGV[i])
   end
   n = n + 1
 end
-redis.call('SADD', index, ARGV[1])
+if ARGV[1] ~= '' then redis.call('SADD', index, ARGV[1]) end
 wake_one(wake)
 return n

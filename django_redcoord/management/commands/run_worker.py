@@ -52,7 +52,7 @@ class Command(BaseCommand):
                 burst=options["burst"],
                 shutdown_timeout=options["shutdown_timeout"],
             )
-            worker.handler = TaskRunner(backend, worker.id)
+            worker.handler = worker.write_behind = TaskRunner(backend, worker.id)
             previous = {s: signal.signal(s, lambda *_: worker.stop()) for s in (signal.SIGTERM, signal.SIGINT)}
             try:
                 stats = worker.run()

@@ -1,0 +1,52 @@
+"""Django settings and the no-op task for the "ours (Django Tasks)" rows of bench_queues.
+
+Importing this module configures Django in the importing process (if it is
+not configured yet): TASKS uses django_redcoord.tasks.RedisTaskBackend with
+default options, REDCOORD points at the benchmark's private server (from
+BENCH_QUEUES_REDIS_PORT) with KEY_PREFIX "benchtasks", and the database is
+an in-memory SQLite (the task runner only closes old connections).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django
+from django.conf import settings
+
+try:
+    from bench._queue_jobs import mark, redis_url
+except ImportError:  # run as a script: bench/ itself is sys.path[0]
+    from _queue_jobs import mark, redis_url
+
+if not settings.configured:
+    settings.configure(
+        DEBUG=False,
+        SECRET_KEY="bench-queues-only",
+        USE_TZ=True,
+        INSTALLED_APPS=["django_tasks", "django_redcoord"],
+        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+        TASKS={
+            "default": {
+                "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+                "QUEUES": ["default"],
+            }
+        },
+        REDCOORD={"URL": redis_url(), "KEY_PREFIX": "benchtasks"},
+    )
+    django.setup()
+
+try:  # Django >= 6.0
+    from django.tasks import task, task_backends
+except ImportError:  # the django-tasks backport
+    from django_tasks import task, task_backends
+
+
+@task()
+def noop(n: int | None = None) -> None:
+    mark()
+
+
+def backend() -> Any:
+    """The configured RedisTaskBackend."""
+    return task_backends["default"]

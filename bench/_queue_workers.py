@@ -1,0 +1,208 @@
+"""Worker processes of bench_queues: one OS process runs one worker of one implementation.
+
+``worker_main`` builds the worker (imports, connections, warm-up PING) before
+the start barrier, so start-up cost is not timed; after the barrier it runs
+the implementation's own worker loop with its default settings:
+
+* burst-capable implementations (ours, ours via Django Tasks, RQ, the raw
+  floor) return once the queue has nothing ready;
+* huey and dramatiq have no burst mode: their consumer runs until the parent
+  sets ``stop`` (after the shared counters show every job done), then shuts
+  down gracefully. Shutdown is outside the timed window.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+try:
+    from bench import _queue_jobs as jobs
+except ImportError:  # run as a script: bench/ itself is sys.path[0]
+    import _queue_jobs as jobs
+
+Runner = Callable[[Any], object]  # runner(stop_event)
+
+RAW_QUEUE = "raw:queue"
+RQ_QUEUE = "bench"
+OURS_QUEUE = "bench"
+OURS_PREFIX = "bench"
+
+
+_profile_path: str | None = None
+
+
+def _profiled(worker: Any) -> Any:
+    """With --profile: run ours' worker thread (not the main thread, which only
+    joins it) under cProfile, dumping the stats when the thread ends."""
+    if _profile_path:
+        import cProfile
+
+        thread_main = worker._thread_main
+
+        def profiled(index: int) -> None:
+            profile = cProfile.Profile()
+            profile.enable()
+            try:
+                thread_main(index)
+            finally:
+                profile.disable()
+                profile.dump_stats(f"{_profile_path}.t{index}")
+
+        worker._thread_main = profiled
+    return worker
+
+
+def _ours(slot: int, options: dict[str, Any]) -> Runner:
+    from django_redcoord.connection import client_from_url
+    from django_redcoord.queues import Queue
+    from django_redcoord.worker import Worker
+
+    client = client_from_url(jobs.redis_url())
+    client.ping()
+    queue = Queue(OURS_QUEUE, client=client, prefix=OURS_PREFIX)
+    worker = _profiled(Worker([queue], handler=jobs.handler, burst=True, **options))
+    return lambda stop: worker.run()
+
+
+def _ours_tasks(slot: int, options: dict[str, Any]) -> Runner:
+    try:
+        from bench import _queue_tasks as app
+    except ImportError:
+        import _queue_tasks as app
+    from django_redcoord.connection import get_client
+    from django_redcoord.tasks import TaskRunner
+    from django_redcoord.worker import Worker
+
+    backend = app.backend()
+    get_client().ping()
+    worker = Worker([backend.queue("default")], handler=None, burst=True, **options)
+    worker.handler = worker.write_behind = TaskRunner(backend, worker.id)  # as run_worker does
+    _profiled(worker)
+    return lambda stop: worker.run()
+
+
+def _rq(worker_class: str) -> Callable[[int, dict[str, Any]], Runner]:
+    def setup(slot: int, options: dict[str, Any]) -> Runner:
+        import redis
+        import rq
+
+        conn = redis.Redis(host=jobs.HOST, port=jobs.redis_port())
+        conn.ping()
+        queue = rq.Queue(RQ_QUEUE, connection=conn)
+        worker = getattr(rq, worker_class)([queue], connection=conn)
+        # WARNING: RQ logs two INFO lines per job to stderr by default.
+        return lambda stop: worker.work(burst=True, logging_level="WARNING")
+
+    return setup
+
+
+def _huey(slot: int, options: dict[str, Any]) -> Runner:
+    try:
+        from bench._queue_huey import huey
+    except ImportError:
+        from _queue_huey import huey
+
+    huey.storage.conn.ping()
+    consumer = huey.create_consumer(workers=1, worker_type="thread")
+
+    def run(stop: Any) -> None:
+        consumer.start()
+        stop.wait()
+        consumer.stop(graceful=True)
+
+    return run
+
+
+def _dramatiq(slot: int, options: dict[str, Any]) -> Runner:
+    import dramatiq
+
+    try:
+        from bench._queue_dramatiq import broker
+    except ImportError:
+        from _queue_dramatiq import broker
+
+    broker.client.ping()
+    worker = dramatiq.Worker(broker, worker_threads=1)
+    if "queue_prefetch" in options:  # dramatiq 2.x: no constructor argument; same as the
+        worker.queue_prefetch = options["queue_prefetch"]  # dramatiq_queue_prefetch env var
+
+    def run(stop: Any) -> None:
+        worker.start()
+        stop.wait()
+        worker.stop()
+
+    return run
+
+
+def _raw(slot: int, options: dict[str, Any]) -> Runner:
+    """The floor: LMOVE one message into a processing list, run it, LREM it (2 round trips)."""
+    import redis
+
+    conn = redis.Redis(host=jobs.HOST, port=jobs.redis_port())
+    conn.ping()
+    processing = f"raw:processing:{slot}"
+    mark = jobs.mark
+
+    def run(stop: Any) -> None:
+        while True:
+            message = conn.lmove(RAW_QUEUE, processing, "RIGHT", "LEFT")
+            if message is None:
+                return
+            mark()
+            conn.lrem(processing, 1, message)
+
+    return run
+
+
+SETUPS: dict[str, Callable[[int, dict[str, Any]], Runner]] = {
+    "ours": _ours,
+    "ours_tasks": _ours_tasks,
+    "rq_fork": _rq("Worker"),
+    "rq_simple": _rq("SimpleWorker"),
+    "huey": _huey,
+    "dramatiq": _dramatiq,
+    "raw": _raw,
+}
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this worker if the benchmark process dies without stopping it (Linux)."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def worker_main(
+    kind: str,
+    options: dict[str, Any],
+    slot: int,
+    counts: Any,
+    lasts: Any,
+    barrier: Any,
+    stop: Any,
+    profile: str | None = None,
+) -> None:
+    """Entry point of one worker process (multiprocessing, spawn start method)."""
+    global _profile_path
+    _die_with_parent()
+    logging.basicConfig(level=logging.WARNING)
+    _profile_path = profile
+    jobs.install(counts, lasts, slot)
+    try:
+        runner = SETUPS[kind](slot, options)
+    except BaseException:
+        traceback.print_exc()
+        barrier.abort()
+        sys.exit(1)
+    barrier.wait()
+    runner(stop)
