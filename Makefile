@@ -26,6 +26,9 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/bench_locks.py
+	$(PY) bench/bench_queues.py
+	$(PY) bench/bench_leader.py
+	$(PY) bench/bench_dashboard.py
 
 clean:
 	-$(PY) manage.py redcoord embedded stop
