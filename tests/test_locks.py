@@ -91,7 +91,8 @@ def test_fencing_tokens_strictly_increase_across_holders_and_expiry(redis_client
 def test_blocking_acquire_is_woken_by_release_not_by_polling(redis_client):
     holder = make(redis_client, ttl=30)
     holder.acquire()
-    threading.Timer(0.3, holder.release).start()
+    releaser = threading.Timer(0.3, holder.release)
+    releaser.start()
     waiter = make(redis_client, wait=5)
     calls_before = _calls(redis_client)
     started = time.monotonic()
@@ -99,6 +100,7 @@ def test_blocking_acquire_is_woken_by_release_not_by_polling(redis_client):
     elapsed = time.monotonic() - started
     assert 0.25 < elapsed < 1.0
     # acquire (queued) + BLPOP + the holder's release: no polling loop
+    releaser.join()  # the holder's release returned too (it ran in the timer thread)
     assert _calls(redis_client) - calls_before <= 4
     waiter.release()
 
@@ -115,10 +117,12 @@ def test_wait_none_waits_forever_and_wait_zero_tries_once(redis_client):
     started = time.monotonic()
     assert not make(redis_client, wait=0).acquire()
     assert time.monotonic() - started < 0.1
-    threading.Timer(0.5, holder.release).start()
+    releaser = threading.Timer(0.5, holder.release)
+    releaser.start()
     forever = make(redis_client, wait=None)
     assert forever.acquire() and forever.token == 2
     forever.release()
+    releaser.join()
 
 
 def test_wait_runs_out_and_leaves_the_queue(redis_client):
