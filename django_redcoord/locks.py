@@ -47,7 +47,7 @@ from . import conf
 from .connection import unavailable_as_ours
 from .exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
 from .keys import KeyBuilder, LockKeys, validate_name
-from .scripting import Script
+from .scripting import Script, command
 
 log = logging.getLogger(__name__)
 
@@ -260,8 +260,10 @@ class Lock:
             # wait ends. BLPOP's timeout 0 means "forever": never send it.
             block = max(0.001, min(remaining, chunk, pttl + 0.002 if pttl else chunk))
             sent = time.monotonic()
-            with unavailable_as_ours(self.client, f"waiting for lock {self.name!r}"):
-                popped = self.client.blpop([self.keys.wake(self._owner)], timeout=block)
+            popped = command(
+                self.client, "BLPOP", self.keys.wake(self._owner), f"{block:.3f}",
+                operation=f"waiting for lock {self.name!r}",
+            )  # fmt: skip
             if popped is not None:
                 return self._granted(int(popped[1]), sent)
 
