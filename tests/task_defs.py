@@ -60,3 +60,8 @@ def sleepy(seconds):
 @task()
 def returns_a_set():
     return {1, 2}
+
+
+@task()
+def periodic_tick():
+    return record.func("periodic")

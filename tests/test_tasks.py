@@ -230,3 +230,20 @@ def test_task_finished_is_sent_once_the_outcome_is_in_redis():
         task_finished.disconnect(receiver)
     assert seen == ["SUCCESSFUL"] * 3
     assert [r.id for r in results] and Queue("default").depths().processing == 0
+
+
+def test_a_periodic_task_is_enqueued_by_the_leader_and_run_by_a_worker(redis_client):
+    from django_redcoord.leader import LeaderElection
+    from django_redcoord.schedule import get_jobs, periodic, unregister
+    from django_redcoord.scheduler import Scheduler
+
+    periodic(every=60, name="tick")(task_defs.periodic_tick)
+    job = get_jobs()["tick"]
+    unregister("tick")
+    election = LeaderElection("default", lease=3, renew_deadline=2, retry_period=0.5, client=redis_client, prefix="test")
+    assert election.campaign()
+    run = Scheduler(election, [job]).run_now(job, timeout=5)
+    assert run is not None and run.outcome == "ok"
+    assert Queue("default").depths().ready == 1 and redis_client.llen("ran") == 0  # enqueued, not run
+    work()
+    assert redis_client.lrange("ran", 0, -1) == [b"periodic"]
