@@ -174,6 +174,19 @@ def get_client() -> redis.Redis:
     return client
 
 
+class UsesClient:
+    """Mixin: ``self.client`` is the client given (``self._client``), else the
+    configured one, looked up on first use (never at construction)."""
+
+    _client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = get_client()
+        return self._client
+
+
 def reset() -> None:
     """Forget the shared client (settings changed); its pool is disconnected."""
     global _client

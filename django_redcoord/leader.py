@@ -44,7 +44,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from . import conf
-from .connection import unavailable_as_ours
+from .connection import UsesClient, unavailable_as_ours
 from .exceptions import CoordinationUnavailable
 from .keys import KeyBuilder, LeaderKeys, validate_name
 from .leadership import Leadership, check_timing, leader_defaults, read_leader
@@ -76,7 +76,7 @@ class _Lead(NamedTuple):
     valid_until: float  # time.monotonic() after which we no longer believe we lead
 
 
-class LeaderElection:
+class LeaderElection(UsesClient):
     """Take part in the election ``name``: at most one candidate leads at a time.
 
     Args:
@@ -138,14 +138,6 @@ class LeaderElection:
         lead = self._lead
         state = f"leader, term {lead.term}" if lead and self.is_leader() else "standby"
         return f"<LeaderElection {self.name!r} {self.identity!r} {state}>"
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            from .connection import get_client
-
-            self._client = get_client()
-        return self._client
 
     # -- local state (no round trip) ---------------------------------------------
 

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import conf
-from .connection import unavailable_as_ours
+from .connection import UsesClient, unavailable_as_ours
 from .exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
 from .keys import KeyBuilder, LockKeys, validate_name
 from .scripting import Script, command
@@ -121,7 +121,7 @@ def _host() -> str:
 # --- the lock -------------------------------------------------------------------
 
 
-class Lock:
+class Lock(UsesClient):
     """A named distributed lock with expiry, fencing tokens and FIFO waiting.
 
     Args:
@@ -185,14 +185,6 @@ class Lock:
     def __repr__(self) -> str:
         state = f"held, token={self._fence}" if self._depth else "not held"
         return f"<Lock {self.name!r} ttl={self.ttl:g}s {state}>"
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            from .connection import get_client
-
-            self._client = get_client()
-        return self._client
 
     @property
     def token(self) -> int | None:

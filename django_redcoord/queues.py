@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import conf
-from .connection import unavailable_as_ours
+from .connection import UsesClient, unavailable_as_ours
 from .keys import KeyBuilder, QueueKeys, validate_name
 from .scripting import Script, execute_pipeline
 
@@ -114,7 +114,7 @@ def _delay_ms(delay: float | None, eta: datetime | None) -> int:
     return math.ceil(delay * 1000)
 
 
-class Queue:
+class Queue(UsesClient):
     """A named queue. Cheap to create; holds no connection of its own.
 
     Args:
@@ -155,14 +155,6 @@ class Queue:
 
     def __repr__(self) -> str:
         return f"<Queue {self.name!r}{' lifo' if self.lifo else ''}>"
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            from .connection import get_client
-
-            self._client = get_client()
-        return self._client
 
     # -- producing --------------------------------------------------------------
 
