@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -220,25 +221,38 @@ def _valid_id(result_id: str) -> bool:
 class TaskRunner:
     """The worker's handler for task messages: import, run, record the result.
 
-    Writes ride on round trips the worker makes anyway. A success's outcome
-    is held back and sent in the same pipeline as the next task's RUNNING
-    write or the worker's next claim (which carries the acknowledgement), so
-    a result is always recorded before its message is acknowledged, and a
-    task costs one round trip instead of two. Failures are written at once
-    (a retry may start elsewhere soon). ``task_finished`` is sent once the
-    outcome is in Redis. The TaskResult given to the signals is built
-    locally on a first delivery; a retry reads the record once (earlier
-    errors, attempts).
+    Result writes ride on round trips the worker makes anyway, so a quick
+    task costs no round trip of its own:
+
+    * RUNNING is recorded by a small status thread for a task still running
+      after ``RUNNING_AFTER`` seconds (a quicker task goes from READY to its
+      outcome; nobody could have seen it running). A late RUNNING mark never
+      overwrites an outcome (task_results.lua checks).
+    * A success's outcome is held back and sent with the worker's next claim
+      (which carries the acknowledgement, so a result always lands before its
+      acknowledgement), or before the next task starts once it has waited
+      ``FLUSH_AFTER`` seconds. ``task_finished`` is sent once it has landed.
+    * Failures are written at once (a retry may start elsewhere soon).
+
+    The TaskResult given to the signals is built locally on a first delivery;
+    a retry reads the record once (earlier errors, attempts).
     """
+
+    RUNNING_AFTER = 0.05
+    FLUSH_AFTER = 0.05
 
     def __init__(self, backend: RedisTaskBackend, worker_id: str) -> None:
         self.backend = backend
         self.worker_id = worker_id
-        self._local = threading.local()  # per worker thread: writes held back
+        self._local = threading.local()  # per worker thread: outcomes held back
+        self._running: dict[int, list[Any]] = {}  # thread -> [key, delivery, fields, started, marked]
+        self._running_lock = threading.Lock()
+        self._closed = threading.Event()
+        self._marker: threading.Thread | None = None
 
     # -- the worker's write-behind protocol -----------------------------------------
 
-    def _pending(self) -> list[tuple[str, dict[str, Any], TaskResult]]:
+    def _pending(self) -> list[tuple[str, dict[str, Any], TaskResult, float]]:
         pending = getattr(self._local, "pending", None)
         if pending is None:
             pending = self._local.pending = []
@@ -255,8 +269,12 @@ class TaskRunner:
     def written(self) -> None:
         """The held-back outcomes reached Redis: announce them."""
         pending, self._local.pending = self._pending(), []
-        for _, _, result in pending:
+        for _, _, result, _ in pending:
             task_finished.send(type(self.backend), task_result=result)
+
+    def close(self) -> None:
+        """Stop the status thread (the worker is done)."""
+        self._closed.set()
 
     # -- one delivery ---------------------------------------------------------------
 
@@ -276,18 +294,21 @@ class TaskRunner:
                               f"error.{delivery}": _error_json(exc)})  # fmt: skip
             raise DeadLetter(f"task {path!r} cannot be imported: {exc}") from None
         started = _now()
-        fields = {"status": str(TaskResultStatus.RUNNING), "last_attempted_at": _iso(started), f"worker.{delivery}": self.worker_id}
+        attempt = {"last_attempted_at": _iso(started), f"worker.{delivery}": self.worker_id}
         if delivery == 1:
-            fields["started_at"] = _iso(started)
-        self._write(key, fields)
-        if delivery == 1:
+            attempt["started_at"] = _iso(started)
+            pending = self._pending()
+            if pending and time.monotonic() - pending[0][3] >= self.FLUSH_AFTER:
+                self._write(None, {})  # outcomes waited long enough: land them now
             result = TaskResult(
                 task=task, id=result_id, status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
                 started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],
                 kwargs=body["kwargs"], backend=self.backend.alias, errors=[], worker_ids=[self.worker_id],
             )  # fmt: skip
-        else:  # a retry: earlier errors and workers are in the record (one extra read)
+        else:  # a retry: mark it running now, and read earlier errors and workers
+            self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt})
             result = self.backend.get_result(result_id)
+        self._mark_running(key, delivery, attempt)
         task_started.send(type(self.backend), task_result=result)
         close_old_connections()
         try:
@@ -297,10 +318,11 @@ class TaskRunner:
                 value = task.call(*body["args"], **body["kwargs"])
             encoded = json.dumps(value)
         except Exception as exc:
+            self._unmark_running()
             final = delivery >= message.max_attempts
             error = _error_json(exc)
             status = TaskResultStatus.FAILED if final else TaskResultStatus.READY
-            fields = {f"error.{delivery}": error, "status": str(status)}
+            fields = {**attempt, f"error.{delivery}": error, "status": str(status)}
             if final:
                 fields["finished_at"] = _iso(_now())
             self._write(key, fields)
@@ -310,26 +332,65 @@ class TaskRunner:
             raise
         finally:
             close_old_connections()
+        self._unmark_running()
         finished = _now()
         _settle(result, TaskResultStatus.SUCCESSFUL, finished, value=value)
-        outcome = {"status": str(TaskResultStatus.SUCCESSFUL), "finished_at": _iso(finished), "return_value": encoded}
-        self._pending().append((key, outcome, result))
+        outcome = {**attempt, "status": str(TaskResultStatus.SUCCESSFUL), "finished_at": _iso(finished),
+                   "return_value": encoded}  # fmt: skip
+        self._pending().append((key, outcome, result, time.monotonic()))
 
-    def _write(self, key: str, fields: dict[str, Any]) -> None:
-        """Write now, with any held-back outcomes in the same command."""
-        keys, args = self._script_args([(key, fields)])
-        _RESULTS(self.backend.client, keys, args, operation="record task results")
+    # -- writes -----------------------------------------------------------------------
+
+    def _write(self, key: str | None, fields: dict[str, Any]) -> None:
+        """Write now (``key`` None: only the held-back outcomes), in one command."""
+        extra = [] if key is None else [("", key, fields)]
+        keys, args = self._script_args(extra)
+        if keys:
+            _RESULTS(self.backend.client, keys, args, operation="record task results")
         self.written()
 
     def _script_args(self, extra: Any) -> tuple[list[str], list[Any]]:
         keys: list[str] = []
         args: list[Any] = [self.backend.result_ttl]
-        for key, fields in [(k, f) for k, f, _ in self._pending()] + list(extra):
+        for guard, key, fields in [("", k, f) for k, f, _, _ in self._pending()] + list(extra):
             keys.append(key)
-            args.append(len(fields))
+            args.extend((guard, len(fields)))
             for item in fields.items():
                 args.extend(item)
         return keys, args
+
+    # -- RUNNING, for tasks that take a while --------------------------------------------
+
+    def _mark_running(self, key: str, delivery: int, attempt: dict[str, Any]) -> None:
+        with self._running_lock:
+            self._running[threading.get_ident()] = [key, delivery, attempt, time.monotonic(), False]
+            if self._marker is None:
+                self._marker = threading.Thread(target=self._marker_loop, name="redcoord-task-status", daemon=True)
+                self._marker.start()
+
+    def _unmark_running(self) -> None:
+        with self._running_lock:
+            self._running.pop(threading.get_ident(), None)
+
+    def _marker_loop(self) -> None:
+        while not self._closed.wait(self.RUNNING_AFTER / 2):
+            now = time.monotonic()
+            with self._running_lock:
+                due = [e for e in self._running.values() if not e[4] and now - e[3] >= self.RUNNING_AFTER]
+                for entry in due:
+                    entry[4] = True
+            if not due:
+                continue
+            args: list[Any] = [self.backend.result_ttl]
+            for _key, delivery, attempt, _, _ in due:
+                fields = {"status": str(TaskResultStatus.RUNNING), **attempt}
+                args.extend((delivery, len(fields)))
+                for item in fields.items():
+                    args.extend(item)
+            try:
+                _RESULTS(self.backend.client, [e[0] for e in due], args, operation="mark tasks running")
+            except Exception as exc:  # the status is cosmetic; the outcome will land anyway
+                log.warning("could not record RUNNING for %d task(s): %s", len(due), exc)
 
 
 def _settle(result: TaskResult, status: Any, finished: datetime, *, value: Any = None, error: Any = None) -> None:

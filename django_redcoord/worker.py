@@ -72,8 +72,9 @@ class Worker:
             thread; burst: exit once every queue has nothing ready.
         write_behind: optional object whose held-back writes ride on the
             round trip of each claim, ahead of the acknowledgements it
-            carries: ``has_pending()``, ``write_into(pipe)``, ``written()``
-            (the Tasks runner uses it for results).
+            carries: ``has_pending()``, ``write_into(pipe)``, ``written()``,
+            and optionally ``close()`` when the worker stops (the Tasks
+            runner uses it for results).
     """
 
     def __init__(
@@ -156,6 +157,9 @@ class Worker:
                     self.id, len(still), self.shutdown_timeout,
                 )  # fmt: skip
             self._retire(keep_consumers=bool(still))
+            close = getattr(self.write_behind, "close", None)
+            if close is not None:
+                close()
         log.info("worker %s: stopped (%s)", self.id, self.stats)
         return self.stats
 

@@ -268,8 +268,8 @@ def test_bad_arguments_fail_at_the_call_with_what_is_allowed(redis_client, kwarg
 
 
 def test_auto_renew_keeps_a_lock_held_past_its_ttl(redis_client):
-    with make(redis_client, ttl=0.6, auto_renew=True) as lock:
-        time.sleep(1.8)  # 3 x TTL
+    with make(redis_client, ttl=1.5, auto_renew=True) as lock:
+        time.sleep(4.5)  # 3 x TTL (a TTL long enough for a loaded 2-core machine)
         assert not lock.lost and lock.owned()
         assert not make(redis_client).acquire()
     assert not lock.locked()

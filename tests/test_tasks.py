@@ -195,6 +195,10 @@ def test_run_worker_killed_mid_task_the_task_completes_elsewhere(redis_url, redi
         while not redis_client.exists(f"sleepy-started:{first.pid}"):
             assert time.monotonic() < deadline and first.poll() is None, "task did not start"
             time.sleep(0.05)
+        deadline = time.monotonic() + 10
+        while task_defs.sleepy.get_result(result.id).status != TaskResultStatus.RUNNING:
+            assert time.monotonic() < deadline, "a task running this long must be marked RUNNING"
+            time.sleep(0.02)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(5)
         second = _worker_process(redis_url)
@@ -237,9 +241,9 @@ def test_a_periodic_task_is_enqueued_by_the_leader_and_run_by_a_worker(redis_cli
     from django_redcoord.schedule import get_jobs, periodic, unregister
     from django_redcoord.scheduler import Scheduler
 
-    periodic(every=60, name="tick")(task_defs.periodic_tick)
-    job = get_jobs()["tick"]
-    unregister("tick")
+    periodic(every=60, name="test_tasks.periodic_tick")(task_defs.periodic_tick)  # a name no other test uses
+    job = get_jobs()["test_tasks.periodic_tick"]
+    unregister("test_tasks.periodic_tick")
     election = LeaderElection("default", lease=3, renew_deadline=2, retry_period=0.5, client=redis_client, prefix="test")
     assert election.campaign()
     run = Scheduler(election, [job]).run_now(job, timeout=5)
@@ -247,3 +251,18 @@ def test_a_periodic_task_is_enqueued_by_the_leader_and_run_by_a_worker(redis_cli
     assert Queue("default").depths().ready == 1 and redis_client.llen("ran") == 0  # enqueued, not run
     work()
     assert redis_client.lrange("ran", 0, -1) == [b"periodic"]
+
+
+def test_a_late_running_mark_never_overwrites_an_outcome(redis_client):
+    from django_redcoord.tasks import _RESULTS
+
+    result = task_defs.add.enqueue(1, 1)
+    work()
+    key = task_defs.add.get_backend()._result_key(result.id)
+    mark = ["1", 1, "status", "RUNNING"]
+    assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 0
+    assert task_defs.add.get_result(result.id).status == TaskResultStatus.SUCCESSFUL
+    redis_client.hset(key, mapping={"status": "READY", "error.1": "{}"})  # delivery 1 failed, retry pending
+    assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 0
+    redis_client.hdel(key, "error.1")
+    assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 1  # still running: marked
