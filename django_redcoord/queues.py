@@ -33,6 +33,7 @@ from typing import Any
 
 from . import conf
 from .connection import UsesClient, unavailable_as_ours
+from .exceptions import CoordinationUnavailable
 from .keys import KeyBuilder, QueueKeys, validate_name
 from .scripting import Script, execute_pipeline
 
@@ -343,6 +344,7 @@ class Consumer:
         self.retry_base = float(settings["QUEUE_RETRY_DELAY"])
         self.retry_cap = float(settings["QUEUE_RETRY_MAX_DELAY"])
         self._acks: list[bytes] = []
+        self._rotations = 0
         self._timeout_ms = int(self.timeout * 1000)
         self._lifo = "1" if queue.lifo else "0"
 
@@ -371,8 +373,13 @@ class Consumer:
                     _CLAIM.queue(pipe, keys, args)
 
                 reply = execute_pipeline(self.queue.client, build, operation=operation)[-1]
-        except BaseException:
-            self._acks = acks + self._acks  # unknown outcome: acknowledging again is harmless
+        except CoordinationUnavailable:
+            # Unknown outcome: the claim may have moved messages onto our list
+            # that we never saw, and our heartbeat would keep them there. Move
+            # on to a fresh processing list; the old one stops heartbeating and
+            # the reaper returns what it holds (finished ones run again).
+            self._rotations += 1
+            self.processing = self.queue.keys.processing(f"{self.id}~{self._rotations}")
             raise
         name = self.queue.name
         messages = [Message.parse(raw, name) for raw in reply[1:]]
