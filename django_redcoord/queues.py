@@ -26,7 +26,7 @@ import math
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -348,11 +348,9 @@ class Consumer:
         self._timeout_ms = int(self.timeout * 1000)
         self._lifo = "1" if queue.lifo else "0"
 
-    def claim(self, n: int, *, before: Callable[[Any], None] | None = None) -> tuple[list[Message], float | None]:
+    def claim(self, n: int) -> tuple[list[Message], float | None]:
         """Acknowledge what :meth:`ack` collected, then claim up to ``n`` messages.
 
-        ``before(pipe)`` may add writes that must reach Redis first (a task's
-        result before its acknowledgement): they share the round trip.
         Returns (messages, hint): when no message was claimed, ``hint`` is the
         seconds until the next delayed message is due (None: none is).
         """
@@ -362,17 +360,8 @@ class Consumer:
         acks, self._acks = self._acks, []
         keys = [k.ready, k.delayed, self.processing, k.consumers, k.wake, k.seq]
         args = [n, self._timeout_ms, self._lifo, *acks]
-        operation = f"claim from queue {self.queue.name!r}"
         try:
-            if before is None:
-                reply = _CLAIM(self.queue.client, keys, args, operation=operation)
-            else:
-
-                def build(pipe: Any) -> None:
-                    before(pipe)
-                    _CLAIM.queue(pipe, keys, args)
-
-                reply = execute_pipeline(self.queue.client, build, operation=operation)[-1]
+            reply = _CLAIM(self.queue.client, keys, args, operation=f"claim from queue {self.queue.name!r}")
         except CoordinationUnavailable:
             # Unknown outcome: the claim may have moved messages onto our list
             # that we never saw, and our heartbeat would keep them there. Move
@@ -390,9 +379,9 @@ class Consumer:
         """Mark ``message`` done; sent with the next :meth:`claim` or :meth:`flush`."""
         self._acks.append(message.raw)
 
-    def flush(self, *, before: Callable[[Any], None] | None = None) -> None:
+    def flush(self) -> None:
         """Send pending acknowledgements now (and renew the heartbeat)."""
-        self.claim(0, before=before)
+        self.claim(0)
 
     heartbeat = flush
 
@@ -412,11 +401,9 @@ class Consumer:
         )
         return {0: "gone", 1: "retry", 2: "dead"}[int(result)]
 
-    def hand_back(
-        self, messages: Sequence[Message], *, retire: bool = False, before: Callable[[Any], None] | None = None
-    ) -> int:
+    def hand_back(self, messages: Sequence[Message], *, retire: bool = False) -> int:
         """Return unstarted messages to the front of the queue; with ``retire``, leave."""
-        self.flush(before=before)
+        self.flush()
         k = self.queue.keys
         return int(
             _HAND_BACK(

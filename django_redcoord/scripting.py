@@ -122,9 +122,12 @@ def _read(filename: str) -> str:
 def execute_pipeline(client: Any, build: Callable[[Any], None], *, operation: str) -> list[Any]:
     """Run the commands ``build(pipe)`` queues in one round trip.
 
-    If the server does not know a script yet, every EVALSHA of it failed
-    without running, so we load the scripts the pipeline used (those added
-    with :meth:`Script.queue`) and send it once more.
+    If the server does not know a script yet, its EVALSHAs failed without
+    running while the other commands ran: we load the scripts the pipeline
+    used (those added with :meth:`Script.queue`) and send it all once more.
+    So use it only for commands that are safe to repeat (pushes of fresh
+    messages under one script, reads, heartbeats, result records) — never to
+    pair a claim with other writes.
     """
     with unavailable_as_ours(client, operation):
         for attempt in (1, 2):

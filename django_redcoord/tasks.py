@@ -228,10 +228,11 @@ class TaskRunner:
       after ``RUNNING_AFTER`` seconds (a quicker task goes from READY to its
       outcome; nobody could have seen it running). A late RUNNING mark never
       overwrites an outcome (task_results.lua checks).
-    * A success's outcome is held back and sent with the worker's next claim
-      (which carries the acknowledgement, so a result always lands before its
-      acknowledgement), or before the next task starts once it has waited
-      ``FLUSH_AFTER`` seconds. ``task_finished`` is sent once it has landed.
+    * Successes' outcomes are held back and written in one command just
+      before the worker's next claim (which carries the acknowledgements, so
+      a result always lands before its acknowledgement), or before the next
+      task starts once they have waited ``FLUSH_AFTER`` seconds.
+      ``task_finished`` is sent once an outcome has landed.
     * Failures are written at once (a retry may start elsewhere soon).
 
     The TaskResult given to the signals is built locally on a first delivery;
@@ -261,10 +262,9 @@ class TaskRunner:
     def has_pending(self) -> bool:
         return bool(getattr(self._local, "pending", None))
 
-    def write_into(self, pipe: Any) -> None:
-        """Queue the held-back outcomes on ``pipe`` (the worker sends it)."""
-        keys, args = self._script_args(())
-        _RESULTS.queue(pipe, keys, args)
+    def flush(self) -> None:
+        """Write the held-back outcomes now (the worker calls it before a claim)."""
+        self._write(None, {})
 
     def written(self) -> None:
         """The held-back outcomes reached Redis: announce them."""
@@ -299,7 +299,7 @@ class TaskRunner:
             attempt["started_at"] = _iso(started)
             pending = self._pending()
             if pending and time.monotonic() - pending[0][3] >= self.FLUSH_AFTER:
-                self._write(None, {})  # outcomes waited long enough: land them now
+                self.flush()  # outcomes waited long enough: land them now
             result = TaskResult(
                 task=task, id=result_id, status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
                 started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],

@@ -70,11 +70,11 @@ class Worker:
         handler: ``handler(message)``; its return value is ignored.
         concurrency: threads; prefetch: messages claimed per round trip per
             thread; burst: exit once every queue has nothing ready.
-        write_behind: optional object whose held-back writes ride on the
-            round trip of each claim, ahead of the acknowledgements it
-            carries: ``has_pending()``, ``write_into(pipe)``, ``written()``,
-            and optionally ``close()`` when the worker stops (the Tasks
-            runner uses it for results).
+        write_behind: optional object holding writes back for a batch:
+            ``has_pending()`` and ``flush()`` (called before each claim, so
+            they land ahead of the acknowledgements the claim carries), and
+            optionally ``close()`` when the worker stops (the Tasks runner
+            uses it for results).
     """
 
     def __init__(
@@ -199,13 +199,10 @@ class Worker:
         return False, min(due) if due else None
 
     def _claim(self, consumer: Consumer, n: int | None = None) -> tuple[list[Message], float | None]:
-        n = self.prefetch if n is None else n
         wb = self.write_behind
-        if wb is None or not wb.has_pending():
-            return consumer.claim(n)
-        claimed = consumer.claim(n, before=wb.write_into)
-        wb.written()
-        return claimed
+        if wb is not None and wb.has_pending():
+            wb.flush()  # results land before the claim that acknowledges their messages
+        return consumer.claim(self.prefetch if n is None else n)
 
     def _run_batch(self, index: int, consumer: Consumer, messages: list[Message]) -> None:
         for i, message in enumerate(messages):

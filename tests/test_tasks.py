@@ -266,3 +266,15 @@ def test_a_late_running_mark_never_overwrites_an_outcome(redis_client):
     assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 0
     redis_client.hdel(key, "error.1")
     assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 1  # still running: marked
+
+
+def test_a_server_that_forgot_our_scripts_strands_nothing(redis_client):
+    """Held-back results are written before the claim, never in one pipeline with
+    it: a NOSCRIPT retry of such a pipeline would run the claim twice."""
+    results = [task_defs.add.enqueue(i, 1) for i in range(100)]  # several batches of 32
+    redis_client.script_flush()
+    work()
+    assert Queue("default").depths().processing == 0
+    for result in results:
+        result.refresh()
+    assert all(r.status == TaskResultStatus.SUCCESSFUL for r in results)
