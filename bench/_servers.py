@@ -14,8 +14,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
@@ -148,3 +150,16 @@ class RedisServer:
         if self._dir is not None and os.path.isdir(self._dir):
             shutil.rmtree(self._dir, ignore_errors=True)
         self._dir = None
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # run the finally blocks: stop children and servers
+
+
+def run_main(main: Callable[[], int]) -> None:
+    """Run a benchmark's ``main``; SIGTERM and Ctrl-C still stop its children and servers."""
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

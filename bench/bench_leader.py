@@ -47,9 +47,9 @@ from pathlib import Path
 import redis
 
 try:
-    from bench._servers import RedisServer, _die_with_parent
+    from bench._servers import RedisServer, _die_with_parent, run_main
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import RedisServer, _die_with_parent
+    from _servers import RedisServer, _die_with_parent, run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "bench"
@@ -247,13 +247,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)  # run the finally blocks: stop children and the server
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(130)
+    run_main(main)

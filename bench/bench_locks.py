@@ -55,7 +55,6 @@ import os
 import platform
 import queue
 import secrets
-import signal
 import statistics
 import sys
 import time
@@ -74,9 +73,9 @@ from django_redcoord.connection import client_from_url
 from django_redcoord.locks import Lock
 
 try:
-    from bench._servers import HOST, RedisServer, free_port
+    from bench._servers import HOST, RedisServer, free_port, run_main
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, free_port
+    from _servers import HOST, RedisServer, free_port, run_main
 
 CTX = mp.get_context("fork")
 TTL = 10  # seconds; no lock should ever expire during the benchmark
@@ -660,13 +659,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)  # run the finally blocks: stop children and servers
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(130)
+    run_main(main)
