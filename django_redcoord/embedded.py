@@ -68,17 +68,19 @@ def running_pid(directory: str) -> int | None:
             pid = int(fh.read().strip() or 0)
     except (OSError, ValueError):
         return None
-    if pid <= 0:
+    if pid <= 0 or not _alive(pid):
         return None
+    return pid
+
+
+def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return None
+        return False
     except PermissionError:
-        return pid
-    if _is_zombie(pid):
-        return None
-    return pid
+        return True
+    return not _is_zombie(pid)
 
 
 def _is_zombie(pid: int) -> bool:
@@ -156,10 +158,12 @@ def stop(directory: str, *, timeout: float = 10.0) -> bool:
         if pid is None:
             return False
         os.kill(pid, signal.SIGTERM)
+        # Wait for the process itself: redis-server removes its pid file
+        # before it has quite exited.
         deadline = time.monotonic() + timeout
-        while running_pid(directory) == pid and time.monotonic() < deadline:
+        while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
-        if running_pid(directory) == pid:
+        if _alive(pid):
             os.kill(pid, signal.SIGKILL)
         for leftover in (PIDFILE, SOCKET):
             with contextlib.suppress(FileNotFoundError):
