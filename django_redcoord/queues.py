@@ -180,13 +180,17 @@ class Queue(UsesClient):
         self._registered = True
         return mid
 
-    def push_in(
-        self, pipe: Any, body: Any, *, delay: float | None = None, eta: datetime | None = None, priority: int = 0, id: str
-    ) -> None:
-        """Queue a push on ``pipe`` (run it with :func:`~django_redcoord.scripting.execute_pipeline`),
-        so a push can share a round trip with other writes."""
-        args = [self.name, self._lifo, *self._message_args(validate_name(id, "message id"), body, delay, eta, priority)]
-        _PUSH.queue(pipe, self._push_keys, args)
+    def push_with_record(
+        self, body: Any, *, id: str, record_key: str, record: dict[str, Any], ttl: int,
+        eta: datetime | None = None, priority: int = 0,
+    ) -> None:  # fmt: skip
+        """Push one message and write a hash (``record``, expiring after ``ttl``
+        seconds) in the same command: a Django Task and its result record."""
+        pairs = [item for field in record.items() for item in field]
+        args = [self._head()[0], self._lifo, len(record), ttl, *pairs,
+                *self._message_args(validate_name(id, "message id"), body, None, eta, priority)]  # fmt: skip
+        _PUSH(self.client, [*self._push_keys, record_key], args, operation=self._push_operation)
+        self._registered = True
 
     def push_many(
         self, bodies: Iterable[Any], *, delay: float | None = None, eta: datetime | None = None, priority: int = 0
@@ -227,9 +231,9 @@ class Queue(UsesClient):
         # it is shown, never compared (due times and order use the server's).
         return f"{mid}|0|{self.max_attempts}|{int(time.time() * 1000)}|{priority}\n{encode_body(body)}"
 
-    def _head(self) -> list[str]:
-        """Queue name for the index (only until a push of ours succeeded), and the order."""
-        return ["" if self._registered else self.name, self._lifo]
+    def _head(self) -> list[Any]:
+        """Queue name for the index (only until a push of ours succeeded), the order, no record."""
+        return ["" if self._registered else self.name, self._lifo, 0, 0]
 
     # -- consuming --------------------------------------------------------------
 

@@ -49,7 +49,7 @@ except ImportError:  # the django-tasks backport on Django 4.2 / 5.2
 from .connection import get_client, unavailable_as_ours
 from .keys import KeyBuilder, validate_name
 from .queues import Message, Queue, queue_defaults
-from .scripting import Script, execute_pipeline
+from .scripting import Script
 from .worker import DeadLetter
 
 log = logging.getLogger(__name__)
@@ -174,13 +174,10 @@ class RedisTaskBackend(BaseTaskBackend):
             "run_after": _iso(task.run_after), "args": json.dumps(result.args), "kwargs": json.dumps(result.kwargs),
         }  # fmt: skip
         body = {"task": task.module_path, "result": result.id, "args": result.args, "kwargs": result.kwargs}
-
-        def build(pipe: Any) -> None:
-            pipe.hset(key, mapping=record)
-            pipe.expire(key, self.result_ttl)
-            queue.push_in(pipe, body, eta=task.run_after, priority=task.priority, id=result.id)
-
-        execute_pipeline(queue.client, build, operation=f"enqueue task {task.module_path}")
+        queue.push_with_record(
+            body, id=result.id, record_key=key, record=record, ttl=self.result_ttl,
+            eta=task.run_after, priority=task.priority,
+        )  # fmt: skip
         task_enqueued.send(type(self), task_result=result)
 
     # -- results -------------------------------------------------------------------
