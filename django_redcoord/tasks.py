@@ -10,8 +10,8 @@
         }
     }
 
-Enqueue is one round trip: the result record (status READY) and the message
-are written by one pipeline. ``manage.py run_worker`` runs the tasks; results
+Enqueue is one command: the push script also writes the result record
+(status READY). ``manage.py run_worker`` runs the tasks; results
 (status, times, return value, errors, worker ids) live in a Redis hash that
 expires ``RESULT_TTL`` seconds after its last change. Inside a transaction a
 task is sent only once it commits (``ENQUEUE_ON_COMMIT``, default True).
