@@ -181,8 +181,8 @@ class Worker:
             self._idle(hint)
         for consumer in consumers:
             try:
-                self._claim(consumer, 0)  # held-back writes and acknowledgements
-                consumer.hand_back([], retire=True)
+                self._flush_results()
+                consumer.hand_back([], retire=True)  # sends the acknowledgements too
             except CoordinationUnavailable as exc:
                 log.error("worker %s: could not acknowledge on exit: %s", self.id, exc)
 
@@ -198,16 +198,19 @@ class Worker:
         due = [h for h in hints if h is not None]
         return False, min(due) if due else None
 
-    def _claim(self, consumer: Consumer, n: int | None = None) -> tuple[list[Message], float | None]:
+    def _claim(self, consumer: Consumer) -> tuple[list[Message], float | None]:
+        self._flush_results()  # results land before the claim that acknowledges their messages
+        return consumer.claim(self.prefetch)
+
+    def _flush_results(self) -> None:
         wb = self.write_behind
         if wb is not None and wb.has_pending():
-            wb.flush()  # results land before the claim that acknowledges their messages
-        return consumer.claim(self.prefetch if n is None else n)
+            wb.flush()
 
     def _run_batch(self, index: int, consumer: Consumer, messages: list[Message]) -> None:
         for i, message in enumerate(messages):
             if self._stopping.is_set():
-                self._claim(consumer, 0)
+                self._flush_results()
                 n = consumer.hand_back(messages[i:])
                 self.stats.handed_back += n
                 log.info("worker %s: handed back %d unstarted message(s) of %s", self.id, n, consumer.queue.name)
