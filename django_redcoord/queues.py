@@ -86,7 +86,8 @@ class Depths:
     head_age: float | None
 
 
-def _check_count(value: object, what: str, low: int, high: int) -> int:
+def check_count(value: object, what: str, low: int, high: int) -> int:
+    """Validate a whole number in [low, high]; the message says what is allowed."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ValueError(f"{what} must be a whole number from {low} to {high}, not {value!r}")
     return value
@@ -139,7 +140,7 @@ class Queue(UsesClient):
         if not isinstance(lifo, bool):
             raise TypeError("lifo must be True or False")
         self.lifo = lifo
-        self.max_attempts = _check_count(
+        self.max_attempts = check_count(
             max_attempts if max_attempts is not None else queue_defaults()["QUEUE_MAX_ATTEMPTS"],
             "max_attempts",
             1,
@@ -223,7 +224,7 @@ class Queue(UsesClient):
         return ids
 
     def _message_args(self, mid: str, body: Any, delay: float | None, eta: datetime | None, priority: int) -> list[Any]:
-        _check_count(priority, "priority", MIN_PRIORITY, MAX_PRIORITY)
+        check_count(priority, "priority", MIN_PRIORITY, MAX_PRIORITY)
         return [self._envelope(mid, body, priority), priority, _delay_ms(delay, eta)]
 
     def _envelope(self, mid: str, body: Any, priority: int) -> str:
@@ -359,7 +360,7 @@ class Consumer:
         seconds until the next delayed message is due (None: none is).
         """
         if n:
-            _check_count(n, "n", 0, MAX_BATCH)
+            check_count(n, "n", 0, MAX_BATCH)
         k = self.queue.keys
         acks, self._acks = self._acks, []
         keys = [k.ready, k.delayed, self.processing, k.consumers, k.wake, k.seq]

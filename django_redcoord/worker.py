@@ -32,7 +32,7 @@ from typing import Any
 
 from .connection import unavailable_as_ours
 from .exceptions import CoordinationUnavailable
-from .queues import Consumer, Message, Queue, queue_defaults
+from .queues import MAX_BATCH, Consumer, Message, Queue, check_count, queue_defaults
 from .scripting import Script, execute_pipeline
 
 log = logging.getLogger(__name__)
@@ -96,8 +96,8 @@ class Worker:
         settings = queue_defaults()
         self.queues = list(queues)
         self.handler = handler
-        self.concurrency = _whole(concurrency, "concurrency", 1, 256)
-        self.prefetch = _whole(prefetch if prefetch is not None else settings["WORKER_PREFETCH"], "prefetch", 1, 1000)
+        self.concurrency = check_count(concurrency, "concurrency", 1, 256)
+        self.prefetch = check_count(prefetch if prefetch is not None else settings["WORKER_PREFETCH"], "prefetch", 1, MAX_BATCH)
         self.burst = burst
         self.id = worker_id or f"{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(3)}"
         self.heartbeat = float(heartbeat or settings["WORKER_HEARTBEAT"])
@@ -294,8 +294,3 @@ def _log_job(message: Message, started: float, outcome: str, error: str) -> None
         (time.perf_counter() - started) * 1000, f": {error}" if error else "",
     )  # fmt: skip
 
-
-def _whole(value: object, what: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{what} must be a whole number from {low} to {high}, not {value!r}")
-    return value
