@@ -293,4 +293,3 @@ def _log_job(message: Message, started: float, outcome: str, error: str) -> None
         message.id, f" ({task})" if task else "", message.queue, outcome,
         (time.perf_counter() - started) * 1000, f": {error}" if error else "",
     )  # fmt: skip
-
