@@ -173,6 +173,10 @@ class Lock(UsesClient):
         self.on_lost = on_lost
         self._client = client
         self.keys: LockKeys = KeyBuilder(prefix or conf.default_prefix()).lock(self.name)
+        k = self.keys
+        # Built once: every acquire and release sends these.
+        self._keys5 = [k.lock, k.fence, k.queue, k.waiters, k.index]
+        self._ops = (f"acquire lock {self.name!r}", f"release lock {self.name!r}")
         self._owner: str | None = None
         self._fence: int | None = None
         self._depth = 0
@@ -260,12 +264,12 @@ class Lock(UsesClient):
                 return self._granted(int(popped[1]), sent)
 
     def _run_acquire(self, mode: str, lease: float) -> list[Any]:
-        k = self.keys
+        owner = self._owner or ""
         return _ACQUIRE(
             self.client,
-            [k.lock, k.fence, k.queue, k.waiters, k.index, k.wake(self._owner or "")],
+            [*self._keys5, self.keys.wake_prefix + owner],
             [
-                self._owner,
+                owner,
                 _ms(self.ttl),
                 mode,
                 _ms(lease + _QUEUE_GRACE),
@@ -275,7 +279,7 @@ class Lock(UsesClient):
                 os.getpid(),
                 threading.current_thread().name,
             ],
-            operation=f"acquire lock {self.name!r}",
+            operation=self._ops[0],
         )
 
     def _granted(self, fence: int, sent: float) -> bool:
@@ -327,13 +331,7 @@ class Lock(UsesClient):
         """
         if not self._depth:
             raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
-        k = self.keys
-        result = _RELEASE(
-            self.client,
-            [k.lock, k.fence, k.queue, k.waiters, k.index],
-            [self._owner, self.name],
-            operation=f"release lock {self.name!r}",
-        )
+        result = _RELEASE(self.client, self._keys5, [self._owner, self.name], operation=self._ops[1])
         lost = self._lost
         self._depth -= 1
         if result == 0:

@@ -10,8 +10,11 @@ settings that belongs to one thread of one process, used with the
 connection's own send/read. It skips redis-py's per-command machinery (pool
 checkout, retry wrapper, metrics hooks), which costs more client time than
 the round trip itself: about 35 us per call instead of 55 us measured here.
-Any error leaves the lane disconnected (its stream may be out of step); the
-next call reconnects. A forked child never uses its parent's lane.
+Commands are packed by hiredis's C packer when it is installed (1 us for a
+lock script's 16 arguments, against 3.6 us in redis-py's packer). Any error
+leaves the lane disconnected (its stream may be out of step); the next call
+reconnects. A forked child forgets every lane (an ``os.register_at_fork``
+hook) and opens its own.
 """
 
 from __future__ import annotations
@@ -27,21 +30,36 @@ import redis
 
 from .connection import unavailable_as_ours
 
+try:  # C packer: a third of the client time redis-py's pack takes for a script call
+    from hiredis import pack_command as _hiredis_pack
+except ImportError:  # pragma: no cover - hiredis is an optional extra
+    _hiredis_pack = None
+
 _lanes = threading.local()
+_fork_hook = False
+
+
+def _forget_lanes() -> None:
+    """In a forked child: every lane is the parent's stream, never to be used here."""
+    global _lanes
+    _lanes = threading.local()
 
 
 def _lane(client: Any) -> Any:
     """This thread's own connection with ``client``'s settings, or None to use the client."""
+    global _fork_hook
     pool = getattr(client, "connection_pool", None)
     if type(client) is not redis.Redis or not isinstance(pool, redis.ConnectionPool):
         return None  # pipelines, cluster or sentinel clients: their own path
     lanes = getattr(_lanes, "by_pool", None)
     if lanes is None:
+        if not _fork_hook:
+            os.register_at_fork(after_in_child=_forget_lanes)
+            _fork_hook = True
         lanes = _lanes.by_pool = {}
-    pid = os.getpid()
     entry = lanes.get(id(pool))
-    if entry is None or entry[0] is not pool or entry[2] != pid:
-        entry = (pool, pool.make_connection(), pid)
+    if entry is None or entry[0] is not pool:
+        entry = (pool, pool.make_connection())
         lanes[id(pool)] = entry
     return entry[1]
 
@@ -62,7 +80,10 @@ def command(client: Any, *args: Any, operation: str) -> Any:
         if stale:
             conn.disconnect()
     try:
-        conn.send_command(*args)
+        if _hiredis_pack is None:
+            conn.send_command(*args)
+        else:
+            conn.send_packed_command((_hiredis_pack(args),))
         return conn.read_response()
     except redis.exceptions.ResponseError:
         raise  # an error reply: the stream is in step

@@ -6,6 +6,9 @@ import redis
 from django_redcoord.connection import client_from_url, describe, get_client, mask_url
 from django_redcoord.exceptions import CoordinationUnavailable, RedcoordError
 from django_redcoord.locks import Lock
+from django_redcoord.scripting import command
+
+from . import multiproc
 
 
 def test_mask_url_hides_the_password_only():
@@ -174,3 +177,23 @@ def test_rediss_tls_url_works(tmp_path):
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+def _lane_client_id_after_fork(index, client):
+    # the client object was built before the fork and its parent already used a lane
+    with Lock("fork:child", ttl=5, wait=1, client=client):
+        pass
+    return command(client, "CLIENT", "ID", operation="test")
+
+
+def test_forked_child_never_uses_its_parents_lane(redis_url):
+    client = client_from_url(redis_url)
+    with Lock("fork:parent", ttl=5, wait=1, client=client):
+        pass
+    parent_id = command(client, "CLIENT", "ID", operation="test")
+    child_id = multiproc.start(_lane_client_id_after_fork, client).result()
+    assert child_id != parent_id
+    # the parent's stream is still in step after the child ran
+    assert command(client, "CLIENT", "ID", operation="test") == parent_id
+    with Lock("fork:parent", ttl=5, wait=1, client=client) as lock:
+        assert lock.owned()
