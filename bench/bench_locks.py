@@ -27,9 +27,9 @@ name: acquire (blocking), hold 1 ms, release. Reported per implementation:
 * cmds/acq: Redis commands per acquisition from INFO commandstats (INFO
   itself excluded). Redis counts the commands a Lua script runs as well, so
   this is server work; the most frequent commands are listed below the table.
-* sent/acq: commands the clients sent per acquisition (counted in redis-py's
-  Connection.send_command in each process): round trips, Lua internals not
-  included
+* sent/acq: sends the clients made per acquisition (counted in redis-py's
+  Connection.send_packed_command in each process, which every command and
+  every pipeline goes through): round trips, Lua internals not included
 * overlaps: critical sections [acquired, release-start] that overlap an
   earlier one; anything but 0 means the lock let two holders in
 
@@ -282,7 +282,7 @@ class RunSync:
 
 
 class SendCounter:
-    """Counts the commands this process sends through redis-py: its round trips.
+    """Counts the sends this process makes through redis-py: its round trips.
 
     Commands run inside Lua scripts are not sent, so they are not counted here
     (INFO commandstats counts them). Installed only in benchmark children.
@@ -292,13 +292,13 @@ class SendCounter:
 
     @classmethod
     def install(cls) -> None:
-        original = redis.connection.Connection.send_command
+        original = redis.connection.Connection.send_packed_command
 
         def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
             cls.count += 1
             return original(conn, *args, **kwargs)
 
-        redis.connection.Connection.send_command = counted
+        redis.connection.Connection.send_packed_command = counted
 
 
 def _contender_loop(
