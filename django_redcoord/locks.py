@@ -47,7 +47,7 @@ from . import conf
 from .connection import UsesClient, unavailable_as_ours
 from .exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
 from .keys import KeyBuilder, LockKeys, validate_name
-from .scripting import Script, command
+from .scripting import PinnedLane, Script, command
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +184,8 @@ class Lock(UsesClient):
         self._lost = False
         self._renewer: _Renewer | None = None
         self._max_block: float | None = None
+        self._release_packed: bytes | None = None
+        self._pin = PinnedLane()
         self.retry_after: float | None = None
 
     def __repr__(self) -> str:
@@ -229,6 +231,8 @@ class Lock(UsesClient):
             )
         if self._owner is None:
             self._owner = _thread_owner_token() if self.reentrant else secrets.token_hex(16)
+            # Packed now, so that a release (the start of a handoff) only writes it.
+            self._release_packed = _RELEASE.packed(self._keys5, [self._owner, self.name])
         started = time.monotonic()
         deadline = math.inf if wait is None else started + wait
         chunk = self._chunk()
@@ -258,7 +262,7 @@ class Lock(UsesClient):
             sent = time.monotonic()
             popped = command(
                 self.client, "BLPOP", self.keys.wake(self._owner), f"{block:.3f}",
-                operation=f"waiting for lock {self.name!r}",
+                operation=f"waiting for lock {self.name!r}", pin=self._pin,
             )  # fmt: skip
             if popped is not None:
                 return self._granted(int(popped[1]), sent)
@@ -331,7 +335,14 @@ class Lock(UsesClient):
         """
         if not self._depth:
             raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
-        result = _RELEASE(self.client, self._keys5, [self._owner, self.name], operation=self._ops[1])
+        result = _RELEASE(
+            self.client,
+            self._keys5,
+            [self._owner, self.name],
+            operation=self._ops[1],
+            packed=self._release_packed,
+            pin=self._pin,
+        )
         lost = self._lost
         self._depth -= 1
         if result == 0:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import threading
 from collections.abc import Callable
 from importlib import resources
@@ -30,23 +31,144 @@ import redis
 
 from .connection import unavailable_as_ours
 
-try:  # C packer: a third of the client time redis-py's pack takes for a script call
-    from hiredis import pack_command as _hiredis_pack
+try:  # C packer and reader: the lane's fast path
+    import hiredis as _hiredis
 except ImportError:  # pragma: no cover - hiredis is an optional extra
-    _hiredis_pack = None
+    _hiredis = None
+
+_NOT_ENOUGH = object()
+_READ_SIZE = 65536
 
 _lanes = threading.local()
 _fork_hook = False
 
 
+_generation = 0  # bumped in a forked child: lanes pinned before the fork are void
+
+
 def _forget_lanes() -> None:
     """In a forked child: every lane is the parent's stream, never to be used here."""
-    global _lanes
+    global _lanes, _generation
     _lanes = threading.local()
+    _generation += 1
 
 
-def _lane(client: Any) -> Any:
-    """This thread's own connection with ``client``'s settings, or None to use the client."""
+class PinnedLane:
+    """The lane of the thread that last used an object (one thread at a time).
+
+    Saves the per-call lookup of the thread's lane on a critical path (a
+    lock's release starts a handoff; its wait ends one).
+    """
+
+    __slots__ = ("key", "lane")
+
+    def __init__(self) -> None:
+        self.key: tuple[int, int] | None = None
+        self.lane: _Lane | None = None
+
+    def get(self, client: Any) -> _Lane | None:
+        key = (threading.get_ident(), _generation)
+        if self.key != key:
+            self.lane, self.key = _lane(client), key
+        return self.lane
+
+
+class _Lane:
+    """One thread's own connection, with ``pool``'s settings.
+
+    redis-py's connection does the connecting (TLS, AUTH, HELLO, SELECT) and
+    the closing. With hiredis installed and RESP2 (the default) the lane then
+    writes packed commands to the socket and parses replies with its own
+    hiredis reader (RESP2 or RESP3, as the connection negotiated): the least
+    Python between a reply arriving and the caller having it. Without hiredis
+    it uses the connection's own send and read.
+    """
+
+    __slots__ = ("pool", "conn", "sock", "reader", "incomplete", "poller", "view")
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.conn = pool.make_connection()
+        self.sock: Any = None
+        self.reader: Any = None
+        self.incomplete: Any = _NOT_ENOUGH  # what the reader answers while a reply is partial
+        self.poller: Any = None
+        self.view: memoryview | None = None
+
+    def _open(self) -> None:
+        conn = self.conn
+        conn.connect()
+        self.sock = conn._sock
+        if _hiredis is None:
+            return
+        encoder = conn.encoder
+        kwargs: dict[str, Any] = {
+            "protocolError": redis.exceptions.InvalidResponse,
+            "replyError": conn._parser.parse_error,
+            "errors": encoder.encoding_errors,
+        }
+        if encoder.decode_responses:
+            kwargs["encoding"] = encoder.encoding
+        try:
+            self.reader, self.incomplete = _hiredis.Reader(notEnoughData=_NOT_ENOUGH, **kwargs), _NOT_ENOUGH
+        except TypeError:  # hiredis < 3: it answers False while incomplete,
+            if str(getattr(conn, "protocol", 2)) != "2":  # which a RESP3 reply can be
+                return
+            self.reader, self.incomplete = _hiredis.Reader(**kwargs), False
+        self.poller = select.poll()
+        self.poller.register(self.sock, select.POLLIN)
+        if self.view is None:
+            self.view = memoryview(bytearray(_READ_SIZE))
+
+    def close(self) -> None:
+        self.sock = self.reader = self.poller = None
+        self.conn.disconnect()
+
+    def _stale(self) -> bool:
+        """Readable while nothing of ours is in flight: closed by the server
+        (restart, idle timeout) or out of step. Either way, start afresh."""
+        sock = self.sock
+        if self.reader is None:
+            try:
+                return bool(self.conn.can_read())
+            except (redis.ConnectionError, OSError):
+                return True
+        if hasattr(sock, "pending") and sock.pending():
+            return True
+        return bool(self.poller.poll(0))
+
+    def run(self, args: tuple[Any, ...], packed: bytes | None) -> Any:
+        """Send one command (``packed``, if given, is ``args`` already packed) and read its reply."""
+        if self.sock is None:
+            self._open()
+        elif self._stale():
+            self.close()
+            self._open()
+        reader = self.reader
+        if reader is None:
+            self.conn.send_command(*args)
+            return self.conn.read_response()
+        sock, view, incomplete = self.sock, self.view, self.incomplete
+        try:
+            sock.sendall(packed or _hiredis.pack_command(args))
+            reply = reader.gets()
+            while reply is incomplete:
+                n = sock.recv_into(view)
+                if not n:
+                    raise redis.ConnectionError("Connection closed by server.")
+                reader.feed(view, 0, n)
+                reply = reader.gets()
+        except TimeoutError as exc:  # socket.timeout
+            raise redis.TimeoutError(f"Timeout on the socket: {exc}") from exc
+        except OSError as exc:
+            raise redis.ConnectionError(f"Error on the socket: {exc}") from exc
+        if isinstance(reply, Exception):
+            raise reply  # an error reply; the stream is in step
+        return reply
+
+
+def _lane(client: Any) -> _Lane | None:
+    """This thread's own lane for ``client``'s pool, or None to use the client."""
     global _fork_hook
     pool = getattr(client, "connection_pool", None)
     if type(client) is not redis.Redis or not isinstance(pool, redis.ConnectionPool):
@@ -57,43 +179,41 @@ def _lane(client: Any) -> Any:
             os.register_at_fork(after_in_child=_forget_lanes)
             _fork_hook = True
         lanes = _lanes.by_pool = {}
-    entry = lanes.get(id(pool))
-    if entry is None or entry[0] is not pool:
-        entry = (pool, pool.make_connection())
-        lanes[id(pool)] = entry
-    return entry[1]
+    lane = lanes.get(id(pool))
+    if lane is None or lane.pool is not pool:
+        lane = lanes[id(pool)] = _Lane(pool)
+    return lane
 
 
-def command(client: Any, *args: Any, operation: str) -> Any:
-    """Send one command on this thread's lane (or the client) and return its reply."""
-    conn = _lane(client)
-    if conn is None:
+def command(
+    client: Any, *args: Any, operation: str, packed: bytes | None = None, pin: PinnedLane | None = None
+) -> Any:
+    """Send one command on this thread's lane (or the client) and return its reply.
+
+    ``packed``: the same command already packed (see :func:`pack`), to save
+    the packing on a path where every microsecond counts; ``pin``: where the
+    caller keeps its lane (see :class:`PinnedLane`).
+    """
+    lane = _lane(client) if pin is None else pin.get(client)
+    if lane is None:
         with unavailable_as_ours(client, operation):
             return client.execute_command(*args)
-    if conn._sock is not None:
-        # Closed by the server while idle (restart, idle timeout), or data
-        # left over: nothing of ours is in flight, so start a fresh one.
-        try:
-            stale = conn.can_read()
-        except (redis.ConnectionError, OSError):
-            stale = True
-        if stale:
-            conn.disconnect()
     try:
-        if _hiredis_pack is None:
-            conn.send_command(*args)
-        else:
-            conn.send_packed_command((_hiredis_pack(args),))
-        return conn.read_response()
+        return lane.run(args, packed)
     except redis.exceptions.ResponseError:
         raise  # an error reply: the stream is in step
     except (redis.ConnectionError, redis.TimeoutError) as exc:
-        conn.disconnect()
+        lane.close()
         with unavailable_as_ours(client, operation):
             raise exc from exc.__cause__
     except BaseException:
-        conn.disconnect()  # interrupted mid-reply: never reuse a stream out of step
+        lane.close()  # interrupted mid-reply: never reuse a stream out of step
         raise
+
+
+def pack(*args: Any) -> bytes | None:
+    """``args`` packed as one command for :func:`command`, or None without hiredis."""
+    return None if _hiredis is None else _hiredis.pack_command(args)
 
 
 class Script:
@@ -127,11 +247,31 @@ class Script:
             used = pipe.redcoord_scripts = set()
         used.add(self)
 
-    def __call__(self, client: Any, keys: list[str], args: list[Any], *, operation: str) -> Any:
-        """Run the script: one round trip (two only after NOSCRIPT)."""
+    def packed(self, keys: list[str], args: list[Any]) -> bytes | None:
+        """This run packed ahead of time, for ``packed=`` of :meth:`__call__`."""
+        return pack("EVALSHA", (self._loaded or self._load())[1], len(keys), *keys, *args)
+
+    def __call__(
+        self,
+        client: Any,
+        keys: list[str],
+        args: list[Any],
+        *,
+        operation: str,
+        packed: bytes | None = None,
+        pin: PinnedLane | None = None,
+    ) -> Any:
+        """Run the script: one round trip (two only after NOSCRIPT).
+
+        ``packed``: :meth:`packed` of the same keys and args; ``pin``: see
+        :func:`command`.
+        """
         source, sha = self._loaded or self._load()
         try:
-            return command(client, "EVALSHA", sha, len(keys), *keys, *args, operation=operation)
+            return command(
+                client, "EVALSHA", sha, len(keys), *keys, *args,
+                operation=operation, packed=packed, pin=pin,
+            )  # fmt: skip
         except redis.exceptions.NoScriptError:
             return command(client, "EVAL", source, len(keys), *keys, *args, operation=operation)
 
