@@ -28,8 +28,9 @@ name: acquire (blocking), hold 1 ms, release. Reported per implementation:
   itself excluded). Redis counts the commands a Lua script runs as well, so
   this is server work; the most frequent commands are listed below the table.
 * sent/acq: sends the clients made per acquisition (counted in redis-py's
-  Connection.send_packed_command in each process, which every command and
-  every pipeline goes through): round trips, Lua internals not included
+  Connection.send_packed_command in each process, which every redis-py
+  command and pipeline goes through, and in our lane, which writes its
+  socket itself): round trips, Lua internals not included
 * overlaps: critical sections [acquired, release-start] that overlap an
   earlier one; anything but 0 means the lock let two holders in
 
@@ -69,6 +70,7 @@ import pottery
 import redis
 import redis_lock
 
+from django_redcoord import scripting
 from django_redcoord.connection import client_from_url
 from django_redcoord.locks import Lock
 
@@ -290,15 +292,29 @@ class SendCounter:
 
     count = 0
 
+    inside_lane = False
+
     @classmethod
     def install(cls) -> None:
         original = redis.connection.Connection.send_packed_command
+        lane_run = scripting._Lane.run
 
         def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
-            cls.count += 1
+            if not cls.inside_lane:
+                cls.count += 1
             return original(conn, *args, **kwargs)
 
+        def counted_lane(lane: Any, *args: Any) -> Any:
+            # ours writes its lane's socket itself (redis-py's send only without hiredis)
+            cls.count += 1
+            cls.inside_lane = True
+            try:
+                return lane_run(lane, *args)
+            finally:
+                cls.inside_lane = False
+
         redis.connection.Connection.send_packed_command = counted
+        scripting._Lane.run = counted_lane
 
 
 def _contender_loop(
