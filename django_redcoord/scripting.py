@@ -6,15 +6,16 @@ server that does not know the script yet (first use, restart, failover)
 answers NOSCRIPT and we fall back to EVAL once, which also caches it.
 
 Coordination calls go through a *lane*: a connection of the client's pool
-settings that belongs to one thread of one process, used with the
-connection's own send/read. It skips redis-py's per-command machinery (pool
-checkout, retry wrapper, metrics hooks), which costs more client time than
-the round trip itself: about 35 us per call instead of 55 us measured here.
-Commands are packed by hiredis's C packer when it is installed (1 us for a
-lock script's 16 arguments, against 3.6 us in redis-py's packer). Any error
-leaves the lane disconnected (its stream may be out of step); the next call
-reconnects. A forked child forgets every lane (an ``os.register_at_fork``
-hook) and opens its own.
+settings that belongs to one thread of one process. redis-py opens it (TLS,
+AUTH, HELLO, SELECT); with hiredis installed the lane then writes packed
+commands to the socket and parses replies with its own hiredis reader, so
+none of redis-py's per-command machinery (pool checkout, retry wrapper,
+parser layers, push handling) runs. That machinery is most of a lock
+handoff's client time here: a waiter runs it just after being woken, with
+cold caches. Without hiredis the lane uses the connection's own send and
+read. Any error leaves the lane disconnected (its stream may be out of
+step); the next call reconnects. A forked child forgets every lane (an
+``os.register_at_fork`` hook) and opens its own.
 """
 
 from __future__ import annotations
@@ -41,8 +42,6 @@ _READ_SIZE = 65536
 
 _lanes = threading.local()
 _fork_hook = False
-
-
 _generation = 0  # bumped in a forked child: lanes pinned before the fork are void
 
 
@@ -76,12 +75,12 @@ class PinnedLane:
 class _Lane:
     """One thread's own connection, with ``pool``'s settings.
 
-    redis-py's connection does the connecting (TLS, AUTH, HELLO, SELECT) and
-    the closing. With hiredis installed and RESP2 (the default) the lane then
-    writes packed commands to the socket and parses replies with its own
-    hiredis reader (RESP2 or RESP3, as the connection negotiated): the least
-    Python between a reply arriving and the caller having it. Without hiredis
-    it uses the connection's own send and read.
+    redis-py's connection does the connecting and the closing. With hiredis
+    installed the lane writes packed commands to the socket and parses the
+    replies with its own hiredis reader, configured as redis-py configures
+    its own (RESP2 or RESP3 as negotiated, the client's decoding, redis-py's
+    error classes): the least Python between a reply arriving and the caller
+    having it. Without hiredis it uses the connection's send and read.
     """
 
     __slots__ = ("pool", "conn", "sock", "reader", "incomplete", "poller", "view")

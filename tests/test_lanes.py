@@ -7,6 +7,7 @@ matches what redis-py itself returns for the same client settings.
 import pytest
 import redis
 
+from django_redcoord import scripting
 from django_redcoord.connection import client_from_url
 from django_redcoord.exceptions import CoordinationUnavailable
 from django_redcoord.locks import Lock
@@ -88,3 +89,19 @@ def test_a_reply_cut_off_mid_way_is_reported_and_the_lane_starts_afresh(redis_se
         server.resume()
     # the late PONG of the timed-out call must not be taken for this call's reply
     assert command(client, "ECHO", "fresh", operation="test") == b"fresh"
+
+
+def test_without_hiredis_the_lane_uses_redis_pys_send_and_read(redis_url, monkeypatch):
+    monkeypatch.setattr(scripting, "_hiredis", None)
+    client = client_from_url(redis_url)  # a new pool, so a new lane
+    with Lock("plain", ttl=5, wait=1, client=client) as lock:
+        assert lock.owned() and lock.token == 1
+    lane = _lane(client)
+    assert lane is not None and lane.reader is None
+    before = command(client, "CLIENT", "ID", operation="test")
+    client.client_kill_filter(_id=before)
+    assert command(client, "CLIENT", "ID", operation="test") != before
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        client.set("s", "x")
+        command(client, "LPUSH", "s", "x", operation="test")
+    assert command(client, "GET", "s", operation="test") == b"x"
