@@ -145,7 +145,10 @@ class _Lane:
             self._open()
         reader = self.reader
         if reader is None:
-            self.conn.send_command(*args)
+            if packed is None:
+                self.conn.send_command(*args)
+            else:
+                self.conn.send_packed_command((packed,))
             return self.conn.read_response()
         sock, view, incomplete = self.sock, self.view, self.incomplete
         try:
@@ -197,6 +200,11 @@ def command(
     if lane is None:
         with unavailable_as_ours(client, operation):
             return client.execute_command(*args)
+    return _run(lane, client, args, packed, operation)
+
+
+def _run(lane: _Lane, client: Any, args: tuple[Any, ...], packed: bytes | None, operation: str) -> Any:
+    """One command on a lane; outages become CoordinationUnavailable."""
     try:
         return lane.run(args, packed)
     except redis.exceptions.ResponseError:
@@ -267,10 +275,11 @@ class Script:
         """
         source, sha = self._loaded or self._load()
         try:
-            return command(
-                client, "EVALSHA", sha, len(keys), *keys, *args,
-                operation=operation, packed=packed, pin=pin,
-            )  # fmt: skip
+            if packed is not None and pin is not None:
+                lane = pin.get(client)
+                if lane is not None:  # the shortest way: a lock's release starts a handoff
+                    return _run(lane, client, (), packed, operation)
+            return command(client, "EVALSHA", sha, len(keys), *keys, *args, operation=operation)
         except redis.exceptions.NoScriptError:
             return command(client, "EVAL", source, len(keys), *keys, *args, operation=operation)
 

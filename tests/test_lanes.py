@@ -13,6 +13,8 @@ from django_redcoord.exceptions import CoordinationUnavailable
 from django_redcoord.locks import Lock
 from django_redcoord.scripting import _lane, command
 
+from . import multiproc
+
 
 @pytest.mark.parametrize("protocol", [2, 3])
 @pytest.mark.parametrize("decode", [False, True])
@@ -105,3 +107,19 @@ def test_without_hiredis_the_lane_uses_redis_pys_send_and_read(redis_url, monkey
         client.set("s", "x")
         command(client, "LPUSH", "s", "x", operation="test")
     assert command(client, "GET", "s", operation="test") == b"x"
+
+
+def _reuse_lock_after_fork(index, lock, parent_port):
+    assert lock.acquire()
+    lock.release()
+    return lock._pin.lane.sock.getsockname()[1] != parent_port
+
+
+def test_a_lock_used_before_a_fork_uses_the_childs_own_lane_after_it(redis_client):
+    lock = Lock("pinned", ttl=5, wait=1, client=redis_client)
+    assert lock.acquire()
+    lock.release()
+    parent_port = lock._pin.lane.sock.getsockname()[1]
+    assert multiproc.start(_reuse_lock_after_fork, lock, parent_port).result() is True
+    assert lock.acquire()  # and the parent's lane is still in step
+    lock.release()
