@@ -187,20 +187,16 @@ def _lane(client: Any) -> _Lane | None:
     return lane
 
 
-def command(
-    client: Any, *args: Any, operation: str, packed: bytes | None = None, pin: PinnedLane | None = None
-) -> Any:
+def command(client: Any, *args: Any, operation: str, pin: PinnedLane | None = None) -> Any:
     """Send one command on this thread's lane (or the client) and return its reply.
 
-    ``packed``: the same command already packed (see :func:`pack`), to save
-    the packing on a path where every microsecond counts; ``pin``: where the
-    caller keeps its lane (see :class:`PinnedLane`).
+    ``pin``: where the caller keeps its lane (see :class:`PinnedLane`).
     """
     lane = _lane(client) if pin is None else pin.get(client)
     if lane is None:
         with unavailable_as_ours(client, operation):
             return client.execute_command(*args)
-    return _run(lane, client, args, packed, operation)
+    return _run(lane, client, args, None, operation)
 
 
 def _run(lane: _Lane, client: Any, args: tuple[Any, ...], packed: bytes | None, operation: str) -> Any:
@@ -216,11 +212,6 @@ def _run(lane: _Lane, client: Any, args: tuple[Any, ...], packed: bytes | None, 
     except BaseException:
         lane.close()  # interrupted mid-reply: never reuse a stream out of step
         raise
-
-
-def pack(*args: Any) -> bytes | None:
-    """``args`` packed as one command for :func:`command`, or None without hiredis."""
-    return None if _hiredis is None else _hiredis.pack_command(args)
 
 
 class Script:
@@ -255,8 +246,10 @@ class Script:
         used.add(self)
 
     def packed(self, keys: list[str], args: list[Any]) -> bytes | None:
-        """This run packed ahead of time, for ``packed=`` of :meth:`__call__`."""
-        return pack("EVALSHA", (self._loaded or self._load())[1], len(keys), *keys, *args)
+        """This run packed ahead of time for ``packed=`` of :meth:`__call__` (None without hiredis)."""
+        if _hiredis is None:
+            return None
+        return _hiredis.pack_command(("EVALSHA", (self._loaded or self._load())[1], len(keys), *keys, *args))
 
     def __call__(
         self,
