@@ -14,16 +14,23 @@ Ctrl-C. Implementations, measured one after the other, each on a fresh name:
 Part A, uncontended: acquire+release pairs per second in one process (median
 of 3 runs), and the ratio to the floor.
 
-Part B, contended: N processes (4, then 16) loop for ``--seconds`` on ONE lock
-name: acquire (blocking), hold 1 ms, release. Reported per implementation:
+Part B, contended: N processes (4, then 16) loop on ONE lock name: acquire
+(blocking), hold 1 ms, release. ``--rounds`` interleaved rounds (default 3)
+each run every implementation for ``--seconds`` (default 3), in alternating
+order, so a burst of noise from the VM's neighbours lands on one round of
+each rather than on all of one. Reported per implementation (median round
+unless said otherwise):
 
 * acquisitions/s inside the run window, and the ratio to python-redis-lock
+  (taken within each round; median and the range over rounds)
 * fairness: min/max acquisitions per process in the window (1.0 = perfectly
-  even), with the two counts in brackets
+  even); in brackets the worst round with its two counts
 * handoff p50/p99: for consecutive grants to different processes where the
   next one was already waiting, next acquire-return minus previous
-  release-start (CLOCK_MONOTONIC is shared by all processes on Linux)
+  release-start (CLOCK_MONOTONIC is shared by all processes on Linux); the
+  p99 of the worst round in brackets
 * starved: processes with any single wait > 2 s, or no acquisition at all
+  (worst round)
 * cmds/acq: Redis commands per acquisition from INFO commandstats (INFO
   itself excluded). Redis counts the commands a Lua script runs as well, so
   this is server work; the most frequent commands are listed below the table.
@@ -41,9 +48,9 @@ Each probe is cut off after 15 s (6 s with --quick).
 
 Run from the repository root::
 
-    .venv/bin/python bench/bench_locks.py [--quick] [--seconds N]
+    .venv/bin/python bench/bench_locks.py [--quick] [--seconds N] [--rounds R]
 
-The default run takes about 2-4 minutes on 2 cores; ``--quick`` is a ~30 s
+The default run takes about 4-5 minutes on 2 cores; ``--quick`` is a ~30 s
 smoke run with short windows (numbers are then only indicative).
 """
 
@@ -418,15 +425,17 @@ def _collect(out: Any, n: int, timeout: float) -> tuple[dict[int, list[Record]],
 
 @dataclass
 class ContendedStats:
+    """One round of one implementation."""
+
     acq_per_s: float
     fairness: float
     per_proc_min_max: tuple[int, int]
     handoff_p50_us: float | None
     handoff_p99_us: float | None
     starved: int
-    cmds_per_acq: float
-    sent_per_acq: float
-    top_commands: str
+    acquisitions: int
+    commands: Counter[str]
+    sent: int
     overlaps: int
 
 
@@ -437,7 +446,6 @@ def contended_stats(run: RunResult, n: int, seconds: float) -> ContendedStats:
     handoffs = sorted(
         nxt[0] - prev[1] for prev, nxt in pairwise(merged) if nxt[3] != prev[3] and nxt[2] < prev[1]
     )
-    total = len(merged)
     return ContendedStats(
         acq_per_s=sum(in_window) / seconds,
         fairness=min(in_window) / max(in_window) if max(in_window) else 0.0,
@@ -445,13 +453,9 @@ def contended_stats(run: RunResult, n: int, seconds: float) -> ContendedStats:
         handoff_p50_us=percentile(handoffs, 50) * 1e6 if handoffs else None,
         handoff_p99_us=percentile(handoffs, 99) * 1e6 if handoffs else None,
         starved=count_starved(run.per_proc, n),
-        cmds_per_acq=sum(run.commands.values()) / total if total else math.nan,
-        sent_per_acq=run.sent / total if total else math.nan,
-        top_commands=", ".join(
-            f"{cmd} {calls / total:.2f}" for cmd, calls in run.commands.most_common(TOP_COMMANDS)
-        )
-        if total
-        else "",
+        acquisitions=len(merged),
+        commands=run.commands,
+        sent=run.sent,
         overlaps=count_overlaps(merged),
     )
 
@@ -481,31 +485,41 @@ def count_overlaps(merged: Sequence[tuple[float, float, float, int]]) -> int:
     return overlaps
 
 
-def part_b(port: int, n: int, seconds: float) -> None:
-    rows: list[list[str]] = []
-    stats: dict[str, ContendedStats] = {}
-    errors: dict[str, str] = {}
-    for impl in IMPLS:
-        try:
-            run = run_contended(impl, port, n, seconds)
-            stats[impl.label] = contended_stats(run, n, seconds)
-            errors[impl.label] = "; ".join(run.errors)
-        except Exception as exc:
-            errors[impl.label] = f"{type(exc).__name__}: {exc}"
-    reference = stats.get(REFERENCE)
-    for impl in IMPLS:
-        rows.append(
-            contended_row(impl.label, stats.get(impl.label), reference, errors.get(impl.label, ""))
-        )
-    print(f"\n## B. Contended: {n} processes, one lock, hold 1 ms, {seconds:g} s window\n")
+def part_b(port: int, n: int, seconds: float, rounds: int) -> None:
+    """``rounds`` rounds, each running every implementation once, in alternating order.
+
+    A burst of noise from the VM's neighbours then hits one round of each
+    implementation rather than all of one: per implementation the table
+    gives the median round (and the worst p99 and fairness of any round),
+    and the ratio to python-redis-lock is taken within each round.
+    """
+    runs: dict[str, list[ContendedStats]] = {impl.label: [] for impl in IMPLS}
+    errors: dict[str, list[str]] = {impl.label: [] for impl in IMPLS}
+    for r in range(rounds):
+        for impl in IMPLS if r % 2 == 0 else IMPLS[::-1]:
+            try:
+                run = run_contended(impl, port, n, seconds)
+                runs[impl.label].append(contended_stats(run, n, seconds))
+                errors[impl.label].extend(run.errors)
+            except Exception as exc:
+                errors[impl.label].append(f"{type(exc).__name__}: {exc}")
+    reference = runs.get(REFERENCE, [])
+    rows = [
+        contended_row(impl.label, runs[impl.label], reference, "; ".join(errors[impl.label]))
+        for impl in IMPLS
+    ]
+    print(
+        f"\n## B. Contended: {n} processes, one lock, hold 1 ms, "
+        f"{rounds} interleaved rounds x {seconds:g} s\n"
+    )
     print_table(
         [
             "impl",
             "acq/s",
-            "vs prl",
-            "fairness",
+            "vs prl (rounds)",
+            "fairness (worst)",
             "handoff p50 us",
-            "handoff p99 us",
+            "p99 us (worst)",
             "starved",
             "cmds/acq",
             "sent/acq",
@@ -515,26 +529,54 @@ def part_b(port: int, n: int, seconds: float) -> None:
         rows,
     )
     print(f"\nINFO commandstats per acquisition, Lua internals included (N={n}):\n")
-    print_table(["impl", "commands/acq"], [[label, s.top_commands] for label, s in stats.items()])
+    print_table(
+        ["impl", "commands/acq"],
+        [[label, top_commands(stats)] for label, stats in runs.items() if stats],
+    )
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def top_commands(stats: Sequence[ContendedStats]) -> str:
+    total = sum(s.acquisitions for s in stats)
+    commands: Counter[str] = sum((s.commands for s in stats), Counter())
+    if not total:
+        return ""
+    return ", ".join(
+        f"{cmd} {calls / total:.2f}" for cmd, calls in commands.most_common(TOP_COMMANDS)
+    )
 
 
 def contended_row(
-    label: str, s: ContendedStats | None, ref: ContendedStats | None, error: str
+    label: str, stats: Sequence[ContendedStats], ref: Sequence[ContendedStats], error: str
 ) -> list[str]:
-    if s is None:
+    """Median round; worst round for fairness and p99; totals for counts."""
+    if not stats:
         return [label, "ERROR", "", "", "", "", "", "", "", "", error]
-    ratio = f"{s.acq_per_s / ref.acq_per_s:.2f}x" if ref and ref.acq_per_s else "n/a"
+    ratios = [s.acq_per_s / r.acq_per_s for s, r in zip(stats, ref, strict=False) if r.acq_per_s]
+    ratio = (
+        f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+        if ratios
+        else "n/a"
+    )
+    worst = min(stats, key=lambda s: s.fairness)
+    p99s = [s.handoff_p99_us for s in stats if s.handoff_p99_us is not None]
+    total = sum(s.acquisitions for s in stats)
     return [
         label,
-        f"{s.acq_per_s:,.0f}",
+        f"{statistics.median(s.acq_per_s for s in stats):,.0f}",
         ratio,
-        f"{s.fairness:.2f} ({s.per_proc_min_max[0]}/{s.per_proc_min_max[1]})",
-        fmt_us(s.handoff_p50_us),
-        fmt_us(s.handoff_p99_us),
-        str(s.starved),
-        f"{s.cmds_per_acq:.2f}",
-        f"{s.sent_per_acq:.2f}",
-        str(s.overlaps),
+        f"{statistics.median(s.fairness for s in stats):.2f} "
+        f"({worst.fairness:.2f}: {worst.per_proc_min_max[0]}/{worst.per_proc_min_max[1]})",
+        fmt_us(_median([s.handoff_p50_us for s in stats])),
+        f"{fmt_us(_median(p99s))} ({fmt_us(max(p99s, default=None))})",
+        str(max(s.starved for s in stats)),
+        f"{sum(sum(s.commands.values()) for s in stats) / total:.2f}" if total else "n/a",
+        f"{sum(s.sent for s in stats) / total:.2f}" if total else "n/a",
+        str(sum(s.overlaps for s in stats)),
         error,
     ]
 
@@ -647,13 +689,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--seconds",
         type=float,
         default=None,
-        help="contended run length per impl and N (default 5, --quick 1)",
+        help="contended window per impl, N and round (default 3, --quick 1)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="interleaved contended rounds per N (default 3, --quick 1)",
     )
     args = parser.parse_args(argv)
     if args.seconds is None:
-        args.seconds = 1.0 if args.quick else 5.0
+        args.seconds = 1.0 if args.quick else 3.0
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
     if args.seconds <= 0:
         parser.error("--seconds must be > 0")
+    if args.rounds < 1:
+        parser.error("--rounds must be >= 1")
     return args
 
 
@@ -669,7 +721,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         part_a(server.port, run_seconds)
         for n in (4, 16):
-            part_b(server.port, n, args.seconds)
+            part_b(server.port, n, args.seconds, args.rounds)
     part_c(QUICK_OUTAGE_TIMEOUT if args.quick else OUTAGE_TIMEOUT)
     print(f"\n(total {time.monotonic() - started:.0f} s)")
     return 0
