@@ -10,6 +10,10 @@ Ctrl-C. Implementations, measured one after the other, each on a fresh name:
 * ``python-redis-lock``: ``redis_lock.Lock(client, name, expire=10)``
 * ``pottery Redlock``: ``pottery.Redlock`` with one master
 * ``floor``: hand-written SET NX PX + DEL (two plain round trips)
+* part B only, a reference row that is not a lock: ``BLPOP ring (notify
+  floor)``, a token passed around the processes by LPUSH/BLPOP over the
+  lanes ours uses: what any handoff that Redis notifies costs at least on
+  this machine (its p99 shows how much of a tail is the VM's wake-up latency)
 
 Part A, uncontended: acquire+release pairs per second in one process (median
 of 3 runs), and the ratio to the floor.
@@ -158,10 +162,36 @@ def _build_floor(port: int, name: str) -> Contender:
     return Contender(client, acquire, lambda: client.delete(name))
 
 
+def _build_ring(port: int, name: str, proc_id: int, n: int) -> Contender:
+    """A bare token ring over our lanes: the least a Redis-notified handoff can cost.
+
+    Process i waits with BLPOP on its own list and passes the token on with
+    LPUSH to process i+1's list: no TTL, no token check, no queue, no Lua, and
+    only safe because exactly one token exists and the ring is fixed. It is
+    not a lock; it is the floor for any design (ours included) where a
+    release wakes a blocked waiter through Redis, sent through the same
+    lanes as ours. Process 0 holds the token at the start.
+    """
+    client = client_from_url(f"redis://{HOST}:{port}/0")
+    pin = scripting.PinnedLane()
+    mine, nxt = f"{name}:{proc_id}", f"{name}:{(proc_id + 1) % n}"
+    if proc_id == 0:
+        client.lpush(mine, "token")
+
+    def acquire() -> bool:
+        return scripting.command(client, "BLPOP", mine, "0", operation="ring", pin=pin) is not None
+
+    def release() -> None:
+        scripting.command(client, "LPUSH", nxt, "token", operation="ring", pin=pin)
+
+    return Contender(client, acquire, release)
+
+
 @dataclass(frozen=True)
 class Impl:
     label: str
-    build: Callable[[int, str], Contender]
+    build: Callable[..., Contender]  # (port, name), or (port, name, proc_id, n) if ring
+    ring: bool = False  # part B only
 
 
 IMPLS = (
@@ -172,6 +202,8 @@ IMPLS = (
     Impl("pottery Redlock", _build_pottery),
     Impl("floor", _build_floor),
 )
+#: Part B only: a reference row, not a lock.
+RING = Impl("BLPOP ring (notify floor)", _build_ring, ring=True)
 FLOOR = "floor"
 REFERENCE = "python-redis-lock"
 
@@ -325,13 +357,13 @@ class SendCounter:
 
 
 def _contender_loop(
-    impl: Impl, port: int, name: str, seconds: float, proc_id: int, sync: RunSync, out: Any
+    impl: Impl, port: int, name: str, seconds: float, proc_id: int, n: int, sync: RunSync, out: Any
 ) -> None:
     records: list[Record] = []
     error = None
     SendCounter.install()
     try:
-        contender = impl.build(port, name)
+        contender = impl.build(port, name, proc_id, n) if impl.ring else impl.build(port, name)
         contender.client.ping()  # connect before the "before" command snapshot
     except Exception as exc:
         contender, error = None, f"{type(exc).__name__}: {exc}"
@@ -382,7 +414,7 @@ def run_contended(impl: Impl, port: int, n: int, seconds: float) -> RunResult:
     out = CTX.Queue()
     procs = [
         CTX.Process(
-            target=_contender_loop, args=(impl, port, name, seconds, i, sync, out), daemon=True
+            target=_contender_loop, args=(impl, port, name, seconds, i, n, sync, out), daemon=True
         )
         for i in range(n)
     ]
@@ -493,10 +525,11 @@ def part_b(port: int, n: int, seconds: float, rounds: int) -> None:
     gives the median round (and the worst p99 and fairness of any round),
     and the ratio to python-redis-lock is taken within each round.
     """
-    runs: dict[str, list[ContendedStats]] = {impl.label: [] for impl in IMPLS}
-    errors: dict[str, list[str]] = {impl.label: [] for impl in IMPLS}
+    impls = (*IMPLS, RING)
+    runs: dict[str, list[ContendedStats]] = {impl.label: [] for impl in impls}
+    errors: dict[str, list[str]] = {impl.label: [] for impl in impls}
     for r in range(rounds):
-        for impl in IMPLS if r % 2 == 0 else IMPLS[::-1]:
+        for impl in impls if r % 2 == 0 else impls[::-1]:
             try:
                 run = run_contended(impl, port, n, seconds)
                 runs[impl.label].append(contended_stats(run, n, seconds))
@@ -506,7 +539,7 @@ def part_b(port: int, n: int, seconds: float, rounds: int) -> None:
     reference = runs.get(REFERENCE, [])
     rows = [
         contended_row(impl.label, runs[impl.label], reference, "; ".join(errors[impl.label]))
-        for impl in IMPLS
+        for impl in impls
     ]
     print(
         f"\n## B. Contended: {n} processes, one lock, hold 1 ms, "
