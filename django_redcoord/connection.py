@@ -165,8 +165,15 @@ def get_client() -> redis.Redis:
     global _client
     client = _client
     if client is None:
+        from django.conf import settings
+
         from .conf import get_config
 
+        if not settings.configured:
+            raise ConfigurationError(
+                "no Redis client to use: pass client=redis.Redis(...) to use django_redcoord "
+                "without Django settings, or configure Django settings (REDCOORD['URL'])"
+            )
         with _lock:
             if _client is None:
                 _client = build_client(get_config())

@@ -1,12 +1,18 @@
 """Lock semantics in one process (threads where waiting is needed), real Redis."""
 
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from django_redcoord.exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
 from django_redcoord.locks import Lock
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def make(client, name="res", **kwargs):
@@ -291,3 +297,25 @@ def test_default_ttl_and_wait_come_from_settings(settings, redis_client):
     lock = Lock("from-settings", client=redis_client)
     assert lock.ttl == 7.0 and lock.wait == 0.0
     assert lock.keys.lock.startswith("test:")
+
+
+def test_locks_work_without_django_settings_given_a_client(redis_url):
+    """Plain Python: a Lock with a client needs no settings; without one, the error says what to do."""
+    code = (
+        "import redis\n"
+        "from django.conf import settings\n"
+        "from django_redcoord import Lock\n"
+        "from django_redcoord.exceptions import ConfigurationError\n"
+        f"lock = Lock('plain', client=redis.Redis.from_url({redis_url!r}), prefix='plain')\n"
+        "assert not settings.configured and (lock.ttl, lock.wait) == (30.0, 10.0)\n"
+        "with lock:\n"
+        "    assert lock.token == 1 and lock.owned()\n"
+        "try:\n"
+        "    Lock('plain', wait=0).acquire()\n"
+        "except ConfigurationError as exc:\n"
+        "    assert 'pass client=' in str(exc), exc\n"
+        "    print('ok')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "ok", out.stderr
