@@ -30,6 +30,8 @@ import contextvars
 import functools
 import inspect
 import math
+import re
+import string
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -184,6 +186,7 @@ def _namer(key: str | Callable[..., str], func: Callable[..., Any]) -> Callable[
         return from_callable
 
     signature = inspect.signature(func)
+    var_keyword = _check_template(key, func, signature)
 
     def from_template(*args: Any, **kwargs: Any) -> str:
         try:
@@ -191,7 +194,9 @@ def _namer(key: str | Callable[..., str], func: Callable[..., Any]) -> Callable[
         except TypeError as exc:
             raise TypeError(f"{func.__qualname__}() called with bad arguments: {exc}") from None
         bound.apply_defaults()
-        arguments = {**bound.arguments, **bound.arguments.get("kwargs", {})}
+        arguments = bound.arguments
+        if var_keyword is not None:  # {slug} as well as {kwargs[slug]}
+            arguments = {**arguments, **arguments.get(var_keyword, {})}
         try:
             name = key.format_map(arguments)
         except (KeyError, AttributeError, IndexError) as exc:
@@ -202,3 +207,27 @@ def _namer(key: str | Callable[..., str], func: Callable[..., Any]) -> Callable[
         return validate_name(name, f"lock name {name!r} (from key {key!r})")
 
     return from_template
+
+
+def _check_template(key: str, func: Callable[..., Any], signature: inspect.Signature) -> str | None:
+    """Fail at decoration time for a template that can never format; return the **kwargs name."""
+    params = signature.parameters
+    var_keyword = next((p.name for p in params.values() if p.kind is p.VAR_KEYWORD), None)
+    try:
+        fields = [field for _, field, _, _ in string.Formatter().parse(key) if field is not None]
+    except ValueError as exc:
+        raise ValueError(f"with_lock key {key!r} is not a valid format template: {exc}") from None
+    names = ", ".join(params) or "none"
+    for field in fields:
+        root = re.match(r"[^.\[]*", field).group()  # type: ignore[union-attr]
+        if not root.isidentifier():
+            raise ValueError(
+                f"with_lock key {key!r}: each {{...}} must start with an argument name of "
+                f"{func.__qualname__} (its arguments are {names}), not {{{field}}}"
+            )
+        if root not in params and var_keyword is None:
+            raise ValueError(
+                f"with_lock key {key!r} on {func.__qualname__}: {{{field}}} names no argument "
+                f"(its arguments are {names})"
+            )
+    return var_keyword

@@ -98,13 +98,27 @@ def test_plain_function_raises_lock_not_acquired_when_busy():
     held.release()
 
 
-def test_key_naming_a_missing_argument_says_which_arguments_exist():
-    @with_lock("order:{order_id}", wait=0)
-    def ship(pk):
-        return pk
+def test_key_naming_a_missing_argument_fails_at_decoration_and_says_which_arguments_exist():
+    with pytest.raises(ValueError, match=r"\{order_id\} names no argument \(its arguments are pk\)"):
 
-    with pytest.raises(ValueError, match=r"could not be formatted: KeyError\('order_id'\); the call's arguments are pk"):
-        ship(1)
+        @with_lock("order:{order_id}", wait=0)
+        def ship(pk):
+            return pk
+
+    with pytest.raises(ValueError, match=r"each \{\.\.\.\} must start with an argument name"):
+        with_lock("order:{0}")(lambda pk: pk)
+    with pytest.raises(ValueError, match="is not a valid format template"):
+        with_lock("order:{pk")(lambda pk: pk)
+
+
+def test_key_over_var_keyword_arguments_is_checked_at_call_time(redis_client):
+    @with_lock("order:{slug}", wait=0, client=redis_client)
+    def ship(request, **kw):
+        return kw["slug"]
+
+    assert ship(None, slug="a1") == "a1"  # {slug} reads **kw, whatever it is called
+    with pytest.raises(ValueError, match=r"could not be formatted: KeyError\('slug'\); the call's arguments are request, kw"):
+        ship(None, other=1)
 
 
 def test_key_producing_an_unsafe_name_is_refused():
