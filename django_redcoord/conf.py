@@ -147,15 +147,26 @@ def embedded_dir(config: dict[str, Any]) -> str:
     return os.path.join(os.fspath(base), ".redcoord")
 
 
+def settings_available() -> bool:
+    """True when Django settings are configured, or will be on first access.
+
+    ``settings.configured`` stays False until something reads a setting, even
+    with DJANGO_SETTINGS_MODULE set: a script that never called
+    ``django.setup()`` still has the project's settings.
+    """
+    from django.conf import settings
+
+    return settings.configured or bool(os.environ.get("DJANGO_SETTINGS_MODULE"))
+
+
+def config_or_defaults() -> dict[str, Any]:
+    """The REDCOORD settings (validated), or the built-in defaults without Django settings."""
+    return get_config() if settings_available() else DEFAULTS
+
+
 def default_prefix() -> str:
     """KEY_PREFIX when Django settings are configured, else the built-in default."""
-    try:
-        from django.conf import settings
-    except ImportError:  # pragma: no cover - Django is a dependency
-        return DEFAULT_PREFIX
-    if not settings.configured:
-        return DEFAULT_PREFIX
-    return get_config()["KEY_PREFIX"]
+    return config_or_defaults()["KEY_PREFIX"]
 
 
 def clear_cache(**kwargs: Any) -> None:
@@ -170,11 +181,5 @@ def clear_cache(**kwargs: Any) -> None:
 
 def lock_defaults() -> tuple[float, float | None]:
     """(ttl, wait) defaults for locks: LOCK_TTL/LOCK_WAIT, or 30 s / 10 s without Django."""
-    try:
-        from django.conf import settings
-    except ImportError:  # pragma: no cover - Django is a dependency
-        settings = None
-    if settings is None or not settings.configured:
-        return DEFAULTS["LOCK_TTL"], DEFAULTS["LOCK_WAIT"]
-    config = get_config()
+    config = config_or_defaults()
     return config["LOCK_TTL"], config["LOCK_WAIT"]

@@ -165,11 +165,9 @@ def get_client() -> redis.Redis:
     global _client
     client = _client
     if client is None:
-        from django.conf import settings
+        from .conf import get_config, settings_available
 
-        from .conf import get_config
-
-        if not settings.configured:
+        if not settings_available():
             raise ConfigurationError(
                 "no Redis client to use: pass client=redis.Redis(...) to use django_redcoord "
                 "without Django settings, or configure Django settings (REDCOORD['URL'])"

@@ -21,11 +21,7 @@ _MAX_SECONDS = 24 * 3600.0
 def leader_defaults() -> tuple[float, float, float]:
     """(lease, renew_deadline, retry_period) in seconds: REDCOORD's LEADER_* settings,
     or 15 / 10 / 2 s when Django settings are not configured."""
-    try:
-        from django.conf import settings
-    except ImportError:  # pragma: no cover - Django is a dependency
-        settings = None
-    config = conf.get_config() if settings is not None and settings.configured else conf.DEFAULTS
+    config = conf.config_or_defaults()
     return (
         float(config["LEADER_LEASE"]),
         float(config["LEADER_RENEW_DEADLINE"]),

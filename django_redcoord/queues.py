@@ -317,13 +317,7 @@ def depths(queues: Sequence[Queue], *, client: Any = None) -> dict[str, Depths]:
 
 def queue_defaults() -> dict[str, Any]:
     """The REDCOORD queue/worker settings, or their defaults without Django."""
-    try:
-        from django.conf import settings
-    except ImportError:  # pragma: no cover - Django is a dependency
-        settings = None
-    if settings is None or not settings.configured:
-        return conf.DEFAULTS
-    return conf.get_config()
+    return conf.config_or_defaults()
 
 
 def retry_delay(attempt: int, base: float, cap: float) -> float:

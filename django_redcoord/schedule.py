@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
+from . import conf
 from .keys import validate_name
 
 MISFIRE_POLICIES = ("coalesce", "catchup", "skip")
@@ -43,9 +44,7 @@ _context = threading.local()
 
 def _tz() -> tzinfo:
     """Django's TIME_ZONE (also when USE_TZ is False), or UTC without settings."""
-    from django.conf import settings
-
-    if not settings.configured:
+    if not conf.settings_available():
         return timezone.utc
     from django.utils import timezone as dj_timezone
 

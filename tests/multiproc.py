@@ -10,8 +10,11 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 _ctx = multiprocessing.get_context("fork")
@@ -79,3 +82,15 @@ def queue() -> Any:
 def event() -> Any:
     """An event shared with processes started afterwards (pass it as an argument)."""
     return _ctx.Event()
+
+
+def run_python_without_settings(
+    code: str, timeout: float = 30, **env_vars: str
+) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter at the repository root with no
+    DJANGO_SETTINGS_MODULE (unless ``env_vars`` sets one)."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"} | env_vars
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
+    )

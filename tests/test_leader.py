@@ -1,12 +1,8 @@
 """Leader election semantics in one process (threads where waiting is needed), real Redis."""
 
 import logging
-import os
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +10,8 @@ from django_redcoord.connection import client_from_url
 from django_redcoord.exceptions import CoordinationUnavailable
 from django_redcoord.leader import LeaderElection, check_timing, leader_defaults
 
-ROOT = Path(__file__).resolve().parent.parent
+from .multiproc import run_python_without_settings
+
 FAST = {"lease": 1.5, "renew_deadline": 1.0, "retry_period": 0.25}
 
 
@@ -250,6 +247,5 @@ def test_the_core_works_without_django_settings(redis_url):
         "assert e.campaign() and e.current().term == 1 and e.resign()\n"
         "print('ok')\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+    out = run_python_without_settings(code)
     assert out.stdout.strip() == "ok", out.stderr

@@ -1,18 +1,14 @@
 """Lock semantics in one process (threads where waiting is needed), real Redis."""
 
-import os
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from django_redcoord.exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
 from django_redcoord.locks import Lock
 
-ROOT = Path(__file__).resolve().parent.parent
+from .multiproc import run_python_without_settings
 
 
 def make(client, name="res", **kwargs):
@@ -316,6 +312,25 @@ def test_locks_work_without_django_settings_given_a_client(redis_url):
         "    assert 'pass client=' in str(exc), exc\n"
         "    print('ok')\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+    out = run_python_without_settings(code)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_script_with_django_settings_module_gets_the_projects_settings_before_setup(redis_url):
+    """settings.configured is False until a setting is read; the project's REDCOORD still applies."""
+    code = (
+        "from django.conf import settings\n"
+        "from django_redcoord import Lock\n"
+        "assert not settings.configured\n"
+        "lock = Lock('script', wait=0)\n"
+        "print(lock.keys.lock.split(':')[0], lock.ttl)\n"
+        "with lock:\n"
+        "    print(lock.token)\n"
+    )
+    out = run_python_without_settings(
+        code,
+        DJANGO_SETTINGS_MODULE="tests.leader_settings",
+        REDCOORD_REDIS_URL=redis_url,
+        REDCOORD_KEY_PREFIX="fromsettings",
+    )
+    assert out.stdout.split() == ["fromsettings", "30.0", "1"], out.stderr
