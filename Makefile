@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-redis62 lint bench install clean
+.PHONY: demo test test-redis62 test-matrix lint bench install clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10+ is required (found " + sys.version.split()[0] + "); set PYTHON=python3.x")'
@@ -32,6 +32,25 @@ test-redis62: lint
 	PATH="$(CURDIR)/$(REDIS62):$$PATH" $(PY) -m pytest -q \
 		--deselect tests/test_connection.py::test_rediss_tls_url_works \
 		--deselect tests/test_browser.py::test_dashboard_in_a_real_browser
+
+# The whole suite on the oldest supported Python and Django (3.10, 4.2 with
+# the django-tasks backport) and on the newest (3.12, Django 6 with its own
+# django.tasks), each in its own venv under .redcoord/matrix. A leg whose
+# Python does not run is reported and left out; point PY_OLDEST / PY_NEWEST
+# at an interpreter to choose one. Not part of CI (time).
+MATRIX := .redcoord/matrix
+PY_OLDEST ?= python3.10
+PY_NEWEST ?= python3.12
+test-matrix: lint
+	@for leg in "oldest $(PY_OLDEST) Django>=4.2,<5" "newest $(PY_NEWEST) Django>=6,<7"; do \
+	  set -- $$leg; venv=$(MATRIX)/$$1; \
+	  $$2 -c '' 2>/dev/null || { echo "test-matrix: $$2 does not run here, leg $$1 left out"; continue; }; \
+	  test -x $$venv/bin/python || $$2 -m venv $$venv || exit 1; \
+	  $$venv/bin/python -m pip install --quiet --upgrade pip || exit 1; \
+	  $$venv/bin/python -m pip install --quiet -e '.[dev,embedded,hiredis]' "$$3" || exit 1; \
+	  $$venv/bin/python -c 'import sys, django; print("== Python", sys.version.split()[0], "Django", django.__version__)'; \
+	  $$venv/bin/python -m pytest -q -p no:cacheprovider || exit 1; \
+	done
 
 demo: $(STAMP)
 	$(PY) testproject/rundemo.py
