@@ -27,6 +27,16 @@ _client: redis.Redis | None = None
 DJANGO_REDIS_BACKENDS = ("django_redis.cache.RedisCache",)
 
 
+def as_text(value: Any) -> str:
+    """A reply as str, whether or not the client decodes responses (``decode_responses``)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def as_bytes(value: Any) -> bytes:
+    """A reply as bytes, whether or not the client decodes responses."""
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
 def mask_url(url: str) -> str:
     """Return ``url`` with its password replaced by ``***``."""
     try:
@@ -87,16 +97,60 @@ def _is_ssl(pool: Any) -> bool:
     return cls is not None and issubclass(cls, redis.SSLConnection)
 
 
+# Error replies that mean "not now" rather than "never": the server is
+# loading its data, is a replica (a failover demoted it), lost its master,
+# is busy running a script, is out of memory or cannot persist, or a blocked
+# command was unblocked because the instance changed role. Loops retry them
+# like an outage; callers see CoordinationUnavailable.
+_PASSING_CLASSES = tuple(
+    cls
+    for cls in (
+        getattr(redis.exceptions, name, None)
+        for name in ("ReadOnlyError", "OutOfMemoryError", "TryAgainError", "ClusterDownError")
+    )
+    if cls is not None
+)
+_PASSING_PREFIXES = (
+    "READONLY", "MASTERDOWN", "LOADING", "BUSY", "UNBLOCKED", "TRYAGAIN",
+    "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "OOM",
+)  # fmt: skip
+
+
+def is_passing(exc: BaseException) -> bool:
+    """True for an error that means Redis is (for now) unavailable, not that the call is wrong."""
+    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
+        return True
+    if isinstance(exc, _PASSING_CLASSES):
+        return True
+    if isinstance(exc, redis.ResponseError):
+        text = str(exc)
+        return text.startswith(_PASSING_PREFIXES) or getattr(exc, "status_code", None) in _PASSING_PREFIXES
+    return False
+
+
 @contextlib.contextmanager
 def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
-    """Turn redis-py connection errors and timeouts into CoordinationUnavailable."""
+    """Turn outages into CoordinationUnavailable (naming the server and the operation).
+
+    Outages are connection errors, timeouts and the error replies of a server
+    that cannot serve right now (see :func:`is_passing`).
+    """
     try:
         yield
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
+    except CoordinationUnavailable:
+        raise
+    except (redis.RedisError, OSError) as exc:
+        if not is_passing(exc):
+            raise
         server = describe(client)
-        kind = "timed out" if isinstance(exc, redis.TimeoutError) else "could not be reached"
+        if isinstance(exc, (redis.TimeoutError, TimeoutError)):
+            kind = "timed out"
+        elif isinstance(exc, (redis.ConnectionError, OSError)):
+            kind = "could not be reached"
+        else:
+            kind = "refused the command for now"
         raise CoordinationUnavailable(
-            f"Redis at {server} {kind} during {operation}: {exc}",
+            f"Redis at {server} {kind} during {operation}: {type(exc).__name__}: {exc}",
             server=server,
             operation=operation,
         ) from exc

@@ -16,30 +16,43 @@ The key is a ``str.format`` template over the call's bound arguments
 (attribute access such as ``{request.user.pk}`` works) or a callable taking
 the same arguments and returning the name. For views (the call has an
 ``HttpRequest`` argument) a busy lock answers 409 with ``Retry-After``
-(or whatever ``on_busy(request, exc)`` returns) and the held lock is
-``request.redcoord_lock``; other code gets :class:`LockNotAcquired`.
-Inside any decorated call ``current_lock()`` returns the innermost held lock.
+(or whatever ``on_busy(request, exc)`` returns), a Redis that cannot be
+reached answers 503 with ``Retry-After`` (or ``on_unavailable(request,
+exc)``), and the held lock is ``request.redcoord_lock``; other code gets
+:class:`LockNotAcquired` / :class:`CoordinationUnavailable`. Inside any
+decorated call ``current_lock()`` returns the innermost held lock.
+
+The lock covers the work, however it runs: a generator (sync or async) holds
+it from its first step until it is exhausted or closed; a view returning a
+``StreamingHttpResponse`` holds it until the response has been sent or closed.
 
 ``async def`` functions and views work too: acquire and release run in a
-worker thread (``asgiref.sync_to_async``) so the event loop never blocks.
+worker thread so the event loop never blocks. A request cancelled while
+waiting (the client went away) stops waiting and gives back whatever the
+wait ends with.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import inspect
+import logging
 import math
 import re
 import string
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
-from .exceptions import LockNotAcquired
+from .exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
 from .keys import validate_name
 from .locks import DEFAULT, Lock, check_ttl, check_wait
+
+log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,6 +76,21 @@ def busy_response(request: HttpRequest, exc: LockNotAcquired) -> HttpResponse:
     return response
 
 
+#: Seconds a 503 asks the client to wait while Redis cannot be reached.
+UNAVAILABLE_RETRY_AFTER = 5
+
+
+def unavailable_response(request: HttpRequest, exc: CoordinationUnavailable) -> HttpResponse:
+    """Default answer when Redis cannot be reached: 503 Service Unavailable with Retry-After."""
+    response = HttpResponse(
+        "The coordination service is unavailable; try again shortly.\n",
+        status=503,
+        content_type="text/plain; charset=utf-8",
+    )
+    response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
+    return response
+
+
 def with_lock(
     key: str | Callable[..., str],
     *,
@@ -71,6 +99,7 @@ def with_lock(
     auto_renew: bool = False,
     reentrant: bool = False,
     on_busy: Callable[[HttpRequest, LockNotAcquired], HttpResponse] | None = None,
+    on_unavailable: Callable[[HttpRequest, CoordinationUnavailable], HttpResponse] | None = None,
     client: Any = None,
 ) -> Callable[[F], F]:
     """Hold the lock named by ``key`` around each call of the decorated callable.
@@ -81,6 +110,13 @@ def with_lock(
         ttl, wait, auto_renew, reentrant, client: as for :class:`Lock`.
         on_busy: for views, ``on_busy(request, exc)`` returns the response
             sent when the lock is not acquired within ``wait`` (default: 409).
+        on_unavailable: for views, ``on_unavailable(request, exc)`` returns the
+            response sent when Redis cannot be reached (default: 503 with
+            ``Retry-After``); other callables get CoordinationUnavailable.
+
+    The lock is held for as long as the call's work lasts: until a generator
+    is exhausted or closed, and until a view's ``StreamingHttpResponse`` (or
+    ``FileResponse``) has been sent or closed.
 
     Raises at decoration time ``TypeError``/``ValueError`` for bad arguments;
     at call time ``LockNotAcquired`` (non-view callables) and ``LockLost``
@@ -94,7 +130,10 @@ def with_lock(
         check_wait(wait)
     if on_busy is not None and not callable(on_busy):
         raise TypeError(f"on_busy must be a callable (request, exc) -> HttpResponse, not {on_busy!r}")
+    if on_unavailable is not None and not callable(on_unavailable):
+        raise TypeError(f"on_unavailable must be a callable (request, exc) -> HttpResponse, not {on_unavailable!r}")
     options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "reentrant": reentrant, "client": client}
+    answers = (on_busy or busy_response, on_unavailable or unavailable_response)
 
     def decorate(target: F) -> F:
         if isinstance(target, type):
@@ -105,53 +144,216 @@ def with_lock(
         if not callable(target):
             raise TypeError(f"with_lock decorates functions, methods and view classes, not {target!r}")
         namer = _namer(key, target)
-        if inspect.iscoroutinefunction(target):
-            if reentrant:
-                raise TypeError("with_lock(reentrant=True) is not supported on async functions")
-            return _wrap_async(target, namer, options, on_busy)  # type: ignore[return-value]
-        return _wrap_sync(target, namer, options, on_busy)  # type: ignore[return-value]
+        is_async = inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
+        if is_async and reentrant:
+            raise TypeError("with_lock(reentrant=True) is not supported on async functions")
+        if inspect.isgeneratorfunction(target):
+            return _wrap_generator(target, namer, options)  # type: ignore[return-value]
+        if inspect.isasyncgenfunction(target):
+            return _wrap_async_generator(target, namer, options)  # type: ignore[return-value]
+        if is_async:
+            return _wrap_async(target, namer, options, answers)  # type: ignore[return-value]
+        return _wrap_sync(target, namer, options, answers)  # type: ignore[return-value]
 
     return decorate
 
 
-def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], options: dict, on_busy: Any) -> Any:
+# -- plain functions and views ---------------------------------------------------------
+
+
+def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], options: dict, answers: tuple) -> Any:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         lock = Lock(namer(*args, **kwargs), **options)
         request = _find_request(args)
-        if not lock.acquire():
-            return _busy(lock, request, on_busy)
+        try:
+            acquired = lock.acquire()
+        except CoordinationUnavailable as exc:
+            if request is None:
+                raise
+            return answers[1](request, exc)
+        if not acquired:
+            return _busy(lock, request, answers[0])
         token = _current.set(lock)
         if request is not None:
             request.redcoord_lock = lock  # type: ignore[attr-defined]
+        outcome = _FAILED
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            outcome = _handed_to_stream(result, lock)
+            return result
         finally:
             _current.reset(token)
-            lock.release()
+            if outcome is not _STREAMING:
+                _finish(lock, failed=outcome is _FAILED)
 
     return wrapper
 
 
-def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], options: dict, on_busy: Any) -> Any:
-    from asgiref.sync import sync_to_async
-
+def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], options: dict, answers: tuple) -> Any:
     @functools.wraps(func)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         lock = Lock(namer(*args, **kwargs), **options)
         request = _find_request(args)
-        if not await sync_to_async(lock.acquire, thread_sensitive=False)():
-            return _busy(lock, request, on_busy)
+        try:
+            acquired = await _acquire_in_thread(lock)
+        except CoordinationUnavailable as exc:
+            if request is None:
+                raise
+            return answers[1](request, exc)
+        if not acquired:
+            return _busy(lock, request, answers[0])
         token = _current.set(lock)
         if request is not None:
             request.redcoord_lock = lock  # type: ignore[attr-defined]
+        outcome = _FAILED
         try:
-            return await func(*args, **kwargs)
+            result = await func(*args, **kwargs)
+            outcome = _handed_to_stream(result, lock)
+            return result
         finally:
             _current.reset(token)
-            await sync_to_async(lock.release, thread_sensitive=False)()
+            if outcome is not _STREAMING:
+                # Runs even if this task is cancelled meanwhile: the executor
+                # job goes on, and the lock is released.
+                await asyncio.get_running_loop().run_in_executor(None, _finish, lock, outcome is _FAILED)
 
     return wrapper
+
+
+async def _acquire_in_thread(lock: Lock) -> bool:
+    """``lock.acquire()`` in a worker thread, so the event loop never blocks.
+
+    If the awaiting task is cancelled (the client went away), the wait is
+    interrupted and whatever it ends with is given back: nothing stays held
+    or queued. Exactly one side releases a grant: the thread, if the
+    cancellation came first; the cancelled task, if the grant did.
+    """
+    loop = asyncio.get_running_loop()
+    handshake = threading.Lock()
+    state = {"cancelled": False, "delivered": False}
+
+    def acquire() -> bool:
+        granted = lock.acquire()
+        with handshake:
+            give_back = granted and state["cancelled"]
+            state["delivered"] = granted and not give_back
+        if give_back:
+            _release_quietly(lock)
+            return False
+        return granted
+
+    future = loop.run_in_executor(None, acquire)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        with handshake:
+            state["cancelled"] = True
+            delivered = state["delivered"]
+        if delivered:  # granted just as we were cancelled: nobody will use it
+            loop.run_in_executor(None, _release_quietly, lock)
+        else:  # still waiting: stop, and give back whatever the wait ends with
+            loop.run_in_executor(None, lock._interrupt)
+        raise
+
+
+# -- generators and streamed responses ---------------------------------------------------
+
+_FAILED, _DONE, _STREAMING = object(), object(), object()
+
+
+def _handed_to_stream(result: Any, lock: Lock) -> object:
+    """If ``result`` is a streamed response, keep the lock until it is sent or closed."""
+    if not isinstance(result, StreamingHttpResponse):
+        return _DONE
+    released = threading.Lock()
+
+    def release_once() -> None:
+        if released.acquire(blocking=False):
+            _finish(lock, failed=False, quiet=True)
+
+    content = result.streaming_content
+    if result.is_async:
+
+        async def streamed_async() -> Any:
+            try:
+                async for chunk in content:
+                    yield chunk
+            finally:
+                await asyncio.get_running_loop().run_in_executor(None, release_once)
+
+        result.streaming_content = streamed_async()
+    else:
+
+        def streamed() -> Any:
+            try:
+                yield from content
+            finally:
+                release_once()
+
+        result.streaming_content = streamed()  # its close() becomes one of the response's closers
+    return _STREAMING
+
+
+def _wrap_generator(func: Callable[..., Any], namer: Callable[..., str], options: dict) -> Any:
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # A generator's body runs when it is iterated: so does the lock.
+        lock = Lock(namer(*args, **kwargs), **options)
+        if not lock.acquire():
+            _busy(lock, None, None)
+        failed = True
+        try:
+            yield from func(*args, **kwargs)
+            failed = False
+        finally:  # exhausted, closed (GeneratorExit) or failed: released
+            _finish(lock, failed=failed)
+
+    return wrapper
+
+
+def _wrap_async_generator(func: Callable[..., Any], namer: Callable[..., str], options: dict) -> Any:
+    @functools.wraps(func)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        lock = Lock(namer(*args, **kwargs), **options)
+        if not await _acquire_in_thread(lock):
+            _busy(lock, None, None)
+        failed = True
+        try:
+            async for item in func(*args, **kwargs):
+                yield item
+            failed = False
+        finally:
+            await asyncio.get_running_loop().run_in_executor(None, _finish, lock, failed)
+
+    return wrapper
+
+
+# -- ending a hold -------------------------------------------------------------------------
+
+
+def _finish(lock: Lock, failed: bool, quiet: bool = False) -> None:
+    """Release after the call. After a failure the call's own error matters
+    more: a failed release is logged. After success LockLost is raised (the
+    work may have overlapped with the next holder), unless ``quiet`` (a
+    streamed response is already out: logged). A release Redis never got is
+    logged; the lock expires after its TTL."""
+    try:
+        lock.release()
+    except LockLost:
+        if failed or quiet:
+            log.error("lock %s: lost before the end of the call (its work may have overlapped)", lock.name)
+            return
+        raise
+    except RedcoordError as exc:
+        log.warning("lock %s: not released (%s); it expires after its TTL (%g s)", lock.name, exc, lock.ttl)
+
+
+def _release_quietly(lock: Lock) -> None:
+    try:
+        lock.release()
+    except RedcoordError as exc:
+        log.warning("lock %s: could not give back a grant nobody will use (%s)", lock.name, exc)
 
 
 def _busy(lock: Lock, request: HttpRequest | None, on_busy: Any) -> Any:
@@ -165,7 +367,7 @@ def _busy(lock: Lock, request: HttpRequest | None, on_busy: Any) -> Any:
     exc.retry_after = lock.retry_after  # type: ignore[attr-defined]
     if request is None:
         raise exc
-    return (on_busy or busy_response)(request, exc)
+    return on_busy(request, exc)
 
 
 def _find_request(args: tuple[Any, ...]) -> HttpRequest | None:

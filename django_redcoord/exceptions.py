@@ -56,3 +56,11 @@ class LockLost(LockError):
 
 class LockNotOwned(LockError):
     """``release()``/``extend()`` called on a lock this object never acquired."""
+
+
+class DeliveryFailed(RedcoordError):
+    """A message's delivery ended without an outcome from its handler.
+
+    Recorded as the error of a Django Task whose worker died (or stopped
+    heartbeating) during its last attempt, or whose message could not be read.
+    """

@@ -4,7 +4,7 @@ How it works (every operation is one round trip, one Lua script):
 
 * ``acquire`` runs ``lock_acquire.lua``: if the lock is free and nobody is
   queued, it writes ``{token, fence, holder...}`` into the lock hash with a
-  ``PEXPIRE`` TTL, increments the per-name fencing counter and updates the
+  ``PEXPIRE`` TTL, issues the next fencing token and updates the
   live-locks index. Otherwise the caller joins a FIFO queue in the same
   script and blocks with ``BLPOP`` on its own wake list.
 * ``release`` runs ``lock_release.lua``: if the token matches it hands the
@@ -22,6 +22,14 @@ Timeline of the race the token check prevents::
     A acquires (ttl 5 s) ... A stalls 6 s ... lock expires
     B acquires, token b, fence 8
     A wakes, releases: token a != b -> LockLost; B's lock untouched
+
+Fencing tokens are a hybrid logical clock per name: ``max(last + 1, server
+time in µs)``. They keep growing when Redis loses its data (a restart without
+persistence, a failover to a replica that missed writes, eviction), and the
+per-name counter can expire with the lock, so a name no longer used leaves
+nothing behind. The one assumption: a Redis server's clock never goes back by
+more than the time between two grants of a name (servers that take over from
+each other keep their clocks in sync, e.g. NTP).
 
 Fairness: waiters are served strictly in the order their first acquire
 attempt reached Redis. A waiter keeps its place by re-checking within its
@@ -44,17 +52,26 @@ from collections.abc import Callable
 from typing import Any
 
 from . import conf
-from .connection import UsesClient, unavailable_as_ours
-from .exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
+from .connection import UsesClient
+from .connection import as_text as _text
+from .exceptions import (
+    CoordinationUnavailable,
+    LockError,
+    LockLost,
+    LockNotAcquired,
+    LockNotOwned,
+    RedcoordError,
+)
 from .keys import KeyBuilder, LockKeys, validate_name
-from .scripting import PinnedLane, Script, command
+from .scripting import Script, blpop, command, execute_pipeline, max_block
 
 log = logging.getLogger(__name__)
 
-_ACQUIRE = Script("lock_acquire", includes=("lock_common.lua",))
-_RELEASE = Script("lock_release", includes=("lock_common.lua",))
-_EXTEND = Script("lock_extend", includes=("lock_common.lua",))
-_FORCE_RELEASE = Script("lock_force_release", includes=("lock_common.lua",))
+_COMMON = ("common_time.lua", "lock_common.lua")
+_ACQUIRE = Script("lock_acquire", includes=_COMMON)
+_RELEASE = Script("lock_release", includes=_COMMON)
+_EXTEND = Script("lock_extend", includes=("common_time.lua",))
+_FORCE_RELEASE = Script("lock_force_release", includes=_COMMON)
 
 #: Marks "use the configured default" (None already means "wait forever").
 DEFAULT: Any = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
@@ -118,6 +135,26 @@ def _host() -> str:
     return _hostname
 
 
+# --- fork handling ------------------------------------------------------------------
+
+_fork_generation = 0
+_fork_hook = False
+
+
+def _after_fork_in_child() -> None:
+    global _fork_generation
+    _fork_generation += 1
+
+
+def _watch_forks() -> None:
+    """Count forks (registered on first use, never at import): a forked child
+    holds none of its parent's locks, whatever the Lock objects it inherited say."""
+    global _fork_hook
+    if not _fork_hook:
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _fork_hook = True
+
+
 # --- the lock -------------------------------------------------------------------
 
 
@@ -142,10 +179,15 @@ class Lock(UsesClient):
         on_lost: called with the lock from the watchdog thread when a renewal
             finds the lock gone (``auto_renew=True`` only).
 
-    A Lock object belongs to one thread at a time. After ``acquire()``,
-    ``lock.token`` is the fencing token: an integer that grows with every
-    grant of this name, to be checked (strictly ``>``) by whatever the
-    critical section writes to.
+    A Lock object holds the lock at most once at a time, like a
+    ``threading.Lock``: threads sharing one object take turns (a thread
+    that finds the object taken by another waits for it, within its own
+    wait, before waiting in Redis); ``release()`` may come from any thread
+    (a streamed response ends elsewhere). A forked child holds nothing its
+    parent held. After ``acquire()``, ``lock.token`` is the fencing token:
+    an integer that grows with every grant of this name, even across a
+    Redis restart that lost the data, to be checked (strictly ``>``) by
+    whatever the critical section writes to.
     """
 
     def __init__(
@@ -177,16 +219,28 @@ class Lock(UsesClient):
         # Built once: every acquire and release sends these.
         self._keys5 = [k.lock, k.fence, k.queue, k.waiters, k.index]
         self._ops = (f"acquire lock {self.name!r}", f"release lock {self.name!r}")
-        self._owner: str | None = None
-        self._fence: int | None = None
+        self._fence: int | None = None  # last token granted to this object (tokens only grow)
+        self.retry_after: float | None = None
+        _watch_forks()
+        self._reset()
+
+    def _reset(self) -> None:
+        """Local state of "not held" (at creation, and in a forked child)."""
+        self._generation = _fork_generation
+        self._cond = threading.Condition(threading.Lock())
+        self._taken = False  # a thread is acquiring or holding through this object
+        self._holder: int | None = None  # that thread's ident
+        self._owner: str | None = None  # owner token of the hold in Redis
         self._depth = 0
         self._valid_until = 0.0
         self._lost = False
+        self._interrupted = False
         self._renewer: _Renewer | None = None
-        self._max_block: float | None = None
-        self._release_packed: bytes | None = None
-        self._pin = PinnedLane()
-        self.retry_after: float | None = None
+        self._retry_owner: str | None = None  # owner of an acquire that failed with an unknown outcome
+
+    def _check_fork(self) -> None:
+        if self._generation != _fork_generation:
+            self._reset()  # inherited across fork(): the child holds nothing
 
     def __repr__(self) -> str:
         state = f"held, token={self._fence}" if self._depth else "not held"
@@ -195,11 +249,13 @@ class Lock(UsesClient):
     @property
     def token(self) -> int | None:
         """The fencing token of the current hold (None when not held)."""
+        self._check_fork()
         return self._fence if self._depth else None
 
     @property
     def held(self) -> bool:
         """True while this object believes it holds the lock (no round trip)."""
+        self._check_fork()
         return self._depth > 0
 
     @property
@@ -210,6 +266,7 @@ class Lock(UsesClient):
         local monotonic clock alone once the TTL has run out since the last
         confirmed grant or renewal: a holder can check it before acting.
         """
+        self._check_fork()
         return self._depth > 0 and (self._lost or time.monotonic() >= self._valid_until)
 
     # -- acquire --------------------------------------------------------------
@@ -219,53 +276,89 @@ class Lock(UsesClient):
 
         Returns True when held, False when the wait ran out. Raises
         CoordinationUnavailable when Redis cannot be reached; the outcome is
-        then unknown, and calling ``acquire()`` again on the same object is
-        safe (the same owner token gets the same grant back).
+        then unknown and nothing is left held or queued (best effort: a grant
+        whose reply was lost expires after the TTL). An interrupted acquire
+        (KeyboardInterrupt, a cancelled request) gives back what it took.
         """
         wait = self.wait if wait is DEFAULT else check_wait(wait)
-        if self._depth and not self.reentrant:
-            raise LockError(
-                f"lock {self.name!r} is already held by this Lock object; release it first, "
-                "or create the Lock with reentrant=True",
-                name=self.name,
-            )
-        if self._owner is None:
-            self._owner = _thread_owner_token() if self.reentrant else secrets.token_hex(16)
-            # Packed now, so that a release (the start of a handoff) only writes it.
-            self._release_packed = _RELEASE.packed(self._keys5, [self._owner, self.name])
-        started = time.monotonic()
-        deadline = math.inf if wait is None else started + wait
-        chunk = self._chunk()
-        mode = "try" if wait == 0 else "queue"
+        self._check_fork()
+        deadline = math.inf if wait is None else time.monotonic() + wait
+        me = threading.get_ident()
+        with self._cond:
+            if self._taken and self._holder == me:
+                if not (self.reentrant and self._depth):
+                    raise LockError(
+                        f"lock {self.name!r} is already held by this Lock object in this thread; "
+                        "release it first, or create the Lock with reentrant=True",
+                        name=self.name,
+                    )
+                # Nesting: Redis counts the depth (every reentrant Lock of
+                # this thread shares the hold).
+                mode = "try"
+            else:
+                while self._taken:  # another thread of ours holds this object
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        self.retry_after = None
+                        return False
+                    self._cond.wait(None if remaining == math.inf else remaining)
+                self._taken, self._holder, self._interrupted = True, me, False
+                retry, self._retry_owner = self._retry_owner, None
+                self._owner = _thread_owner_token() if self.reentrant else retry or secrets.token_hex(16)
+                mode = "try" if wait == 0 else "queue"
+        try:
+            granted = self._acquire(mode, deadline)
+        except CoordinationUnavailable:
+            # Unknown outcome. The owner token is kept for this object's next
+            # acquire(), which gets a grant whose reply was lost (or the queue
+            # place) back; unused, the place lapses within a second or two and
+            # a grant expires after its TTL.
+            if not self._depth:
+                self._retry_owner = self._owner
+                self._end_hold()
+            raise
+        except BaseException:  # interrupted: give back what we took
+            self._give_back()
+            raise
+        if not granted and not self._depth:
+            self._end_hold()
+        return granted
+
+    def _acquire(self, mode: str, deadline: float) -> bool:
+        """The waiting loop: queue in Redis, block on our wake list, re-check."""
+        owner = self._owner or ""
+        chunk = max_block(self.client)
         while True:
             remaining = deadline - time.monotonic()
-            if mode == "wait" and remaining <= 0:
+            if mode == "wait" and (remaining <= 0 or self._interrupted):
                 mode = "cancel"
             sent = time.monotonic()
             reply = self._run_acquire(mode, min(max(remaining, 0.0), chunk))
-            if reply[0] == 1:
+            if int(reply[0]) == 1:
+                if mode == "cancel" and self._interrupted:
+                    # Granted as we gave up (cancelled): give it back at once.
+                    self._release_now(owner)
+                    return False
                 return self._granted(int(reply[1]), sent)
             pttl = int(reply[1]) / 1000.0
             if mode in ("try", "cancel"):
                 self.retry_after = pttl or None
-                if not self._depth:
-                    self._owner = None
                 return False
             mode = "wait"
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or self._interrupted:
                 continue
             # Block until a release hands the lock to us, the holder's TTL runs
             # out (then we re-check and the queue head takes it over), or the
-            # wait ends. BLPOP's timeout 0 means "forever": never send it.
-            block = max(0.001, min(remaining, chunk, pttl + 0.002 if pttl else chunk))
+            # wait ends.
+            block = min(remaining, chunk, pttl + 0.002 if pttl else chunk)
             sent = time.monotonic()
-            popped = command(
-                self.client, "BLPOP", self.keys.wake(self._owner), f"{block:.3f}",
-                operation=f"waiting for lock {self.name!r}", pin=self._pin,
-            )  # fmt: skip
+            popped = blpop(self.client, [self.keys.wake(owner)], block, operation=f"waiting for lock {self.name!r}")
             if popped is not None:
-                return self._granted(int(popped[1]), sent)
+                value = _text(popped[1])
+                if value.isdigit():
+                    return self._granted(int(value), sent)
+                # an interruption (see _interrupt): re-check in 'cancel' mode
 
     def _run_acquire(self, mode: str, lease: float) -> list[Any]:
         owner = self._owner or ""
@@ -289,17 +382,13 @@ class Lock(UsesClient):
     def _granted(self, fence: int, sent: float) -> bool:
         last = self._fence
         if last is not None and (fence < last or (fence == last and not self._depth)):
-            # The per-name counter restarted: Redis lost its data (a restart
-            # without persistence, a failover to an empty replica). Tokens
-            # must never go backwards; refuse the grant and give it back.
-            self._depth, self._fence = 1, fence
-            try:
-                self.release()
-            finally:
-                self._depth, self._fence = 0, last
+            # Tokens are a hybrid logical clock and never go backwards unless
+            # a Redis server's clock went back by more than the time since
+            # our last grant: refuse the grant and give it back.
+            self._release_now(self._owner or "")
             raise LockError(
-                f"fencing token of lock {self.name!r} went backwards ({fence} after {last}): the Redis "
-                "server lost its data (restarted without persistence?); the grant was refused",
+                f"fencing token of lock {self.name!r} went backwards ({fence} after {last}): the "
+                "Redis server's clock is behind the one that issued the last token; the grant was refused",
                 name=self.name,
             )
         self._fence = fence
@@ -309,20 +398,55 @@ class Lock(UsesClient):
             self._lost = False
             self._valid_until = sent + self.ttl
             if self.auto_renew:
-                self._renewer = _Renewer(self)
+                self._renewer = _Renewer(self, self._owner or "")
                 self._renewer.start()
         return True
 
-    def _chunk(self) -> float:
-        """Longest single BLPOP: below the client's socket timeout, at most 10 s."""
-        if self._max_block is None:
-            kwargs = getattr(getattr(self.client, "connection_pool", None), "connection_kwargs", {})
-            timeout = kwargs.get("socket_timeout")
-            if not timeout:
-                self._max_block = 10.0
-            else:
-                self._max_block = max(0.05, min(10.0, timeout - 0.5 if timeout > 1.0 else timeout / 2))
-        return self._max_block
+    def _release_now(self, owner: str) -> None:
+        """Release a grant of ``owner`` that we will not use (one round trip)."""
+        _RELEASE(self.client, self._keys5, [owner, self.name], operation=self._ops[1])
+
+    def _give_back(self) -> None:
+        """An acquire was interrupted or failed: leave nothing held or queued (best effort)."""
+        owner = self._owner
+        try:
+            if owner and not self._depth:
+                reply = self._run_acquire("cancel", 0.0)
+                if int(reply[0]) == 1:
+                    self._release_now(owner)
+        except Exception as exc:  # the original error matters more
+            log.warning("lock %s: could not give back an interrupted acquire: %s", self.name, exc)
+        finally:
+            if not self._depth:
+                self._end_hold()
+
+    def _interrupt(self) -> None:
+        """From another thread: make a waiting ``acquire()`` give up soon.
+
+        The waiter finds the flag at its next re-check; the marker pushed onto
+        its wake list ends its current BLPOP at once. If the lock was granted
+        meanwhile, the waiter gives it back (``acquire()`` returns False).
+        """
+        self._interrupted = True
+        owner = self._owner
+        if owner and not self._depth:
+            wake = self.keys.wake(owner)
+            try:
+                execute_pipeline(
+                    self.client,
+                    lambda pipe: pipe.lpush(wake, "interrupt").pexpire(wake, 10_000),
+                    operation=f"interrupt a wait for lock {self.name!r}",
+                )
+            except CoordinationUnavailable as exc:
+                log.warning("lock %s: could not interrupt a waiter: %s", self.name, exc)
+
+    def _end_hold(self) -> None:
+        """Forget the hold locally and let the next thread of ours take this object."""
+        with self._cond:
+            self._depth = 0
+            self._owner = None
+            self._taken, self._holder = False, None
+            self._cond.notify()
 
     # -- release / extend ------------------------------------------------------
 
@@ -330,26 +454,32 @@ class Lock(UsesClient):
         """Release one hold of the lock (the waiter queued longest gets it).
 
         Raises LockLost if the lock expired or passed to another owner before
-        this call (the other owner's lock is not touched), and LockNotOwned if
-        this object does not hold it.
+        this call (the other owner's lock is not touched), LockNotOwned if
+        this object does not hold it, and CoordinationUnavailable if Redis
+        could not be reached: the hold then ends here all the same (the
+        watchdog is stopped first) and the lock expires after its TTL unless
+        the release reached Redis.
         """
-        if not self._depth:
-            raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
-        result = _RELEASE(
-            self.client,
-            self._keys5,
-            [self._owner, self.name],
-            operation=self._ops[1],
-            packed=self._release_packed,
-            pin=self._pin,
-        )
-        lost = self._lost
+        self._check_fork()
+        with self._cond:
+            if not self._depth:
+                raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
+            owner, outermost, lost = self._owner or "", self._depth == 1, self._lost
+            renewer = self._renewer if outermost else None
+            if outermost:
+                self._renewer = None
+        if renewer is not None:
+            renewer.stop()  # first: a release that fails must not leave the lock renewed
+        try:
+            result = _RELEASE(self.client, self._keys5, [owner, self.name], operation=self._ops[1])
+        except BaseException:
+            self._depth -= 1
+            if not self._depth:
+                self._end_hold()
+            raise
         self._depth -= 1
-        if result == 0:
-            self._depth = 0
-        if not self._depth:
-            self._stop_renewer()
-            self._owner = None if not self.reentrant else self._owner
+        if result == 0 or not self._depth:
+            self._end_hold()
         if result == 0 or lost:
             raise LockLost(
                 f"lock {self.name!r} was lost before release: it expired or passed to another "
@@ -364,9 +494,11 @@ class Lock(UsesClient):
         Raises LockLost if the lock is no longer ours, LockNotOwned if never acquired.
         """
         ttl = self.ttl if ttl is None else check_ttl(ttl)
-        if not self._depth:
+        self._check_fork()
+        owner = self._owner
+        if not self._depth or owner is None:
             raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
-        if not self._extend(ttl):
+        if not self._extend(owner, ttl):
             self._lost = True
             raise LockLost(
                 f"lock {self.name!r} could not be extended: it expired or passed to another "
@@ -374,42 +506,36 @@ class Lock(UsesClient):
                 name=self.name,
             )
 
-    def _extend(self, ttl: float) -> bool:
+    def _extend(self, owner: str, ttl: float) -> bool:
         sent = time.monotonic()
         ok = _EXTEND(
             self.client,
             [self.keys.lock, self.keys.index],
-            [self._owner, _ms(ttl), self.name],
+            [owner, _ms(ttl), self.name],
             operation=f"extend lock {self.name!r}",
         )
-        if ok:
+        if ok and self._owner == owner:
             self._valid_until = sent + ttl
         return bool(ok)
-
-    def _stop_renewer(self) -> None:
-        renewer, self._renewer = self._renewer, None
-        if renewer is not None:
-            renewer.stop()
 
     # -- inspection ------------------------------------------------------------
 
     def locked(self) -> bool:
         """True if anyone holds the lock now (one round trip)."""
-        with unavailable_as_ours(self.client, f"inspect lock {self.name!r}"):
-            return bool(self.client.exists(self.keys.lock))
+        return bool(command(self.client, "EXISTS", self.keys.lock, operation=f"inspect lock {self.name!r}"))
 
     def owned(self) -> bool:
         """True if this object's owner holds the lock now, according to Redis."""
-        if self._owner is None:
+        self._check_fork()
+        owner = self._owner
+        if owner is None or not self._depth:
             return False
-        with unavailable_as_ours(self.client, f"inspect lock {self.name!r}"):
-            current = self.client.hget(self.keys.lock, "token")
-        return current is not None and current.decode() == self._owner
+        current = command(self.client, "HGET", self.keys.lock, "token", operation=f"inspect lock {self.name!r}")
+        return current is not None and _text(current) == owner
 
     def ttl_remaining(self) -> float | None:
         """Seconds until the lock expires, or None if nobody holds it."""
-        with unavailable_as_ours(self.client, f"inspect lock {self.name!r}"):
-            pttl = self.client.pttl(self.keys.lock)
+        pttl = command(self.client, "PTTL", self.keys.lock, operation=f"inspect lock {self.name!r}")
         return None if pttl < 0 else pttl / 1000.0
 
     # -- context manager -------------------------------------------------------
@@ -424,8 +550,15 @@ class Lock(UsesClient):
             )
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
-        self.release()
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.release()
+            return
+        # The block's own error matters more than a failed release: log that one.
+        try:
+            self.release()
+        except RedcoordError as release_error:
+            log.error("lock %s: release after an error in the block failed: %s", self.name, release_error)
 
 
 def _ms(seconds: float) -> int:
@@ -454,15 +587,21 @@ def force_release(name: str, fence: int, *, client: Any = None, prefix: str | No
 
 
 class _Renewer(threading.Thread):
-    """Watchdog: extends the lock every ttl/3 until stopped or the lock is lost.
+    """Watchdog: extends one hold every ttl/3 until stopped or the lock is lost.
 
     Holds only a weak reference, so a forgotten Lock is collected and the
-    thread ends (its lock then expires after the TTL).
+    thread ends (its lock then expires after the TTL). It renews the hold it
+    was started for (``owner``), never a later one of the same object. A
+    failed renewal is retried every ttl/10 until the TTL has run out since the
+    last confirmed one; then, as when Redis answers that the lock is gone, the
+    hold is marked lost and ``on_lost`` is called. Nothing it meets ends it
+    silently.
     """
 
-    def __init__(self, lock: Lock) -> None:
+    def __init__(self, lock: Lock, owner: str) -> None:
         super().__init__(name=f"redcoord-renew:{lock.name}", daemon=True)
         self._lock = weakref.ref(lock)
+        self._owner = owner
         self._stopped = threading.Event()
         self._interval = lock.ttl / 3.0
 
@@ -470,20 +609,21 @@ class _Renewer(threading.Thread):
         self._stopped.set()
 
     def run(self) -> None:
-        from .exceptions import CoordinationUnavailable
-
-        while not self._stopped.wait(self._interval):
+        pause = self._interval
+        while not self._stopped.wait(pause):
             lock = self._lock()
-            if lock is None or not lock.held:
+            if lock is None or lock._owner != self._owner or not lock._depth:
                 return
+            pause = self._interval
             try:
-                if lock._extend(lock.ttl):
+                if lock._extend(self._owner, lock.ttl):
                     continue
-            except CoordinationUnavailable as exc:
+            except Exception as exc:  # Redis away, or anything else: retry while the TTL lasts
                 if time.monotonic() < lock._valid_until:
                     log.warning("lock %s: renewal failed, will retry: %s", lock.name, exc)
+                    pause = max(0.001, min(self._interval, lock.ttl / 10.0))
                     continue
-            if self._stopped.is_set():
+            if self._stopped.is_set() or lock._owner != self._owner:
                 return
             lock._lost = True
             log.error("lock %s: lost (renewal found it expired or taken)", lock.name)

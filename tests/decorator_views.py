@@ -1,6 +1,6 @@
 """Views and plain callables decorated with @with_lock, for test_decorators."""
 
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.urls import path
 from django.views import View
 
@@ -50,7 +50,41 @@ async def async_view(request, pk):
     return _describe(request, kind="async")
 
 
+@with_lock("stream:{pk}", **LOCK)
+def stream_view(request, pk):
+    lock = request.redcoord_lock
+
+    def body():
+        for i in range(3):
+            yield f"{i}:{'held' if lock.owned() else 'free'}\n"
+
+    return StreamingHttpResponse(body())
+
+
+@with_lock("astream:{pk}", **LOCK)
+async def async_stream_view(request, pk):
+    lock = request.redcoord_lock
+
+    async def body():
+        for i in range(3):
+            yield f"{i}:{'held' if lock.held else 'free'}\n"
+
+    return StreamingHttpResponse(body())
+
+
+def unavailable_teapot(request, exc):
+    return HttpResponse(f"down: {exc.operation}", status=418)
+
+
+@with_lock("unavail:{pk}", on_unavailable=unavailable_teapot, **LOCK)
+def custom_unavailable(request, pk):
+    return _describe(request)
+
+
 urlpatterns = [
+    path("stream/<int:pk>/", stream_view),
+    path("astream/<int:pk>/", async_stream_view),
+    path("unavailable/<int:pk>/", custom_unavailable),
     path("invoice/<int:pk>/", invoice),
     path("me/", by_user),
     path("report/<slug:slug>/", ReportView.as_view()),

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from django_redcoord import Lock, LockNotAcquired, current_lock, with_lock
+from django_redcoord import CoordinationUnavailable, Lock, LockNotAcquired, current_lock, with_lock
 
 
 @pytest.fixture(autouse=True)
@@ -21,8 +21,9 @@ def hold(name):
 def test_function_view_holds_the_lock_named_by_its_arguments(client):
     response = client.get("/invoice/42/")
     assert response.status_code == 200
-    assert response.json() == {"name": "invoice:42", "token": 1, "same": True}
-    assert client.get("/invoice/42/").json()["token"] == 2  # released, then fenced again
+    first = response.json()
+    assert first["name"] == "invoice:42" and first["same"] is True and first["token"] > 0
+    assert client.get("/invoice/42/").json()["token"] > first["token"]  # released, then fenced again
     assert not Lock("invoice:42").locked()
 
 
@@ -33,7 +34,8 @@ def test_attribute_access_in_the_template(client, django_user_model):
 
 
 def test_cbv_method(client):
-    assert client.get("/report/q3/").json() == {"name": "report:q3", "token": 1, "same": True, "view": "method"}
+    data = client.get("/report/q3/").json()
+    assert data["token"] > 0 and data == {"name": "report:q3", "token": data["token"], "same": True, "view": "method"}
 
 
 def test_whole_cbv_wraps_dispatch(client):
@@ -86,7 +88,8 @@ def transfer(account, amount):
 
 
 def test_plain_method_and_callable_key():
-    assert Invoice(9).pay(10) == ("invoice:9", 1, 10)
+    name, token, amount = Invoice(9).pay(10)
+    assert (name, amount) == ("invoice:9", 10) and token > 0
     assert transfer("acme", amount=3) == "account:acme"
     assert current_lock() is None
 
@@ -142,3 +145,128 @@ def test_bad_decorator_arguments_fail_at_decoration(kwargs, message):
 def test_bad_key_type_fails_at_decoration():
     with pytest.raises(TypeError, match="non-empty format string or a callable"):
         with_lock(42)
+
+
+# -- the lock covers the work, however it runs -------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_streamed_response_holds_the_lock_until_its_body_is_sent(client):
+    response = client.get("/stream/1/")
+    assert response.status_code == 200
+    assert Lock("stream:1").locked()  # the view returned, the body is not sent yet
+    body = b"".join(response.streaming_content).decode()
+    assert body == "0:held\n1:held\n2:held\n"
+    response.close()
+    assert not Lock("stream:1").locked()
+
+
+@pytest.mark.django_db
+def test_a_streamed_response_closed_early_releases_the_lock(client):
+    response = client.get("/stream/2/")
+    next(iter(response.streaming_content))
+    response.close()  # the client went away mid-body
+    assert not Lock("stream:2").locked()
+
+
+def test_an_async_streamed_response_holds_the_lock_until_its_body_is_sent(async_client):
+    async def scenario():
+        response = await async_client.get("/astream/1/")
+        assert response.status_code == 200
+        chunks = [chunk async for chunk in response.streaming_content]
+        return b"".join(chunks).decode()
+
+    assert asyncio.run(scenario()) == "0:held\n1:held\n2:held\n"
+    assert not Lock("astream:1").locked()
+
+
+@with_lock("gen:{n}", ttl=5, wait=0)
+def numbers(n):
+    for i in range(n):
+        yield i, Lock(f"gen:{n}").locked()
+
+
+def test_a_generator_holds_the_lock_while_it_runs_and_releases_when_exhausted_or_closed():
+    assert list(numbers(3)) == [(0, True), (1, True), (2, True)]
+    assert not Lock("gen:3").locked()
+    gen = numbers(4)
+    assert not Lock("gen:4").locked()  # a generator's body (and its lock) starts on first next()
+    assert next(gen) == (0, True)
+    gen.close()
+    assert not Lock("gen:4").locked()
+    held = hold("gen:5")
+    with pytest.raises(LockNotAcquired):
+        next(numbers(5))
+    held.release()
+
+
+@with_lock("agen:{n}", ttl=5, wait=0)
+async def async_numbers(n):
+    for i in range(n):
+        yield i
+
+
+def test_an_async_generator_holds_the_lock_while_it_runs():
+    async def scenario():
+        seen = []
+        async for i in async_numbers(2):
+            seen.append((i, Lock("agen:2").locked()))
+        return seen
+
+    assert asyncio.run(scenario()) == [(0, True), (1, True)]
+    assert not Lock("agen:2").locked()
+
+
+@with_lock("cancel:{n}", ttl=30, wait=10)
+async def slow_to_get(n):
+    return "ran"
+
+
+def test_an_async_call_cancelled_while_waiting_never_keeps_the_lock(redis_client):
+    """The client went away while its request waited: the lock must pass on, not be
+    granted later to nobody and held for its whole TTL."""
+    held = hold("cancel:1")
+
+    async def scenario():
+        task = asyncio.ensure_future(slow_to_get(1))
+        await asyncio.sleep(0.3)  # queued in Redis, blocked on its wake list
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.3)  # the interrupted wait gives up
+        # The server keeps running: a waiter still queued would be handed the lock now.
+        await asyncio.get_running_loop().run_in_executor(None, held.release)
+        await asyncio.sleep(0.3)
+        return Lock("cancel:1").locked(), redis_client.llen(Lock("cancel:1").keys.queue)
+
+    assert asyncio.run(scenario()) == (False, 0)
+
+
+def test_an_async_call_cancelled_just_as_it_is_granted_gives_the_lock_back():
+    held = hold("cancel:2")
+
+    async def scenario():
+        task = asyncio.ensure_future(slow_to_get(2))
+        await asyncio.sleep(0.3)
+        held.release()  # hands the lock to the queued task ...
+        task.cancel()  # ... which is cancelled before it runs its body
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        await asyncio.sleep(0.5)
+
+    asyncio.run(scenario())
+    assert not Lock("cancel:2").locked()
+
+
+def test_a_view_answers_503_with_retry_after_while_redis_is_down(client, settings):
+    from tests.redis_servers import free_port
+
+    settings.REDCOORD = {**settings.REDCOORD, "URL": f"redis://127.0.0.1:{free_port()}/0", "CONNECT_TIMEOUT": 0.2}
+    response = client.get("/invoice/5/")
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    custom = client.get("/unavailable/5/")
+    assert custom.status_code == 418 and custom.content == b"down: acquire lock 'unavail:5'"
+    with pytest.raises(CoordinationUnavailable):
+        Invoice(5).pay(1)  # not a view: the error itself

@@ -68,7 +68,7 @@ def test_url_embedded_setting_starts_it_on_first_use(settings, folder):
     client = get_client()
     STARTED_PIDS.append(embedded.running_pid(folder))
     with Lock("demo", client=client, wait=0) as lock:
-        assert lock.token == 1
+        assert lock.token > 0
 
 
 def test_management_command_starts_reports_and_stops_it(folder):

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from django_redcoord.connection import client_from_url
-from django_redcoord.exceptions import LockLost
+from django_redcoord.exceptions import CoordinationUnavailable, LockLost
 from django_redcoord.locks import Lock
 
 from . import multiproc
@@ -202,3 +202,141 @@ def test_auto_renew_reports_lost_when_renewal_is_blocked(redis_servers):
     with pytest.raises(LockLost):
         lock.release()
     assert not lock.locked()
+
+
+# -- hardening: faults the first version did not survive ---------------------------------
+
+
+def test_a_release_that_fails_stops_the_renewal_so_the_lock_expires(redis_servers):
+    """A release hit by a Redis blip must not leave an auto-renewed lock renewed
+    for as long as the Lock object lives (nobody else could ever take it)."""
+    server = redis_servers(1)[0]
+    client = client_from_url(server.url, socket_timeout=0.3, connect_timeout=0.3)
+    lock = Lock("blip", ttl=1.0, wait=0, auto_renew=True, client=client, prefix=PREFIX)
+    assert lock.acquire()
+    server.pause()
+    try:
+        with pytest.raises(CoordinationUnavailable):
+            lock.release()
+    finally:
+        server.resume()
+    assert not lock.held  # the hold ended here; the object is usable again
+    other = Lock("blip", ttl=5, wait=3, client=client_from_url(server.url), prefix=PREFIX)
+    started = time.monotonic()
+    assert other.acquire()  # within the TTL: nobody renews it any more
+    assert time.monotonic() - started < 2.5
+    other.release()
+    assert lock.acquire() and lock.owned()  # not wedged
+    lock.release()
+
+
+def test_fencing_tokens_keep_growing_when_redis_loses_its_data(redis_servers):
+    """A restart without persistence (or a failover to an empty replica, or
+    eviction) must not restart the tokens: a fenced writer would refuse every
+    write until the counter climbed back."""
+    server = redis_servers(1)[0]
+    before = []
+    for _ in range(3):
+        with Lock("fenced", ttl=5, wait=1, client=client_from_url(server.url), prefix=PREFIX) as lock:
+            before.append(lock.token)
+    server.restart()  # no persistence: every key is gone
+    assert client_from_url(server.url).dbsize() == 0
+    with Lock("fenced", ttl=5, wait=1, client=client_from_url(server.url), prefix=PREFIX) as lock:
+        after = lock.token
+    assert before == sorted(set(before)) and after > before[-1]
+
+
+def test_a_lock_object_shared_by_threads_never_lets_two_of_them_in(redis_client):
+    """A module-level Lock used by every request thread: threads take turns."""
+    lock = Lock("shared-object", ttl=10, wait=10, client=redis_client, prefix=PREFIX)
+    inside, overlaps, entries, errors = [0], [0], [0], []
+    guard = __import__("threading").Lock()
+
+    def worker():
+        try:
+            for _ in range(20):
+                with lock:
+                    with guard:
+                        inside[0] += 1
+                        overlaps[0] += inside[0] > 1
+                    time.sleep(0.0005)
+                    with guard:
+                        inside[0] -= 1
+                        entries[0] += 1
+        except Exception as exc:
+            errors.append(repr(exc))
+
+    threads = [__import__("threading").Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == [] and overlaps[0] == 0 and entries[0] == 160
+    assert not lock.locked()
+
+
+def _child_of_a_holder(index, reentrant_lock, plain_lock):
+    from django_redcoord.exceptions import LockNotOwned
+
+    took_reentrant = reentrant_lock.acquire(wait=0)  # the parent holds it: not ours to nest into
+    try:
+        plain_lock.release()
+        released = True
+    except LockNotOwned:
+        released = False
+    return took_reentrant, plain_lock.held, released
+
+
+def test_a_forked_child_holds_nothing_its_parent_held(redis_url):
+    client = client_from_url(redis_url)
+    reentrant = Lock("forked-r", ttl=10, wait=0, reentrant=True, client=client, prefix=PREFIX)
+    plain = Lock("forked-p", ttl=10, wait=0, client=client, prefix=PREFIX)
+    assert reentrant.acquire() and plain.acquire()
+    took, held, released = multiproc.start(_child_of_a_holder, reentrant, plain).result()
+    assert (took, held, released) == (False, False, False)
+    assert reentrant.owned() and plain.owned()  # the child touched neither
+    assert client.hget(reentrant.keys.lock, "depth") is None  # no nesting into the parent's hold
+    reentrant.release()
+    plain.release()
+
+
+def test_an_interrupted_wait_gives_back_its_place_and_any_grant(redis_client):
+    """KeyboardInterrupt (or any BaseException) while waiting: the waiter leaves
+    the queue, so the holder's release does not hand the lock to nobody."""
+    holder = Lock("interrupted", ttl=30, wait=0, client=redis_client, prefix=PREFIX)
+    assert holder.acquire()
+    waiter = Lock("interrupted", ttl=30, wait=10, client=redis_client, prefix=PREFIX)
+    previous = signal.signal(signal.SIGALRM, _raise_keyboard_interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            waiter.acquire()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert redis_client.llen(holder.keys.queue) == 0 and redis_client.hlen(holder.keys.waiters) == 0
+    holder.release()
+    assert not holder.locked()  # nobody was handed it
+    assert waiter.acquire(wait=0)  # and the interrupted object works again
+    waiter.release()
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def test_a_name_no_longer_used_leaves_nothing_behind(redis_client):
+    """Fencing counters expire with their lock (plus a minute); the live-lock index
+    forgets locks that expired under a crashed holder at the next grant."""
+    crashed = Lock("gone:1", ttl=0.2, wait=0, client=redis_client, prefix=PREFIX)
+    assert crashed.acquire()  # never released
+    fence_ttl = redis_client.pttl(crashed.keys.fence)
+    assert 0 < fence_ttl <= 200 + 60_000
+    time.sleep(0.3)
+    with Lock("gone:2", ttl=5, wait=0, client=redis_client, prefix=PREFIX):
+        members = {m.decode() for m in redis_client.zrange(crashed.keys.index, 0, -1)}
+    assert members == {"gone:2"}
+    assert redis_client.zcard(crashed.keys.index) == 0  # released: its own entry went too
+    keys = {k.decode() for k in redis_client.scan_iter(f"{PREFIX}:*")}
+    assert all(k.endswith(":fence") for k in keys), keys  # only the counters, and they expire
+    assert all(0 < redis_client.pttl(k) <= 65_000 for k in keys)

@@ -1,8 +1,10 @@
--- lock_acquire.lua (lock_common.lua prepended): try to take a lock; optionally queue for it (FIFO).
+-- lock_acquire.lua (common_time.lua, lock_common.lua prepended): try to take a lock;
+-- optionally queue for it (FIFO).
 --
 -- KEYS[1] lock     hash: token, fence, host, pid, thread, acquired_ms, ttl_ms,
 --                  depth (only while a reentrant hold is nested)
--- KEYS[2] fence    integer: last fencing token issued for this name (no expiry)
+-- KEYS[2] fence    integer: last fencing token issued for this name (expires
+--                  FENCE_KEEP_MS after the lock's TTL; see next_monotonic)
 -- KEYS[3] queue    list: waiter tokens, oldest first
 -- KEYS[4] waiters  hash: waiter token -> entry (see lock_common.lua)
 -- KEYS[5] index    zset: lock name -> expiry (ms since the epoch), for the admin
@@ -19,7 +21,7 @@
 -- ARGV[6] reentrant '1' if the same token nests (depth + 1), else '0'
 -- ARGV[7] host, ARGV[8] pid, ARGV[9] thread: holder metadata for the admin page
 --
--- Returns {1, fence, depth} when the caller holds the lock,
+-- Returns {1, fence, depth} when the caller holds the lock (fence: see next_monotonic),
 --         {0, pttl_ms}      when not (pttl_ms: time left on the current
 --                           holder's lock, 0 if it is free but others queue).
 
@@ -72,8 +74,8 @@ end
 if mode == 'cancel' then
   leave_queue()
 elseif mode ~= 'try' then
-  if redis.call('HSET', waiters, token,
-      (now() + math.min(lease, QUEUE_KEEP_MS)) .. '|' .. ttl .. '|' .. wake .. '|' .. host .. '|' .. pid .. '|' .. thread) == 1 then
+  local entry = cmsgpack.pack({now() + math.min(lease, QUEUE_KEEP_MS), ttl, wake, host, pid, thread})
+  if redis.call('HSET', waiters, token, entry) == 1 then
     redis.call('RPUSH', queue, token)
   end
   redis.call('PEXPIRE', queue, QUEUE_KEEP_MS)

@@ -1,4 +1,4 @@
--- lock_extend.lua: reset the time-to-live of a lock we own (lock_common.lua prepended).
+-- lock_extend.lua: reset the time-to-live of a lock we own (common_time.lua prepended).
 --
 -- KEYS[1] lock     hash: token, fence, ..., ttl_ms
 -- KEYS[2] index    zset: lock name -> expiry (ms since the epoch)

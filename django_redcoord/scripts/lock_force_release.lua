@@ -1,4 +1,4 @@
--- lock_force_release.lua (lock_common.lua prepended): an operator frees a lock.
+-- lock_force_release.lua (common_time.lua, lock_common.lua prepended): an operator frees a lock.
 --
 -- Only the grant the operator saw is released: if the lock changed hands
 -- since (another fencing token), nothing happens. Like a release, the lock

@@ -1,4 +1,4 @@
--- lock_release.lua (lock_common.lua prepended): release a lock we own; hand it to the oldest live waiter.
+-- lock_release.lua (common_time.lua, lock_common.lua prepended): release a lock we own; hand it to the oldest live waiter.
 --
 -- KEYS[1] lock     hash: token, fence, host, pid, thread, acquired_ms, ttl_ms, depth
 -- KEYS[2] fence    integer: last fencing token issued for this name

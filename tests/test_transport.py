@@ -1,0 +1,189 @@
+"""The transport: every coordination command on a pooled connection, read by
+the connection class itself, never retried silently.
+
+Regression tests for the per-thread "lane" connections this replaced: they
+lived outside the pool's accounting (a process stopped working after its
+~100th thread) and read replies themselves (RESP3 push frames put them one
+reply out of step; Sentinel's READONLY handling never ran).
+"""
+
+import threading
+
+import pytest
+import redis
+
+from django_redcoord.connection import client_from_url
+from django_redcoord.exceptions import CoordinationUnavailable
+from django_redcoord.locks import Lock
+from django_redcoord.queues import Queue
+from django_redcoord.scripting import blpop, command, max_block
+
+
+def test_three_hundred_threads_one_after_another_never_run_out_of_connections(redis_url):
+    """Thread-per-request servers and per-call executors: each new thread's
+    calls must not take a connection that outlives the thread."""
+    client = client_from_url(redis_url, max_connections=20)
+    errors = []
+
+    def one_request(i):
+        try:
+            with Lock(f"churn:{i % 7}", ttl=5, wait=5, client=client):
+                Queue("churn", client=client).push({"i": i})
+        except Exception as exc:  # collected: a failure must fail the test, not vanish in a thread
+            errors.append(repr(exc))
+
+    for batch in range(30):
+        threads = [threading.Thread(target=one_request, args=(batch * 10 + i,)) for i in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []
+    pool = client.connection_pool
+    assert len(pool._in_use_connections) == 0
+    assert pool._created_connections <= 20
+    assert Queue("churn", client=client).depths().ready == 300
+
+
+def test_push_frames_of_client_tracking_never_put_replies_out_of_step(redis_url):
+    # One connection, so every call below uses the connection that tracks keys.
+    pool = redis.BlockingConnectionPool.from_url(redis_url, max_connections=1, protocol=3, timeout=2)
+    client = redis.Redis(connection_pool=pool)
+    assert command(client, "CLIENT", "TRACKING", "ON", operation="test") in (b"OK", "OK", True)
+    for round_ in range(5):
+        command(client, "GET", "tracked", operation="test")  # the server now tracks it for us
+        # Our own write invalidates it: the push frame comes just before the reply.
+        assert command(client, "SET", "tracked", round_, operation="test") in (b"OK", True)
+        assert command(client, "ECHO", f"a{round_}", operation="test") == f"a{round_}".encode()
+    with Lock("tracked-lock", ttl=5, wait=1, client=client) as lock:
+        assert lock.owned()
+
+
+class CountingConnection(redis.Connection):
+    reads = 0
+
+    def read_response(self, *args, **kwargs):
+        type(self).reads += 1
+        return super().read_response(*args, **kwargs)
+
+
+def test_replies_are_read_by_the_connection_class_itself(redis_url):
+    """Sentinel's connection class turns READONLY into a reconnect to the new
+    master inside read_response: our calls must pass through it."""
+    pool = redis.ConnectionPool.from_url(redis_url, connection_class=CountingConnection)
+    client = redis.Redis(connection_pool=pool)
+    with Lock("read-by-class", ttl=5, wait=1, client=client):
+        pass  # connected (its handshake reads too) and scripts loaded
+    CountingConnection.reads = 0
+    with Lock("read-by-class", ttl=5, wait=1, client=client):
+        pass
+    assert CountingConnection.reads == 2  # the acquire's reply and the release's
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+@pytest.mark.parametrize("decode", [False, True])
+def test_a_lock_works_for_each_protocol_and_decoding(redis_url, protocol, decode):
+    client = client_from_url(redis_url, protocol=protocol, decode_responses=decode)
+    with Lock("proto", ttl=5, wait=1, client=client) as lock:
+        assert lock.owned() and lock.locked() and 0 < lock.ttl_remaining() <= 5
+    assert not lock.locked()
+
+
+def test_error_replies_raise_and_leave_the_connection_in_step(redis_client):
+    redis_client.set("s", "text")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        command(redis_client, "LPUSH", "s", "x", operation="test")
+    with pytest.raises(redis.exceptions.NoScriptError):
+        command(redis_client, "EVALSHA", "0" * 40, 0, operation="test")
+    assert command(redis_client, "GET", "s", operation="test") == b"text"
+
+
+def test_scripts_flushed_on_the_server_are_loaded_again(redis_client):
+    with Lock("flush", ttl=5, wait=1, client=redis_client) as lock:
+        first = lock.token
+    redis_client.script_flush()
+    with Lock("flush", ttl=5, wait=1, client=redis_client) as lock:
+        assert lock.token > first
+
+
+def test_a_connection_closed_by_the_server_while_idle_is_replaced(redis_url, redis_client):
+    before = command(redis_client, "CLIENT", "ID", operation="test")
+    assert client_from_url(redis_url).client_kill_filter(_id=before) == 1  # as an idle timeout would
+    after = command(redis_client, "CLIENT", "ID", operation="test")
+    assert after != before
+    with Lock("after-kill", ttl=5, wait=0, client=redis_client) as lock:
+        assert lock.owned()
+
+
+def test_a_reply_cut_off_by_a_timeout_is_never_read_as_the_next_reply(redis_servers):
+    server = redis_servers(1)[0]
+    client = client_from_url(server.url, socket_timeout=0.5, connect_timeout=0.5)
+    command(client, "PING", operation="test")
+    server.pause()
+    try:
+        with pytest.raises(CoordinationUnavailable, match="timed out"):
+            command(client, "ECHO", "late", operation="echo while paused")
+    finally:
+        server.resume()
+    # the late reply of the timed-out call must not be taken for this call's reply
+    assert command(client, "ECHO", "fresh", operation="test") == b"fresh"
+
+
+def test_a_client_with_retries_is_not_retried_silently(redis_servers):
+    """Whatever retry policy the caller's client has, a coordination call fails at once."""
+    server = redis_servers(1)[0]
+    from redis.backoff import ConstantBackoff
+    from redis.retry import Retry
+
+    client = redis.Redis.from_url(
+        server.url, socket_timeout=0.3, retry=Retry(ConstantBackoff(0.5), 5),
+        retry_on_error=[redis.ConnectionError, redis.TimeoutError],
+    )  # fmt: skip
+    command(client, "PING", operation="test")
+    server.pause()
+    try:
+        import time
+
+        started = time.monotonic()
+        with pytest.raises(CoordinationUnavailable):
+            Lock("no-retry", ttl=5, wait=0, client=client).acquire()
+        assert time.monotonic() - started < 1.5  # one socket timeout (+ the give-back), not 5 retries
+    finally:
+        server.resume()
+
+
+def test_error_replies_of_a_server_that_cannot_serve_now_are_outages(redis_servers):
+    """READONLY (a demoted master), UNBLOCKED (a blocked call on a demoted
+    master), LOADING...: loops retry them like a connection error."""
+    primary, replica = redis_servers(2)
+    replica_client = client_from_url(replica.url)
+    replica_client.replicaof("127.0.0.1", primary.port)
+    with pytest.raises(CoordinationUnavailable, match="READONLY|read only"):
+        Lock("on-a-replica", ttl=5, wait=0, client=replica_client).acquire()
+
+    client = client_from_url(primary.url)
+    blocked_id = []
+
+    def block():
+        blocked_id.append(command(client, "CLIENT", "ID", operation="test"))
+        try:
+            blpop(client, ["never"], 5, operation="wait")
+        except CoordinationUnavailable as exc:
+            blocked_id.append(exc)
+
+    t = threading.Thread(target=block)
+    t.start()
+    import time
+
+    deadline = time.monotonic() + 5
+    while not (blocked_id and client.client_list(_type="normal")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    assert client_from_url(primary.url).client_unblock(blocked_id[0], error=True)
+    t.join(5)
+    assert isinstance(blocked_id[-1], CoordinationUnavailable) and "UNBLOCKED" in str(blocked_id[-1])
+
+
+@pytest.mark.parametrize("socket_timeout, expected", [(None, 10.0), (30.0, 10.0), (5.0, 4.5), (1.0, 0.5), (0.2, 0.1)])
+def test_blocking_calls_stay_below_the_socket_timeout(redis_url, socket_timeout, expected):
+    assert max_block(client_from_url(redis_url, socket_timeout=socket_timeout)) == expected
