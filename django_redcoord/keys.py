@@ -55,9 +55,9 @@ class LockKeys:
     """Keys of one lock. All share the ``{name}`` hash tag."""
 
     lock: str  # hash: token, fence, host, pid, thread, acquired_ms, ttl_ms, depth
-    fence: str  # integer: last fencing token issued for this name (never expires)
+    fence: str  # integer: last fencing token issued for this name (expires a minute after the lock)
     queue: str  # list: tokens of waiters, oldest first
-    waiters: str  # hash: waiter token -> "deadline_ms|ttl_ms|wake_key|host|pid|thread"
+    waiters: str  # hash: waiter token -> MessagePack [deadline_ms, ttl_ms, wake_key, host, pid, thread]
     index: str  # zset (shared by all locks): name -> expiry in ms since the epoch
     wake_prefix: str  # a waiter blocks on wake_prefix + its token
 
@@ -71,7 +71,7 @@ class LeaderKeys:
     slot claim (checks the leader record, writes the job) is one script."""
 
     record: str  # hash: identity, token, term, since_ms, renewed_ms (PEXPIRE lease)
-    term: str  # integer: last term issued (never expires; the fence of leader actions)
+    term: str  # integer: last term issued (the fence of leader actions; expires a minute after the lease)
     notify: str  # list: pushed on resign so standbys campaign at once
     job_prefix: str  # job state hash = job_prefix + job name
     jobs: str  # set: names of the jobs with state under this election
@@ -90,6 +90,7 @@ class QueueKeys:
     delayed: str  # zset: envelope -> due time (ms since the epoch)
     dead: str  # list: dead-lettered envelopes, oldest first
     errors: str  # hash: message id -> JSON {error, failed_ms} of dead letters
+    settle: str  # list: dead letters whose result record must still be marked FAILED
     consumers: str  # zset: processing-list key -> heartbeat deadline (ms)
     processing_prefix: str  # list per consumer: processing_prefix + consumer id
     wake: str  # list: holds one token while messages may be ready (idle workers BLPOP it)
@@ -146,6 +147,7 @@ class KeyBuilder:
             delayed=f"{base}:delayed",
             dead=f"{base}:dead",
             errors=f"{base}:errors",
+            settle=f"{base}:settle",
             consumers=f"{base}:consumers",
             processing_prefix=f"{base}:processing:",
             wake=f"{base}:wake",

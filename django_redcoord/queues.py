@@ -17,6 +17,12 @@ batch, not per message.
 
 Delivery is at least once: a message whose consumer died after doing the work
 but before acknowledging it is delivered again. Make handlers idempotent.
+
+Every write is safe to repeat after an unknown outcome (a timeout): a claim
+whose reply was lost is delivered again by the next claim of the same
+consumer, acknowledgements and failed nacks are sent again, and a message id
+is any allowed name (``|`` included): envelopes put the numeric fields first
+and the id last, so nothing ever splits a user string.
 """
 
 from __future__ import annotations
@@ -32,12 +38,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import conf
-from .connection import UsesClient, unavailable_as_ours
+from .connection import UsesClient, as_text, unavailable_as_ours
 from .exceptions import CoordinationUnavailable
 from .keys import KeyBuilder, QueueKeys, validate_name
-from .scripting import Script, execute_pipeline
+from .scripting import Script, command, execute_pipeline
 
-_COMMON = ("queue_common.lua",)
+_COMMON = ("common_time.lua", "queue_common.lua")
 _PUSH = Script("queue_push", includes=_COMMON)
 _CLAIM = Script("queue_claim", includes=_COMMON)
 _NACK = Script("queue_nack", includes=_COMMON)
@@ -47,12 +53,22 @@ _DEPTHS = Script("queue_depths", includes=_COMMON)
 _REQUEUE_DEAD = Script("queue_requeue_dead", includes=_COMMON)
 
 MIN_PRIORITY, MAX_PRIORITY = -100, 100
+DEFAULT_LIMIT: Any = type("DefaultLimit", (), {"__repr__": lambda self: "DEFAULT"})()
 MAX_BATCH = 1000  # messages per script call (Lua unpack() breaks near 8,000)
+
+
+#: Flag of an envelope whose message has a result record (a Django Task).
+HAS_RECORD = 1
 
 
 @dataclass(frozen=True)
 class Message:
-    """A delivered message. ``attempt`` counts earlier failed deliveries."""
+    """A delivered message. ``attempt`` counts earlier failed deliveries.
+
+    ``error`` is set (and ``body`` is None) for a message that cannot be read
+    (not JSON, nested too deeply, a damaged envelope): the worker
+    dead-letters it instead of running anything.
+    """
 
     id: str
     body: Any
@@ -61,17 +77,35 @@ class Message:
     enqueued_ms: int
     priority: int
     queue: str
-    raw: bytes
+    raw: bytes | str
+    flags: int = 0
+    error: str | None = None
 
     @property
     def enqueued_at(self) -> datetime:
         return datetime.fromtimestamp(self.enqueued_ms / 1000, tz=timezone.utc)
 
     @classmethod
-    def parse(cls, raw: bytes, queue: str) -> Message:
-        header, _, body = raw.partition(b"\n")
-        mid, failed, max_attempts, enqueued, priority = header.decode().split("|")
-        return cls(mid, json.loads(body), int(failed), int(max_attempts), int(enqueued), int(priority), queue, raw)
+    def parse(cls, raw: bytes | str, queue: str) -> Message:
+        """Read an envelope (see queue_common.lua); never raises: see ``error``."""
+        try:
+            text = raw if isinstance(raw, str) else raw.decode()
+            header, _, body = text.partition("\n")
+            fields = header.split("|", 5)
+            if len(fields) == 6:  # failed|max|enqueued_ms|priority|flags|id
+                failed, max_attempts, enqueued, priority, flags, mid = fields
+            else:  # the first format: id|failed|max|enqueued_ms|priority (no `|` in ids)
+                mid, failed, max_attempts, enqueued, priority = fields
+                flags = "0"
+            numbers = int(failed), int(max_attempts), int(enqueued), int(priority), int(flags)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return cls("", None, 0, 1, 0, 0, queue, raw, 0, f"damaged envelope: {exc}")
+        try:
+            value = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            error = f"body is not readable JSON: {type(exc).__name__}: {str(exc)[:200]}"
+            return cls(mid, None, numbers[0], numbers[1], numbers[2], numbers[3], queue, raw, numbers[4], error)
+        return cls(mid, value, numbers[0], numbers[1], numbers[2], numbers[3], queue, raw, numbers[4])
 
 
 @dataclass(frozen=True)
@@ -95,10 +129,30 @@ def check_count(value: object, what: str, low: int, high: int) -> int:
 
 def encode_body(body: Any) -> str:
     """JSON text of ``body``; raises TypeError naming what cannot be sent (nothing is pickled)."""
+    return to_json(body, "queue messages")
+
+
+class EncodedJSON(str):
+    """JSON text already encoded by :func:`to_json`: pushed as it is, not encoded again."""
+
+    __slots__ = ()
+
+
+def to_json(value: Any, what: str) -> str:
+    """Strict JSON text of ``value``, or TypeError saying what is allowed.
+
+    Refused: what JSON cannot hold (sets, bytes, objects...), NaN and
+    infinities (``json.dumps`` would write non-JSON ``NaN``), and values
+    nested deeper than Python can encode.
+    """
     try:
-        return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except RecursionError:
+        raise TypeError(f"{what} are nested too deeply to be encoded as JSON") from None
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"queue messages must be JSON-serialisable (dict, list, str, int, float, bool, None): {exc}") from None
+        raise TypeError(
+            f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, None): {exc}"
+        ) from None
 
 
 def _delay_ms(delay: float | None, eta: datetime | None) -> int:
@@ -124,6 +178,9 @@ class Queue(UsesClient):
         lifo: deliver the newest message first (default: oldest first).
         max_attempts: deliveries before a message is dead-lettered
             (default ``REDCOORD["QUEUE_MAX_ATTEMPTS"]``, 3). Stored in each message.
+        dead_letter_limit: dead letters kept; past it the oldest are dropped
+            with their errors (default ``REDCOORD["QUEUE_DEAD_LETTER_LIMIT"]``,
+            10,000; None keeps all).
         client, prefix: as for :class:`~django_redcoord.locks.Lock`.
     """
 
@@ -133,6 +190,7 @@ class Queue(UsesClient):
         *,
         lifo: bool = False,
         max_attempts: int | None = None,
+        dead_letter_limit: int | None = DEFAULT_LIMIT,
         client: Any = None,
         prefix: str | None = None,
     ) -> None:
@@ -146,6 +204,11 @@ class Queue(UsesClient):
             1,
             1000,
         )
+        if dead_letter_limit is DEFAULT_LIMIT:
+            dead_letter_limit = queue_defaults().get("QUEUE_DEAD_LETTER_LIMIT", 10_000)
+        if dead_letter_limit is not None:
+            check_count(dead_letter_limit, "dead_letter_limit", 1, 1_000_000_000)
+        self.dead_letter_limit = dead_letter_limit
         self._client = client
         self.key_builder = KeyBuilder(prefix or conf.default_prefix())
         self.keys: QueueKeys = self.key_builder.queue(self.name)
@@ -189,7 +252,7 @@ class Queue(UsesClient):
         seconds) in the same command: a Django Task and its result record."""
         pairs = [item for field in record.items() for item in field]
         args = [self._head()[0], self._lifo, len(record), ttl, *pairs,
-                *self._message_args(validate_name(id, "message id"), body, None, eta, priority)]  # fmt: skip
+                *self._message_args(validate_name(id, "message id"), body, None, eta, priority, HAS_RECORD)]  # fmt: skip
         _PUSH(self.client, [*self._push_keys, record_key], args, operation=self._push_operation)
         self._registered = True
 
@@ -223,14 +286,19 @@ class Queue(UsesClient):
         self._registered = True
         return ids
 
-    def _message_args(self, mid: str, body: Any, delay: float | None, eta: datetime | None, priority: int) -> list[Any]:
+    def _message_args(
+        self, mid: str, body: Any, delay: float | None, eta: datetime | None, priority: int, flags: int = 0
+    ) -> list[Any]:
         check_count(priority, "priority", MIN_PRIORITY, MAX_PRIORITY)
-        return [self._envelope(mid, body, priority), priority, _delay_ms(delay, eta)]
+        return [self._envelope(mid, body, priority, flags), priority, _delay_ms(delay, eta)]
 
-    def _envelope(self, mid: str, body: Any, priority: int) -> str:
-        # enqueued_ms is this client's clock, like Django's TaskResult.enqueued_at;
-        # it is shown, never compared (due times and order use the server's).
-        return f"{mid}|0|{self.max_attempts}|{int(time.time() * 1000)}|{priority}\n{encode_body(body)}"
+    def _envelope(self, mid: str, body: Any, priority: int, flags: int = 0) -> str:
+        # Numeric fields first, the id last: an id may contain any allowed
+        # character. enqueued_ms is this client's clock, like Django's
+        # TaskResult.enqueued_at; it is shown, never compared (due times and
+        # order use the server's).
+        text = body if isinstance(body, EncodedJSON) else encode_body(body)
+        return f"0|{self.max_attempts}|{int(time.time() * 1000)}|{priority}|{flags}|{mid}\n{text}"
 
     def _head(self) -> list[Any]:
         """Queue name for the index (only until a push of ours succeeded), the order, no record."""
@@ -250,11 +318,41 @@ class Queue(UsesClient):
         k = self.keys
         result = _REAP(
             self.client,
-            [k.consumers, k.ready, k.dead, k.errors, k.wake],
-            [max_consumers],
+            [k.consumers, k.ready, k.dead, k.errors, k.wake, k.settle],
+            [max_consumers, self.dead_letter_limit or 0],
             operation=f"reap queue {self.name!r}",
         )
-        return tuple(int(x) for x in result)  # type: ignore[return-value]
+        return tuple(int(x) for x in result[:3])  # type: ignore[return-value]
+
+    def unsettled(self, limit: int = 100) -> list[tuple[str, dict[str, Any], Any]]:
+        """Dead letters whose result record is still to be marked FAILED.
+
+        Returns ``(message id, {error, attempts, failed_ms}, entry)`` for the
+        oldest ``limit``; pass the entries to :meth:`settled` once marked.
+        Written by the scripts that dead-letter a message with a record, so
+        none is forgotten if the process that dead-lettered it dies.
+        """
+        entries = command(
+            self.client, "LRANGE", self.keys.settle, 0, limit - 1, operation=f"read dead letters to settle of {self.name!r}"
+        )
+        out = []
+        for entry in entries:
+            mid, _, detail = as_text(entry).partition("\n")
+            try:
+                out.append((mid, json.loads(detail), entry))
+            except ValueError:
+                out.append((mid, {"error": detail}, entry))
+        return out
+
+    def settled(self, entries: Sequence[Any]) -> None:
+        """Forget settle entries (from :meth:`unsettled`) whose records are marked."""
+        if entries:
+            key = self.keys.settle
+            execute_pipeline(
+                self.client,
+                lambda pipe: [pipe.lrem(key, 1, entry) for entry in entries],
+                operation=f"settle dead letters of {self.name!r}",
+            )
 
     # -- operating --------------------------------------------------------------
 
@@ -332,6 +430,12 @@ class Consumer:
     Not thread-safe: one consumer per thread. ``timeout`` (seconds, default
     ``REDCOORD["WORKER_TIMEOUT"]``) is how long the consumer may go without a
     claim or :meth:`heartbeat` before the reaper takes its messages back.
+
+    Every call may fail with CoordinationUnavailable and be repeated: the
+    acknowledgements of a failed claim are sent with the next one, a claim
+    whose reply was lost is delivered again by the next claim (once the
+    consumer holds nothing unacknowledged), and a nack that could not be sent
+    can be kept (:meth:`defer_nack`) and is sent before the next claim.
     """
 
     def __init__(self, queue: Queue, consumer_id: str, *, timeout: float | None = None) -> None:
@@ -342,10 +446,16 @@ class Consumer:
         self.timeout = float(timeout if timeout is not None else settings["WORKER_TIMEOUT"])
         self.retry_base = float(settings["QUEUE_RETRY_DELAY"])
         self.retry_cap = float(settings["QUEUE_RETRY_MAX_DELAY"])
-        self._acks: list[bytes] = []
-        self._rotations = 0
+        self._acks: list[Any] = []
+        self._held: set[Any] = set()  # delivered to us, not yet acknowledged, nacked or handed back
+        self._nacks: list[tuple[Message, str, bool, float | None]] = []  # to send before the next claim
         self._timeout_ms = int(self.timeout * 1000)
         self._lifo = "1" if queue.lifo else "0"
+
+    @property
+    def holding(self) -> int:
+        """Messages delivered to this consumer and not yet settled (nacks waiting included)."""
+        return len(self._held)
 
     def claim(self, n: int) -> tuple[list[Message], float | None]:
         """Acknowledge what :meth:`ack` collected, then claim up to ``n`` messages.
@@ -355,31 +465,33 @@ class Consumer:
         """
         if n:
             check_count(n, "n", 0, MAX_BATCH)
+        self._send_nacks()
         k = self.queue.keys
         acks, self._acks = self._acks, []
         keys = [k.ready, k.delayed, self.processing, k.consumers, k.wake, k.seq]
-        args = [n, self._timeout_ms, self._lifo, *acks]
+        recover = "0" if self._held else "1"
+        args = [n, self._timeout_ms, self._lifo, recover, *acks]
         try:
             reply = _CLAIM(self.queue.client, keys, args, operation=f"claim from queue {self.queue.name!r}")
         except CoordinationUnavailable:
-            # Unknown outcome: the claim may have moved messages onto our list
-            # that we never saw, and our heartbeat would keep them there. Move
-            # on to a fresh processing list; the old one stops heartbeating and
-            # the reaper returns what it holds (finished ones run again).
-            self._rotations += 1
-            self.processing = self.queue.keys.processing(f"{self.id}~{self._rotations}")
+            # Unknown outcome: the acknowledgements go again with the next
+            # claim (removing an envelope twice is harmless); messages this
+            # claim may have moved onto our list come back with it (recover).
+            self._acks = acks + self._acks
             raise
         name = self.queue.name
         messages = [Message.parse(raw, name) for raw in reply[1:]]
+        self._held.update(m.raw for m in messages)
         hint = int(reply[0])
         return messages, (None if hint < 0 else hint / 1000.0)
 
     def ack(self, message: Message) -> None:
         """Mark ``message`` done; sent with the next :meth:`claim` or :meth:`flush`."""
         self._acks.append(message.raw)
+        self._held.discard(message.raw)
 
     def flush(self) -> None:
-        """Send pending acknowledgements now (and renew the heartbeat)."""
+        """Send pending acknowledgements and nacks now (and renew the heartbeat)."""
         self.claim(0)
 
     heartbeat = flush
@@ -394,17 +506,32 @@ class Consumer:
             delay = retry_delay(message.attempt, self.retry_base, self.retry_cap)
         result = _NACK(
             self.queue.client,
-            [self.processing, k.delayed, k.dead, k.errors, k.wake],
-            [message.raw, max(1, int(delay * 1000)), error[:4000], "1" if dead else "0"],
+            [self.processing, k.delayed, k.dead, k.errors, k.wake, k.settle],
+            [message.raw, max(1, int(delay * 1000)), error[:4000], "1" if dead else "0", self.queue.dead_letter_limit or 0],
             operation=f"nack on queue {self.queue.name!r}",
         )
+        self._held.discard(message.raw)
         return {0: "gone", 1: "retry", 2: "dead"}[int(result)]
+
+    def defer_nack(self, message: Message, error: str, *, dead: bool = False, delay: float | None = None) -> None:
+        """Keep a nack that could not be sent (Redis away); it is sent before the next claim.
+
+        Until then the message stays on this consumer's list, heartbeated:
+        nobody else runs it, and nothing else of the batch is held up.
+        """
+        self._nacks.append((message, error, dead, delay))
+
+    def _send_nacks(self) -> None:
+        while self._nacks:
+            message, error, dead, delay = self._nacks[0]
+            self.nack(message, error, dead=dead, delay=delay)
+            self._nacks.pop(0)
 
     def hand_back(self, messages: Sequence[Message], *, retire: bool = False) -> int:
         """Return unstarted messages to the front of the queue; with ``retire``, leave."""
         self.flush()
         k = self.queue.keys
-        return int(
+        n = int(
             _HAND_BACK(
                 self.queue.client,
                 [self.processing, k.ready, k.consumers, k.wake],
@@ -412,3 +539,6 @@ class Consumer:
                 operation=f"hand back to queue {self.queue.name!r}",
             )
         )
+        for m in messages:
+            self._held.discard(m.raw)
+        return n

@@ -18,6 +18,14 @@ task is sent only once it commits (``ENQUEUE_ON_COMMIT``, default True).
 
 Delivery is at least once (a worker killed mid-task runs it again elsewhere):
 write tasks so that running twice is harmless.
+
+A result always ends consistent with its message: SUCCESSFUL once the task
+returned (and its message is acknowledged), FAILED once its message is
+dead-lettered, whoever dead-lettered it (the worker that ran it, or the
+reaper after its worker died on the last attempt; see ``settle_dead``).
+Arguments and return values are strict JSON: refused at ``enqueue()`` (never
+at commit time), and a return value that cannot be stored fails the task
+once, without running it again.
 """
 
 from __future__ import annotations
@@ -46,11 +54,22 @@ except ImportError:  # the django-tasks backport on Django 4.2 / 5.2
     from django_tasks.exceptions import TaskResultDoesNotExist
     from django_tasks.signals import task_enqueued, task_finished, task_started
 
-from .connection import get_client, unavailable_as_ours
+from .connection import as_text, get_client, unavailable_as_ours
+from .exceptions import DeliveryFailed
 from .keys import KeyBuilder, validate_name
-from .queues import Message, Queue, queue_defaults
+from .queues import EncodedJSON, Message, Queue, queue_defaults, to_json
 from .scripting import Script
 from .worker import DeadLetter
+
+try:  # tuples to lists, bytes to str: what Django's own backends store
+    from django.utils.json import normalize_json
+except ImportError:  # Django < 6 with the django-tasks backport
+    try:
+        from django_tasks.utils import normalize_json
+    except ImportError:  # pragma: no cover - an older backport
+
+        def normalize_json(obj: Any) -> Any:
+            return obj
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +114,12 @@ class RedisTaskBackend(BaseTaskBackend):
             isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1
         ):
             self._option_errors.append(f"MAX_ATTEMPTS must be a whole number >= 1, not {self.max_attempts!r}")
+        if not self.queues:
+            # Django's base backend reads an empty QUEUES as "any queue", but a
+            # worker serves named queues: tasks sent elsewhere would never run.
+            self._option_errors.append(
+                "QUEUES is empty; list the queues tasks may use (run_worker serves them), e.g. ['default']"
+            )
         for name in self.queues:
             try:
                 validate_name(name, "queue name")
@@ -136,26 +161,35 @@ class RedisTaskBackend(BaseTaskBackend):
     # -- enqueue -------------------------------------------------------------------
 
     def enqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
-        """Send ``task`` (after the current transaction commits, if any)."""
+        """Send ``task`` (after the current transaction commits, if any).
+
+        Everything that can be refused is refused here, at the call: bad
+        options, a queue the backend does not serve, arguments that are not
+        strict JSON (NaN, sets, objects, too deeply nested). Inside a
+        transaction nothing can then fail at commit time but Redis itself.
+        """
         self.validate_task(task)
         if self._option_errors:
             raise ValueError(f"TASKS[{self.alias!r}] is misconfigured: {'; '.join(self._option_errors)}")
         from django.utils.crypto import get_random_string
 
+        what = f"arguments of task {task.module_path}"
         try:
             result = TaskResult(
                 task=task, id=get_random_string(32), status=TaskResultStatus.READY,
                 enqueued_at=None, started_at=None, finished_at=None, last_attempted_at=None,
                 args=list(args), kwargs=dict(kwargs), backend=self.alias, errors=[], worker_ids=[],
             )  # fmt: skip
+        except RecursionError:
+            raise TypeError(f"{what} are nested too deeply to be encoded as JSON") from None
         except (TypeError, ValueError) as exc:
             raise TypeError(
-                f"arguments of task {task.module_path} must be JSON-serialisable "
-                f"(dict, list, str, int, float, bool, None): {exc}"
+                f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, None): {exc}"
             ) from None
+        encoded = (to_json(result.args, what), to_json(result.kwargs, what))
 
         def send() -> None:
-            self._send(task, result)
+            self._send(task, result, encoded)
 
         if self.enqueue_on_commit and transaction.get_connection().in_atomic_block:
             transaction.on_commit(send)
@@ -163,17 +197,20 @@ class RedisTaskBackend(BaseTaskBackend):
             send()
         return result
 
-    def _send(self, task: Task, result: TaskResult) -> None:
+    def _send(self, task: Task, result: TaskResult, encoded: tuple[str, str]) -> None:
         now = _now()
         object.__setattr__(result, "enqueued_at", now)
         queue = self.queue(task.queue_name)
         key = self._result_key(result.id)
+        args, kwargs = encoded
         record = {
             "status": str(TaskResultStatus.READY), "task": task.module_path, "queue": task.queue_name,
             "priority": task.priority, "backend": self.alias, "enqueued_at": _iso(now),
-            "run_after": _iso(task.run_after), "args": json.dumps(result.args), "kwargs": json.dumps(result.kwargs),
+            "run_after": _iso(task.run_after), "args": args, "kwargs": kwargs,
         }  # fmt: skip
-        body = {"task": task.module_path, "result": result.id, "args": result.args, "kwargs": result.kwargs}
+        body = EncodedJSON(
+            f'{{"task":{json.dumps(task.module_path)},"result":{json.dumps(result.id)},"args":{args},"kwargs":{kwargs}}}'
+        )
         queue.push_with_record(
             body, id=result.id, record_key=key, record=record, ttl=self.result_ttl,
             eta=task.run_after, priority=task.priority,
@@ -187,13 +224,26 @@ class RedisTaskBackend(BaseTaskBackend):
             raw = self.client.hgetall(self._result_key(result_id)) if _valid_id(result_id) else {}
         if not raw:
             raise TaskResultDoesNotExist(result_id)
-        return self._to_result(result_id, {k.decode(): v.decode() for k, v in raw.items()})
+        return self._to_result(result_id, {as_text(k): as_text(v) for k, v in raw.items()})
 
     def _to_result(self, result_id: str, rec: dict[str, str]) -> TaskResult:
+        if "task" not in rec or "status" not in rec:
+            raise TaskResultDoesNotExist(f"{result_id}: the result record is incomplete")
         try:
             task = import_string(rec["task"])
         except ImportError as exc:
             raise TaskResultDoesNotExist(f"{result_id}: task {rec['task']!r} no longer exists ({exc})") from None
+        if not isinstance(task, Task):
+            raise TaskResultDoesNotExist(f"{result_id}: {rec['task']!r} is no longer a task")
+        # The task as it was enqueued: its queue, priority and run_after, not the defaults.
+        try:
+            task = task.using(
+                queue_name=rec.get("queue") or None,
+                priority=int(rec["priority"]) if rec.get("priority", "").lstrip("-").isdigit() else None,
+                run_after=_when(rec.get("run_after")),
+            )
+        except Exception as exc:  # validated when it was enqueued; settings may have changed since
+            log.warning("task result %s: the task's enqueue options no longer validate: %s", result_id, exc)
         numbered = lambda prefix: [rec[k] for k in sorted((k for k in rec if k.startswith(prefix)), key=lambda k: int(k.split(".")[1]))]  # noqa: E731
         result = TaskResult(
             task=task, id=result_id, status=TaskResultStatus(rec["status"]),
@@ -273,11 +323,37 @@ class TaskRunner:
         """Stop the status thread (the worker is done)."""
         self._closed.set()
 
+    def settle_dead(self, queue: Queue, entries: list[tuple[str, dict[str, Any], Any]]) -> None:
+        """Mark FAILED the results of messages dead-lettered without us (a reaper
+        found their worker dead on the last attempt), unless they hold an outcome."""
+        keys: list[str] = []
+        args: list[Any] = [self.backend.result_ttl]
+        for result_id, detail, _ in entries:
+            if not _valid_id(result_id):
+                continue
+            failed_ms = detail.get("failed_ms")
+            finished = datetime.fromtimestamp(failed_ms / 1000, timezone.utc) if isinstance(failed_ms, int) else _now()
+            attempts = detail.get("attempts") if isinstance(detail.get("attempts"), int) else 1
+            error = json.dumps({
+                "exception_class_path": f"{DeliveryFailed.__module__}.{DeliveryFailed.__qualname__}",
+                "traceback": str(detail.get("error", "dead-lettered")),
+            })  # fmt: skip
+            fields = {"status": str(TaskResultStatus.FAILED), "finished_at": _iso(finished), f"error.{attempts}": error}
+            keys.append(self.backend._result_key(result_id))
+            args.extend(("dead", len(fields)))
+            for item in fields.items():
+                args.extend(item)
+        if keys:
+            _RESULTS(self.backend.client, keys, args, operation=f"mark dead letters of {queue.name!r} failed")
+
     # -- one delivery ---------------------------------------------------------------
 
     def __call__(self, message: Message) -> None:
         body = message.body
-        if not isinstance(body, dict) or "task" not in body or "result" not in body:
+        if (
+            not isinstance(body, dict) or not isinstance(body.get("task"), str) or not isinstance(body.get("result"), str)
+            or not isinstance(body.get("args"), list) or not isinstance(body.get("kwargs"), dict)
+        ):  # fmt: skip
             raise DeadLetter(f"not a task message: {str(body)[:200]}")
         path, result_id = body["task"], body["result"]
         key = self.backend._result_key(result_id)
@@ -297,14 +373,13 @@ class TaskRunner:
             pending = self._pending()
             if pending and time.monotonic() - pending[0][3] >= self.FLUSH_AFTER:
                 self.flush()  # outcomes waited long enough: land them now
-            result = TaskResult(
-                task=task, id=result_id, status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
-                started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],
-                kwargs=body["kwargs"], backend=self.backend.alias, errors=[], worker_ids=[self.worker_id],
-            )  # fmt: skip
+            result = self._local_result(task, message, started)
         else:  # a retry: mark it running now, and read earlier errors and workers
             self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt})
-            result = self.backend.get_result(result_id)
+            try:
+                result = self.backend.get_result(result_id)
+            except TaskResultDoesNotExist:  # expired (RESULT_TTL) or unreadable: run it all the same
+                result = self._local_result(task, message, started)
         self._mark_running(key, delivery, attempt)
         task_started.send(type(self.backend), task_result=result)
         close_old_connections()
@@ -313,8 +388,7 @@ class TaskRunner:
                 value = task.call(TaskContext(task_result=result), *body["args"], **body["kwargs"])
             else:
                 value = task.call(*body["args"], **body["kwargs"])
-            encoded = json.dumps(value)
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit included: the task failed, not the worker
             self._unmark_running()
             final = delivery >= message.max_attempts
             error = _error_json(exc)
@@ -330,11 +404,36 @@ class TaskRunner:
         finally:
             close_old_connections()
         self._unmark_running()
+        try:
+            value = normalize_json(value)
+            encoded = to_json(value, f"the return value of task {path}")
+        except (TypeError, ValueError, RecursionError) as exc:
+            # The task ran: running it again would repeat its side effects for
+            # a value that can never be stored. It fails once, for good.
+            error = _error_json(exc)
+            self._write(key, {**attempt, f"error.{delivery}": error, "status": str(TaskResultStatus.FAILED),
+                              "finished_at": _iso(_now())})  # fmt: skip
+            _settle(result, TaskResultStatus.FAILED, _now(), error=TaskError(**json.loads(error)))
+            task_finished.send(type(self.backend), task_result=result)
+            raise DeadLetter(f"the return value of task {path} cannot be stored as JSON: {exc}") from None
         finished = _now()
         _settle(result, TaskResultStatus.SUCCESSFUL, finished, value=value)
         outcome = {**attempt, "status": str(TaskResultStatus.SUCCESSFUL), "finished_at": _iso(finished),
                    "return_value": encoded}  # fmt: skip
         self._pending().append((key, outcome, result, time.monotonic()))
+
+    def _local_result(self, task: Task, message: Message, started: datetime) -> TaskResult:
+        """The TaskResult given to signals and the context, built without a round trip."""
+        body = message.body
+        try:
+            task = task.using(queue_name=message.queue, priority=message.priority)
+        except Exception:  # noqa: BLE001 - the options validated at enqueue; settings may have changed
+            pass
+        return TaskResult(
+            task=task, id=body["result"], status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
+            started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],
+            kwargs=body["kwargs"], backend=self.backend.alias, errors=[], worker_ids=[self.worker_id],
+        )  # fmt: skip
 
     # -- writes -----------------------------------------------------------------------
 

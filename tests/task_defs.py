@@ -65,3 +65,22 @@ def returns_a_set():
 @task()
 def periodic_tick():
     return record.func("periodic")
+
+
+@task()
+def exits(code):
+    import sys
+
+    sys.exit(code)
+
+
+@task()
+def counted_then_returns(label, value_kind):
+    """Counts its runs, then returns something that is not strict JSON."""
+    get_client().hincrby("runs", label, 1)
+    return {"set": {1, 2}, "nan": float("nan"), "object": object()}[value_kind]
+
+
+@task()
+def returns_a_tuple():
+    return (1, 2)

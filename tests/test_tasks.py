@@ -278,3 +278,128 @@ def test_a_server_that_forgot_our_scripts_strands_nothing(redis_client):
     for result in results:
         result.refresh()
     assert all(r.status == TaskResultStatus.SUCCESSFUL for r in results)
+
+
+# -- hardening ----------------------------------------------------------------------------
+
+
+def test_a_task_calling_sys_exit_fails_and_the_worker_runs_the_rest_of_its_batch():
+    """SystemExit (any BaseException) from a task is that task's failure, as in
+    Django's reference backend: the worker thread and its claimed batch go on."""
+    doomed = task_defs.exits.enqueue(3)
+    others = [task_defs.add.enqueue(i, 1) for i in range(5)]
+    work_until_finished(doomed)
+    assert doomed.status == TaskResultStatus.FAILED
+    assert doomed.errors[-1].exception_class is SystemExit
+    for result in others:
+        result.refresh()
+    assert [r.return_value for r in others] == [1, 2, 3, 4, 5]
+    assert Queue("default").depths().processing == 0
+
+
+@pytest.mark.parametrize("kind", ["set", "nan", "object"])
+def test_a_return_value_that_is_not_json_fails_once_without_running_again(redis_client, kind):
+    result = task_defs.counted_then_returns.enqueue(kind, kind)
+    work_until_finished(result)
+    assert result.status == TaskResultStatus.FAILED
+    assert redis_client.hget("runs", kind) == b"1"  # its side effects happened once
+    [(message, error)] = Queue("default").dead_letters()
+    assert message.id == result.id and "return value" in error["error"]
+    raw = redis_client.hgetall(task_defs.add.get_backend()._result_key(result.id))
+    assert b"NaN" not in b"".join(raw.values())
+
+
+def test_a_tuple_return_value_is_stored_as_a_list():
+    result = task_defs.returns_a_tuple.enqueue()
+    work()
+    result.refresh()
+    assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == [1, 2]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), {"nested": float("-inf")}])
+def test_non_json_numbers_are_refused_at_enqueue(bad):
+    with pytest.raises(TypeError, match="must be JSON-serialisable"):
+        task_defs.add.enqueue(bad, 1)
+    assert Queue("default").depths().ready == 0
+
+
+def test_a_deeply_nested_argument_is_a_type_error_not_a_recursion_error():
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(TypeError, match="nested too deeply"):
+        task_defs.add.enqueue(deep, 1)
+    with pytest.raises(TypeError, match="nested too deeply"):
+        Queue("default").push(deep)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bad_argument_inside_a_transaction_is_refused_at_enqueue_not_at_commit():
+    later = []
+    with transaction.atomic():
+        with pytest.raises(TypeError, match="JSON"):
+            task_defs.add.enqueue(float("nan"), 1)
+        good = task_defs.add.enqueue(1, 1)
+        transaction.on_commit(lambda: later.append("ran"))
+    assert later == ["ran"]  # the commit's other callbacks still run
+    assert Queue("default").depths().ready == 1
+    work()
+    good.refresh()
+    assert good.return_value == 2
+
+
+def test_get_result_keeps_the_queue_priority_and_run_after_it_was_enqueued_with(settings):
+    settings.TASKS = {
+        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default", "other"]}
+    }
+    when = timezone.now() + timedelta(hours=1)
+    result = task_defs.add.using(queue_name="other", priority=-20, run_after=when).enqueue(1, 2)
+    fetched = task_defs.add.get_result(result.id)
+    assert (fetched.task.queue_name, fetched.task.priority, fetched.task.run_after) == ("other", -20, when)
+
+
+def test_an_empty_queues_list_is_refused(settings):
+    from django.core.checks import run_checks
+
+    settings.TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": []}}
+    errors = [e for e in run_checks() if e.id == "redcoord.E004"]
+    assert errors and "QUEUES is empty" in errors[0].msg
+    with pytest.raises(ValueError, match="QUEUES is empty"):
+        task_defs.add.enqueue(1, 1)
+
+
+def test_a_message_dead_lettered_by_the_reaper_fails_its_result(settings):
+    """The worker running the last attempt died: the reaper dead-letters the
+    message, and the result must say FAILED (not RUNNING until it expires)."""
+    import threading
+
+    from django_redcoord.tasks import TaskRunner, task_backends_for
+    from django_redcoord.worker import Worker
+
+    settings.TASKS = {
+        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],
+                    "OPTIONS": {"MAX_ATTEMPTS": 1}},
+    }  # fmt: skip
+    backend = task_backends_for("default")
+    result = task_defs.add.enqueue(1, 1)
+    dead_worker = backend.queue("default").consumer("gone.0", timeout=0.2)
+    [message], _ = dead_worker.claim(1)  # ... and the process dies here
+    time.sleep(0.3)
+    worker = Worker([backend.queue("default")], handler=None, heartbeat=0.1, timeout=0.5)
+    worker.handler = worker.write_behind = TaskRunner(backend, worker.id)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not result.is_finished and time.monotonic() < deadline:
+            time.sleep(0.05)
+            result.refresh()
+    finally:
+        worker.stop()
+        thread.join(10)
+    assert result.status == TaskResultStatus.FAILED
+    assert result.errors[-1].exception_class.__name__ == "DeliveryFailed"
+    assert "died or stopped heartbeating" in result.errors[-1].traceback
+    [(dead, _)] = Queue("default").dead_letters()
+    assert dead.id == result.id
+    assert Queue("default").unsettled() == []

@@ -106,3 +106,138 @@ def test_sigterm_finishes_the_job_in_hand_and_hands_back_the_rest(redis_url, red
     assert (d.ready, d.processing, d.consumers) == (9, 0, 0)
     assert redis_client.hlen("completions") == 1
     assert os.getpid()  # the test process itself was never signalled
+
+
+# -- hardening: a worker survives every outage, and never exits 0 half-dead ----------------
+
+
+def _run_worker_process(url, *args, socket_timeout="0.5"):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.worker_settings", "REDCOORD_REDIS_URL": url,
+           "REDCOORD_KEY_PREFIX": "test", "REDCOORD_SOCKET_TIMEOUT": socket_timeout,
+           "REDCOORD_CONNECT_TIMEOUT": "0.5", "DEMO_DB_PATH": ":memory:"}  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "run_worker", *args], cwd=Path(__file__).resolve().parent.parent,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, text=True,
+    )  # fmt: skip
+
+
+def _enqueue_and_wait(url, n, label, timeout=20):
+    """Push n task messages the way the Tasks backend does and wait for every result."""
+    from django.test import override_settings
+
+    from . import task_defs
+
+    with override_settings(REDCOORD={"URL": url, "KEY_PREFIX": "test"}):
+        results = [task_defs.add.enqueue(i, 1) for i in range(n)]
+        deadline = time.monotonic() + timeout
+        for result in results:
+            while not result.is_finished:
+                assert time.monotonic() < deadline, f"{label}: a task was never run ({result.status})"
+                time.sleep(0.05)
+                result.refresh()
+        return [r.return_value for r in results]
+
+
+def test_an_idle_run_worker_survives_pauses_and_restarts_of_redis(redis_servers):
+    """Idle, SOCKET_TIMEOUT 0.5 s: it must not exit (with status 0) on a healthy
+    Redis, nor when Redis pauses longer than the socket timeout or restarts."""
+    server = redis_servers(1)[0]
+    proc = _run_worker_process(server.url)
+    try:
+        time.sleep(3.0)
+        assert proc.poll() is None, proc.communicate()[0]
+        assert _enqueue_and_wait(server.url, 3, "healthy") == [1, 2, 3]
+        server.pause()
+        time.sleep(3.0)  # six socket timeouts
+        server.resume()
+        assert proc.poll() is None, proc.communicate()[0]
+        assert _enqueue_and_wait(server.url, 3, "after a pause") == [1, 2, 3]
+        server.restart()  # no persistence: an empty server
+        time.sleep(1.0)
+        assert proc.poll() is None, proc.communicate()[0]
+        assert _enqueue_and_wait(server.url, 3, "after a restart") == [1, 2, 3]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+
+def test_a_worker_thread_that_dies_stops_the_worker_with_a_non_zero_exit(redis_servers):
+    """A fault no loop can retry (here the workers index is a string: WRONGTYPE):
+    the process must exit non-zero with the reason, so a supervisor restarts it."""
+    server = redis_servers(1)[0]
+    client_from_url(server.url).set("test:index:workers", "not a sorted set")
+    proc = _run_worker_process(server.url)
+    try:
+        assert proc.wait(20) != 0
+        output = proc.communicate()[0]
+        assert "WRONGTYPE" in output and "died" in output, output
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+
+def test_a_nack_that_fails_does_not_strand_the_rest_of_the_batch(redis_servers):
+    """The first job fails while Redis is paused: its nack cannot be sent. The
+    rest of the batch must still run, and the nack must land afterwards."""
+    server = redis_servers(1)[0]
+    client = client_from_url(server.url, socket_timeout=0.3)
+    queue = Queue("blip", client=client, prefix=PREFIX)
+    queue.push_many({"n": i} for i in range(6))
+    ran = []
+
+    def handler(message):
+        n, attempt = message.body["n"], message.attempt
+        ran.append((n, attempt))
+        if n == 0 and attempt == 0:
+            server.pause()  # the nack of this failure times out
+            raise RuntimeError("first attempt fails")
+        if n == 1:
+            server.resume()
+
+    worker = Worker([queue], handler, prefetch=6, heartbeat=0.2, timeout=2.0, shutdown_timeout=5)
+    import threading
+
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 15
+        while (0, 1) not in ran and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.resume()
+        worker.stop()
+        thread.join(15)
+    assert sorted(n for n, a in ran if a == 0) == [0, 1, 2, 3, 4, 5]  # the whole batch ran
+    assert (0, 1) in ran  # the failed one was retried: its nack landed
+    d = queue.depths()
+    assert (d.ready, d.delayed, d.processing, d.dead) == (0, 0, 0, 0)
+
+
+def test_unreadable_messages_and_ids_with_every_allowed_character_never_stop_a_worker(redis_url, redis_client):
+    from django_redcoord.queues import _PUSH
+
+    hostile = "id|with,every:char/@=+#~._-"
+    queue = Queue("h|o,s:t/i@l=e+#~._-", client=redis_client, prefix=PREFIX)
+    queue.push({"n": 1}, id=hostile)
+    queue.push({"n": 2}, id=hostile + "|delayed", delay=0.05)
+    # A body that is not JSON and one nested deeper than any decoder takes,
+    # as another producer (or a damaged write) could leave them.
+    now = int(time.time() * 1000)
+    for mid, body in (("bad|json", "{not json"), ("deep", "[" * 100_000 + "]" * 100_000)):
+        _PUSH(redis_client, queue._push_keys, ["", "0", 0, 0, f"0|3|{now}|0|0|{mid}\n{body}", 0, 0], operation="test")
+    time.sleep(0.1)
+    seen = []
+    worker = Worker([queue], lambda m: seen.append((m.id, m.body)), burst=True, heartbeat=0.2, timeout=1.0)
+    stats = worker.run()
+    assert sorted(seen) == [(hostile, {"n": 1}), (hostile + "|delayed", {"n": 2})]
+    assert stats.ok == 2 and stats.dead == 2
+    dead = {m.id: e["error"] for m, e in queue.dead_letters()}
+    assert set(dead) == {"bad|json", "deep"} and all("unreadable" in e for e in dead.values())

@@ -10,4 +10,6 @@ REDCOORD = {
     "WORKER_HEARTBEAT": 0.2,
     "WORKER_TIMEOUT": 1.0,
     "QUEUE_RETRY_DELAY": 0.01,
+    "SOCKET_TIMEOUT": float(os.environ.get("REDCOORD_SOCKET_TIMEOUT", "5.0")),
+    "CONNECT_TIMEOUT": float(os.environ.get("REDCOORD_CONNECT_TIMEOUT", "2.0")),
 }

@@ -1,4 +1,4 @@
--- queue_depths.lua (queue_common.lua prepended): the counts of one queue.
+-- queue_depths.lua (common_time.lua, queue_common.lua prepended): the counts of one queue.
 --
 -- KEYS[1] ready      zset: envelope -> order score
 -- KEYS[2] delayed    zset: envelope -> due time (ms)

@@ -1,4 +1,4 @@
--- queue_hand_back.lua (queue_common.lua prepended): return unstarted messages.
+-- queue_hand_back.lua (common_time.lua, queue_common.lua prepended): return unstarted messages.
 --
 -- A stopping worker gives back what it prefetched but did not start: the
 -- envelopes go to the front of the ready queue, the attempt not counted.

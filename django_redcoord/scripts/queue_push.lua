@@ -1,4 +1,4 @@
--- queue_push.lua (queue_common.lua prepended): add messages to a queue.
+-- queue_push.lua (common_time.lua, queue_common.lua prepended): add messages to a queue.
 --
 -- KEYS[1] ready    zset: envelope -> order score
 -- KEYS[2] seq      integer: arrival counter

@@ -1,4 +1,4 @@
--- queue_requeue_dead.lua (queue_common.lua prepended): give dead letters another chance.
+-- queue_requeue_dead.lua (common_time.lua, queue_common.lua prepended): give dead letters another chance.
 --
 -- KEYS[1] dead     list: dead-lettered envelopes, oldest first
 -- KEYS[2] ready    zset: envelope -> order score
