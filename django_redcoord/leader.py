@@ -44,16 +44,16 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from . import conf
-from .connection import UsesClient, unavailable_as_ours
+from .connection import UsesClient, as_text
 from .exceptions import CoordinationUnavailable
 from .keys import KeyBuilder, LeaderKeys, validate_name
 from .leadership import Leadership, check_timing, leader_defaults, read_leader
-from .scripting import Script
+from .scripting import Script, blpop, max_block
 
 log = logging.getLogger(__name__)
 
-_CAMPAIGN = Script("leader_campaign", includes=("leader_common.lua",))
-_RESIGN = Script("leader_resign", includes=("leader_common.lua",))
+_CAMPAIGN = Script("leader_campaign", includes=("common_time.lua",))
+_RESIGN = Script("leader_resign", includes=("common_time.lua",))
 
 #: The election ``manage.py run_leader`` takes part in.
 DEFAULT_ELECTION = "default"
@@ -133,6 +133,8 @@ class LeaderElection(UsesClient):
         self._expires_hint = math.inf  # seconds the record had left at our last campaign
         self._op_lock = threading.Lock()  # one campaign or resignation at a time
         self._thread: _Campaigner | None = None
+        #: The error that ended the background campaign thread (None while it runs).
+        self.failure: BaseException | None = None
 
     def __repr__(self) -> str:
         lead = self._lead
@@ -225,8 +227,7 @@ class LeaderElection(UsesClient):
             events.append(("elected", term))
         else:
             if lead is not None:
-                holder = identity.decode() if isinstance(identity, bytes) else identity
-                events.append(self._step_down(f"{holder} leads term {term}"))
+                events.append(self._step_down(f"{as_text(identity)} leads term {term}"))
             # The record holds another candidate's token: ours can never come back.
             self._stale = ""
         return events, None
@@ -261,26 +262,31 @@ class LeaderElection(UsesClient):
         if self.is_leader():
             time.sleep(timeout)
             return
-        # BLPOP's 0 means forever: never send it. Stay below the socket timeout.
-        block = max(0.01, min(timeout, self._expires_hint + 0.005, self._chunk()))
-        with unavailable_as_ours(self.client, f"wait in election {self.name!r}"):
-            self.client.blpop([self.keys.notify], timeout=block)
+        block = max(0.01, min(timeout, self._expires_hint + 0.005))
+        blpop(self.client, [self.keys.notify], block, operation=f"wait in election {self.name!r}")
 
     def _chunk(self) -> float:
-        kwargs = getattr(getattr(self.client, "connection_pool", None), "connection_kwargs", {})
-        timeout = kwargs.get("socket_timeout")
-        if not timeout:
-            return 10.0
-        return max(0.05, min(10.0, timeout - 0.5 if timeout > 1.0 else timeout / 2))
+        return max_block(self.client)
 
     # -- background thread ---------------------------------------------------------
 
     def start(self) -> None:
-        """Campaign from a daemon thread until ``stop()`` or ``resign()``."""
+        """Campaign from a daemon thread until ``stop()`` or ``resign()``.
+
+        The thread rides out Redis outages. Any other error ends it: the
+        candidate steps down and ``failure`` holds the error (see ``running``).
+        """
         if self._thread is not None and self._thread.is_alive():
             return
+        self.failure = None
         self._thread = _Campaigner(self)
         self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        """True while the background campaign thread (``start()``) runs."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop the background thread (leadership is kept until its lease expires)."""
@@ -304,6 +310,10 @@ class LeaderElection(UsesClient):
             lead, events = self._lead, []
             resigned = False
             token = lead.token if lead is not None else self._stale
+            # Stop believing first: the moment the record is deleted a standby
+            # may be elected, and two candidates must never both say is_leader().
+            if lead is not None:
+                events.append(self._step_down("resigned", logging.INFO))
             try:
                 if token:
                     resigned = bool(_RESIGN(
@@ -313,8 +323,6 @@ class LeaderElection(UsesClient):
                         operation=f"resign from election {self.name!r}",
                     ))  # fmt: skip
             finally:
-                if lead is not None:
-                    events.append(self._step_down("resigned", logging.INFO))
                 self._stale = ""
         self._fire(events)
         if thread is not None and thread is not threading.current_thread():
@@ -372,8 +380,18 @@ class _Campaigner(threading.Thread):
                                 election.name, election.retry_period, exc)
                 failing = True
                 self._stopped.wait(election.retry_period)
-            except Exception:
-                log.exception("leader %s: campaign thread error", election.name)
-                self._stopped.wait(election.retry_period)
+            except BaseException as exc:
+                # Not an outage: a bug or a fault no retry mends. Stop believing,
+                # record why, and end: run_leader sees the thread gone and exits
+                # non-zero instead of running on without a campaign.
+                election.failure = exc
+                log.critical("leader %s: campaign thread died", election.name, exc_info=exc)
+                if election._lead is not None:
+                    event = election._step_down(f"the campaign thread failed: {exc!r}", logging.ERROR)
+                    try:
+                        election._fire([event])
+                    except BaseException:  # noqa: BLE001 - already dying of an error worth more
+                        pass
+                return
             finally:
                 del election

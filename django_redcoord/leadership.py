@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import conf
-from .connection import unavailable_as_ours
+from .connection import as_text, unavailable_as_ours
 from .keys import LeaderKeys
 
 _MAX_SECONDS = 24 * 3600.0
@@ -79,7 +79,7 @@ def read_leader(keys: LeaderKeys, client: Any) -> Leadership | None:
         record, pttl = pipe.execute()
     if not record or pttl < 0:
         return None
-    fields = {k.decode(): v.decode() for k, v in record.items()}
+    fields = {as_text(k): as_text(v) for k, v in record.items()}
     return Leadership(
         identity=fields.get("identity", ""),
         term=int(fields.get("term", 0)),

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .connection import unavailable_as_ours
+from .connection import as_text, unavailable_as_ours
 from .exceptions import CoordinationUnavailable
 from .leader import LeaderElection
 from .schedule import CATCHUP_LIMIT, Job, JobContext, _set_current_job
@@ -38,8 +38,8 @@ from .scripting import Script
 
 log = logging.getLogger(__name__)
 
-_CLAIM = Script("job_claim", includes=("leader_common.lua",))
-_FINISH = Script("job_finish", includes=("leader_common.lua",))
+_CLAIM = Script("job_claim", includes=("common_time.lua",))
+_FINISH = Script("job_finish", includes=("common_time.lua",))
 
 CLAIMED, NOT_LEADER, ALREADY_CLAIMED = 1, 0, 2
 _MAX_ERROR = 1000  # characters of an error message kept in Redis
@@ -179,7 +179,7 @@ class Scheduler:
             [token, term, job.name, mode, slot or 0, next_due, missed, job.schedule, self.election.identity],
             operation=f"claim a slot of job {job.name!r}",
         )
-        code, value = int(code), value.decode() if isinstance(value, bytes) else str(value)
+        code, value = int(code), as_text(value)
         if code == NOT_LEADER:
             # Our term is over though our clock had not noticed yet: act as a
             # standby from now on. The claim wrote nothing.
@@ -219,7 +219,7 @@ class Scheduler:
         )
         if int(code) != CLAIMED:
             return None
-        run = self._start(job, run_id.decode() if isinstance(run_id, bytes) else str(run_id), None, term)
+        run = self._start(job, as_text(run_id), None, term)
         run.done.wait(timeout)
         return run
 
@@ -332,7 +332,7 @@ def read_job_states(election: LeaderElection, also: Iterable[str] = ()) -> dict[
     """
     client, keys = election.client, election.keys
     with unavailable_as_ours(client, "read periodic job state"):
-        listed = sorted({m.decode() for m in client.smembers(keys.jobs)} | set(also))
+        listed = sorted({as_text(m) for m in client.smembers(keys.jobs)} | set(also))
         pipe = client.pipeline(transaction=False)
         for name in listed:
             pipe.hgetall(keys.job(name))
@@ -341,6 +341,6 @@ def read_job_states(election: LeaderElection, also: Iterable[str] = ()) -> dict[
                "missed", "running_since", "running_term"}  # fmt: skip
     states = {}
     for name, raw in zip(listed, values, strict=True):
-        decoded = {k.decode(): v.decode() for k, v in raw.items()}
+        decoded = {as_text(k): as_text(v) for k, v in raw.items()}
         states[name] = {k: int(v) if k in numeric and v.lstrip("-").isdigit() else v for k, v in decoded.items()}
     return states

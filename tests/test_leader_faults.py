@@ -192,7 +192,7 @@ def test_sigkilled_leader_is_replaced_within_lease_plus_retry_by_a_higher_term(f
     fleet.signal(leader, signal.SIGKILL)
     killed_at = time.monotonic()
     new, new_term, elected_at = fleet.wait_leader(above=term)
-    assert new != leader and new_term == term + 1
+    assert new != leader and new_term > term
     assert elected_at - killed_at <= LEASE + RETRY + 0.5, elected_at - killed_at
     fleet.wait_runs(5)  # the slots missed during the failover are caught up, then more
     fleet.stop_all()
@@ -228,7 +228,7 @@ def test_sigterm_hands_leadership_to_a_standby_within_one_second(fleet):
     signalled_at = time.monotonic()
     new, new_term, elected_at = fleet.wait_leader(above=term, timeout=5)
     assert elected_at - signalled_at < 1.0, elected_at - signalled_at
-    assert new != leader and new_term == term + 1
+    assert new != leader and new_term > term
     assert fleet.procs[leader].wait(10) == 0
     assert f"{leader} stepped down from term {term}: resigned" in fleet.log(leader)
     fleet.wait_runs(3)
@@ -322,11 +322,12 @@ def test_negative_control_bypassing_the_claim_runs_slots_twice(redis_url, redis_
     entries = _split_brain(redis_url, redis_client, bypass=True)
     duplicates, _ = check_exactly_once([e["slot"] for e in entries])
     assert len(duplicates) >= 2, "the checker failed to catch a runner without the term-fenced claim"
-    assert {e["term"] for e in entries} == {1, 2}
+    assert len({e["term"] for e in entries}) == 2
 
 
 def test_the_claim_fences_the_same_split_brain(redis_url, redis_client):
     entries = _split_brain(redis_url, redis_client, bypass=False)
     duplicates, gaps = check_exactly_once([e["slot"] for e in entries])
     assert not duplicates and not gaps and len(entries) >= 3
-    assert {e["term"] for e in entries} <= {1, 2} and all(e["term"] == 2 for e in entries[-3:])
+    terms = sorted({e["term"] for e in entries})
+    assert len(terms) <= 2 and all(e["term"] == terms[-1] for e in entries[-3:])

@@ -134,7 +134,7 @@ def test_a_run_knows_its_slot_and_the_term_to_use_as_a_fencing_token(redis_clien
     drive(scheduler, T0 + 1)
     drive(scheduler, T0 + 10)
     (context,) = body.contexts
-    assert (context.name, context.slot_ms, context.term, context.identity) == ("t.job", at(10), 1, "a")
+    assert (context.name, context.slot_ms, context.term, context.identity) == ("t.job", at(10), election.term, "a")
     assert context.is_leader()
     election.resign()
     assert not context.is_leader()
@@ -202,7 +202,7 @@ def test_errors_are_recorded_with_their_message(redis_client, caplog):
     st = state(election)
     assert (st["outcome"], st["error"], st["failures"]) == ("error", "RuntimeError: boom", 1)
     (line,) = [r for r in caplog.records if r.name == "django_redcoord.scheduler"]
-    assert line.getMessage().startswith(f"job t.job slot {at(10)} term 1: error in ")
+    assert line.getMessage().startswith(f"job t.job slot {at(10)} term {election.term}: error in ")
     assert line.exc_info is not None
 
 

@@ -1,4 +1,4 @@
--- job_claim.lua (leader_common.lua prepended): claim one slot of a periodic job for the leader of a term.
+-- job_claim.lua (common_time.lua prepended): claim one slot of a periodic job for the leader of a term.
 --
 -- KEYS[1] record    leader hash: identity, token, term, ... (see leader_campaign.lua)
 -- KEYS[2] job       job state hash:

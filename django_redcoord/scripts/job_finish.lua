@@ -1,4 +1,4 @@
--- job_finish.lua (leader_common.lua prepended): record the outcome of a job run.
+-- job_finish.lua (common_time.lua prepended): record the outcome of a job run.
 --
 -- KEYS[1] job          job state hash (see job_claim.lua)
 -- ARGV[1] run_id       the run, as job_claim.lua returned it (the slot, or 'adhoc-<ms>')

@@ -1,7 +1,8 @@
--- leader_campaign.lua (leader_common.lua prepended): become leader if the record is free, or renew it if ours.
+-- leader_campaign.lua (common_time.lua prepended): become leader if the record is free, or renew it if ours.
 --
 -- KEYS[1] record    hash: identity, token, term, since_ms, renewed_ms, lease_ms (PEXPIRE lease)
--- KEYS[2] term      integer: last term issued (never expires)
+-- KEYS[2] term      integer: last term issued (a hybrid logical clock, see next_monotonic;
+--                   it expires TERM_KEEP_MS after the last election)
 -- ARGV[1] token     token of the term the caller leads now, or '' if it leads none
 -- ARGV[2] stale     a token the record may still hold from the caller's past (a term it
 --                   stepped down from by its own clock, or a campaign whose reply was
@@ -16,8 +17,8 @@
 --   code 1  renewed: the caller still leads the term of ARGV[1]
 --   code 2  elected: a new term began with token ARGV[3]
 --   code 0  another candidate leads (pttl_ms: time left on its record)
---   repaired 1 when the term counter had gone backwards (Redis lost its data) and was
---   raised above ARGV[6]; a term is never issued twice to the candidates that saw it.
+--   repaired 1 when the clock-based term was not above ARGV[6] (a server clock far
+--   behind the one that issued the last term): it was raised above it.
 
 local record, term_key = KEYS[1], KEYS[2]
 local token, stale, fresh, identity = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -42,17 +43,19 @@ if current and current ~= stale then
 end
 
 -- Free (expired, resigned, never held) or still holding a token of the
--- caller's own past: a new term. INCR makes every change of leader visible
--- as a larger number, the fence every leader action is checked against.
-local term = redis.call('INCR', term_key)
+-- caller's own past: a new term. Every change of leader gets a larger
+-- number, the fence every leader action is checked against, even after
+-- Redis lost its data (the term is a hybrid logical clock).
+local TERM_KEEP_MS = 60000
+local term = next_monotonic(term_key, lease + TERM_KEEP_MS)
 local repaired = 0
 if term <= seen then
   term = seen + 1
-  redis.call('SET', term_key, term)
+  redis.call('SET', term_key, int(term), 'PX', lease + TERM_KEEP_MS)
   repaired = 1
 end
 redis.call('DEL', record)
-redis.call('HSET', record, 'identity', identity, 'token', fresh, 'term', term,
+redis.call('HSET', record, 'identity', identity, 'token', fresh, 'term', int(term),
            'since_ms', now, 'renewed_ms', now, 'lease_ms', lease)
 redis.call('PEXPIRE', record, lease)
 return reply(2, repaired)

@@ -1,4 +1,4 @@
--- leader_resign.lua (leader_common.lua prepended): give up leadership and wake a standby at once.
+-- leader_resign.lua (common_time.lua prepended): give up leadership and wake a standby at once.
 --
 -- KEYS[1] record         hash: identity, token, term, since_ms, renewed_ms, lease_ms
 -- KEYS[2] notify         list standbys block on (BLPOP) between campaigns

@@ -109,6 +109,14 @@ class Command(BaseCommand):
         try:
             election.start()
             while not stopping.is_set():
+                if not election.running:
+                    # The campaign thread rides out outages; it ends only on a
+                    # fault no retry mends. Never go on without it (nor exit 0).
+                    failure = election.failure
+                    raise CommandError(
+                        f"run_leader: the election thread died ({type(failure).__name__}: {failure}); "
+                        "exiting so that a supervisor restarts this process"
+                    )
                 wakeup.clear()
                 wait = scheduler.tick(time.time())
                 wakeup.wait(min(wait, _MAX_SLEEP))
