@@ -11,8 +11,8 @@ Ctrl-C. Implementations, measured one after the other, each on a fresh name:
 * ``pottery Redlock``: ``pottery.Redlock`` with one master
 * ``floor``: hand-written SET NX PX + DEL (two plain round trips)
 * part B only, a reference row that is not a lock: ``BLPOP ring (notify
-  floor)``, a token passed around the processes by LPUSH/BLPOP over the
-  lanes ours uses: what any handoff that Redis notifies costs at least on
+  floor)``, a token passed around the processes by LPUSH/BLPOP sent the
+  way ours sends: what any handoff that Redis notifies costs at least on
   this machine (its p99 shows how much of a tail is the VM's wake-up latency)
 
 Part A, uncontended: acquire+release pairs per second in one process (median
@@ -40,8 +40,8 @@ unless said otherwise):
   this is server work; the most frequent commands are listed below the table.
 * sent/acq: sends the clients made per acquisition (counted in redis-py's
   Connection.send_packed_command in each process, which every redis-py
-  command and pipeline goes through, and in our lane, which writes its
-  socket itself): round trips, Lua internals not included
+  command and pipeline goes through, ours included): round trips, Lua
+  internals not included
 * overlaps: critical sections [acquired, release-start] that overlap an
   earlier one; anything but 0 means the lock let two holders in
 
@@ -163,26 +163,26 @@ def _build_floor(port: int, name: str) -> Contender:
 
 
 def _build_ring(port: int, name: str, proc_id: int, n: int) -> Contender:
-    """A bare token ring over our lanes: the least a Redis-notified handoff can cost.
+    """A bare token ring over our transport: the least a Redis-notified handoff can cost.
 
     Process i waits with BLPOP on its own list and passes the token on with
     LPUSH to process i+1's list: no TTL, no token check, no queue, no Lua, and
     only safe because exactly one token exists and the ring is fixed. It is
     not a lock; it is the floor for any design (ours included) where a
-    release wakes a blocked waiter through Redis, sent through the same
-    lanes as ours. Process 0 holds the token at the start.
+    release wakes a blocked waiter through Redis, sent the way ours sends
+    (a pooled connection, the connection class's own reading). Process 0
+    holds the token at the start.
     """
     client = client_from_url(f"redis://{HOST}:{port}/0")
-    pin = scripting.PinnedLane()
     mine, nxt = f"{name}:{proc_id}", f"{name}:{(proc_id + 1) % n}"
     if proc_id == 0:
         client.lpush(mine, "token")
 
     def acquire() -> bool:
-        return scripting.command(client, "BLPOP", mine, "0", operation="ring", pin=pin) is not None
+        return scripting.blpop(client, [mine], 10.0, operation="ring") is not None
 
     def release() -> None:
-        scripting.command(client, "LPUSH", nxt, "token", operation="ring", pin=pin)
+        scripting.command(client, "LPUSH", nxt, "token", operation="ring")
 
     return Contender(client, acquire, release)
 
@@ -331,29 +331,15 @@ class SendCounter:
 
     count = 0
 
-    inside_lane = False
-
     @classmethod
     def install(cls) -> None:
         original = redis.connection.Connection.send_packed_command
-        lane_run = scripting._Lane.run
 
         def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
-            if not cls.inside_lane:
-                cls.count += 1
+            cls.count += 1
             return original(conn, *args, **kwargs)
 
-        def counted_lane(lane: Any, *args: Any) -> Any:
-            # ours writes its lane's socket itself (redis-py's send only without hiredis)
-            cls.count += 1
-            cls.inside_lane = True
-            try:
-                return lane_run(lane, *args)
-            finally:
-                cls.inside_lane = False
-
         redis.connection.Connection.send_packed_command = counted
-        scripting._Lane.run = counted_lane
 
 
 def _contender_loop(

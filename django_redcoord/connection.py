@@ -80,6 +80,9 @@ def client_from_url(
 def describe(client: Any) -> str:
     """The server a client talks to, as a URL with the password masked."""
     pool = getattr(client, "connection_pool", None)
+    service = getattr(pool, "service_name", None)
+    if service:  # Sentinel: the master changes; name the service
+        return f"the master of Sentinel service {service!r}"
     kw = getattr(pool, "connection_kwargs", None) or {}
     if kw.get("path"):
         return f"unix://{kw['path']}"

@@ -16,19 +16,39 @@ Plain Python over redis-py; returns JSON-ready dicts.
 
 from __future__ import annotations
 
+import json
 import math
 from types import SimpleNamespace
 from typing import Any
 
+from .connection import as_text as _text
 from .connection import unavailable_as_ours
 from .keys import KeyBuilder
 from .queues import Queue, depths
 
 PAGE_SIZE = 50
+#: A worker whose heartbeat deadline passed this long ago is no longer listed
+#: (worker_beat.lua removes it from the index after the same time).
+DEAD_WORKER_KEEP_MS = 600_000
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+def _int(value: Any, default: int = 0) -> int:
+    """An integer field written by us; whatever is there, the page never fails on it."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _names(value: str) -> list[str]:
+    """A list field of a worker: JSON (names may contain ','), or the first comma format."""
+    if not value:
+        return []
+    try:
+        names = json.loads(value)
+    except ValueError:
+        return [n for n in value.split(",") if n]
+    return [str(n) for n in names] if isinstance(names, list) else [str(names)]
 
 
 def _server_ms(client: Any) -> int:
@@ -71,12 +91,12 @@ def list_locks(
             {
                 "name": name,
                 "host": h.get("host", ""),
-                "pid": int(h.get("pid", 0) or 0),
+                "pid": _int(h.get("pid")),
                 "thread": h.get("thread", ""),
-                "acquired_ms": int(h.get("acquired_ms", 0) or 0),
+                "acquired_ms": _int(h.get("acquired_ms")),
                 "ttl_left": round(pttl / 1000.0, 3),
-                "fence": int(h.get("fence", 0) or 0),
-                "depth": int(h.get("depth", 1) or 1),
+                "fence": _int(h.get("fence")),
+                "depth": _int(h.get("depth"), 1),
                 "waiters": waiters,
             }
         )
@@ -108,7 +128,7 @@ def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
 
 
 def list_workers(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
-    entries = client.zrange(keys.workers(), 0, -1, withscores=True)
+    entries = client.zrangebyscore(keys.workers(), now_ms - DEAD_WORKER_KEEP_MS, "+inf", withscores=True)
     pipe = client.pipeline(transaction=False)
     for worker_id, _ in entries:
         pipe.hgetall(keys.worker(_text(worker_id)))
@@ -116,20 +136,20 @@ def list_workers(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
     workers = []
     for (worker_id, deadline), info in zip(entries, replies, strict=True):
         h = {_text(k): _text(v) for k, v in info.items()}
-        beat = int(h.get("heartbeat_ms", 0) or 0)
+        beat = _int(h.get("heartbeat_ms"))
         workers.append(
             {
                 "id": _text(worker_id),
                 "host": h.get("host", ""),
-                "pid": int(h.get("pid", 0) or 0),
-                "queues": [q for q in h.get("queues", "").split(",") if q],
-                "concurrency": int(h.get("concurrency", 1) or 1),
-                "current": [c for c in h.get("current", "").split(",") if c],
+                "pid": _int(h.get("pid")),
+                "queues": _names(h.get("queues", "")),
+                "concurrency": _int(h.get("concurrency"), 1),
+                "current": _names(h.get("current", "")),
                 "heartbeat_age": round((now_ms - beat) / 1000.0, 1) if beat else None,
                 "dead": deadline < now_ms,
-                "ok": int(h.get("ok", 0) or 0),
-                "failed": int(h.get("failed", 0) or 0),
-                "dead_lettered": int(h.get("dead", 0) or 0),
+                "ok": _int(h.get("ok")),
+                "failed": _int(h.get("failed")),
+                "dead_lettered": _int(h.get("dead")),
             }
         )
     return workers

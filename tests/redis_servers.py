@@ -127,3 +127,41 @@ class RedisServer:
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class SentinelServer(RedisServer):
+    """A redis-server in Sentinel mode monitoring one master as ``mymaster``
+    (quorum 1, down after 1 s); ``SENTINEL FAILOVER mymaster`` promotes a replica."""
+
+    def __init__(self, master_port: int) -> None:
+        super().__init__()
+        self.master_port = master_port
+
+    def start(self, timeout: float = 10.0) -> SentinelServer:
+        config = os.path.join(self.dir, "sentinel.conf")
+        with open(config, "w") as fh:
+            fh.write(
+                f"port {self.port}\nbind 127.0.0.1\ndir {self.dir}\n"
+                f"sentinel monitor mymaster 127.0.0.1 {self.master_port} 1\n"
+                "sentinel down-after-milliseconds mymaster 1000\n"
+                "sentinel failover-timeout mymaster 5000\n"
+            )
+        self.proc = subprocess.Popen(
+            [server_binary(), config, "--sentinel", "--logfile", os.path.join(self.dir, "sentinel.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        STARTED_PIDS.append(self.proc.pid)
+        deadline = time.monotonic() + timeout
+        client = redis.Redis(port=self.port, socket_timeout=0.5)
+        try:
+            while True:
+                try:
+                    if client.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"):
+                        return self
+                except redis.ConnectionError:
+                    pass
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis sentinel on port {self.port} did not start")
+                time.sleep(0.02)
+        finally:
+            client.close()

@@ -281,3 +281,68 @@ def test_a_claim_with_an_unknown_outcome_is_delivered_by_the_next_claim(redis_se
         consumer.ack(m)
     consumer.flush()
     assert client.llen(consumer.processing) == 0
+
+
+# -- hardening ---------------------------------------------------------------------------
+
+
+def test_a_claim_whose_reply_was_lost_comes_back_with_the_next_claim(redis_client):
+    """Deterministic form of the lost reply: the script ran for our consumer id
+    (here through another object standing for the call that timed out)."""
+    queue = q(redis_client)
+    queue.push_many(range(3))
+    consumer = queue.consumer("c")
+    lost, _ = queue.consumer("c").claim(3)  # ran, but its reply never reached `consumer`
+    assert len(lost) == 3
+    messages, _ = consumer.claim(10)
+    assert [m.body for m in messages] == [0, 1, 2] and all(m.attempt == 0 for m in messages)
+
+
+def test_dead_letters_are_capped_and_the_oldest_go_first(redis_client):
+    queue = q(redis_client, max_attempts=1, dead_letter_limit=3)
+    ids = [queue.push(i) for i in range(5)]
+    consumer = queue.consumer("c")
+    messages, _ = consumer.claim(5)
+    for m in messages:
+        assert consumer.nack(m, f"failed {m.body}") == "dead"
+    letters = queue.dead_letters()
+    assert [m.body for m, _ in letters] == [2, 3, 4]
+    assert redis_client.hlen(queue.keys.errors) == 3 and redis_client.hget(queue.keys.errors, ids[0]) is None
+
+
+def test_dead_letter_limit_comes_from_settings_and_none_keeps_all(settings, redis_client):
+    settings.REDCOORD = {**settings.REDCOORD, "QUEUE_DEAD_LETTER_LIMIT": 7}
+    assert Queue("x", client=redis_client).dead_letter_limit == 7
+    assert Queue("x", client=redis_client, dead_letter_limit=None).dead_letter_limit is None
+    with pytest.raises(ValueError, match="dead_letter_limit must be a whole number from 1"):
+        Queue("x", client=redis_client, dead_letter_limit=0)
+
+
+def test_a_task_message_dead_lettered_by_a_nack_is_also_put_to_settle(redis_client):
+    queue = q(redis_client, max_attempts=1)
+    queue.push_with_record({"t": 1}, id="with|record", record_key="t:task:{with|record}", record={"status": "READY"}, ttl=60)
+    queue.push({"t": 2}, id="plain")
+    consumer = queue.consumer("c")
+    messages, _ = consumer.claim(5)
+    for m in messages:
+        consumer.nack(m, "boom")
+    [(mid, detail, entry)] = queue.unsettled()
+    assert mid == "with|record" and detail["error"] == "boom" and detail["attempts"] == 1
+    queue.settled([entry])
+    assert queue.unsettled() == []
+
+
+def test_envelopes_of_the_first_format_are_still_read(redis_client):
+    """Messages queued before the upgrade (id first) are claimed, retried and dead-lettered."""
+    queue = q(redis_client, max_attempts=2)
+    now = int(time.time() * 1000)
+    redis_client.zadd(queue.keys.ready, {f"old-id|0|2|{now}|0\n" + '{"v":1}': 1})
+    consumer = queue.consumer("c")
+    [message], _ = consumer.claim(1)
+    assert (message.id, message.body, message.attempt, message.max_attempts) == ("old-id", {"v": 1}, 0, 2)
+    assert consumer.nack(message, "again", delay=0.001) == "retry"
+    time.sleep(0.01)
+    [retried], _ = consumer.claim(1)
+    assert (retried.id, retried.attempt) == ("old-id", 1)
+    assert consumer.nack(retried, "dead") == "dead"
+    assert [m.id for m, _ in queue.dead_letters()] == ["old-id"]

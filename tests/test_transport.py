@@ -187,3 +187,63 @@ def test_error_replies_of_a_server_that_cannot_serve_now_are_outages(redis_serve
 @pytest.mark.parametrize("socket_timeout, expected", [(None, 10.0), (30.0, 10.0), (5.0, 4.5), (1.0, 0.5), (0.2, 0.1)])
 def test_blocking_calls_stay_below_the_socket_timeout(redis_url, socket_timeout, expected):
     assert max_block(client_from_url(redis_url, socket_timeout=socket_timeout)) == expected
+
+
+def test_a_sentinel_failover_is_an_outage_the_next_call_recovers_from(redis_servers):
+    """A blocked wait on the demoted master ends as CoordinationUnavailable (not
+    a hang, not a crash); the next call reaches the new master, because replies
+    go through Sentinel's connection class (READONLY -> reconnect)."""
+    import time
+
+    from redis.sentinel import Sentinel
+
+    from django_redcoord.connection import no_retry
+
+    from .redis_servers import SentinelServer
+
+    master, replica = redis_servers(2)
+    client_from_url(master.url).config_set("repl-diskless-sync-delay", 0)
+    client_from_url(replica.url).replicaof("127.0.0.1", master.port)
+    deadline = time.monotonic() + 10
+    while client_from_url(replica.url).info("replication").get("master_link_status") != "up":
+        assert time.monotonic() < deadline, "the replica never synced"
+        time.sleep(0.05)
+    sentinel = SentinelServer(master.port).start()
+    try:
+        sentinels = Sentinel([("127.0.0.1", sentinel.port)], socket_timeout=1)
+        client = sentinels.master_for("mymaster", socket_timeout=2, retry=no_retry())
+        holder = Lock("failover", ttl=30, wait=0, client=client)
+        assert holder.acquire()
+        outcome = []
+
+        def wait_for_it():
+            try:
+                outcome.append(Lock("failover", ttl=30, wait=20, client=client).acquire())
+            except CoordinationUnavailable as exc:
+                outcome.append(exc)
+
+        waiter = threading.Thread(target=wait_for_it)
+        waiter.start()
+        time.sleep(0.5)  # blocked in BLPOP on the master
+        assert redis.Redis(port=sentinel.port).execute_command("SENTINEL", "FAILOVER", "mymaster")
+        deadline = time.monotonic() + 10
+        while sentinels.discover_master("mymaster") != ("127.0.0.1", replica.port):
+            assert time.monotonic() < deadline, "the failover did not happen"
+            time.sleep(0.05)
+        # What Sentinel does to the old master within its next INFO period (10 s):
+        client_from_url(master.url).replicaof("127.0.0.1", replica.port)
+        waiter.join(20)
+        assert len(outcome) == 1 and isinstance(outcome[0], CoordinationUnavailable), outcome
+        assert "Sentinel service 'mymaster'" in str(outcome[0])
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with Lock("after-failover", ttl=5, wait=0, client=client) as lock:
+                    assert lock.owned()
+                break
+            except CoordinationUnavailable:
+                assert time.monotonic() < deadline, "no call reached the new master"
+                time.sleep(0.2)
+        assert sentinels.discover_master("mymaster") == ("127.0.0.1", replica.port)
+    finally:
+        sentinel.cleanup()

@@ -17,13 +17,13 @@
 local DEAD_KEEP_MS = 600000
 
 local now = server_now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. int(now - DEAD_KEEP_MS))
 if ARGV[3] == '1' then
   redis.call('ZREM', KEYS[1], ARGV[1])
   redis.call('DEL', KEYS[2])
   return now
 end
 local timeout = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. int(now - DEAD_KEEP_MS))
 redis.call('ZADD', KEYS[1], int(now + timeout), ARGV[1])
 if #ARGV >= 5 then
   redis.call('HSET', KEYS[2], 'heartbeat_ms', now, unpack(ARGV, 4))
