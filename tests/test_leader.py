@@ -270,3 +270,31 @@ def test_the_core_works_without_django_settings(redis_url):
     )
     out = run_python_without_settings(code)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_resign_stops_believing_before_the_record_is_deleted(redis_client, monkeypatch):
+    """The moment the record is gone a standby may be elected: the old leader's
+    is_leader() must already be False, or both say they lead."""
+    from django_redcoord import leader as leader_module
+
+    a = make(redis_client, "a")
+    assert a.campaign()
+    seen = []
+    real = leader_module._RESIGN
+
+    class Watching:
+        def __call__(self, *args, **kwargs):
+            seen.append(a.is_leader())  # when the DEL is sent
+            return real(*args, **kwargs)
+
+    monkeypatch.setattr(leader_module, "_RESIGN", Watching())
+    assert a.resign()
+    assert seen == [False]
+
+
+def test_a_campaign_thread_that_meets_a_fault_no_retry_mends_stops_and_says_why(redis_client):
+    a = make(redis_client, "a")
+    redis_client.set(a.keys.record, "not a hash")  # WRONGTYPE on every campaign
+    a.start()
+    assert wait_until(lambda: not a.running, 3.0)
+    assert "WRONGTYPE" in str(a.failure) and not a.is_leader()

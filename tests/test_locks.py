@@ -335,3 +335,26 @@ def test_a_script_with_django_settings_module_gets_the_projects_settings_before_
     )
     words = out.stdout.split()
     assert words[:2] == ["fromsettings", "30.0"] and int(words[2]) > 0, out.stderr
+
+
+HOSTILE = "n|a,m:e/@=+#~._-"  # every punctuation character a name may have
+
+
+def test_a_name_with_every_allowed_character_hands_off_at_once_and_keeps_its_keys_together(redis_client):
+    holder = make(redis_client, HOSTILE, ttl=30)
+    assert holder.acquire()
+    waiter = make(redis_client, HOSTILE, wait=5)
+    got = []
+    t = threading.Thread(target=lambda: got.append((waiter.acquire(), time.monotonic())))
+    t.start()
+    time.sleep(0.3)
+    released_at = time.monotonic()
+    holder.release()
+    t.join(5)
+    assert got and got[0][0] and got[0][1] - released_at < 0.5  # a handoff, not a lease running out
+    # every key of this lock carries the name as its hash tag (one Cluster slot)
+    keys = {k.decode() for k in redis_client.scan_iter("t:*")}
+    assert keys and all("{" + HOSTILE + "}" in k or k.startswith("t:index:") for k in keys), keys
+    holder_meta = {k.decode(): v.decode() for k, v in redis_client.hgetall(waiter.keys.lock).items()}
+    assert int(holder_meta["pid"]) > 0 and holder_meta["thread"] == t.name
+    waiter.release()
