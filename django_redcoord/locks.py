@@ -302,22 +302,25 @@ class Lock(UsesClient):
                         self.retry_after = None
                         return False
                     self._cond.wait(None if remaining == math.inf else remaining)
-                self._taken, self._holder, self._interrupted = True, me, False
+                self._taken, self._holder = True, me
                 retry, self._retry_owner = self._retry_owner, None
                 self._owner = _thread_owner_token() if self.reentrant else retry or secrets.token_hex(16)
                 mode = "try" if wait == 0 else "queue"
         try:
             granted = self._acquire(mode, deadline)
+            self._interrupted = False  # an interruption applies to one acquire (even one not begun yet)
         except CoordinationUnavailable:
             # Unknown outcome. The owner token is kept for this object's next
             # acquire(), which gets a grant whose reply was lost (or the queue
             # place) back; unused, the place lapses within a second or two and
             # a grant expires after its TTL.
+            self._interrupted = False
             if not self._depth:
                 self._retry_owner = self._owner
                 self._end_hold()
             raise
         except BaseException:  # interrupted: give back what we took
+            self._interrupted = False
             self._give_back()
             raise
         if not granted and not self._depth:

@@ -8,6 +8,10 @@ handling, RESP3 push frames (client tracking) and the client's decoding all
 apply. Unlike ``client.execute_command`` there is no silent retry, whatever
 retry policy the client was built with: a timeout is an unknown outcome, and
 every coordination operation is written to be repeated by its caller instead.
+With hiredis installed, plain arguments (str, bytes, int) are packed by its C
+packer and sent with the connection's own ``send_packed_command``: the same
+bytes as the client's encoder makes for them, without its per-argument
+Python (``bench/bench_transport.py`` measures it).
 A connection that failed or was interrupted mid-reply is disconnected before
 it goes back to the pool, so a late reply is never read as the next one's.
 
@@ -30,6 +34,11 @@ from typing import Any
 import redis
 
 from .connection import unavailable_as_ours
+
+try:  # the C packer: most of the client's own time per command is packing
+    from hiredis import pack_command as _pack
+except ImportError:  # pragma: no cover - hiredis is an optional extra
+    _pack = None
 
 #: Longest single blocking call (BLPOP) in seconds, whatever the socket timeout.
 MAX_BLOCK = 10.0
@@ -66,7 +75,10 @@ def command(client: Any, *args: Any, operation: str) -> Any:
             return client.execute_command(*args)
         conn = _checkout(pool, args[0])
         try:
-            conn.send_command(*args)
+            if _pack is not None and _plain(args) and _utf8(conn):
+                conn.send_packed_command((_pack(args),))
+            else:
+                conn.send_command(*args)
             return conn.read_response()
         except redis.exceptions.ResponseError:
             raise  # an error reply: the stream is in step
@@ -77,6 +89,20 @@ def command(client: Any, *args: Any, operation: str) -> Any:
             raise
         finally:
             pool.release(conn)
+
+
+def _plain(args: tuple[Any, ...]) -> bool:
+    """Only str, bytes and int arguments: packed the same by hiredis as by the client's encoder."""
+    for arg in args:
+        kind = type(arg)
+        if kind is not str and kind is not bytes and kind is not int:
+            return False
+    return True
+
+
+def _utf8(conn: Any) -> bool:
+    encoder = getattr(conn, "encoder", None)
+    return encoder is not None and encoder.encoding in ("utf-8", "utf8") and encoder.encoding_errors == "strict"
 
 
 def max_block(client: Any) -> float:
