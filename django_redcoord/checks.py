@@ -7,9 +7,16 @@ Ids are stable; tests assert the exact messages:
 * ``redcoord.E003`` ``REDCOORD`` is malformed (unknown key, bad URL, bad number).
 * ``redcoord.W001`` the configured Redis does not answer (URL shown, password masked).
 * ``redcoord.W002`` the embedded development Redis is used with ``DEBUG = False``.
+* ``redcoord.W003`` (``--deploy``) the Redis evicts keys under memory pressure.
+* ``redcoord.W004`` (``--deploy``) the Redis persists nothing (no AOF, no RDB save points).
+* ``redcoord.W005`` (``--deploy``) what the Redis keeps could not be read (CONFIG refused).
 
+``redcoord.E003`` comes once per problem, so one ``check`` lists them all.
 W001 does one PING with a 0.5 s timeout: it is the check people need when a
-deploy points at the wrong server, and cheap enough for every ``check``.
+deploy points at the wrong server, and cheap enough for every ``check``. The
+deploy checks ask the server what it keeps (``INFO``, ``CONFIG GET save``):
+locks' holders, queued tasks and results live there (see the README section
+"What Redis must keep").
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ HINT_CONFIGURE = (
 
 def register() -> None:
     checks.register(check_settings, "redcoord")
+    checks.register(check_what_redis_keeps, "redcoord", deploy=True)
 
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
@@ -38,11 +46,8 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         config = conf.validate(getattr(settings, "REDCOORD", None))
     except ConfigurationError as exc:
         return [
-            checks.Error(
-                str(exc),
-                hint="See the Configuration section of the django_redcoord README.",
-                id="redcoord.E003",
-            )
+            checks.Error(problem, hint="See the Configuration section of the django_redcoord README.", id="redcoord.E003")
+            for problem in getattr(exc, "problems", [str(exc)])
         ]
     if config["URL"] is None and config["CACHE"] is None:
         return [checks.Error("No Redis is configured for django_redcoord.", hint=HINT_CONFIGURE, id="redcoord.E001")]
@@ -101,3 +106,81 @@ def _check_reachable(config: dict[str, Any]) -> list[checks.CheckMessage]:
     finally:
         client.connection_pool.disconnect()
     return []
+
+
+EVICTING_HINT = (
+    "Use 'maxmemory-policy noeviction' on a Redis dedicated to coordination (not a cache's "
+    "server): Redis then refuses writes when full instead of dropping locks and queued tasks."
+)
+PERSISTENCE_HINT = (
+    "Enable 'appendonly yes' (or RDB snapshots): without persistence a restart loses queued "
+    "tasks, results and held locks (fencing tokens and terms stay monotonic across data loss; "
+    "see the README section 'What Redis must keep')."
+)
+
+
+def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``check --deploy``: an evicting policy (W003), no persistence (W004), or neither readable (W005)."""
+    import redis
+    from django.conf import settings
+
+    from .connection import build_client, describe
+
+    try:
+        config = conf.validate(getattr(settings, "REDCOORD", None))
+    except ConfigurationError:
+        return []  # E003 says why
+    if config["URL"] in (None, conf.EMBEDDED) and config["CACHE"] is None:
+        return []  # nothing configured (E001), or the development server that keeps nothing on purpose
+    try:
+        client = build_client({**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5})
+    except ConfigurationError:
+        return []  # E002
+    server = describe(client)
+    found: list[checks.CheckMessage] = []
+    try:
+        try:
+            memory, persistence = client.info("memory"), client.info("persistence")
+        except (redis.ConnectionError, redis.TimeoutError, OSError):
+            return []  # W001 reports an unreachable server
+        except redis.RedisError as exc:
+            return [_unverified(server, "INFO", exc)]
+        policy = str(memory.get("maxmemory_policy", "noeviction"))
+        if policy != "noeviction":
+            found.append(
+                checks.Warning(
+                    f"Redis at {server} uses maxmemory-policy {policy}: under memory pressure it evicts "
+                    "keys, and django_redcoord's locks, fencing counters and queued tasks with them.",
+                    hint=EVICTING_HINT,
+                    id="redcoord.W003",
+                )
+            )
+        if str(persistence.get("aof_enabled", "0")) != "1":
+            try:
+                save = client.config_get("save").get("save", "")
+            except (redis.ConnectionError, redis.TimeoutError, OSError):
+                return found
+            except redis.RedisError as exc:
+                found.append(_unverified(server, "CONFIG GET save", exc))
+                return found
+            if not str(save).strip():
+                found.append(
+                    checks.Warning(
+                        f"Redis at {server} persists nothing (appendonly no, no RDB save points): a restart "
+                        "loses every queued task and result.",
+                        hint=PERSISTENCE_HINT,
+                        id="redcoord.W004",
+                    )
+                )
+    finally:
+        client.connection_pool.disconnect()
+    return found
+
+
+def _unverified(server: str, command: str, exc: Exception) -> checks.CheckMessage:
+    return checks.Warning(
+        f"Could not verify what Redis at {server} keeps: {command} was refused ({exc}).",
+        hint="Check by hand that it uses maxmemory-policy noeviction and persists (appendonly yes), "
+        "or allow the check's user INFO and CONFIG GET.",
+        id="redcoord.W005",
+    )
