@@ -72,8 +72,13 @@ def list_locks(
         start = (page - 1) * per_page
         names = names[start : start + per_page]
     else:
-        total = client.zcount(index, now_ms, "+inf")
-        names = [_text(n) for n in client.zrangebyscore(index, now_ms, "+inf", start=(page - 1) * per_page, num=per_page)]
+        # One consistent read: a lock taken between a count and a list would
+        # show in the list and not in the count.
+        pipe = client.pipeline(transaction=True)
+        pipe.zcount(index, now_ms, "+inf")
+        pipe.zrangebyscore(index, now_ms, "+inf", start=(page - 1) * per_page, num=per_page)
+        total, found = pipe.execute()
+        names = [_text(n) for n in found]
     pipe = client.pipeline(transaction=False)
     lock_keys = [keys.lock(name) for name in names]
     for k in lock_keys:

@@ -88,7 +88,7 @@ def test_dashboard_in_a_real_browser(browser, live_server, django_user_model, re
         assert lock_row.count() == 1 and str(token) in lock_row.inner_text()
         emails_ready = page.locator("#rc-queues tr[data-name='emails'] td").nth(1)
         assert emails_ready.inner_text() == "12"
-        assert "web-1:4242, term 1" in page.locator("#rc-leaders").inner_text()
+        assert f"web-1:4242, term {election.term}" in page.locator("#rc-leaders").inner_text()
         assert "refresh_rates" in page.locator("#rc-leaders .rc-jobs").inner_text()
 
         emails.push_many(range(5))  # the page must show 17 without a reload
@@ -111,3 +111,49 @@ def test_dashboard_in_a_real_browser(browser, live_server, django_user_model, re
         assert (tmp_path / "dashboard.png").stat().st_size > 10_000
     finally:
         holder.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dashboard_opened_during_an_outage_recovers_without_a_reload(
+    browser, live_server, django_user_model, redis_servers, settings
+):
+    """Opened while Redis is down, then Redis returns: the page fills in by
+    itself. While Redis is paused (requests hang), one request at a time."""
+    server = redis_servers(1)[0]
+    settings.REDCOORD = {"URL": server.url, "KEY_PREFIX": "test", "SOCKET_TIMEOUT": 2.5, "CONNECT_TIMEOUT": 0.5}
+    django_user_model.objects.create_superuser("admin", "admin@example.com", "admin")
+    page = browser.new_page()
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/django_redcoord/dashboard/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "admin")
+    server.stop()  # Redis goes away before the dashboard opens
+    page.click("input[type=submit]")
+    page.wait_for_selector("#rc-locks")
+    assert page.locator("#rc-error").is_visible() and "could not be reached" in page.locator("#rc-error").inner_text()
+
+    in_flight, most = [0], [0]
+
+    def started(request):
+        if "data.json" in request.url:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+
+    def ended(request):
+        if "data.json" in request.url:
+            in_flight[0] -= 1
+
+    page.on("request", started)
+    page.on("requestfinished", ended)
+    page.on("requestfailed", ended)
+    page.wait_for_timeout(2500)  # a refresh or two fail while Redis is down
+    server.start()
+    server.pause()  # now every request hangs for the socket timeout (2.5 s > the 2 s refresh)
+    page.wait_for_timeout(6000)
+    server.resume()
+    assert most[0] == 1, f"{most[0]} data.json requests were in flight at once"
+
+    with Lock("back:1", ttl=60, wait=0, client=client_from_url(server.url), prefix="test"):
+        page.wait_for_selector("#rc-locks tr[data-name='back:1']", timeout=10_000)
+        page.wait_for_function("document.getElementById('rc-error').style.display === 'none'", timeout=5000)
+        page.wait_for_function("document.getElementById('rc-locks-total').textContent === '1'", timeout=5000)
+        assert "live" in page.locator("#rc-status").inner_text()

@@ -1,19 +1,41 @@
-// Live refresh of the coordination dashboard: poll data.json every 2 s and
-// rewrite the tables in place. Plain DOM, textContent only (names are data).
+// Live refresh of the coordination dashboard: fetch data.json, rewrite the
+// tables in place, then schedule the next fetch 2 s after this one ended.
+// One request at a time (a slow or paused server never piles requests up);
+// a request that takes over 10 s is aborted. Errors (Redis down, a proxy's
+// 502, a render problem) are shown and the refresh goes on, so a page opened
+// during an outage fills in by itself once Redis answers. An ended session
+// (403, or a redirect to the login page) stops the refresh. Plain DOM,
+// textContent only: names are data.
 (function () {
   "use strict";
-  const canChange = JSON.parse(document.getElementById("rc-can-change").textContent);
-  const status = document.getElementById("rc-status");
-  const pauseButton = document.getElementById("rc-pause");
-  const errorBox = document.getElementById("rc-error");
+  const REFRESH_MS = 2000;
+  const TIMEOUT_MS = 10000;
+  const byId = (id) => document.getElementById(id);
+  let canChange = false;
+  try {
+    canChange = JSON.parse(byId("rc-can-change").textContent) === true;
+  } catch (err) {
+    canChange = false;
+  }
+  const status = byId("rc-status");
+  const pauseButton = byId("rc-pause");
+  const errorBox = byId("rc-error");
   let paused = false;
+  let stopped = false;
+  let inFlight = false;
+  let timer = null;
+  let staleSince = null;
 
   const when = (ms) => (ms ? new Date(Number(ms)).toLocaleTimeString() : "–");
   const dash = (v) => (v === null || v === undefined || v === "" ? "–" : String(v));
+  const list = (v) => (Array.isArray(v) ? v : []);
+  const setText = (el, text) => {
+    if (el) el.textContent = text;
+  };
 
   function cell(text, cls) {
     const td = document.createElement("td");
-    td.textContent = text;
+    td.textContent = dash(text);
     if (cls) td.className = cls;
     return td;
   }
@@ -30,13 +52,12 @@
     return td;
   }
 
-  function fill(tbodyId, rows, build, emptyText, columns) {
-    const tbody = typeof tbodyId === "string" ? document.getElementById(tbodyId) : tbodyId;
+  function fill(tbody, rows, build, emptyText, columns) {
     if (!tbody) return;
-    const fresh = rows.map((row) => {
+    const fresh = list(rows).map((row) => {
       const tr = document.createElement("tr");
-      tr.dataset.name = row.name || row.id;
-      build(row).forEach((td) => tr.appendChild(td));
+      tr.dataset.name = dash(row && (row.name || row.id));
+      build(row || {}).forEach((td) => tr.appendChild(td));
       return tr;
     });
     if (!fresh.length) {
@@ -50,65 +71,111 @@
     tbody.replaceChildren(...fresh);
   }
 
-  const q = (v) => encodeURIComponent(v);
+  const q = (v) => encodeURIComponent(dash(v));
 
   function render(data) {
-    document.getElementById("rc-locks-total").textContent = data.locks.total;
-    document.getElementById("rc-page").textContent = data.locks.page;
-    document.getElementById("rc-pages").textContent = data.locks.pages;
-    fill("rc-locks", data.locks.items, (l) => {
-      const tds = [cell(l.name), cell(`${l.host} ${l.pid} ${l.thread}`), cell(when(l.acquired_ms)),
+    const locks = data.locks || {};
+    setText(byId("rc-locks-total"), dash(locks.total));
+    setText(byId("rc-page"), dash(locks.page));
+    setText(byId("rc-pages"), dash(locks.pages));
+    fill(byId("rc-locks"), locks.items, (l) => {
+      const tds = [cell(l.name), cell(`${dash(l.host)} ${dash(l.pid)} ${dash(l.thread)}`), cell(when(l.acquired_ms)),
         cell(l.ttl_left, "rc-num"), cell(l.fence, "rc-num"), cell(l.waiters, "rc-num")];
-      if (canChange) tds.push(actions([["Force release", `action/force-release/?name=${q(l.name)}&fence=${l.fence}`]]));
+      if (canChange) tds.push(actions([["Force release", `action/force-release/?name=${q(l.name)}&fence=${q(l.fence)}`]]));
       return tds;
     }, "No lock is held.", 7);
-    fill("rc-queues", data.queues, (x) => {
+    fill(byId("rc-queues"), data.queues, (x) => {
       const tds = [cell(x.name), cell(x.ready, "rc-num"), cell(x.delayed, "rc-num"), cell(x.processing, "rc-num"),
-        cell(x.dead, "rc-num"), cell(dash(x.head_age), "rc-num")];
+        cell(x.dead, "rc-num"), cell(x.head_age, "rc-num")];
       if (canChange) tds.push(actions([["Requeue dead", `action/requeue-dead/?name=${q(x.name)}`],
         ["Purge dead", `action/purge-dead/?name=${q(x.name)}`], ["Purge queue", `action/purge-queue/?name=${q(x.name)}`]]));
       return tds;
     }, "No queue yet.", 7);
-    fill("rc-workers", data.workers, (w) => {
+    fill(byId("rc-workers"), data.workers, (w) => {
       const state = cell(w.dead ? "dead" : "alive", w.dead ? "rc-dead" : "");
-      return [cell(w.id), cell(w.queues.join(", ")), cell(dash(w.current.join(", "))), cell(dash(w.heartbeat_age), "rc-num"),
-        cell(`${w.ok} / ${w.failed} / ${w.dead_lettered}`, "rc-num"), state];
+      return [cell(w.id), cell(list(w.queues).join(", ")), cell(list(w.current).join(", ")), cell(w.heartbeat_age, "rc-num"),
+        cell(`${dash(w.ok)} / ${dash(w.failed)} / ${dash(w.dead_lettered)}`, "rc-num"), state];
     }, "No worker is running.", 6);
     const jobBodies = document.querySelectorAll("#rc-leaders .rc-jobs");
     const leaderLines = document.querySelectorAll("#rc-leaders .rc-leader");
-    data.leaders.forEach((election, i) => {
-      if (leaderLines[i]) {
-        leaderLines[i].textContent = election.leader
-          ? `${election.leader.identity}, term ${election.leader.term}, since ${when(election.leader.since_ms)}`
-          : "No leader (is manage.py run_leader running?)";
-      }
-      fill(jobBodies[i], election.jobs, (j) => [cell(j.name), cell(dash(j.schedule)), cell(when(j.last_start)),
-        cell(dash(j.duration), "rc-num"), cell(`${dash(j.outcome)} ${j.error || ""}`), cell(j.runs || 0, "rc-num"),
+    list(data.leaders).forEach((election, i) => {
+      const leader = election && election.leader;
+      setText(leaderLines[i], leader
+        ? `${dash(leader.identity)}, term ${dash(leader.term)}, since ${when(leader.since_ms)}`
+        : "No leader (is manage.py run_leader running?)");
+      fill(jobBodies[i], election && election.jobs, (j) => [cell(j.name), cell(j.schedule), cell(when(j.last_start)),
+        cell(j.duration, "rc-num"), cell(`${dash(j.outcome)} ${j.error || ""}`), cell(j.runs || 0, "rc-num"),
         cell(when(j.next_due))], "No periodic job has run yet.", 7);
     });
   }
 
-  async function refresh() {
-    if (paused) return;
-    try {
-      const response = await fetch("data.json" + window.location.search, { headers: { Accept: "application/json" } });
-      const data = await response.json();
-      if (!response.ok) throw new Error(data.error || response.statusText);
-      render(data);
-      errorBox.style.display = "none";
-      status.textContent = `live, every 2 s (updated ${new Date().toLocaleTimeString()})`;
-    } catch (err) {
-      errorBox.textContent = String(err.message || err);
+  function showError(message) {
+    if (!staleSince) staleSince = new Date();
+    if (errorBox) {
+      errorBox.textContent = message;
       errorBox.style.display = "";
+    }
+    setText(status, `no fresh data since ${staleSince.toLocaleTimeString()}: retrying every ${REFRESH_MS / 1000} s`);
+  }
+
+  function stop(message) {
+    stopped = true;
+    clearTimeout(timer);
+    if (errorBox) {
+      errorBox.textContent = message;
+      errorBox.style.display = "";
+    }
+    setText(status, "live refresh stopped");
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    if (!paused && !stopped) timer = setTimeout(refresh, REFRESH_MS);
+  }
+
+  async function refresh() {
+    if (paused || stopped || inFlight) return;
+    inFlight = true;
+    const controller = new AbortController();
+    const abort = setTimeout(() => controller.abort(), TIMEOUT_MS);
+    try {
+      const response = await fetch("data.json" + window.location.search, {
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+        signal: controller.signal,
+      });
+      if (response.status === 403 || (response.redirected && /\/login\//.test(response.url))) {
+        stop("Your session has ended or lost its permission: reload the page to log in again.");
+        return;
+      }
+      const type = response.headers.get("content-type") || "";
+      if (!type.includes("application/json")) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
+      const data = await response.json();
+      if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+      render(data);
+      staleSince = null;
+      if (errorBox) errorBox.style.display = "none";
+      setText(status, `live, every ${REFRESH_MS / 1000} s (updated ${new Date().toLocaleTimeString()})`);
+    } catch (err) {
+      showError(err && err.name === "AbortError" ? `no answer within ${TIMEOUT_MS / 1000} s` : String((err && err.message) || err));
+    } finally {
+      clearTimeout(abort);
+      inFlight = false;
+      schedule();
     }
   }
 
-  document.querySelectorAll(".rc-when").forEach((el) => { el.textContent = when(el.dataset.ms); });
-  pauseButton.addEventListener("click", () => {
-    paused = !paused;
-    pauseButton.textContent = paused ? "Resume live refresh" : "Pause live refresh";
-    status.textContent = paused ? "paused" : "live, every 2 s";
-    if (!paused) refresh();
+  document.querySelectorAll(".rc-when").forEach((el) => {
+    el.textContent = when(el.dataset.ms);
   });
-  setInterval(refresh, 2000);
+  if (pauseButton) {
+    pauseButton.addEventListener("click", () => {
+      paused = !paused;
+      pauseButton.textContent = paused ? "Resume live refresh" : "Pause live refresh";
+      setText(status, paused ? "paused" : "live, every 2 s");
+      if (paused) clearTimeout(timer);
+      else refresh();
+    });
+  }
+  schedule();
 })();
