@@ -1,0 +1,26 @@
+"""Fixtures of the fault suite: a bench (system under test + oracle) per test."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..redis_servers import RedisServer
+from .harness import Bench, PersistentRedis
+
+
+@pytest.fixture
+def bench(tmp_path, request):
+    persistent = request.node.get_closest_marker("persistent") is not None
+    sut = (PersistentRedis() if persistent else RedisServer()).start()
+    oracle_server = RedisServer().start()
+    made = Bench(sut, oracle_server, tmp_path)
+    try:
+        yield made
+    finally:
+        made.cleanup()
+        sut.cleanup()
+        oracle_server.cleanup()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "persistent: the system under test keeps its data across restarts (AOF)")
