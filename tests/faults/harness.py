@@ -38,7 +38,16 @@ from django_redcoord.connection import client_from_url
 from ..redis_servers import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-FULL = os.environ.get("REDCOORD_FAULTS") == "full"  # longer, more rounds (manual runs)
+#: REDCOORD_FAULTS: "ci" (default: every nemesis once), "smoke" (one nemesis per
+#: subject, no checker controls: the second CI run, on Redis 6.2), "full" (longer runs).
+TIER = os.environ.get("REDCOORD_FAULTS", "ci")
+FULL = TIER == "full"
+
+
+def tiered(cases: list[Any], smoke: Iterable[int]) -> list[Any]:
+    """The cases a tier runs: all of them, or in the smoke tier those at ``smoke``."""
+    keep = set(smoke)
+    return [case for i, case in enumerate(cases) if TIER != "smoke" or i in keep]
 
 
 class PersistentRedis(RedisServer):
@@ -246,6 +255,24 @@ def restart_redis(*, keep_data: bool, down: float = 1.0) -> Callable[[Bench], No
             bench.sut.kill()
             time.sleep(down)
             bench.sut.start()
+
+    return apply
+
+
+def fill_redis(seconds: float) -> Callable[[Bench], None]:
+    """Redis is full (maxmemory reached, noeviction): every write is refused with
+    OOM for ``seconds``, then there is room again."""
+
+    @nemesis(f"redis-full-{seconds:g}s")
+    def apply(bench: Bench) -> None:
+        admin = redis.Redis(port=bench.sut.port)
+        try:
+            admin.config_set("maxmemory-policy", "noeviction")
+            admin.config_set("maxmemory", max(1, int(admin.info("memory")["used_memory"]) - 1024))
+            time.sleep(seconds)
+        finally:
+            admin.config_set("maxmemory", 0)
+            admin.close()
 
     return apply
 

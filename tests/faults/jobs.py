@@ -10,12 +10,10 @@ import time
 
 from django_redcoord.schedule import current_job, periodic
 
-from .oracle import now_us, record
-
-RUNS_KEY = "leader:runs"
+from .oracle import RUNS_KEY, now_us, record
 
 
-@periodic(every=0.5, name="tick")
+@periodic(every=0.5, name="faults.tick")
 def tick():
     job = current_job()
     started = now_us()

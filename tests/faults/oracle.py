@@ -10,6 +10,9 @@ from typing import Any
 
 from django_redcoord.connection import client_from_url
 
+#: Where tests/faults/jobs.py records the runs of the periodic job.
+RUNS_KEY = "leader:runs"
+
 _client: Any = None
 _pid = 0
 

@@ -24,10 +24,10 @@ from .harness import (
     pause_redis,
     processes_alive_or_failed,
     restart_redis,
+    tiered,
     wait_for,
 )
-from .jobs import RUNS_KEY
-from .oracle import entries
+from .oracle import RUNS_KEY, entries
 
 
 def _leader_pid(bench):
@@ -58,7 +58,8 @@ def stop_the_leader(bench):
 
 @pytest.mark.parametrize(
     "nemesis_, slots_once",
-    [(kill_the_leader, True), (stop_the_leader, True), (pause_redis(2.5), True), (restart_redis(keep_data=False), False)],
+    tiered([(kill_the_leader, True), (stop_the_leader, True), (pause_redis(2.5), True),
+            (restart_redis(keep_data=False), False)], smoke=[0, 3]),
     ids=lambda v: getattr(v, "name", str(v)),
 )
 def test_one_leader_acts_at_a_time_whatever_happens(bench, nemesis_, slots_once):

@@ -26,6 +26,7 @@ from .harness import (
     processes_alive_or_failed,
     restart_redis,
     stop_subject,
+    tiered,
     tokens_out_of_order,
     wait_for,
 )
@@ -63,8 +64,8 @@ def lock_violations(sections, *, ttl=TTL):
 
 @pytest.mark.parametrize(
     "nemesis",
-    [kill_subject("contender"), stop_subject("contender", 2.5 * TTL), restart_redis(keep_data=False),
-     drop_connections(), pause_redis(2.0)],
+    tiered([kill_subject("contender"), stop_subject("contender", 2.5 * TTL), restart_redis(keep_data=False),
+            drop_connections(), pause_redis(2.0)], smoke=[1, 2]),
     ids=lambda n: n.name,
 )
 def test_mutual_exclusion_and_fencing_hold_under_faults(bench, nemesis):

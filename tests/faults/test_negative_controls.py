@@ -19,8 +19,7 @@ from .harness import (
     unaccounted_tasks,
     wait_for,
 )
-from .jobs import RUNS_KEY
-from .oracle import entries, now_us
+from .oracle import RUNS_KEY, entries, now_us
 from .test_locks import contenders, lock_violations
 
 

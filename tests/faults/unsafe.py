@@ -22,8 +22,7 @@ import redis
 
 from django_redcoord.keys import KeyBuilder
 
-from .jobs import RUNS_KEY
-from .oracle import now_us, oracle, record
+from .oracle import RUNS_KEY, now_us, oracle, record
 
 
 def _client(**kwargs):
