@@ -401,7 +401,10 @@ class Lock(UsesClient):
             self._lost = False
             self._valid_until = sent + self.ttl
             if self.auto_renew:
-                self._renewer = _Renewer(self, self._owner or "")
+                # A reentrant hold belongs to this thread: its watchdog
+                # stops if the thread ends still holding it.
+                thread = threading.current_thread() if self.reentrant else None
+                self._renewer = _Renewer(self, self._owner or "", thread)
                 self._renewer.start()
         return True
 
@@ -593,7 +596,9 @@ class _Renewer(threading.Thread):
     """Watchdog: extends one hold every ttl/3 until stopped or the lock is lost.
 
     Holds only a weak reference, so a forgotten Lock is collected and the
-    thread ends (its lock then expires after the TTL). It renews the hold it
+    thread ends (its lock then expires after the TTL); a reentrant hold (owned
+    by the thread that took it) also stops being renewed once that thread has
+    ended without releasing it, since no other thread can. It renews the hold it
     was started for (``owner``), never a later one of the same object. A
     failed renewal is retried every ttl/10 until the TTL has run out since the
     last confirmed one; then, as when Redis answers that the lock is gone, the
@@ -601,10 +606,11 @@ class _Renewer(threading.Thread):
     silently.
     """
 
-    def __init__(self, lock: Lock, owner: str) -> None:
+    def __init__(self, lock: Lock, owner: str, holder: threading.Thread | None = None) -> None:
         super().__init__(name=f"redcoord-renew:{lock.name}", daemon=True)
         self._lock = weakref.ref(lock)
         self._owner = owner
+        self._holder = holder
         self._stopped = threading.Event()
         self._interval = lock.ttl / 3.0
 
@@ -616,6 +622,10 @@ class _Renewer(threading.Thread):
         while not self._stopped.wait(pause):
             lock = self._lock()
             if lock is None or lock._owner != self._owner or not lock._depth:
+                return
+            if self._holder is not None and not self._holder.is_alive():
+                log.warning("lock %s: its reentrant holder, thread %s, ended without releasing it; "
+                            "no longer renewed, it expires after its TTL", lock.name, self._holder.name)  # fmt: skip
                 return
             pause = self._interval
             try:

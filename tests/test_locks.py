@@ -288,6 +288,22 @@ def test_auto_renew_reports_a_lock_taken_away(redis_client):
         lock.release()
 
 
+def test_a_reentrant_hold_whose_thread_ended_is_no_longer_renewed(redis_client):
+    """A reentrant hold belongs to its thread (no other thread can release it):
+    when that thread ends holding it, the watchdog stops and the lock expires."""
+    kept = make(redis_client, ttl=0.6, auto_renew=True, reentrant=True)  # the object outlives the thread
+    plain = make(redis_client, name="plain-renewed", ttl=0.6, auto_renew=True)  # control: any thread may release
+    thread = threading.Thread(target=lambda: (kept.acquire(), plain.acquire()))
+    thread.start()
+    thread.join()
+    assert kept.held and plain.held
+    _wait_for(lambda: not kept.locked(), timeout=3)
+    time.sleep(1.2)  # two TTLs: the non-reentrant one is still renewed
+    assert plain.locked() and not plain.lost
+    plain.release()
+    assert make(redis_client).acquire(wait=0)
+
+
 def test_default_ttl_and_wait_come_from_settings(settings, redis_client):
     settings.REDCOORD = {**settings.REDCOORD, "LOCK_TTL": 7, "LOCK_WAIT": 0}
     lock = Lock("from-settings", client=redis_client)
