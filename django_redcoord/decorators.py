@@ -282,7 +282,7 @@ def _handed_to_stream(result: Any, lock: Lock) -> object:
             finally:
                 await asyncio.get_running_loop().run_in_executor(None, release_once)
 
-        result.streaming_content = streamed_async()
+        result.streaming_content = _ReleasingAsyncBody(streamed_async(), release_once)
     else:
 
         def streamed() -> Any:
@@ -291,8 +291,43 @@ def _handed_to_stream(result: Any, lock: Lock) -> object:
             finally:
                 release_once()
 
-        result.streaming_content = streamed()  # its close() becomes one of the response's closers
+        result.streaming_content = _ReleasingBody(streamed(), release_once)
     return _STREAMING
+
+
+class _ReleasingBody:
+    """A streamed body whose ``close()`` also releases the lock.
+
+    Django registers the ``close`` of the content it is given among the
+    response's closers. A generator closed before its first chunk (a
+    middleware replaced the response, the client left before the body began)
+    never runs its ``finally``; this close() releases all the same.
+    """
+
+    def __init__(self, body: Any, release: Callable[[], None]) -> None:
+        self._body, self._release = body, release
+
+    def __iter__(self) -> Any:
+        return self._body
+
+    def close(self) -> None:
+        try:
+            self._body.close()
+        finally:
+            self._release()
+
+
+class _ReleasingAsyncBody:
+    """The same for an async body (Django's ASGI handler calls ``close()`` when done)."""
+
+    def __init__(self, body: Any, release: Callable[[], None]) -> None:
+        self._body, self._release = body, release
+
+    def __aiter__(self) -> Any:
+        return self._body
+
+    def close(self) -> None:
+        self._release()
 
 
 def _wrap_generator(func: Callable[..., Any], namer: Callable[..., str], options: dict) -> Any:

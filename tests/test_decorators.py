@@ -169,6 +169,25 @@ def test_a_streamed_response_closed_early_releases_the_lock(client):
     assert not Lock("stream:2").locked()
 
 
+@pytest.mark.django_db
+def test_a_streamed_response_closed_before_its_body_starts_releases_the_lock(client):
+    """A middleware replaced it, or the client left before the first chunk: close() alone releases."""
+    response = client.get("/stream/3/")
+    assert Lock("stream:3").locked()
+    response.close()
+    assert not Lock("stream:3").locked()
+
+
+def test_an_async_streamed_response_closed_before_its_body_starts_releases_the_lock(async_client):
+    async def scenario():
+        response = await async_client.get("/astream/3/")
+        assert Lock("astream:3").locked()
+        response.close()  # what Django's ASGI handler calls when the response ends
+
+    asyncio.run(scenario())
+    assert not Lock("astream:3").locked()
+
+
 def test_an_async_streamed_response_holds_the_lock_until_its_body_is_sent(async_client):
     async def scenario():
         response = await async_client.get("/astream/1/")
