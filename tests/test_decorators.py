@@ -3,6 +3,7 @@
 import asyncio
 
 import pytest
+from asgiref.sync import sync_to_async
 
 from django_redcoord import CoordinationUnavailable, Lock, LockNotAcquired, current_lock, with_lock
 
@@ -178,11 +179,13 @@ def test_a_streamed_response_closed_before_its_body_starts_releases_the_lock(cli
     assert not Lock("stream:3").locked()
 
 
+@pytest.mark.django_db(transaction=True)
 def test_an_async_streamed_response_closed_before_its_body_starts_releases_the_lock(async_client):
     async def scenario():
         response = await async_client.get("/astream/3/")
         assert Lock("astream:3").locked()
-        response.close()  # what Django's ASGI handler calls when the response ends
+        # What Django's ASGI handler does when the response ends.
+        await sync_to_async(response.close, thread_sensitive=True)()
 
     asyncio.run(scenario())
     assert not Lock("astream:3").locked()
