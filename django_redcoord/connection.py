@@ -244,6 +244,60 @@ def get_client() -> redis.Redis:
     return client
 
 
+# One redis.asyncio client per running event loop (its connections belong to
+# that loop). A loop that is closed leaves the cache at the next lookup, so
+# code that runs a new loop per call (asyncio.run, async_to_sync) keeps no
+# client per call.
+_async_clients: dict[Any, Any] = {}
+
+
+def get_async_client() -> Any:
+    """The ``redis.asyncio`` client for the configured Redis on the running event loop.
+
+    Same server, credentials, TLS and timeouts as :func:`get_client`, without retries.
+    """
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    with _lock:
+        client = _async_clients.get(loop)
+    if client is None:
+        client = async_client_like(get_client())
+        with _lock:
+            for old in [other for other in _async_clients if other.is_closed()]:
+                del _async_clients[old]
+            client = _async_clients.setdefault(loop, client)
+    return client
+
+
+def async_client_like(client: redis.Redis) -> Any:
+    """A ``redis.asyncio`` client with the connection settings of ``client`` (no I/O).
+
+    The pool's own settings carry over (server or socket path, db,
+    credentials, TLS files, timeouts); retries are off, as for every client here.
+    """
+    import inspect
+
+    from redis.asyncio import Redis as AsyncRedis
+    from redis.asyncio import connection as aconn
+    from redis.asyncio.retry import Retry as AsyncRetry
+    from redis.backoff import NoBackoff
+
+    pool = client.connection_pool
+    cls = pool.connection_class
+    if issubclass(cls, redis.UnixDomainSocketConnection):
+        acls: type = aconn.UnixDomainSocketConnection
+    elif issubclass(cls, redis.SSLConnection):
+        acls = aconn.SSLConnection
+    else:
+        acls = aconn.Connection
+    accepted = {name for klass in acls.__mro__ if "__init__" in vars(klass)
+                for name in inspect.signature(klass.__init__).parameters}  # fmt: skip
+    kwargs = {k: v for k, v in pool.connection_kwargs.items() if k in accepted}
+    kwargs.update(retry=AsyncRetry(NoBackoff(), 0), retry_on_error=[], health_check_interval=0)
+    return AsyncRedis(connection_pool=aconn.ConnectionPool(connection_class=acls, **kwargs))
+
+
 class UsesClient:
     """Mixin: ``self.client`` is the client given (``self._client``), else the
     configured one, looked up on first use (never at construction)."""
@@ -262,5 +316,6 @@ def reset() -> None:
     global _client
     with _lock:
         old, _client = _client, None
+        _async_clients.clear()
     if old is not None:
         old.connection_pool.disconnect()

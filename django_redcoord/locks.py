@@ -40,6 +40,8 @@ handed the lock, which then expires after its TTL like a crashed holder's.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import math
 import os
@@ -63,7 +65,8 @@ from .exceptions import (
     RedcoordError,
 )
 from .keys import KeyBuilder, LockKeys, validate_name
-from .scripting import Script, blpop, command, execute_pipeline, max_block
+from .scripting import Script, execute_pipeline, is_async_client, max_block
+from .steps import Blpop, Command, Run, Steps, arun, run
 
 log = logging.getLogger(__name__)
 
@@ -229,13 +232,14 @@ class Lock(UsesClient):
         self._generation = _fork_generation
         self._cond = threading.Condition(threading.Lock())
         self._taken = False  # a thread is acquiring or holding through this object
-        self._holder: int | None = None  # that thread's ident
+        self._holder: Any = None  # that thread's ident, or that asyncio task
         self._owner: str | None = None  # owner token of the hold in Redis
         self._depth = 0
         self._valid_until = 0.0
         self._lost = False
         self._interrupted = False
-        self._renewer: _Renewer | None = None
+        self._renewer: _Renewer | _AsyncRenewer | None = None
+        self._async_turns: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = []  # tasks waiting their turn
         self._retry_owner: str | None = None  # owner of an acquire that failed with an unknown outcome
 
     def _check_fork(self) -> None:
@@ -269,6 +273,30 @@ class Lock(UsesClient):
         self._check_fork()
         return self._depth > 0 and (self._lost or time.monotonic() >= self._valid_until)
 
+    # -- which client ------------------------------------------------------------
+
+    def _sync_client(self) -> Any:
+        client = self.client
+        if is_async_client(client):
+            raise TypeError(
+                f"lock {self.name!r} was given a redis.asyncio client: use the a-prefixed methods "
+                "(await lock.aacquire(), async with lock), or pass a redis.Redis client"
+            )
+        return client
+
+    def _async_client(self) -> Any:
+        client = self._client
+        if client is None:
+            from .connection import get_async_client
+
+            return get_async_client()
+        if not is_async_client(client):
+            raise TypeError(
+                f"lock {self.name!r} was given a synchronous redis client: the a-prefixed methods "
+                "need a redis.asyncio client (or none, to use the one REDCOORD configures)"
+            )
+        return client
+
     # -- acquire --------------------------------------------------------------
 
     def acquire(self, wait: float | None = DEFAULT) -> bool:
@@ -281,33 +309,87 @@ class Lock(UsesClient):
         (KeyboardInterrupt, a cancelled request) gives back what it took.
         """
         wait = self.wait if wait is DEFAULT else check_wait(wait)
+        client = self._sync_client()
         self._check_fork()
         deadline = math.inf if wait is None else time.monotonic() + wait
         me = threading.get_ident()
         with self._cond:
-            if self._taken and self._holder == me:
-                if not (self.reentrant and self._depth):
-                    raise LockError(
-                        f"lock {self.name!r} is already held by this Lock object in this thread; "
-                        "release it first, or create the Lock with reentrant=True",
-                        name=self.name,
-                    )
-                # Nesting: Redis counts the depth (every reentrant Lock of
-                # this thread shares the hold).
-                mode = "try"
-            else:
-                while self._taken:  # another thread of ours holds this object
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        self.retry_after = None
-                        return False
-                    self._cond.wait(None if remaining == math.inf else remaining)
-                self._taken, self._holder = True, me
-                retry, self._retry_owner = self._retry_owner, None
-                self._owner = _thread_owner_token() if self.reentrant else retry or secrets.token_hex(16)
-                mode = "try" if wait == 0 else "queue"
+            while (mode := self._take(me, wait, _thread_owner_token)) is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:  # another thread of ours holds this object
+                    self.retry_after = None
+                    return False
+                self._cond.wait(None if remaining == math.inf else remaining)
+        granted = run(client, self._acquire_flow(mode, deadline, max_block(client)))
+        if granted and self._depth == 1 and self.auto_renew and self._renewer is None:
+            self._renewer = _Renewer(self, self._owner or "", threading.current_thread() if self.reentrant else None)
+            self._renewer.start()
+        return granted
+
+    async def aacquire(self, wait: float | None = DEFAULT) -> bool:
+        """``acquire()`` on the event loop (a ``redis.asyncio`` client; no thread).
+
+        Cancelled at any await (the client went away, a timeout), it leaves
+        nothing held or queued: a grant that arrives as it is cancelled is
+        released before the cancellation propagates. With ``reentrant=True``
+        the owner is the asyncio task.
+        """
+        wait = self.wait if wait is DEFAULT else check_wait(wait)
+        client = self._async_client()
+        self._check_fork()
+        deadline = math.inf if wait is None else time.monotonic() + wait
+        me = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._cond:
+                mode = self._take(me, wait, _task_owner_token)
+                if mode is None:
+                    turn = loop.create_future()
+                    self._async_turns.append((loop, turn))
+            if mode is not None:
+                break
+            remaining = deadline - time.monotonic()
+            try:
+                if remaining <= 0:
+                    self.retry_after = None
+                    return False
+                await asyncio.wait_for(turn, None if remaining == math.inf else remaining)
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                with self._cond:
+                    if (loop, turn) in self._async_turns:
+                        self._async_turns.remove((loop, turn))
+        granted = await arun(client, self._acquire_flow(mode, deadline, max_block(client)))
+        if granted and self._depth == 1 and self.auto_renew and self._renewer is None:
+            self._renewer = _AsyncRenewer(self, self._owner or "", client, me if self.reentrant else None)
+        return granted
+
+    def _take(self, me: Any, wait: float | None, owner_token: Callable[[], str]) -> str | None:
+        """Under ``self._cond``: make ``me`` this object's user.
+
+        Returns the first acquire mode, or None while another thread or task
+        holds the object (``me`` waits its turn).
+        """
+        if self._taken and self._holder == me:
+            if not (self.reentrant and self._depth):
+                raise LockError(
+                    f"lock {self.name!r} is already held by this Lock object in this thread or task; "
+                    "release it first, or create the Lock with reentrant=True",
+                    name=self.name,
+                )
+            return "try"  # nesting: Redis counts the depth (every reentrant Lock of this owner shares the hold)
+        if self._taken:
+            return None
+        self._taken, self._holder = True, me
+        retry, self._retry_owner = self._retry_owner, None
+        self._owner = owner_token() if self.reentrant else retry or secrets.token_hex(16)
+        return "try" if wait == 0 else "queue"
+
+    def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
+        """An acquire's round trips, and what it gives back when it fails or is interrupted."""
         try:
-            granted = self._acquire(mode, deadline)
+            granted = yield from self._acquire_steps(mode, deadline, chunk)
             self._interrupted = False  # an interruption applies to one acquire (even one not begun yet)
         except CoordinationUnavailable:
             # Unknown outcome. The owner token is kept for this object's next
@@ -319,30 +401,29 @@ class Lock(UsesClient):
                 self._retry_owner = self._owner
                 self._end_hold()
             raise
-        except BaseException:  # interrupted: give back what we took
+        except BaseException:  # interrupted or cancelled: give back what we took
             self._interrupted = False
-            self._give_back()
+            yield from self._give_back_steps()
             raise
         if not granted and not self._depth:
             self._end_hold()
         return granted
 
-    def _acquire(self, mode: str, deadline: float) -> bool:
+    def _acquire_steps(self, mode: str, deadline: float, chunk: float) -> Steps:
         """The waiting loop: queue in Redis, block on our wake list, re-check."""
         owner = self._owner or ""
-        chunk = max_block(self.client)
         while True:
             remaining = deadline - time.monotonic()
             if mode == "wait" and (remaining <= 0 or self._interrupted):
                 mode = "cancel"
             sent = time.monotonic()
-            reply = self._run_acquire(mode, min(max(remaining, 0.0), chunk))
+            reply = yield self._acquire_call(mode, min(max(remaining, 0.0), chunk))
             if int(reply[0]) == 1:
                 if mode == "cancel" and self._interrupted:
-                    # Granted as we gave up (cancelled): give it back at once.
-                    self._release_now(owner)
+                    # Granted as we gave up (interrupted): give it back at once.
+                    yield self._release_call(owner)
                     return False
-                return self._granted(int(reply[1]), sent)
+                return (yield from self._grant_steps(int(reply[1]), sent))
             pttl = int(reply[1]) / 1000.0
             if mode in ("try", "cancel"):
                 self.retry_after = pttl or None
@@ -356,17 +437,17 @@ class Lock(UsesClient):
             # wait ends.
             block = min(remaining, chunk, pttl + 0.002 if pttl else chunk)
             sent = time.monotonic()
-            popped = blpop(self.client, [self.keys.wake(owner)], block, operation=f"waiting for lock {self.name!r}")
+            popped = yield Blpop([self.keys.wake(owner)], block, f"waiting for lock {self.name!r}")
             if popped is not None:
                 value = _text(popped[1])
                 if value.isdigit():
-                    return self._granted(int(value), sent)
+                    return (yield from self._grant_steps(int(value), sent))
                 # an interruption (see _interrupt): re-check in 'cancel' mode
 
-    def _run_acquire(self, mode: str, lease: float) -> list[Any]:
+    def _acquire_call(self, mode: str, lease: float) -> Run:
         owner = self._owner or ""
-        return _ACQUIRE(
-            self.client,
+        return Run(
+            _ACQUIRE,
             [*self._keys5, self.keys.wake_prefix + owner],
             [
                 owner,
@@ -379,16 +460,16 @@ class Lock(UsesClient):
                 os.getpid(),
                 threading.current_thread().name,
             ],
-            operation=self._ops[0],
+            self._ops[0],
         )
 
-    def _granted(self, fence: int, sent: float) -> bool:
+    def _grant_steps(self, fence: int, sent: float) -> Steps:
         last = self._fence
         if last is not None and (fence < last or (fence == last and not self._depth)):
             # Tokens are a hybrid logical clock and never go backwards unless
             # a Redis server's clock went back by more than the time since
             # our last grant: refuse the grant and give it back.
-            self._release_now(self._owner or "")
+            yield self._release_call(self._owner or "")
             raise LockError(
                 f"fencing token of lock {self.name!r} went backwards ({fence} after {last}): the "
                 "Redis server's clock is behind the one that issued the last token; the grant was refused",
@@ -400,26 +481,19 @@ class Lock(UsesClient):
         if self._depth == 1:
             self._lost = False
             self._valid_until = sent + self.ttl
-            if self.auto_renew:
-                # A reentrant hold belongs to this thread: its watchdog
-                # stops if the thread ends still holding it.
-                thread = threading.current_thread() if self.reentrant else None
-                self._renewer = _Renewer(self, self._owner or "", thread)
-                self._renewer.start()
         return True
 
-    def _release_now(self, owner: str) -> None:
-        """Release a grant of ``owner`` that we will not use (one round trip)."""
-        _RELEASE(self.client, self._keys5, [owner, self.name], operation=self._ops[1])
+    def _release_call(self, owner: str) -> Run:
+        return Run(_RELEASE, self._keys5, [owner, self.name], self._ops[1])
 
-    def _give_back(self) -> None:
+    def _give_back_steps(self) -> Steps:
         """An acquire was interrupted or failed: leave nothing held or queued (best effort)."""
         owner = self._owner
         try:
             if owner and not self._depth:
-                reply = self._run_acquire("cancel", 0.0)
+                reply = yield self._acquire_call("cancel", 0.0)
                 if int(reply[0]) == 1:
-                    self._release_now(owner)
+                    yield self._release_call(owner)
         except Exception as exc:  # the original error matters more
             log.warning("lock %s: could not give back an interrupted acquire: %s", self.name, exc)
         finally:
@@ -439,7 +513,7 @@ class Lock(UsesClient):
             wake = self.keys.wake(owner)
             try:
                 execute_pipeline(
-                    self.client,
+                    self._sync_client(),
                     lambda pipe: pipe.lpush(wake, "interrupt").pexpire(wake, 10_000),
                     operation=f"interrupt a wait for lock {self.name!r}",
                 )
@@ -447,12 +521,15 @@ class Lock(UsesClient):
                 log.warning("lock %s: could not interrupt a waiter: %s", self.name, exc)
 
     def _end_hold(self) -> None:
-        """Forget the hold locally and let the next thread of ours take this object."""
+        """Forget the hold locally and let the next thread or task of ours take this object."""
         with self._cond:
             self._depth = 0
             self._owner = None
             self._taken, self._holder = False, None
             self._cond.notify()
+            turns, self._async_turns = self._async_turns, []
+        for loop, turn in turns:  # every waiting task re-tries; one wins, the others wait again
+            loop.call_soon_threadsafe(_wake, turn)
 
     # -- release / extend ------------------------------------------------------
 
@@ -467,6 +544,14 @@ class Lock(UsesClient):
         the release reached Redis.
         """
         self._check_fork()
+        run(self._sync_client() if self._depth else None, self._release_flow())
+
+    async def arelease(self) -> None:
+        """``release()`` on the event loop (see there)."""
+        self._check_fork()
+        await arun(self._async_client() if self._depth else None, self._release_flow())
+
+    def _release_flow(self) -> Steps:
         with self._cond:
             if not self._depth:
                 raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
@@ -477,7 +562,7 @@ class Lock(UsesClient):
         if renewer is not None:
             renewer.stop()  # first: a release that fails must not leave the lock renewed
         try:
-            result = _RELEASE(self.client, self._keys5, [owner, self.name], operation=self._ops[1])
+            result = yield self._release_call(owner)
         except BaseException:
             self._depth -= 1
             if not self._depth:
@@ -499,12 +584,19 @@ class Lock(UsesClient):
 
         Raises LockLost if the lock is no longer ours, LockNotOwned if never acquired.
         """
+        run(self._sync_client(), self._extend_flow(ttl))
+
+    async def aextend(self, ttl: float | None = None) -> None:
+        """``extend()`` on the event loop (see there)."""
+        await arun(self._async_client(), self._extend_flow(ttl))
+
+    def _extend_flow(self, ttl: float | None) -> Steps:
         ttl = self.ttl if ttl is None else check_ttl(ttl)
         self._check_fork()
         owner = self._owner
         if not self._depth or owner is None:
             raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
-        if not self._extend(owner, ttl):
+        if not (yield from self._extend_steps(owner, ttl)):
             self._lost = True
             raise LockLost(
                 f"lock {self.name!r} could not be extended: it expired or passed to another "
@@ -512,13 +604,13 @@ class Lock(UsesClient):
                 name=self.name,
             )
 
-    def _extend(self, owner: str, ttl: float) -> bool:
+    def _extend_steps(self, owner: str, ttl: float) -> Steps:
         sent = time.monotonic()
-        ok = _EXTEND(
-            self.client,
+        ok = yield Run(
+            _EXTEND,
             [self.keys.lock, self.keys.index],
             [owner, _ms(ttl), self.name],
-            operation=f"extend lock {self.name!r}",
+            f"extend lock {self.name!r}",
         )
         if ok and self._owner == owner:
             self._valid_until = sent + ttl
@@ -528,32 +620,48 @@ class Lock(UsesClient):
 
     def locked(self) -> bool:
         """True if anyone holds the lock now (one round trip)."""
-        return bool(command(self.client, "EXISTS", self.keys.lock, operation=f"inspect lock {self.name!r}"))
+        return run(self._sync_client(), self._locked_steps())
+
+    async def alocked(self) -> bool:
+        """``locked()`` on the event loop."""
+        return await arun(self._async_client(), self._locked_steps())
+
+    def _locked_steps(self) -> Steps:
+        return bool((yield Command("EXISTS", self.keys.lock, operation=f"inspect lock {self.name!r}")))
 
     def owned(self) -> bool:
         """True if this object's owner holds the lock now, according to Redis."""
+        return run(self._sync_client(), self._owned_steps())
+
+    async def aowned(self) -> bool:
+        """``owned()`` on the event loop."""
+        return await arun(self._async_client(), self._owned_steps())
+
+    def _owned_steps(self) -> Steps:
         self._check_fork()
         owner = self._owner
         if owner is None or not self._depth:
             return False
-        current = command(self.client, "HGET", self.keys.lock, "token", operation=f"inspect lock {self.name!r}")
+        current = yield Command("HGET", self.keys.lock, "token", operation=f"inspect lock {self.name!r}")
         return current is not None and _text(current) == owner
 
     def ttl_remaining(self) -> float | None:
         """Seconds until the lock expires, or None if nobody holds it."""
-        pttl = command(self.client, "PTTL", self.keys.lock, operation=f"inspect lock {self.name!r}")
+        return run(self._sync_client(), self._ttl_steps())
+
+    async def attl_remaining(self) -> float | None:
+        """``ttl_remaining()`` on the event loop."""
+        return await arun(self._async_client(), self._ttl_steps())
+
+    def _ttl_steps(self) -> Steps:
+        pttl = yield Command("PTTL", self.keys.lock, operation=f"inspect lock {self.name!r}")
         return None if pttl < 0 else pttl / 1000.0
 
-    # -- context manager -------------------------------------------------------
+    # -- context managers --------------------------------------------------------
 
     def __enter__(self) -> Lock:
         if not self.acquire():
-            raise LockNotAcquired(
-                f"lock {self.name!r} could not be acquired within "
-                f"{'forever' if self.wait is None else f'{self.wait:g} s'}",
-                name=self.name,
-                wait=self.wait,
-            )
+            raise self._not_acquired()
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -565,6 +673,33 @@ class Lock(UsesClient):
             self.release()
         except RedcoordError as release_error:
             log.error("lock %s: release after an error in the block failed: %s", self.name, release_error)
+
+    async def __aenter__(self) -> Lock:
+        if not await self.aacquire():
+            raise self._not_acquired()
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            await self.arelease()
+            return
+        try:
+            await self.arelease()
+        except RedcoordError as release_error:
+            log.error("lock %s: release after an error in the block failed: %s", self.name, release_error)
+
+    def _not_acquired(self) -> LockNotAcquired:
+        return LockNotAcquired(
+            f"lock {self.name!r} could not be acquired within "
+            f"{'forever' if self.wait is None else f'{self.wait:g} s'}",
+            name=self.name,
+            wait=self.wait,
+        )
+
+
+def _wake(turn: asyncio.Future) -> None:
+    if not turn.done():
+        turn.set_result(None)
 
 
 def _ms(seconds: float) -> int:
@@ -592,6 +727,39 @@ def force_release(name: str, fence: int, *, client: Any = None, prefix: str | No
     return {0: "not-held", 1: "released", 2: "handed-off"}[int(result)]
 
 
+# --- the watchdog ---------------------------------------------------------------------
+#
+# What a renewal does is written once (``_renew_once``); a thread runs it for
+# holds taken with acquire(), an asyncio task for holds taken with aacquire().
+
+_LOST = "lost"
+
+
+def _renew_once(lock_ref: Any, owner: str, stopped: Callable[[], bool], holder_alive: Callable[[], bool]) -> Steps:
+    """One renewal of the hold ``owner``: returns the pause before the next one,
+    None to stop, or ``_LOST`` (the hold is marked lost; ``on_lost`` is due)."""
+    lock = lock_ref()
+    if lock is None or lock._owner != owner or not lock._depth:
+        return None
+    if not holder_alive():
+        log.warning("lock %s: its reentrant holder ended without releasing it; no longer renewed, "
+                    "it expires after its TTL", lock.name)  # fmt: skip
+        return None
+    interval = lock.ttl / 3.0
+    try:
+        if (yield from lock._extend_steps(owner, lock.ttl)):
+            return interval
+    except Exception as exc:  # Redis away, or anything else: retry while the TTL lasts
+        if time.monotonic() < lock._valid_until:
+            log.warning("lock %s: renewal failed, will retry: %s", lock.name, exc)
+            return max(0.001, min(interval, lock.ttl / 10.0))
+    if stopped() or lock._owner != owner:
+        return None  # released meanwhile
+    lock._lost = True
+    log.error("lock %s: lost (renewal found it expired or taken)", lock.name)
+    return _LOST
+
+
 class _Renewer(threading.Thread):
     """Watchdog: extends one hold every ttl/3 until stopped or the lock is lost.
 
@@ -609,40 +777,77 @@ class _Renewer(threading.Thread):
     def __init__(self, lock: Lock, owner: str, holder: threading.Thread | None = None) -> None:
         super().__init__(name=f"redcoord-renew:{lock.name}", daemon=True)
         self._lock = weakref.ref(lock)
+        self._client = lock._sync_client()
         self._owner = owner
         self._holder = holder
         self._stopped = threading.Event()
-        self._interval = lock.ttl / 3.0
+        self._pause: float | str | None = lock.ttl / 3.0
 
     def stop(self) -> None:
         self._stopped.set()
 
     def run(self) -> None:
-        pause = self._interval
-        while not self._stopped.wait(pause):
-            lock = self._lock()
-            if lock is None or lock._owner != self._owner or not lock._depth:
-                return
-            if self._holder is not None and not self._holder.is_alive():
-                log.warning("lock %s: its reentrant holder, thread %s, ended without releasing it; "
-                            "no longer renewed, it expires after its TTL", lock.name, self._holder.name)  # fmt: skip
-                return
-            pause = self._interval
+        holder = self._holder
+        alive = (lambda: True) if holder is None else holder.is_alive
+        pause = self._pause
+        while isinstance(pause, float) and not self._stopped.wait(pause):
+            pause = run(self._client, _renew_once(self._lock, self._owner, self._stopped.is_set, alive))
+        lock = self._lock()
+        if pause == _LOST and lock is not None and lock.on_lost is not None:
             try:
-                if lock._extend(self._owner, lock.ttl):
-                    continue
-            except Exception as exc:  # Redis away, or anything else: retry while the TTL lasts
-                if time.monotonic() < lock._valid_until:
-                    log.warning("lock %s: renewal failed, will retry: %s", lock.name, exc)
-                    pause = max(0.001, min(self._interval, lock.ttl / 10.0))
-                    continue
-            if self._stopped.is_set() or lock._owner != self._owner:
+                lock.on_lost(lock)
+            except Exception:
+                log.exception("lock %s: on_lost callback failed", lock.name)
+
+
+class _AsyncRenewer:
+    """The watchdog of a hold taken with ``aacquire()``: an asyncio task on its loop.
+
+    Same policy as the thread (see :class:`_Renewer`); ``on_lost`` may be a
+    coroutine function. A reentrant hold stops being renewed once its task is done.
+    """
+
+    def __init__(self, lock: Lock, owner: str, client: Any, holder: asyncio.Task | None) -> None:
+        self._lock = weakref.ref(lock)
+        self._owner = owner
+        self._client = client
+        self._holder = holder
+        self._stopped = False
+        self._task = asyncio.get_running_loop().create_task(self._run(lock.ttl / 3.0), name=f"redcoord-renew:{lock.name}")
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._task.get_loop().call_soon_threadsafe(self._task.cancel)
+
+    async def _run(self, pause: float | str | None) -> None:
+        holder = self._holder
+        alive = (lambda: True) if holder is None else (lambda: not holder.done())
+        while isinstance(pause, float):
+            await asyncio.sleep(pause)
+            if self._stopped:
                 return
-            lock._lost = True
-            log.error("lock %s: lost (renewal found it expired or taken)", lock.name)
-            if lock.on_lost is not None:
-                try:
-                    lock.on_lost(lock)
-                except Exception:
-                    log.exception("lock %s: on_lost callback failed", lock.name)
-            return
+            pause = await arun(self._client, _renew_once(self._lock, self._owner, lambda: self._stopped, alive))
+        lock = self._lock()
+        if pause == _LOST and lock is not None and lock.on_lost is not None:
+            try:
+                outcome = lock.on_lost(lock)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception:
+                log.exception("lock %s: on_lost callback failed", lock.name)
+
+
+# --- owner identity of asyncio tasks (reentrant locks) --------------------------------
+
+_task_ids: weakref.WeakKeyDictionary[Any, tuple[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _task_owner_token() -> str:
+    """Token shared by every reentrant Lock acquired by this asyncio task."""
+    task = asyncio.current_task()
+    nonce = _nonce()
+    mine = _task_ids.get(task)
+    if mine is None or mine[0] != nonce:
+        mine = (nonce, f"r:{nonce}:{secrets.token_hex(6)}")
+        _task_ids[task] = mine
+    return mine[1]

@@ -32,6 +32,7 @@ from importlib import resources
 from typing import Any
 
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 from .connection import unavailable_as_ours
 
@@ -89,6 +90,46 @@ def command(client: Any, *args: Any, operation: str) -> Any:
             raise
         finally:
             pool.release(conn)
+
+
+async def acommand(client: Any, *args: Any, operation: str) -> Any:
+    """:func:`command` for a ``redis.asyncio`` client: the same rules, awaited.
+
+    Cancellation (``CancelledError``) mid-reply disconnects the connection,
+    like any other interruption: its late reply is never read as the next one's.
+    """
+    pool = _direct_async_pool(client)
+    with unavailable_as_ours(client, operation):
+        if pool is None:
+            return await client.execute_command(*args)
+        conn = await pool.get_connection()
+        try:
+            if _pack is not None and _plain(args) and _utf8(conn):
+                await conn.send_packed_command((_pack(args),))
+            else:
+                await conn.send_command(*args)
+            return await conn.read_response()
+        except redis.exceptions.ResponseError:
+            raise
+        except BaseException:
+            await conn.disconnect(nowait=True)
+            raise
+        finally:
+            await pool.release(conn)
+
+
+def _direct_async_pool(client: Any) -> Any:
+    if not isinstance(client, AsyncRedis) or getattr(client, "connection", None) is not None:
+        return None
+    pool = getattr(client, "connection_pool", None)
+    if pool is None or not hasattr(pool, "get_connection") or not hasattr(pool, "release"):
+        return None
+    return pool
+
+
+def is_async_client(client: Any) -> bool:
+    """True for a ``redis.asyncio`` client (Redis, or RedisCluster)."""
+    return type(client).__module__.startswith("redis.asyncio")
 
 
 def _plain(args: tuple[Any, ...]) -> bool:
@@ -165,6 +206,15 @@ class Script:
             return command(client, "EVALSHA", sha, len(keys), *keys, *args, operation=operation)
         except redis.exceptions.NoScriptError:
             return command(client, "EVAL", source, len(keys), *keys, *args, operation=operation)
+
+
+    async def arun(self, client: Any, keys: list[str], args: list[Any], *, operation: str) -> Any:
+        """Run the script on a ``redis.asyncio`` client (see ``__call__``)."""
+        source, sha = self._loaded or self._load()
+        try:
+            return await acommand(client, "EVALSHA", sha, len(keys), *keys, *args, operation=operation)
+        except redis.exceptions.NoScriptError:
+            return await acommand(client, "EVAL", source, len(keys), *keys, *args, operation=operation)
 
 
 def _read(filename: str) -> str:

@@ -222,7 +222,7 @@ def test_acquire_retried_with_the_same_owner_is_idempotent(redis_client):
     lock = make(redis_client, ttl=5)
     assert lock.acquire()
     # The reply of an acquire can be lost to a timeout; the same owner asks again.
-    again = lock._run_acquire("queue", 1.0)
+    again = lock._acquire_call("queue", 1.0).run(redis_client)
     assert list(again) == [1, lock.token, 1]
     assert int(redis_client.get(lock.keys.fence)) == lock.token
     lock.release()

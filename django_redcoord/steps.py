@@ -1,0 +1,145 @@
+"""Primitives written once: their round trips as steps, run by a sync or an asyncio driver.
+
+A primitive's operation is a generator that yields the round trips it needs
+(:class:`Run` a script, :class:`Command`, :class:`Blpop`) and gets each reply
+back (or has the round trip's exception thrown in at the ``yield``), then
+returns its result. It never does I/O itself, so the same logic serves
+``lock.acquire()`` and ``await lock.aacquire()``:
+
+    def _extend_steps(self, owner, ttl):
+        ok = yield Run(_EXTEND, keys, args, "extend lock 'x'")
+        return bool(ok)
+
+    run(client, lock._extend_steps(...))            # sync: one thread blocks
+    await arun(aclient, lock._extend_steps(...))    # asyncio: the loop goes on
+
+The drivers own the I/O, the error translation (``CoordinationUnavailable``)
+and cancellation: an exception raised by a round trip, a ``KeyboardInterrupt``
+or an asyncio cancellation is thrown into the generator at its ``yield``, so
+one ``except BaseException`` there gives back what the operation took, by
+yielding more steps. In the asyncio driver those clean-up steps run to the
+end even if the task is cancelled again meanwhile; the generator re-raises
+the original cancellation afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Generator
+from typing import Any
+
+from .scripting import Script, acommand, blpop, command, max_block
+
+#: What a primitive's operation is: a generator of steps returning its result.
+Steps = Generator["Step", Any, Any]
+
+
+class Step:
+    """One round trip to Redis."""
+
+    __slots__ = ()
+
+    def run(self, client: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def arun(self, client: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Run(Step):
+    """Run a Lua script (EVALSHA, EVAL after NOSCRIPT)."""
+
+    __slots__ = ("script", "keys", "args", "operation")
+
+    def __init__(self, script: Script, keys: list[str], args: list[Any], operation: str) -> None:
+        self.script, self.keys, self.args, self.operation = script, keys, args, operation
+
+    def run(self, client: Any) -> Any:
+        return self.script(client, self.keys, self.args, operation=self.operation)
+
+    async def arun(self, client: Any) -> Any:
+        return await self.script.arun(client, self.keys, self.args, operation=self.operation)
+
+
+class Command(Step):
+    """Send one command."""
+
+    __slots__ = ("args", "operation")
+
+    def __init__(self, *args: Any, operation: str) -> None:
+        self.args, self.operation = args, operation
+
+    def run(self, client: Any) -> Any:
+        return command(client, *self.args, operation=self.operation)
+
+    async def arun(self, client: Any) -> Any:
+        return await acommand(client, *self.args, operation=self.operation)
+
+
+class Blpop(Step):
+    """BLPOP ``keys`` for at most ``timeout`` seconds (in chunks below the socket timeout)."""
+
+    __slots__ = ("keys", "timeout", "operation")
+
+    def __init__(self, keys: list[str], timeout: float, operation: str) -> None:
+        self.keys, self.timeout, self.operation = keys, timeout, operation
+
+    def run(self, client: Any) -> Any:
+        return blpop(client, self.keys, self.timeout, operation=self.operation)
+
+    async def arun(self, client: Any) -> Any:
+        block = max(0.001, min(self.timeout, max_block(client)))
+        return await acommand(client, "BLPOP", *self.keys, f"{block:.3f}", operation=self.operation)
+
+
+def run(client: Any, steps: Steps) -> Any:
+    """Run an operation's steps on a sync client; returns its result."""
+    reply: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = steps.send(reply) if error is None else steps.throw(error)
+        except StopIteration as done:
+            return done.value
+        reply, error = None, None
+        try:
+            reply = step.run(client)
+        except BaseException as exc:  # thrown in: the operation gives back what it took
+            error = exc
+
+
+async def arun(client: Any, steps: Steps) -> Any:
+    """Run an operation's steps on a ``redis.asyncio`` client; returns its result.
+
+    Once a cancellation has been thrown into the operation, the steps it
+    yields to clean up run to completion even if the task is cancelled again.
+    """
+    reply: Any = None
+    error: BaseException | None = None
+    cleaning_up = False
+    while True:
+        try:
+            step = steps.send(reply) if error is None else steps.throw(error)
+        except StopIteration as done:
+            return done.value
+        reply, error = None, None
+        try:
+            if cleaning_up:
+                reply = await _uncancellable(step.arun(client))
+            else:
+                reply = await step.arun(client)
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                cleaning_up = True
+            error = exc
+
+
+async def _uncancellable(awaitable: Any) -> Any:
+    """Await ``awaitable`` to its end, whatever cancellations this task receives meanwhile."""
+    task = asyncio.ensure_future(awaitable)
+    while True:
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                return task.result()

@@ -1,0 +1,144 @@
+"""Cancelling ``aacquire()`` at every await point leaves nothing held or queued.
+
+The await points are found, not listed: every round trip the waiter makes
+is intercepted, and the task is cancelled before it is sent, while its reply
+is awaited, or just after its reply was read (a grant read and then lost to
+the cancellation). After each case a waiter queued behind the cancelled one
+is served as soon as the holder releases, and nothing of the cancelled
+waiter is left in Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import redis.asyncio
+
+from django_redcoord import steps
+from django_redcoord.locks import Lock
+
+WHEN = ("before", "during", "after")
+
+
+def _intercept(monkeypatch, target: dict):
+    """Cancel ``target['task']`` at its ``target['at']``-th round trip, ``target['when']``."""
+    seen = {"n": 0}
+    originals = {cls: cls.arun for cls in (steps.Run, steps.Blpop, steps.Command)}
+
+    def patched(cls):
+        async def arun(self, client):
+            real = originals[cls]
+            if asyncio.current_task() is not target.get("task"):
+                return await real(self, client)
+            n = seen["n"]
+            seen["n"] += 1
+            if n != target["at"]:
+                return await real(self, client)
+            target["hit"] = True
+            me = asyncio.current_task()
+            if target["when"] == "before":
+                me.cancel()
+                await asyncio.sleep(0)
+            if target["when"] == "during":
+                loop = asyncio.get_running_loop()
+                loop.call_later(0.05, me.cancel)
+                return await real(self, client)
+            reply = await real(self, client)
+            target["reply"] = reply
+            me.cancel()
+            await asyncio.sleep(0)
+            return reply
+
+        return arun
+
+    for cls in originals:
+        monkeypatch.setattr(cls, "arun", patched(cls))
+    return seen
+
+
+@pytest.mark.parametrize("when", WHEN)
+def test_cancelling_aacquire_at_every_await_point_gives_back_everything(redis_url, monkeypatch, when):
+    async def case(at: int) -> bool:
+        client = redis.asyncio.Redis.from_url(redis_url)
+        try:
+            holder = Lock("k|x", client=client, prefix="c", ttl=10)
+            assert await holder.aacquire()
+            waiter = Lock("k|x", client=client, prefix="c", ttl=10, wait=5)
+            behind = Lock("k|x", client=client, prefix="c", ttl=10, wait=5)
+            target = {"at": at, "when": when}
+            _intercept(monkeypatch, target)
+            task = asyncio.ensure_future(waiter.aacquire())
+            target["task"] = task
+            await asyncio.sleep(0.05)
+            follower = asyncio.ensure_future(behind.aacquire())
+            await asyncio.sleep(0.25)
+            released_at = time.monotonic()
+            await holder.arelease()
+            try:
+                got = await task
+            except asyncio.CancelledError:
+                got = None
+            if not target.get("hit"):
+                assert got is True  # past the last await point: an ordinary grant
+                await waiter.arelease()
+            else:
+                assert got is None and task.cancelled(), f"round trip {at} ({when}) was not cancelled"
+                assert not waiter.held
+            assert await asyncio.wait_for(follower, 3) is True
+            assert time.monotonic() - released_at < 1.0, "the waiter behind was not served at once"
+            assert await behind.aowned()
+            await behind.arelease()
+            # Nothing of the cancelled waiter (or anyone) is left.
+            k = waiter.keys
+            assert await client.exists(k.lock) == 0
+            assert await client.llen(k.queue) == 0
+            assert await client.hlen(k.waiters) == 0
+            return bool(target.get("hit"))
+        finally:
+            monkeypatch.undo()
+            await client.flushall()
+            await client.aclose()
+
+    points = 0
+    while asyncio.run(case(points)):
+        points += 1
+    assert points >= 2  # the queue-joining script and the blocking wait at least
+
+
+def test_a_cancelled_async_with_body_releases(redis_url):
+    async def scenario():
+        client = redis.asyncio.Redis.from_url(redis_url)
+        lock = Lock("body", client=client, prefix="c", ttl=10)
+
+        async def body():
+            async with lock:
+                await asyncio.sleep(10)
+
+        task = asyncio.ensure_future(body())
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not await lock.alocked()
+        await client.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_asyncio_timeout_around_a_wait_leaves_nothing_queued(redis_url):
+    async def scenario():
+        client = redis.asyncio.Redis.from_url(redis_url)
+        holder = Lock("t", client=client, prefix="c", ttl=10)
+        assert await holder.aacquire()
+        waiter = Lock("t", client=client, prefix="c", ttl=10, wait=None)
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.3):
+                await waiter.aacquire()
+        assert await client.llen(waiter.keys.queue) == 0
+        await holder.arelease()
+        assert not await holder.alocked()
+        await client.aclose()
+
+    asyncio.run(scenario())
