@@ -46,11 +46,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from asgiref.sync import async_to_sync
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from .exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
 from .keys import validate_name
 from .locks import DEFAULT, Lock, check_ttl, check_wait
+from .scripting import is_async_client
+from .steps import uncancellable
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +199,7 @@ def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], options: di
         lock = Lock(namer(*args, **kwargs), **options)
         request = _find_request(args)
         try:
-            acquired = await _acquire_in_thread(lock)
+            acquired = await _aacquire(lock)
         except CoordinationUnavailable as exc:
             if request is None:
                 raise
@@ -214,11 +217,32 @@ def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], options: di
         finally:
             _current.reset(token)
             if outcome is not _STREAMING:
-                # Runs even if this task is cancelled meanwhile: the executor
-                # job goes on, and the lock is released.
-                await asyncio.get_running_loop().run_in_executor(None, _finish, lock, outcome is _FAILED)
+                await _afinish(lock, failed=outcome is _FAILED)  # to the end, even if cancelled meanwhile
 
     return wrapper
+
+
+def _native(lock: Lock) -> bool:
+    """True when the lock can be taken on the event loop (no client given, or a redis.asyncio one)."""
+    return lock._client is None or is_async_client(lock._client)
+
+
+async def _aacquire(lock: Lock) -> bool:
+    """Acquire from async code: on the event loop, or in a thread for a sync ``client=``."""
+    if _native(lock):
+        return await lock.aacquire()  # cancelled at any await, it gives back what it took
+    return await _acquire_in_thread(lock)
+
+
+async def _afinish(lock: Lock, failed: bool, quiet: bool = False) -> None:
+    """:func:`_finish` from async code; runs to the end even if the task is cancelled meanwhile."""
+    if not _native(lock):
+        await uncancellable(asyncio.get_running_loop().run_in_executor(None, _finish, lock, failed, quiet), reraise=True)
+        return
+    try:
+        await uncancellable(lock.arelease(), reraise=True)
+    except RedcoordError as exc:
+        _release_failed(lock, exc, failed, quiet)
 
 
 async def _acquire_in_thread(lock: Lock) -> bool:
@@ -270,7 +294,10 @@ def _handed_to_stream(result: Any, lock: Lock) -> object:
 
     def release_once() -> None:
         if released.acquire(blocking=False):
-            _finish(lock, failed=False, quiet=True)
+            if _native(lock) and lock._client is not None:
+                async_to_sync(_afinish)(lock, False, True)  # its client lives on the server's loop
+            else:
+                _finish(lock, failed=False, quiet=True)
 
     content = result.streaming_content
     if result.is_async:
@@ -280,7 +307,8 @@ def _handed_to_stream(result: Any, lock: Lock) -> object:
                 async for chunk in content:
                     yield chunk
             finally:
-                await asyncio.get_running_loop().run_in_executor(None, release_once)
+                if released.acquire(blocking=False):
+                    await _afinish(lock, failed=False, quiet=True)
 
         result.streaming_content = _ReleasingAsyncBody(streamed_async(), release_once)
     else:
@@ -351,7 +379,7 @@ def _wrap_async_generator(func: Callable[..., Any], namer: Callable[..., str], o
     @functools.wraps(func)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         lock = Lock(namer(*args, **kwargs), **options)
-        if not await _acquire_in_thread(lock):
+        if not await _aacquire(lock):
             _busy(lock, None, None)
         failed = True
         try:
@@ -359,7 +387,7 @@ def _wrap_async_generator(func: Callable[..., Any], namer: Callable[..., str], o
                 yield item
             failed = False
         finally:
-            await asyncio.get_running_loop().run_in_executor(None, _finish, lock, failed)
+            await _afinish(lock, failed)
 
     return wrapper
 
@@ -375,13 +403,17 @@ def _finish(lock: Lock, failed: bool, quiet: bool = False) -> None:
     logged; the lock expires after its TTL."""
     try:
         lock.release()
-    except LockLost:
+    except RedcoordError as exc:
+        _release_failed(lock, exc, failed, quiet)
+
+
+def _release_failed(lock: Lock, exc: RedcoordError, failed: bool, quiet: bool) -> None:
+    if isinstance(exc, LockLost):
         if failed or quiet:
             log.error("lock %s: lost before the end of the call (its work may have overlapped)", lock.name)
             return
-        raise
-    except RedcoordError as exc:
-        log.warning("lock %s: not released (%s); it expires after its TTL (%g s)", lock.name, exc, lock.ttl)
+        raise exc
+    log.warning("lock %s: not released (%s); it expires after its TTL (%g s)", lock.name, exc, lock.ttl)
 
 
 def _release_quietly(lock: Lock) -> None:

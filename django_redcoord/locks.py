@@ -276,7 +276,11 @@ class Lock(UsesClient):
     # -- which client ------------------------------------------------------------
 
     def _sync_client(self) -> Any:
-        client = self.client
+        client = self._client
+        if client is None:  # not cached on the object: its async methods resolve their own
+            from .connection import get_client
+
+            return get_client()
         if is_async_client(client):
             raise TypeError(
                 f"lock {self.name!r} was given a redis.asyncio client: use the a-prefixed methods "

@@ -125,7 +125,7 @@ async def arun(client: Any, steps: Steps) -> Any:
         reply, error = None, None
         try:
             if cleaning_up:
-                reply = await _uncancellable(step.arun(client))
+                reply = await uncancellable(step.arun(client))
             else:
                 reply = await step.arun(client)
         except BaseException as exc:
@@ -134,12 +134,28 @@ async def arun(client: Any, steps: Steps) -> Any:
             error = exc
 
 
-async def _uncancellable(awaitable: Any) -> Any:
-    """Await ``awaitable`` to its end, whatever cancellations this task receives meanwhile."""
+async def uncancellable(awaitable: Any, *, reraise: bool = False) -> Any:
+    """Await ``awaitable`` to its end, whatever cancellations this task receives meanwhile.
+
+    With ``reraise``, a cancellation received meanwhile is raised once it is
+    done (clean-up that must finish, after which the task still stops);
+    without, it is dropped (the caller already re-raises an earlier one).
+    """
     task = asyncio.ensure_future(awaitable)
+    cancelled = False
     while True:
         try:
-            return await asyncio.shield(task)
+            result = await asyncio.shield(task)
+            break
         except asyncio.CancelledError:
-            if task.done():
-                return task.result()
+            if not task.done():
+                cancelled = True
+                continue
+            if task.cancelled():
+                raise
+            result = task.result()
+            cancelled = True
+            break
+    if cancelled and reraise:
+        raise asyncio.CancelledError
+    return result

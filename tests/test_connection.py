@@ -1,9 +1,16 @@
+import asyncio
 import time
 
 import pytest
 import redis
 
-from django_redcoord.connection import client_from_url, describe, get_client, mask_url
+from django_redcoord.connection import (
+    async_client_like,
+    client_from_url,
+    describe,
+    get_client,
+    mask_url,
+)
 from django_redcoord.exceptions import CoordinationUnavailable, RedcoordError
 from django_redcoord.locks import Lock
 from django_redcoord.scripting import command
@@ -179,6 +186,15 @@ def test_rediss_tls_url_works(tmp_path):
         plain = client_from_url(f"redis://127.0.0.1:{port}/0", socket_timeout=1)
         with pytest.raises(CoordinationUnavailable):
             Lock("plain-to-tls", client=plain, wait=0).acquire()
+
+        async def over_tls_async():  # the async client derived from it speaks TLS too
+            aclient = async_client_like(client)
+            async with Lock("over-tls-async", client=aclient, wait=0) as lock:
+                token = lock.token
+            await aclient.aclose()
+            return token
+
+        assert asyncio.run(over_tls_async()) > 0
     finally:
         proc.terminate()
         proc.wait(5)
@@ -202,3 +218,23 @@ def test_forked_child_never_uses_its_parents_connection(redis_url):
     assert command(client, "CLIENT", "ID", operation="test") == parent_id
     with Lock("fork:parent", ttl=5, wait=1, client=client) as lock:
         assert lock.owned()
+
+
+def test_the_async_client_from_settings_matches_the_sync_one(settings, redis_url):
+    """No client=: each event loop gets a redis.asyncio client built from the same REDCOORD."""
+    from django_redcoord.connection import get_async_client
+
+    settings.REDCOORD = {**settings.REDCOORD, "SOCKET_TIMEOUT": 3.5}
+
+    async def scenario():
+        client = get_async_client()
+        assert client is get_async_client()  # one per loop
+        kwargs = client.connection_pool.connection_kwargs
+        assert kwargs["socket_timeout"] == 3.5 and kwargs["port"] == get_client().connection_pool.connection_kwargs["port"]
+        async with Lock("from-settings", wait=0) as lock:
+            held = await lock.alocked()
+        return held, lock.token
+
+    held, token = asyncio.run(scenario())
+    assert held and token > 0
+    assert not Lock("from-settings").locked()

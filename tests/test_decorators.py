@@ -1,6 +1,7 @@
 """@with_lock on views (through Django's test client) and on plain code."""
 
 import asyncio
+import concurrent.futures
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -292,3 +293,30 @@ def test_a_view_answers_503_with_retry_after_while_redis_is_down(client, setting
     assert custom.status_code == 418 and custom.content == b"down: acquire lock 'unavail:5'"
     with pytest.raises(CoordinationUnavailable):
         Invoice(5).pay(1)  # not a view: the error itself
+
+
+class _NoThreads(concurrent.futures.ThreadPoolExecutor):
+    def submit(self, *args, **kwargs):
+        raise AssertionError("an async call hopped to a thread")
+
+
+def test_an_async_call_takes_and_releases_its_lock_on_the_event_loop():
+    async def scenario():
+        asyncio.get_running_loop().set_default_executor(_NoThreads())
+        return await slow_to_get(3), await async_numbers_list(2)
+
+    assert asyncio.run(scenario()) == ("ran", [0, 1])
+    assert not Lock("cancel:3").locked()
+
+
+async def async_numbers_list(n):
+    return [i async for i in async_numbers(n)]
+
+
+def test_a_new_event_loop_per_call_keeps_no_client_per_call():
+    """async_to_sync and asyncio.run start a loop per call: clients of closed loops are dropped."""
+    from django_redcoord import connection
+
+    for _ in range(20):
+        assert asyncio.run(slow_to_get(4)) == "ran"
+    assert len(connection._async_clients) <= 1

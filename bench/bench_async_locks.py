@@ -1,0 +1,135 @@
+"""Async locks: 100 coroutines of one event loop contending on one lock name.
+
+Against a throwaway redis-server (started here, no persistence), in
+interleaved rounds (``--rounds``, default 3, of ``--seconds``, default 3,
+each implementation once per round, alternating order; the median round is
+shown):
+
+* ``ours``: ``async with django_redcoord.Lock(name, client=redis.asyncio.Redis)``
+  (FIFO queue in Redis, handoff pushed onto the next waiter's list, BLPOP wait)
+* ``redis-py asyncio Lock``: ``client.lock(name, timeout=10)``, its defaults
+  (it polls every 0.1 s)
+* ``redis-py asyncio Lock sleep=0.001``: the same polling every 1 ms
+
+Each coroutine loops: acquire (blocking), hold 1 ms (``asyncio.sleep``),
+release. Reported: acquisitions/s, fairness (min/max acquisitions per
+coroutine, 1.0 = even), handoff p50/p99 (next acquire-return minus previous
+release-start, for consecutive grants to different coroutines), commands per
+acquisition from INFO commandstats (Redis counts the commands a Lua script
+runs, so this is server work), and overlaps (critical sections that
+overlap: anything but 0 means the lock let two holders in). The pool of each
+client is unlimited; both implementations use one client per loop.
+
+Run from the repository root::
+
+    .venv/bin/python bench/bench_async_locks.py [--seconds N] [--rounds R] [--tasks N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import redis.asyncio  # noqa: E402
+
+from bench._servers import RedisServer  # noqa: E402
+from django_redcoord.locks import Lock  # noqa: E402
+
+
+def ours(client, name):
+    return Lock(name, client=client, prefix="bench", ttl=10, wait=None)
+
+
+def redis_py(client, name):
+    return client.lock(name, timeout=10)
+
+
+def redis_py_fast(client, name):
+    return client.lock(name, timeout=10, sleep=0.001)
+
+
+IMPLEMENTATIONS = {
+    "ours": ours,
+    "redis-py asyncio Lock": redis_py,
+    "redis-py asyncio Lock sleep=0.001": redis_py_fast,
+}
+
+
+async def _commands(client) -> int:
+    stats = await client.info("commandstats")
+    return sum(v["calls"] for k, v in stats.items() if k != "cmdstat_info")
+
+
+async def contend(url: str, make, name: str, tasks: int, seconds: float) -> dict:
+    client = redis.asyncio.Redis.from_url(url, socket_timeout=15)
+    counts = [0] * tasks
+    events: list[tuple[float, float, int]] = []  # (acquired, release_start, who)
+    stop = time.monotonic() + seconds
+    before = await _commands(client)
+
+    async def party(i: int) -> None:
+        lock = make(client, name)
+        while time.monotonic() < stop:
+            async with lock:
+                got = time.monotonic()
+                await asyncio.sleep(0.001)
+                events.append((got, time.monotonic(), i))
+                if got < stop:
+                    counts[i] += 1
+
+    started = time.monotonic()
+    await asyncio.gather(*(party(i) for i in range(tasks)))
+    elapsed = min(time.monotonic(), stop) - started
+    commands = await _commands(client) - before - 0
+    await client.aclose()
+    events.sort()
+    overlaps = sum(1 for a, b in zip(events, events[1:]) if b[0] < a[1])
+    handoffs = [(b[0] - a[1]) * 1e6 for a, b in zip(events, events[1:]) if a[2] != b[2]]
+    total = sum(counts)
+    quantiles = statistics.quantiles(handoffs, n=100) if len(handoffs) > 2 else [0.0] * 99
+    return {
+        "acq/s": total / elapsed,
+        "fairness": min(counts) / max(counts) if max(counts) else 0.0,
+        "p50": quantiles[49],
+        "p99": quantiles[98],
+        "cmds/acq": commands / max(1, len(events)),
+        "overlaps": overlaps,
+        "starved": sum(1 for c in counts if c == 0),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tasks", type=int, default=100)
+    options = parser.parse_args()
+    results: dict[str, list[dict]] = {name: [] for name in IMPLEMENTATIONS}
+    with RedisServer() as server:
+        for r in range(options.rounds):
+            order = list(IMPLEMENTATIONS) if r % 2 == 0 else list(reversed(IMPLEMENTATIONS))
+            for impl in order:
+                row = asyncio.run(contend(server.url, IMPLEMENTATIONS[impl], f"{impl}:{r}", options.tasks, options.seconds))
+                results[impl].append(row)
+                print(f"round {r + 1} {impl}: {row['acq/s']:.0f} acq/s", file=sys.stderr)
+    base = statistics.median(row["acq/s"] for row in results["redis-py asyncio Lock"]) or 1.0
+    print(f"\n{options.tasks} coroutines, one loop, one lock, hold 1 ms; median of {options.rounds} rounds of {options.seconds:g} s\n")
+    print("| | acq/s (vs redis-py asyncio Lock) | fairness | handoff p50 / p99 µs | cmds/acq | starved | overlaps |")
+    print("|---|---|---|---|---|---|---|")
+    for impl, rows in results.items():
+        mid = sorted(rows, key=lambda row: row["acq/s"])[len(rows) // 2]
+        print(
+            f"| {impl} | {mid['acq/s']:,.0f} ({mid['acq/s'] / base:.2f}×) | {mid['fairness']:.2f} | "
+            f"{mid['p50']:,.0f} / {mid['p99']:,.0f} | {mid['cmds/acq']:.1f} | {max(r['starved'] for r in rows)} | "
+            f"{sum(r['overlaps'] for r in rows)} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
