@@ -232,8 +232,7 @@ def test_the_async_client_from_settings_matches_the_sync_one(settings, redis_url
         kwargs = client.connection_pool.connection_kwargs
         assert kwargs["socket_timeout"] == 3.5 and kwargs["port"] == get_client().connection_pool.connection_kwargs["port"]
         async with Lock("from-settings", wait=0) as lock:
-            held = await lock.alocked()
-        return held, lock.token
+            return await lock.alocked(), lock.token
 
     held, token = asyncio.run(scenario())
     assert held and token > 0
