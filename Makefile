@@ -64,6 +64,7 @@ test-faults: lint
 bench: $(STAMP)
 	$(PY) bench/bench_transport.py
 	$(PY) bench/bench_locks.py
+	$(PY) bench/bench_async_locks.py
 	$(PY) bench/bench_queues.py
 	$(PY) bench/bench_leader.py
 	$(PY) bench/bench_dashboard.py

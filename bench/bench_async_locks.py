@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import sys
 import time
@@ -86,11 +87,11 @@ async def contend(url: str, make, name: str, tasks: int, seconds: float) -> dict
     started = time.monotonic()
     await asyncio.gather(*(party(i) for i in range(tasks)))
     elapsed = min(time.monotonic(), stop) - started
-    commands = await _commands(client) - before - 0
+    commands = await _commands(client) - before
     await client.aclose()
     events.sort()
-    overlaps = sum(1 for a, b in zip(events, events[1:]) if b[0] < a[1])
-    handoffs = [(b[0] - a[1]) * 1e6 for a, b in zip(events, events[1:]) if a[2] != b[2]]
+    overlaps = sum(1 for a, b in itertools.pairwise(events) if b[0] < a[1])
+    handoffs = [(b[0] - a[1]) * 1e6 for a, b in itertools.pairwise(events) if a[2] != b[2]]
     total = sum(counts)
     quantiles = statistics.quantiles(handoffs, n=100) if len(handoffs) > 2 else [0.0] * 99
     return {
