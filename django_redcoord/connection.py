@@ -298,17 +298,46 @@ def async_client_like(client: redis.Redis) -> Any:
     return AsyncRedis(connection_pool=aconn.ConnectionPool(connection_class=acls, **kwargs))
 
 
+def is_async_client(client: Any) -> bool:
+    """True for a ``redis.asyncio`` client (Redis, or RedisCluster)."""
+    return type(client).__module__.startswith("redis.asyncio")
+
+
 class UsesClient:
-    """Mixin: ``self.client`` is the client given (``self._client``), else the
-    configured one, looked up on first use (never at construction)."""
+    """Mixin for objects that talk to Redis, sync and async.
+
+    ``self.client`` is the synchronous client: the one given (``self._client``),
+    else the configured one, looked up at each use (never at construction, and
+    never stored, so the object's async methods resolve their own).
+    ``self._async_client()`` is the ``redis.asyncio`` client of the running
+    event loop: the one given, else one built from the same settings.
+    Asking for the wrong kind raises TypeError saying which to use.
+    """
 
     _client: Any = None
 
     @property
     def client(self) -> Any:
-        if self._client is None:
-            self._client = get_client()
-        return self._client
+        client = self._client
+        if client is None:
+            return get_client()
+        if is_async_client(client):
+            raise TypeError(
+                f"{self!r} was given a redis.asyncio client: use the a-prefixed methods "
+                "(await ...aacquire(), async with, await ...apush()), or pass a redis.Redis client"
+            )
+        return client
+
+    def _async_client(self) -> Any:
+        client = self._client
+        if client is None:
+            return get_async_client()
+        if not is_async_client(client):
+            raise TypeError(
+                f"{self!r} was given a synchronous redis client: the a-prefixed methods "
+                "need a redis.asyncio client (or none, to use the one REDCOORD configures)"
+            )
+        return client
 
 
 def reset() -> None:

@@ -49,10 +49,10 @@ from typing import Any, TypeVar
 from asgiref.sync import async_to_sync
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
+from .connection import is_async_client
 from .exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
 from .keys import validate_name
 from .locks import DEFAULT, Lock, check_ttl, check_wait
-from .scripting import is_async_client
 from .steps import uncancellable
 
 log = logging.getLogger(__name__)

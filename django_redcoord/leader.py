@@ -47,8 +47,9 @@ from . import conf
 from .connection import UsesClient, as_text
 from .exceptions import CoordinationUnavailable
 from .keys import KeyBuilder, LeaderKeys, validate_name
-from .leadership import Leadership, check_timing, leader_defaults, read_leader
+from .leadership import Leadership, check_timing, leader_defaults, leader_steps, read_leader
 from .scripting import Script, blpop, max_block
+from .steps import arun
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,10 @@ class LeaderElection(UsesClient):
     def current(self) -> Leadership | None:
         """Who leads now according to Redis (one round trip; anyone may call it)."""
         return read_leader(self.keys, self.client)
+
+    async def acurrent(self) -> Leadership | None:
+        """``current()`` on the event loop, with a ``redis.asyncio`` client."""
+        return await arun(self._async_client(), leader_steps(self.keys))
 
     # -- campaigning -------------------------------------------------------------
 

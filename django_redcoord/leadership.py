@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import conf
-from .connection import as_text, unavailable_as_ours
+from .connection import as_text
 from .keys import LeaderKeys
+from .steps import Steps, Transaction, run
 
 _MAX_SECONDS = 24 * 3600.0
 
@@ -72,14 +73,16 @@ class Leadership:
 
 def read_leader(keys: LeaderKeys, client: Any) -> Leadership | None:
     """The current leader of the election whose keys are ``keys``, or None (one round trip)."""
-    with unavailable_as_ours(client, f"read leader record {keys.record!r}"):
-        pipe = client.pipeline(transaction=True)
-        pipe.hgetall(keys.record)
-        pipe.pttl(keys.record)
-        record, pttl = pipe.execute()
+    return run(client, leader_steps(keys))
+
+
+def leader_steps(keys: LeaderKeys) -> Steps:
+    """Read the leader record and its remaining lease in one MULTI (see :mod:`.steps`)."""
+    record, pttl = yield Transaction(("HGETALL", keys.record), ("PTTL", keys.record),
+                                     operation=f"read leader record {keys.record!r}")  # fmt: skip
     if not record or pttl < 0:
         return None
-    fields = {as_text(k): as_text(v) for k, v in record.items()}
+    fields = {as_text(k): as_text(v) for k, v in _pairs(record)}
     return Leadership(
         identity=fields.get("identity", ""),
         term=int(fields.get("term", 0)),
@@ -87,3 +90,10 @@ def read_leader(keys: LeaderKeys, client: Any) -> Leadership | None:
         renewed=int(fields.get("renewed_ms", 0)) / 1000.0,
         expires_in=pttl / 1000.0,
     )
+
+
+def _pairs(record: Any) -> Any:
+    """HGETALL's reply as (field, value) pairs: a dict (the client's callback) or a flat list."""
+    if isinstance(record, dict):
+        return record.items()
+    return zip(record[::2], record[1::2], strict=True)

@@ -65,7 +65,7 @@ from .exceptions import (
     RedcoordError,
 )
 from .keys import KeyBuilder, LockKeys, validate_name
-from .scripting import Script, execute_pipeline, is_async_client, max_block
+from .scripting import Script, execute_pipeline, max_block
 from .steps import Blpop, Command, Run, Steps, arun, run
 
 log = logging.getLogger(__name__)
@@ -273,34 +273,6 @@ class Lock(UsesClient):
         self._check_fork()
         return self._depth > 0 and (self._lost or time.monotonic() >= self._valid_until)
 
-    # -- which client ------------------------------------------------------------
-
-    def _sync_client(self) -> Any:
-        client = self._client
-        if client is None:  # not cached on the object: its async methods resolve their own
-            from .connection import get_client
-
-            return get_client()
-        if is_async_client(client):
-            raise TypeError(
-                f"lock {self.name!r} was given a redis.asyncio client: use the a-prefixed methods "
-                "(await lock.aacquire(), async with lock), or pass a redis.Redis client"
-            )
-        return client
-
-    def _async_client(self) -> Any:
-        client = self._client
-        if client is None:
-            from .connection import get_async_client
-
-            return get_async_client()
-        if not is_async_client(client):
-            raise TypeError(
-                f"lock {self.name!r} was given a synchronous redis client: the a-prefixed methods "
-                "need a redis.asyncio client (or none, to use the one REDCOORD configures)"
-            )
-        return client
-
     # -- acquire --------------------------------------------------------------
 
     def acquire(self, wait: float | None = DEFAULT) -> bool:
@@ -313,7 +285,7 @@ class Lock(UsesClient):
         (KeyboardInterrupt, a cancelled request) gives back what it took.
         """
         wait = self.wait if wait is DEFAULT else check_wait(wait)
-        client = self._sync_client()
+        client = self.client
         self._check_fork()
         deadline = math.inf if wait is None else time.monotonic() + wait
         me = threading.get_ident()
@@ -517,7 +489,7 @@ class Lock(UsesClient):
             wake = self.keys.wake(owner)
             try:
                 execute_pipeline(
-                    self._sync_client(),
+                    self.client,
                     lambda pipe: pipe.lpush(wake, "interrupt").pexpire(wake, 10_000),
                     operation=f"interrupt a wait for lock {self.name!r}",
                 )
@@ -548,7 +520,7 @@ class Lock(UsesClient):
         the release reached Redis.
         """
         self._check_fork()
-        run(self._sync_client() if self._depth else None, self._release_flow())
+        run(self.client if self._depth else None, self._release_flow())
 
     async def arelease(self) -> None:
         """``release()`` on the event loop (see there)."""
@@ -588,7 +560,7 @@ class Lock(UsesClient):
 
         Raises LockLost if the lock is no longer ours, LockNotOwned if never acquired.
         """
-        run(self._sync_client(), self._extend_flow(ttl))
+        run(self.client, self._extend_flow(ttl))
 
     async def aextend(self, ttl: float | None = None) -> None:
         """``extend()`` on the event loop (see there)."""
@@ -624,7 +596,7 @@ class Lock(UsesClient):
 
     def locked(self) -> bool:
         """True if anyone holds the lock now (one round trip)."""
-        return run(self._sync_client(), self._locked_steps())
+        return run(self.client, self._locked_steps())
 
     async def alocked(self) -> bool:
         """``locked()`` on the event loop."""
@@ -635,7 +607,7 @@ class Lock(UsesClient):
 
     def owned(self) -> bool:
         """True if this object's owner holds the lock now, according to Redis."""
-        return run(self._sync_client(), self._owned_steps())
+        return run(self.client, self._owned_steps())
 
     async def aowned(self) -> bool:
         """``owned()`` on the event loop."""
@@ -651,7 +623,7 @@ class Lock(UsesClient):
 
     def ttl_remaining(self) -> float | None:
         """Seconds until the lock expires, or None if nobody holds it."""
-        return run(self._sync_client(), self._ttl_steps())
+        return run(self.client, self._ttl_steps())
 
     async def attl_remaining(self) -> float | None:
         """``ttl_remaining()`` on the event loop."""
@@ -781,7 +753,7 @@ class _Renewer(threading.Thread):
     def __init__(self, lock: Lock, owner: str, holder: threading.Thread | None = None) -> None:
         super().__init__(name=f"redcoord-renew:{lock.name}", daemon=True)
         self._lock = weakref.ref(lock)
-        self._client = lock._sync_client()
+        self._client = lock.client
         self._owner = owner
         self._holder = holder
         self._stopped = threading.Event()

@@ -42,6 +42,7 @@ from .connection import UsesClient, as_text, unavailable_as_ours
 from .exceptions import CoordinationUnavailable
 from .keys import KeyBuilder, QueueKeys, validate_name
 from .scripting import Script, command, execute_pipeline
+from .steps import Run, Steps, arun, run
 
 _COMMON = ("common_time.lua", "queue_common.lua")
 _PUSH = Script("queue_push", includes=_COMMON)
@@ -232,6 +233,15 @@ class Queue(UsesClient):
         ``priority`` from -100 to 100, higher first. Raises TypeError for a
         body that is not JSON-serialisable.
         """
+        return run(self.client, self._push_steps(body, delay, eta, priority, id))
+
+    async def apush(
+        self, body: Any, *, delay: float | None = None, eta: datetime | None = None, priority: int = 0, id: str | None = None
+    ) -> str:
+        """``push()`` on the event loop, with a ``redis.asyncio`` client (see there)."""
+        return await arun(self._async_client(), self._push_steps(body, delay, eta, priority, id))
+
+    def _push_steps(self, body: Any, delay: float | None, eta: datetime | None, priority: int, id: str | None) -> Steps:
         if id is None:
             mid = uuid.uuid4().hex
         else:
@@ -240,7 +250,7 @@ class Queue(UsesClient):
             args = [*self._head(), *self._message_args(mid, body, delay, eta, priority)]
         else:  # the common case, without the argument checks it does not need
             args = [*self._head(), self._envelope(mid, body, 0), 0, 0]
-        _PUSH(self.client, self._push_keys, args, operation=self._push_operation)
+        yield Run(_PUSH, self._push_keys, args, self._push_operation)
         self._registered = True
         return mid
 

@@ -127,11 +127,6 @@ def _direct_async_pool(client: Any) -> Any:
     return pool
 
 
-def is_async_client(client: Any) -> bool:
-    """True for a ``redis.asyncio`` client (Redis, or RedisCluster)."""
-    return type(client).__module__.startswith("redis.asyncio")
-
-
 def _plain(args: tuple[Any, ...]) -> bool:
     """Only str, bytes and int arguments: packed the same by hiredis as by the client's encoder."""
     for arg in args:

@@ -28,6 +28,7 @@ import asyncio
 from collections.abc import Generator
 from typing import Any
 
+from .connection import unavailable_as_ours
 from .scripting import Script, acommand, blpop, command, max_block
 
 #: What a primitive's operation is: a generator of steps returning its result.
@@ -90,6 +91,29 @@ class Blpop(Step):
     async def arun(self, client: Any) -> Any:
         block = max(0.001, min(self.timeout, max_block(client)))
         return await acommand(client, "BLPOP", *self.keys, f"{block:.3f}", operation=self.operation)
+
+
+class Transaction(Step):
+    """Send commands in one MULTI/EXEC (a consistent read of several keys); replies as a list."""
+
+    __slots__ = ("commands", "operation")
+
+    def __init__(self, *commands: tuple[Any, ...], operation: str) -> None:
+        self.commands, self.operation = commands, operation
+
+    def run(self, client: Any) -> Any:
+        with unavailable_as_ours(client, self.operation):
+            pipe = client.pipeline(transaction=True)
+            for args in self.commands:
+                pipe.execute_command(*args)
+            return pipe.execute()
+
+    async def arun(self, client: Any) -> Any:
+        with unavailable_as_ours(client, self.operation):
+            pipe = client.pipeline(transaction=True)
+            for args in self.commands:
+                pipe.execute_command(*args)
+            return await pipe.execute()
 
 
 def run(client: Any, steps: Steps) -> Any:
