@@ -103,28 +103,33 @@ class Transaction(Step):
 
     def run(self, client: Any) -> Any:
         with unavailable_as_ours(client, self.operation):
-            pipe = client.pipeline(transaction=True)
-            for args in self.commands:
-                pipe.execute_command(*args)
-            return pipe.execute()
+            return self._queue(client.pipeline(transaction=True)).execute()
 
     async def arun(self, client: Any) -> Any:
         with unavailable_as_ours(client, self.operation):
-            pipe = client.pipeline(transaction=True)
-            for args in self.commands:
-                pipe.execute_command(*args)
-            return await pipe.execute()
+            return await self._queue(client.pipeline(transaction=True)).execute()
+
+    def _queue(self, pipe: Any) -> Any:
+        for args in self.commands:
+            pipe.execute_command(*args)
+        return pipe
+
+
+def _advance(steps: Steps, reply: Any, error: BaseException | None) -> tuple[bool, Any]:
+    """Give the operation a reply (or throw the round trip's error in): (done, result or next step)."""
+    try:
+        return False, (steps.send(reply) if error is None else steps.throw(error))
+    except StopIteration as done:
+        return True, done.value
 
 
 def run(client: Any, steps: Steps) -> Any:
     """Run an operation's steps on a sync client; returns its result."""
-    reply: Any = None
-    error: BaseException | None = None
+    reply, error = None, None
     while True:
-        try:
-            step = steps.send(reply) if error is None else steps.throw(error)
-        except StopIteration as done:
-            return done.value
+        done, step = _advance(steps, reply, error)
+        if done:
+            return step
         reply, error = None, None
         try:
             reply = step.run(client)
@@ -138,23 +143,16 @@ async def arun(client: Any, steps: Steps) -> Any:
     Once a cancellation has been thrown into the operation, the steps it
     yields to clean up run to completion even if the task is cancelled again.
     """
-    reply: Any = None
-    error: BaseException | None = None
-    cleaning_up = False
+    reply, error, cleaning_up = None, None, False
     while True:
-        try:
-            step = steps.send(reply) if error is None else steps.throw(error)
-        except StopIteration as done:
-            return done.value
+        done, step = _advance(steps, reply, error)
+        if done:
+            return step
         reply, error = None, None
         try:
-            if cleaning_up:
-                reply = await uncancellable(step.arun(client))
-            else:
-                reply = await step.arun(client)
+            reply = await (uncancellable(step.arun(client)) if cleaning_up else step.arun(client))
         except BaseException as exc:
-            if isinstance(exc, asyncio.CancelledError):
-                cleaning_up = True
+            cleaning_up = cleaning_up or isinstance(exc, asyncio.CancelledError)
             error = exc
 
 
