@@ -66,6 +66,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from .schedule import current_job, periodic
 
 
+def _install_django_settings() -> None:
+    from . import conf
+
+    conf.install_if_django()
+
+
+# The core's runtime installs the project's REDCOORD on first use when this
+# process has Django settings (also before django.setup()); it imports
+# nothing from Django otherwise. Setting a function reads no setting.
+from .runtime import runtime as _runtime  # noqa: E402
+
+_runtime.loader = _install_django_settings
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:

@@ -12,3 +12,6 @@ class RedcoordConfig(AppConfig):
 
         checks.register()
         setting_changed.connect(conf.clear_cache, dispatch_uid="redcoord-clear-config")
+        # The core's runtime gets REDCOORD (with the client factory, TIME_ZONE
+        # and the DB hooks) on first use, from the settings as they are then;
+        # setting_changed makes the next use read them again (conf.install_if_django).

@@ -52,7 +52,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     if config["URL"] is None and config["CACHE"] is None:
         return [checks.Error("No Redis is configured for django_redcoord.", hint=HINT_CONFIGURE, id="redcoord.E001")]
     if config["CACHE"] is not None:
-        from .connection import DJANGO_REDIS_BACKENDS
+        from .conf import DJANGO_REDIS_BACKENDS
 
         alias = config["CACHE"]
         caches = getattr(settings, "CACHES", {})
@@ -85,7 +85,8 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
 def _check_reachable(config: dict[str, Any]) -> list[checks.CheckMessage]:
     import redis
 
-    from .connection import build_client, describe
+    from .conf import build_client
+    from .connection import describe
     from .exceptions import CoordinationUnavailable
 
     quick = {**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5}
@@ -124,7 +125,8 @@ def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[check
     import redis
     from django.conf import settings
 
-    from .connection import build_client, describe
+    from .conf import build_client
+    from .connection import describe
 
     try:
         config = conf.validate(getattr(settings, "REDCOORD", None))

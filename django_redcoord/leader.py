@@ -43,11 +43,11 @@ import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from . import conf
 from .connection import UsesClient, as_text
 from .exceptions import CoordinationUnavailable
 from .keys import KeyBuilder, LeaderKeys, validate_name
 from .leadership import Leadership, check_timing, leader_defaults, leader_steps, read_leader
+from .runtime import default_prefix
 from .scripting import Script, blpop, max_block
 from .steps import arun
 
@@ -127,7 +127,7 @@ class LeaderElection(UsesClient):
         self.on_elected = on_elected
         self.on_demoted = on_demoted
         self._client = client
-        self.keys: LeaderKeys = KeyBuilder(prefix or conf.default_prefix()).leader(self.name)
+        self.keys: LeaderKeys = KeyBuilder(prefix or default_prefix()).leader(self.name)
         self._lead: _Lead | None = None
         self._stale = ""  # a token the record may still hold though we no longer lead with it
         self._seen_term = 0  # highest term ever seen: a new term is always above it

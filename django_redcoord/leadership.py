@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from . import conf
 from .connection import as_text
 from .keys import LeaderKeys
+from .runtime import runtime
 from .steps import Steps, Transaction, run
 
 _MAX_SECONDS = 24 * 3600.0
@@ -22,7 +22,7 @@ _MAX_SECONDS = 24 * 3600.0
 def leader_defaults() -> tuple[float, float, float]:
     """(lease, renew_deadline, retry_period) in seconds: REDCOORD's LEADER_* settings,
     or 15 / 10 / 2 s when Django settings are not configured."""
-    config = conf.config_or_defaults()
+    config = runtime.config
     return (
         float(config["LEADER_LEASE"]),
         float(config["LEADER_RENEW_DEADLINE"]),

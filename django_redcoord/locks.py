@@ -53,7 +53,6 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from . import conf
 from .connection import UsesClient
 from .connection import as_text as _text
 from .exceptions import (
@@ -65,6 +64,7 @@ from .exceptions import (
     RedcoordError,
 )
 from .keys import KeyBuilder, LockKeys, validate_name
+from .runtime import default_prefix, lock_defaults
 from .scripting import Script, execute_pipeline, max_block
 from .steps import Blpop, Command, Run, Steps, arun, run
 
@@ -206,7 +206,7 @@ class Lock(UsesClient):
         on_lost: Callable[[Lock], Any] | None = None,
     ) -> None:
         self.name = validate_name(name, "lock name")
-        default_ttl, default_wait = conf.lock_defaults() if DEFAULT in (ttl, wait) else (0, 0)
+        default_ttl, default_wait = lock_defaults() if DEFAULT in (ttl, wait) else (0, 0)
         self.ttl = check_ttl(default_ttl if ttl is DEFAULT else ttl)
         self.wait = default_wait if wait is DEFAULT else check_wait(wait)
         if not isinstance(auto_renew, bool) or not isinstance(reentrant, bool):
@@ -217,7 +217,7 @@ class Lock(UsesClient):
         self.reentrant = reentrant
         self.on_lost = on_lost
         self._client = client
-        self.keys: LockKeys = KeyBuilder(prefix or conf.default_prefix()).lock(self.name)
+        self.keys: LockKeys = KeyBuilder(prefix or default_prefix()).lock(self.name)
         k = self.keys
         # Built once: every acquire and release sends these.
         self._keys5 = [k.lock, k.fence, k.queue, k.waiters, k.index]
@@ -693,7 +693,7 @@ def force_release(name: str, fence: int, *, client: Any = None, prefix: str | No
         from .connection import get_client
 
         client = get_client()
-    k = KeyBuilder(prefix or conf.default_prefix()).lock(name)
+    k = KeyBuilder(prefix or default_prefix()).lock(name)
     result = _FORCE_RELEASE(
         client,
         [k.lock, k.fence, k.queue, k.waiters, k.index],

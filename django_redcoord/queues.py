@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from . import conf
 from .connection import UsesClient, as_text, unavailable_as_ours
 from .exceptions import CoordinationUnavailable
 from .keys import KeyBuilder, QueueKeys, validate_name
+from .runtime import default_prefix, runtime
 from .scripting import Script, command, execute_pipeline
 from .steps import Run, Steps, arun, run
 
@@ -211,7 +211,7 @@ class Queue(UsesClient):
             check_count(dead_letter_limit, "dead_letter_limit", 1, 1_000_000_000)
         self.dead_letter_limit = dead_letter_limit
         self._client = client
-        self.key_builder = KeyBuilder(prefix or conf.default_prefix())
+        self.key_builder = KeyBuilder(prefix or default_prefix())
         self.keys: QueueKeys = self.key_builder.queue(self.name)
         k = self.keys
         self._push_keys = [k.ready, k.seq, k.delayed, k.wake, k.index]
@@ -425,7 +425,7 @@ def depths(queues: Sequence[Queue], *, client: Any = None) -> dict[str, Depths]:
 
 def queue_defaults() -> dict[str, Any]:
     """The REDCOORD queue/worker settings, or their defaults without Django."""
-    return conf.config_or_defaults()
+    return runtime.config
 
 
 def retry_delay(attempt: int, base: float, cap: float) -> float:

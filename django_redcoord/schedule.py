@@ -19,7 +19,6 @@ Registration is all that happens at import. ``manage.py run_leader`` calls
 from __future__ import annotations
 
 import hashlib
-import importlib
 import math
 import threading
 from collections.abc import Callable
@@ -27,8 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
-from . import conf
 from .keys import validate_name
+from .runtime import runtime
 
 MISFIRE_POLICIES = ("coalesce", "catchup", "skip")
 #: misfire="catchup" runs at most this many missed slots; older ones are dropped.
@@ -43,12 +42,8 @@ _context = threading.local()
 
 
 def _tz() -> tzinfo:
-    """Django's TIME_ZONE (also when USE_TZ is False), or UTC without settings."""
-    if not conf.settings_available():
-        return timezone.utc
-    from django.utils import timezone as dj_timezone
-
-    return dj_timezone.get_default_timezone()
+    """The zone slot times are shown in: Django's TIME_ZONE (also when USE_TZ is False), else UTC."""
+    return runtime.timezone()
 
 
 def _is_task(obj: Any) -> bool:
@@ -290,21 +285,6 @@ def unregister(name: str) -> None:
     """Forget a registered job (tests, or jobs switched off at run time)."""
     with _registry_lock:
         _registry.pop(name, None)
-
-
-def autodiscover() -> dict[str, Job]:
-    """Import ``<app>.jobs`` of every installed app and the modules in REDCOORD["JOBS"].
-
-    Called by ``manage.py run_leader``, never at import. Returns the registered jobs.
-    """
-    from django.utils.module_loading import autodiscover_modules
-
-    from .conf import get_config
-
-    autodiscover_modules("jobs")
-    for module in get_config()["JOBS"]:
-        importlib.import_module(module)
-    return get_jobs()
 
 
 # --- the running job's context ---------------------------------------------------

@@ -33,6 +33,7 @@ from typing import Any
 from .connection import as_text, unavailable_as_ours
 from .exceptions import CoordinationUnavailable
 from .leader import LeaderElection
+from .runtime import runtime
 from .schedule import CATCHUP_LIMIT, Job, JobContext, _set_current_job
 from .scripting import Script
 
@@ -234,15 +235,15 @@ class Scheduler:
         return run
 
     def _execute(self, run: Run) -> None:
-        from django.db import close_old_connections
-
         job = run.job
         context = JobContext(job.name, run.slot_ms, run.term, self.election.identity,
                              lambda: self.election.term == run.term)  # fmt: skip
         _set_current_job(context)
-        close_old_connections()
+        hooks = runtime.job_hooks()  # Django: close_old_connections, before and after
         error, exc_info = "", None
         try:
+            for hook in hooks:
+                hook()
             if job.is_task:
                 job.func.enqueue()
             else:
@@ -251,7 +252,11 @@ class Scheduler:
         except BaseException as exc:  # a job's failure is recorded, never fatal to the leader
             outcome, error, exc_info = "error", f"{type(exc).__name__}: {exc}"[:_MAX_ERROR], exc
         finally:
-            close_old_connections()
+            for hook in hooks:
+                try:
+                    hook()
+                except Exception:  # noqa: BLE001 - the job's outcome is recorded below
+                    log.exception("job %s: a hook after the run failed", job.name)
             _set_current_job(None)
         run.duration = time.monotonic() - run.started
         if run.timed_out:

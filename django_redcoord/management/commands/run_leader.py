@@ -27,7 +27,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import conf, schedule
+from ... import conf, discovery, schedule
 from ...exceptions import CoordinationUnavailable, RedcoordError
 from ...leader import DEFAULT, DEFAULT_ELECTION, LeaderElection
 from ...scheduler import Scheduler, read_job_states
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         if options["list"] and options["run"]:
             raise CommandError("--list and --run cannot be combined")
         try:
-            jobs = schedule.autodiscover()
+            jobs = discovery.autodiscover()
             wakeup = threading.Event()
             election = self._election(options, on_elected=lambda term: wakeup.set())
             if options["list"]:

@@ -1,0 +1,25 @@
+"""Finding the project's periodic jobs: ``<app>.jobs`` of every installed app, and ``REDCOORD["JOBS"]``.
+
+The Django side of :mod:`django_redcoord.schedule` (which never imports Django).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .schedule import Job, get_jobs
+
+
+def autodiscover() -> dict[str, Job]:
+    """Import ``<app>.jobs`` of every installed app and the modules in REDCOORD["JOBS"].
+
+    Called by ``manage.py run_leader``, never at import. Returns the registered jobs.
+    """
+    from django.utils.module_loading import autodiscover_modules
+
+    from .conf import get_config
+
+    autodiscover_modules("jobs")
+    for module in get_config()["JOBS"]:
+        importlib.import_module(module)
+    return get_jobs()
