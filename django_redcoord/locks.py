@@ -41,6 +41,7 @@ handed the lock, which then expires after its TTL like a crashed holder's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import math
@@ -505,7 +506,8 @@ class Lock(UsesClient):
             self._cond.notify()
             turns, self._async_turns = self._async_turns, []
         for loop, turn in turns:  # every waiting task re-tries; one wins, the others wait again
-            loop.call_soon_threadsafe(_wake, turn)
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits there any more
+                loop.call_soon_threadsafe(_wake, turn)
 
     # -- release / extend ------------------------------------------------------
 
@@ -793,7 +795,8 @@ class _AsyncRenewer:
 
     def stop(self) -> None:
         self._stopped = True
-        self._task.get_loop().call_soon_threadsafe(self._task.cancel)
+        with contextlib.suppress(RuntimeError):  # its loop is closed: the task is gone with it
+            self._task.get_loop().call_soon_threadsafe(self._task.cancel)
 
     async def _run(self, pause: float | str | None) -> None:
         holder = self._holder
