@@ -82,3 +82,29 @@ def test_apush_uses_the_settings_when_no_client_is_given(redis_client):
     mid = asyncio.run(scenario())
     messages, _ = Queue("from-settings").consumer("c").claim(1)
     assert [m.id for m in messages] == [mid]
+
+
+def test_an_async_holder_is_renewed_by_a_task_and_may_have_a_coroutine_on_lost(redis_url, redis_client):
+    from django_redcoord.locks import Lock
+
+    async def scenario():
+        client = redis.asyncio.Redis.from_url(redis_url)
+        seen = []
+
+        async def on_lost(lock):
+            await asyncio.sleep(0)
+            seen.append(lock.name)
+
+        lock = Lock("renewed", client=client, prefix="t", ttl=0.6, wait=0, auto_renew=True, on_lost=on_lost)
+        assert await lock.aacquire()
+        await asyncio.sleep(1.5)  # 2.5 TTLs: renewed by the task
+        assert await lock.aowned() and not lock.lost
+        await client.delete(lock.keys.lock)  # force-released by an operator
+        for _ in range(40):
+            if seen:
+                break
+            await asyncio.sleep(0.05)
+        await client.aclose()
+        return seen, lock.lost
+
+    assert asyncio.run(scenario()) == (["renewed"], True)
