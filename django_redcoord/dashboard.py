@@ -3,9 +3,10 @@
 Everything is read from indexes the scripts maintain — never ``KEYS``, never
 a scan of the keyspace:
 
-* live locks: the ``<prefix>:index:locks`` sorted set (name -> expiry),
-  read by score from "now" on, so locks that expired under a crashed holder
-  are not shown; the page's holders come in one pipelined round trip;
+* live locks: the ``<prefix>:index:locks:<bucket>`` hashes (name -> a bound
+  on the lock's expiry), all buckets in one pipelined round trip, so locks
+  that expired under a crashed holder are not shown; the page's holders come
+  in one pipelined round trip;
 * queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
 * workers: the ``<prefix>:index:workers`` sorted set (id -> heartbeat
   deadline) and each worker's hash;
@@ -24,6 +25,7 @@ from typing import Any
 from .connection import as_text as _text
 from .connection import unavailable_as_ours
 from .keys import KeyBuilder
+from .locks import read_holders
 from .queues import Queue, depths
 
 PAGE_SIZE = 50
@@ -59,50 +61,43 @@ def _server_ms(client: Any) -> int:
 def list_locks(
     client: Any, keys: KeyBuilder, *, now_ms: int, contains: str = "", page: int = 1, per_page: int = PAGE_SIZE
 ) -> dict[str, Any]:
-    """One page of live locks (optionally whose name contains ``contains``)."""
-    index = keys.lock_index()
-    if contains:
-        # Filter inside the index only (a few thousand short names), never the keyspace.
-        names = [
-            _text(n)
-            for n in client.zrangebyscore(index, now_ms, "+inf")
-            if contains.lower() in _text(n).lower()
-        ]
-        total = len(names)
-        start = (page - 1) * per_page
-        names = names[start : start + per_page]
-    else:
-        # One consistent read: a lock taken between a count and a list would
-        # show in the list and not in the count.
-        pipe = client.pipeline(transaction=True)
-        pipe.zcount(index, now_ms, "+inf")
-        pipe.zrangebyscore(index, now_ms, "+inf", start=(page - 1) * per_page, num=per_page)
-        total, found = pipe.execute()
-        names = [_text(n) for n in found]
+    """One page of live locks by name (optionally whose name contains ``contains``).
+
+    The index buckets hold name -> a bound on the lock's expiry (see
+    lock_common.lua): an entry past its bound is dead and not listed; the
+    others are read from the locks themselves for the page.
+    """
+    buckets = keys.lock_indexes()
     pipe = client.pipeline(transaction=False)
-    lock_keys = [keys.lock(name) for name in names]
-    for k in lock_keys:
-        pipe.hgetall(k.lock)
-        pipe.pttl(k.lock)
-        pipe.llen(k.queue)
-    replies = pipe.execute() if names else []
+    for bucket in buckets:
+        pipe.hgetall(bucket)
+    needle = contains.lower()
+    live = [
+        name
+        for entries in pipe.execute()
+        for name, bound in ((_text(n), b) for n, b in entries.items())
+        if _int(bound) >= now_ms and (not needle or needle in name.lower())
+    ]
+    live.sort()
+    total = len(live)
+    start = (page - 1) * per_page
+    names = live[start : start + per_page]
     items = []
-    for i, name in enumerate(names):
-        holder, pttl, waiters = replies[3 * i : 3 * i + 3]
-        if not holder or pttl < 0:
+    for name, holder in zip(names, read_holders(client, names, prefix=keys.prefix), strict=True):
+        if holder is None:
             continue  # released between the two reads
-        h = {_text(k): _text(v) for k, v in holder.items()}
         items.append(
             {
                 "name": name,
-                "host": h.get("host", ""),
-                "pid": _int(h.get("pid")),
-                "thread": h.get("thread", ""),
-                "acquired_ms": _int(h.get("acquired_ms")),
-                "ttl_left": round(pttl / 1000.0, 3),
-                "fence": _int(h.get("fence")),
-                "depth": _int(h.get("depth"), 1),
-                "waiters": waiters,
+                "host": holder["host"],
+                "pid": holder["pid"],
+                "thread": holder["thread"],
+                # a fence is the grant's server time in µs unless the clock went back
+                "acquired_ms": holder["fence"] // 1000,
+                "ttl_left": round(holder["ttl"], 3),
+                "fence": holder["fence"],
+                "depth": holder["depth"],
+                "waiters": holder["queued"],
             }
         )
     return {

@@ -9,6 +9,7 @@ stays exact), no whitespace or control bytes, and a length cap.
 
 from __future__ import annotations
 
+import binascii
 import re
 from dataclasses import dataclass
 
@@ -17,6 +18,10 @@ ALLOWED_NAME_CHARS = "letters, digits and _ - . : / @ = + , # ~ |"
 _NAME_RE = re.compile(r"[A-Za-z0-9_\-.:/@=+,#~|]+")
 _PREFIX_RE = re.compile(r"[A-Za-z0-9_\-.:]+")
 DEFAULT_PREFIX = "redcoord"
+#: The live-lock index is split into this many hashes (by the name's CRC16,
+#: as Redis Cluster slots are) so that each stays small enough for Redis's
+#: compact listpack encoding (128 entries by default) up to ~30,000 live locks.
+LOCK_INDEX_BUCKETS = 256
 
 
 def validate_name(name: object, what: str = "name") -> str:
@@ -54,11 +59,9 @@ def validate_prefix(prefix: object) -> str:
 class LockKeys:
     """Keys of one lock. All share the ``{name}`` hash tag."""
 
-    lock: str  # hash: token, fence, host, pid, thread, acquired_ms, ttl_ms, depth
-    fence: str  # integer: last fencing token issued for this name (expires a minute after the lock)
-    queue: str  # list: tokens of waiters, oldest first
-    waiters: str  # hash: waiter token -> MessagePack [deadline_ms, ttl_ms, wake_key, host, pid, thread]
-    index: str  # zset (shared by all locks): name -> expiry in ms since the epoch
+    lock: str  # string: MessagePack record [token, fence, expires_ms, depth, host, pid, thread, queue_until_ms]
+    queue: str  # list: MessagePack waiter entries [token, deadline_ms, ttl_ms, wake_key, host, pid, thread]
+    index: str  # hash (the name's index bucket, shared with other locks): name -> expires_ms
     wake_prefix: str  # a waiter blocks on wake_prefix + its token
 
     def wake(self, token: str) -> str:
@@ -117,15 +120,18 @@ class KeyBuilder:
         base = f"{self.prefix}:lock:{{{name}}}"
         return LockKeys(
             lock=base,
-            fence=f"{base}:fence",
             queue=f"{base}:queue",
-            waiters=f"{base}:waiters",
-            index=self.lock_index(),
+            index=self.lock_index(binascii.crc_hqx(name.encode(), 0) % LOCK_INDEX_BUCKETS),
             wake_prefix=f"{base}:wake:",
         )
 
-    def lock_index(self) -> str:
-        return f"{self.prefix}:index:locks"
+    def lock_index(self, bucket: int) -> str:
+        """hash: name -> expires_ms of live locks whose name falls in ``bucket``."""
+        return f"{self.prefix}:index:locks:{bucket}"
+
+    def lock_indexes(self) -> list[str]:
+        """Every bucket of the live-lock index, for the admin."""
+        return [self.lock_index(b) for b in range(LOCK_INDEX_BUCKETS)]
 
     def leader(self, name: str) -> LeaderKeys:
         validate_name(name, "election name")

@@ -3,10 +3,12 @@
 How it works (every operation is one round trip, one Lua script):
 
 * ``acquire`` runs ``lock_acquire.lua``: if the lock is free and nobody is
-  queued, it writes ``{token, fence, holder...}`` into the lock hash with a
-  ``PEXPIRE`` TTL, issues the next fencing token and updates the
-  live-locks index. Otherwise the caller joins a FIFO queue in the same
-  script and blocks with ``BLPOP`` on its own wake list.
+  queued, it writes one string, ``{token, fence, expiry, holder...}`` in
+  MessagePack, with a ``PX`` TTL, and the name into its live-lock index
+  bucket. Otherwise the caller appends its entry to a FIFO queue list in the
+  same script and blocks with ``BLPOP`` on its own wake list. A live lock is
+  one key and one small index entry; a contended acquisition runs 12 Redis
+  commands in all (4 to queue, the BLPOP, 7 in the release that hands over).
 * ``release`` runs ``lock_release.lua``: if the token matches it hands the
   lock straight to the oldest live waiter (new token, new fence) and pushes
   the fence onto that waiter's wake list; the waiter returns from ``BLPOP``
@@ -26,8 +28,9 @@ Timeline of the race the token check prevents::
 Fencing tokens are a hybrid logical clock per name: ``max(last + 1, server
 time in µs)``. They keep growing when Redis loses its data (a restart without
 persistence, a failover to a replica that missed writes, eviction), and the
-per-name counter can expire with the lock, so a name no longer used leaves
-nothing behind. The one assumption: a Redis server's clock never goes back by
+last one is kept in the lock record (and for a minute in the tombstone a
+release leaves), so a name no longer used leaves nothing behind. The one
+assumption: a Redis server's clock never goes back by
 more than the time between two grants of a name (servers that take over from
 each other keep their clocks in sync, e.g. NTP).
 
@@ -67,15 +70,16 @@ from .exceptions import (
 from .keys import KeyBuilder, LockKeys, validate_name
 from .runtime import default_prefix, lock_defaults
 from .scripting import Script, execute_pipeline, max_block
-from .steps import Blpop, Command, Run, Steps, arun, run
+from .steps import Blpop, Run, Steps, arun, run
 
 log = logging.getLogger(__name__)
 
 _COMMON = ("common_time.lua", "lock_common.lua")
 _ACQUIRE = Script("lock_acquire", includes=_COMMON)
 _RELEASE = Script("lock_release", includes=_COMMON)
-_EXTEND = Script("lock_extend", includes=("common_time.lua",))
+_EXTEND = Script("lock_extend", includes=_COMMON)
 _FORCE_RELEASE = Script("lock_force_release", includes=_COMMON)
+_INSPECT = Script("lock_inspect", includes=_COMMON)
 
 #: Marks "use the configured default" (None already means "wait forever").
 DEFAULT: Any = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
@@ -118,7 +122,7 @@ def _nonce() -> str:
     global _process_nonce
     pid = os.getpid()
     if _process_nonce[0] != pid:
-        _process_nonce = (pid, secrets.token_hex(8))
+        _process_nonce = (pid, secrets.token_urlsafe(6))
     return _process_nonce[1]
 
 
@@ -127,7 +131,7 @@ def _thread_owner_token() -> str:
     nonce = _nonce()
     mine = getattr(_thread_ids, "value", None)
     if mine is None or mine[0] != nonce:
-        mine = (nonce, f"r:{nonce}:{secrets.token_hex(6)}")
+        mine = (nonce, f"r:{nonce}:{secrets.token_urlsafe(6)}")
         _thread_ids.value = mine
     return mine[1]
 
@@ -221,7 +225,7 @@ class Lock(UsesClient):
         self.keys: LockKeys = KeyBuilder(prefix or default_prefix()).lock(self.name)
         k = self.keys
         # Built once: every acquire and release sends these.
-        self._keys5 = [k.lock, k.fence, k.queue, k.waiters, k.index]
+        self._keys3 = [k.lock, k.queue, k.index]
         self._ops = (f"acquire lock {self.name!r}", f"release lock {self.name!r}")
         self._fence: int | None = None  # last token granted to this object (tokens only grow)
         self.retry_after: float | None = None
@@ -360,8 +364,12 @@ class Lock(UsesClient):
             return None
         self._taken, self._holder = True, me
         retry, self._retry_owner = self._retry_owner, None
-        self._owner = owner_token() if self.reentrant else retry or secrets.token_hex(16)
-        return "try" if wait == 0 else "queue"
+        # 96 random bits: unguessable, and short (it is stored with every grant).
+        self._owner = owner_token() if self.reentrant else retry or secrets.token_urlsafe(12)
+        if wait == 0:
+            return "try"
+        # A retry after an unknown outcome may already have a place: 'wait' renews it.
+        return "wait" if retry else "queue"
 
     def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
         """An acquire's round trips, and what it gives back when it fails or is interrupted."""
@@ -425,7 +433,7 @@ class Lock(UsesClient):
         owner = self._owner or ""
         return Run(
             _ACQUIRE,
-            [*self._keys5, self.keys.wake_prefix + owner],
+            [*self._keys3, self.keys.wake_prefix + owner],
             [
                 owner,
                 _ms(self.ttl),
@@ -461,7 +469,7 @@ class Lock(UsesClient):
         return True
 
     def _release_call(self, owner: str) -> Run:
-        return Run(_RELEASE, self._keys5, [owner, self.name], self._ops[1])
+        return Run(_RELEASE, self._keys3, [owner, self.name], self._ops[1])
 
     def _give_back_steps(self) -> Steps:
         """An acquire was interrupted or failed: leave nothing held or queued (best effort)."""
@@ -598,14 +606,11 @@ class Lock(UsesClient):
 
     def locked(self) -> bool:
         """True if anyone holds the lock now (one round trip)."""
-        return run(self.client, self._locked_steps())
+        return run(self.client, self._inspect_steps()) is not None
 
     async def alocked(self) -> bool:
         """``locked()`` on the event loop."""
-        return await arun(self._async_client(), self._locked_steps())
-
-    def _locked_steps(self) -> Steps:
-        return bool((yield Command("EXISTS", self.keys.lock, operation=f"inspect lock {self.name!r}")))
+        return await arun(self._async_client(), self._inspect_steps()) is not None
 
     def owned(self) -> bool:
         """True if this object's owner holds the lock now, according to Redis."""
@@ -620,20 +625,36 @@ class Lock(UsesClient):
         owner = self._owner
         if owner is None or not self._depth:
             return False
-        current = yield Command("HGET", self.keys.lock, "token", operation=f"inspect lock {self.name!r}")
-        return current is not None and _text(current) == owner
+        holder = yield from self._inspect_steps()
+        return holder is not None and holder["token"] == owner
 
     def ttl_remaining(self) -> float | None:
         """Seconds until the lock expires, or None if nobody holds it."""
-        return run(self.client, self._ttl_steps())
+        holder = run(self.client, self._inspect_steps())
+        return None if holder is None else holder["ttl"]
 
     async def attl_remaining(self) -> float | None:
         """``ttl_remaining()`` on the event loop."""
-        return await arun(self._async_client(), self._ttl_steps())
+        holder = await arun(self._async_client(), self._inspect_steps())
+        return None if holder is None else holder["ttl"]
 
-    def _ttl_steps(self) -> Steps:
-        pttl = yield Command("PTTL", self.keys.lock, operation=f"inspect lock {self.name!r}")
-        return None if pttl < 0 else pttl / 1000.0
+    def holder(self) -> dict[str, Any] | None:
+        """Who holds the lock now (one round trip), or None if nobody does.
+
+        A dict: ``token`` (the holder's owner token), ``fence``, ``ttl``
+        (seconds left), ``depth`` (reentrant nesting), ``host``, ``pid``,
+        ``thread``, ``queued`` (places in its queue) and ``expires_ms`` (the
+        Redis server's time when the grant ends, ms since the epoch).
+        """
+        return run(self.client, self._inspect_steps())
+
+    async def aholder(self) -> dict[str, Any] | None:
+        """``holder()`` on the event loop."""
+        return await arun(self._async_client(), self._inspect_steps())
+
+    def _inspect_steps(self) -> Steps:
+        reply = yield Run(_INSPECT, [self.keys.lock, self.keys.queue], [], f"inspect lock {self.name!r}")
+        return holder_from_reply(reply)
 
     # -- context managers --------------------------------------------------------
 
@@ -698,7 +719,7 @@ def force_release(name: str, fence: int, *, client: Any = None, prefix: str | No
     k = KeyBuilder(prefix or default_prefix()).lock(name)
     result = _FORCE_RELEASE(
         client,
-        [k.lock, k.fence, k.queue, k.waiters, k.index],
+        [k.lock, k.queue, k.index],
         [name, int(fence)],
         operation=f"force-release lock {name!r}",
     )
@@ -827,6 +848,37 @@ def _task_owner_token() -> str:
     nonce = _nonce()
     mine = _task_ids.get(task)
     if mine is None or mine[0] != nonce:
-        mine = (nonce, f"r:{nonce}:{secrets.token_hex(6)}")
+        mine = (nonce, f"r:{nonce}:{secrets.token_urlsafe(6)}")
         _task_ids[task] = mine
     return mine[1]
+
+
+def holder_from_reply(reply: Any) -> dict[str, Any] | None:
+    """The holder described by a ``lock_inspect.lua`` reply, or None when the lock is free."""
+    if not reply:
+        return None
+    token, fence, pttl, depth, host, pid, thread, queued, expires_ms = reply
+    return {
+        "token": _text(token),
+        "fence": int(fence),
+        "ttl": int(pttl) / 1000.0,
+        "depth": int(depth),
+        "host": _text(host),
+        "pid": int(pid),
+        "thread": _text(thread),
+        "queued": int(queued),
+        "expires_ms": int(expires_ms),
+    }
+
+
+def read_holders(client: Any, names: list[str], *, prefix: str | None = None) -> list[dict[str, Any] | None]:
+    """The holders of several locks (see :meth:`Lock.holder`), in one pipelined round trip."""
+    builder = KeyBuilder(prefix or default_prefix())
+    lock_keys = [builder.lock(name) for name in names]
+
+    def build(pipe: Any) -> None:
+        for k in lock_keys:
+            _INSPECT.queue(pipe, [k.lock, k.queue], [])
+
+    replies = execute_pipeline(client, build, operation="inspect locks") if names else []
+    return [holder_from_reply(reply) for reply in replies]

@@ -1,3 +1,4 @@
+import binascii
 import pytest
 
 from django_redcoord import conf
@@ -39,9 +40,10 @@ def test_override_settings_clears_the_cached_config(settings):
 
 def test_every_lock_key_carries_the_prefix_and_one_hash_tag():
     keys = KeyBuilder("proj").lock("invoice:42")
-    for key in (keys.lock, keys.fence, keys.queue, keys.waiters, keys.wake("t")):
+    for key in (keys.lock, keys.queue, keys.wake("t")):
         assert key.startswith("proj:") and key.count("{invoice:42}") == 1
-    assert keys.index == "proj:index:locks"
+    # the index bucket follows the name's CRC16, like a Cluster slot
+    assert keys.index == f"proj:index:locks:{binascii.crc_hqx(b'invoice:42', 0) % 256}"
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,8 @@ import pytest
 
 from django_redcoord.connection import client_from_url
 from django_redcoord.exceptions import CoordinationUnavailable, LockLost
+from django_redcoord.dashboard import list_locks
+from django_redcoord.keys import KeyBuilder
 from django_redcoord.locks import Lock
 
 from . import multiproc
@@ -295,7 +297,7 @@ def test_a_forked_child_holds_nothing_its_parent_held(redis_url):
     took, held, released = multiproc.start(_child_of_a_holder, reentrant, plain).result()
     assert (took, held, released) == (False, False, False)
     assert reentrant.owned() and plain.owned()  # the child touched neither
-    assert client.hget(reentrant.keys.lock, "depth") is None  # no nesting into the parent's hold
+    assert reentrant.holder()["depth"] == 1  # no nesting into the parent's hold
     reentrant.release()
     plain.release()
 
@@ -314,7 +316,7 @@ def test_an_interrupted_wait_gives_back_its_place_and_any_grant(redis_client):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    assert redis_client.llen(holder.keys.queue) == 0 and redis_client.hlen(holder.keys.waiters) == 0
+    assert redis_client.llen(holder.keys.queue) == 0
     holder.release()
     assert not holder.locked()  # nobody was handed it
     assert waiter.acquire(wait=0)  # and the interrupted object works again
@@ -326,17 +328,23 @@ def _raise_keyboard_interrupt(signum, frame):
 
 
 def test_a_name_no_longer_used_leaves_nothing_behind(redis_client):
-    """Fencing counters expire with their lock (plus a minute); the live-lock index
-    forgets locks that expired under a crashed holder at the next grant."""
+    """A crashed holder's lock expires with its TTL; its index entry is dead once
+    its bound (expiry + ttl) has passed, is not listed, and the next fresh grant
+    in its bucket prunes it. A released lock leaves its last fence for a minute."""
     crashed = Lock("gone:1", ttl=0.2, wait=0, client=redis_client, prefix=PREFIX)
+    bucket = crashed.keys.index
+    neighbour = next(  # another name in the same index bucket
+        n for n in (f"gone:{i}" for i in range(2, 10_000)) if KeyBuilder(PREFIX).lock(n).index == bucket
+    )
     assert crashed.acquire()  # never released
-    fence_ttl = redis_client.pttl(crashed.keys.fence)
-    assert 0 < fence_ttl <= 200 + 60_000
-    time.sleep(0.3)
-    with Lock("gone:2", ttl=5, wait=0, client=redis_client, prefix=PREFIX):
-        members = {m.decode() for m in redis_client.zrange(crashed.keys.index, 0, -1)}
-    assert members == {"gone:2"}
-    assert redis_client.zcard(crashed.keys.index) == 0  # released: its own entry went too
+    assert redis_client.hexists(bucket, "gone:1")
+    time.sleep(0.5)
+    assert redis_client.exists(crashed.keys.lock) == 0  # expired with its TTL
+    assert list_locks(redis_client, KeyBuilder(PREFIX), now_ms=int(time.time() * 1000))["total"] == 0
+    with Lock(neighbour, ttl=5, wait=0, client=redis_client, prefix=PREFIX):
+        assert {m.decode() for m in redis_client.hkeys(bucket)} == {neighbour}
+    assert redis_client.hlen(bucket) == 0  # released: its own entry went too
     keys = {k.decode() for k in redis_client.scan_iter(f"{PREFIX}:*")}
-    assert all(k.endswith(":fence") for k in keys), keys  # only the counters, and they expire
-    assert all(0 < redis_client.pttl(k) <= 65_000 for k in keys)
+    assert keys == {KeyBuilder(PREFIX).lock(neighbour).lock}, keys  # the tombstone only
+    assert Lock(neighbour, client=redis_client, prefix=PREFIX).holder() is None
+    assert 0 < redis_client.pttl(KeyBuilder(PREFIX).lock(neighbour).lock) <= 60_000

@@ -17,6 +17,18 @@ local function lazy_now()
   end
 end
 
+-- The server time in microseconds, read at most once per script run.
+local function lazy_clock_us()
+  local cached
+  return function()
+    if not cached then
+      local t = redis.call('TIME')
+      cached = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    end
+    return cached
+  end
+end
+
 -- A number as an integer string: Lua turns numbers into strings with 14
 -- significant digits, which would round a 16-digit value.
 local function int(n)

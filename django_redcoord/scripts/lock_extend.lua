@@ -1,20 +1,25 @@
--- lock_extend.lua: reset the time-to-live of a lock we own (common_time.lua prepended).
+-- lock_extend.lua (common_time.lua, lock_common.lua prepended): reset the
+-- time-to-live of a lock we own.
 --
--- KEYS[1] lock     hash: token, fence, ..., ttl_ms
--- KEYS[2] index    zset: lock name -> expiry (ms since the epoch)
+-- KEYS[1] lock     string: the lock record (see lock_common.lua)
+-- KEYS[2] index    hash (the name's live-lock index bucket): name -> expiry bound
 -- ARGV[1] token    the caller's owner token
 -- ARGV[2] ttl_ms   new time-to-live from now, milliseconds
--- ARGV[3] name     the lock's name (member of the index)
+-- ARGV[3] name     the lock's name (field of the index bucket)
 --
 -- Returns 0 not ours (expired or owned by someone else: untouched), 1 extended.
 
 local lock, index = KEYS[1], KEYS[2]
 local token, ttl, name = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
-if redis.call('HGET', lock, 'token') ~= token then
+local rec = read_lock(lock)
+if rec[1] ~= token then
   return 0
 end
-redis.call('PEXPIRE', lock, ttl)
-redis.call('HSET', lock, 'ttl_ms', ttl)
-redis.call('ZADD', index, server_now_ms() + ttl, name)
+rec[3] = server_now_ms() + ttl
+if (tonumber(rec[9]) or 0) < rec[3] then
+  rec[9] = rec[3] + ttl
+  redis.call('HSET', index, name, int(rec[9]))
+end
+redis.call('SET', lock, cmsgpack.pack(rec), 'PX', ttl)
 return 1
