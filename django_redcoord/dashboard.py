@@ -4,7 +4,7 @@ Everything is read from indexes the scripts maintain — never ``KEYS``, never
 a scan of the keyspace:
 
 * live locks: the ``<prefix>:index:locks:<bucket>`` hashes (name -> a bound
-  on the lock's expiry), all buckets in one pipelined round trip, so locks
+  on the lock's expiry, in seconds), all buckets in one pipelined round trip, so locks
   that expired under a crashed holder are not shown; the page's holders come
   in one pipelined round trip;
 * queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
@@ -76,7 +76,7 @@ def list_locks(
         name
         for entries in pipe.execute()
         for name, bound in ((_text(n), b) for n, b in entries.items())
-        if _int(bound) >= now_ms and (not needle or needle in name.lower())
+        if _int(bound) * 1000 >= now_ms and (not needle or needle in name.lower())
     ]
     live.sort()
     total = len(live)

@@ -364,8 +364,8 @@ class Lock(UsesClient):
             return None
         self._taken, self._holder = True, me
         retry, self._retry_owner = self._retry_owner, None
-        # 96 random bits: unguessable, and short (it is stored with every grant).
-        self._owner = owner_token() if self.reentrant else retry or secrets.token_urlsafe(12)
+        # 72 random bits: unique, and short (it is stored with every grant).
+        self._owner = owner_token() if self.reentrant else retry or secrets.token_urlsafe(9)
         if wait == 0:
             return "try"
         # A retry after an unknown outcome may already have a place: 'wait' renews it.

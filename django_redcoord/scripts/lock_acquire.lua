@@ -39,10 +39,7 @@ if rec[1] == token then
   local pttl = redis.call('PTTL', lock)
   if pttl < ttl then
     rec[3], rec[4] = math.floor(clock() / 1000) + ttl, depth
-    if (tonumber(rec[9]) or 0) < rec[3] then
-      rec[9] = rec[3] + ttl
-      redis.call('HSET', index, name, int(rec[9]))
-    end
+    keep_index(index, name, rec, ttl)
     redis.call('SET', lock, cmsgpack.pack(rec), 'PX', ttl)
   elseif nest then
     rec[4] = depth
@@ -68,7 +65,7 @@ if not rec[1] then
     -- Prune one random entry of our bucket if it is certainly dead (its
     -- holder crashed): dead entries are rare and fresh grants common.
     local probe = redis.call('HRANDFIELD', index, 1, 'WITHVALUES')
-    if probe[2] and tonumber(probe[2]) < math.floor(clock() / 1000) then
+    if probe[2] and tonumber(probe[2]) * 1000 < math.floor(clock() / 1000) then
       redis.call('HDEL', index, probe[1])
     end
     new = write_grant(lock, index, name, rec, token, ttl, clock(), host, pid, thread)

@@ -3,19 +3,19 @@
 --
 -- The lock key is ONE string (a live lock is one key and one index entry):
 --   cmsgpack {token, fence, expires_ms, depth, host, pid, thread,
---             queue_until_ms, index_until_ms}
+--             queue_until_ms, index_until_s}
 -- token: the holder's owner token; fence: its fencing token; expires_ms: server
 -- time the grant runs out (the key's PX TTL says the same); depth: reentrant
 -- nesting (1 unless nested); host, pid, thread: holder metadata for the admin;
 -- queue_until_ms: the queue list's TTL was last pushed out to at least this (so
 -- a waiter refreshes it about once per QUEUE_KEEP_MS, not on every enqueue);
--- index_until_ms: the value last written to the index entry (below).
+-- index_until_s: the bound last written to the index entry (below), in seconds.
 -- A released lock leaves a tombstone {false, fence} for FENCE_KEEP_MS so the
 -- next grant's fence is above the last one even within one microsecond.
 --
 -- The index entry (field `name` of the lock's index bucket hash) is a bound on
--- when the lock can expire: written as expires_ms + ttl whenever a grant or
--- renewal would outlast the bound in place. So a lock handed from waiter to
+-- when the lock can expire, in whole seconds (small in memory): written as
+-- expires + ttl whenever a grant or renewal would outlast the bound in place. So a lock handed from waiter to
 -- waiter rewrites it about once per TTL, and an entry whose bound has passed
 -- is certainly dead (its holder crashed): the admin skips it and fresh grants
 -- prune such entries from their bucket.
@@ -33,6 +33,16 @@ local QUEUE_KEEP_MS = 15000
 
 -- A released lock's tombstone (its last fence) lives this long.
 local FENCE_KEEP_MS = 60000
+
+-- Push the index entry's bound out when the grant in `rec` (expiring at
+-- rec[3]) would outlast it: to expiry + ttl, so a lock renewed or handed on
+-- rewrites its entry about once per TTL. Updates rec[9].
+local function keep_index(index, name, rec, ttl)
+  if (tonumber(rec[9]) or 0) * 1000 < rec[3] then
+    rec[9] = math.ceil((rec[3] + ttl) / 1000)
+    redis.call('HSET', index, name, rec[9])
+  end
+end
 
 -- The lock record, or a free record {false, last fence or 0}.
 local function read_lock(lock)
@@ -52,10 +62,7 @@ local function write_grant(lock, index, name, rec, token, ttl, now_us, host, pid
   local now_ms = math.floor(now_us / 1000)
   local fence = math.max((tonumber(rec[2]) or 0) + 1, now_us)
   local new = {token, fence, now_ms + ttl, 1, host, pid, thread, tonumber(rec[8]) or 0, tonumber(rec[9]) or 0}
-  if new[9] < new[3] then
-    new[9] = new[3] + ttl
-    redis.call('HSET', index, name, int(new[9]))
-  end
+  keep_index(index, name, new, ttl)
   redis.call('SET', lock, cmsgpack.pack(new), 'PX', ttl)
   return new
 end

@@ -17,9 +17,6 @@ if rec[1] ~= token then
   return 0
 end
 rec[3] = server_now_ms() + ttl
-if (tonumber(rec[9]) or 0) < rec[3] then
-  rec[9] = rec[3] + ttl
-  redis.call('HSET', index, name, int(rec[9]))
-end
+keep_index(index, name, rec, ttl)
 redis.call('SET', lock, cmsgpack.pack(rec), 'PX', ttl)
 return 1
