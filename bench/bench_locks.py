@@ -2,9 +2,10 @@
 
 Everything runs against one throwaway redis-server that this script starts on
 a free 127.0.0.1 port (no persistence) and stops at the end, also on error or
-Ctrl-C. Implementations, measured one after the other, each on a fresh name:
+Ctrl-C (part C and part D start servers of their own). Implementations, each
+on a fresh name:
 
-* ``ours``: ``django_redcoord.locks.Lock`` (FIFO queue, handoff by BLPOP)
+* ``ours``: ``django_redcoord.Lock`` (FIFO queue, handoff by BLPOP)
 * ``redis-py Lock``: ``client.lock(name, timeout=10)``, polling every 0.1 s
 * ``redis-py sleep=0.001``: the same, polling every 1 ms
 * ``python-redis-lock``: ``redis_lock.Lock(client, name, expire=10)``
@@ -15,8 +16,11 @@ Ctrl-C. Implementations, measured one after the other, each on a fresh name:
   way ours sends: what any handoff that Redis notifies costs at least on
   this machine (its p99 shows how much of a tail is the VM's wake-up latency)
 
-Part A, uncontended: acquire+release pairs per second in one process (median
-of 3 runs), and the ratio to the floor.
+Part A, uncontended: acquire+release pairs per second in one process, median
+of 3 runs. The runs are interleaved (each run measures every implementation
+once, in alternating order: forward, backward, forward), so neither the order
+nor a burst of noise decides a ratio. The ratios to the floor and to redis-py's
+Lock are taken within each run (median over the runs).
 
 Part B, contended: N processes (4, then 16) loop on ONE lock name: acquire
 (blocking), hold 1 ms, release. ``--rounds`` interleaved rounds (default 3)
@@ -50,12 +54,44 @@ when the server (a) refuses connections (closed port) or (b) is frozen by
 SIGSTOP on an already-open connection; ours vs redis-py's default client.
 Each probe is cut off after 15 s (6 s with --quick).
 
+Part D, memory per live lock: on a fresh redis-server of its own, for each
+implementation (``redis-py sleep=0.001`` left out: same keys as redis-py
+Lock) acquire ``--locks`` distinct locks (default 10,000; 2,000 with --quick)
+and keep them all held, all with TTL 300 s and names of the same length
+(``bench:mem:00001234``; each implementation adds its own key prefix), all
+through one client connection. Before each implementation: one warm-up
+acquire+release (connects, loads Lua scripts), then FLUSHALL SYNC (the script
+cache survives it), so every implementation starts from an empty keyspace.
+Reported:
+
+* bytes/live lock: (INFO memory ``used_memory`` after - before) / N, read
+  once two readings 50 ms apart agree. It counts everything a live lock costs
+  the server: its keys and values, the main and expires hash-table entries,
+  and for ours the entry in the live-lock index (a hash bucket, ``<prefix>:
+  index:locks:<crc16 % 256>``, shared by all live locks whose names fall in
+  it) plus the index buckets' own key overhead, spread over the N locks. It
+  also counts jemalloc's size-class rounding, and it moves with N: Redis's
+  hash tables grow in powers of two (ours adds up to 256 bucket keys to the
+  main table), and the shared index buckets are amortised better the more
+  locks are live. Lua's own heap (used_memory_lua) is not part of it.
+* keys/live lock: DBSIZE delta / N (ours: the index buckets counted as keys)
+* one lock (MEMORY USAGE): the first lock is acquired alone on the empty
+  keyspace and every key then present (SCAN) is its; MEMORY USAGE (SAMPLES 0)
+  of those keys summed, with their types. A shared index bucket is then a
+  hash with one field, so its fixed overhead is all charged to that one lock
+  here, while the bytes/live-lock column shares it out. MEMORY USAGE leaves
+  out the main and expires hash-table entries that used_memory counts.
+
+Afterwards the locks are not released: the next FLUSHALL, or stopping the
+server, drops them.
+
 Run from the repository root::
 
     .venv/bin/python bench/bench_locks.py [--quick] [--seconds N] [--rounds R]
 
-The default run takes about 4-5 minutes on 2 cores; ``--quick`` is a ~30 s
-smoke run with short windows (numbers are then only indicative).
+The default run takes about 4-5 minutes on 2 cores (part D adds ~15 s);
+``--quick`` is a ~40 s smoke run with short windows (numbers are then only
+indicative; part D's are not, but move with N, see above).
 """
 
 from __future__ import annotations
@@ -81,9 +117,8 @@ import pottery
 import redis
 import redis_lock
 
-from django_redcoord import scripting
+from django_redcoord import Lock, scripting
 from django_redcoord.connection import client_from_url
-from django_redcoord.locks import Lock
 
 try:
     from bench._servers import HOST, RedisServer, free_port, run_main
@@ -112,38 +147,56 @@ class Contender(NamedTuple):
     release: Callable[[], Any]
 
 
+# Each builder makes one lock on ``name`` with its own new client, or, for part
+# D (many locks, one connection), on ``client``, built earlier by the same builder.
+
+
 def _plain_client(port: int) -> redis.Redis:
     return redis.Redis(host=HOST, port=port)
 
 
-def _build_ours(port: int, name: str) -> Contender:
-    client = client_from_url(f"redis://{HOST}:{port}/0")
-    lock = Lock(name, ttl=TTL, wait=None, client=client, prefix="bench")
+def _build_ours(
+    port: int, name: str, *, client: redis.Redis | None = None, ttl: float = TTL
+) -> Contender:
+    if client is None:
+        client = client_from_url(f"redis://{HOST}:{port}/0")
+    lock = Lock(name, ttl=ttl, wait=None, client=client, prefix="bench")
     return Contender(client, lock.acquire, lock.release)
 
 
-def _redis_py_builder(sleep: float) -> Callable[[int, str], Contender]:
-    def build(port: int, name: str) -> Contender:
-        client = _plain_client(port)
-        lock = client.lock(name, timeout=TTL, sleep=sleep)
+def _redis_py_builder(sleep: float) -> Callable[..., Contender]:
+    def build(
+        port: int, name: str, *, client: redis.Redis | None = None, ttl: float = TTL
+    ) -> Contender:
+        if client is None:
+            client = _plain_client(port)
+        lock = client.lock(name, timeout=ttl, sleep=sleep)
         return Contender(client, lambda: lock.acquire(blocking=True), lock.release)
 
     return build
 
 
-def _build_python_redis_lock(port: int, name: str) -> Contender:
-    client = _plain_client(port)
-    lock = redis_lock.Lock(client, name, expire=TTL)
+def _build_python_redis_lock(
+    port: int, name: str, *, client: redis.Redis | None = None, ttl: float = TTL
+) -> Contender:
+    if client is None:
+        client = _plain_client(port)
+    lock = redis_lock.Lock(client, name, expire=int(ttl))
     return Contender(client, lock.acquire, lock.release)
 
 
-def _build_pottery(port: int, name: str) -> Contender:
-    client = _plain_client(port)
-    lock = pottery.Redlock(key=name, masters={client}, auto_release_time=TTL)
+def _build_pottery(
+    port: int, name: str, *, client: redis.Redis | None = None, ttl: float = TTL
+) -> Contender:
+    if client is None:
+        client = _plain_client(port)
+    lock = pottery.Redlock(key=name, masters={client}, auto_release_time=ttl)
     return Contender(client, lock.acquire, lock.release)
 
 
-def _build_floor(port: int, name: str) -> Contender:
+def _build_floor(
+    port: int, name: str, *, client: redis.Redis | None = None, ttl: float = TTL
+) -> Contender:
     """SET NX PX + DEL: the least any Redis lock can do uncontended.
 
     Contended, it retries SET NX after sleeping FLOOR_SPIN (0.1 ms) rather than
@@ -151,11 +204,13 @@ def _build_floor(port: int, name: str) -> Contender:
     no queue and no token check on DEL, so its contended numbers are only
     informational.
     """
-    client = _plain_client(port)
+    if client is None:
+        client = _plain_client(port)
     token = secrets.token_hex(8)
+    px = int(ttl * 1000)
 
     def acquire() -> bool:
-        while not client.set(name, token, nx=True, px=TTL * 1000):
+        while not client.set(name, token, nx=True, px=px):
             time.sleep(FLOOR_SPIN)
         return True
 
@@ -192,12 +247,14 @@ class Impl:
     label: str
     build: Callable[..., Contender]  # (port, name), or (port, name, proc_id, n) if ring
     ring: bool = False  # part B only
+    memory: bool = True  # measured in part D
 
 
 IMPLS = (
     Impl("ours", _build_ours),
     Impl("redis-py Lock", _redis_py_builder(0.1)),
-    Impl("redis-py sleep=0.001", _redis_py_builder(0.001)),
+    # Same keys as redis-py Lock, so left out of part D.
+    Impl("redis-py sleep=0.001", _redis_py_builder(0.001), memory=False),
     Impl("python-redis-lock", _build_python_redis_lock),
     Impl("pottery Redlock", _build_pottery),
     Impl("floor", _build_floor),
@@ -206,6 +263,7 @@ IMPLS = (
 RING = Impl("BLPOP ring (notify floor)", _build_ring, ring=True)
 FLOOR = "floor"
 REFERENCE = "python-redis-lock"
+REDIS_PY = "redis-py Lock"  # part A's second reference
 
 
 def lock_name(part: str, impl: Impl) -> str:
@@ -280,12 +338,14 @@ def _pairs_per_second(contender: Contender, run_seconds: float) -> float:
 
 
 def part_a(port: int, run_seconds: float) -> None:
-    """Rounds are interleaved (each impl once per round) so load drift hits all alike."""
+    """Rounds are interleaved (each impl once per round, in alternating order)
+    so load drift hits all alike and order does not decide a ratio; ratios
+    are taken within each round, the median round reported."""
     rates: dict[str, list[float]] = {impl.label: [] for impl in IMPLS}
     errors: dict[str, str] = {}
     names = {impl.label: lock_name("a", impl) for impl in IMPLS}
-    for _ in range(ROUNDS):
-        for impl in IMPLS:
+    for r in range(ROUNDS):
+        for impl in IMPLS if r % 2 == 0 else IMPLS[::-1]:
             if impl.label in errors:
                 continue
             try:
@@ -294,22 +354,39 @@ def part_a(port: int, run_seconds: float) -> None:
                 rates[impl.label].append(run_in_child(_uncontended_rate, args, timeout))
             except Exception as exc:
                 errors[impl.label] = str(exc)
-    medians = {label: statistics.median(r) for label, r in rates.items() if r}
-    floor = medians.get(FLOOR)
     rows = []
     for impl in IMPLS:
         label = impl.label
-        if label in errors or label not in medians:
-            rows.append([label, "ERROR", "", "", errors.get(label, "no result")])
+        if label in errors or not rates[label]:
+            rows.append([label, "ERROR", "", "", "", errors.get(label, "no result")])
             continue
-        ratio = f"{medians[label] / floor:.2f}x" if floor else "n/a"
         spread = f"{min(rates[label]):,.0f}-{max(rates[label]):,.0f}"
-        rows.append([label, f"{medians[label]:,.0f}", ratio, spread, ""])
+        rows.append(
+            [
+                label,
+                f"{statistics.median(rates[label]):,.0f}",
+                round_ratio(rates[label], rates[FLOOR]),
+                round_ratio(rates[label], rates[REDIS_PY]),
+                spread,
+                "",
+            ]
+        )
     print(
         f"\n## A. Uncontended: acquire+release pairs/s, one process "
-        f"(median of {ROUNDS} interleaved runs x {run_seconds:g} s)\n"
+        f"(median of {ROUNDS} interleaved runs x {run_seconds:g} s, alternating order; "
+        f"ratios taken within each run)\n"
     )
-    print_table(["impl", "pairs/s", "vs floor", "runs min-max", "error"], rows)
+    print_table(["impl", "pairs/s", "vs floor", "vs redis-py Lock", "runs min-max", "error"], rows)
+
+
+def round_ratio(values: Sequence[float], reference: Sequence[float]) -> str:
+    """Median over rounds of value / reference in the same round.
+
+    Both lists hold one value per round from round 0 on (an implementation
+    that fails is not run again), so equal positions are the same round.
+    """
+    ratios = [v / ref for v, ref in zip(values, reference, strict=False) if ref]
+    return f"{statistics.median(ratios):.2f}x" if ratios else "n/a"
 
 
 # --- part B: contended ---------------------------------------------------------------
@@ -676,6 +753,177 @@ def part_c(timeout: float) -> None:
     print_table(["impl", "refused (closed port)", "paused (SIGSTOP)"], rows)
 
 
+# --- part D: memory per live lock ----------------------------------------------------
+
+MEMORY_TTL = 300  # seconds; no lock may expire while being counted
+MEMORY_LOCKS = 10_000  # live locks per implementation (--quick: QUICK_MEMORY_LOCKS)
+QUICK_MEMORY_LOCKS = 2_000
+MEMORY_CHILD_TIMEOUT = 120.0  # seconds, plus MEMORY_PER_LOCK_TIMEOUT per lock
+MEMORY_PER_LOCK_TIMEOUT = 0.02
+
+
+def memory_lock_name(i: int) -> str:
+    """Names of one length for every implementation and lock: ``bench:mem:00001234``."""
+    return f"bench:mem:{i:08d}"
+
+
+class SampleKey(NamedTuple):
+    key: str
+    type: str
+    elements: int | None  # fields/items of a hash, list, set or zset; None for a string
+    ttl_ms: int  # PTTL: -1 = no expiry
+    bytes: int  # MEMORY USAGE key SAMPLES 0
+    shared: bool  # the key's name does not contain the lock's: other locks use it too
+
+
+@dataclass
+class MemoryResult:
+    n: int
+    used_bytes: int  # used_memory after - before
+    keys: int  # DBSIZE after - before
+    sample: list[SampleKey]  # the keys of the first lock, acquired alone
+
+
+def settled_used_memory(client: redis.Redis) -> int:
+    """INFO used_memory once two readings 50 ms apart agree (or after ~2 s).
+
+    Waits out incremental rehashing and the client-buffer resizing of Redis's
+    cron, both of which briefly hold memory that is not the locks'.
+    """
+    last = -1
+    for _ in range(40):
+        now = int(client.info("memory")["used_memory"])
+        if now == last:
+            break
+        last = now
+        time.sleep(0.05)
+    return last
+
+
+def sample_keys(client: redis.Redis, name: str) -> list[SampleKey]:
+    """Every key in the database, which holds only lock ``name``'s, described."""
+    sizes = {"hash": "HLEN", "list": "LLEN", "set": "SCARD", "zset": "ZCARD"}
+    sample = []
+    for raw in sorted(client.scan_iter(count=1000)):
+        key = raw.decode()
+        kind = client.type(raw).decode()
+        elements = client.execute_command(sizes[kind], raw) if kind in sizes else None
+        usage = client.memory_usage(raw, samples=0) or 0
+        shared = name not in key
+        sample.append(SampleKey(key, kind, elements, client.pttl(raw), usage, shared))
+    return sample
+
+
+def _live_lock_memory(impl: Impl, port: int, n: int) -> MemoryResult:
+    """In a child: hold ``n`` locks of ``impl`` at once on one connection, count the cost."""
+    warm = impl.build(port, "bench:mem:warm-up0", ttl=MEMORY_TTL)
+    client = warm.client
+    checked(warm.acquire)  # connects; loads the implementation's Lua scripts, if any
+    warm.release()
+    client.flushall(asynchronous=False)  # the warm-up's leftovers go; the script cache stays
+    if client.dbsize():
+        raise RuntimeError("keyspace not empty after FLUSHALL")
+    before_bytes, before_keys = settled_used_memory(client), client.dbsize()
+    held = []  # keep every lock object alive while counting
+    sample: list[SampleKey] = []
+    for i in range(n):
+        contender = impl.build(port, memory_lock_name(i), client=client, ttl=MEMORY_TTL)
+        checked(contender.acquire)
+        held.append(contender)
+        if i == 0:
+            sample = sample_keys(client, memory_lock_name(0))
+    after_bytes, after_keys = settled_used_memory(client), client.dbsize()
+    return MemoryResult(n, after_bytes - before_bytes, after_keys - before_keys, sample)
+
+
+def part_d(port: int, n: int) -> None:
+    """Each implementation in its own child, one after the other, on an empty keyspace.
+
+    Memory does not drift with the VM's load the way time does, so no rounds.
+    The locks are left held: the next implementation's FLUSHALL (and finally
+    stopping the server) drops them.
+    """
+    impls = [impl for impl in IMPLS if impl.memory]
+    results: dict[str, MemoryResult] = {}
+    errors: dict[str, str] = {}
+    timeout = MEMORY_CHILD_TIMEOUT + n * MEMORY_PER_LOCK_TIMEOUT
+    for impl in impls:
+        try:
+            results[impl.label] = run_in_child(_live_lock_memory, (impl, port, n), timeout)
+        except Exception as exc:
+            errors[impl.label] = str(exc)
+    floor = results.get(FLOOR)
+    floor_per_lock = floor.used_bytes / floor.n if floor else None
+    rows = []
+    for impl in impls:
+        label = impl.label
+        res = results.get(label)
+        if res is None:
+            rows.append([label, "ERROR", "", "", "", "", errors.get(label, "no result")])
+            continue
+        per_lock = res.used_bytes / res.n
+        ratio = f"{per_lock / floor_per_lock:.2f}x" if floor_per_lock else "n/a"
+        rows.append(
+            [
+                label,
+                f"{per_lock:,.0f}",
+                ratio,
+                f"{res.keys / res.n:.3f}",
+                f"{sum(k.bytes for k in res.sample):,}",
+                " + ".join(describe_key(k) for k in res.sample),
+                "",
+            ]
+        )
+    print(
+        f"\n## D. Memory per live lock: {n:,} distinct locks held at once, TTL "
+        f"{MEMORY_TTL} s, names like {memory_lock_name(1234)}, fresh server\n"
+    )
+    print_table(
+        [
+            "impl",
+            "bytes/live lock",
+            "vs floor",
+            "keys/live lock",
+            "one lock: MEMORY USAGE",
+            "one lock's keys",
+            "error",
+        ],
+        rows,
+    )
+    print(
+        f"\nThe sampled lock's keys ({memory_lock_name(0)}, acquired alone on the empty "
+        f"keyspace; shared = other live locks use the key too):\n"
+    )
+    print_table(
+        ["impl", "key", "type", "MEMORY USAGE", "PTTL ms"],
+        [
+            [label, k.key, key_kind(k), f"{k.bytes:,}", f"{k.ttl_ms:,}"]
+            for label, res in results.items()
+            for k in res.sample
+        ],
+    )
+
+
+def key_kind(k: SampleKey) -> str:
+    """'string', or 'hash, 1 field, shared'."""
+    parts = [k.type]
+    if k.elements is not None:
+        noun = _ELEMENT[k.type]
+        parts.append(f"{k.elements} {noun}{'' if k.elements == 1 else 's'}")
+    if k.shared:
+        parts.append("shared")
+    return ", ".join(parts)
+
+
+def describe_key(k: SampleKey) -> str:
+    """'string 120 B', or 'hash (1 field, shared) 120 B'."""
+    kind, _, detail = key_kind(k).partition(", ")
+    return f"{kind} ({detail}) {k.bytes} B" if detail else f"{kind} {k.bytes} B"
+
+
+_ELEMENT = {"hash": "field", "list": "item", "set": "member", "zset": "member"}
+
+
 # --- output and main -----------------------------------------------------------------
 
 
@@ -716,6 +964,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=None,
         help="interleaved contended rounds per N (default 3, --quick 1)",
     )
+    parser.add_argument(
+        "--locks",
+        type=int,
+        default=None,
+        help=f"part D: live locks held per impl (default {MEMORY_LOCKS:,}, "
+        f"--quick {QUICK_MEMORY_LOCKS:,})",
+    )
     args = parser.parse_args(argv)
     if args.seconds is None:
         args.seconds = 1.0 if args.quick else 3.0
@@ -723,8 +978,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.rounds = 1 if args.quick else 3
     if args.seconds <= 0:
         parser.error("--seconds must be > 0")
+    if args.locks is None:
+        args.locks = QUICK_MEMORY_LOCKS if args.quick else MEMORY_LOCKS
     if args.rounds < 1:
         parser.error("--rounds must be >= 1")
+    if args.locks < 1:
+        parser.error("--locks must be >= 1")
     return args
 
 
@@ -742,6 +1001,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for n in (4, 16):
             part_b(server.port, n, args.seconds, args.rounds)
     part_c(QUICK_OUTAGE_TIMEOUT if args.quick else OUTAGE_TIMEOUT)
+    with RedisServer() as server:  # fresh: nothing left over from parts A-C
+        part_d(server.port, args.locks)
     print(f"\n(total {time.monotonic() - started:.0f} s)")
     return 0
 

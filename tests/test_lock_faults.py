@@ -329,7 +329,7 @@ def _raise_keyboard_interrupt(signum, frame):
 
 def test_a_name_no_longer_used_leaves_nothing_behind(redis_client):
     """A crashed holder's lock expires with its TTL; its index entry is dead once
-    its bound (expiry + ttl) has passed, is not listed, and the next fresh grant
+    its bound (expiry + ttl, whole seconds) has passed, is not listed, and the next fresh grant
     in its bucket prunes it. A released lock leaves its last fence for a minute."""
     crashed = Lock("gone:1", ttl=0.2, wait=0, client=redis_client, prefix=PREFIX)
     bucket = crashed.keys.index
@@ -338,7 +338,7 @@ def test_a_name_no_longer_used_leaves_nothing_behind(redis_client):
     )
     assert crashed.acquire()  # never released
     assert redis_client.hexists(bucket, "gone:1")
-    time.sleep(0.5)
+    time.sleep(1.5)  # past its bound: expiry + ttl, rounded up to whole seconds
     assert redis_client.exists(crashed.keys.lock) == 0  # expired with its TTL
     assert list_locks(redis_client, KeyBuilder(PREFIX), now_ms=int(time.time() * 1000))["total"] == 0
     with Lock(neighbour, ttl=5, wait=0, client=redis_client, prefix=PREFIX):
