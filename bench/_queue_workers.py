@@ -58,9 +58,9 @@ def _profiled(worker: Any) -> Any:
 
 
 def _ours(slot: int, options: dict[str, Any]) -> Runner:
-    from django_redcoord.connection import client_from_url
-    from django_redcoord.queues import Queue
-    from django_redcoord.worker import Worker
+    from django_redcoord.core.queues.queue import Queue
+    from django_redcoord.core.queues.worker import Worker
+    from django_redcoord.core.transport.clients import client_from_url
 
     client = client_from_url(jobs.redis_url())
     client.ping()
@@ -74,9 +74,9 @@ def _ours_tasks(slot: int, options: dict[str, Any]) -> Runner:
         from bench import _queue_tasks as app
     except ImportError:
         import _queue_tasks as app
-    from django_redcoord.connection import get_client
-    from django_redcoord.tasks import TaskRunner
-    from django_redcoord.worker import Worker
+    from django_redcoord.core.queues.worker import Worker
+    from django_redcoord.core.transport.clients import get_client
+    from django_redcoord.tasks.backend import TaskRunner
 
     backend = app.backend()
     get_client().ping()

@@ -43,9 +43,9 @@ def timed(fn, runs: int = 7) -> float:
 
 
 def build_state(url: str, locks: int, other: int, queues: int, prefix: str) -> None:
-    from django_redcoord.connection import client_from_url
-    from django_redcoord.locks import Lock
-    from django_redcoord.queues import Queue
+    from django_redcoord.core.locks.lock import Lock
+    from django_redcoord.core.queues.queue import Queue
+    from django_redcoord.core.transport.clients import client_from_url
 
     client = client_from_url(url)
     pipe = client.pipeline(transaction=False)
@@ -85,9 +85,9 @@ def main() -> int:
         print(f"state: {args.locks:,} live locks, {args.other:,} other keys, {args.queues} queues "
               f"(built in {time.monotonic() - started:.1f} s)\n")  # fmt: skip
 
-        from django_redcoord.connection import client_from_url
+        from django_redcoord.core.keys import KeyBuilder
+        from django_redcoord.core.transport.clients import client_from_url
         from django_redcoord.dashboard import list_locks, overview
-        from django_redcoord.keys import KeyBuilder
 
         client = client_from_url(server.url)
         keys = KeyBuilder(prefix)

@@ -5,8 +5,8 @@ a free 127.0.0.1 port (no persistence) and stops at the end, also on error or
 Ctrl-C; FLUSHALL runs before every measurement. Implementations, each with its
 default settings unless named otherwise (worker side: bench/_queue_workers.py):
 
-* ``ours (Queue + Worker)``: ``django_redcoord.queues.Queue`` +
-  ``django_redcoord.worker.Worker`` (prefetch 32, one thread, heartbeat thread),
+* ``ours (Queue + Worker)``: ``django_redcoord.core.queues.queue.Queue`` +
+  ``django_redcoord.core.queues.worker.Worker`` (prefetch 32, one thread, heartbeat thread),
   burst mode, no-op handler
 * ``ours (Django Tasks)``: ``RedisTaskBackend`` + ``TaskRunner`` on the same
   Worker (what ``manage.py run_worker --burst`` runs), a no-op ``@task``;
@@ -129,8 +129,8 @@ class Producers:
     @property
     def ours(self) -> Any:
         if self._ours is None:
-            from django_redcoord.connection import client_from_url
-            from django_redcoord.queues import Queue
+            from django_redcoord.core.queues.queue import Queue
+            from django_redcoord.core.transport.clients import client_from_url
 
             client = client_from_url(jobs.redis_url())
             self._ours = Queue(workers.OURS_QUEUE, client=client, prefix=workers.OURS_PREFIX)

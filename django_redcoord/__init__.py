@@ -2,7 +2,7 @@
 
 The public names are loaded on first access, so ``import django_redcoord``
 touches neither Django settings nor Redis, and the plain-Python core
-(``django_redcoord.locks``) can be used without Django configured.
+(``django_redcoord.core.locks.lock``) can be used without Django configured.
 """
 
 from __future__ import annotations
@@ -13,21 +13,21 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Lock": "django_redcoord.locks",
+    "Lock": "django_redcoord.core.locks",
     "with_lock": "django_redcoord.decorators",
     "current_lock": "django_redcoord.decorators",
-    "RedcoordError": "django_redcoord.exceptions",
-    "ConfigurationError": "django_redcoord.exceptions",
-    "CoordinationUnavailable": "django_redcoord.exceptions",
-    "LockError": "django_redcoord.exceptions",
-    "LockLost": "django_redcoord.exceptions",
-    "LockNotAcquired": "django_redcoord.exceptions",
-    "LockNotOwned": "django_redcoord.exceptions",
-    "get_client": "django_redcoord.connection",
-    "periodic": "django_redcoord.schedule",
-    "current_job": "django_redcoord.schedule",
-    "LeaderElection": "django_redcoord.leader",
-    "Queue": "django_redcoord.queues",
+    "RedcoordError": "django_redcoord.core.exceptions",
+    "ConfigurationError": "django_redcoord.core.exceptions",
+    "CoordinationUnavailable": "django_redcoord.core.exceptions",
+    "LockError": "django_redcoord.core.exceptions",
+    "LockLost": "django_redcoord.core.exceptions",
+    "LockNotAcquired": "django_redcoord.core.exceptions",
+    "LockNotOwned": "django_redcoord.core.exceptions",
+    "get_client": "django_redcoord.core.transport.clients",
+    "periodic": "django_redcoord.core.periodic",
+    "current_job": "django_redcoord.core.periodic",
+    "LeaderElection": "django_redcoord.core.leader",
+    "Queue": "django_redcoord.core.queues",
 }
 
 __all__ = [
@@ -49,9 +49,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .connection import get_client
-    from .decorators import current_lock, with_lock
-    from .exceptions import (
+    from .core.exceptions import (
         ConfigurationError,
         CoordinationUnavailable,
         LockError,
@@ -60,10 +58,12 @@ if TYPE_CHECKING:  # pragma: no cover
         LockNotOwned,
         RedcoordError,
     )
-    from .leader import LeaderElection
-    from .locks import Lock
-    from .queues import Queue
-    from .schedule import current_job, periodic
+    from .core.leader.election import LeaderElection
+    from .core.locks.lock import Lock
+    from .core.periodic.jobs import current_job, periodic
+    from .core.queues.queue import Queue
+    from .core.transport.clients import get_client
+    from .decorators import current_lock, with_lock
 
 
 def _install_django_settings() -> None:
@@ -75,7 +75,7 @@ def _install_django_settings() -> None:
 # The core's runtime installs the project's REDCOORD on first use when this
 # process has Django settings (also before django.setup()); it imports
 # nothing from Django otherwise. Setting a function reads no setting.
-from .runtime import runtime as _runtime  # noqa: E402
+from .core.runtime import runtime as _runtime  # noqa: E402
 
 _runtime.loader = _install_django_settings
 

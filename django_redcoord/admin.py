@@ -19,8 +19,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from . import conf
-from .exceptions import RedcoordError
-from .keys import validate_name
+from .core.exceptions import RedcoordError
+from .core.keys import validate_name
 from .models import Dashboard
 
 ACTIONS = {
@@ -68,7 +68,7 @@ class DashboardAdmin(admin.ModelAdmin):
     # -- views ----------------------------------------------------------------
 
     def _overview(self, request: HttpRequest) -> dict[str, Any]:
-        from .connection import get_client
+        from .core.transport.clients import get_client
         from .dashboard import overview
 
         contains = request.GET.get("q", "").strip()[:200]
@@ -139,8 +139,8 @@ class DashboardAdmin(admin.ModelAdmin):
         return redirect(self._home())
 
     def _act(self, action: str, name: str, fence: int | None) -> str:
-        from .locks import force_release
-        from .queues import Queue
+        from .core.locks.lock import force_release
+        from .core.queues.queue import Queue
 
         if action == "force-release":
             return force_release(name, fence or 0)

@@ -26,7 +26,7 @@ from typing import Any
 from django.core import checks
 
 from . import conf
-from .exceptions import ConfigurationError
+from .core.exceptions import ConfigurationError
 
 HINT_CONFIGURE = (
     "Add REDCOORD = {'URL': 'redis://127.0.0.1:6379/0'} to settings (or 'embedded' for "
@@ -86,8 +86,8 @@ def _check_reachable(config: dict[str, Any]) -> list[checks.CheckMessage]:
     import redis
 
     from .conf import build_client
-    from .connection import describe
-    from .exceptions import CoordinationUnavailable
+    from .core.exceptions import CoordinationUnavailable
+    from .core.transport.clients import describe
 
     quick = {**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5}
     try:
@@ -126,7 +126,7 @@ def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[check
     from django.conf import settings
 
     from .conf import build_client
-    from .connection import describe
+    from .core.transport.clients import describe
 
     try:
         config = conf.validate(getattr(settings, "REDCOORD", None))

@@ -1,8 +1,8 @@
 """The ``REDCOORD`` setting: the Django side of the core's options.
 
 ``get_config()`` merges the project's ``settings.REDCOORD`` over
-:data:`~django_redcoord.options.DEFAULTS`, validates it and caches the
-result. :func:`install` hands it to the core's :data:`~django_redcoord.runtime.runtime`
+:data:`~django_redcoord.core.options.DEFAULTS`, validates it and caches the
+result. :func:`install` hands it to the core's :data:`~django_redcoord.core.runtime.runtime`
 with the Django pieces the core does not import: the client factory (which
 also reads a django-redis ``CACHE`` alias), ``TIME_ZONE`` and
 ``close_old_connections`` around periodic jobs. ``AppConfig.ready`` installs
@@ -18,9 +18,9 @@ import os
 import sys
 from typing import Any
 
-from .exceptions import ConfigurationError
-from .options import DEFAULTS, EMBEDDED, URL_SCHEMES, problems, validate
-from .runtime import runtime
+from .core.exceptions import ConfigurationError
+from .core.options import DEFAULTS, EMBEDDED, URL_SCHEMES, problems, validate
+from .core.runtime import runtime
 
 __all__ = [
     "DEFAULTS", "EMBEDDED", "URL_SCHEMES", "clear_cache", "config_or_defaults", "default_prefix",
@@ -117,7 +117,7 @@ DJANGO_REDIS_BACKENDS = ("django_redis.cache.RedisCache",)
 
 def build_client(config: dict[str, Any]) -> Any:
     """Build the client the configuration names: ``CACHE`` here, ``URL`` by the core."""
-    from .connection import build_client as from_url
+    from .core.transport.clients import build_client as from_url
 
     timeouts = {"socket_timeout": config["SOCKET_TIMEOUT"], "connect_timeout": config["CONNECT_TIMEOUT"]}
     if config["CACHE"] is not None:
@@ -149,7 +149,7 @@ def _client_from_cache(alias: str, *, socket_timeout: float, connect_timeout: fl
     import redis
     from django_redis import get_redis_connection
 
-    from .connection import no_retry
+    from .core.transport.clients import no_retry
 
     source = get_redis_connection(alias)
     pool = source.connection_pool

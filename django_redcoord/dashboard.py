@@ -22,11 +22,11 @@ import math
 from types import SimpleNamespace
 from typing import Any
 
-from .connection import as_text as _text
-from .connection import unavailable_as_ours
-from .keys import KeyBuilder
-from .locks import read_holders
-from .queues import Queue, depths
+from .core.keys import KeyBuilder
+from .core.locks.lock import read_holders
+from .core.queues.queue import Queue, depths
+from .core.transport.clients import as_text as _text
+from .core.transport.clients import unavailable_as_ours
 
 PAGE_SIZE = 50
 #: A worker whose heartbeat deadline passed this long ago is no longer listed
@@ -180,8 +180,8 @@ def overview(
 
 def leaders(client: Any, keys: KeyBuilder, elections: tuple[str, ...], *, now_ms: int) -> list[dict[str, Any]]:
     """The leader and periodic jobs of each election (no leader until run_leader runs)."""
-    from .leader import read_leader
-    from .scheduler import read_job_states
+    from .core.leader.election import read_leader
+    from .core.periodic.scheduler import read_job_states
 
     out = []
     for name in elections:

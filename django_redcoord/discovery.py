@@ -1,13 +1,13 @@
 """Finding the project's periodic jobs: ``<app>.jobs`` of every installed app, and ``REDCOORD["JOBS"]``.
 
-The Django side of :mod:`django_redcoord.schedule` (which never imports Django).
+The Django side of :mod:`django_redcoord.core.periodic.jobs` (which never imports Django).
 """
 
 from __future__ import annotations
 
 import importlib
 
-from .schedule import Job, get_jobs
+from .core.periodic.jobs import Job, get_jobs
 
 
 def autodiscover() -> dict[str, Job]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from django_redcoord.connection import client_from_url
+from django_redcoord.core.transport.clients import client_from_url
 
 from .redis_servers import STARTED_PIDS, RedisServer, pid_alive
 

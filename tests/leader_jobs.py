@@ -11,8 +11,8 @@ import json
 import os
 import time
 
-from django_redcoord.connection import get_client
-from django_redcoord.schedule import current_job, periodic
+from django_redcoord.core.periodic.jobs import current_job, periodic
+from django_redcoord.core.transport.clients import get_client
 
 SLOTS_KEY = "leadertest:slots"
 

@@ -36,15 +36,22 @@ def free_port() -> int:
 
 
 def pid_alive(pid: int) -> bool:
+    """True while ``pid`` is a live redis-server (not a zombie).
+
+    Pids are reused (``pid_max`` is 32768 on some machines and a test run
+    starts thousands of processes): a pid now held by another program is not
+    a server left running.
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     try:
         with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
+            comm, rest = fh.read().split(" (", 1)[1].rsplit(")", 1)
+    except (OSError, IndexError, ValueError):
         return False
+    return rest.split()[0] != "Z" and comm.startswith("redis-server")
 
 
 class RedisServer:

@@ -7,7 +7,7 @@ try:
 except ImportError:
     from django_tasks import task
 
-from django_redcoord.connection import get_client
+from django_redcoord.core.transport.clients import get_client
 
 
 @task()

@@ -8,9 +8,9 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Permission
 from django.core.management import call_command
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.locks import Lock
-from django_redcoord.queues import Queue
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.transport.clients import client_from_url
 
 from . import multiproc
 
@@ -121,7 +121,7 @@ def test_force_release_confirms_then_acts_and_is_logged(client, staff, redis_cli
     assert done.status_code == 302 and not lock.locked()
     entry = LogEntry.objects.latest("action_time")
     assert "Force-release lock invoice:7" in entry.change_message and "released" in entry.change_message
-    from django_redcoord.exceptions import LockLost
+    from django_redcoord.core.exceptions import LockLost
 
     with pytest.raises(LockLost):
         lock.release()

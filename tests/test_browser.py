@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.leader import LeaderElection
-from django_redcoord.locks import Lock
-from django_redcoord.queues import Queue
-from django_redcoord.worker import Worker
+from django_redcoord.core.leader.election import LeaderElection
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.queues.worker import Worker
+from django_redcoord.core.transport.clients import client_from_url
 
 from . import multiproc
 
@@ -70,8 +70,8 @@ def test_dashboard_in_a_real_browser(browser, live_server, django_user_model, re
             client=redis_client, prefix="test",
         )  # fmt: skip
         assert election.campaign()
-        from django_redcoord.schedule import get_jobs, periodic, unregister
-        from django_redcoord.scheduler import Scheduler
+        from django_redcoord.core.periodic.jobs import get_jobs, periodic, unregister
+        from django_redcoord.core.periodic.scheduler import Scheduler
 
         periodic(every=300, name="refresh_rates")(lambda: time.sleep(0.02))
         job = get_jobs()["refresh_rates"]

@@ -3,7 +3,7 @@
 import pytest
 from django.core.checks import run_checks
 
-from django_redcoord.connection import client_from_url
+from django_redcoord.core.transport.clients import client_from_url
 
 
 def redcoord(include_deployment_checks=True):

@@ -3,12 +3,12 @@ decoding responses or not (``client=`` is documented as "any redis-py client")."
 
 import pytest
 
-from django_redcoord.connection import client_from_url
+from django_redcoord.core.leader.election import LeaderElection
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.queues.worker import Worker
+from django_redcoord.core.transport.clients import client_from_url
 from django_redcoord.dashboard import overview
-from django_redcoord.leader import LeaderElection
-from django_redcoord.locks import Lock
-from django_redcoord.queues import Queue
-from django_redcoord.worker import Worker
 
 HOSTILE = "n|a,m:e/@=+#~._-"  # every punctuation character a name may have
 

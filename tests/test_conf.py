@@ -1,9 +1,10 @@
 import binascii
+
 import pytest
 
 from django_redcoord import conf
-from django_redcoord.exceptions import ConfigurationError
-from django_redcoord.keys import KeyBuilder, validate_name
+from django_redcoord.core.exceptions import ConfigurationError
+from django_redcoord.core.keys import KeyBuilder, validate_name
 
 
 def test_defaults_are_documented_values():
@@ -68,7 +69,7 @@ def test_importing_the_package_touches_neither_settings_nor_redis():
     import sys
 
     code = (
-        "import sys, django_redcoord, django_redcoord.locks;"
+        "import sys, django_redcoord, django_redcoord.core.locks.lock;"
         "assert 'django.conf' not in sys.modules, 'django.conf imported';"
         "print('ok')"
     )

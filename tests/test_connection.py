@@ -4,16 +4,16 @@ import time
 import pytest
 import redis
 
-from django_redcoord.connection import (
+from django_redcoord.core.exceptions import CoordinationUnavailable, RedcoordError
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.transport.clients import (
     async_client_like,
     client_from_url,
     describe,
     get_client,
     mask_url,
 )
-from django_redcoord.exceptions import CoordinationUnavailable, RedcoordError
-from django_redcoord.locks import Lock
-from django_redcoord.scripting import command
+from django_redcoord.core.transport.scripts import command
 
 from . import multiproc
 
@@ -110,7 +110,7 @@ def test_killed_server_raises_coordination_unavailable_naming_it_then_recovers(r
 
 
 def test_fencing_tokens_keep_growing_across_a_redis_restart_and_a_lower_one_is_refused(redis_servers):
-    from django_redcoord.exceptions import LockError
+    from django_redcoord.core.exceptions import LockError
 
     server = redis_servers(1)[0]
     client = client_from_url(server.url)
@@ -222,7 +222,7 @@ def test_forked_child_never_uses_its_parents_connection(redis_url):
 
 def test_the_async_client_from_settings_matches_the_sync_one(settings, redis_url):
     """No client=: each event loop gets a redis.asyncio client built from the same REDCOORD."""
-    from django_redcoord.connection import get_async_client
+    from django_redcoord.core.transport.clients import get_async_client
 
     settings.REDCOORD = {**settings.REDCOORD, "SOCKET_TIMEOUT": 3.5}
 

@@ -315,7 +315,7 @@ async def async_numbers_list(n):
 
 def test_a_new_event_loop_per_call_keeps_no_client_per_call():
     """async_to_sync and asyncio.run start a loop per call: clients of closed loops are dropped."""
-    from django_redcoord import connection
+    from django_redcoord.core.transport import clients as connection
 
     for _ in range(20):
         assert asyncio.run(slow_to_get(4)) == "ran"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from django_redcoord import embedded
-from django_redcoord.connection import client_from_url, get_client
-from django_redcoord.locks import Lock
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.transport import embedded
+from django_redcoord.core.transport.clients import client_from_url, get_client
 
 from .multiproc import run_in_processes
 from .redis_servers import STARTED_PIDS, pid_alive

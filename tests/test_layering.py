@@ -3,7 +3,7 @@
 Core modules: plain Python on redis-py. The skin (conf, checks, decorators,
 the Tasks backend, the admin, commands, job discovery) imports the core,
 never the reverse; it hands the core its settings and hooks through
-``django_redcoord.runtime``.
+``django_redcoord.core.runtime``.
 """
 
 from __future__ import annotations
@@ -14,58 +14,68 @@ from pathlib import Path
 from .multiproc import run_python_without_settings
 
 PACKAGE = Path(__file__).resolve().parent.parent / "django_redcoord"
-CORE = (
-    "connection", "embedded", "exceptions", "keys", "leader", "leadership", "locks", "options",
-    "queues", "runtime", "schedule", "scheduler", "scripting", "steps", "worker",
-)  # fmt: skip
-SKIN = ("conf", "checks", "decorators", "tasks", "admin", "dashboard", "apps", "models", "discovery", "management")
+CORE = sorted((PACKAGE / "core").rglob("*.py"))
+SKIN = sorted(p for p in PACKAGE.rglob("*.py") if "core" not in p.relative_to(PACKAGE).parts)
 
 
-def _imports(module: str) -> set[str]:
-    """Every module ``module`` imports, at any depth of its code (relative ones made absolute)."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+def _module(path: Path) -> str:
+    parts = ("django_redcoord", *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, at any depth of its code (relative ones made absolute)."""
+    tree = ast.parse(path.read_text())
+    package = _module(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = "django_redcoord" if node.module is None else f"django_redcoord.{node.module}"
-                found.update(f"{base}.{alias.name}" if node.module is None else base for alias in node.names)
+                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+                if node.module is None:  # from .. import module
+                    found.update(f"{base}.{alias.name}" for alias in node.names)
+                else:
+                    found.add(base)
             else:
                 found.add(node.module or "")
     return found
 
 
-def _offending(module: str) -> list[str]:
+def _offending(path: Path) -> list[str]:
     bad = []
-    for name in _imports(module):
+    for name in _imports(path):
         top = name.split(".")[0]
         if top in ("django", "django_redis", "asgiref"):
             bad.append(name)
-        elif name.startswith("django_redcoord.") and name.split(".")[1] in SKIN:
+        elif name.startswith("django_redcoord") and not name.startswith("django_redcoord.core"):
             bad.append(name)
     return sorted(bad)
 
 
 def test_core_modules_import_neither_django_nor_the_skin():
-    assert {module: _offending(module) for module in CORE if _offending(module)} == {}
+    assert len(CORE) > 20 and len(SKIN) > 10
+    assert {_module(p): _offending(p) for p in CORE if _offending(p)} == {}
 
 
 def test_the_layering_check_catches_an_offender():
     """Negative control: the skin imports Django and the core, as it should; the check sees it."""
-    assert _offending("decorators")  # django.http, asgiref
-    assert _offending("apps")
+    assert _offending(PACKAGE / "decorators" / "locks.py")  # django.http, asgiref
+    assert _offending(PACKAGE / "apps.py")
+    assert _offending(PACKAGE / "management" / "commands" / "run_leader.py")  # from ... import conf
 
 
 def test_the_core_runs_without_django_in_the_process(redis_url):
     code = f"""
 import asyncio, sys
 import redis, redis.asyncio
-from django_redcoord.locks import Lock
-from django_redcoord.queues import Queue
-from django_redcoord.leader import LeaderElection
-from django_redcoord.runtime import runtime
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.leader.election import LeaderElection
+from django_redcoord.core.runtime import runtime
 
 client = redis.Redis.from_url({redis_url!r})
 with Lock("core-only", client=client, wait=0) as lock:

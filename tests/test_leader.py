@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.exceptions import CoordinationUnavailable
-from django_redcoord.leader import LeaderElection, check_timing, leader_defaults
+from django_redcoord.core.exceptions import CoordinationUnavailable
+from django_redcoord.core.leader.election import LeaderElection, check_timing, leader_defaults
+from django_redcoord.core.transport.clients import client_from_url
 
 from .multiproc import run_python_without_settings
 
@@ -213,7 +213,7 @@ def test_a_term_not_above_every_term_seen_is_raised_above_them(redis_client, cap
     assert a.campaign()
     a.resign()
     a._seen_term = 5 * 10**15  # as if an earlier server's clock had run far ahead
-    with caplog.at_level(logging.WARNING, logger="django_redcoord.leader"):
+    with caplog.at_level(logging.WARNING, logger="django_redcoord.core.leader.election"):
         assert a.campaign()
     assert a.term == 5 * 10**15 + 1
     assert "term counter went backwards" in caplog.text
@@ -260,8 +260,8 @@ def test_bad_names_and_identities_are_refused(redis_client):
 
 def test_the_core_works_without_django_settings(redis_url):
     code = (
-        "from django_redcoord.connection import client_from_url\n"
-        "from django_redcoord.leader import LeaderElection\n"
+        "from django_redcoord.core.transport.clients import client_from_url\n"
+        "from django_redcoord.core.leader.election import LeaderElection\n"
         "from django.conf import settings\n"
         f"e = LeaderElection('plain', client=client_from_url({redis_url!r}), prefix='plain')\n"
         "assert not settings.configured and (e.lease, e.renew_deadline, e.retry_period) == (15.0, 10.0, 2.0)\n"
@@ -275,7 +275,7 @@ def test_the_core_works_without_django_settings(redis_url):
 def test_resign_stops_believing_before_the_record_is_deleted(redis_client, monkeypatch):
     """The moment the record is gone a standby may be elected: the old leader's
     is_leader() must already be False, or both say they lead."""
-    from django_redcoord import leader as leader_module
+    from django_redcoord.core.leader import election as leader_module
 
     a = make(redis_client, "a")
     assert a.campaign()

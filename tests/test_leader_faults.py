@@ -35,11 +35,11 @@ from pathlib import Path
 
 import pytest
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.keys import KeyBuilder
-from django_redcoord.leader import LeaderElection
-from django_redcoord.schedule import Job, current_job
-from django_redcoord.scheduler import Scheduler
+from django_redcoord.core.keys import KeyBuilder
+from django_redcoord.core.leader.election import LeaderElection
+from django_redcoord.core.periodic.jobs import Job, current_job
+from django_redcoord.core.periodic.scheduler import Scheduler
+from django_redcoord.core.transport.clients import client_from_url
 
 from . import multiproc
 from .leader_jobs import SLOTS_KEY

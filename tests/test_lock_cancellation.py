@@ -16,8 +16,8 @@ import time
 import pytest
 import redis.asyncio
 
-from django_redcoord import steps
-from django_redcoord.locks import Lock
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.transport import drivers as steps
 
 WHEN = ("before", "during", "after")
 

@@ -19,14 +19,14 @@ import pytest
 import redis
 import redis.asyncio
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.exceptions import (
+from django_redcoord.core.exceptions import (
     CoordinationUnavailable,
     LockLost,
     LockNotAcquired,
     LockNotOwned,
 )
-from django_redcoord.locks import Lock
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.transport.clients import client_from_url
 
 
 class Driver:

@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.exceptions import CoordinationUnavailable, LockLost
+from django_redcoord.core.exceptions import CoordinationUnavailable, LockLost
+from django_redcoord.core.keys import KeyBuilder
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.transport.clients import client_from_url
 from django_redcoord.dashboard import list_locks
-from django_redcoord.keys import KeyBuilder
-from django_redcoord.locks import Lock
 
 from . import multiproc
 
@@ -278,7 +278,7 @@ def test_a_lock_object_shared_by_threads_never_lets_two_of_them_in(redis_client)
 
 
 def _child_of_a_holder(index, reentrant_lock, plain_lock):
-    from django_redcoord.exceptions import LockNotOwned
+    from django_redcoord.core.exceptions import LockNotOwned
 
     took_reentrant = reentrant_lock.acquire(wait=0)  # the parent holds it: not ours to nest into
     try:

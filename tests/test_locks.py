@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from django_redcoord.exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
-from django_redcoord.locks import Lock
+from django_redcoord.core.exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
+from django_redcoord.core.locks.lock import Lock
 
 from .multiproc import run_python_without_settings
 
@@ -324,7 +324,7 @@ def test_locks_work_without_django_settings_given_a_client(redis_url):
         "import redis\n"
         "from django.conf import settings\n"
         "from django_redcoord import Lock\n"
-        "from django_redcoord.exceptions import ConfigurationError\n"
+        "from django_redcoord.core.exceptions import ConfigurationError\n"
         f"lock = Lock('plain', client=redis.Redis.from_url({redis_url!r}), prefix='plain')\n"
         "assert not settings.configured and (lock.ttl, lock.wait) == (30.0, 10.0)\n"
         "with lock:\n"

@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from django_redcoord import schedule as periodic_module
+from django_redcoord.core.periodic import jobs as periodic_module
+from django_redcoord.core.periodic.jobs import Job, get_jobs, periodic, unregister
 from django_redcoord.discovery import autodiscover
-from django_redcoord.schedule import Job, get_jobs, periodic, unregister
 
 UTC = timezone.utc
 NY = ZoneInfo("America/New_York")

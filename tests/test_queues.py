@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from django_redcoord.queues import Queue, depths, retry_delay
+from django_redcoord.core.queues.queue import Queue, depths, retry_delay
 
 
 def q(client, name="jobs", **kwargs):
@@ -252,8 +252,8 @@ def test_a_claim_with_an_unknown_outcome_is_delivered_by_the_next_claim(redis_se
     """A claim whose reply never came may still have run. Its messages must not
     sit under our live heartbeat: the same consumer's next claim delivers them
     (claiming is idempotent), without counting a failed attempt."""
-    from django_redcoord.connection import client_from_url
-    from django_redcoord.exceptions import CoordinationUnavailable
+    from django_redcoord.core.exceptions import CoordinationUnavailable
+    from django_redcoord.core.transport.clients import client_from_url
 
     server = redis_servers(1)[0]
     client = client_from_url(server.url, socket_timeout=0.3)

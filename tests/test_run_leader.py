@@ -12,9 +12,9 @@ from itertools import pairwise
 import pytest
 from django.core.management import CommandError, call_command
 
-from django_redcoord.leader import DEFAULT_ELECTION, LeaderElection
-from django_redcoord.schedule import periodic, unregister
-from django_redcoord.scheduler import read_job_states
+from django_redcoord.core.leader.election import DEFAULT_ELECTION, LeaderElection
+from django_redcoord.core.periodic.jobs import periodic, unregister
+from django_redcoord.core.periodic.scheduler import read_job_states
 
 from .leader_jobs import SLOTS_KEY
 

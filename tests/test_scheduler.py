@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from django_redcoord.leader import LeaderElection
-from django_redcoord.schedule import Job, current_job
-from django_redcoord.scheduler import Scheduler, read_job_states
+from django_redcoord.core.leader.election import LeaderElection
+from django_redcoord.core.periodic.jobs import Job, current_job
+from django_redcoord.core.periodic.scheduler import Scheduler, read_job_states
 
 from .test_periodic import make_job, ms
 
@@ -197,11 +197,11 @@ def test_errors_are_recorded_with_their_message(redis_client, caplog):
     election, body = leader(redis_client), Recorder(fail=True)
     scheduler = Scheduler(election, [make_job(body, every=10)])
     drive(scheduler, T0 + 1)
-    with caplog.at_level("INFO", logger="django_redcoord.scheduler"):
+    with caplog.at_level("INFO", logger="django_redcoord.core.periodic.scheduler"):
         drive(scheduler, T0 + 10)
     st = state(election)
     assert (st["outcome"], st["error"], st["failures"]) == ("error", "RuntimeError: boom", 1)
-    (line,) = [r for r in caplog.records if r.name == "django_redcoord.scheduler"]
+    (line,) = [r for r in caplog.records if r.name == "django_redcoord.core.periodic.scheduler"]
     assert line.getMessage().startswith(f"job t.job slot {at(10)} term {election.term}: error in ")
     assert line.exc_info is not None
 

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 from django.utils import timezone
 
-from django_redcoord.queues import Queue
+from django_redcoord.core.queues.queue import Queue
 
 from . import task_defs
 
@@ -237,9 +237,9 @@ def test_task_finished_is_sent_once_the_outcome_is_in_redis():
 
 
 def test_a_periodic_task_is_enqueued_by_the_leader_and_run_by_a_worker(redis_client):
-    from django_redcoord.leader import LeaderElection
-    from django_redcoord.schedule import get_jobs, periodic, unregister
-    from django_redcoord.scheduler import Scheduler
+    from django_redcoord.core.leader.election import LeaderElection
+    from django_redcoord.core.periodic.jobs import get_jobs, periodic, unregister
+    from django_redcoord.core.periodic.scheduler import Scheduler
 
     periodic(every=60, name="test_tasks.periodic_tick")(task_defs.periodic_tick)  # a name no other test uses
     job = get_jobs()["test_tasks.periodic_tick"]
@@ -254,7 +254,7 @@ def test_a_periodic_task_is_enqueued_by_the_leader_and_run_by_a_worker(redis_cli
 
 
 def test_a_late_running_mark_never_overwrites_an_outcome(redis_client):
-    from django_redcoord.tasks import _RESULTS
+    from django_redcoord.tasks.backend import _RESULTS
 
     result = task_defs.add.enqueue(1, 1)
     work()
@@ -373,8 +373,8 @@ def test_a_message_dead_lettered_by_the_reaper_fails_its_result(settings):
     message, and the result must say FAILED (not RUNNING until it expires)."""
     import threading
 
-    from django_redcoord.tasks import TaskRunner, task_backends_for
-    from django_redcoord.worker import Worker
+    from django_redcoord.core.queues.worker import Worker
+    from django_redcoord.tasks.backend import TaskRunner, task_backends_for
 
     settings.TASKS = {
         "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],

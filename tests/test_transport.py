@@ -12,11 +12,11 @@ import threading
 import pytest
 import redis
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.exceptions import CoordinationUnavailable
-from django_redcoord.locks import Lock
-from django_redcoord.queues import Queue
-from django_redcoord.scripting import blpop, command, max_block
+from django_redcoord.core.exceptions import CoordinationUnavailable
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.transport.clients import client_from_url
+from django_redcoord.core.transport.scripts import blpop, command, max_block
 
 
 def test_three_hundred_threads_one_after_another_never_run_out_of_connections(redis_url):
@@ -197,7 +197,7 @@ def test_a_sentinel_failover_is_an_outage_the_next_call_recovers_from(redis_serv
 
     from redis.sentinel import Sentinel
 
-    from django_redcoord.connection import no_retry
+    from django_redcoord.core.transport.clients import no_retry
 
     from .redis_servers import SentinelServer
 

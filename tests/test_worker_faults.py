@@ -8,9 +8,9 @@ import os
 import signal
 import time
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.queues import Queue
-from django_redcoord.worker import Worker
+from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.queues.worker import Worker
+from django_redcoord.core.transport.clients import client_from_url
 
 from . import multiproc
 
@@ -222,7 +222,7 @@ def test_a_nack_that_fails_does_not_strand_the_rest_of_the_batch(redis_servers):
 
 
 def test_unreadable_messages_and_ids_with_every_allowed_character_never_stop_a_worker(redis_url, redis_client):
-    from django_redcoord.queues import _PUSH
+    from django_redcoord.core.queues.queue import _PUSH
 
     hostile = "id|with,every:char/@=+#~._-"
     queue = Queue("h|o,s:t/i@l=e+#~._-", client=redis_client, prefix=PREFIX)
@@ -244,8 +244,8 @@ def test_unreadable_messages_and_ids_with_every_allowed_character_never_stop_a_w
 
 
 def test_killed_workers_leave_the_index_ten_minutes_after_their_last_beat(redis_client):
+    from django_redcoord.core.keys import KeyBuilder
     from django_redcoord.dashboard import list_workers
-    from django_redcoord.keys import KeyBuilder
 
     keys = KeyBuilder(PREFIX)
     now_ms = int(time.time() * 1000)

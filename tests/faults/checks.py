@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django_redcoord.connection import as_text
-from django_redcoord.keys import KeyBuilder
-from django_redcoord.queues import Queue
+from django_redcoord.core.keys import KeyBuilder
+from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.transport.clients import as_text
 
 from .oracle import entries
 

@@ -13,9 +13,9 @@ import os
 import sys
 import threading
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.locks import Lock
-from django_redcoord.queues import Queue
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.transport.clients import client_from_url
 
 from .oracle import oracle
 

@@ -17,9 +17,9 @@ import os
 import sys
 import time
 
-from django_redcoord.connection import client_from_url
-from django_redcoord.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired
-from django_redcoord.locks import Lock
+from django_redcoord.core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired
+from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.transport.clients import client_from_url
 
 from .oracle import FENCED_WRITE, now_us, oracle, record
 

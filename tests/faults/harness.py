@@ -33,7 +33,7 @@ from typing import Any
 
 import redis
 
-from django_redcoord.connection import client_from_url
+from django_redcoord.core.transport.clients import client_from_url
 
 from ..redis_servers import RedisServer
 

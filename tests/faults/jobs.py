@@ -8,7 +8,7 @@ whether it still led at the end.
 import os
 import time
 
-from django_redcoord.schedule import current_job, periodic
+from django_redcoord.core.periodic.jobs import current_job, periodic
 
 from .oracle import RUNS_KEY, now_us, record
 

@@ -8,7 +8,7 @@ import json
 import os
 from typing import Any
 
-from django_redcoord.connection import client_from_url
+from django_redcoord.core.transport.clients import client_from_url
 
 #: Where tests/faults/jobs.py records the runs of the periodic job.
 RUNS_KEY = "leader:runs"

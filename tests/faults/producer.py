@@ -18,7 +18,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from django_redcoord.exceptions import CoordinationUnavailable
+    from django_redcoord.core.exceptions import CoordinationUnavailable
 
     from . import fault_tasks
     from .oracle import now_us, record

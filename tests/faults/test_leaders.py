@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from django_redcoord.connection import as_text
-from django_redcoord.keys import KeyBuilder
-from django_redcoord.leader import DEFAULT_ELECTION
+from django_redcoord.core.keys import KeyBuilder
+from django_redcoord.core.leader.election import DEFAULT_ELECTION
+from django_redcoord.core.transport.clients import as_text
 
 from .harness import (
     assert_none,

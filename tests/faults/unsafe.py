@@ -20,7 +20,7 @@ import time
 
 import redis
 
-from django_redcoord.keys import KeyBuilder
+from django_redcoord.core.keys import KeyBuilder
 
 from .oracle import RUNS_KEY, now_us, oracle, record
 

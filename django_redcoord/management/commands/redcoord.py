@@ -13,8 +13,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import conf, embedded
-from ...exceptions import RedcoordError
+from ... import conf
+from ...core.exceptions import RedcoordError
+from ...core.transport import embedded
 
 
 class Command(BaseCommand):
@@ -59,7 +60,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"no embedded Redis running in {directory}")
 
     def _ping(self) -> None:
-        from ...connection import describe, get_client, unavailable_as_ours
+        from ...core.transport.clients import describe, get_client, unavailable_as_ours
 
         client = get_client()
         with unavailable_as_ours(client, "ping"):
@@ -67,7 +68,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Redis at {describe(client)} answered PING")
 
     def _status(self, options: dict[str, Any]) -> None:
-        from ...connection import get_client
+        from ...core.transport.clients import get_client
         from ...dashboard import overview
 
         data = overview(

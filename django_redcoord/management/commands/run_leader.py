@@ -27,10 +27,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import conf, discovery, schedule
-from ...exceptions import CoordinationUnavailable, RedcoordError
-from ...leader import DEFAULT, DEFAULT_ELECTION, LeaderElection
-from ...scheduler import Scheduler, read_job_states
+from ... import conf, discovery
+from ...core.exceptions import CoordinationUnavailable, RedcoordError
+from ...core.leader.election import DEFAULT, DEFAULT_ELECTION, LeaderElection
+from ...core.periodic import jobs as schedule
+from ...core.periodic.scheduler import Scheduler, read_job_states
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ...exceptions import RedcoordError
+from ...core.exceptions import RedcoordError
 
 
 class Command(BaseCommand):
@@ -29,8 +29,8 @@ class Command(BaseCommand):
         parser.add_argument("--shutdown-timeout", type=float, default=None, help="seconds to finish running jobs on SIGTERM")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from ...tasks import RedisTaskBackend, TaskRunner, task_backends_for
-        from ...worker import Worker
+        from ...core.queues.worker import Worker
+        from ...tasks.backend import RedisTaskBackend, TaskRunner, task_backends_for
 
         backend = task_backends_for(options["backend"])
         if not isinstance(backend, RedisTaskBackend):

@@ -1,0 +1,6 @@
+"""One leader among many processes: an election with terms that only grow."""
+
+from .election import LeaderElection
+from .records import Leadership, check_timing, read_leader
+
+__all__ = ["LeaderElection", "Leadership", "check_timing", "read_leader"]

@@ -1,0 +1,105 @@
+-- locks/acquire.lua (common/time.lua, locks/common.lua prepended): try to take a
+-- lock; optionally queue for it (FIFO).
+--
+-- KEYS[1] lock     string: the lock record (see locks/common.lua)
+-- KEYS[2] queue    list: waiter entries, oldest first (see locks/common.lua)
+-- KEYS[3] index    hash (the name's live-lock index bucket): name -> expiry bound
+-- KEYS[4] wake     list this caller blocks on while queued
+-- ARGV[1] token    the caller's owner token
+-- ARGV[2] ttl_ms   lock time-to-live, milliseconds
+-- ARGV[3] mode     'try'    take it if free and nobody is queued; never queue
+--                  'queue'  as 'try', else join the queue (first call of a wait)
+--                  'wait'   re-check from the waiting loop: renew our place, or
+--                           take a new one if it lapsed (idempotent; no nesting)
+--                  'cancel' give up: leave the queue unless already granted
+-- ARGV[4] lease_ms how long the caller's place stays valid without another
+--                  call (capped at QUEUE_KEEP_MS, locks/common.lua)
+-- ARGV[5] name     the lock's name (field of the index bucket)
+-- ARGV[6] reentrant '1' if the same token nests (depth + 1), else '0'
+-- ARGV[7] host, ARGV[8] pid, ARGV[9] thread: holder metadata for the admin page
+--
+-- Returns {1, fence, depth} when the caller holds the lock,
+--         {0, pttl_ms}      when not (pttl_ms: time left on the current
+--                           holder's grant).
+
+local lock, queue, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local host, pid, thread = ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9]
+local queued_before = mode == 'wait' or mode == 'cancel'
+
+local clock = lazy_clock_us()
+local rec = read_lock(lock)
+
+if rec[1] == token then
+  -- Ours already: handed to us while we were not blocked, a retry of an
+  -- acquire whose reply was lost (idempotent), or reentrant nesting.
+  local depth = tonumber(rec[4]) or 1
+  local nest = ARGV[6] == '1' and (mode == 'try' or mode == 'queue')
+  if nest then depth = depth + 1 end
+  local pttl = redis.call('PTTL', lock)
+  if pttl < ttl then
+    rec[3], rec[4] = math.floor(clock() / 1000) + ttl, depth
+    keep_index(index, name, rec, ttl)
+    redis.call('SET', lock, cmsgpack.pack(rec), 'PX', ttl)
+  elseif nest then
+    rec[4] = depth
+    redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
+  end
+  if queued_before then redis.call('DEL', wake) end
+  return {1, rec[2], depth}
+end
+
+if not rec[1] then
+  -- Free. Waiters queued before us go first: a lock that expired under its
+  -- holder (crash) is handed to the oldest live waiter right here.
+  local new = hand_off(lock, queue, index, name, rec, clock, token)
+  if new then
+    if new[1] == token then
+      -- We were the oldest live waiter: ours, no wake-up needed.
+      redis.call('DEL', wake)
+      return {1, new[2], 1}
+    end
+    rec = new
+  else
+    if queued_before then redis.call('DEL', wake) end
+    -- Prune one random entry of our bucket if it is certainly dead (its
+    -- holder crashed): dead entries are rare and fresh grants common.
+    local probe = redis.call('HRANDFIELD', index, 1, 'WITHVALUES')
+    if probe[2] and tonumber(probe[2]) * 1000 < math.floor(clock() / 1000) then
+      redis.call('HDEL', index, probe[1])
+    end
+    new = write_grant(lock, index, name, rec, token, ttl, clock(), host, pid, thread)
+    return {1, new[2], 1}
+  end
+end
+
+-- Held by someone else.
+local pttl = redis.call('PTTL', lock)
+if pttl < 0 then pttl = 0 end
+if mode == 'cancel' then
+  local at, raw = find_waiter(queue, token)
+  if at then redis.call('LREM', queue, 1, raw) end
+  redis.call('DEL', wake)
+elseif mode ~= 'try' then
+  -- Server time without TIME: the holder's grant runs out at rec[3], in pttl.
+  local now_ms = tonumber(rec[3]) - pttl
+  local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
+  local entry = cmsgpack.pack({token, deadline, ttl, wake, host, pid, thread})
+  local at
+  if mode == 'wait' then at = find_waiter(queue, token) end
+  local length
+  if at then
+    redis.call('LSET', queue, at, entry)
+  else
+    length = redis.call('RPUSH', queue, entry)
+  end
+  -- The queue outlives every live place in it: its TTL is pushed out to
+  -- 2 x QUEUE_KEEP_MS when it was created or when the record says it may end
+  -- before this place does (recorded, so not on every enqueue).
+  if length == 1 or (tonumber(rec[8]) or 0) < deadline then
+    redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS)
+    rec[8] = now_ms + 2 * QUEUE_KEEP_MS
+    redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
+  end
+end
+return {0, pttl}

@@ -1,0 +1,28 @@
+-- locks/force_release.lua (common/time.lua, locks/common.lua prepended): an
+-- operator frees a lock.
+--
+-- Only the grant the operator saw is released: if the lock changed hands
+-- since (another fencing token), nothing happens. Like a release, the lock
+-- goes to the oldest live waiter if any; the former holder's next release or
+-- extend raises LockLost.
+--
+-- KEYS[1] lock     string: the lock record (see locks/common.lua)
+-- KEYS[2] queue    list: waiter entries, oldest first
+-- KEYS[3] index    hash (the name's live-lock index bucket): name -> expiry bound
+-- ARGV[1] name     the lock's name (field of the index bucket)
+-- ARGV[2] fence    the fencing token of the grant to release
+--
+-- Returns 0 not held by that grant (untouched), 1 released, 2 handed to a waiter.
+
+local lock, queue, index = KEYS[1], KEYS[2], KEYS[3]
+local name = ARGV[1]
+local rec = read_lock(lock)
+if not rec[1] or int(rec[2]) ~= ARGV[2] then
+  return 0
+end
+if hand_off(lock, queue, index, name, rec, lazy_clock_us(), nil) then
+  return 2
+end
+redis.call('SET', lock, cmsgpack.pack({false, rec[2]}), 'PX', FENCE_KEEP_MS)
+redis.call('HDEL', index, name)
+return 1

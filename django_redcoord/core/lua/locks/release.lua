@@ -1,0 +1,34 @@
+-- locks/release.lua (common/time.lua, locks/common.lua prepended): release a lock
+-- we own; hand it to the oldest live waiter.
+--
+-- KEYS[1] lock     string: the lock record (see locks/common.lua)
+-- KEYS[2] queue    list: waiter entries, oldest first
+-- KEYS[3] index    hash (the name's live-lock index bucket): name -> expiry bound
+-- ARGV[1] token    the caller's owner token
+-- ARGV[2] name     the lock's name (field of the index bucket)
+--
+-- Returns 0 not ours (expired or owned by someone else: untouched),
+--         1 released, nobody waiting,
+--         2 released and handed to the oldest live waiter (woken),
+--         3 still held: a reentrant hold was unwound by one level.
+
+local lock, queue, index = KEYS[1], KEYS[2], KEYS[3]
+local token, name = ARGV[1], ARGV[2]
+
+local rec = read_lock(lock)
+if rec[1] ~= token then
+  return 0
+end
+local depth = tonumber(rec[4]) or 1
+if depth > 1 then
+  rec[4] = depth - 1
+  redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
+  return 3
+end
+-- The index entry stays while the lock passes from hand to hand.
+if hand_off(lock, queue, index, name, rec, lazy_clock_us(), nil) then
+  return 2
+end
+redis.call('SET', lock, cmsgpack.pack({false, rec[2]}), 'PX', FENCE_KEEP_MS)
+redis.call('HDEL', index, name)
+return 1

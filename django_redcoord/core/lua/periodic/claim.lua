@@ -1,0 +1,70 @@
+-- periodic/claim.lua (common/time.lua prepended): claim one slot of a periodic job for the leader of a term.
+--
+-- KEYS[1] record    leader hash: identity, token, term, ... (see leader_campaign.lua)
+-- KEYS[2] job       job state hash:
+--                     last_slot, next_due, last_start, last_end (ms since the epoch),
+--                     duration (ms), outcome (ok|error|timeout), error, runs, failures,
+--                     missed, running (run id), running_since, running_term, runner,
+--                     claim (token:mode of the last claim), finished_run, schedule
+-- KEYS[3] jobs      set: names of the jobs with state under this election (for the admin)
+-- ARGV[1] token     the caller's term token
+-- ARGV[2] term      the caller's term
+-- ARGV[3] name      the job's name (member of KEYS[3])
+-- ARGV[4] mode      'run'    claim slot ARGV[5] and mark it running
+--                   'skip'   move last_slot to ARGV[5] without running it (slots dropped
+--                            by misfire='skip', or the starting point of a new job)
+--                   'adhoc'  an ad-hoc run outside the schedule: last_slot untouched
+-- ARGV[5] slot_ms   the slot, ms since the epoch (ignored for 'adhoc')
+-- ARGV[6] next_due  when the slot after ARGV[5] is due, ms since the epoch (for the admin)
+-- ARGV[7] missed    slots skipped or folded into this claim (added to `missed`)
+-- ARGV[8] schedule  the job's schedule in words (for the admin)
+-- ARGV[9] identity  the caller's identity (`runner`)
+--
+-- Returns {1, run_id}     claimed (also when the same token claims the same slot again:
+--                         a retry after a lost reply gets the same grant back)
+--         {0, ''}         the caller is not the leader of ARGV[2] (term over, or another
+--                         candidate leads): nothing written
+--         {2, last_slot}  the slot was already claimed (slot <= last_slot): nothing written
+
+local record, job, jobs = KEYS[1], KEYS[2], KEYS[3]
+local token, term, name, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local slot, next_due, missed = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+
+-- The fence: only the current leader of this very term may claim. A leader
+-- that was paused past its lease resumes with an old token and term.
+local lead = redis.call('HMGET', record, 'token', 'term')
+if lead[1] ~= token or lead[2] ~= term then
+  return {0, ''}
+end
+
+local now = server_now_ms()
+redis.call('SADD', jobs, name)
+redis.call('HSET', job, 'schedule', ARGV[8])
+
+if mode == 'adhoc' then
+  local run_id = 'adhoc-' .. now
+  redis.call('HSET', job, 'running', run_id, 'running_since', now, 'running_term', term,
+             'runner', ARGV[9], 'last_start', now)
+  redis.call('HINCRBY', job, 'runs', 1)
+  return {1, run_id}
+end
+
+local last_raw = redis.call('HGET', job, 'last_slot')
+local last = tonumber(last_raw)
+if last and slot <= last then
+  if slot == last and mode == 'run' and redis.call('HGET', job, 'claim') == token .. ':run' then
+    return {1, ARGV[5]}  -- our own claim, retried after a lost reply
+  end
+  return {2, last_raw}
+end
+
+redis.call('HSET', job, 'last_slot', ARGV[5], 'next_due', next_due, 'claim', token .. ':' .. mode)
+if missed > 0 then
+  redis.call('HINCRBY', job, 'missed', missed)
+end
+if mode == 'run' then
+  redis.call('HSET', job, 'running', ARGV[5], 'running_since', now, 'running_term', term,
+             'runner', ARGV[9], 'last_start', now)
+  redis.call('HINCRBY', job, 'runs', 1)
+end
+return {1, ARGV[5]}

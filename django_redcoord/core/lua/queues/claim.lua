@@ -1,0 +1,71 @@
+-- queues/claim.lua (common/time.lua, queues/common.lua prepended): acknowledge, heartbeat, claim.
+--
+-- The worker's hot path: one round trip acknowledges the previous batch,
+-- renews the consumer's heartbeat, promotes due delayed messages and moves up
+-- to N ready messages onto the consumer's processing list, where they stay
+-- until acknowledged (a crash loses nothing: the reaper requeues them).
+--
+-- A claim whose reply was lost (a timeout) moved messages the consumer never
+-- saw onto its list. So a consumer that holds nothing unacknowledged says so
+-- (recover = '1'): whatever is still on its list after the acknowledgements
+-- is delivered again first. Claiming is idempotent, like every coordination
+-- operation.
+--
+-- KEYS[1] ready       zset: envelope -> order score
+-- KEYS[2] delayed     zset: envelope -> due time (ms)
+-- KEYS[3] processing  list: this consumer's in-flight envelopes
+-- KEYS[4] consumers   zset: processing-list key -> heartbeat deadline (ms)
+-- KEYS[5] wake        list: one token while messages may be ready
+-- KEYS[6] seq         integer: arrival counter
+-- ARGV[1] n           messages to claim (0: only acknowledge and heartbeat)
+-- ARGV[2] timeout_ms  heartbeat validity; past it the reaper requeues our messages
+-- ARGV[3] lifo        '1' or '0' (order of promoted delayed messages)
+-- ARGV[4] recover     '1': the caller holds no unacknowledged message of this list
+-- ARGV[5..] envelopes to acknowledge (remove from the processing list)
+--
+-- Returns {hint_ms, envelope...}: hint_ms is 0 when ready messages remain,
+-- else the ms until the next delayed message is due, or -1 when none is.
+
+local ready, delayed, processing, consumers, wake, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local want, lifo = tonumber(ARGV[1]), ARGV[3]
+
+for i = 5, #ARGV do
+  redis.call('LREM', processing, 1, ARGV[i])
+end
+
+local now = server_now_ms()
+redis.call('ZADD', consumers, int(now + tonumber(ARGV[2])), processing)
+
+local due = redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 1000)
+for _, env in ipairs(due) do
+  local _, _, _, _, prio = parse(env)
+  redis.call('ZADD', ready, order_score(seq, prio, lifo, false), env)
+  redis.call('ZREM', delayed, env)
+end
+
+local out = {0}
+if want > 0 then
+  if ARGV[4] == '1' then
+    local lost = redis.call('LRANGE', processing, 0, want - 1)
+    for _, env in ipairs(lost) do
+      out[#out + 1] = env
+    end
+  end
+  if #out == 1 then
+    local popped = redis.call('ZPOPMIN', ready, want)
+    for i = 1, #popped, 2 do
+      out[#out + 1] = popped[i]
+    end
+    if #out > 1 then
+      redis.call('RPUSH', processing, unpack(out, 2))
+    end
+  end
+end
+
+if redis.call('ZCARD', ready) > 0 then
+  wake_one(wake) -- more work: let another idle consumer take it
+elseif #out == 1 then
+  local next_due = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+  out[1] = next_due[2] and math.max(1, tonumber(next_due[2]) - now) or -1
+end
+return out

@@ -1,0 +1,92 @@
+-- queues/common.lua: helpers shared by the queue scripts (prepended to them, after
+-- common/time.lua).
+--
+-- Keys and arguments are those of the script that includes this file.
+-- An envelope (a member of ready/delayed, an element of processing/dead) is
+--   "<failed_attempts>|<max_attempts>|<enqueued_ms>|<priority>|<flags>|<id>\n<body>"
+-- The numeric fields come first and the id last, so an id may contain any
+-- allowed character (`|` included): it is the rest of the first line, never
+-- split. <body> is the user's JSON, never decoded here (so numbers and empty
+-- containers stay exactly as the producer wrote them). <flags>: 1 = the
+-- message has a result record (a Django Task): when it is dead-lettered, its
+-- id is also written to the queue's settle list, so a worker marks the record
+-- FAILED even if the process that dead-lettered it dies right after.
+-- Envelopes of the first format, "<id>|<failed>|<max>|<enqueued_ms>|<priority>\n<body>"
+-- (ids without `|`), are still read; rewritten envelopes take the new format.
+-- Ready order score: (100 - priority) * 2^44 + position, popped lowest first:
+-- higher priority first, then arrival order (FIFO) or reverse (LIFO).
+-- Scores are formatted with %.0f: Lua's default number format keeps only 14
+-- digits and would merge neighbouring scores.
+
+local BAND = 17592186044416 -- 2^44 positions per priority band
+local HAS_RECORD = 1
+
+-- Split an envelope: id, failed attempts, max attempts, enqueued ms, priority,
+-- flags, body. A malformed header reads as a message with one attempt, so it
+-- is dead-lettered at its first failure instead of breaking the script.
+local function parse(env)
+  local nl = string.find(env, '\n', 1, true)
+  if not nl then return '', 0, 1, 0, 0, 0, env end
+  local header = string.sub(env, 1, nl - 1)
+  local body = string.sub(env, nl + 1)
+  local failed, max, enq, prio, flags, id = string.match(header, '^(%d+)|(%d+)|(%d+)|(%-?%d+)|(%d+)|(.*)$')
+  if failed then
+    return id, tonumber(failed), tonumber(max), tonumber(enq), tonumber(prio), tonumber(flags), body
+  end
+  local old_id
+  old_id, failed, max, enq, prio = string.match(header, '^([^|]*)|(%d+)|(%d+)|(%d+)|(%-?%d+)$')
+  if old_id then
+    return old_id, tonumber(failed), tonumber(max), tonumber(enq), tonumber(prio), 0, body
+  end
+  return '', 0, 1, 0, 0, 0, env
+end
+
+-- The envelope with its failed-attempts count set (always in the new format).
+local function with_failed(env, failed)
+  local id, _, max, enq, prio, flags, body = parse(env)
+  return failed .. '|' .. max .. '|' .. int(enq) .. '|' .. prio .. '|' .. flags .. '|' .. id .. '\n' .. body
+end
+
+-- Score at the back of the line (next arrival) or, with front = k >= 1, just
+-- ahead of every message of the same priority (redelivery after a crash or a
+-- hand-back): k positions before the band, so a batch returned with
+-- k = n, n-1, ..., 1 keeps its order.
+local function order_score(seq_key, prio, lifo, front)
+  local base = (100 - prio) * BAND
+  if front then return string.format('%.0f', base - front) end
+  local n = redis.call('INCR', seq_key) % (BAND - 1) + 1
+  if lifo == '1' then n = BAND - n end
+  return string.format('%.0f', base + n)
+end
+
+local function wake_one(wake)
+  if redis.call('LLEN', wake) == 0 then
+    redis.call('RPUSH', wake, 1)
+  end
+end
+
+-- Move an envelope (already taken off its list) to the dead-letter list with
+-- its error, keeping at most `limit` dead letters (0: no limit; the oldest are
+-- dropped with their errors). A message with a result record is also written
+-- to the settle list (see above). Returns the number of old letters dropped.
+local function bury(dead, errors, settle, env, failed, error_text, now, limit)
+  local id, _, _, _, _, flags = parse(env)
+  local updated = with_failed(env, failed)
+  redis.call('RPUSH', dead, updated)
+  local detail = cjson.encode({error = error_text, attempts = failed, failed_ms = now})
+  redis.call('HSET', errors, id, detail)
+  if flags % 2 == HAS_RECORD then
+    redis.call('RPUSH', settle, id .. '\n' .. detail)  -- ids never contain a newline
+  end
+  local dropped = 0
+  if limit > 0 then
+    -- at most 100 per call, so lowering the limit never makes one script long
+    while dropped < 100 and redis.call('LLEN', dead) > limit do
+      local oldest = redis.call('LPOP', dead)
+      local old_id = parse(oldest)
+      redis.call('HDEL', errors, old_id)
+      dropped = dropped + 1
+    end
+  end
+  return dropped
+end

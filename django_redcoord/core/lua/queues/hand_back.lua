@@ -1,0 +1,28 @@
+-- queues/hand_back.lua (common/time.lua, queues/common.lua prepended): return unstarted messages.
+--
+-- A stopping worker gives back what it prefetched but did not start: the
+-- envelopes go to the front of the ready queue, the attempt not counted.
+--
+-- KEYS[1] processing  list: the consumer's in-flight envelopes
+-- KEYS[2] ready       zset: envelope -> order score
+-- KEYS[3] consumers   zset: processing-list key -> heartbeat deadline (ms)
+-- KEYS[4] wake        list: one token while messages may be ready
+-- ARGV[1] retire      '1': the consumer stops; drop it when nothing is left in flight
+-- ARGV[2..] envelopes to hand back
+--
+-- Returns the number of envelopes handed back.
+
+local processing, ready, consumers, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local n = 0
+for i = 2, #ARGV do
+  if redis.call('LREM', processing, 1, ARGV[i]) == 1 then
+    local _, _, _, _, prio = parse(ARGV[i])
+    redis.call('ZADD', ready, order_score(nil, prio, '0', #ARGV - i + 1), ARGV[i])
+    n = n + 1
+  end
+end
+if ARGV[1] == '1' and redis.call('LLEN', processing) == 0 then
+  redis.call('ZREM', consumers, processing)
+end
+if n > 0 then wake_one(wake) end
+return n

@@ -1,0 +1,24 @@
+-- queues/requeue_dead.lua (common/time.lua, queues/common.lua prepended): give dead letters another chance.
+--
+-- KEYS[1] dead     list: dead-lettered envelopes, oldest first
+-- KEYS[2] ready    zset: envelope -> order score
+-- KEYS[3] errors   hash: message id -> last error
+-- KEYS[4] seq      integer: arrival counter
+-- KEYS[5] wake     list: one token while messages may be ready
+-- ARGV[1] n        at most this many (oldest first)
+-- ARGV[2] lifo     '1' or '0'
+--
+-- Returns the number requeued (their failed attempts reset to 0).
+
+local dead, ready, errors, seq, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local n = 0
+for _ = 1, tonumber(ARGV[1]) do
+  local env = redis.call('LPOP', dead)
+  if not env then break end
+  local id, _, _, _, prio = parse(env)
+  redis.call('ZADD', ready, order_score(seq, prio, ARGV[2], false), with_failed(env, 0))
+  redis.call('HDEL', errors, id)
+  n = n + 1
+end
+if n > 0 then wake_one(wake) end
+return n

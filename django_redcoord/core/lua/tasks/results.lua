@@ -1,0 +1,41 @@
+-- tasks/results.lua: write fields of task result records and renew their expiry.
+--
+-- One command for several records (finished tasks' outcomes, a running
+-- task's RUNNING state, dead letters to mark FAILED), instead of an HSET and
+-- an EXPIRE per record. A record that no longer exists (it expired after
+-- RESULT_TTL) is never recreated in part.
+--
+-- KEYS[i]   hash: a Django Task result record (status, times, errors, ...)
+-- ARGV[1]   ttl: seconds each record lives after this write
+-- ARGV[2..] for each key in order: guard, n, then n field/value pairs.
+--           guard ''     writes whenever the record exists;
+--           guard N      (a delivery number) writes only if that delivery has
+--                        not ended yet: the record is not SUCCESSFUL or FAILED
+--                        and holds no error.N (a RUNNING mark sent late must
+--                        not overwrite an outcome);
+--           guard 'dead' (the message was dead-lettered) writes only if the
+--                        record holds no outcome yet (SUCCESSFUL or FAILED).
+--
+-- Returns the number of records written.
+
+local ttl = tonumber(ARGV[1])
+local pos = 2
+local written = 0
+for i = 1, #KEYS do
+  local guard, n = ARGV[pos], tonumber(ARGV[pos + 1])
+  local status = redis.call('HGET', KEYS[i], 'status')
+  local ok = status ~= false
+  if ok and guard ~= '' then
+    ok = status ~= 'SUCCESSFUL' and status ~= 'FAILED'
+    if ok and guard ~= 'dead' then
+      ok = redis.call('HEXISTS', KEYS[i], 'error.' .. guard) == 0
+    end
+  end
+  if ok then
+    redis.call('HSET', KEYS[i], unpack(ARGV, pos + 2, pos + 1 + 2 * n))
+    redis.call('EXPIRE', KEYS[i], ttl)
+    written = written + 1
+  end
+  pos = pos + 2 * n + 2
+end
+return written

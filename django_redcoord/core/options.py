@@ -1,0 +1,200 @@
+"""The options the core understands: every default in one dict, and their validation.
+
+Plain Python (no Django): a Django project sets them as ``settings.REDCOORD``
+(read by :mod:`django_redcoord.conf`); a plain program passes the same dict to
+``runtime.configure()``. ``validate()`` merges options over :data:`DEFAULTS`
+and reports every problem at once.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .exceptions import ConfigurationError
+from .keys import DEFAULT_PREFIX, validate_prefix
+
+#: Documented defaults; the README's configuration table mirrors this dict.
+DEFAULTS: dict[str, Any] = {
+    # Where Redis is: exactly one of URL (redis://, rediss://, unix:// or
+    # "embedded") and CACHE (the alias of a django-redis cache whose
+    # connection pool is reused).
+    "URL": None,
+    "CACHE": None,
+    # Every key starts with "<KEY_PREFIX>:" so several projects share one Redis.
+    "KEY_PREFIX": DEFAULT_PREFIX,
+    # Seconds. Coordination calls never retry silently: a dead or paused
+    # server is reported after at most these timeouts.
+    "SOCKET_TIMEOUT": 5.0,
+    "CONNECT_TIMEOUT": 2.0,
+    # Folder of the embedded development server (socket, pid file, log);
+    # default: <BASE_DIR or cwd>/.redcoord
+    "EMBEDDED_DIR": None,
+    # Locks: default time-to-live and default wait, in seconds.
+    "LOCK_TTL": 30.0,
+    "LOCK_WAIT": 10.0,
+    # Leader election (client-go's rules, validated at start-up:
+    # LEASE > RENEW_DEADLINE > 1.2 x RETRY_PERIOD), seconds.
+    "LEADER_LEASE": 15.0,
+    "LEADER_RENEW_DEADLINE": 10.0,
+    "LEADER_RETRY_PERIOD": 2.0,
+    # run_leader: seconds to wait for running jobs on SIGTERM before resigning.
+    "LEADER_SHUTDOWN_TIMEOUT": 30.0,
+    # Modules holding @periodic jobs besides every installed app's jobs.py.
+    "JOBS": [],
+    # Queues and workers.
+    "QUEUE_MAX_ATTEMPTS": 3,  # deliveries before a message is dead-lettered
+    "QUEUE_RETRY_DELAY": 1.0,  # seconds before the first retry; doubles each attempt
+    "QUEUE_RETRY_MAX_DELAY": 300.0,  # cap of the retry delay, seconds
+    "WORKER_HEARTBEAT": 2.0,  # seconds between worker heartbeats
+    "WORKER_TIMEOUT": 10.0,  # a worker silent this long is dead: its messages are requeued
+    "WORKER_PREFETCH": 32,  # messages a worker claims (and acknowledges) per round trip
+    "WORKER_SHUTDOWN_TIMEOUT": 30.0,  # seconds to finish running jobs on SIGTERM
+    # Dead letters kept per queue; the oldest are dropped past it (None: keep all).
+    "QUEUE_DEAD_LETTER_LIMIT": 10_000,
+}
+
+# Seconds: (low, high, low_inclusive). NaN and infinities are never allowed.
+_DAY = 86400.0
+_SECONDS: dict[str, tuple[float, float, bool]] = {
+    "SOCKET_TIMEOUT": (0.01, 3600.0, True),
+    "CONNECT_TIMEOUT": (0.01, 3600.0, True),
+    "LOCK_TTL": (0.001, 365 * _DAY, True),
+    "LEADER_LEASE": (0.001, _DAY, True),
+    "LEADER_RENEW_DEADLINE": (0.001, _DAY, True),
+    "LEADER_RETRY_PERIOD": (0.001, _DAY, True),
+    "LEADER_SHUTDOWN_TIMEOUT": (0.0, _DAY, False),
+    "QUEUE_RETRY_DELAY": (0.001, _DAY, True),
+    "QUEUE_RETRY_MAX_DELAY": (0.001, _DAY, True),
+    "WORKER_HEARTBEAT": (0.01, 3600.0, True),
+    "WORKER_TIMEOUT": (0.05, _DAY, True),
+    "WORKER_SHUTDOWN_TIMEOUT": (0.0, _DAY, False),
+}
+_COUNTS = {"QUEUE_MAX_ATTEMPTS": (1, 1000), "WORKER_PREFETCH": (1, 1000)}
+EMBEDDED = "embedded"
+URL_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def validate(user: Any) -> dict[str, Any]:
+    """Merge ``user`` (the REDCOORD dict) over the defaults and normalise it.
+
+    Raises ConfigurationError listing every problem (``exc.problems``: one
+    message per problem, each saying the key, the value and what is allowed).
+    """
+    config, found = _check(user)
+    if found:
+        error = ConfigurationError("; ".join(found))
+        error.problems = found  # type: ignore[attr-defined]
+        raise error
+    return config
+
+
+def problems(user: Any) -> list[str]:
+    """Every problem of a REDCOORD dict (empty when it is valid)."""
+    return _check(user)[1]
+
+
+def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
+    if user is None:
+        user = {}
+    if not isinstance(user, dict):
+        return {}, [f"settings.REDCOORD must be a dict, not {type(user).__name__}"]
+    found: list[str] = []
+    unknown = sorted(set(user) - set(DEFAULTS), key=str)
+    if unknown:
+        found.append(
+            f"unknown REDCOORD key(s) {', '.join(map(str, unknown))}; allowed keys are {', '.join(DEFAULTS)}"
+        )
+    config = {**DEFAULTS, **{k: v for k, v in user.items() if k in DEFAULTS}}
+    url, cache = config["URL"], config["CACHE"]
+    if url is not None and cache is not None:
+        found.append(
+            "REDCOORD sets both URL and CACHE; set exactly one of them "
+            "(URL = 'redis://...' or 'embedded', CACHE = a django-redis cache alias)"
+        )
+    if url is not None and (
+        not isinstance(url, str) or (url != EMBEDDED and not url.startswith(URL_SCHEMES))
+    ):
+        found.append(
+            f"REDCOORD['URL'] must start with redis://, rediss:// or unix://, or be 'embedded' (got {url!r})"
+        )
+    if cache is not None and (not isinstance(cache, str) or not cache):
+        found.append(f"REDCOORD['CACHE'] must be a cache alias (str), got {cache!r}")
+    try:
+        validate_prefix(config["KEY_PREFIX"])
+    except ValueError as exc:
+        found.append(f"REDCOORD: {exc}")
+    valid = set()
+    for key, (low, high, inclusive) in _SECONDS.items():
+        message = _seconds_problem(key, config[key], low, high, inclusive)
+        if message:
+            found.append(message)
+        else:
+            config[key] = float(config[key])
+            valid.add(key)
+    for key, (low, high) in _COUNTS.items():
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            found.append(f"REDCOORD[{key!r}] must be a whole number from {low} to {high} (got {value!r})")
+        else:
+            valid.add(key)
+    limit = config["QUEUE_DEAD_LETTER_LIMIT"]
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10**9):
+        found.append(
+            "REDCOORD['QUEUE_DEAD_LETTER_LIMIT'] must be a whole number from 1 to 1000000000, "
+            f"or None to keep every dead letter (got {limit!r})"
+        )
+    jobs = config["JOBS"]
+    if not isinstance(jobs, (list, tuple)) or not all(isinstance(j, str) and j for j in jobs):
+        found.append(f"REDCOORD['JOBS'] must be a list of dotted module paths (got {jobs!r})")
+    wait = config["LOCK_WAIT"]
+    if wait is not None:
+        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 365 * _DAY:
+            found.append(
+                "REDCOORD['LOCK_WAIT'] must be seconds >= 0 (a finite number up to a year), "
+                f"or None to wait forever (got {wait!r})"
+            )
+        else:
+            config["LOCK_WAIT"] = float(wait)
+    found.extend(_relations(config, valid))
+    return config, found
+
+
+def _seconds_problem(key: str, value: Any, low: float, high: float, inclusive: bool) -> str:
+    """The problem of a number of seconds, or ''."""
+    ok = (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float))
+        and math.isfinite(value)
+        and (low <= value if inclusive else low < value)
+        and value <= high
+    )
+    if ok:
+        return ""
+    bound = f"from {low:.10g}" if inclusive else f"above {low:.10g}"
+    return f"REDCOORD[{key!r}] must be a finite number of seconds {bound} up to {high:.10g} (got {value!r})"
+
+
+def _relations(config: dict[str, Any], valid: set[str]) -> list[str]:
+    """Rules between keys, checked only when each key is valid on its own."""
+    found = []
+    leader = ("LEADER_LEASE", "LEADER_RENEW_DEADLINE", "LEADER_RETRY_PERIOD")
+    if valid.issuperset(leader):
+        from .leader.records import check_timing
+
+        try:
+            check_timing(*(config[k] for k in leader))
+        except (TypeError, ValueError) as exc:
+            found.append(f"REDCOORD LEADER_*: {exc}")
+    if {"WORKER_HEARTBEAT", "WORKER_TIMEOUT"} <= valid and not config["WORKER_TIMEOUT"] > config["WORKER_HEARTBEAT"]:
+        found.append(
+            f"REDCOORD['WORKER_TIMEOUT'] ({config['WORKER_TIMEOUT']:g} s) must be longer than "
+            f"REDCOORD['WORKER_HEARTBEAT'] ({config['WORKER_HEARTBEAT']:g} s): a worker that does "
+            "not beat more than once per timeout looks dead and its messages are taken back"
+        )
+    if {"QUEUE_RETRY_DELAY", "QUEUE_RETRY_MAX_DELAY"} <= valid and config["QUEUE_RETRY_DELAY"] > config["QUEUE_RETRY_MAX_DELAY"]:
+        found.append(
+            f"REDCOORD['QUEUE_RETRY_DELAY'] ({config['QUEUE_RETRY_DELAY']:g} s) must not exceed "
+            f"REDCOORD['QUEUE_RETRY_MAX_DELAY'] ({config['QUEUE_RETRY_MAX_DELAY']:g} s), the cap of the backoff"
+        )
+    return found

@@ -1,0 +1,351 @@
+"""The leader's side of ``@periodic``: claim due slots under the term, run them, record outcomes.
+
+``Scheduler.tick(now)`` is the loop body of ``manage.py run_leader``: it takes
+the wall-clock time as an argument (seconds since the epoch), so tests drive
+it without sleeping. Per job it finds the slots due since ``last_slot`` and,
+following the job's misfire policy, claims one with ``job_claim.lua``:
+
+* the claim checks, atomically, that the leader record still carries our
+  token and term, and that the slot is newer than ``last_slot``; then it
+  moves ``last_slot``. So a slot runs at most once across leader changes, and
+  a leader whose term is over (paused past its lease, then resumed) can never
+  claim: its token is not the record's any more.
+* only then does the job start, in its own thread. ``job_finish.lua``
+  records the outcome unless a newer run was claimed since.
+
+Clocks decide *when* a leader tries a slot; the claim decides *whether* it
+runs. A leader whose clock is off runs slots early or late, never twice.
+
+A crash between claim and the end of a run loses that run (at most once):
+the slot stays claimed and the admin shows it as running under a dead term.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..exceptions import CoordinationUnavailable
+from ..leader.election import LeaderElection
+from ..runtime import runtime
+from ..transport.clients import as_text, unavailable_as_ours
+from ..transport.scripts import Script
+from .jobs import CATCHUP_LIMIT, Job, JobContext, _set_current_job
+
+log = logging.getLogger(__name__)
+
+_CLAIM = Script("periodic/claim")
+_FINISH = Script("periodic/finish")
+
+CLAIMED, NOT_LEADER, ALREADY_CLAIMED = 1, 0, 2
+_MAX_ERROR = 1000  # characters of an error message kept in Redis
+
+
+@dataclass(eq=False)
+class Run:
+    """One run of a job in a worker thread (times: time.monotonic() seconds)."""
+
+    job: Job
+    run_id: str
+    slot_ms: int | None
+    term: int
+    started: float
+    done: threading.Event = field(default_factory=threading.Event)
+    timed_out: bool = False
+    outcome: str = ""
+    error: str = ""
+    duration: float = 0.0
+
+
+class Scheduler:
+    """Runs the due slots of ``jobs`` while ``election`` leads.
+
+    Args:
+        election: the election; only its leader claims slots.
+        jobs: the jobs (``periodic.get_jobs().values()``).
+        wakeup: set whenever a run ends, so the caller's loop ticks again.
+        catchup_limit: misfire="catchup" runs at most this many missed slots.
+    """
+
+    def __init__(
+        self,
+        election: LeaderElection,
+        jobs: Iterable[Job],
+        *,
+        wakeup: threading.Event | None = None,
+        catchup_limit: int = CATCHUP_LIMIT,
+    ) -> None:
+        self.election = election
+        self.jobs = sorted(jobs, key=lambda job: job.name)
+        self.wakeup = wakeup or threading.Event()
+        self.catchup_limit = catchup_limit
+        self._term: int | None = None  # the term our cached last_slot values belong to
+        self._last: dict[str, int | None] = {}
+        self._runs: list[Run] = []
+        self._runs_lock = threading.Lock()
+        self._broken: set[str] = set()  # jobs whose schedule raised (logged once)
+
+    # -- the loop body --------------------------------------------------------------
+
+    def tick(self, now: float) -> float:
+        """Claim and start the runs due at ``now`` (seconds since the epoch) if we lead.
+
+        Returns the seconds until the next slot is due or a timeout expires
+        (``math.inf`` when nothing is scheduled). Never raises for Redis
+        errors: they are logged and the tick is retried a retry period later.
+        """
+        self._check_timeouts()
+        fence = self.election.fence()
+        if fence is None:
+            self._term = None
+            return self._until_timeout(math.inf)
+        term, token = fence
+        now_ms = int(now * 1000)
+        next_ms = math.inf
+        try:
+            if self._term != term:
+                self._load(term)
+            for job in self.jobs:
+                try:
+                    next_ms = min(next_ms, self._tick_job(job, now_ms, term, token))
+                except CoordinationUnavailable:
+                    raise
+                except Exception:  # one broken schedule must not stop the others
+                    if job.name not in self._broken:
+                        log.exception("job %s: its schedule cannot be computed; skipped", job.name)
+                        self._broken.add(job.name)
+                if self._term is None:
+                    return self.election.retry_period  # our term ended under us
+        except CoordinationUnavailable as exc:
+            log.warning("scheduler: Redis unavailable, retrying in %g s: %s", self.election.retry_period, exc)
+            return self.election.retry_period
+        return self._until_timeout(max(0.0, (next_ms - now_ms) / 1000.0))
+
+    def _load(self, term: int) -> None:
+        """Read every job's last_slot once per term (only the leader writes it)."""
+        client = self.election.client
+        pipe = client.pipeline(transaction=False)
+        for job in self.jobs:
+            pipe.hget(self.election.keys.job(job.name), "last_slot")
+        with unavailable_as_ours(client, "read periodic job state"):
+            values = pipe.execute()
+        self._last = {job.name: None if v is None else int(v) for job, v in zip(self.jobs, values, strict=True)}
+        self._term = term
+
+    def _tick_job(self, job: Job, now_ms: int, term: int, token: str) -> float:
+        """Claim what is due for ``job``; return when it is next due (ms since the epoch)."""
+        last = self._last.get(job.name)
+        if last is None:
+            # A job seen for the first time starts with its next slot: record
+            # the latest past slot as done, so a new daily job does not fire
+            # at deploy time.
+            if not self._claim(job, "skip", job.previous_slot(now_ms), 0, term, token):
+                return math.inf if self._term is None else 0.0
+            return job.due_ms(job.next_slot(self._last[job.name] or 0))
+        while True:
+            if not job.overlap and self._busy(job):
+                return math.inf  # the run's end sets `wakeup`
+            slots, older = job.due_slots(last, now_ms, self.catchup_limit)
+            if not slots:
+                return job.due_ms(job.next_slot(last))
+            if job.misfire == "catchup":
+                slot, missed, mode = slots[0], older, "run"
+            elif job.misfire == "coalesce":
+                slot, missed, mode = slots[-1], older + len(slots) - 1, "run"
+            else:  # skip: only a slot reached within its grace runs
+                slot, missed = slots[-1], older + len(slots) - 1
+                late = now_ms - job.due_ms(slot) > job.grace_ms()
+                mode = "skip" if late else "run"
+                missed += 1 if late else 0
+            if not self._claim(job, mode, slot, missed, term, token):
+                return math.inf if self._term is None else 0.0
+            last = self._last[job.name] or slot
+            if not job.overlap or job.misfire != "catchup":
+                # At most one new run per job and tick, except when catching
+                # up with overlap=True (every missed slot starts at once).
+                return job.due_ms(job.next_slot(last))
+
+    def _claim(self, job: Job, mode: str, slot: int | None, missed: int, term: int, token: str) -> bool:
+        """Run job_claim.lua; start the run if claimed. Returns True if claimed."""
+        keys = self.election.keys
+        next_due = job.due_ms(job.next_slot(slot)) if slot is not None else 0
+        code, value = _CLAIM(
+            self.election.client,
+            [keys.record, keys.job(job.name), keys.jobs],
+            [token, term, job.name, mode, slot or 0, next_due, missed, job.schedule, self.election.identity],
+            operation=f"claim a slot of job {job.name!r}",
+        )
+        code, value = int(code), as_text(value)
+        if code == NOT_LEADER:
+            # Our term is over though our clock had not noticed yet: act as a
+            # standby from now on. The claim wrote nothing.
+            log.warning("scheduler: claim of %s refused: term %d is over", job.name, term)
+            self._term = None
+            return False
+        if code == ALREADY_CLAIMED:
+            self._last[job.name] = int(value)
+            return False
+        if slot is not None:
+            self._last[job.name] = slot
+        if missed:
+            log.info("job %s: %d slot(s) %s (misfire=%s)", job.name, missed,
+                     "dropped" if mode == "skip" or job.misfire != "coalesce" else "coalesced", job.misfire)
+        if mode != "skip":
+            self._start(job, value, slot, term)
+        return True
+
+    # -- runs -------------------------------------------------------------------------
+
+    def run_now(self, job: Job, timeout: float | None = None) -> Run | None:
+        """Run ``job`` once now, outside its schedule, if we lead; wait for it.
+
+        Returns the finished Run (or still running after ``timeout`` seconds),
+        or None if we do not lead. ``last_slot`` is not touched.
+        """
+        fence = self.election.fence()
+        if fence is None:
+            return None
+        term, token = fence
+        keys = self.election.keys
+        code, run_id = _CLAIM(
+            self.election.client,
+            [keys.record, keys.job(job.name), keys.jobs],
+            [token, term, job.name, "adhoc", 0, 0, 0, job.schedule, self.election.identity],
+            operation=f"claim an ad-hoc run of job {job.name!r}",
+        )
+        if int(code) != CLAIMED:
+            return None
+        run = self._start(job, as_text(run_id), None, term)
+        run.done.wait(timeout)
+        return run
+
+    def _start(self, job: Job, run_id: str, slot: int | None, term: int) -> Run:
+        run = Run(job, run_id, slot, term, time.monotonic())
+        with self._runs_lock:
+            self._runs.append(run)
+        # A daemon thread per run, not a ThreadPoolExecutor: the interpreter
+        # joins executor threads at exit, so one hung job would keep a stopped
+        # leader from exiting after its shutdown timeout.
+        threading.Thread(target=self._execute, args=(run,), name=f"redcoord-job:{job.name}", daemon=True).start()
+        return run
+
+    def _execute(self, run: Run) -> None:
+        job = run.job
+        context = JobContext(job.name, run.slot_ms, run.term, self.election.identity,
+                             lambda: self.election.term == run.term)  # fmt: skip
+        _set_current_job(context)
+        hooks = runtime.job_hooks()  # Django: close_old_connections, before and after
+        error, exc_info = "", None
+        try:
+            for hook in hooks:
+                hook()
+            if job.is_task:
+                job.func.enqueue()
+            else:
+                job.func()
+            outcome = "ok"
+        except BaseException as exc:  # a job's failure is recorded, never fatal to the leader
+            outcome, error, exc_info = "error", f"{type(exc).__name__}: {exc}"[:_MAX_ERROR], exc
+        finally:
+            for hook in hooks:
+                try:
+                    hook()
+                except Exception:  # noqa: BLE001 - the job's outcome is recorded below
+                    log.exception("job %s: a hook after the run failed", job.name)
+            _set_current_job(None)
+        run.duration = time.monotonic() - run.started
+        if run.timed_out:
+            error = (f"timed out after {job.timeout:g} s; ended after {run.duration:.3f} s"
+                     + (f" with {error}" if error else " without error"))[:_MAX_ERROR]  # fmt: skip
+            outcome = "timeout"
+        run.outcome, run.error = outcome, error
+        level = logging.INFO if outcome == "ok" else logging.ERROR
+        log.log(level, "job %s slot %s term %d: %s in %.3f s%s", job.name, _slot_text(run), run.term,
+                outcome, run.duration, f" ({error})" if error else "", exc_info=exc_info)  # fmt: skip
+        self._finish(run, outcome, error, final=True)
+        with self._runs_lock:
+            self._runs.remove(run)
+        run.done.set()
+        self.wakeup.set()
+
+    def _finish(self, run: Run, outcome: str, error: str, *, final: bool) -> None:
+        try:
+            _FINISH(
+                self.election.client,
+                [self.election.keys.job(run.job.name)],
+                [run.run_id, outcome, error, int(run.duration * 1000), "1" if final else "0"],
+                operation=f"record the outcome of job {run.job.name!r}",
+            )
+        except CoordinationUnavailable as exc:
+            log.warning("job %s: outcome %s not recorded: %s", run.job.name, outcome, exc)
+
+    def _busy(self, job: Job) -> bool:
+        with self._runs_lock:
+            return any(run.job is job for run in self._runs)
+
+    def _check_timeouts(self) -> None:
+        """Report runs past their timeout once; they still count as running."""
+        now = time.monotonic()
+        with self._runs_lock:
+            late = [r for r in self._runs if r.job.timeout and not r.timed_out and now - r.started >= r.job.timeout]
+            for run in late:
+                run.timed_out = True
+        for run in late:
+            run.duration = now - run.started
+            log.error("job %s slot %s term %d: timeout after %g s, still running", run.job.name,
+                      _slot_text(run), run.term, run.job.timeout)  # fmt: skip
+            self._finish(run, "timeout", f"still running after its timeout of {run.job.timeout:g} s", final=False)
+
+    def _until_timeout(self, wait: float) -> float:
+        now = time.monotonic()
+        with self._runs_lock:
+            for run in self._runs:
+                if run.job.timeout and not run.timed_out:
+                    wait = min(wait, max(0.0, run.started + run.job.timeout - now))
+        return wait
+
+    def running(self) -> list[Run]:
+        """Runs not finished yet (including timed-out ones)."""
+        with self._runs_lock:
+            return list(self._runs)
+
+    def wait_idle(self, timeout: float, abort: threading.Event | None = None) -> list[Run]:
+        """Wait up to ``timeout`` seconds for running jobs to end; return those still running."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = self.running()
+            remaining = deadline - time.monotonic()
+            if not left or remaining <= 0 or (abort is not None and abort.is_set()):
+                return left
+            left[0].done.wait(min(remaining, 0.1))
+
+
+def _slot_text(run: Run) -> str:
+    return "ad-hoc" if run.slot_ms is None else str(run.slot_ms)
+
+
+def read_job_states(election: LeaderElection, also: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """State of every job with state in Redis, plus the jobs named in ``also`` (two round trips).
+
+    Values are decoded: times (ms since the epoch), durations (ms) and counts
+    as int, other fields as str. A job without state maps to ``{}``.
+    """
+    client, keys = election.client, election.keys
+    with unavailable_as_ours(client, "read periodic job state"):
+        listed = sorted({as_text(m) for m in client.smembers(keys.jobs)} | set(also))
+        pipe = client.pipeline(transaction=False)
+        for name in listed:
+            pipe.hgetall(keys.job(name))
+        values = pipe.execute()
+    numeric = {"last_slot", "next_due", "last_start", "last_end", "duration", "runs", "failures",
+               "missed", "running_since", "running_term"}  # fmt: skip
+    states = {}
+    for name, raw in zip(listed, values, strict=True):
+        decoded = {as_text(k): as_text(v) for k, v in raw.items()}
+        states[name] = {k: int(v) if k in numeric and v.lstrip("-").isdigit() else v for k, v in decoded.items()}
+    return states

@@ -1,0 +1,430 @@
+"""The worker loop: claim in batches, run a handler, acknowledge, heartbeat, reap.
+
+Concurrency is threads: ``concurrency`` threads in one process, each with its
+own consumer (and processing list) per queue. Scale further by running more
+worker processes. One more thread beats the heartbeat of every consumer (so a
+long job does not make its consumer look dead) and reaps the consumers of
+dead workers on every queue served.
+
+Each thread loops: one round trip acknowledges the previous batch and claims
+up to ``prefetch`` messages; the handler runs them in order. A handler that
+raises gets the message retried with backoff (dead-lettered after the last
+attempt); raising :class:`DeadLetter` sends it to the dead-letter list at once.
+An idle thread blocks on the queues' wake lists (no polling), waking early
+when a delayed message falls due.
+
+Stopping (``stop()``, e.g. from SIGTERM): threads finish the job in hand (up
+to ``shutdown_timeout``), hand back the prefetched messages they did not start
+at once, acknowledge what they finished, and retire their consumers.
+
+Faults: every loop survives a Redis that goes away (restart, failover, a
+pause longer than the socket timeout) and resumes when it answers. A failed
+nack is kept and sent later while the rest of the batch runs. A thread that
+dies unexpectedly stops the worker with :class:`WorkerCrashed` (a non-zero
+exit for ``run_worker``): it never goes on half-alive, nor exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import random
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..exceptions import CoordinationUnavailable, RedcoordError
+from ..keys import validate_name
+from ..transport.scripts import Script, blpop, execute_pipeline
+from .queue import MAX_BATCH, Consumer, Message, Queue, check_count, queue_defaults
+
+log = logging.getLogger(__name__)
+
+_BEAT = Script("queues/worker_beat")
+_QUEUE_BEAT = Script("queues/heartbeat")
+
+
+class DeadLetter(Exception):
+    """Raised by a handler: this message can never succeed; dead-letter it now."""
+
+
+class WorkerCrashed(RedcoordError):
+    """A thread of the worker died unexpectedly; the worker stopped (``thread``, ``error``)."""
+
+    def __init__(self, message: str, *, thread: str = "", error: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.thread = thread
+        self.error = error
+
+
+@dataclass
+class Stats:
+    ok: int = 0
+    failed: int = 0
+    dead: int = 0
+    handed_back: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, outcome: str) -> None:
+        with self.lock:
+            setattr(self, outcome, getattr(self, outcome) + 1)
+
+
+Handler = Callable[[Message], Any]
+
+
+class _Outage:
+    """Backoff and log lines of one loop while Redis is away (no flood of lines)."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.since: float | None = None
+        self.failures = 0
+        self.logged = 0.0
+
+    def failed(self, exc: BaseException) -> float:
+        """Record a failure; return how long to wait before the next try."""
+        now = time.monotonic()
+        if self.since is None:
+            self.since, self.logged = now, now
+            log.error("%s: Redis unavailable, retrying: %s", self.what, exc)
+        elif now - self.logged >= 10.0:
+            self.logged = now
+            log.error("%s: Redis still unavailable after %.0f s: %s", self.what, now - self.since, exc)
+        self.failures += 1
+        return min(2.0, 0.05 * 2 ** min(self.failures, 6)) * random.uniform(0.5, 1.0)
+
+    def ok(self) -> None:
+        if self.since is not None:
+            log.warning("%s: Redis answers again after %.1f s", self.what, time.monotonic() - self.since)
+        self.since, self.failures = None, 0
+
+
+class Worker:
+    """Consume ``queues`` with ``handler`` until stopped (or drained, with ``burst``).
+
+    Args:
+        queues: the queues, served in the order given (a thread drains the
+            first queue's ready messages before claiming from the next).
+        handler: ``handler(message)``; its return value is ignored.
+        concurrency: threads; prefetch: messages claimed per round trip per
+            thread; burst: exit once every queue has nothing ready.
+        write_behind: optional object holding writes back for a batch:
+            ``has_pending()`` and ``flush()`` (called before each claim, so
+            they land ahead of the acknowledgements the claim carries), and
+            optionally ``close()`` when the worker stops and
+            ``settle_dead(queue, entries)`` to mark the records of messages
+            dead-lettered by a reaper (the Tasks runner uses these).
+
+    Survives any outage: every loop retries a Redis that cannot be reached
+    (with backoff, logging once and then every 10 s) for as long as it takes.
+    A handler's exception of any kind (``SystemExit`` included) fails that
+    message only. Any other unexpected error stops the worker and ``run()``
+    raises :class:`WorkerCrashed`, so a supervisor sees a non-zero exit.
+    """
+
+    def __init__(
+        self,
+        queues: Sequence[Queue],
+        handler: Handler,
+        *,
+        concurrency: int = 1,
+        prefetch: int | None = None,
+        burst: bool = False,
+        worker_id: str | None = None,
+        heartbeat: float | None = None,
+        timeout: float | None = None,
+        shutdown_timeout: float | None = None,
+        write_behind: Any = None,
+    ) -> None:
+        if not queues:
+            raise ValueError("a worker needs at least one queue")
+        settings = queue_defaults()
+        self.queues = list(queues)
+        self.handler = handler
+        self.concurrency = check_count(concurrency, "concurrency", 1, 256)
+        self.prefetch = check_count(prefetch if prefetch is not None else settings["WORKER_PREFETCH"], "prefetch", 1, MAX_BATCH)
+        self.burst = burst
+        self.id = worker_id or f"{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(3)}"
+        validate_name(self.id, "worker id")
+        self.heartbeat = _seconds(heartbeat, settings["WORKER_HEARTBEAT"], "heartbeat")
+        self.timeout = _seconds(timeout, settings["WORKER_TIMEOUT"], "timeout")
+        if self.timeout <= self.heartbeat:
+            raise ValueError(f"worker timeout ({self.timeout:g} s) must exceed the heartbeat ({self.heartbeat:g} s)")
+        self.shutdown_timeout = _seconds(shutdown_timeout, settings["WORKER_SHUTDOWN_TIMEOUT"], "shutdown_timeout")
+        self.client = self.queues[0].client
+        self.keys = self.queues[0].key_builder
+        self.write_behind = write_behind
+        self.stats = Stats()
+        self.current: dict[int, str] = {}  # thread index -> message id (for the admin)
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._finished: set[str] = set()  # threads that ended by design (stop, burst)
+        self._crash: tuple[str, BaseException] | None = None
+        self._consumers = [
+            [q.consumer(f"{self.id}.{i}", timeout=self.timeout) for q in self.queues] for i in range(self.concurrency)
+        ]
+
+    # -- lifecycle ------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ask every thread to finish its job in hand and stop (safe from a signal handler)."""
+        self._stopping.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def run(self) -> Stats:
+        """Run until stopped or (burst) drained; return the counts.
+
+        Raises WorkerCrashed when a thread died unexpectedly (after stopping
+        the others and handing back what can be handed back).
+        """
+        log.info(
+            "worker %s: serving %s with %d thread(s), prefetch %d",
+            self.id, ", ".join(q.name for q in self.queues), self.concurrency, self.prefetch,
+        )  # fmt: skip
+        beater = self._start(f"redcoord-beat:{self.id}", self._beat_loop)
+        self._threads = [self._start(f"redcoord-worker-{i}", self._thread_main, i) for i in range(self.concurrency)]
+        try:
+            while not self._stopping.is_set():
+                self._stopping.wait(0.1)
+                if self.burst and all(t.name in self._finished for t in self._threads):
+                    break
+                for t in [beater, *self._threads]:
+                    if not t.is_alive() and t.name not in self._finished and self._crash is None:
+                        self._crash = (t.name, RuntimeError(f"thread {t.name} ended unexpectedly"))
+                if self._crash is not None:
+                    break
+        finally:
+            self._stopping.set()
+            deadline = time.monotonic() + self.shutdown_timeout
+            for t in self._threads:
+                t.join(max(0.0, deadline - time.monotonic()))
+            still = [t.name for t in self._threads if t.is_alive()]
+            if still:
+                log.warning(
+                    "worker %s: %d job(s) still running after %gs; their messages will be redelivered",
+                    self.id, len(still), self.shutdown_timeout,
+                )  # fmt: skip
+            beater.join(max(0.0, min(2.0, deadline - time.monotonic())))
+            self._retire(keep_consumers=bool(still))
+            close = getattr(self.write_behind, "close", None)
+            if close is not None:
+                close()
+        if self._crash is not None:
+            name, error = self._crash
+            raise WorkerCrashed(f"worker {self.id} stopped: {name} died: {type(error).__name__}: {error}",
+                                thread=name, error=error)  # fmt: skip
+        log.info("worker %s: stopped (%s)", self.id, self.stats)
+        return self.stats
+
+    def _start(self, name: str, target: Callable[..., None], *args: Any) -> threading.Thread:
+        thread = threading.Thread(target=self._guarded, args=(name, target, *args), name=name, daemon=True)
+        thread.start()
+        return thread
+
+    def _guarded(self, name: str, target: Callable[..., None], *args: Any) -> None:
+        """A thread's body: ending by design is recorded; anything else crashes the worker."""
+        try:
+            target(*args)
+        except BaseException as exc:
+            if self._crash is None:
+                self._crash = (name, exc)
+            log.critical("worker %s: thread %s died; stopping the worker", self.id, name, exc_info=exc)
+            self._stopping.set()
+        else:
+            self._finished.add(name)
+
+    # -- one thread -------------------------------------------------------------
+
+    def _thread_main(self, index: int) -> None:
+        consumers = self._consumers[index]
+        outage = _Outage(f"worker {self.id} thread {index}")
+        leftovers: list[tuple[Consumer, list[Message]]] = []
+        while not self._stopping.is_set():
+            try:
+                worked, hint = self._one_round(index, consumers, leftovers)
+                if not worked:
+                    if self.burst:
+                        break
+                    self._idle(hint)
+                outage.ok()
+            except CoordinationUnavailable as exc:
+                self._stopping.wait(outage.failed(exc))
+        self._leave(consumers, leftovers)
+
+    def _leave(self, consumers: list[Consumer], leftovers: list[tuple[Consumer, list[Message]]]) -> None:
+        """On the way out: land results, hand back unstarted messages, acknowledge, retire.
+
+        Retried while Redis is away, up to the shutdown timeout; what is left
+        then is redelivered by a reaper once our heartbeat lapses.
+        """
+        deadline = time.monotonic() + self.shutdown_timeout
+        for consumer in consumers:
+            unstarted = [m for c, batch in leftovers if c is consumer for m in batch]
+            while True:
+                try:
+                    self._flush_results()
+                    n = consumer.hand_back(unstarted, retire=True)  # sends the acknowledgements too
+                    if unstarted:
+                        self.stats.handed_back += n
+                        log.info("worker %s: handed back %d unstarted message(s) of %s", self.id, n, consumer.queue.name)
+                    break
+                except CoordinationUnavailable as exc:
+                    if time.monotonic() >= deadline:
+                        log.error("worker %s: could not hand back or acknowledge on exit (%s); the reaper "
+                                  "will redeliver what %s holds", self.id, exc, consumer.processing)  # fmt: skip
+                        break
+                    time.sleep(0.2)
+
+    def _one_round(
+        self, index: int, consumers: list[Consumer], leftovers: list[tuple[Consumer, list[Message]]]
+    ) -> tuple[bool, float | None]:
+        """Claim from the queues in order; run the first non-empty batch."""
+        hints = []
+        for consumer in consumers:
+            messages, hint = self._claim(consumer)
+            if messages:
+                rest = self._run_batch(index, consumer, messages)
+                if rest:
+                    leftovers.append((consumer, rest))
+                return True, None
+            hints.append(hint)
+        due = [h for h in hints if h is not None]
+        return False, min(due) if due else None
+
+    def _claim(self, consumer: Consumer) -> tuple[list[Message], float | None]:
+        self._flush_results()  # results land before the claim that acknowledges their messages
+        return consumer.claim(self.prefetch)
+
+    def _flush_results(self) -> None:
+        wb = self.write_behind
+        if wb is not None and wb.has_pending():
+            wb.flush()
+
+    def _run_batch(self, index: int, consumer: Consumer, messages: list[Message]) -> list[Message]:
+        """Run a claimed batch; return the messages left unstarted because we are stopping."""
+        for i, message in enumerate(messages):
+            if self._stopping.is_set():
+                return messages[i:]
+            if message.error is not None:  # unreadable: nothing can run it
+                self._failed(consumer, message, f"unreadable message: {message.error}", dead=True)
+                continue
+            self.current[index] = message.id
+            started = time.perf_counter()
+            try:
+                self.handler(message)
+            except DeadLetter as exc:
+                self._failed(consumer, message, str(exc), dead=True, started=started)
+            except BaseException as exc:  # SystemExit, KeyboardInterrupt... from a job fail that job only
+                error = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
+                self._failed(consumer, message, error, started=started)
+            else:
+                consumer.ack(message)
+                self.stats.add("ok")
+                _log_job(message, started, "ok", "")
+            finally:
+                self.current.pop(index, None)
+        return []
+
+    def _failed(
+        self, consumer: Consumer, message: Message, error: str, *, dead: bool = False, started: float | None = None
+    ) -> None:
+        """Nack a failed delivery; if Redis is away, keep the nack for later and go on with the batch."""
+        try:
+            outcome = consumer.nack(message, error, dead=dead)
+        except CoordinationUnavailable as exc:
+            consumer.defer_nack(message, error, dead=dead)
+            outcome = "dead" if dead else "retry"
+            log.warning("job %s on %s: nack deferred (%s)", message.id, message.queue, exc)
+        self.stats.add("dead" if outcome == "dead" else "failed")
+        _log_job(message, started if started is not None else time.perf_counter(), outcome, error)
+
+    def _idle(self, hint: float | None) -> None:
+        """Block on the wake lists until a push, a due delayed message, or 1 s."""
+        wait = 1.0 if hint is None else max(0.001, min(hint, 1.0))
+        blpop(self.client, [q.keys.wake for q in self.queues], wait,
+              operation=f"wait for messages on {self.queues[0].name!r}")  # fmt: skip
+
+    # -- heartbeat and reaping ----------------------------------------------------
+
+    def _beat_loop(self) -> None:
+        outage = _Outage(f"worker {self.id} heartbeat")
+        pause = 0.0
+        while not self._stopping.wait(pause):
+            pause = self.heartbeat
+            try:
+                self._beat()
+                for queue in self.queues:
+                    requeued, buried, reaped = queue.reap()
+                    if reaped:
+                        log.warning(
+                            "queue %s: reaped %d dead consumer(s): %d message(s) requeued, %d dead-lettered",
+                            queue.name, reaped, requeued, buried,
+                        )  # fmt: skip
+                    self._settle(queue)
+                outage.ok()
+            except CoordinationUnavailable as exc:
+                pause = min(self.heartbeat, outage.failed(exc))
+
+    def _settle(self, queue: Queue) -> None:
+        """Mark the records of dead-lettered messages (see Queue.unsettled)."""
+        settle = getattr(self.write_behind, "settle_dead", None)
+        if settle is None:
+            return
+        entries = queue.unsettled()
+        if entries:
+            settle(queue, entries)
+            queue.settled([entry for _, _, entry in entries])
+
+    def _beat(self, *, retire: bool = False) -> None:
+        timeout_ms = int(self.timeout * 1000)
+        fields = [
+            "host", socket.gethostname(), "pid", os.getpid(),
+            "queues", json.dumps([q.name for q in self.queues]),
+            "concurrency", self.concurrency,
+            "current", json.dumps(list(self.current.values())),
+            "ok", self.stats.ok, "failed", self.stats.failed, "dead", self.stats.dead,
+        ]  # fmt: skip
+
+        def build(pipe: Any) -> None:
+            _BEAT.queue(pipe, [self.keys.workers(), self.keys.worker(self.id)], [self.id, timeout_ms, "1" if retire else "0", *fields])
+            if retire:
+                return
+            for q_index, queue in enumerate(self.queues):
+                members = [threads[q_index].processing for threads in self._consumers]
+                _QUEUE_BEAT.queue(pipe, [queue.keys.consumers], [timeout_ms, *members])
+
+        execute_pipeline(self.client, build, operation=f"heartbeat of worker {self.id}")
+
+    def _retire(self, *, keep_consumers: bool) -> None:
+        try:
+            self._beat(retire=not keep_consumers)
+        except CoordinationUnavailable as exc:
+            log.error("worker %s: could not deregister: %s", self.id, exc)
+
+
+def _seconds(value: float | None, default: float, what: str) -> float:
+    seconds = default if value is None else value
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"{what} must be a finite number of seconds > 0, not {seconds!r}")
+    return float(seconds)
+
+
+def _log_job(message: Message, started: float, outcome: str, error: str) -> None:
+    if not log.isEnabledFor(logging.INFO):
+        return
+    task = message.body.get("task", "") if isinstance(message.body, dict) else ""
+    log.info(
+        "job %s%s on %s: %s in %.1f ms%s",
+        message.id, f" ({task})" if task else "", message.queue, outcome,
+        (time.perf_counter() - started) * 1000, f": {error}" if error else "",
+    )  # fmt: skip

@@ -1,0 +1,183 @@
+"""Primitives written once: their round trips as steps, run by a sync or an asyncio driver.
+
+A primitive's operation is a generator that yields the round trips it needs
+(:class:`Run` a script, :class:`Command`, :class:`Blpop`) and gets each reply
+back (or has the round trip's exception thrown in at the ``yield``), then
+returns its result. It never does I/O itself, so the same logic serves
+``lock.acquire()`` and ``await lock.aacquire()``:
+
+    def _extend_steps(self, owner, ttl):
+        ok = yield Run(_EXTEND, keys, args, "extend lock 'x'")
+        return bool(ok)
+
+    run(client, lock._extend_steps(...))            # sync: one thread blocks
+    await arun(aclient, lock._extend_steps(...))    # asyncio: the loop goes on
+
+The drivers own the I/O, the error translation (``CoordinationUnavailable``)
+and cancellation: an exception raised by a round trip, a ``KeyboardInterrupt``
+or an asyncio cancellation is thrown into the generator at its ``yield``, so
+one ``except BaseException`` there gives back what the operation took, by
+yielding more steps. In the asyncio driver those clean-up steps run to the
+end even if the task is cancelled again meanwhile; the generator re-raises
+the original cancellation afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Generator
+from typing import Any
+
+from .clients import unavailable_as_ours
+from .scripts import Script, acommand, blpop, command, max_block
+
+#: What a primitive's operation is: a generator of steps returning its result.
+Steps = Generator["Step", Any, Any]
+
+
+class Step:
+    """One round trip to Redis."""
+
+    __slots__ = ()
+
+    def run(self, client: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def arun(self, client: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Run(Step):
+    """Run a Lua script (EVALSHA, EVAL after NOSCRIPT)."""
+
+    __slots__ = ("script", "keys", "args", "operation")
+
+    def __init__(self, script: Script, keys: list[str], args: list[Any], operation: str) -> None:
+        self.script, self.keys, self.args, self.operation = script, keys, args, operation
+
+    def run(self, client: Any) -> Any:
+        return self.script(client, self.keys, self.args, operation=self.operation)
+
+    async def arun(self, client: Any) -> Any:
+        return await self.script.arun(client, self.keys, self.args, operation=self.operation)
+
+
+class Command(Step):
+    """Send one command."""
+
+    __slots__ = ("args", "operation")
+
+    def __init__(self, *args: Any, operation: str) -> None:
+        self.args, self.operation = args, operation
+
+    def run(self, client: Any) -> Any:
+        return command(client, *self.args, operation=self.operation)
+
+    async def arun(self, client: Any) -> Any:
+        return await acommand(client, *self.args, operation=self.operation)
+
+
+class Blpop(Step):
+    """BLPOP ``keys`` for at most ``timeout`` seconds (in chunks below the socket timeout)."""
+
+    __slots__ = ("keys", "timeout", "operation")
+
+    def __init__(self, keys: list[str], timeout: float, operation: str) -> None:
+        self.keys, self.timeout, self.operation = keys, timeout, operation
+
+    def run(self, client: Any) -> Any:
+        return blpop(client, self.keys, self.timeout, operation=self.operation)
+
+    async def arun(self, client: Any) -> Any:
+        block = max(0.001, min(self.timeout, max_block(client)))
+        return await acommand(client, "BLPOP", *self.keys, f"{block:.3f}", operation=self.operation)
+
+
+class Transaction(Step):
+    """Send commands in one MULTI/EXEC (a consistent read of several keys); replies as a list."""
+
+    __slots__ = ("commands", "operation")
+
+    def __init__(self, *commands: tuple[Any, ...], operation: str) -> None:
+        self.commands, self.operation = commands, operation
+
+    def run(self, client: Any) -> Any:
+        with unavailable_as_ours(client, self.operation):
+            return self._queue(client.pipeline(transaction=True)).execute()
+
+    async def arun(self, client: Any) -> Any:
+        with unavailable_as_ours(client, self.operation):
+            return await self._queue(client.pipeline(transaction=True)).execute()
+
+    def _queue(self, pipe: Any) -> Any:
+        for args in self.commands:
+            pipe.execute_command(*args)
+        return pipe
+
+
+def _advance(steps: Steps, reply: Any, error: BaseException | None) -> tuple[bool, Any]:
+    """Give the operation a reply (or throw the round trip's error in): (done, result or next step)."""
+    try:
+        return False, (steps.send(reply) if error is None else steps.throw(error))
+    except StopIteration as done:
+        return True, done.value
+
+
+def run(client: Any, steps: Steps) -> Any:
+    """Run an operation's steps on a sync client; returns its result."""
+    reply, error = None, None
+    while True:
+        done, step = _advance(steps, reply, error)
+        if done:
+            return step
+        reply, error = None, None
+        try:
+            reply = step.run(client)
+        except BaseException as exc:  # thrown in: the operation gives back what it took
+            error = exc
+
+
+async def arun(client: Any, steps: Steps) -> Any:
+    """Run an operation's steps on a ``redis.asyncio`` client; returns its result.
+
+    Once a cancellation has been thrown into the operation, the steps it
+    yields to clean up run to completion even if the task is cancelled again.
+    """
+    reply, error, cleaning_up = None, None, False
+    while True:
+        done, step = _advance(steps, reply, error)
+        if done:
+            return step
+        reply, error = None, None
+        try:
+            reply = await (uncancellable(step.arun(client)) if cleaning_up else step.arun(client))
+        except BaseException as exc:
+            cleaning_up = cleaning_up or isinstance(exc, asyncio.CancelledError)
+            error = exc
+
+
+async def uncancellable(awaitable: Any, *, reraise: bool = False) -> Any:
+    """Await ``awaitable`` to its end, whatever cancellations this task receives meanwhile.
+
+    With ``reraise``, a cancellation received meanwhile is raised once it is
+    done (clean-up that must finish, after which the task still stops);
+    without, it is dropped (the caller already re-raises an earlier one).
+    """
+    task = asyncio.ensure_future(awaitable)
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if not task.done():
+                cancelled = True
+                continue
+            if task.cancelled():
+                raise
+            result = task.result()
+            cancelled = True
+            break
+    if cancelled and reraise:
+        raise asyncio.CancelledError
+    return result

@@ -1,0 +1,8 @@
+"""A backend for Django's Tasks framework on the core's reliable queues.
+
+``TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", ...}}``
+"""
+
+from .backend import RedisTaskBackend, TaskRunner, task_backends_for
+
+__all__ = ["RedisTaskBackend", "TaskRunner", "task_backends_for"]
