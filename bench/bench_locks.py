@@ -117,8 +117,9 @@ import pottery
 import redis
 import redis_lock
 
-from django_redcoord import Lock, scripting
-from django_redcoord.connection import client_from_url
+from django_redcoord import Lock
+from django_redcoord.core.transport import scripts as scripting
+from django_redcoord.core.transport.clients import client_from_url
 
 try:
     from bench._servers import HOST, RedisServer, free_port, run_main
