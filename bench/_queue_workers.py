@@ -58,7 +58,7 @@ def _profiled(worker: Any) -> Any:
 
 
 def _ours(slot: int, options: dict[str, Any]) -> Runner:
-    from django_redcoord.core.queues.queue import Queue
+    from django_redcoord.core.queues import Queue
     from django_redcoord.core.queues.worker import Worker
     from django_redcoord.core.transport.clients import client_from_url
 

@@ -43,8 +43,8 @@ def timed(fn, runs: int = 7) -> float:
 
 
 def build_state(url: str, locks: int, other: int, queues: int, prefix: str) -> None:
-    from django_redcoord.core.locks.lock import Lock
-    from django_redcoord.core.queues.queue import Queue
+    from django_redcoord.core.locks import Lock
+    from django_redcoord.core.queues import Queue
     from django_redcoord.core.transport.clients import client_from_url
 
     client = client_from_url(url)

@@ -129,7 +129,7 @@ class Producers:
     @property
     def ours(self) -> Any:
         if self._ours is None:
-            from django_redcoord.core.queues.queue import Queue
+            from django_redcoord.core.queues import Queue
             from django_redcoord.core.transport.clients import client_from_url
 
             client = client_from_url(jobs.redis_url())

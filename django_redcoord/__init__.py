@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .core.leader.election import LeaderElection
     from .core.locks.lock import Lock
     from .core.periodic.jobs import current_job, periodic
-    from .core.queues.queue import Queue
+    from .core.queues import Queue
     from .core.transport.clients import get_client
     from .decorators import current_lock, with_lock
 

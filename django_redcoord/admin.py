@@ -139,8 +139,8 @@ class DashboardAdmin(admin.ModelAdmin):
         return redirect(self._home())
 
     def _act(self, action: str, name: str, fence: int | None) -> str:
-        from .core.locks.lock import force_release
-        from .core.queues.queue import Queue
+        from .core.locks import force_release
+        from .core.queues import Queue
 
         if action == "force-release":
             return force_release(name, fence or 0)

@@ -23,8 +23,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from .core.keys import KeyBuilder
-from .core.locks.lock import read_holders
-from .core.queues.queue import Queue, depths
+from .core.locks import read_holders
+from .core.queues import Queue, depths
 from .core.transport.clients import as_text as _text
 from .core.transport.clients import unavailable_as_ours
 
@@ -64,7 +64,7 @@ def list_locks(
     """One page of live locks by name (optionally whose name contains ``contains``).
 
     The index buckets hold name -> a bound on the lock's expiry (see
-    lock_common.lua): an entry past its bound is dead and not listed; the
+    locks/common.lua): an entry past its bound is dead and not listed; the
     others are read from the locks themselves for the page.
     """
     buckets = keys.lock_indexes()

@@ -8,8 +8,8 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Permission
 from django.core.management import call_command
 
-from django_redcoord.core.locks.lock import Lock
-from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.locks import Lock
+from django_redcoord.core.queues import Queue
 from django_redcoord.core.transport.clients import client_from_url
 
 from . import multiproc

@@ -9,7 +9,7 @@ import pytest
 import redis.asyncio
 
 from django_redcoord.core.leader.election import LeaderElection
-from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.queues import Queue
 
 FAST = {"lease": 2.0, "renew_deadline": 1.5, "retry_period": 0.2}
 
@@ -85,7 +85,7 @@ def test_apush_uses_the_settings_when_no_client_is_given(redis_client):
 
 
 def test_an_async_holder_is_renewed_by_a_task_and_may_have_a_coroutine_on_lost(redis_url, redis_client):
-    from django_redcoord.core.locks.lock import Lock
+    from django_redcoord.core.locks import Lock
 
     async def scenario():
         client = redis.asyncio.Redis.from_url(redis_url)

@@ -4,8 +4,8 @@ decoding responses or not (``client=`` is documented as "any redis-py client")."
 import pytest
 
 from django_redcoord.core.leader.election import LeaderElection
-from django_redcoord.core.locks.lock import Lock
-from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.locks import Lock
+from django_redcoord.core.queues import Queue
 from django_redcoord.core.queues.worker import Worker
 from django_redcoord.core.transport.clients import client_from_url
 from django_redcoord.dashboard import overview

@@ -5,7 +5,7 @@ import pytest
 import redis
 
 from django_redcoord.core.exceptions import CoordinationUnavailable, RedcoordError
-from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport.clients import (
     async_client_like,
     client_from_url,

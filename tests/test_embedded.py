@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport import embedded
 from django_redcoord.core.transport.clients import client_from_url, get_client
 

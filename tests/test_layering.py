@@ -72,8 +72,8 @@ def test_the_core_runs_without_django_in_the_process(redis_url):
     code = f"""
 import asyncio, sys
 import redis, redis.asyncio
-from django_redcoord.core.locks.lock import Lock
-from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.locks import Lock
+from django_redcoord.core.queues import Queue
 from django_redcoord.core.leader.election import LeaderElection
 from django_redcoord.core.runtime import runtime
 

@@ -270,7 +270,7 @@ def _record_run(url: str, key: str) -> None:
 
 
 class ClaimBypassed(Scheduler):
-    """The same runner without job_claim.lua: it trusts its own belief that it leads."""
+    """The same runner without periodic/claim.lua: it trusts its own belief that it leads."""
 
     def _claim(self, job, mode, slot, missed, term, token):
         self._last[job.name] = slot

@@ -16,7 +16,7 @@ import time
 import pytest
 import redis.asyncio
 
-from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport import drivers as steps
 
 WHEN = ("before", "during", "after")

@@ -25,7 +25,7 @@ from django_redcoord.core.exceptions import (
     LockNotAcquired,
     LockNotOwned,
 )
-from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport.clients import client_from_url
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from django_redcoord.core.exceptions import CoordinationUnavailable, LockLost
 from django_redcoord.core.keys import KeyBuilder
-from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport.clients import client_from_url
 from django_redcoord.dashboard import list_locks
 

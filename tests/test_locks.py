@@ -8,7 +8,7 @@ import time
 import pytest
 
 from django_redcoord.core.exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
-from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.locks import Lock
 
 from .multiproc import run_python_without_settings
 

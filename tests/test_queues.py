@@ -5,7 +5,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from django_redcoord.core.queues.queue import Queue, depths, retry_delay
+from django_redcoord.core.queues import Queue, depths
+from django_redcoord.core.queues.messages import retry_delay
 
 
 def q(client, name="jobs", **kwargs):

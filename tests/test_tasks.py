@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 from django.utils import timezone
 
-from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.queues import Queue
 
 from . import task_defs
 

@@ -8,7 +8,7 @@ import os
 import signal
 import time
 
-from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.queues import Queue
 from django_redcoord.core.queues.worker import Worker
 from django_redcoord.core.transport.clients import client_from_url
 
@@ -222,7 +222,7 @@ def test_a_nack_that_fails_does_not_strand_the_rest_of_the_batch(redis_servers):
 
 
 def test_unreadable_messages_and_ids_with_every_allowed_character_never_stop_a_worker(redis_url, redis_client):
-    from django_redcoord.core.queues.queue import _PUSH
+    from django_redcoord.core.queues.messages import PUSH as _PUSH
 
     hostile = "id|with,every:char/@=+#~._-"
     queue = Queue("h|o,s:t/i@l=e+#~._-", client=redis_client, prefix=PREFIX)

@@ -51,9 +51,10 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from ..core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
 from ..core.keys import validate_name
-from ..core.locks.lock import DEFAULT, Lock, check_ttl, check_wait
+from ..core.locks import Lock
 from ..core.transport.clients import is_async_client
 from ..core.transport.drivers import uncancellable
+from ..core.values import DEFAULT, check_ttl, check_wait
 
 log = logging.getLogger(__name__)
 

@@ -56,7 +56,8 @@ except ImportError:  # the django-tasks backport on Django 4.2 / 5.2
 
 from ..core.exceptions import DeliveryFailed
 from ..core.keys import KeyBuilder, validate_name
-from ..core.queues.queue import EncodedJSON, Message, Queue, queue_defaults, to_json
+from ..core.queues import Message, Queue
+from ..core.queues.messages import EncodedJSON, queue_defaults, to_json
 from ..core.queues.worker import DeadLetter
 from ..core.transport.clients import as_text, get_client, unavailable_as_ours
 from ..core.transport.scripts import Script
@@ -274,7 +275,7 @@ class TaskRunner:
     * RUNNING is recorded by a small status thread for a task still running
       after ``RUNNING_AFTER`` seconds (a quicker task goes from READY to its
       outcome; nobody could have seen it running). A late RUNNING mark never
-      overwrites an outcome (task_results.lua checks).
+      overwrites an outcome (tasks/results.lua checks).
     * Successes' outcomes are held back and written in one command just
       before the worker's next claim (which carries the acknowledgements, so
       a result always lands before its acknowledgement), or before the next

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from django_redcoord.core.keys import KeyBuilder
-from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.queues import Queue
 from django_redcoord.core.transport.clients import as_text
 
 from .oracle import entries

@@ -13,8 +13,8 @@ import os
 import sys
 import threading
 
-from django_redcoord.core.locks.lock import Lock
-from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.locks import Lock
+from django_redcoord.core.queues import Queue
 from django_redcoord.core.transport.clients import client_from_url
 
 from .oracle import oracle

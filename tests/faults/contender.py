@@ -18,7 +18,7 @@ import sys
 import time
 
 from django_redcoord.core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired
-from django_redcoord.core.locks.lock import Lock
+from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport.clients import client_from_url
 
 from .oracle import FENCED_WRITE, now_us, oracle, record

@@ -16,8 +16,8 @@ import subprocess
 import sys
 import time
 
-from django_redcoord.core.locks.lock import Lock
-from django_redcoord.core.queues.queue import Queue
+from django_redcoord.core.locks import Lock
+from django_redcoord.core.queues import Queue
 from django_redcoord.core.transport.clients import as_text
 from django_redcoord.dashboard import overview
 
@@ -61,7 +61,7 @@ def test_every_allowed_character_in_names_and_ids_end_to_end(bench):
         [sys.executable, "-c", (
             "import os, sys, time\n"
             "from django_redcoord.core.transport.clients import client_from_url\n"
-            "from django_redcoord.core.locks.lock import Lock\n"
+            "from django_redcoord.core.locks import Lock\n"
             f"lock = Lock({lock_name!r}, ttl=30, wait=10, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
             f" prefix={bench.prefix!r})\n"
             "print('waiting', flush=True)\n"

@@ -100,14 +100,14 @@ def test_a_killed_holders_lock_is_free_within_its_ttl_plus_a_second(bench):
     holder = bench.spawn("holder", ["-c", (
         "import os, time\n"
         "from django_redcoord.core.transport.clients import client_from_url\n"
-        "from django_redcoord.core.locks.lock import Lock\n"
+        "from django_redcoord.core.locks import Lock\n"
         f"lock = Lock({name!r}, ttl={TTL}, wait=0, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
         f" prefix={bench.prefix!r})\n"
         "assert lock.acquire()\n"
         "print('holding', flush=True)\n"
         "time.sleep(600)\n"
     )])  # fmt: skip
-    from django_redcoord.core.locks.lock import Lock
+    from django_redcoord.core.locks import Lock
 
     probe = Lock(name, ttl=TTL, wait=0, client=bench.client(), prefix=bench.prefix)
     wait_for(probe.locked, 10, "the holder to take the lock")

@@ -2,14 +2,14 @@
 
 How it works (every operation is one round trip, one Lua script):
 
-* ``campaign()`` runs ``leader_campaign.lua``. The record (a hash with a
+* ``campaign()`` runs ``leader/campaign.lua``. The record (a hash with a
   ``PEXPIRE`` lease) names the leader: identity, a random token per term, the
   term, since/renewed times (Redis server time). If the record carries our
   token we renew it (new lease, same term). If it is free, we become leader:
   ``INCR`` of the never-expiring term counter gives the new term.
 * A leader renews every ``retry_period``. Standbys campaign every
   ``retry_period`` too, but wait by ``BLPOP`` on the ``notify`` list, so a
-  resigning leader (``leader_resign.lua`` deletes the record and pushes onto
+  resigning leader (``leader/resign.lua`` deletes the record and pushes onto
   it) is replaced at once, not a retry period later.
 * ``is_leader()`` costs no round trip: it is true only while
   ``monotonic() < time the last successful renewal was *sent* + renew_deadline``.
@@ -25,7 +25,7 @@ How it works (every operation is one round trip, one Lua script):
 
   A process paused (SIGSTOP, GC) past its lease resumes believing nothing, and
   its first check of ``is_leader()`` is already False; actions it had started
-  are refused by the term-fenced scripts (``job_claim.lua``).
+  are refused by the term-fenced scripts (``periodic/claim.lua``).
 
 Timing rules are client-go's: ``lease > renew_deadline > 1.2 × retry_period``.
 """
@@ -49,6 +49,7 @@ from ..runtime import default_prefix
 from ..transport.clients import UsesClient, as_text
 from ..transport.drivers import arun
 from ..transport.scripts import Script, blpop, max_block
+from ..values import DEFAULT, ms
 from .records import Leadership, check_timing, leader_defaults, leader_steps, read_leader
 
 log = logging.getLogger(__name__)
@@ -58,9 +59,6 @@ _RESIGN = Script("leader/resign")
 
 #: The election ``manage.py run_leader`` takes part in.
 DEFAULT_ELECTION = "default"
-
-#: Marks "use the configured default".
-DEFAULT: Any = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
 
 __all__ = ["DEFAULT_ELECTION", "LeaderElection", "Leadership", "check_timing", "leader_defaults", "read_leader"]
 
@@ -202,7 +200,7 @@ class LeaderElection(UsesClient):
             reply = _CAMPAIGN(
                 self.client,
                 [self.keys.record, self.keys.term],
-                [lead.token if lead else "", self._stale, fresh, self.identity, _ms(self.lease), self._seen_term],
+                [lead.token if lead else "", self._stale, fresh, self.identity, ms(self.lease), self._seen_term],
                 operation=f"campaign in election {self.name!r}",
             )
         except CoordinationUnavailable as exc:
@@ -324,7 +322,7 @@ class LeaderElection(UsesClient):
                     resigned = bool(_RESIGN(
                         self.client,
                         [self.keys.record, self.keys.notify],
-                        [token, _ms(max(self.retry_period, 1.0))],
+                        [token, ms(max(self.retry_period, 1.0))],
                         operation=f"resign from election {self.name!r}",
                     ))  # fmt: skip
             finally:
@@ -333,10 +331,6 @@ class LeaderElection(UsesClient):
         if thread is not None and thread is not threading.current_thread():
             thread.join(self._chunk() + 1.0)
         return resigned
-
-
-def _ms(seconds: float) -> int:
-    return max(1, int(seconds * 1000))
 
 
 class _Campaigner(threading.Thread):

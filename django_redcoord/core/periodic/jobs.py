@@ -19,7 +19,6 @@ Registration is all that happens at import. ``manage.py run_leader`` calls
 from __future__ import annotations
 
 import hashlib
-import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Any
 
 from ..keys import validate_name
 from ..runtime import runtime
+from ..values import check_seconds
 
 MISFIRE_POLICIES = ("coalesce", "catchup", "skip")
 #: misfire="catchup" runs at most this many missed slots; older ones are dropped.
@@ -154,16 +154,6 @@ def _second_occurrence(moment: datetime) -> bool:
 # --- registration ------------------------------------------------------------------
 
 
-def _seconds(value: object, what: str, *, allow_zero: bool = False) -> float:
-    if isinstance(value, timedelta):
-        value = value.total_seconds()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"{what} must be a number of seconds or a timedelta, not {value!r}")
-    if value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{what} must be {'>= 0' if allow_zero else '> 0'} seconds, not {value!r}")
-    return float(value)
-
-
 def _check_cron(expr: object) -> tuple[str, bool]:
     """Validate a crontab expression; return it and whether its hour field is fixed."""
     from croniter import croniter
@@ -230,14 +220,14 @@ def periodic(
         raise TypeError("periodic() needs exactly one of every= (timedelta or seconds) and cron= ('*/5 * * * *')")
     every_ms = fixed_hour = None
     if every is not None:
-        seconds = _seconds(every, "every")
+        seconds = check_seconds(every, "every", timedelta_ok=True)
         if seconds < MIN_EVERY:
             raise ValueError(f"every must be at least {MIN_EVERY:g} seconds, not {seconds:g}")
         every_ms = round(seconds * 1000)
     else:
         cron, fixed_hour = _check_cron(cron)
-    timeout_s = None if timeout is None else _seconds(timeout, "timeout")
-    jitter_s = _seconds(jitter, "jitter", allow_zero=True)
+    timeout_s = None if timeout is None else check_seconds(timeout, "timeout", timedelta_ok=True)
+    jitter_s = check_seconds(jitter, "jitter", allow_zero=True, timedelta_ok=True)
     if every_ms is not None and jitter_s * 1000 >= every_ms:
         raise ValueError(f"jitter ({jitter_s:g} s) must be shorter than every ({every_ms / 1000:g} s)")
     if not isinstance(overlap, bool):

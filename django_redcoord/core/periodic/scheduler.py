@@ -3,14 +3,14 @@
 ``Scheduler.tick(now)`` is the loop body of ``manage.py run_leader``: it takes
 the wall-clock time as an argument (seconds since the epoch), so tests drive
 it without sleeping. Per job it finds the slots due since ``last_slot`` and,
-following the job's misfire policy, claims one with ``job_claim.lua``:
+following the job's misfire policy, claims one with ``periodic/claim.lua``:
 
 * the claim checks, atomically, that the leader record still carries our
   token and term, and that the slot is newer than ``last_slot``; then it
   moves ``last_slot``. So a slot runs at most once across leader changes, and
   a leader whose term is over (paused past its lease, then resumed) can never
   claim: its token is not the record's any more.
-* only then does the job start, in its own thread. ``job_finish.lua``
+* only then does the job start, in its own thread. ``periodic/finish.lua``
   records the outcome unless a newer run was claimed since.
 
 Clocks decide *when* a leader tries a slot; the claim decides *whether* it
@@ -171,7 +171,7 @@ class Scheduler:
                 return job.due_ms(job.next_slot(last))
 
     def _claim(self, job: Job, mode: str, slot: int | None, missed: int, term: int, token: str) -> bool:
-        """Run job_claim.lua; start the run if claimed. Returns True if claimed."""
+        """Run periodic/claim.lua; start the run if claimed. Returns True if claimed."""
         keys = self.election.keys
         next_due = job.due_ms(job.next_slot(slot)) if slot is not None else 0
         code, value = _CLAIM(

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import random
 import secrets
@@ -42,7 +41,10 @@ from typing import Any
 from ..exceptions import CoordinationUnavailable, RedcoordError
 from ..keys import validate_name
 from ..transport.scripts import Script, blpop, execute_pipeline
-from .queue import MAX_BATCH, Consumer, Message, Queue, check_count, queue_defaults
+from ..values import check_seconds
+from .consumer import Consumer
+from .messages import MAX_BATCH, Message, check_count, queue_defaults
+from .queue import Queue
 
 log = logging.getLogger(__name__)
 
@@ -153,11 +155,11 @@ class Worker:
         self.burst = burst
         self.id = worker_id or f"{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(3)}"
         validate_name(self.id, "worker id")
-        self.heartbeat = _seconds(heartbeat, settings["WORKER_HEARTBEAT"], "heartbeat")
-        self.timeout = _seconds(timeout, settings["WORKER_TIMEOUT"], "timeout")
+        self.heartbeat = check_seconds(settings["WORKER_HEARTBEAT"] if heartbeat is None else heartbeat, "heartbeat")
+        self.timeout = check_seconds(settings["WORKER_TIMEOUT"] if timeout is None else timeout, "timeout")
         if self.timeout <= self.heartbeat:
             raise ValueError(f"worker timeout ({self.timeout:g} s) must exceed the heartbeat ({self.heartbeat:g} s)")
-        self.shutdown_timeout = _seconds(shutdown_timeout, settings["WORKER_SHUTDOWN_TIMEOUT"], "shutdown_timeout")
+        self.shutdown_timeout = check_seconds(settings["WORKER_SHUTDOWN_TIMEOUT"] if shutdown_timeout is None else shutdown_timeout, "shutdown_timeout")
         self.client = self.queues[0].client
         self.keys = self.queues[0].key_builder
         self.write_behind = write_behind
@@ -410,13 +412,6 @@ class Worker:
             self._beat(retire=not keep_consumers)
         except CoordinationUnavailable as exc:
             log.error("worker %s: could not deregister: %s", self.id, exc)
-
-
-def _seconds(value: float | None, default: float, what: str) -> float:
-    seconds = default if value is None else value
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"{what} must be a finite number of seconds > 0, not {seconds!r}")
-    return float(seconds)
 
 
 def _log_job(message: Message, started: float, outcome: str, error: str) -> None:

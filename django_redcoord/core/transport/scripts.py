@@ -18,7 +18,7 @@ it goes back to the pool, so a late reply is never read as the next one's.
 Clients without a plain pool (Redis Cluster, a ``single_connection_client``)
 go through ``execute_command``.
 
-A script lives in ``scripts/<name>.lua``, is read from disk on first use
+A script lives in ``core/lua/<family>/<name>.lua``, is read from disk on first use
 (never at import), optionally prefixed by shared helper files, and runs by
 EVALSHA; a server that does not know it yet (first use, restart, failover)
 answers NOSCRIPT and we fall back to EVAL once, which also caches it.

@@ -1,7 +1,7 @@
 """``manage.py run_leader``: elect one leader among the processes running it; the leader runs the @periodic jobs.
 
 Run it in several places for redundancy. Every process campaigns; the leader
-claims each due slot of each job under its term (``job_claim.lua``) and runs
+claims each due slot of each job under its term (``periodic/claim.lua``) and runs
 it in a worker thread; standbys wait on Redis (BLPOP) to take over. On
 SIGTERM/SIGINT the process stops claiming, waits for running jobs (up to
 ``REDCOORD["LEADER_SHUTDOWN_TIMEOUT"]``), resigns so a standby takes over at
@@ -29,9 +29,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ... import conf, discovery
 from ...core.exceptions import CoordinationUnavailable, RedcoordError
-from ...core.leader.election import DEFAULT, DEFAULT_ELECTION, LeaderElection
+from ...core.leader.election import DEFAULT_ELECTION, LeaderElection
 from ...core.periodic import jobs as schedule
 from ...core.periodic.scheduler import Scheduler, read_job_states
+from ...core.values import DEFAULT
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 -- periodic/claim.lua (common/time.lua prepended): claim one slot of a periodic job for the leader of a term.
 --
--- KEYS[1] record    leader hash: identity, token, term, ... (see leader_campaign.lua)
+-- KEYS[1] record    leader hash: identity, token, term, ... (see leader/campaign.lua)
 -- KEYS[2] job       job state hash:
 --                     last_slot, next_due, last_start, last_end (ms since the epoch),
 --                     duration (ms), outcome (ok|error|timeout), error, runs, failures,

@@ -1,0 +1,89 @@
+"""Who holds a lock: owner tokens per object, thread or asyncio task, and fork handling.
+
+An owner token is what Redis compares on release and extend. A plain Lock
+takes a fresh random token per hold; a reentrant one shares the token of its
+thread (or asyncio task) in this process, so every reentrant Lock of a name
+in one thread nests. A forked child is another owner: the process nonce and
+a fork generation counter change in the child, so an inherited Lock object
+reads as not held there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import threading
+import weakref
+from typing import Any
+
+_process_nonce: tuple[int, str] = (0, "")
+_thread_ids = threading.local()
+_hostname: str | None = None
+
+
+def _nonce() -> str:
+    """A random id for this process, renewed after fork (a child is another owner)."""
+    global _process_nonce
+    pid = os.getpid()
+    if _process_nonce[0] != pid:
+        _process_nonce = (pid, secrets.token_urlsafe(6))
+    return _process_nonce[1]
+
+
+def thread_owner_token() -> str:
+    """Token shared by every reentrant Lock of this thread in this process."""
+    nonce = _nonce()
+    mine = getattr(_thread_ids, "value", None)
+    if mine is None or mine[0] != nonce:
+        mine = (nonce, f"r:{nonce}:{secrets.token_urlsafe(6)}")
+        _thread_ids.value = mine
+    return mine[1]
+
+
+_task_ids: weakref.WeakKeyDictionary[Any, tuple[str, str]] = weakref.WeakKeyDictionary()
+
+
+def task_owner_token() -> str:
+    """Token shared by every reentrant Lock acquired by this asyncio task."""
+    task = asyncio.current_task()
+    nonce = _nonce()
+    mine = _task_ids.get(task)
+    if mine is None or mine[0] != nonce:
+        mine = (nonce, f"r:{nonce}:{secrets.token_urlsafe(6)}")
+        _task_ids[task] = mine
+    return mine[1]
+
+
+def host() -> str:
+    """This machine's name, for the admin (read once)."""
+    global _hostname
+    if _hostname is None:
+        _hostname = socket.gethostname()
+    return _hostname
+
+
+# --- fork handling ------------------------------------------------------------------
+
+_fork_generation = 0
+_fork_hook = False
+
+
+def _after_fork_in_child() -> None:
+    global _fork_generation
+    _fork_generation += 1
+
+
+def watch_forks() -> None:
+    """Count forks (registered on first use, never at import): a forked child
+    holds none of its parent's locks, whatever the Lock objects it inherited say."""
+    global _fork_hook
+    if not _fork_hook:
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _fork_hook = True
+
+
+def fork_generation() -> int:
+    """How many times this process's ancestry forked since it first used a lock (changes in a child)."""
+    return _fork_generation

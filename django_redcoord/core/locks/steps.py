@@ -1,0 +1,266 @@
+"""The lock's round trips, written once: what ``acquire``, ``release``, ``extend``
+and the inspections send to Redis and how they read the replies, as steps.
+
+:class:`LockSteps` holds no I/O. :class:`~.lock.Lock` runs these generators with
+the sync driver (``acquire()``) or the asyncio driver (``aacquire()``), which
+throw a failed round trip or a cancellation in at the ``yield``: the
+``except BaseException`` clauses below give back what was taken by yielding
+more steps (see :mod:`..transport.drivers`).
+
+Every operation is one script (``core/lua/locks/``): ``acquire.lua`` takes the
+lock or queues the caller, ``release.lua`` hands the lock to the oldest live
+waiter and pushes its fencing token onto that waiter's wake list, which the
+waiter blocks on (``BLPOP``) between re-checks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+from ..exceptions import CoordinationUnavailable, LockError, LockLost, LockNotOwned
+from ..keys import LockKeys
+from ..transport.clients import as_text as _text
+from ..transport.drivers import Blpop, Run, Steps
+from ..transport.scripts import Script
+from ..values import check_ttl, ms
+from .identity import host
+
+log = logging.getLogger("django_redcoord.core.locks")
+
+_COMMON = ("locks/common",)
+ACQUIRE = Script("locks/acquire", includes=_COMMON)
+RELEASE = Script("locks/release", includes=_COMMON)
+EXTEND = Script("locks/extend", includes=_COMMON)
+FORCE_RELEASE = Script("locks/force_release", includes=_COMMON)
+INSPECT = Script("locks/inspect", includes=_COMMON)
+
+# A queued waiter must re-check at least this often, and its place in the
+# queue survives this much longer than its current wait.
+_QUEUE_GRACE = 1.0
+
+
+class LockSteps:
+    """The I/O-free half of :class:`~.lock.Lock`: its operations as generators of round trips.
+
+    Works on the state the Lock keeps (``_owner``, ``_depth``, ``_fence``...);
+    mixed into it, never used alone.
+    """
+
+    name: str
+    ttl: float
+    reentrant: bool
+    keys: LockKeys
+    _keys3: list[str]
+    _ops: tuple[str, str]
+    _owner: str | None
+    _depth: int
+    _fence: int | None
+    _lost: bool
+    _interrupted: bool
+    _valid_until: float
+    _retry_owner: str | None
+    retry_after: float | None
+
+    def _end_hold(self) -> None:  # pragma: no cover - provided by Lock
+        raise NotImplementedError
+
+    def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
+        """An acquire's round trips, and what it gives back when it fails or is interrupted."""
+        try:
+            granted = yield from self._acquire_steps(mode, deadline, chunk)
+            self._interrupted = False  # an interruption applies to one acquire (even one not begun yet)
+        except CoordinationUnavailable:
+            # Unknown outcome. The owner token is kept for this object's next
+            # acquire(), which gets a grant whose reply was lost (or the queue
+            # place) back; unused, the place lapses within a second or two and
+            # a grant expires after its TTL.
+            self._interrupted = False
+            if not self._depth:
+                self._retry_owner = self._owner
+                self._end_hold()
+            raise
+        except BaseException:  # interrupted or cancelled: give back what we took
+            self._interrupted = False
+            yield from self._give_back_steps()
+            raise
+        if not granted and not self._depth:
+            self._end_hold()
+        return granted
+
+    def _acquire_steps(self, mode: str, deadline: float, chunk: float) -> Steps:
+        """The waiting loop: queue in Redis, block on our wake list, re-check."""
+        owner = self._owner or ""
+        while True:
+            remaining = deadline - time.monotonic()
+            if mode == "wait" and (remaining <= 0 or self._interrupted):
+                mode = "cancel"
+            sent = time.monotonic()
+            reply = yield self._acquire_call(mode, min(max(remaining, 0.0), chunk))
+            if int(reply[0]) == 1:
+                if mode == "cancel" and self._interrupted:
+                    # Granted as we gave up (interrupted): give it back at once.
+                    yield self._release_call(owner)
+                    return False
+                return (yield from self._grant_steps(int(reply[1]), sent))
+            pttl = int(reply[1]) / 1000.0
+            if mode in ("try", "cancel"):
+                self.retry_after = pttl or None
+                return False
+            mode = "wait"
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._interrupted:
+                continue
+            # Block until a release hands the lock to us, the holder's TTL runs
+            # out (then we re-check and the queue head takes it over), or the
+            # wait ends.
+            block = min(remaining, chunk, pttl + 0.002 if pttl else chunk)
+            sent = time.monotonic()
+            popped = yield Blpop([self.keys.wake(owner)], block, f"waiting for lock {self.name!r}")
+            if popped is not None:
+                value = _text(popped[1])
+                if value.isdigit():
+                    return (yield from self._grant_steps(int(value), sent))
+
+    def _acquire_call(self, mode: str, lease: float) -> Run:
+        owner = self._owner or ""
+        return Run(
+            ACQUIRE,
+            [*self._keys3, self.keys.wake_prefix + owner],
+            [
+                owner,
+                ms(self.ttl),
+                mode,
+                ms(lease + _QUEUE_GRACE),
+                self.name,
+                "1" if self.reentrant else "0",
+                host(),
+                os.getpid(),
+                threading.current_thread().name,
+            ],
+            self._ops[0],
+        )
+
+    def _grant_steps(self, fence: int, sent: float) -> Steps:
+        last = self._fence
+        if last is not None and (fence < last or (fence == last and not self._depth)):
+            # Tokens are a hybrid logical clock and never go backwards unless
+            # a Redis server's clock went back by more than the time since
+            # our last grant: refuse the grant and give it back.
+            yield self._release_call(self._owner or "")
+            raise LockError(
+                f"fencing token of lock {self.name!r} went backwards ({fence} after {last}): the "
+                "Redis server's clock is behind the one that issued the last token; the grant was refused",
+                name=self.name,
+            )
+        self._fence = fence
+        self._depth += 1
+        self.retry_after = None
+        if self._depth == 1:
+            self._lost = False
+            self._valid_until = sent + self.ttl
+        return True
+
+    def _release_call(self, owner: str) -> Run:
+        return Run(RELEASE, self._keys3, [owner, self.name], self._ops[1])
+
+    def _give_back_steps(self) -> Steps:
+        """An acquire was interrupted or failed: leave nothing held or queued (best effort)."""
+        owner = self._owner
+        try:
+            if owner and not self._depth:
+                reply = yield self._acquire_call("cancel", 0.0)
+                if int(reply[0]) == 1:
+                    yield self._release_call(owner)
+        except Exception as exc:  # the original error matters more
+            log.warning("lock %s: could not give back an interrupted acquire: %s", self.name, exc)
+        finally:
+            if not self._depth:
+                self._end_hold()
+
+    def _release_flow(self) -> Steps:
+        with self._cond:
+            if not self._depth:
+                raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
+            owner, outermost, lost = self._owner or "", self._depth == 1, self._lost
+            renewer = self._renewer if outermost else None
+            if outermost:
+                self._renewer = None
+        if renewer is not None:
+            renewer.stop()  # first: a release that fails must not leave the lock renewed
+        try:
+            result = yield self._release_call(owner)
+        except BaseException:
+            self._depth -= 1
+            if not self._depth:
+                self._end_hold()
+            raise
+        self._depth -= 1
+        if result == 0 or not self._depth:
+            self._end_hold()
+        if result == 0 or lost:
+            raise LockLost(
+                f"lock {self.name!r} was lost before release: it expired or passed to another "
+                f"owner (our fencing token was {self._fence}); work done under it may have "
+                "overlapped with the next holder",
+                name=self.name,
+            )
+
+    def _extend_flow(self, ttl: float | None) -> Steps:
+        ttl = self.ttl if ttl is None else check_ttl(ttl)
+        self._check_fork()
+        owner = self._owner
+        if not self._depth or owner is None:
+            raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
+        if not (yield from self._extend_steps(owner, ttl)):
+            self._lost = True
+            raise LockLost(
+                f"lock {self.name!r} could not be extended: it expired or passed to another "
+                f"owner (our fencing token was {self._fence})",
+                name=self.name,
+            )
+
+    def _extend_steps(self, owner: str, ttl: float) -> Steps:
+        sent = time.monotonic()
+        ok = yield Run(
+            EXTEND,
+            [self.keys.lock, self.keys.index],
+            [owner, ms(ttl), self.name],
+            f"extend lock {self.name!r}",
+        )
+        if ok and self._owner == owner:
+            self._valid_until = sent + ttl
+        return bool(ok)
+
+    def _owned_steps(self) -> Steps:
+        self._check_fork()
+        owner = self._owner
+        if owner is None or not self._depth:
+            return False
+        holder = yield from self._inspect_steps()
+        return holder is not None and holder["token"] == owner
+
+    def _inspect_steps(self) -> Steps:
+        reply = yield Run(INSPECT, [self.keys.lock, self.keys.queue], [], f"inspect lock {self.name!r}")
+        return holder_from_reply(reply)
+
+
+def holder_from_reply(reply: Any) -> dict[str, Any] | None:
+    """The holder described by a ``lock_inspect.lua`` reply, or None when the lock is free."""
+    if not reply:
+        return None
+    token, fence, pttl, depth, host, pid, thread, queued, expires_ms = reply
+    return {
+        "token": _text(token),
+        "fence": int(fence),
+        "ttl": int(pttl) / 1000.0,
+        "depth": int(depth),
+        "host": _text(host),
+        "pid": int(pid),
+        "thread": _text(thread),
+        "queued": int(queued),
+        "expires_ms": int(expires_ms),
+    }

@@ -1,0 +1,155 @@
+"""What crosses Redis for a queue: message envelopes, bodies as strict JSON, and the scripts.
+
+An envelope is a header ``failed|max|enqueued_ms|priority|flags|id``, a
+newline, then the body (see ``core/lua/queues/common.lua``): the numeric
+fields come first and the split stops before the id, so a message id may hold
+any allowed character, ``|`` included. Bodies are strict JSON (no NaN, no
+pickle), checked when pushed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ..runtime import runtime
+from ..transport.scripts import Script
+
+_COMMON = ("queues/common",)
+PUSH = Script("queues/push", includes=_COMMON)
+CLAIM = Script("queues/claim", includes=_COMMON)
+NACK = Script("queues/nack", includes=_COMMON)
+REAP = Script("queues/reap", includes=_COMMON)
+HAND_BACK = Script("queues/hand_back", includes=_COMMON)
+DEPTHS = Script("queues/depths", includes=_COMMON)
+REQUEUE_DEAD = Script("queues/requeue_dead", includes=_COMMON)
+
+MIN_PRIORITY, MAX_PRIORITY = -100, 100
+MAX_BATCH = 1000  # messages per script call (Lua unpack() breaks near 8,000)
+
+#: Flag of an envelope whose message has a result record (a Django Task).
+HAS_RECORD = 1
+
+
+@dataclass(frozen=True)
+class Message:
+    """A delivered message. ``attempt`` counts earlier failed deliveries.
+
+    ``error`` is set (and ``body`` is None) for a message that cannot be read
+    (not JSON, nested too deeply, a damaged envelope): the worker
+    dead-letters it instead of running anything.
+    """
+
+    id: str
+    body: Any
+    attempt: int
+    max_attempts: int
+    enqueued_ms: int
+    priority: int
+    queue: str
+    raw: bytes | str
+    flags: int = 0
+    error: str | None = None
+
+    @property
+    def enqueued_at(self) -> datetime:
+        return datetime.fromtimestamp(self.enqueued_ms / 1000, tz=timezone.utc)
+
+    @classmethod
+    def parse(cls, raw: bytes | str, queue: str) -> Message:
+        """Read an envelope (see queues/common.lua); never raises: see ``error``."""
+        try:
+            text = raw if isinstance(raw, str) else raw.decode()
+            header, _, body = text.partition("\n")
+            fields = header.split("|", 5)
+            if len(fields) == 6:  # failed|max|enqueued_ms|priority|flags|id
+                failed, max_attempts, enqueued, priority, flags, mid = fields
+            else:  # the first format: id|failed|max|enqueued_ms|priority (no `|` in ids)
+                mid, failed, max_attempts, enqueued, priority = fields
+                flags = "0"
+            numbers = int(failed), int(max_attempts), int(enqueued), int(priority), int(flags)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return cls("", None, 0, 1, 0, 0, queue, raw, 0, f"damaged envelope: {exc}")
+        try:
+            value = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            error = f"body is not readable JSON: {type(exc).__name__}: {str(exc)[:200]}"
+            return cls(mid, None, numbers[0], numbers[1], numbers[2], numbers[3], queue, raw, numbers[4], error)
+        return cls(mid, value, numbers[0], numbers[1], numbers[2], numbers[3], queue, raw, numbers[4])
+
+
+@dataclass(frozen=True)
+class Depths:
+    """Counts of one queue; ``head_age`` is the age (s) of the next message, or None."""
+
+    ready: int
+    delayed: int
+    processing: int
+    dead: int
+    consumers: int
+    head_age: float | None
+
+
+def check_count(value: object, what: str, low: int, high: int) -> int:
+    """Validate a whole number in [low, high]; the message says what is allowed."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{what} must be a whole number from {low} to {high}, not {value!r}")
+    return value
+
+
+def encode_body(body: Any) -> str:
+    """JSON text of ``body``; raises TypeError naming what cannot be sent (nothing is pickled)."""
+    return to_json(body, "queue messages")
+
+
+class EncodedJSON(str):
+    """JSON text already encoded by :func:`to_json`: pushed as it is, not encoded again."""
+
+    __slots__ = ()
+
+
+def to_json(value: Any, what: str) -> str:
+    """Strict JSON text of ``value``, or TypeError saying what is allowed.
+
+    Refused: what JSON cannot hold (sets, bytes, objects...), NaN and
+    infinities (``json.dumps`` would write non-JSON ``NaN``), and values
+    nested deeper than Python can encode.
+    """
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except RecursionError:
+        raise TypeError(f"{what} are nested too deeply to be encoded as JSON") from None
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, None): {exc}"
+        ) from None
+
+
+def delay_ms(delay: float | None, eta: datetime | None) -> int:
+    if delay is not None and eta is not None:
+        raise TypeError("pass either delay= (seconds) or eta= (an aware datetime), not both")
+    if eta is not None:
+        if not isinstance(eta, datetime) or eta.tzinfo is None:
+            raise TypeError(f"eta must be a timezone-aware datetime, not {eta!r}")
+        delay = (eta - datetime.now(timezone.utc)).total_seconds()
+        return max(0, math.ceil(delay * 1000))
+    if delay is None:
+        return 0
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay) or delay < 0:
+        raise ValueError(f"delay must be seconds >= 0, not {delay!r}")
+    return math.ceil(delay * 1000)
+
+
+def retry_delay(attempt: int, base: float, cap: float) -> float:
+    """Exponential backoff with full jitter: uniform in [base/2, min(cap, base * 2**attempt)]."""
+    high = min(cap, base * (2 ** min(attempt, 40)))
+    return random.uniform(min(base / 2, high), high)
+
+
+def queue_defaults() -> dict[str, Any]:
+    """The REDCOORD queue/worker settings, or their defaults without Django."""
+    return runtime.config

@@ -1,0 +1,59 @@
+"""Small values every family shares: the DEFAULT marker, seconds and milliseconds.
+
+Public times are seconds (floats); Lua sees whole milliseconds. Written once
+here so that every primitive validates and converts them the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+#: Marks "use the configured default" (None often means something else, e.g. "wait forever").
+DEFAULT: Any = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
+
+
+def ms(seconds: float) -> int:
+    """Whole milliseconds for Lua, at least 1 (a TTL of 0 ms would mean "no expiry")."""
+    return max(1, int(seconds * 1000))
+
+
+def check_seconds(value: object, what: str, *, allow_zero: bool = False, timedelta_ok: bool = False) -> float:
+    """Validate a duration: a finite number of seconds > 0 (>= 0 with ``allow_zero``).
+
+    Raises TypeError for anything but a finite number (or a ``timedelta``
+    when ``timedelta_ok``), ValueError when it is out of range; both say
+    what is allowed.
+    """
+    if timedelta_ok and isinstance(value, timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        kind = "a number of seconds or a timedelta" if timedelta_ok else "a finite number of seconds"
+        raise TypeError(f"{what} must be {kind}, not {value!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{what} must be {'>= 0' if allow_zero else '> 0'} seconds, not {value!r}")
+    return float(value)
+
+
+_MAX_TTL = 365 * 24 * 3600.0
+
+
+def check_ttl(ttl: object) -> float:
+    """Validate a TTL in seconds: a number > 0 (at least 1 ms), at most a year."""
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl):
+        raise TypeError(f"ttl must be a number of seconds > 0, not {ttl!r}")
+    if not 0.001 <= ttl <= _MAX_TTL:
+        raise ValueError(f"ttl must be between 0.001 and {_MAX_TTL:g} seconds, not {ttl!r}")
+    return float(ttl)
+
+
+def check_wait(wait: object) -> float | None:
+    """Validate a wait in seconds: a number >= 0 (0: try once), or None (forever)."""
+    if wait is None:
+        return None
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or math.isnan(wait):
+        raise TypeError(f"wait must be seconds >= 0 or None (wait forever), not {wait!r}")
+    if wait < 0:
+        raise ValueError(f"wait must be seconds >= 0 (0 tries once) or None (forever), not {wait!r}")
+    return float(wait)
