@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis.asyncio  # noqa: E402
 
 from bench._servers import RedisServer  # noqa: E402
-from django_redcoord.core.locks.lock import Lock  # noqa: E402
+from django_redcoord.core.locks import Lock  # noqa: E402
 
 
 def ours(client, name):

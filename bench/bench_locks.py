@@ -118,7 +118,7 @@ import redis
 import redis_lock
 
 from django_redcoord import Lock
-from django_redcoord.core.transport import scripts as scripting
+from django_redcoord.core.transport import commands as scripting
 from django_redcoord.core.transport.clients import client_from_url
 
 try:

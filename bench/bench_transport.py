@@ -39,7 +39,7 @@ sys.path.insert(0, __file__.rsplit("/", 2)[0])
 
 from _servers import RedisServer, run_main  # noqa: E402
 
-from django_redcoord import scripting  # noqa: E402
+from django_redcoord.core.transport import commands as scripting  # noqa: E402
 from django_redcoord.core.transport.clients import client_from_url  # noqa: E402
 
 SCRIPT = "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('RPUSH', KEYS[2], ARGV[1])"

@@ -87,7 +87,7 @@ def _check_reachable(config: dict[str, Any]) -> list[checks.CheckMessage]:
 
     from .conf import build_client
     from .core.exceptions import CoordinationUnavailable
-    from .core.transport.clients import describe
+    from .core.transport.errors import describe
 
     quick = {**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5}
     try:
@@ -126,7 +126,7 @@ def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[check
     from django.conf import settings
 
     from .conf import build_client
-    from .core.transport.clients import describe
+    from .core.transport.errors import describe
 
     try:
         config = conf.validate(getattr(settings, "REDCOORD", None))

@@ -25,8 +25,8 @@ from typing import Any
 from .core.keys import KeyBuilder
 from .core.locks import read_holders
 from .core.queues import Queue, depths
-from .core.transport.clients import as_text as _text
-from .core.transport.clients import unavailable_as_ours
+from .core.transport.commands import as_text as _text
+from .core.transport.errors import unavailable_as_ours
 
 PAGE_SIZE = 50
 #: A worker whose heartbeat deadline passed this long ago is no longer listed

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from django_redcoord.checks import check_settings
-from django_redcoord.core.transport.clients import mask_url
+from django_redcoord.core.transport.errors import mask_url
 
 ROOT = Path(__file__).resolve().parent.parent
 

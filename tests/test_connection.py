@@ -6,14 +6,9 @@ import redis
 
 from django_redcoord.core.exceptions import CoordinationUnavailable, RedcoordError
 from django_redcoord.core.locks import Lock
-from django_redcoord.core.transport.clients import (
-    async_client_like,
-    client_from_url,
-    describe,
-    get_client,
-    mask_url,
-)
-from django_redcoord.core.transport.scripts import command
+from django_redcoord.core.transport.clients import async_client_like, client_from_url, get_client
+from django_redcoord.core.transport.commands import command
+from django_redcoord.core.transport.errors import describe, mask_url
 
 from . import multiproc
 

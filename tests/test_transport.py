@@ -16,7 +16,7 @@ from django_redcoord.core.exceptions import CoordinationUnavailable
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.queues import Queue
 from django_redcoord.core.transport.clients import client_from_url
-from django_redcoord.core.transport.scripts import blpop, command, max_block
+from django_redcoord.core.transport.commands import blpop, command, max_block
 
 
 def test_three_hundred_threads_one_after_another_never_run_out_of_connections(redis_url):

@@ -59,7 +59,9 @@ from ..core.keys import KeyBuilder, validate_name
 from ..core.queues import Message, Queue
 from ..core.queues.messages import EncodedJSON, queue_defaults, to_json
 from ..core.queues.worker import DeadLetter
-from ..core.transport.clients import as_text, get_client, unavailable_as_ours
+from ..core.transport.clients import get_client
+from ..core.transport.commands import as_text
+from ..core.transport.errors import unavailable_as_ours
 from ..core.transport.scripts import Script
 
 try:  # tuples to lists, bytes to str: what Django's own backends store

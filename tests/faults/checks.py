@@ -7,7 +7,7 @@ from typing import Any
 
 from django_redcoord.core.keys import KeyBuilder
 from django_redcoord.core.queues import Queue
-from django_redcoord.core.transport.clients import as_text
+from django_redcoord.core.transport.commands import as_text
 
 from .oracle import entries
 

@@ -18,7 +18,7 @@ import time
 
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.queues import Queue
-from django_redcoord.core.transport.clients import as_text
+from django_redcoord.core.transport.commands import as_text
 from django_redcoord.dashboard import overview
 
 from .checks import all_final, task_outcomes

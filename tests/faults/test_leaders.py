@@ -15,7 +15,7 @@ import pytest
 
 from django_redcoord.core.keys import KeyBuilder
 from django_redcoord.core.leader.election import DEFAULT_ELECTION
-from django_redcoord.core.transport.clients import as_text
+from django_redcoord.core.transport.commands import as_text
 
 from .harness import (
     assert_none,

@@ -46,9 +46,10 @@ from typing import Any, NamedTuple
 from ..exceptions import CoordinationUnavailable
 from ..keys import KeyBuilder, LeaderKeys, validate_name
 from ..runtime import default_prefix
-from ..transport.clients import UsesClient, as_text
+from ..transport.clients import UsesClient
+from ..transport.commands import as_text, blpop, max_block
 from ..transport.drivers import arun
-from ..transport.scripts import Script, blpop, max_block
+from ..transport.scripts import Script
 from ..values import DEFAULT, ms
 from .records import Leadership, check_timing, leader_defaults, leader_steps, read_leader
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..keys import LeaderKeys
 from ..runtime import runtime
-from ..transport.clients import as_text
+from ..transport.commands import as_text
 from ..transport.drivers import Steps, Transaction, run
 
 _MAX_SECONDS = 24 * 3600.0

@@ -56,8 +56,8 @@ from ..exceptions import CoordinationUnavailable, LockError, LockNotAcquired, Re
 from ..keys import KeyBuilder, LockKeys, validate_name
 from ..runtime import default_prefix, lock_defaults
 from ..transport.clients import UsesClient
+from ..transport.commands import execute_pipeline, max_block
 from ..transport.drivers import arun, run
-from ..transport.scripts import execute_pipeline, max_block
 from ..values import DEFAULT, check_ttl, check_wait
 from .identity import fork_generation, task_owner_token, thread_owner_token, watch_forks
 from .steps import LockSteps, log

@@ -12,7 +12,7 @@ from typing import Any
 from ..keys import KeyBuilder
 from ..runtime import default_prefix
 from ..transport.clients import get_client
-from ..transport.scripts import execute_pipeline
+from ..transport.commands import execute_pipeline
 from .steps import FORCE_RELEASE, INSPECT, holder_from_reply
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..exceptions import CoordinationUnavailable, LockError, LockLost, LockNotOwned
 from ..keys import LockKeys
-from ..transport.clients import as_text as _text
+from ..transport.commands import as_text as _text
 from ..transport.drivers import Blpop, Run, Steps
 from ..transport.scripts import Script
 from ..values import check_ttl, ms

@@ -33,7 +33,8 @@ from typing import Any
 from ..exceptions import CoordinationUnavailable
 from ..leader.election import LeaderElection
 from ..runtime import runtime
-from ..transport.clients import as_text, unavailable_as_ours
+from ..transport.commands import as_text
+from ..transport.errors import unavailable_as_ours
 from ..transport.scripts import Script
 from .jobs import CATCHUP_LIMIT, Job, JobContext, _set_current_job
 

@@ -36,9 +36,10 @@ from typing import Any
 
 from ..keys import KeyBuilder, QueueKeys, validate_name
 from ..runtime import default_prefix
-from ..transport.clients import UsesClient, as_text, unavailable_as_ours
+from ..transport.clients import UsesClient
+from ..transport.commands import as_text, command, execute_pipeline
 from ..transport.drivers import Run, Steps, arun, run
-from ..transport.scripts import command, execute_pipeline
+from ..transport.errors import unavailable_as_ours
 from ..values import DEFAULT
 from .consumer import Consumer
 from .messages import (

@@ -40,7 +40,8 @@ from typing import Any
 
 from ..exceptions import CoordinationUnavailable, RedcoordError
 from ..keys import validate_name
-from ..transport.scripts import Script, blpop, execute_pipeline
+from ..transport.commands import blpop, execute_pipeline
+from ..transport.scripts import Script
 from ..values import check_seconds
 from .consumer import Consumer
 from .messages import MAX_BATCH, Message, check_count, queue_defaults

@@ -28,8 +28,9 @@ import asyncio
 from collections.abc import Generator
 from typing import Any
 
-from .clients import unavailable_as_ours
-from .scripts import Script, acommand, blpop, command, max_block
+from .commands import acommand, blpop, command, max_block
+from .errors import unavailable_as_ours
+from .scripts import Script
 
 #: What a primitive's operation is: a generator of steps returning its result.
 Steps = Generator["Step", Any, Any]

@@ -60,7 +60,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"no embedded Redis running in {directory}")
 
     def _ping(self) -> None:
-        from ...core.transport.clients import describe, get_client, unavailable_as_ours
+        from ...core.transport.clients import get_client
+        from ...core.transport.errors import describe, unavailable_as_ours
 
         client = get_client()
         with unavailable_as_ours(client, "ping"):

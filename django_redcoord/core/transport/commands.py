@@ -1,0 +1,193 @@
+"""One command, one round trip, on a connection checked out of the client's own pool.
+
+Every coordination command goes through :func:`command` (sync) or
+:func:`acommand` (asyncio): a connection is checked out of the client's own
+pool and given back right after, so nothing lives outside the pool's
+accounting (``max_connections``, ``disconnect()``, fork handling), and the
+reply is read by the connection class itself, so Sentinel's ``READONLY``
+handling, RESP3 push frames (client tracking) and the client's decoding all
+apply. Unlike ``client.execute_command`` there is no silent retry, whatever
+retry policy the client was built with: a timeout is an unknown outcome, and
+every coordination operation is written to be repeated by its caller instead.
+With hiredis installed, plain arguments (str, bytes, int) are packed by its C
+packer and sent with the connection's own ``send_packed_command``: the same
+bytes as the client's encoder makes for them, without its per-argument
+Python (``bench/bench_transport.py`` measures it). A connection that failed
+or was interrupted mid-reply is disconnected before it goes back to the pool,
+so a late reply is never read as the next one's.
+
+Clients without a plain pool (Redis Cluster, a ``single_connection_client``)
+go through ``execute_command``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from redis.asyncio import Redis as AsyncRedis
+
+from .errors import unavailable_as_ours
+
+
+def as_text(value: Any) -> str:
+    """A reply as str, whether or not the client decodes responses (``decode_responses``)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def as_bytes(value: Any) -> bytes:
+    """A reply as bytes, whether or not the client decodes responses."""
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
+try:  # the C packer: most of the client's own time per command is packing
+    from hiredis import pack_command as _pack
+except ImportError:  # pragma: no cover - hiredis is an optional extra
+    _pack = None
+
+
+#: Longest single blocking call (BLPOP) in seconds, whatever the socket timeout.
+MAX_BLOCK = 10.0
+
+
+def _direct_pool(client: Any) -> Any:
+    """The pool to check a connection out of, or None to use ``execute_command``."""
+    if not isinstance(client, redis.Redis) or getattr(client, "connection", None) is not None:
+        return None
+    pool = getattr(client, "connection_pool", None)
+    if pool is None or not hasattr(pool, "get_connection") or not hasattr(pool, "release"):
+        return None
+    return pool
+
+
+def _checkout(pool: Any, command_name: str) -> Any:
+    try:
+        return pool.get_connection()
+    except TypeError:  # redis-py 5 requires the command name
+        return pool.get_connection(command_name)
+
+
+def command(client: Any, *args: Any, operation: str) -> Any:
+    """Send one command and return its reply (one round trip, never retried).
+
+    Raises CoordinationUnavailable when Redis cannot be reached, does not
+    answer within the socket timeout, or refuses for a passing reason
+    (loading, read-only replica, failover); ResponseError for other error
+    replies.
+    """
+    pool = _direct_pool(client)
+    with unavailable_as_ours(client, operation):
+        if pool is None:
+            return client.execute_command(*args)
+        conn = _checkout(pool, args[0])
+        try:
+            if _pack is not None and _plain(args) and _utf8(conn):
+                conn.send_packed_command((_pack(args),))
+            else:
+                conn.send_command(*args)
+            return conn.read_response()
+        except redis.exceptions.ResponseError:
+            raise  # an error reply: the stream is in step
+        except BaseException:
+            # Failed, timed out or interrupted (KeyboardInterrupt, a cancelled
+            # thread) mid-reply: the stream may be out of step. Never reuse it.
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
+
+
+async def acommand(client: Any, *args: Any, operation: str) -> Any:
+    """:func:`command` for a ``redis.asyncio`` client: the same rules, awaited.
+
+    Cancellation (``CancelledError``) mid-reply disconnects the connection,
+    like any other interruption: its late reply is never read as the next one's.
+    """
+    pool = _direct_async_pool(client)
+    with unavailable_as_ours(client, operation):
+        if pool is None:
+            return await client.execute_command(*args)
+        conn = await pool.get_connection()
+        try:
+            if _pack is not None and _plain(args) and _utf8(conn):
+                await conn.send_packed_command((_pack(args),))
+            else:
+                await conn.send_command(*args)
+            return await conn.read_response()
+        except redis.exceptions.ResponseError:
+            raise
+        except BaseException:
+            await conn.disconnect(nowait=True)
+            raise
+        finally:
+            await pool.release(conn)
+
+
+def _direct_async_pool(client: Any) -> Any:
+    if not isinstance(client, AsyncRedis) or getattr(client, "connection", None) is not None:
+        return None
+    pool = getattr(client, "connection_pool", None)
+    if pool is None or not hasattr(pool, "get_connection") or not hasattr(pool, "release"):
+        return None
+    return pool
+
+
+def _plain(args: tuple[Any, ...]) -> bool:
+    """Only str, bytes and int arguments: packed the same by hiredis as by the client's encoder."""
+    for arg in args:
+        kind = type(arg)
+        if kind is not str and kind is not bytes and kind is not int:
+            return False
+    return True
+
+
+def _utf8(conn: Any) -> bool:
+    encoder = getattr(conn, "encoder", None)
+    return encoder is not None and encoder.encoding in ("utf-8", "utf8") and encoder.encoding_errors == "strict"
+
+
+def max_block(client: Any) -> float:
+    """Longest a blocking command may block on ``client``: below its socket timeout.
+
+    A BLPOP that outlasts the socket timeout would fail as a timeout though
+    the server is fine; blocking calls are made in chunks of at most this.
+    """
+    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", None) or {}
+    timeout = kwargs.get("socket_timeout")
+    if not timeout:
+        return MAX_BLOCK
+    return max(0.005, min(MAX_BLOCK, timeout - 0.5 if timeout > 1.0 else timeout / 2))
+
+
+def blpop(client: Any, keys: list[str], timeout: float, *, operation: str) -> Any:
+    """BLPOP ``keys`` for at most ``timeout`` seconds (capped by :func:`max_block`).
+
+    Returns ``[key, value]`` or None. BLPOP's 0 means "forever": never sent.
+    """
+    block = max(0.001, min(timeout, max_block(client)))
+    return command(client, "BLPOP", *keys, f"{block:.3f}", operation=operation)
+
+
+def execute_pipeline(client: Any, build: Callable[[Any], None], *, operation: str) -> list[Any]:
+    """Run the commands ``build(pipe)`` queues in one round trip.
+
+    If the server does not know a script yet, its EVALSHAs failed without
+    running while the other commands ran: we load the scripts the pipeline
+    used (those added with :meth:`Script.queue`) and send it all once more.
+    So use it only for commands that are safe to repeat (pushes of fresh
+    messages under one script, reads, heartbeats, result records) — never to
+    pair a claim with other writes.
+    """
+    with unavailable_as_ours(client, operation):
+        for attempt in (1, 2):
+            pipe = client.pipeline(transaction=False)
+            build(pipe)
+            try:
+                return pipe.execute()
+            except redis.exceptions.NoScriptError:
+                if attempt == 2:
+                    raise
+                for script in getattr(pipe, "redcoord_scripts", ()):
+                    client.script_load(script.source)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,127 @@
+"""Redis errors as ours: which failures are outages, and how a server is named in messages.
+
+An outage (refused, reset, timed out, or a reply that means "not now":
+READONLY, LOADING, MASTERDOWN, BUSY, UNBLOCKED, TRYAGAIN, CLUSTERDOWN,
+NOREPLICAS, MISCONF, OOM) becomes :class:`CoordinationUnavailable`, naming the
+server with its password masked and the operation that failed. Every
+long-running loop retries those; anything else is a bug to see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+
+from ..exceptions import CoordinationUnavailable
+
+
+def mask_url(url: str) -> str:
+    """Return ``url`` with its password replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    netloc = f"{user}:***@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def describe(client: Any) -> str:
+    """The server a client talks to, as a URL with the password masked."""
+    pool = getattr(client, "connection_pool", None)
+    service = getattr(pool, "service_name", None)
+    if service:  # Sentinel: the master changes; name the service
+        return f"the master of Sentinel service {service!r}"
+    kw = getattr(pool, "connection_kwargs", None) or {}
+    if kw.get("path"):
+        return f"unix://{kw['path']}"
+    scheme = "rediss" if "SSL" in type(pool).__name__ or kw.get("ssl") or _is_ssl(pool) else "redis"
+    auth = ""
+    if kw.get("password") is not None:
+        auth = f"{kw.get('username') or ''}:***@"
+    elif kw.get("username"):
+        auth = f"{kw['username']}@"
+    return f"{scheme}://{auth}{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+
+
+def _is_ssl(pool: Any) -> bool:
+    cls = getattr(pool, "connection_class", None)
+    return cls is not None and issubclass(cls, redis.SSLConnection)
+
+
+# Error replies that mean "not now" rather than "never": the server is
+# loading its data, is a replica (a failover demoted it), lost its master,
+# is busy running a script, is out of memory or cannot persist, or a blocked
+# command was unblocked because the instance changed role. Loops retry them
+# like an outage; callers see CoordinationUnavailable.
+_PASSING_CLASSES = tuple(
+    cls
+    for cls in (
+        getattr(redis.exceptions, name, None)
+        for name in ("ReadOnlyError", "OutOfMemoryError", "TryAgainError", "ClusterDownError")
+    )
+    if cls is not None
+)
+
+
+_PASSING_PREFIXES = (
+    "READONLY", "MASTERDOWN", "LOADING", "BUSY", "UNBLOCKED", "TRYAGAIN",
+    "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "OOM",
+)  # fmt: skip
+
+
+_WRAPPED_PASSING = re.compile(r": -(?:" + "|".join(_PASSING_PREFIXES) + r")\b")
+
+
+def is_passing(exc: BaseException) -> bool:
+    """True for an error that means Redis is (for now) unavailable, not that the call is wrong."""
+    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
+        return True
+    if isinstance(exc, _PASSING_CLASSES):
+        return True
+    if isinstance(exc, redis.ResponseError):
+        text = str(exc)
+        if text.startswith(_PASSING_PREFIXES) or getattr(exc, "status_code", None) in _PASSING_PREFIXES:
+            return True
+        # Redis 6.2 wraps the refusal of a command inside a script:
+        # "Error running script (call to f_...): @user_script:84: -READONLY You can't write..."
+        return text.startswith("Error running script") and _WRAPPED_PASSING.search(text) is not None
+    return False
+
+
+@contextlib.contextmanager
+def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
+    """Turn outages into CoordinationUnavailable (naming the server and the operation).
+
+    Outages are connection errors, timeouts and the error replies of a server
+    that cannot serve right now (see :func:`is_passing`).
+    """
+    try:
+        yield
+    except CoordinationUnavailable:
+        raise
+    except (redis.RedisError, OSError) as exc:
+        if not is_passing(exc):
+            raise
+        server = describe(client)
+        if isinstance(exc, (redis.TimeoutError, TimeoutError)):
+            kind = "timed out"
+        elif isinstance(exc, (redis.ConnectionError, OSError)):
+            kind = "could not be reached"
+        else:
+            kind = "refused the command for now"
+        raise CoordinationUnavailable(
+            f"Redis at {server} {kind} during {operation}: {type(exc).__name__}: {exc}",
+            server=server,
+            operation=operation,
+        ) from exc
