@@ -76,7 +76,7 @@ def _ours_tasks(slot: int, options: dict[str, Any]) -> Runner:
         import _queue_tasks as app
     from django_redcoord.core.queues.worker import Worker
     from django_redcoord.core.transport.clients import get_client
-    from django_redcoord.tasks.backend import TaskRunner
+    from django_redcoord.tasks import TaskRunner
 
     backend = app.backend()
     get_client().ping()

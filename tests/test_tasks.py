@@ -254,7 +254,7 @@ def test_a_periodic_task_is_enqueued_by_the_leader_and_run_by_a_worker(redis_cli
 
 
 def test_a_late_running_mark_never_overwrites_an_outcome(redis_client):
-    from django_redcoord.tasks.backend import _RESULTS
+    from django_redcoord.tasks.compat import RESULTS as _RESULTS
 
     result = task_defs.add.enqueue(1, 1)
     work()
@@ -374,7 +374,7 @@ def test_a_message_dead_lettered_by_the_reaper_fails_its_result(settings):
     import threading
 
     from django_redcoord.core.queues.worker import Worker
-    from django_redcoord.tasks.backend import TaskRunner, task_backends_for
+    from django_redcoord.tasks import TaskRunner, task_backends_for
 
     settings.TASKS = {
         "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],

@@ -26,35 +26,41 @@ The lock covers the work, however it runs: a generator (sync or async) holds
 it from its first step until it is exhausted or closed; a view returning a
 ``StreamingHttpResponse`` holds it until the response has been sent or closed.
 
-``async def`` functions and views work too: acquire and release run in a
-worker thread so the event loop never blocks. A request cancelled while
-waiting (the client went away) stops waiting and gives back whatever the
-wait ends with.
+``async def`` functions and views acquire and release on the event loop
+with a ``redis.asyncio`` client (no thread hop). Cancelled at any await (the
+client went away, a timeout), the call gives back what it took: it leaves
+the queue, and a grant that arrives as it is cancelled is released before
+the cancellation goes on. Only with a sync ``client=`` does an async call
+take its lock in a worker thread.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import functools
 import inspect
 import logging
-import math
 import re
 import string
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from asgiref.sync import async_to_sync
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 
-from ..core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
+from ..core.exceptions import CoordinationUnavailable, LockNotAcquired
 from ..core.keys import validate_name
 from ..core.locks import Lock
-from ..core.transport.clients import is_async_client
-from ..core.transport.drivers import uncancellable
 from ..core.values import DEFAULT, check_ttl, check_wait
+from .holds import (
+    aacquire,
+    afinish,
+    busy,
+    busy_response,
+    find_request,
+    finish,
+    unavailable_response,
+)
+from .streaming import FAILED, STREAMING, handed_to_stream, wrap_async_generator, wrap_generator
 
 log = logging.getLogger(__name__)
 
@@ -66,33 +72,6 @@ _current: contextvars.ContextVar[Lock | None] = contextvars.ContextVar("redcoord
 def current_lock() -> Lock | None:
     """The innermost lock held by a ``@with_lock`` call in this context (or None)."""
     return _current.get()
-
-
-def busy_response(request: HttpRequest, exc: LockNotAcquired) -> HttpResponse:
-    """Default answer when a view's lock is busy: 409 Conflict with Retry-After."""
-    retry_after = getattr(exc, "retry_after", None) or 1.0
-    response = HttpResponse(
-        f"The resource is busy (lock {exc.name!r}); try again shortly.\n",
-        status=409,
-        content_type="text/plain; charset=utf-8",
-    )
-    response["Retry-After"] = str(max(1, math.ceil(retry_after)))
-    return response
-
-
-#: Seconds a 503 asks the client to wait while Redis cannot be reached.
-UNAVAILABLE_RETRY_AFTER = 5
-
-
-def unavailable_response(request: HttpRequest, exc: CoordinationUnavailable) -> HttpResponse:
-    """Default answer when Redis cannot be reached: 503 Service Unavailable with Retry-After."""
-    response = HttpResponse(
-        "The coordination service is unavailable; try again shortly.\n",
-        status=503,
-        content_type="text/plain; charset=utf-8",
-    )
-    response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
-    return response
 
 
 def with_lock(
@@ -152,9 +131,9 @@ def with_lock(
         if is_async and reentrant:
             raise TypeError("with_lock(reentrant=True) is not supported on async functions")
         if inspect.isgeneratorfunction(target):
-            return _wrap_generator(target, namer, options)  # type: ignore[return-value]
+            return wrap_generator(target, namer, options)  # type: ignore[return-value]
         if inspect.isasyncgenfunction(target):
-            return _wrap_async_generator(target, namer, options)  # type: ignore[return-value]
+            return wrap_async_generator(target, namer, options)  # type: ignore[return-value]
         if is_async:
             return _wrap_async(target, namer, options, answers)  # type: ignore[return-value]
         return _wrap_sync(target, namer, options, answers)  # type: ignore[return-value]
@@ -169,7 +148,7 @@ def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], options: dic
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         lock = Lock(namer(*args, **kwargs), **options)
-        request = _find_request(args)
+        request = find_request(args)
         try:
             acquired = lock.acquire()
         except CoordinationUnavailable as exc:
@@ -177,19 +156,19 @@ def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], options: dic
                 raise
             return answers[1](request, exc)
         if not acquired:
-            return _busy(lock, request, answers[0])
+            return busy(lock, request, answers[0])
         token = _current.set(lock)
         if request is not None:
             request.redcoord_lock = lock  # type: ignore[attr-defined]
-        outcome = _FAILED
+        outcome = FAILED
         try:
             result = func(*args, **kwargs)
-            outcome = _handed_to_stream(result, lock)
+            outcome = handed_to_stream(result, lock)
             return result
         finally:
             _current.reset(token)
-            if outcome is not _STREAMING:
-                _finish(lock, failed=outcome is _FAILED)
+            if outcome is not STREAMING:
+                finish(lock, failed=outcome is FAILED)
 
     return wrapper
 
@@ -198,252 +177,35 @@ def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], options: di
     @functools.wraps(func)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         lock = Lock(namer(*args, **kwargs), **options)
-        request = _find_request(args)
+        request = find_request(args)
         try:
-            acquired = await _aacquire(lock)
+            acquired = await aacquire(lock)
         except CoordinationUnavailable as exc:
             if request is None:
                 raise
             return answers[1](request, exc)
         if not acquired:
-            return _busy(lock, request, answers[0])
+            return busy(lock, request, answers[0])
         token = _current.set(lock)
         if request is not None:
             request.redcoord_lock = lock  # type: ignore[attr-defined]
-        outcome = _FAILED
+        outcome = FAILED
         try:
             result = await func(*args, **kwargs)
-            outcome = _handed_to_stream(result, lock)
+            outcome = handed_to_stream(result, lock)
             return result
         finally:
             _current.reset(token)
-            if outcome is not _STREAMING:
-                await _afinish(lock, failed=outcome is _FAILED)  # to the end, even if cancelled meanwhile
+            if outcome is not STREAMING:
+                await afinish(lock, failed=outcome is FAILED)  # to the end, even if cancelled meanwhile
 
     return wrapper
-
-
-def _native(lock: Lock) -> bool:
-    """True when the lock can be taken on the event loop (no client given, or a redis.asyncio one)."""
-    return lock._client is None or is_async_client(lock._client)
-
-
-async def _aacquire(lock: Lock) -> bool:
-    """Acquire from async code: on the event loop, or in a thread for a sync ``client=``."""
-    if _native(lock):
-        return await lock.aacquire()  # cancelled at any await, it gives back what it took
-    return await _acquire_in_thread(lock)
-
-
-async def _afinish(lock: Lock, failed: bool, quiet: bool = False) -> None:
-    """:func:`_finish` from async code; runs to the end even if the task is cancelled meanwhile."""
-    if not _native(lock):
-        await uncancellable(asyncio.get_running_loop().run_in_executor(None, _finish, lock, failed, quiet), reraise=True)
-        return
-    try:
-        await uncancellable(lock.arelease(), reraise=True)
-    except RedcoordError as exc:
-        _release_failed(lock, exc, failed, quiet)
-
-
-async def _acquire_in_thread(lock: Lock) -> bool:
-    """``lock.acquire()`` in a worker thread, so the event loop never blocks.
-
-    If the awaiting task is cancelled (the client went away), the wait is
-    interrupted and whatever it ends with is given back: nothing stays held
-    or queued. Exactly one side releases a grant: the thread, if the
-    cancellation came first; the cancelled task, if the grant did.
-    """
-    loop = asyncio.get_running_loop()
-    handshake = threading.Lock()
-    state = {"cancelled": False, "delivered": False}
-
-    def acquire() -> bool:
-        granted = lock.acquire()
-        with handshake:
-            give_back = granted and state["cancelled"]
-            state["delivered"] = granted and not give_back
-        if give_back:
-            _release_quietly(lock)
-            return False
-        return granted
-
-    future = loop.run_in_executor(None, acquire)
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        with handshake:
-            state["cancelled"] = True
-            delivered = state["delivered"]
-        if delivered:  # granted just as we were cancelled: nobody will use it
-            loop.run_in_executor(None, _release_quietly, lock)
-        else:  # still waiting: stop, and give back whatever the wait ends with
-            loop.run_in_executor(None, lock._interrupt)
-        raise
 
 
 # -- generators and streamed responses ---------------------------------------------------
 
-_FAILED, _DONE, _STREAMING = object(), object(), object()
-
-
-def _handed_to_stream(result: Any, lock: Lock) -> object:
-    """If ``result`` is a streamed response, keep the lock until it is sent or closed."""
-    if not isinstance(result, StreamingHttpResponse):
-        return _DONE
-    released = threading.Lock()
-
-    def release_once() -> None:
-        if released.acquire(blocking=False):
-            if _native(lock) and lock._client is not None:
-                async_to_sync(_afinish)(lock, False, True)  # its client lives on the server's loop
-            else:
-                _finish(lock, failed=False, quiet=True)
-
-    content = result.streaming_content
-    if result.is_async:
-
-        async def streamed_async() -> Any:
-            try:
-                async for chunk in content:
-                    yield chunk
-            finally:
-                if released.acquire(blocking=False):
-                    await _afinish(lock, failed=False, quiet=True)
-
-        result.streaming_content = _ReleasingAsyncBody(streamed_async(), release_once)
-    else:
-
-        def streamed() -> Any:
-            try:
-                yield from content
-            finally:
-                release_once()
-
-        result.streaming_content = _ReleasingBody(streamed(), release_once)
-    return _STREAMING
-
-
-class _ReleasingBody:
-    """A streamed body whose ``close()`` also releases the lock.
-
-    Django registers the ``close`` of the content it is given among the
-    response's closers. A generator closed before its first chunk (a
-    middleware replaced the response, the client left before the body began)
-    never runs its ``finally``; this close() releases all the same.
-    """
-
-    def __init__(self, body: Any, release: Callable[[], None]) -> None:
-        self._body, self._release = body, release
-
-    def __iter__(self) -> Any:
-        return self._body
-
-    def close(self) -> None:
-        try:
-            self._body.close()
-        finally:
-            self._release()
-
-
-class _ReleasingAsyncBody:
-    """The same for an async body (Django's ASGI handler calls ``close()`` when done)."""
-
-    def __init__(self, body: Any, release: Callable[[], None]) -> None:
-        self._body, self._release = body, release
-
-    def __aiter__(self) -> Any:
-        return self._body
-
-    def close(self) -> None:
-        self._release()
-
-
-def _wrap_generator(func: Callable[..., Any], namer: Callable[..., str], options: dict) -> Any:
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        # A generator's body runs when it is iterated: so does the lock.
-        lock = Lock(namer(*args, **kwargs), **options)
-        if not lock.acquire():
-            _busy(lock, None, None)
-        failed = True
-        try:
-            yield from func(*args, **kwargs)
-            failed = False
-        finally:  # exhausted, closed (GeneratorExit) or failed: released
-            _finish(lock, failed=failed)
-
-    return wrapper
-
-
-def _wrap_async_generator(func: Callable[..., Any], namer: Callable[..., str], options: dict) -> Any:
-    @functools.wraps(func)
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        lock = Lock(namer(*args, **kwargs), **options)
-        if not await _aacquire(lock):
-            _busy(lock, None, None)
-        failed = True
-        try:
-            async for item in func(*args, **kwargs):
-                yield item
-            failed = False
-        finally:
-            await _afinish(lock, failed)
-
-    return wrapper
-
 
 # -- ending a hold -------------------------------------------------------------------------
-
-
-def _finish(lock: Lock, failed: bool, quiet: bool = False) -> None:
-    """Release after the call. After a failure the call's own error matters
-    more: a failed release is logged. After success LockLost is raised (the
-    work may have overlapped with the next holder), unless ``quiet`` (a
-    streamed response is already out: logged). A release Redis never got is
-    logged; the lock expires after its TTL."""
-    try:
-        lock.release()
-    except RedcoordError as exc:
-        _release_failed(lock, exc, failed, quiet)
-
-
-def _release_failed(lock: Lock, exc: RedcoordError, failed: bool, quiet: bool) -> None:
-    if isinstance(exc, LockLost):
-        if failed or quiet:
-            log.error("lock %s: lost before the end of the call (its work may have overlapped)", lock.name)
-            return
-        raise exc
-    log.warning("lock %s: not released (%s); it expires after its TTL (%g s)", lock.name, exc, lock.ttl)
-
-
-def _release_quietly(lock: Lock) -> None:
-    try:
-        lock.release()
-    except RedcoordError as exc:
-        log.warning("lock %s: could not give back a grant nobody will use (%s)", lock.name, exc)
-
-
-def _busy(lock: Lock, request: HttpRequest | None, on_busy: Any) -> Any:
-    wait = lock.wait
-    exc = LockNotAcquired(
-        f"lock {lock.name!r} could not be acquired within "
-        f"{'forever' if wait is None else f'{wait:g} s'}",
-        name=lock.name,
-        wait=wait,
-    )
-    exc.retry_after = lock.retry_after  # type: ignore[attr-defined]
-    if request is None:
-        raise exc
-    return on_busy(request, exc)
-
-
-def _find_request(args: tuple[Any, ...]) -> HttpRequest | None:
-    """The view's request: first positional for function views, second for methods."""
-    for arg in args[:2]:
-        if isinstance(arg, HttpRequest):
-            return arg
-    return None
 
 
 def _namer(key: str | Callable[..., str], func: Callable[..., Any]) -> Callable[..., str]:

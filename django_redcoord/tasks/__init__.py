@@ -3,6 +3,7 @@
 ``TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", ...}}``
 """
 
-from .backend import RedisTaskBackend, TaskRunner, task_backends_for
+from .backend import RedisTaskBackend, task_backends_for
+from .runner import TaskRunner
 
 __all__ = ["RedisTaskBackend", "TaskRunner", "task_backends_for"]

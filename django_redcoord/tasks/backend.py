@@ -32,67 +32,35 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-import time
-from datetime import datetime, timezone
 from typing import Any
 
 from django.core.checks import Error
-from django.db import close_old_connections, transaction
+from django.db import transaction
 from django.utils.module_loading import import_string
 
-try:  # Django >= 6.0
-    from django.tasks import TaskResultStatus
-    from django.tasks.backends.base import BaseTaskBackend
-    from django.tasks.base import Task, TaskContext, TaskError, TaskResult
-    from django.tasks.exceptions import TaskResultDoesNotExist
-    from django.tasks.signals import task_enqueued, task_finished, task_started
-except ImportError:  # the django-tasks backport on Django 4.2 / 5.2
-    from django_tasks import TaskResultStatus
-    from django_tasks.backends.base import BaseTaskBackend
-    from django_tasks.base import Task, TaskContext, TaskError, TaskResult
-    from django_tasks.exceptions import TaskResultDoesNotExist
-    from django_tasks.signals import task_enqueued, task_finished, task_started
-
-from ..core.exceptions import DeliveryFailed
 from ..core.keys import KeyBuilder, validate_name
-from ..core.queues import Message, Queue
+from ..core.queues import Queue
 from ..core.queues.messages import EncodedJSON, queue_defaults, to_json
-from ..core.queues.worker import DeadLetter
 from ..core.transport.clients import get_client
 from ..core.transport.commands import as_text
 from ..core.transport.errors import unavailable_as_ours
-from ..core.transport.scripts import Script
-
-try:  # tuples to lists, bytes to str: what Django's own backends store
-    from django.utils.json import normalize_json
-except ImportError:  # Django < 6 with the django-tasks backport
-    try:
-        from django_tasks.utils import normalize_json
-    except ImportError:  # pragma: no cover - an older backport
-
-        def normalize_json(obj: Any) -> Any:
-            return obj
+from .compat import (
+    BaseTaskBackend,
+    Task,
+    TaskError,
+    TaskResult,
+    TaskResultDoesNotExist,
+    TaskResultStatus,
+    iso,
+    task_enqueued,
+    utcnow,
+    valid_id,
+    when,
+)
 
 log = logging.getLogger(__name__)
 
-_RESULTS = Script("tasks/results")
 OPTION_DEFAULTS = {"RESULT_TTL": 86400, "MAX_ATTEMPTS": None, "ENQUEUE_ON_COMMIT": True}
-
-
-def _iso(value: datetime | None) -> str:
-    return value.isoformat() if value else ""
-
-
-def _when(text: bytes | str | None) -> datetime | None:
-    if not text:
-        return None
-    return datetime.fromisoformat(text.decode() if isinstance(text, bytes) else text)
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
 
 class RedisTaskBackend(BaseTaskBackend):
     """Django Tasks backend: enqueue, defer (run_after), priority, results."""
@@ -201,15 +169,15 @@ class RedisTaskBackend(BaseTaskBackend):
         return result
 
     def _send(self, task: Task, result: TaskResult, encoded: tuple[str, str]) -> None:
-        now = _now()
+        now = utcnow()
         object.__setattr__(result, "enqueued_at", now)
         queue = self.queue(task.queue_name)
         key = self._result_key(result.id)
         args, kwargs = encoded
         record = {
             "status": str(TaskResultStatus.READY), "task": task.module_path, "queue": task.queue_name,
-            "priority": task.priority, "backend": self.alias, "enqueued_at": _iso(now),
-            "run_after": _iso(task.run_after), "args": args, "kwargs": kwargs,
+            "priority": task.priority, "backend": self.alias, "enqueued_at": iso(now),
+            "run_after": iso(task.run_after), "args": args, "kwargs": kwargs,
         }  # fmt: skip
         body = EncodedJSON(
             f'{{"task":{json.dumps(task.module_path)},"result":{json.dumps(result.id)},"args":{args},"kwargs":{kwargs}}}'
@@ -224,7 +192,7 @@ class RedisTaskBackend(BaseTaskBackend):
 
     def get_result(self, result_id: str) -> TaskResult:
         with unavailable_as_ours(self.client, f"read task result {result_id!r}"):
-            raw = self.client.hgetall(self._result_key(result_id)) if _valid_id(result_id) else {}
+            raw = self.client.hgetall(self._result_key(result_id)) if valid_id(result_id) else {}
         if not raw:
             raise TaskResultDoesNotExist(result_id)
         return self._to_result(result_id, {as_text(k): as_text(v) for k, v in raw.items()})
@@ -243,271 +211,21 @@ class RedisTaskBackend(BaseTaskBackend):
             task = task.using(
                 queue_name=rec.get("queue") or None,
                 priority=int(rec["priority"]) if rec.get("priority", "").lstrip("-").isdigit() else None,
-                run_after=_when(rec.get("run_after")),
+                run_after=when(rec.get("run_after")),
             )
         except Exception as exc:  # validated when it was enqueued; settings may have changed since
             log.warning("task result %s: the task's enqueue options no longer validate: %s", result_id, exc)
         numbered = lambda prefix: [rec[k] for k in sorted((k for k in rec if k.startswith(prefix)), key=lambda k: int(k.split(".")[1]))]  # noqa: E731
         result = TaskResult(
             task=task, id=result_id, status=TaskResultStatus(rec["status"]),
-            enqueued_at=_when(rec.get("enqueued_at")), started_at=_when(rec.get("started_at")),
-            finished_at=_when(rec.get("finished_at")), last_attempted_at=_when(rec.get("last_attempted_at")),
+            enqueued_at=when(rec.get("enqueued_at")), started_at=when(rec.get("started_at")),
+            finished_at=when(rec.get("finished_at")), last_attempted_at=when(rec.get("last_attempted_at")),
             args=json.loads(rec.get("args", "[]")), kwargs=json.loads(rec.get("kwargs", "{}")), backend=rec.get("backend", self.alias),
             errors=[TaskError(**json.loads(e)) for e in numbered("error.")], worker_ids=numbered("worker."),
         )  # fmt: skip
         if "return_value" in rec:
             object.__setattr__(result, "_return_value", json.loads(rec["return_value"]))
         return result
-
-
-def _valid_id(result_id: str) -> bool:
-    try:
-        validate_name(result_id)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-class TaskRunner:
-    """The worker's handler for task messages: import, run, record the result.
-
-    Result writes ride on round trips the worker makes anyway, so a quick
-    task costs no round trip of its own:
-
-    * RUNNING is recorded by a small status thread for a task still running
-      after ``RUNNING_AFTER`` seconds (a quicker task goes from READY to its
-      outcome; nobody could have seen it running). A late RUNNING mark never
-      overwrites an outcome (tasks/results.lua checks).
-    * Successes' outcomes are held back and written in one command just
-      before the worker's next claim (which carries the acknowledgements, so
-      a result always lands before its acknowledgement), or before the next
-      task starts once they have waited ``FLUSH_AFTER`` seconds.
-      ``task_finished`` is sent once an outcome has landed.
-    * Failures are written at once (a retry may start elsewhere soon).
-
-    The TaskResult given to the signals is built locally on a first delivery;
-    a retry reads the record once (earlier errors, attempts).
-    """
-
-    RUNNING_AFTER = 0.05
-    FLUSH_AFTER = 0.05
-
-    def __init__(self, backend: RedisTaskBackend, worker_id: str) -> None:
-        self.backend = backend
-        self.worker_id = worker_id
-        self._local = threading.local()  # per worker thread: outcomes held back
-        self._running: dict[int, list[Any]] = {}  # thread -> [key, delivery, fields, started, marked]
-        self._running_lock = threading.Lock()
-        self._closed = threading.Event()
-        self._marker: threading.Thread | None = None
-
-    # -- the worker's write-behind protocol -----------------------------------------
-
-    def _pending(self) -> list[tuple[str, dict[str, Any], TaskResult, float]]:
-        pending = getattr(self._local, "pending", None)
-        if pending is None:
-            pending = self._local.pending = []
-        return pending
-
-    def has_pending(self) -> bool:
-        return bool(getattr(self._local, "pending", None))
-
-    def flush(self) -> None:
-        """Write the held-back outcomes now (the worker calls it before a claim)."""
-        self._write(None, {})
-
-    def written(self) -> None:
-        """The held-back outcomes reached Redis: announce them."""
-        pending, self._local.pending = self._pending(), []
-        for _, _, result, _ in pending:
-            task_finished.send(type(self.backend), task_result=result)
-
-    def close(self) -> None:
-        """Stop the status thread (the worker is done)."""
-        self._closed.set()
-
-    def settle_dead(self, queue: Queue, entries: list[tuple[str, dict[str, Any], Any]]) -> None:
-        """Mark FAILED the results of messages dead-lettered without us (a reaper
-        found their worker dead on the last attempt), unless they hold an outcome."""
-        keys: list[str] = []
-        args: list[Any] = [self.backend.result_ttl]
-        for result_id, detail, _ in entries:
-            if not _valid_id(result_id):
-                continue
-            failed_ms = detail.get("failed_ms")
-            finished = datetime.fromtimestamp(failed_ms / 1000, timezone.utc) if isinstance(failed_ms, int) else _now()
-            attempts = detail.get("attempts") if isinstance(detail.get("attempts"), int) else 1
-            error = json.dumps({
-                "exception_class_path": f"{DeliveryFailed.__module__}.{DeliveryFailed.__qualname__}",
-                "traceback": str(detail.get("error", "dead-lettered")),
-            })  # fmt: skip
-            fields = {"status": str(TaskResultStatus.FAILED), "finished_at": _iso(finished), f"error.{attempts}": error}
-            keys.append(self.backend._result_key(result_id))
-            args.extend(("dead", len(fields)))
-            for item in fields.items():
-                args.extend(item)
-        if keys:
-            _RESULTS(self.backend.client, keys, args, operation=f"mark dead letters of {queue.name!r} failed")
-
-    # -- one delivery ---------------------------------------------------------------
-
-    def __call__(self, message: Message) -> None:
-        body = message.body
-        if (
-            not isinstance(body, dict) or not isinstance(body.get("task"), str) or not isinstance(body.get("result"), str)
-            or not isinstance(body.get("args"), list) or not isinstance(body.get("kwargs"), dict)
-        ):  # fmt: skip
-            raise DeadLetter(f"not a task message: {str(body)[:200]}")
-        path, result_id = body["task"], body["result"]
-        key = self.backend._result_key(result_id)
-        delivery = message.attempt + 1
-        try:
-            task = import_string(path)
-            if not isinstance(task, Task):
-                raise ImportError(f"{path} is a {type(task).__name__}, not a Task")
-        except ImportError as exc:
-            self._write(key, {"status": str(TaskResultStatus.FAILED), "finished_at": _iso(_now()),
-                              f"error.{delivery}": _error_json(exc)})  # fmt: skip
-            raise DeadLetter(f"task {path!r} cannot be imported: {exc}") from None
-        started = _now()
-        attempt = {"last_attempted_at": _iso(started), f"worker.{delivery}": self.worker_id}
-        if delivery == 1:
-            attempt["started_at"] = _iso(started)
-            pending = self._pending()
-            if pending and time.monotonic() - pending[0][3] >= self.FLUSH_AFTER:
-                self.flush()  # outcomes waited long enough: land them now
-            result = self._local_result(task, message, started)
-        else:  # a retry: mark it running now, and read earlier errors and workers
-            self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt})
-            try:
-                result = self.backend.get_result(result_id)
-            except TaskResultDoesNotExist:  # expired (RESULT_TTL) or unreadable: run it all the same
-                result = self._local_result(task, message, started)
-        self._mark_running(key, delivery, attempt)
-        task_started.send(type(self.backend), task_result=result)
-        close_old_connections()
-        try:
-            if task.takes_context:
-                value = task.call(TaskContext(task_result=result), *body["args"], **body["kwargs"])
-            else:
-                value = task.call(*body["args"], **body["kwargs"])
-        except BaseException as exc:  # SystemExit included: the task failed, not the worker
-            self._unmark_running()
-            final = delivery >= message.max_attempts
-            error = _error_json(exc)
-            status = TaskResultStatus.FAILED if final else TaskResultStatus.READY
-            fields = {**attempt, f"error.{delivery}": error, "status": str(status)}
-            if final:
-                fields["finished_at"] = _iso(_now())
-            self._write(key, fields)
-            if final:
-                _settle(result, status, _now(), error=TaskError(**json.loads(error)))
-                task_finished.send(type(self.backend), task_result=result)
-            raise
-        finally:
-            close_old_connections()
-        self._unmark_running()
-        try:
-            value = normalize_json(value)
-            encoded = to_json(value, f"the return value of task {path}")
-        except (TypeError, ValueError, RecursionError) as exc:
-            # The task ran: running it again would repeat its side effects for
-            # a value that can never be stored. It fails once, for good.
-            error = _error_json(exc)
-            self._write(key, {**attempt, f"error.{delivery}": error, "status": str(TaskResultStatus.FAILED),
-                              "finished_at": _iso(_now())})  # fmt: skip
-            _settle(result, TaskResultStatus.FAILED, _now(), error=TaskError(**json.loads(error)))
-            task_finished.send(type(self.backend), task_result=result)
-            raise DeadLetter(f"the return value of task {path} cannot be stored as JSON: {exc}") from None
-        finished = _now()
-        _settle(result, TaskResultStatus.SUCCESSFUL, finished, value=value)
-        outcome = {**attempt, "status": str(TaskResultStatus.SUCCESSFUL), "finished_at": _iso(finished),
-                   "return_value": encoded}  # fmt: skip
-        self._pending().append((key, outcome, result, time.monotonic()))
-
-    def _local_result(self, task: Task, message: Message, started: datetime) -> TaskResult:
-        """The TaskResult given to signals and the context, built without a round trip."""
-        body = message.body
-        try:
-            task = task.using(queue_name=message.queue, priority=message.priority)
-        except Exception:  # noqa: BLE001 - the options validated at enqueue; settings may have changed
-            pass
-        return TaskResult(
-            task=task, id=body["result"], status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
-            started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],
-            kwargs=body["kwargs"], backend=self.backend.alias, errors=[], worker_ids=[self.worker_id],
-        )  # fmt: skip
-
-    # -- writes -----------------------------------------------------------------------
-
-    def _write(self, key: str | None, fields: dict[str, Any]) -> None:
-        """Write now (``key`` None: only the held-back outcomes), in one command."""
-        extra = [] if key is None else [("", key, fields)]
-        keys, args = self._script_args(extra)
-        if keys:
-            _RESULTS(self.backend.client, keys, args, operation="record task results")
-        self.written()
-
-    def _script_args(self, extra: Any) -> tuple[list[str], list[Any]]:
-        keys: list[str] = []
-        args: list[Any] = [self.backend.result_ttl]
-        for guard, key, fields in [("", k, f) for k, f, _, _ in self._pending()] + list(extra):
-            keys.append(key)
-            args.extend((guard, len(fields)))
-            for item in fields.items():
-                args.extend(item)
-        return keys, args
-
-    # -- RUNNING, for tasks that take a while --------------------------------------------
-
-    def _mark_running(self, key: str, delivery: int, attempt: dict[str, Any]) -> None:
-        with self._running_lock:
-            self._running[threading.get_ident()] = [key, delivery, attempt, time.monotonic(), False]
-            if self._marker is None:
-                self._marker = threading.Thread(target=self._marker_loop, name="redcoord-task-status", daemon=True)
-                self._marker.start()
-
-    def _unmark_running(self) -> None:
-        with self._running_lock:
-            self._running.pop(threading.get_ident(), None)
-
-    def _marker_loop(self) -> None:
-        while not self._closed.wait(self.RUNNING_AFTER / 2):
-            now = time.monotonic()
-            with self._running_lock:
-                due = [e for e in self._running.values() if not e[4] and now - e[3] >= self.RUNNING_AFTER]
-                for entry in due:
-                    entry[4] = True
-            if not due:
-                continue
-            args: list[Any] = [self.backend.result_ttl]
-            for _key, delivery, attempt, _, _ in due:
-                fields = {"status": str(TaskResultStatus.RUNNING), **attempt}
-                args.extend((delivery, len(fields)))
-                for item in fields.items():
-                    args.extend(item)
-            try:
-                _RESULTS(self.backend.client, [e[0] for e in due], args, operation="mark tasks running")
-            except Exception as exc:  # the status is cosmetic; the outcome will land anyway
-                log.warning("could not record RUNNING for %d task(s): %s", len(due), exc)
-
-
-def _settle(result: TaskResult, status: Any, finished: datetime, *, value: Any = None, error: Any = None) -> None:
-    object.__setattr__(result, "status", status)
-    object.__setattr__(result, "finished_at", finished)
-    if error is not None:
-        result.errors.append(error)
-    else:
-        object.__setattr__(result, "_return_value", value)
-
-
-def _error_json(exc: BaseException) -> str:
-    import traceback
-
-    return json.dumps({
-        "exception_class_path": f"{type(exc).__module__}.{type(exc).__qualname__}",
-        "traceback": "".join(traceback.format_exception(exc)),
-    })  # fmt: skip
 
 
 def task_backends_for(alias: str) -> Any:

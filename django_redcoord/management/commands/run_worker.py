@@ -30,7 +30,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         from ...core.queues.worker import Worker
-        from ...tasks.backend import RedisTaskBackend, TaskRunner, task_backends_for
+        from ...tasks import RedisTaskBackend, TaskRunner, task_backends_for
 
         backend = task_backends_for(options["backend"])
         if not isinstance(backend, RedisTaskBackend):

@@ -1,0 +1,158 @@
+"""How a decorated call answers and ends: 409/503 responses, acquiring from async code, releasing after the call.
+
+Shared by the wrappers of plain and async callables (:mod:`.locks`) and of
+generators and streamed responses (:mod:`.streaming`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+
+from ..core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
+from ..core.locks import Lock
+from ..core.transport.clients import is_async_client
+from ..core.transport.drivers import uncancellable
+
+log = logging.getLogger("django_redcoord.decorators")
+
+
+def busy_response(request: HttpRequest, exc: LockNotAcquired) -> HttpResponse:
+    """Default answer when a view's lock is busy: 409 Conflict with Retry-After."""
+    retry_after = getattr(exc, "retry_after", None) or 1.0
+    response = HttpResponse(
+        f"The resource is busy (lock {exc.name!r}); try again shortly.\n",
+        status=409,
+        content_type="text/plain; charset=utf-8",
+    )
+    response["Retry-After"] = str(max(1, math.ceil(retry_after)))
+    return response
+
+
+#: Seconds a 503 asks the client to wait while Redis cannot be reached.
+UNAVAILABLE_RETRY_AFTER = 5
+
+
+def unavailable_response(request: HttpRequest, exc: CoordinationUnavailable) -> HttpResponse:
+    """Default answer when Redis cannot be reached: 503 Service Unavailable with Retry-After."""
+    response = HttpResponse(
+        "The coordination service is unavailable; try again shortly.\n",
+        status=503,
+        content_type="text/plain; charset=utf-8",
+    )
+    response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
+    return response
+
+
+def busy(lock: Lock, request: HttpRequest | None, on_busy: Any) -> Any:
+    wait = lock.wait
+    exc = LockNotAcquired(
+        f"lock {lock.name!r} could not be acquired within "
+        f"{'forever' if wait is None else f'{wait:g} s'}",
+        name=lock.name,
+        wait=wait,
+    )
+    exc.retry_after = lock.retry_after  # type: ignore[attr-defined]
+    if request is None:
+        raise exc
+    return on_busy(request, exc)
+
+
+def find_request(args: tuple[Any, ...]) -> HttpRequest | None:
+    """The view's request: first positional for function views, second for methods."""
+    for arg in args[:2]:
+        if isinstance(arg, HttpRequest):
+            return arg
+    return None
+
+
+def native(lock: Lock) -> bool:
+    """True when the lock can be taken on the event loop (no client given, or a redis.asyncio one)."""
+    return lock._client is None or is_async_client(lock._client)
+
+
+async def aacquire(lock: Lock) -> bool:
+    """Acquire from async code: on the event loop, or in a thread for a sync ``client=``."""
+    if native(lock):
+        return await lock.aacquire()  # cancelled at any await, it gives back what it took
+    return await _acquire_in_thread(lock)
+
+
+async def afinish(lock: Lock, failed: bool, quiet: bool = False) -> None:
+    """:func:`finish` from async code; runs to the end even if the task is cancelled meanwhile."""
+    if not native(lock):
+        await uncancellable(asyncio.get_running_loop().run_in_executor(None, finish, lock, failed, quiet), reraise=True)
+        return
+    try:
+        await uncancellable(lock.arelease(), reraise=True)
+    except RedcoordError as exc:
+        _release_failed(lock, exc, failed, quiet)
+
+
+async def _acquire_in_thread(lock: Lock) -> bool:
+    """``lock.acquire()`` in a worker thread, so the event loop never blocks.
+
+    If the awaiting task is cancelled (the client went away), the wait is
+    interrupted and whatever it ends with is given back: nothing stays held
+    or queued. Exactly one side releases a grant: the thread, if the
+    cancellation came first; the cancelled task, if the grant did.
+    """
+    loop = asyncio.get_running_loop()
+    handshake = threading.Lock()
+    state = {"cancelled": False, "delivered": False}
+
+    def acquire() -> bool:
+        granted = lock.acquire()
+        with handshake:
+            give_back = granted and state["cancelled"]
+            state["delivered"] = granted and not give_back
+        if give_back:
+            _release_quietly(lock)
+            return False
+        return granted
+
+    future = loop.run_in_executor(None, acquire)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        with handshake:
+            state["cancelled"] = True
+            delivered = state["delivered"]
+        if delivered:  # granted just as we were cancelled: nobody will use it
+            loop.run_in_executor(None, _release_quietly, lock)
+        else:  # still waiting: stop, and give back whatever the wait ends with
+            loop.run_in_executor(None, lock._interrupt)
+        raise
+
+
+def finish(lock: Lock, failed: bool, quiet: bool = False) -> None:
+    """Release after the call. After a failure the call's own error matters
+    more: a failed release is logged. After success LockLost is raised (the
+    work may have overlapped with the next holder), unless ``quiet`` (a
+    streamed response is already out: logged). A release Redis never got is
+    logged; the lock expires after its TTL."""
+    try:
+        lock.release()
+    except RedcoordError as exc:
+        _release_failed(lock, exc, failed, quiet)
+
+
+def _release_failed(lock: Lock, exc: RedcoordError, failed: bool, quiet: bool) -> None:
+    if isinstance(exc, LockLost):
+        if failed or quiet:
+            log.error("lock %s: lost before the end of the call (its work may have overlapped)", lock.name)
+            return
+        raise exc
+    log.warning("lock %s: not released (%s); it expires after its TTL (%g s)", lock.name, exc, lock.ttl)
+
+
+def _release_quietly(lock: Lock) -> None:
+    try:
+        lock.release()
+    except RedcoordError as exc:
+        log.warning("lock %s: could not give back a grant nobody will use (%s)", lock.name, exc)

@@ -1,0 +1,128 @@
+"""The lock covers the work however it runs: generators, async generators and streamed responses.
+
+A decorated generator takes the lock at its first step and holds it until it
+is exhausted or closed. A view returning a ``StreamingHttpResponse`` (or
+``FileResponse``) holds it until the body has been sent or the response
+closed, including a response closed before its first chunk.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.http import StreamingHttpResponse
+
+from ..core.locks import Lock
+from .holds import aacquire, afinish, busy, finish, native
+
+FAILED, DONE, STREAMING = object(), object(), object()
+
+
+def handed_to_stream(result: Any, lock: Lock) -> object:
+    """If ``result`` is a streamed response, keep the lock until it is sent or closed."""
+    if not isinstance(result, StreamingHttpResponse):
+        return DONE
+    released = threading.Lock()
+
+    def release_once() -> None:
+        if released.acquire(blocking=False):
+            if native(lock) and lock._client is not None:
+                async_to_sync(afinish)(lock, False, True)  # its client lives on the server's loop
+            else:
+                finish(lock, failed=False, quiet=True)
+
+    content = result.streaming_content
+    if result.is_async:
+
+        async def streamed_async() -> Any:
+            try:
+                async for chunk in content:
+                    yield chunk
+            finally:
+                if released.acquire(blocking=False):
+                    await afinish(lock, failed=False, quiet=True)
+
+        result.streaming_content = _ReleasingAsyncBody(streamed_async(), release_once)
+    else:
+
+        def streamed() -> Any:
+            try:
+                yield from content
+            finally:
+                release_once()
+
+        result.streaming_content = _ReleasingBody(streamed(), release_once)
+    return STREAMING
+
+
+class _ReleasingBody:
+    """A streamed body whose ``close()`` also releases the lock.
+
+    Django registers the ``close`` of the content it is given among the
+    response's closers. A generator closed before its first chunk (a
+    middleware replaced the response, the client left before the body began)
+    never runs its ``finally``; this close() releases all the same.
+    """
+
+    def __init__(self, body: Any, release: Callable[[], None]) -> None:
+        self._body, self._release = body, release
+
+    def __iter__(self) -> Any:
+        return self._body
+
+    def close(self) -> None:
+        try:
+            self._body.close()
+        finally:
+            self._release()
+
+
+class _ReleasingAsyncBody:
+    """The same for an async body (Django's ASGI handler calls ``close()`` when done)."""
+
+    def __init__(self, body: Any, release: Callable[[], None]) -> None:
+        self._body, self._release = body, release
+
+    def __aiter__(self) -> Any:
+        return self._body
+
+    def close(self) -> None:
+        self._release()
+
+
+def wrap_generator(func: Callable[..., Any], namer: Callable[..., str], options: dict) -> Any:
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # A generator's body runs when it is iterated: so does the lock.
+        lock = Lock(namer(*args, **kwargs), **options)
+        if not lock.acquire():
+            busy(lock, None, None)
+        failed = True
+        try:
+            yield from func(*args, **kwargs)
+            failed = False
+        finally:  # exhausted, closed (GeneratorExit) or failed: released
+            finish(lock, failed=failed)
+
+    return wrapper
+
+
+def wrap_async_generator(func: Callable[..., Any], namer: Callable[..., str], options: dict) -> Any:
+    @functools.wraps(func)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        lock = Lock(namer(*args, **kwargs), **options)
+        if not await aacquire(lock):
+            busy(lock, None, None)
+        failed = True
+        try:
+            async for item in func(*args, **kwargs):
+                yield item
+            failed = False
+        finally:
+            await afinish(lock, failed)
+
+    return wrapper
