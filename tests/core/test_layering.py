@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .multiproc import run_python_without_settings
+from ..multiproc import run_python_without_settings
 
-PACKAGE = Path(__file__).resolve().parent.parent / "django_redcoord"
+PACKAGE = Path(__file__).resolve().parents[2] / "django_redcoord"
 CORE = sorted((PACKAGE / "core").rglob("*.py"))
 SKIN = sorted(p for p in PACKAGE.rglob("*.py") if "core" not in p.relative_to(PACKAGE).parts)
 

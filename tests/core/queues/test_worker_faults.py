@@ -12,7 +12,7 @@ from django_redcoord.core.queues import Queue
 from django_redcoord.core.queues.worker import Worker
 from django_redcoord.core.transport.clients import client_from_url
 
-from . import multiproc
+from ... import multiproc
 
 PREFIX = "wf"
 
@@ -120,7 +120,7 @@ def _run_worker_process(url, *args, socket_timeout="0.5"):
            "REDCOORD_KEY_PREFIX": "test", "REDCOORD_SOCKET_TIMEOUT": socket_timeout,
            "REDCOORD_CONNECT_TIMEOUT": "0.5", "DEMO_DB_PATH": ":memory:"}  # fmt: skip
     return subprocess.Popen(
-        [sys.executable, "manage.py", "run_worker", *args], cwd=Path(__file__).resolve().parent.parent,
+        [sys.executable, "manage.py", "run_worker", *args], cwd=Path(__file__).resolve().parents[3],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, text=True,
     )  # fmt: skip
 
@@ -129,7 +129,7 @@ def _enqueue_and_wait(url, n, label, timeout=20):
     """Push n task messages the way the Tasks backend does and wait for every result."""
     from django.test import override_settings
 
-    from . import task_defs
+    from ... import task_defs
 
     with override_settings(REDCOORD={"URL": url, "KEY_PREFIX": "test"}):
         results = [task_defs.add.enqueue(i, 1) for i in range(n)]

@@ -5,10 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .multiproc import run_in_processes
-from .redis_servers import pid_alive
+from ..multiproc import run_in_processes
+from ..redis_servers import pid_alive
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 INNER = '''
 from tests.multiproc import run_in_processes

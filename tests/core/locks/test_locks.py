@@ -10,7 +10,7 @@ import pytest
 from django_redcoord.core.exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
 from django_redcoord.core.locks import Lock
 
-from .multiproc import run_python_without_settings
+from ...multiproc import run_python_without_settings
 
 
 def make(client, name="res", **kwargs):

@@ -41,10 +41,10 @@ from django_redcoord.core.periodic.jobs import Job, current_job
 from django_redcoord.core.periodic.scheduler import Scheduler
 from django_redcoord.core.transport.clients import client_from_url
 
-from . import multiproc
-from .leader_jobs import SLOTS_KEY
+from ... import multiproc
+from ...leader_jobs import SLOTS_KEY
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 LEASE, RENEW_DEADLINE, RETRY = 1.5, 1.0, 0.25
 EVERY_MS = 500
 PREFIX = "leadertest"

@@ -11,10 +11,10 @@ from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport import embedded
 from django_redcoord.core.transport.clients import client_from_url, get_client
 
-from .multiproc import run_in_processes
-from .redis_servers import STARTED_PIDS, pid_alive
+from ...multiproc import run_in_processes
+from ...redis_servers import STARTED_PIDS, pid_alive
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
