@@ -1,4 +1,4 @@
-"""Cancelling ``aacquire()`` at every await point leaves nothing held or queued.
+"""Cancelling ``aacquire()`` or a decorated async view at every await point leaves nothing held or queued.
 
 The await points are found, not listed: every round trip the waiter makes
 is intercepted, and the task is cancelled before it is sent, while its reply
@@ -15,7 +15,10 @@ import time
 
 import pytest
 import redis.asyncio
+from django.http import HttpResponse
+from django.test import RequestFactory
 
+from django_redcoord import with_lock
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport import drivers as steps
 
@@ -58,18 +61,34 @@ def _intercept(monkeypatch, target: dict):
     return seen
 
 
+def _decorated_view(client, ran):
+    """An async view holding the contended lock through ``@with_lock`` (on the event loop)."""
+
+    @with_lock("k|x", ttl=10, wait=5, client=client)
+    async def view(request):
+        ran.append(True)
+        return HttpResponse("ok")
+
+    return view
+
+
+@pytest.mark.parametrize("caller", ["aacquire", "decorated view"])
 @pytest.mark.parametrize("when", WHEN)
-def test_cancelling_aacquire_at_every_await_point_gives_back_everything(redis_url, monkeypatch, when):
+def test_cancelling_at_every_await_point_gives_back_everything(redis_url, monkeypatch, when, caller):
     async def case(at: int) -> bool:
         client = redis.asyncio.Redis.from_url(redis_url)
         try:
-            holder = Lock("k|x", client=client, prefix="c", ttl=10)
+            holder = Lock("k|x", client=client, ttl=10)
             assert await holder.aacquire()
-            waiter = Lock("k|x", client=client, prefix="c", ttl=10, wait=5)
-            behind = Lock("k|x", client=client, prefix="c", ttl=10, wait=5)
+            waiter = Lock("k|x", client=client, ttl=10, wait=5)
+            behind = Lock("k|x", client=client, ttl=10, wait=5)
+            ran: list[bool] = []
             target = {"at": at, "when": when}
             _intercept(monkeypatch, target)
-            task = asyncio.ensure_future(waiter.aacquire())
+            if caller == "aacquire":
+                task = asyncio.ensure_future(waiter.aacquire())
+            else:
+                task = asyncio.ensure_future(_decorated_view(client, ran)(RequestFactory().get("/")))
             target["task"] = task
             await asyncio.sleep(0.05)
             follower = asyncio.ensure_future(behind.aacquire())
@@ -81,8 +100,12 @@ def test_cancelling_aacquire_at_every_await_point_gives_back_everything(redis_ur
             except asyncio.CancelledError:
                 got = None
             if not target.get("hit"):
-                assert got is True  # past the last await point: an ordinary grant
-                await waiter.arelease()
+                # past the last await point: an ordinary grant (the view ran and released)
+                if caller == "aacquire":
+                    assert got is True
+                    await waiter.arelease()
+                else:
+                    assert got.status_code == 200 and ran == [True]
             else:
                 assert got is None and task.cancelled(), f"round trip {at} ({when}) was not cancelled"
                 assert not waiter.held
@@ -104,7 +127,36 @@ def test_cancelling_aacquire_at_every_await_point_gives_back_everything(redis_ur
     points = 0
     while asyncio.run(case(points)):
         points += 1
-    assert points >= 2  # the queue-joining script and the blocking wait at least
+    # the queue-joining script and the blocking wait at least (a view's release
+    # runs in a task of its own that no cancellation reaches: see below)
+    assert points >= 2
+
+
+def test_a_decorated_view_cancelled_in_its_body_or_its_release_still_releases(redis_url):
+    async def scenario(cancel_after: float):
+        client = redis.asyncio.Redis.from_url(redis_url)
+        entered = asyncio.Event()
+
+        @with_lock("body|view", ttl=10, wait=1, client=client)
+        async def view(request):
+            entered.set()
+            await asyncio.sleep(0.2)
+            return HttpResponse("ok")
+
+        task = asyncio.ensure_future(view(RequestFactory().get("/")))
+        await entered.wait()
+        await asyncio.sleep(cancel_after)
+        task.cancel()  # in the body (0.1 s), or once the body is done and the release in flight (0.2 s)
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        locked = await Lock("body|view", client=client).alocked()
+        await client.aclose()
+        return locked
+
+    for cancel_after in (0.1, 0.2, 0.2005):
+        assert asyncio.run(scenario(cancel_after)) is False
 
 
 def test_a_cancelled_async_with_body_releases(redis_url):
