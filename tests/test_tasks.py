@@ -59,6 +59,40 @@ def test_enqueue_then_run_then_get_the_result():
     assert result.started_at <= result.finished_at and len(result.worker_ids) == 1 and result.errors == []
 
 
+def test_aenqueue_and_aget_result_run_on_the_event_loop(monkeypatch):
+    """The async API sends the same command and reads the same record itself: it
+    never falls back to the sync methods in a thread (Django's default)."""
+    import asyncio
+
+    from django_redcoord.tasks import RedisTaskBackend
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the sync method was called from the async API")
+
+    monkeypatch.setattr(RedisTaskBackend, "enqueue", refuse)
+    monkeypatch.setattr(RedisTaskBackend, "get_result", refuse)
+
+    async def send_and_read():
+        result = await task_defs.add.aenqueue(2, b=3)
+        fetched = await task_defs.add.aget_result(result.id)
+        with pytest.raises(TaskResultDoesNotExist):
+            await task_defs.add.aget_result("no-such-result")
+        return result, fetched
+
+    result, fetched = asyncio.run(send_and_read())
+    assert fetched.status == TaskResultStatus.READY and fetched.args == [2] and fetched.kwargs == {"b": 3}
+    assert fetched.enqueued_at == result.enqueued_at
+    monkeypatch.undo()
+    work()
+
+    async def read_done():
+        await result.arefresh()
+        return result
+
+    done = asyncio.run(read_done())
+    assert done.status == TaskResultStatus.SUCCESSFUL and done.return_value == 5
+
+
 def test_unknown_result_id_raises_does_not_exist():
     with pytest.raises(TaskResultDoesNotExist):
         task_defs.add.get_result("no-such-result")

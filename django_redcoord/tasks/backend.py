@@ -41,7 +41,7 @@ from django.utils.module_loading import import_string
 from ..core.keys import KeyBuilder, validate_name
 from ..core.queues import Queue
 from ..core.queues.messages import EncodedJSON, queue_defaults, to_json
-from ..core.transport.clients import get_client
+from ..core.transport.clients import get_async_client, get_client
 from ..core.transport.commands import as_text
 from ..core.transport.errors import unavailable_as_ours
 from .compat import (
@@ -139,6 +139,37 @@ class RedisTaskBackend(BaseTaskBackend):
         strict JSON (NaN, sets, objects, too deeply nested). Inside a
         transaction nothing can then fail at commit time but Redis itself.
         """
+        result, encoded = self._prepare(task, args, kwargs)
+
+        def send() -> None:
+            queue, push = self._push(task, result, encoded)
+            queue.push_with_record(**push)
+            task_enqueued.send(type(self), task_result=result)
+
+        if self.enqueue_on_commit and transaction.get_connection().in_atomic_block:
+            transaction.on_commit(send)
+        else:
+            send()
+        return result
+
+    async def aenqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
+        """``enqueue()`` on the event loop: the same command, with a ``redis.asyncio`` client.
+
+        Async code has no open transaction to wait for (``atomic()`` is sync
+        only), so the task is sent at once.
+        """
+        result, encoded = self._prepare(task, args, kwargs)
+        queue, push = self._push(task, result, encoded)
+        await queue.apush_with_record(**push)
+        asend = getattr(task_enqueued, "asend", None)  # Django >= 5.0
+        if asend is not None:
+            await asend(type(self), task_result=result)
+        else:  # pragma: no cover - Django 4.2
+            task_enqueued.send(type(self), task_result=result)
+        return result
+
+    def _prepare(self, task: Task, args: Any, kwargs: Any) -> tuple[TaskResult, tuple[str, str]]:
+        """Refuse what can be refused, and encode the arguments: the result to return and the JSON."""
         self.validate_task(task)
         if self._option_errors:
             raise ValueError(f"TASKS[{self.alias!r}] is misconfigured: {'; '.join(self._option_errors)}")
@@ -157,22 +188,12 @@ class RedisTaskBackend(BaseTaskBackend):
             raise TypeError(
                 f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, None): {exc}"
             ) from None
-        encoded = (to_json(result.args, what), to_json(result.kwargs, what))
+        return result, (to_json(result.args, what), to_json(result.kwargs, what))
 
-        def send() -> None:
-            self._send(task, result, encoded)
-
-        if self.enqueue_on_commit and transaction.get_connection().in_atomic_block:
-            transaction.on_commit(send)
-        else:
-            send()
-        return result
-
-    def _send(self, task: Task, result: TaskResult, encoded: tuple[str, str]) -> None:
+    def _push(self, task: Task, result: TaskResult, encoded: tuple[str, str]) -> tuple[Queue, dict[str, Any]]:
+        """The queue and the arguments of ``push_with_record`` for ``result`` (stamped enqueued now)."""
         now = utcnow()
         object.__setattr__(result, "enqueued_at", now)
-        queue = self.queue(task.queue_name)
-        key = self._result_key(result.id)
         args, kwargs = encoded
         record = {
             "status": str(TaskResultStatus.READY), "task": task.module_path, "queue": task.queue_name,
@@ -182,17 +203,27 @@ class RedisTaskBackend(BaseTaskBackend):
         body = EncodedJSON(
             f'{{"task":{json.dumps(task.module_path)},"result":{json.dumps(result.id)},"args":{args},"kwargs":{kwargs}}}'
         )
-        queue.push_with_record(
-            body, id=result.id, record_key=key, record=record, ttl=self.result_ttl,
-            eta=task.run_after, priority=task.priority,
-        )  # fmt: skip
-        task_enqueued.send(type(self), task_result=result)
+        push = {
+            "body": body, "id": result.id, "record_key": self._result_key(result.id), "record": record,
+            "ttl": self.result_ttl, "eta": task.run_after, "priority": task.priority,
+        }  # fmt: skip
+        return self.queue(task.queue_name), push
 
     # -- results -------------------------------------------------------------------
 
     def get_result(self, result_id: str) -> TaskResult:
         with unavailable_as_ours(self.client, f"read task result {result_id!r}"):
             raw = self.client.hgetall(self._result_key(result_id)) if valid_id(result_id) else {}
+        return self._from_record(result_id, raw)
+
+    async def aget_result(self, result_id: str) -> TaskResult:
+        """``get_result()`` on the event loop, with a ``redis.asyncio`` client."""
+        client = get_async_client()
+        with unavailable_as_ours(client, f"read task result {result_id!r}"):
+            raw = await client.hgetall(self._result_key(result_id)) if valid_id(result_id) else {}
+        return self._from_record(result_id, raw)
+
+    def _from_record(self, result_id: str, raw: dict[Any, Any]) -> TaskResult:
         if not raw:
             raise TaskResultDoesNotExist(result_id)
         return self._to_result(result_id, {as_text(k): as_text(v) for k, v in raw.items()})

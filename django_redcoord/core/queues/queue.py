@@ -150,10 +150,22 @@ class Queue(UsesClient):
     ) -> None:  # fmt: skip
         """Push one message and write a hash (``record``, expiring after ``ttl``
         seconds) in the same command: a Django Task and its result record."""
+        run(self.client, self._push_record_steps(body, id, record_key, record, ttl, eta, priority))
+
+    async def apush_with_record(
+        self, body: Any, *, id: str, record_key: str, record: dict[str, Any], ttl: int,
+        eta: datetime | None = None, priority: int = 0,
+    ) -> None:  # fmt: skip
+        """``push_with_record()`` on the event loop (see there)."""
+        await arun(self._async_client(), self._push_record_steps(body, id, record_key, record, ttl, eta, priority))
+
+    def _push_record_steps(
+        self, body: Any, id: str, record_key: str, record: dict[str, Any], ttl: int, eta: datetime | None, priority: int
+    ) -> Steps:
         pairs = [item for field in record.items() for item in field]
         args = [self._head()[0], self._lifo, len(record), ttl, *pairs,
                 *self._message_args(validate_name(id, "message id"), body, None, eta, priority, HAS_RECORD)]  # fmt: skip
-        PUSH(self.client, [*self._push_keys, record_key], args, operation=self._push_operation)
+        yield Run(PUSH, [*self._push_keys, record_key], args, self._push_operation)
         self._registered = True
 
     def push_many(
