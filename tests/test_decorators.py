@@ -320,3 +320,27 @@ def test_a_new_event_loop_per_call_keeps_no_client_per_call():
     for _ in range(20):
         assert asyncio.run(slow_to_get(4)) == "ran"
     assert len(connection._async_clients) <= 1
+
+
+def test_async_calls_given_a_sync_client_never_wait_behind_each_other_in_threads(redis_client):
+    """With a sync ``client=`` an async call waits in a thread. Many waiters at once
+    (more than the event loop's default executor has threads) must not starve the
+    releases that would serve them: every call completes, one at a time per name."""
+    inside = {0: 0, 1: 0}
+    overlaps = []
+
+    @with_lock("sync-client:{k}", ttl=30, wait=20, client=redis_client)
+    async def work(k):
+        inside[k] += 1
+        overlaps.append(inside[k] > 1)
+        await asyncio.sleep(0.005)
+        inside[k] -= 1
+        return k
+
+    async def scenario():
+        asyncio.get_running_loop().set_default_executor(concurrent.futures.ThreadPoolExecutor(4))
+        return await asyncio.wait_for(asyncio.gather(*(work(i % 2) for i in range(40))), 15)
+
+    assert sorted(asyncio.run(scenario())) == [0] * 20 + [1] * 20
+    assert not any(overlaps)
+    assert not Lock("sync-client:0").locked() and not Lock("sync-client:1").locked()

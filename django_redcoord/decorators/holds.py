@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -20,6 +22,30 @@ from ..core.transport.clients import is_async_client
 from ..core.transport.drivers import uncancellable
 
 log = logging.getLogger("django_redcoord.decorators")
+
+# An async call given a sync ``client=`` takes its lock in a thread. Blocking
+# waits get their own threads, and releases (and interruptions) others: in
+# the event loop's default executor (a handful of threads) waits would fill
+# every thread and the releases that end them would queue behind them, and
+# so would every other ``sync_to_async`` call of the process.
+_WAIT_THREADS = 256
+_executors: dict[str, tuple[int, ThreadPoolExecutor]] = {}
+_executors_lock = threading.Lock()
+
+
+def _executor(kind: str, size: int) -> ThreadPoolExecutor:
+    """The process's executor for ``kind`` (made on first use; a forked child makes its own)."""
+    pid = os.getpid()
+    with _executors_lock:
+        made = _executors.get(kind)
+        if made is None or made[0] != pid:
+            made = _executors[kind] = (pid, ThreadPoolExecutor(size, thread_name_prefix=f"redcoord-{kind}"))
+    return made[1]
+
+
+def _in_thread(kind: str, func: Any, *args: Any) -> asyncio.Future:
+    size = _WAIT_THREADS if kind == "wait" else 8
+    return asyncio.get_running_loop().run_in_executor(_executor(kind, size), func, *args)
 
 
 def busy_response(request: HttpRequest, exc: LockNotAcquired) -> HttpResponse:
@@ -86,7 +112,7 @@ async def aacquire(lock: Lock) -> bool:
 async def afinish(lock: Lock, failed: bool, quiet: bool = False) -> None:
     """:func:`finish` from async code; runs to the end even if the task is cancelled meanwhile."""
     if not native(lock):
-        await uncancellable(asyncio.get_running_loop().run_in_executor(None, finish, lock, failed, quiet), reraise=True)
+        await uncancellable(_in_thread("release", finish, lock, failed, quiet), reraise=True)
         return
     try:
         await uncancellable(lock.arelease(), reraise=True)
@@ -102,7 +128,6 @@ async def _acquire_in_thread(lock: Lock) -> bool:
     or queued. Exactly one side releases a grant: the thread, if the
     cancellation came first; the cancelled task, if the grant did.
     """
-    loop = asyncio.get_running_loop()
     handshake = threading.Lock()
     state = {"cancelled": False, "delivered": False}
 
@@ -116,7 +141,7 @@ async def _acquire_in_thread(lock: Lock) -> bool:
             return False
         return granted
 
-    future = loop.run_in_executor(None, acquire)
+    future = _in_thread("wait", acquire)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
@@ -124,9 +149,9 @@ async def _acquire_in_thread(lock: Lock) -> bool:
             state["cancelled"] = True
             delivered = state["delivered"]
         if delivered:  # granted just as we were cancelled: nobody will use it
-            loop.run_in_executor(None, _release_quietly, lock)
+            _in_thread("release", _release_quietly, lock)
         else:  # still waiting: stop, and give back whatever the wait ends with
-            loop.run_in_executor(None, lock._interrupt)
+            _in_thread("release", lock._interrupt)
         raise
 
 
