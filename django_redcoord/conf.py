@@ -119,13 +119,17 @@ def build_client(config: dict[str, Any]) -> Any:
     """Build the client the configuration names: ``CACHE`` here, ``URL`` by the core."""
     from .core.transport.clients import build_client as from_url
 
-    timeouts = {"socket_timeout": config["SOCKET_TIMEOUT"], "connect_timeout": config["CONNECT_TIMEOUT"]}
     if config["CACHE"] is not None:
-        return _client_from_cache(config["CACHE"], **timeouts)
+        return _client_from_cache(
+            config["CACHE"],
+            socket_timeout=config["SOCKET_TIMEOUT"],
+            connect_timeout=config["CONNECT_TIMEOUT"],
+            max_connections=config["MAX_CONNECTIONS"],
+        )
     return from_url({**config, "EMBEDDED_DIR": embedded_dir(config)})
 
 
-def _client_from_cache(alias: str, *, socket_timeout: float, connect_timeout: float) -> Any:
+def _client_from_cache(alias: str, *, socket_timeout: float, connect_timeout: float, max_connections: int) -> Any:
     """A client for the server of a django-redis cache alias.
 
     We reuse the alias's connection settings (server, credentials, TLS, db) but
@@ -161,5 +165,6 @@ def _client_from_cache(alias: str, *, socket_timeout: float, connect_timeout: fl
         retry_on_error=[],
         health_check_interval=0,
     )
-    new_pool = type(pool)(connection_class=pool.connection_class, **kwargs)
+    kwargs.pop("max_connections", None)
+    new_pool = type(pool)(connection_class=pool.connection_class, max_connections=max_connections, **kwargs)
     return redis.Redis(connection_pool=new_pool)

@@ -23,10 +23,14 @@ class CoordinationUnavailable(RedcoordError):
     operation is idempotent for the same owner, so retrying it is safe.
     """
 
-    def __init__(self, message: str, *, server: str = "", operation: str = "") -> None:
+    def __init__(self, message: str, *, server: str = "", operation: str = "", sent: bool = True) -> None:
         super().__init__(message)
         self.server = server
         self.operation = operation
+        #: False when the command is known not to have left this process (the
+        #: outcome is then known: nothing happened), e.g. a wait refused because
+        #: the pool's connections that may wait are all waiting.
+        self.sent = sent
 
 
 class LockError(RedcoordError):

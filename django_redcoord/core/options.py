@@ -27,6 +27,10 @@ DEFAULTS: dict[str, Any] = {
     # server is reported after at most these timeouts.
     "SOCKET_TIMEOUT": 5.0,
     "CONNECT_TIMEOUT": 2.0,
+    # Connections per process's pool (each of the sync client and each event
+    # loop's asyncio client). A lock waiter holds one for its whole wait; all
+    # but a tenth (2 to 16) may wait at once, the rest serve releases.
+    "MAX_CONNECTIONS": 1000,
     # Folder of the embedded development server (socket, pid file, log);
     # default: <BASE_DIR or cwd>/.redcoord
     "EMBEDDED_DIR": None,
@@ -70,7 +74,7 @@ _SECONDS: dict[str, tuple[float, float, bool]] = {
     "WORKER_TIMEOUT": (0.05, _DAY, True),
     "WORKER_SHUTDOWN_TIMEOUT": (0.0, _DAY, False),
 }
-_COUNTS = {"QUEUE_MAX_ATTEMPTS": (1, 1000), "WORKER_PREFETCH": (1, 1000)}
+_COUNTS = {"QUEUE_MAX_ATTEMPTS": (1, 1000), "WORKER_PREFETCH": (1, 1000), "MAX_CONNECTIONS": (4, 1_000_000)}
 EMBEDDED = "embedded"
 URL_SCHEMES = ("redis://", "rediss://", "unix://")
 

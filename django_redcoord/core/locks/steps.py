@@ -73,7 +73,11 @@ class LockSteps:
         try:
             granted = yield from self._acquire_steps(mode, deadline, chunk)
             self._interrupted = False  # an interruption applies to one acquire (even one not begun yet)
-        except CoordinationUnavailable:
+        except CoordinationUnavailable as exc:
+            if not exc.sent:  # refused before it was sent (the pool's waiters are all waiting): known outcome
+                self._interrupted = False
+                yield from self._give_back_steps()
+                raise
             # Unknown outcome. The owner token is kept for this object's next
             # acquire(), which gets a grant whose reply was lost (or the queue
             # place) back; unused, the place lapses within a second or two and

@@ -58,6 +58,7 @@ def build_client(config: dict[str, Any]) -> redis.Redis:
     timeouts = {
         "socket_timeout": config["SOCKET_TIMEOUT"],
         "connect_timeout": config["CONNECT_TIMEOUT"],
+        "max_connections": config["MAX_CONNECTIONS"],
     }
     if config.get("CACHE") is not None:
         raise ConfigurationError(
@@ -86,7 +87,7 @@ def get_client() -> redis.Redis:
             raise ConfigurationError(
                 "no Redis client to use: pass client=redis.Redis(...) to use django_redcoord "
                 "without Django settings, or configure Django settings (REDCOORD['URL']), "
-                "or call django_redcoord.core.runtime.runtime.configure({'URL': ...})"
+                "or call django_redcoord.core.configure({'URL': ...})"
             )
         with _lock:
             if _client is None:
@@ -125,7 +126,8 @@ def async_client_like(client: redis.Redis) -> Any:
     """A ``redis.asyncio`` client with the connection settings of ``client`` (no I/O).
 
     The pool's own settings carry over (server or socket path, db,
-    credentials, TLS files, timeouts); retries are off, as for every client here.
+    credentials, TLS files, timeouts, its size); retries are off, as for every
+    client here.
     """
     import inspect
 
@@ -146,7 +148,8 @@ def async_client_like(client: redis.Redis) -> Any:
                 for name in inspect.signature(klass.__init__).parameters}  # fmt: skip
     kwargs = {k: v for k, v in pool.connection_kwargs.items() if k in accepted}
     kwargs.update(retry=AsyncRetry(NoBackoff(), 0), retry_on_error=[], health_check_interval=0)
-    return AsyncRedis(connection_pool=aconn.ConnectionPool(connection_class=acls, **kwargs))
+    pool = aconn.ConnectionPool(connection_class=acls, max_connections=pool.max_connections, **kwargs)
+    return AsyncRedis(connection_pool=pool)
 
 
 def is_async_client(client: Any) -> bool:

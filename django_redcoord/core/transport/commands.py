@@ -22,13 +22,18 @@ go through ``execute_command``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+import threading
+import weakref
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
 from redis.asyncio import Redis as AsyncRedis
 
-from .errors import unavailable_as_ours
+from ..exceptions import CoordinationUnavailable
+from .errors import describe, unavailable_as_ours
 
 
 def as_text(value: Any) -> str:
@@ -164,9 +169,73 @@ def blpop(client: Any, keys: list[str], timeout: float, *, operation: str) -> An
     """BLPOP ``keys`` for at most ``timeout`` seconds (capped by :func:`max_block`).
 
     Returns ``[key, value]`` or None. BLPOP's 0 means "forever": never sent.
+    Raises CoordinationUnavailable at once when the pool's connections that
+    may wait are all waiting (see :func:`_waiting_slot`).
     """
     block = max(0.001, min(timeout, max_block(client)))
-    return command(client, "BLPOP", *keys, f"{block:.3f}", operation=operation)
+    with _waiting_slot(client, _direct_pool(client), operation):
+        return command(client, "BLPOP", *keys, f"{block:.3f}", operation=operation)
+
+
+async def ablpop(client: Any, keys: list[str], timeout: float, *, operation: str) -> Any:
+    """:func:`blpop` for a ``redis.asyncio`` client."""
+    block = max(0.001, min(timeout, max_block(client)))
+    with _waiting_slot(client, _direct_async_pool(client), operation):
+        return await acommand(client, "BLPOP", *keys, f"{block:.3f}", operation=operation)
+
+
+class _Waiters:
+    """How many connections of one pool are held by a blocking wait right now."""
+
+    __slots__ = ("pid", "count", "lock")
+
+    def __init__(self) -> None:
+        self.pid, self.count, self.lock = os.getpid(), 0, threading.Lock()
+
+
+_waiters: weakref.WeakKeyDictionary[Any, _Waiters] = weakref.WeakKeyDictionary()
+_waiters_lock = threading.Lock()
+
+
+def waiting_limit(max_connections: int) -> int:
+    """Connections of a pool of ``max_connections`` that may block in a wait at once.
+
+    The rest (a tenth, 2 to 16) is kept for the calls that end waits: a
+    release, a hand-off, a waiter giving up its place. Without it, waiters
+    holding every connection would make the releases that serve them fail.
+    """
+    return max(1, max_connections - min(16, max(2, max_connections // 10)))
+
+
+@contextlib.contextmanager
+def _waiting_slot(client: Any, pool: Any, operation: str) -> Iterator[None]:
+    """Count a blocking wait against its pool; refuse it when the waiters' share is full."""
+    limit = getattr(pool, "max_connections", None)
+    if pool is None or not isinstance(limit, int) or limit >= 2**30:
+        yield
+        return
+    with _waiters_lock:
+        state = _waiters.get(pool)
+        if state is None or state.pid != os.getpid():  # a forked child waits on its own
+            state = _waiters[pool] = _Waiters()
+    allowed = waiting_limit(limit)
+    with state.lock:
+        if state.count >= allowed:
+            server = describe(client)
+            raise CoordinationUnavailable(
+                f"{operation}: {allowed} connections of the pool to {server} are already blocked waiting "
+                f"(max_connections={limit}, the rest is kept for releases); raise REDCOORD['MAX_CONNECTIONS'] "
+                "or pass a client whose pool is larger",
+                server=server,
+                operation=operation,
+                sent=False,
+            )
+        state.count += 1
+    try:
+        yield
+    finally:
+        with state.lock:
+            state.count -= 1
 
 
 def execute_pipeline(client: Any, build: Callable[[Any], None], *, operation: str) -> list[Any]:

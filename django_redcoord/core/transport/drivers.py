@@ -28,7 +28,7 @@ import asyncio
 from collections.abc import Generator
 from typing import Any
 
-from .commands import acommand, blpop, command, max_block
+from .commands import ablpop, acommand, blpop, command
 from .errors import unavailable_as_ours
 from .scripts import Script
 
@@ -90,8 +90,7 @@ class Blpop(Step):
         return blpop(client, self.keys, self.timeout, operation=self.operation)
 
     async def arun(self, client: Any) -> Any:
-        block = max(0.001, min(self.timeout, max_block(client)))
-        return await acommand(client, "BLPOP", *self.keys, f"{block:.3f}", operation=self.operation)
+        return await ablpop(client, self.keys, self.timeout, operation=self.operation)
 
 
 class Transaction(Step):

@@ -7,10 +7,13 @@ lived outside the pool's accounting (a process stopped working after its
 reply out of step; Sentinel's READONLY handling never ran).
 """
 
+import asyncio
 import threading
+import time
 
 import pytest
 import redis
+import redis.asyncio
 
 from django_redcoord.core.exceptions import CoordinationUnavailable
 from django_redcoord.core.locks import Lock
@@ -247,3 +250,36 @@ def test_a_sentinel_failover_is_an_outage_the_next_call_recovers_from(redis_serv
         assert sentinels.discover_master("mymaster") == ("127.0.0.1", replica.port)
     finally:
         sentinel.cleanup()
+
+
+def test_waiters_never_take_the_connections_that_releases_need(redis_url):
+    """A pool of 10: 8 may block in a wait, 2 stay for releases. The 9th waiter
+    is refused at once with what to change; the holder's release goes through
+    and every admitted waiter is served in turn."""
+    from django_redcoord.core.transport.commands import waiting_limit
+
+    assert waiting_limit(10) == 8 and waiting_limit(100) == 90 and waiting_limit(1000) == 984
+
+    async def scenario():
+        client = redis.asyncio.Redis.from_url(redis_url, max_connections=10)
+        holder = Lock("pool|x", client=client, prefix="p", ttl=10)
+        assert await holder.aacquire()
+        waiters = [Lock("pool|x", client=client, prefix="p", ttl=10, wait=10) for _ in range(9)]
+        tasks = [asyncio.ensure_future(w.aacquire()) for w in waiters[:8]]
+        await asyncio.sleep(0.3)  # all 8 blocked in BLPOP
+        with pytest.raises(CoordinationUnavailable, match=r"8 connections of the pool .*MAX_CONNECTIONS.* or pass a client whose pool is larger"):
+            await waiters[8].aacquire()
+        assert await client.llen(waiters[8].keys.queue) == 8  # the refused one left no place behind
+        await holder.arelease()  # needs a connection: the reserve
+        served, deadline = 0, time.monotonic() + 10
+        while served < 8 and time.monotonic() < deadline:
+            for waiter in waiters[:8]:
+                if waiter.held:  # handed the lock: release it (through the reserve) for the next
+                    await waiter.arelease()
+                    served += 1
+            await asyncio.sleep(0.01)
+        results = await asyncio.gather(*tasks)
+        await client.aclose()
+        return results
+
+    assert asyncio.run(scenario()) == [True] * 8
