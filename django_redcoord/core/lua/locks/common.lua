@@ -106,3 +106,16 @@ local function find_waiter(queue, token)
   end
   return nil
 end
+
+-- End the grant in `rec`: hand the lock to the oldest live waiter, else leave
+-- a tombstone with the last fence and drop the index entry. Returns 2 when
+-- handed off, 1 when freed (the index entry stays while the lock passes from
+-- hand to hand).
+local function release_grant(lock, queue, index, name, rec)
+  if hand_off(lock, queue, index, name, rec, lazy_clock_us(), nil) then
+    return 2
+  end
+  redis.call('SET', lock, cmsgpack.pack({false, rec[2]}), 'PX', FENCE_KEEP_MS)
+  redis.call('HDEL', index, name)
+  return 1
+end

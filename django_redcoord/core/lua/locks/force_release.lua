@@ -20,9 +20,4 @@ local rec = read_lock(lock)
 if not rec[1] or int(rec[2]) ~= ARGV[2] then
   return 0
 end
-if hand_off(lock, queue, index, name, rec, lazy_clock_us(), nil) then
-  return 2
-end
-redis.call('SET', lock, cmsgpack.pack({false, rec[2]}), 'PX', FENCE_KEEP_MS)
-redis.call('HDEL', index, name)
-return 1
+return release_grant(lock, queue, index, name, rec)

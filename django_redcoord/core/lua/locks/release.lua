@@ -25,10 +25,4 @@ if depth > 1 then
   redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
   return 3
 end
--- The index entry stays while the lock passes from hand to hand.
-if hand_off(lock, queue, index, name, rec, lazy_clock_us(), nil) then
-  return 2
-end
-redis.call('SET', lock, cmsgpack.pack({false, rec[2]}), 'PX', FENCE_KEEP_MS)
-redis.call('HDEL', index, name)
-return 1
+return release_grant(lock, queue, index, name, rec)
