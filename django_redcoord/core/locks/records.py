@@ -13,7 +13,7 @@ from ..keys import KeyBuilder
 from ..runtime import default_prefix
 from ..transport.clients import get_client
 from ..transport.commands import execute_pipeline
-from .steps import FORCE_RELEASE, INSPECT, holder_from_reply
+from .lock import FORCE_RELEASE, INSPECT, holder_from_reply
 
 
 def read_holders(client: Any, names: list[str], *, prefix: str | None = None) -> list[dict[str, Any] | None]:

@@ -1,4 +1,4 @@
--- locks/acquire.lua (common/time.lua, locks/common.lua prepended): try to take a
+-- locks/acquire.lua (common/time.lua, common/waiters.lua, locks/common.lua prepended): try to take a
 -- lock; optionally queue for it (FIFO).
 --
 -- KEYS[1] lock     string: the lock record (see locks/common.lua)
@@ -13,7 +13,7 @@
 --                           take a new one if it lapsed (idempotent; no nesting)
 --                  'cancel' give up: leave the queue unless already granted
 -- ARGV[4] lease_ms how long the caller's place stays valid without another
---                  call (capped at QUEUE_KEEP_MS, locks/common.lua)
+--                  call (capped at QUEUE_KEEP_MS, common/waiters.lua)
 -- ARGV[5] name     the lock's name (field of the index bucket)
 -- ARGV[6] reentrant '1' if the same token nests (depth + 1), else '0'
 -- ARGV[7] host, ARGV[8] pid, ARGV[9] thread: holder metadata for the admin page
@@ -77,22 +77,13 @@ end
 local pttl = redis.call('PTTL', lock)
 if pttl < 0 then pttl = 0 end
 if mode == 'cancel' then
-  local at, raw = find_waiter(queue, token)
-  if at then redis.call('LREM', queue, 1, raw) end
-  redis.call('DEL', wake)
+  leave_queue(queue, token, wake)
 elseif mode ~= 'try' then
   -- Server time without TIME: the holder's grant runs out at rec[3], in pttl.
   local now_ms = tonumber(rec[3]) - pttl
   local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
   local entry = cmsgpack.pack({token, deadline, ttl, wake, host, pid, thread})
-  local at
-  if mode == 'wait' then at = find_waiter(queue, token) end
-  local length
-  if at then
-    redis.call('LSET', queue, at, entry)
-  else
-    length = redis.call('RPUSH', queue, entry)
-  end
+  local length = place_waiter(queue, token, entry, mode)
   -- The queue outlives every live place in it: its TTL is pushed out to
   -- 2 x QUEUE_KEEP_MS when it was created or when the record says it may end
   -- before this place does (recorded, so not on every enqueue).

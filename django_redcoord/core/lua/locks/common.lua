@@ -1,5 +1,6 @@
 -- locks/common.lua: helpers shared by the lock scripts (prepended to them, after
--- common/time.lua). Keys and arguments are those of the script that includes it.
+-- common/time.lua and common/waiters.lua). Keys and arguments are those of the
+-- script that includes it.
 --
 -- The lock key is ONE string (a live lock is one key and one index entry):
 --   cmsgpack {token, fence, expires_ms, depth, host, pid, thread,
@@ -15,21 +16,13 @@
 --
 -- The index entry (field `name` of the lock's index bucket hash) is a bound on
 -- when the lock can expire, in whole seconds (small in memory): written as
--- expires + ttl whenever a grant or renewal would outlast the bound in place. So a lock handed from waiter to
--- waiter rewrites it about once per TTL, and an entry whose bound has passed
+-- expires + ttl whenever a grant or renewal would outlast the bound in place.
+-- So a lock handed from waiter to waiter rewrites it about once per TTL, and
+-- an entry whose bound has passed
 -- is certainly dead (its holder crashed): the admin skips it and fresh grants
 -- prune such entries from their bucket.
 --
--- A waiter's queue entry (element of the queue list, oldest first) is
---   cmsgpack {token, deadline_ms, ttl_ms, wake_key, host, pid, thread}
--- deadline_ms: server time after which the place is dead (its owner stopped
--- renewing it); ttl_ms: the TTL it asked for; wake_key: the list it blocks on
--- (named by the Python key builder). Encoded, never joined with a separator:
--- lock names and thread names may contain any allowed character.
-
--- Every queued waiter's place lapses within this many ms (the Python side
--- caps a waiter's lease below it).
-local QUEUE_KEEP_MS = 15000
+-- Waiters queue as common/waiters.lua describes.
 
 -- A released lock's tombstone (its last fence) lives this long.
 local FENCE_KEEP_MS = 60000
@@ -67,21 +60,6 @@ local function write_grant(lock, index, name, rec, token, ttl, now_us, host, pid
   return new
 end
 
--- Pop waiters from the head of the queue until a live one is found (at most
--- 64 per call so a script stays short; the rest are met by the next call).
--- `clock` gives the server time in microseconds (read only when needed).
-local function pop_live_waiter(queue, clock)
-  for _ = 1, 64 do
-    local raw = redis.call('LPOP', queue)
-    if not raw then return nil end
-    local ok, e = pcall(cmsgpack.unpack, raw)
-    if ok and type(e) == 'table' and tonumber(e[2]) and tonumber(e[2]) * 1000 >= clock() then
-      return e
-    end
-  end
-  return nil
-end
-
 -- Hand the lock to the oldest live waiter and wake it with its fencing token
 -- (unless it is `caller`, who gets the reply instead). Returns the new record,
 -- or nil when no live waiter is queued.
@@ -89,22 +67,8 @@ local function hand_off(lock, queue, index, name, rec, clock, caller)
   local e = pop_live_waiter(queue, clock)
   if not e then return nil end
   local new = write_grant(lock, index, name, rec, e[1], tonumber(e[3]), clock(), e[5], e[6], e[7])
-  if e[1] ~= caller then
-    redis.call('LPUSH', e[4], int(new[2]))
-    redis.call('PEXPIRE', e[4], tonumber(e[3]))
-  end
+  if e[1] ~= caller then wake_waiter(e, new[2]) end
   return new
-end
-
--- Position (0-based) of `token`'s entry in the queue, or nil: a scan, used
--- only when a waiter renews or gives up its place (never on the first enqueue).
-local function find_waiter(queue, token)
-  local entries = redis.call('LRANGE', queue, 0, -1)
-  for i, raw in ipairs(entries) do
-    local ok, e = pcall(cmsgpack.unpack, raw)
-    if ok and type(e) == 'table' and e[1] == token then return i - 1, raw end
-  end
-  return nil
 end
 
 -- End the grant in `rec`: hand the lock to the oldest live waiter, else leave

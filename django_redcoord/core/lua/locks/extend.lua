@@ -1,4 +1,4 @@
--- locks/extend.lua (common/time.lua, locks/common.lua prepended): reset the
+-- locks/extend.lua (common/time.lua, common/waiters.lua, locks/common.lua prepended): reset the
 -- time-to-live of a lock we own.
 --
 -- KEYS[1] lock     string: the lock record (see locks/common.lua)

@@ -1,4 +1,4 @@
--- locks/force_release.lua (common/time.lua, locks/common.lua prepended): an
+-- locks/force_release.lua (common/time.lua, common/waiters.lua, locks/common.lua prepended): an
 -- operator frees a lock.
 --
 -- Only the grant the operator saw is released: if the lock changed hands

@@ -1,4 +1,4 @@
--- locks/inspect.lua (common/time.lua, locks/common.lua prepended): who holds a
+-- locks/inspect.lua (common/time.lua, common/waiters.lua, locks/common.lua prepended): who holds a
 -- lock, read in one round trip and returned field by field (the record is
 -- MessagePack, which a client that decodes replies could not read whole).
 --

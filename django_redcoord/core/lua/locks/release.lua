@@ -1,4 +1,4 @@
--- locks/release.lua (common/time.lua, locks/common.lua prepended): release a lock
+-- locks/release.lua (common/time.lua, common/waiters.lua, locks/common.lua prepended): release a lock
 -- we own; hand it to the oldest live waiter.
 --
 -- KEYS[1] lock     string: the lock record (see locks/common.lua)

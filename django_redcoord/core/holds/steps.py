@@ -1,16 +1,29 @@
-"""The lock's round trips, written once: what ``acquire``, ``release``, ``extend``
-and the inspections send to Redis and how they read the replies, as steps.
+"""A hold's round trips, written once: what ``acquire``, ``release`` and ``extend``
+send to Redis and how they read the replies, as steps.
 
-:class:`LockSteps` holds no I/O. :class:`~.lock.Lock` runs these generators with
-the sync driver (``acquire()``) or the asyncio driver (``aacquire()``), which
-throw a failed round trip or a cancellation in at the ``yield``: the
+Every primitive that is *held* — a lock, a semaphore permit, a read or a
+write hold of a read-write lock — takes it the same way: one acquire script
+that grants it or queues the caller FIFO, a ``BLPOP`` on the caller's own
+wake list onto which a release pushes the new fencing token, re-checks
+within a lease so a dead waiter's place lapses, and one release script that
+hands the hold to the oldest live waiter. :class:`HoldSteps` is that
+protocol without I/O; each primitive gives it its scripts and keys
+(:class:`~.hold.Hold`), and the sync or the asyncio driver runs it. The
+drivers throw a failed round trip or a cancellation in at the ``yield``: the
 ``except BaseException`` clauses below give back what was taken by yielding
 more steps (see :mod:`..transport.drivers`).
 
-Every operation is one script (``core/lua/locks/``): ``acquire.lua`` takes the
-lock or queues the caller, ``release.lua`` hands the lock to the oldest live
-waiter and pushes its fencing token onto that waiter's wake list, which the
-waiter blocks on (``BLPOP``) between re-checks.
+The scripts of every held primitive follow one contract:
+
+* acquire: ``ARGV`` = owner token, ttl_ms, mode (``try`` | ``queue`` |
+  ``wait`` | ``cancel``), lease_ms, name, reentrant (``0``/``1``), host, pid,
+  thread, then the primitive's own; returns ``{1, fence, depth}`` when held,
+  ``{0, retry_ms}`` when not (retry_ms: when a re-check may find it free).
+* release: ``ARGV`` = owner token, name, ...; returns 0 not ours, 1 released,
+  2 released and handed on, 3 a reentrant hold unwound by one level.
+* extend: ``ARGV`` = owner token, ttl_ms, name, ...; returns 0 not ours, 1 extended.
+* the wake list receives the grant's fencing token (digits), or
+  ``interrupt`` (see :meth:`~.hold.Hold._interrupt`).
 """
 
 from __future__ import annotations
@@ -22,40 +35,35 @@ import time
 from typing import Any
 
 from ..exceptions import CoordinationUnavailable, LockError, LockLost, LockNotOwned
-from ..keys import LockKeys
 from ..transport.commands import as_text as _text
 from ..transport.drivers import Blpop, Run, Steps
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
 from .identity import host
 
-log = logging.getLogger("django_redcoord.core.locks")
-
-_COMMON = ("locks/common",)
-ACQUIRE = Script("locks/acquire", includes=_COMMON)
-RELEASE = Script("locks/release", includes=_COMMON)
-EXTEND = Script("locks/extend", includes=_COMMON)
-FORCE_RELEASE = Script("locks/force_release", includes=_COMMON)
-INSPECT = Script("locks/inspect", includes=_COMMON)
+log = logging.getLogger("django_redcoord.core.holds")
 
 # A queued waiter must re-check at least this often, and its place in the
 # queue survives this much longer than its current wait.
-_QUEUE_GRACE = 1.0
+QUEUE_GRACE = 1.0
 
 
-class LockSteps:
-    """The I/O-free half of :class:`~.lock.Lock`: its operations as generators of round trips.
+class HoldSteps:
+    """The I/O-free half of :class:`~.hold.Hold`: its operations as generators of round trips.
 
-    Works on the state the Lock keeps (``_owner``, ``_depth``, ``_fence``...);
+    Works on the state the Hold keeps (``_owner``, ``_depth``, ``_fence``...)
+    and the primitive's hooks (``_acquire_script``, ``_acquire_keys``...);
     mixed into it, never used alone.
     """
 
+    #: What the primitive is called in messages ("lock", "semaphore"...).
+    kind = "hold"
+    _acquire_script: Script
+    _release_script: Script
+    _extend_script: Script
     name: str
     ttl: float
     reentrant: bool
-    keys: LockKeys
-    _keys3: list[str]
-    _ops: tuple[str, str]
     _owner: str | None
     _depth: int
     _fence: int | None
@@ -65,8 +73,27 @@ class LockSteps:
     _retry_owner: str | None
     retry_after: float | None
 
-    def _end_hold(self) -> None:  # pragma: no cover - provided by Lock
+    def _end_hold(self) -> None:  # pragma: no cover - provided by Hold
         raise NotImplementedError
+
+    # -- the primitive's hooks: its keys and its own arguments ------------------------
+
+    def _acquire_keys(self, owner: str) -> list[str]:  # pragma: no cover - per primitive
+        """KEYS of its acquire script for ``owner`` (the wake list last)."""
+        raise NotImplementedError
+
+    def _release_keys(self) -> list[str]:  # pragma: no cover - per primitive
+        raise NotImplementedError
+
+    def _extend_keys(self) -> list[str]:  # pragma: no cover - per primitive
+        raise NotImplementedError
+
+    def _wake_key(self, owner: str) -> str:  # pragma: no cover - per primitive
+        raise NotImplementedError
+
+    def _extra_args(self) -> list[Any]:
+        """ARGV the primitive adds after the standard ones (acquire, release and extend)."""
+        return []
 
     def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
         """An acquire's round trips, and what it gives back when it fails or is interrupted."""
@@ -118,12 +145,13 @@ class LockSteps:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or self._interrupted:
                 continue
-            # Block until a release hands the lock to us, the holder's TTL runs
+            # Block until a release hands the hold to us, a holder's TTL runs
             # out (then we re-check and the queue head takes it over), or the
-            # wait ends.
+            # wait ends. Anything else on the wake list is an interruption
+            # (see Hold._interrupt): re-check in 'cancel' mode.
             block = min(remaining, chunk, pttl + 0.002 if pttl else chunk)
             sent = time.monotonic()
-            popped = yield Blpop([self.keys.wake(owner)], block, f"waiting for lock {self.name!r}")
+            popped = yield Blpop([self._wake_key(owner)], block, f"waiting for {self.kind} {self.name!r}")
             if popped is not None:
                 value = _text(popped[1])
                 if value.isdigit():
@@ -132,18 +160,19 @@ class LockSteps:
     def _acquire_call(self, mode: str, lease: float) -> Run:
         owner = self._owner or ""
         return Run(
-            ACQUIRE,
-            [*self._keys3, self.keys.wake_prefix + owner],
+            self._acquire_script,
+            self._acquire_keys(owner),
             [
                 owner,
                 ms(self.ttl),
                 mode,
-                ms(lease + _QUEUE_GRACE),
+                ms(lease + QUEUE_GRACE),
                 self.name,
                 "1" if self.reentrant else "0",
                 host(),
                 os.getpid(),
                 threading.current_thread().name,
+                *self._extra_args(),
             ],
             self._ops[0],
         )
@@ -156,7 +185,7 @@ class LockSteps:
             # our last grant: refuse the grant and give it back.
             yield self._release_call(self._owner or "")
             raise LockError(
-                f"fencing token of lock {self.name!r} went backwards ({fence} after {last}): the "
+                f"fencing token of {self.kind} {self.name!r} went backwards ({fence} after {last}): the "
                 "Redis server's clock is behind the one that issued the last token; the grant was refused",
                 name=self.name,
             )
@@ -169,7 +198,7 @@ class LockSteps:
         return True
 
     def _release_call(self, owner: str) -> Run:
-        return Run(RELEASE, self._keys3, [owner, self.name], self._ops[1])
+        return Run(self._release_script, self._release_keys(), [owner, self.name, *self._extra_args()], self._ops[1])
 
     def _give_back_steps(self) -> Steps:
         """An acquire was interrupted or failed: leave nothing held or queued (best effort)."""
@@ -180,7 +209,7 @@ class LockSteps:
                 if int(reply[0]) == 1:
                     yield self._release_call(owner)
         except Exception as exc:  # the original error matters more
-            log.warning("lock %s: could not give back an interrupted acquire: %s", self.name, exc)
+            log.warning("%s %s: could not give back an interrupted acquire: %s", self.kind, self.name, exc)
         finally:
             if not self._depth:
                 self._end_hold()
@@ -188,7 +217,7 @@ class LockSteps:
     def _release_flow(self) -> Steps:
         with self._cond:
             if not self._depth:
-                raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
+                raise LockNotOwned(f"{self.kind} {self.name!r} is not held by this {type(self).__name__} object", name=self.name)
             owner, outermost, lost = self._owner or "", self._depth == 1, self._lost
             renewer = self._renewer if outermost else None
             if outermost:
@@ -207,7 +236,7 @@ class LockSteps:
             self._end_hold()
         if result == 0 or lost:
             raise LockLost(
-                f"lock {self.name!r} was lost before release: it expired or passed to another "
+                f"{self.kind} {self.name!r} was lost before release: it expired or passed to another "
                 f"owner (our fencing token was {self._fence}); work done under it may have "
                 "overlapped with the next holder",
                 name=self.name,
@@ -218,11 +247,11 @@ class LockSteps:
         self._check_fork()
         owner = self._owner
         if not self._depth or owner is None:
-            raise LockNotOwned(f"lock {self.name!r} is not held by this Lock object", name=self.name)
+            raise LockNotOwned(f"{self.kind} {self.name!r} is not held by this {type(self).__name__} object", name=self.name)
         if not (yield from self._extend_steps(owner, ttl)):
             self._lost = True
             raise LockLost(
-                f"lock {self.name!r} could not be extended: it expired or passed to another "
+                f"{self.kind} {self.name!r} could not be extended: it expired or passed to another "
                 f"owner (our fencing token was {self._fence})",
                 name=self.name,
             )
@@ -230,41 +259,11 @@ class LockSteps:
     def _extend_steps(self, owner: str, ttl: float) -> Steps:
         sent = time.monotonic()
         ok = yield Run(
-            EXTEND,
-            [self.keys.lock, self.keys.index],
-            [owner, ms(ttl), self.name],
-            f"extend lock {self.name!r}",
+            self._extend_script,
+            self._extend_keys(),
+            [owner, ms(ttl), self.name, *self._extra_args()],
+            f"extend {self.kind} {self.name!r}",
         )
         if ok and self._owner == owner:
             self._valid_until = sent + ttl
         return bool(ok)
-
-    def _owned_steps(self) -> Steps:
-        self._check_fork()
-        owner = self._owner
-        if owner is None or not self._depth:
-            return False
-        holder = yield from self._inspect_steps()
-        return holder is not None and holder["token"] == owner
-
-    def _inspect_steps(self) -> Steps:
-        reply = yield Run(INSPECT, [self.keys.lock, self.keys.queue], [], f"inspect lock {self.name!r}")
-        return holder_from_reply(reply)
-
-
-def holder_from_reply(reply: Any) -> dict[str, Any] | None:
-    """The holder described by a ``lock_inspect.lua`` reply, or None when the lock is free."""
-    if not reply:
-        return None
-    token, fence, pttl, depth, host, pid, thread, queued, expires_ms = reply
-    return {
-        "token": _text(token),
-        "fence": int(fence),
-        "ttl": int(pttl) / 1000.0,
-        "depth": int(depth),
-        "host": _text(host),
-        "pid": int(pid),
-        "thread": _text(thread),
-        "queued": int(queued),
-        "expires_ms": int(expires_ms),
-    }

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from ..transport.drivers import Steps, arun, run
 
 if TYPE_CHECKING:
-    from .lock import Lock
+    from .hold import Hold as Lock
 
-log = logging.getLogger("django_redcoord.core.locks")
+log = logging.getLogger("django_redcoord.core.holds")
 
 _LOST = "lost"
 
@@ -33,8 +33,8 @@ def renew_once(lock_ref: Any, owner: str, stopped: Callable[[], bool], holder_al
     if lock is None or lock._owner != owner or not lock._depth:
         return None
     if not holder_alive():
-        log.warning("lock %s: its reentrant holder ended without releasing it; no longer renewed, "
-                    "it expires after its TTL", lock.name)  # fmt: skip
+        log.warning("%s %s: its reentrant holder ended without releasing it; no longer renewed, "
+                    "it expires after its TTL", lock.kind, lock.name)  # fmt: skip
         return None
     interval = lock.ttl / 3.0
     try:
@@ -42,12 +42,12 @@ def renew_once(lock_ref: Any, owner: str, stopped: Callable[[], bool], holder_al
             return interval
     except Exception as exc:  # Redis away, or anything else: retry while the TTL lasts
         if time.monotonic() < lock._valid_until:
-            log.warning("lock %s: renewal failed, will retry: %s", lock.name, exc)
+            log.warning("%s %s: renewal failed, will retry: %s", lock.kind, lock.name, exc)
             return max(0.001, min(interval, lock.ttl / 10.0))
     if stopped() or lock._owner != owner:
         return None  # released meanwhile
     lock._lost = True
-    log.error("lock %s: lost (renewal found it expired or taken)", lock.name)
+    log.error("%s %s: lost (renewal found it expired or taken)", lock.kind, lock.name)
     return _LOST
 
 
@@ -88,7 +88,7 @@ class Renewer(threading.Thread):
             try:
                 lock.on_lost(lock)
             except Exception:
-                log.exception("lock %s: on_lost callback failed", lock.name)
+                log.exception("%s %s: on_lost callback failed", lock.kind, lock.name)
 
 
 class AsyncRenewer:
@@ -126,4 +126,4 @@ class AsyncRenewer:
                 if inspect.isawaitable(outcome):
                     await outcome
             except Exception:
-                log.exception("lock %s: on_lost callback failed", lock.name)
+                log.exception("%s %s: on_lost callback failed", lock.kind, lock.name)

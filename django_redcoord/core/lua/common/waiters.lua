@@ -1,0 +1,82 @@
+-- common/waiters.lua: the FIFO queue of waiters every held primitive shares
+-- (locks, semaphores, read-write locks); prepended after common/time.lua.
+--
+-- A waiter's entry (element of the primitive's queue list, oldest first) is
+--   cmsgpack {token, deadline_ms, ttl_ms, wake_key, host, pid, thread, extra}
+-- deadline_ms: server time after which the place is dead (its owner stopped
+-- renewing it); ttl_ms: the TTL it asked for; wake_key: the list it blocks on
+-- (named by the Python key builder); host, pid, thread: holder metadata for
+-- the admin; extra: what the primitive needs (a read-write lock: 'r' or 'w').
+-- Encoded, never joined with a separator: names and thread names may contain
+-- any allowed character.
+
+-- Every queued waiter's place lapses within this many ms (the Python side
+-- caps a waiter's lease below it).
+local QUEUE_KEEP_MS = 15000
+
+-- The next live waiter at the head of the queue, popped, skipping (and
+-- dropping) dead ones: at most 64 per call so a script stays short; the rest
+-- are met by the next call. `clock` gives the server time in microseconds.
+local function pop_live_waiter(queue, clock)
+  for _ = 1, 64 do
+    local raw = redis.call('LPOP', queue)
+    if not raw then return nil end
+    local ok, e = pcall(cmsgpack.unpack, raw)
+    if ok and type(e) == 'table' and tonumber(e[2]) and tonumber(e[2]) * 1000 >= clock() then
+      return e
+    end
+  end
+  return nil
+end
+
+-- The entry at the head of the queue if it is live, without popping it (dead
+-- ones before it are dropped); nil when no live waiter is queued.
+local function peek_live_waiter(queue, clock)
+  for _ = 1, 64 do
+    local raw = redis.call('LINDEX', queue, 0)
+    if not raw then return nil end
+    local ok, e = pcall(cmsgpack.unpack, raw)
+    if ok and type(e) == 'table' and tonumber(e[2]) and tonumber(e[2]) * 1000 >= clock() then
+      return e
+    end
+    redis.call('LPOP', queue)
+  end
+  return nil
+end
+
+-- Position (0-based) of `token`'s entry in the queue, or nil: a scan, used
+-- only when a waiter renews or gives up its place (never on the first enqueue).
+local function find_waiter(queue, token)
+  local entries = redis.call('LRANGE', queue, 0, -1)
+  for i, raw in ipairs(entries) do
+    local ok, e = pcall(cmsgpack.unpack, raw)
+    if ok and type(e) == 'table' and e[1] == token then return i - 1, raw end
+  end
+  return nil
+end
+
+-- Take a place for `token` (mode 'queue': at the back) or renew it (mode
+-- 'wait': in place, or at the back if it lapsed). Returns the queue's length
+-- when a new place was made (1: the queue was just created), else nil.
+local function place_waiter(queue, token, entry, mode)
+  local at
+  if mode == 'wait' then at = find_waiter(queue, token) end
+  if at then
+    redis.call('LSET', queue, at, entry)
+    return nil
+  end
+  return redis.call('RPUSH', queue, entry)
+end
+
+-- Leave the queue: remove `token`'s place, if any, and its wake list.
+local function leave_queue(queue, token, wake)
+  local at, raw = find_waiter(queue, token)
+  if at then redis.call('LREM', queue, 1, raw) end
+  redis.call('DEL', wake)
+end
+
+-- Wake a waiter that was granted: push its fencing token onto its wake list.
+local function wake_waiter(e, fence)
+  redis.call('LPUSH', e[4], int(fence))
+  redis.call('PEXPIRE', e[4], tonumber(e[3]))
+end
