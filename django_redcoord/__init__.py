@@ -15,6 +15,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Lock": "django_redcoord.core.locks",
     "with_lock": "django_redcoord.decorators",
+    "with_semaphore": "django_redcoord.decorators",
+    "Semaphore": "django_redcoord.core.semaphores",
     "current_lock": "django_redcoord.decorators",
     "RedcoordError": "django_redcoord.core.exceptions",
     "ConfigurationError": "django_redcoord.core.exceptions",
@@ -41,11 +43,13 @@ __all__ = [
     "LockNotOwned",
     "Queue",
     "RedcoordError",
+    "Semaphore",
     "current_job",
     "current_lock",
     "get_client",
     "periodic",
     "with_lock",
+    "with_semaphore",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,8 +66,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .core.locks.lock import Lock
     from .core.periodic.jobs import current_job, periodic
     from .core.queues import Queue
+    from .core.semaphores import Semaphore
     from .core.transport.clients import get_client
-    from .decorators import current_lock, with_lock
+    from .decorators import current_lock, with_lock, with_semaphore
 
 
 def _install_django_settings() -> None:

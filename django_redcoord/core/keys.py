@@ -104,6 +104,17 @@ class QueueKeys:
         return self.processing_prefix + consumer
 
 
+@dataclass(frozen=True)
+class SemaphoreKeys:
+    """Keys of one semaphore. All but the shared index share the ``{name}`` hash tag."""
+
+    state: str  # hash: permits, cp, fence, ib, qu, and 'h:<token>' -> holder record (see semaphores/common.lua)
+    holders: str  # zset: holder token -> lease expiry (ms)
+    queue: str  # list: MessagePack waiter entries, oldest first
+    index: str  # hash (shared by all semaphores): name -> bound on its holders' expiry (s)
+    wake_prefix: str  # a waiter blocks on wake_prefix + its token
+
+
 class KeyBuilder:
     """Builds every key under one prefix (``REDCOORD["KEY_PREFIX"]``)."""
 
@@ -132,6 +143,21 @@ class KeyBuilder:
     def lock_indexes(self) -> list[str]:
         """Every bucket of the live-lock index, for the admin."""
         return [self.lock_index(b) for b in range(LOCK_INDEX_BUCKETS)]
+
+    def semaphore(self, name: str) -> SemaphoreKeys:
+        validate_name(name, "semaphore name")
+        base = f"{self.prefix}:sem:{{{name}}}"
+        return SemaphoreKeys(
+            state=base,
+            holders=f"{base}:holders",
+            queue=f"{base}:queue",
+            index=self.semaphore_index(),
+            wake_prefix=f"{base}:wake:",
+        )
+
+    def semaphore_index(self) -> str:
+        """hash: name -> a bound (s) on when the holders of that semaphore expire, for the admin."""
+        return f"{self.prefix}:index:semaphores"
 
     def leader(self, name: str) -> LeaderKeys:
         validate_name(name, "election name")

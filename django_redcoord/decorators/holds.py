@@ -17,7 +17,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 
 from ..core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
-from ..core.locks import Lock
+from ..core.holds import Hold as Lock
 from ..core.transport.clients import is_async_client
 from ..core.transport.drivers import uncancellable
 
@@ -78,7 +78,7 @@ def unavailable_response(request: HttpRequest, exc: CoordinationUnavailable) -> 
 def busy(lock: Lock, request: HttpRequest | None, on_busy: Any) -> Any:
     wait = lock.wait
     exc = LockNotAcquired(
-        f"lock {lock.name!r} could not be acquired within "
+        f"{lock.kind} {lock.name!r} could not be acquired within "
         f"{'forever' if wait is None else f'{wait:g} s'}",
         name=lock.name,
         wait=wait,

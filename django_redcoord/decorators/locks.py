@@ -48,6 +48,7 @@ from typing import Any, TypeVar
 from django.http import HttpRequest, HttpResponse
 
 from ..core.exceptions import CoordinationUnavailable, LockNotAcquired
+from ..core.holds import Hold
 from ..core.keys import validate_name
 from ..core.locks import Lock
 from ..core.values import DEFAULT, check_ttl, check_wait
@@ -105,8 +106,6 @@ def with_lock(
     at call time ``LockNotAcquired`` (non-view callables) and ``LockLost``
     (the lock expired before the call ended).
     """
-    if not (isinstance(key, str) and key) and not callable(key):
-        raise TypeError(f"with_lock key must be a non-empty format string or a callable, not {key!r}")
     if ttl is not DEFAULT:
         check_ttl(ttl)
     if wait is not DEFAULT:
@@ -115,28 +114,43 @@ def with_lock(
         raise TypeError(f"on_busy must be a callable (request, exc) -> HttpResponse, not {on_busy!r}")
     if on_unavailable is not None and not callable(on_unavailable):
         raise TypeError(f"on_unavailable must be a callable (request, exc) -> HttpResponse, not {on_unavailable!r}")
+    if reentrant and not isinstance(reentrant, bool):
+        raise TypeError("reentrant must be True or False")
     options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "reentrant": reentrant, "client": client}
     answers = (on_busy or busy_response, on_unavailable or unavailable_response)
+    return holding("with_lock", key, lambda name: Lock(name, **options), answers, reentrant=reentrant)
+
+
+def holding(
+    decorator: str, key: str | Callable[..., str], make: Callable[[str], Hold], answers: tuple, *, reentrant: bool = False
+) -> Callable[[F], F]:
+    """The decorator that holds ``make(name)`` around each call (``with_lock``, ``with_semaphore``).
+
+    ``key`` names the resource from the call's arguments; ``answers`` are the
+    views' (busy, unavailable) responses.
+    """
+    if not (isinstance(key, str) and key) and not callable(key):
+        raise TypeError(f"{decorator} key must be a non-empty format string or a callable, not {key!r}")
 
     def decorate(target: F) -> F:
         if isinstance(target, type):
             if not hasattr(target, "dispatch"):
-                raise TypeError(f"with_lock on a class needs a class-based view (with dispatch()), not {target!r}")
+                raise TypeError(f"{decorator} on a class needs a class-based view (with dispatch()), not {target!r}")
             target.dispatch = decorate(target.dispatch)  # type: ignore[attr-defined]
             return target
         if not callable(target):
-            raise TypeError(f"with_lock decorates functions, methods and view classes, not {target!r}")
-        namer = _namer(key, target)
+            raise TypeError(f"{decorator} decorates functions, methods and view classes, not {target!r}")
+        namer = _namer(key, target, decorator)
         is_async = inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
         if is_async and reentrant:
-            raise TypeError("with_lock(reentrant=True) is not supported on async functions")
+            raise TypeError(f"{decorator}(reentrant=True) is not supported on async functions")
         if inspect.isgeneratorfunction(target):
-            return wrap_generator(target, namer, options)  # type: ignore[return-value]
+            return wrap_generator(target, namer, make)  # type: ignore[return-value]
         if inspect.isasyncgenfunction(target):
-            return wrap_async_generator(target, namer, options)  # type: ignore[return-value]
+            return wrap_async_generator(target, namer, make)  # type: ignore[return-value]
         if is_async:
-            return _wrap_async(target, namer, options, answers)  # type: ignore[return-value]
-        return _wrap_sync(target, namer, options, answers)  # type: ignore[return-value]
+            return _wrap_async(target, namer, make, answers)  # type: ignore[return-value]
+        return _wrap_sync(target, namer, make, answers)  # type: ignore[return-value]
 
     return decorate
 
@@ -144,10 +158,10 @@ def with_lock(
 # -- plain functions and views ---------------------------------------------------------
 
 
-def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], options: dict, answers: tuple) -> Any:
+def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold], answers: tuple) -> Any:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        lock = Lock(namer(*args, **kwargs), **options)
+        lock = make(namer(*args, **kwargs))
         request = find_request(args)
         try:
             acquired = lock.acquire()
@@ -173,10 +187,10 @@ def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], options: dic
     return wrapper
 
 
-def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], options: dict, answers: tuple) -> Any:
+def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold], answers: tuple) -> Any:
     @functools.wraps(func)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        lock = Lock(namer(*args, **kwargs), **options)
+        lock = make(namer(*args, **kwargs))
         request = find_request(args)
         try:
             acquired = await aacquire(lock)
@@ -208,17 +222,17 @@ def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], options: di
 # -- ending a hold -------------------------------------------------------------------------
 
 
-def _namer(key: str | Callable[..., str], func: Callable[..., Any]) -> Callable[..., str]:
+def _namer(key: str | Callable[..., str], func: Callable[..., Any], decorator: str = "with_lock") -> Callable[..., str]:
     """Build ``namer(*args, **kwargs) -> lock name`` for ``key`` on ``func``."""
     if callable(key):
 
         def from_callable(*args: Any, **kwargs: Any) -> str:
-            return validate_name(key(*args, **kwargs), f"lock name from {key!r}")
+            return validate_name(key(*args, **kwargs), f"name from {key!r}")
 
         return from_callable
 
     signature = inspect.signature(func)
-    var_keyword = _check_template(key, func, signature)
+    var_keyword = _check_template(key, func, signature, decorator)
 
     def from_template(*args: Any, **kwargs: Any) -> str:
         try:
@@ -233,33 +247,33 @@ def _namer(key: str | Callable[..., str], func: Callable[..., Any]) -> Callable[
             name = key.format_map(arguments)
         except (KeyError, AttributeError, IndexError) as exc:
             raise ValueError(
-                f"with_lock key {key!r} on {func.__qualname__} could not be formatted: {exc!r}; "
+                f"{decorator} key {key!r} on {func.__qualname__} could not be formatted: {exc!r}; "
                 f"the call's arguments are {', '.join(arguments) or 'none'}"
             ) from None
-        return validate_name(name, f"lock name {name!r} (from key {key!r})")
+        return validate_name(name, f"name {name!r} (from key {key!r})")
 
     return from_template
 
 
-def _check_template(key: str, func: Callable[..., Any], signature: inspect.Signature) -> str | None:
+def _check_template(key: str, func: Callable[..., Any], signature: inspect.Signature, decorator: str) -> str | None:
     """Fail at decoration time for a template that can never format; return the **kwargs name."""
     params = signature.parameters
     var_keyword = next((p.name for p in params.values() if p.kind is p.VAR_KEYWORD), None)
     try:
         fields = [field for _, field, _, _ in string.Formatter().parse(key) if field is not None]
     except ValueError as exc:
-        raise ValueError(f"with_lock key {key!r} is not a valid format template: {exc}") from None
+        raise ValueError(f"{decorator} key {key!r} is not a valid format template: {exc}") from None
     names = ", ".join(params) or "none"
     for field in fields:
         root = re.match(r"[^.\[]*", field).group()  # type: ignore[union-attr]
         if not root.isidentifier():
             raise ValueError(
-                f"with_lock key {key!r}: each {{...}} must start with an argument name of "
+                f"{decorator} key {key!r}: each {{...}} must start with an argument name of "
                 f"{func.__qualname__} (its arguments are {names}), not {{{field}}}"
             )
         if root not in params and var_keyword is None:
             raise ValueError(
-                f"with_lock key {key!r} on {func.__qualname__}: {{{field}}} names no argument "
+                f"{decorator} key {key!r} on {func.__qualname__}: {{{field}}} names no argument "
                 f"(its arguments are {names})"
             )
     return var_keyword

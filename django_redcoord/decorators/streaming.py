@@ -16,13 +16,13 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.http import StreamingHttpResponse
 
-from ..core.locks import Lock
+from ..core.holds import Hold
 from .holds import aacquire, afinish, busy, finish, native
 
 FAILED, DONE, STREAMING = object(), object(), object()
 
 
-def handed_to_stream(result: Any, lock: Lock) -> object:
+def handed_to_stream(result: Any, lock: Hold) -> object:
     """If ``result`` is a streamed response, keep the lock until it is sent or closed."""
     if not isinstance(result, StreamingHttpResponse):
         return DONE
@@ -94,11 +94,11 @@ class _ReleasingAsyncBody:
         self._release()
 
 
-def wrap_generator(func: Callable[..., Any], namer: Callable[..., str], options: dict) -> Any:
+def wrap_generator(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold]) -> Any:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         # A generator's body runs when it is iterated: so does the lock.
-        lock = Lock(namer(*args, **kwargs), **options)
+        lock = make(namer(*args, **kwargs))
         if not lock.acquire():
             busy(lock, None, None)
         failed = True
@@ -111,10 +111,10 @@ def wrap_generator(func: Callable[..., Any], namer: Callable[..., str], options:
     return wrapper
 
 
-def wrap_async_generator(func: Callable[..., Any], namer: Callable[..., str], options: dict) -> Any:
+def wrap_async_generator(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold]) -> Any:
     @functools.wraps(func)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        lock = Lock(namer(*args, **kwargs), **options)
+        lock = make(namer(*args, **kwargs))
         if not await aacquire(lock):
             busy(lock, None, None)
         failed = True

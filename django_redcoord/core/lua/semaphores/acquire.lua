@@ -1,0 +1,81 @@
+-- semaphores/acquire.lua (common/time, common/waiters, semaphores/common
+-- prepended): take a permit, or queue for one (FIFO).
+--
+-- KEYS[1] state    hash (see semaphores/common.lua)
+-- KEYS[2] holders  zset: holder token -> lease expiry (ms)
+-- KEYS[3] queue    list: waiter entries, oldest first (common/waiters.lua)
+-- KEYS[4] index    hash (shared): semaphore name -> bound (s)
+-- KEYS[5] wake     list this caller blocks on while queued
+-- ARGV[1] token    the caller's owner token
+-- ARGV[2] ttl_ms   lease of the permit, milliseconds
+-- ARGV[3] mode     'try' take a permit if one is free and nobody live waits
+--                  'queue' as 'try', else join the queue (first call of a wait)
+--                  'wait' re-check from the waiting loop: renew our place, or
+--                  take a new one if it lapsed (idempotent)
+--                  'cancel' give up: leave the queue unless already granted
+-- ARGV[4] lease_ms how long the caller's place stays valid without another call
+-- ARGV[5] name     the semaphore's name (field of the index)
+-- ARGV[6] reentrant unused ('0': permits do not nest)
+-- ARGV[7] host, ARGV[8] pid, ARGV[9] thread: holder metadata for the admin
+-- ARGV[10] permits the caller's limit (a limit set by resize() wins)
+--
+-- Returns {1, fence, 1} when the caller holds a permit,
+--         {0, retry_ms} when not (retry_ms: until the earliest lease runs out).
+
+local state, holders, queue, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local host, pid, thread = ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9]
+local queued_before = mode == 'wait' or mode == 'cancel'
+
+local clock = lazy_clock_us()
+local now_ms = math.floor(clock() / 1000)
+prune(state, holders, now_ms)
+
+local ours = redis.call('HGET', state, 'h:' .. token)
+if ours then
+  -- Ours already: handed to us while we were not blocked, or a retry of an
+  -- acquire whose reply was lost (idempotent).
+  local ok, rec = pcall(cmsgpack.unpack, ours)
+  if queued_before then redis.call('DEL', wake) end
+  return {1, ok and rec[1] or 0, 1}
+end
+
+if mode == 'cancel' then
+  leave_queue(queue, token, wake)
+  return {0, next_expiry(holders, now_ms)}
+end
+
+local meta = read_meta(state)
+local limit = limit_of(meta, ARGV[10])
+if meta.cp ~= tonumber(ARGV[10]) then
+  redis.call('HSET', state, 'cp', ARGV[10])
+  if redis.call('PTTL', state) == -1 then redis.call('PEXPIRE', state, SEM_KEEP_MS) end
+end
+-- Free permits go to the waiters queued before us first (no barging).
+local handed, mine, held = fill(state, holders, queue, index, name, meta, limit, clock, token)
+if mine then
+  redis.call('DEL', wake)
+  return {1, mine, 1}
+end
+if held < limit then
+  -- A permit is free and nobody live waits ahead of us.
+  local fence = grant(state, holders, index, name, meta, token, ttl, clock(), host, pid, thread)
+  if queued_before then leave_queue(queue, token, wake) end
+  return {1, fence, 1}
+end
+
+if mode ~= 'try' then
+  local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
+  local entry = cmsgpack.pack({token, deadline, ttl, wake, host, pid, thread})
+  local length = place_waiter(queue, token, entry, mode)
+  -- The queue outlives every live place in it (pushed out about once per
+  -- QUEUE_KEEP_MS, recorded in the state).
+  if length == 1 or meta.qu < deadline then
+    redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS)
+    redis.call('HSET', state, 'qu', now_ms + 2 * QUEUE_KEEP_MS)
+    if redis.call('PTTL', state) < 2 * QUEUE_KEEP_MS then
+      redis.call('PEXPIRE', state, 2 * QUEUE_KEEP_MS)
+    end
+  end
+end
+return {0, next_expiry(holders, now_ms)}

@@ -1,0 +1,93 @@
+"""One scenario, two drivers: the sync API called directly, or the asyncio API awaited.
+
+A contract test is an ``async def scenario(d)``. With the sync driver the
+scenario calls ``obj.acquire()``... directly (blocking: its loop only hosts
+it) and runs concurrent parties in threads; with the async driver it awaits
+``obj.aacquire()``... on a ``redis.asyncio`` client and runs parties as tasks
+of one loop. ``await d.call(obj, "acquire", ...)`` picks the method.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import redis.asyncio
+
+from django_redcoord.core.transport.clients import client_from_url
+
+
+class Driver:
+    """Runs a scenario through the sync or the asyncio API (``kind``)."""
+
+    def __init__(self, kind: str, url: str) -> None:
+        self.kind, self.url = kind, url
+        self.client = None
+
+    def __repr__(self) -> str:
+        return self.kind
+
+    def open(self, url: str | None = None):
+        if self.kind == "sync":
+            return client_from_url(url or self.url)
+        return redis.asyncio.Redis.from_url(url or self.url, socket_timeout=5, socket_connect_timeout=2)
+
+    async def call(self, obj, method, *args, **kwargs):
+        """``obj.method(...)`` (sync) or ``await obj.amethod(...)`` (async)."""
+        if self.kind == "async":
+            return await getattr(obj, "a" + method)(*args, **kwargs)
+        return getattr(obj, method)(*args, **kwargs)
+
+    async def acquire(self, lock, *args):
+        return await lock.aacquire(*args) if self.kind == "async" else lock.acquire(*args)
+
+    async def release(self, lock):
+        return await lock.arelease() if self.kind == "async" else lock.release()
+
+    async def extend(self, lock, *args):
+        return await lock.aextend(*args) if self.kind == "async" else lock.extend(*args)
+
+    async def locked(self, lock):
+        return await lock.alocked() if self.kind == "async" else lock.locked()
+
+    async def owned(self, lock):
+        return await lock.aowned() if self.kind == "async" else lock.owned()
+
+    async def ttl(self, lock):
+        return await lock.attl_remaining() if self.kind == "async" else lock.ttl_remaining()
+
+    @contextlib.asynccontextmanager
+    async def holding(self, lock):
+        if self.kind == "async":
+            async with lock as held:
+                yield held
+        else:
+            with lock as held:
+                yield held
+
+    def spawn(self, scenario):
+        """Run ``scenario()`` concurrently: a task, or a thread with its own loop."""
+        if self.kind == "async":
+            return asyncio.ensure_future(scenario())
+        return asyncio.get_running_loop().run_in_executor(None, lambda: asyncio.run(scenario()))
+
+    async def sleep(self, seconds):
+        if self.kind == "async":
+            await asyncio.sleep(seconds)
+        else:
+            time.sleep(seconds)
+
+    def play(self, scenario):
+        async def main():
+            self.client = self.open()
+            try:
+                return await scenario(self)
+            finally:
+                close = self.client.aclose() if self.kind == "async" else None
+                if close is not None:
+                    await close
+                else:
+                    self.client.close()
+
+        return asyncio.run(main())
