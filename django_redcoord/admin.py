@@ -1,7 +1,7 @@
 """The coordination dashboard inside the Django admin.
 
-``/admin/django_redcoord/dashboard/`` shows live locks, queues, workers, the
-leader and periodic jobs; ``data.json`` feeds the live refresh. Seeing needs
+``/admin/django_redcoord/dashboard/`` shows live locks, semaphores, queues,
+workers, the leader and periodic jobs; ``data.json`` feeds the live refresh. Seeing needs
 ``django_redcoord.view_dashboard``; acting needs ``change_dashboard``. Every
 action is confirmed on a GET page and done by a POST with a CSRF token, and
 is written to the admin's LogEntry history.
@@ -25,6 +25,7 @@ from .models import Dashboard
 
 ACTIONS = {
     "force-release": "Force-release lock {name} (fencing token {fence})",
+    "revoke-permit": "Revoke the permit of semaphore {name} with fencing token {fence}",
     "requeue-dead": "Requeue the dead letters of queue {name}",
     "purge-dead": "Delete the dead letters of queue {name}",
     "purge-queue": "Delete every ready and delayed message of queue {name}",
@@ -33,6 +34,9 @@ CONSEQUENCES = {
     "force-release": "The holder keeps running but its lock is gone: its next release or extend "
     "raises LockLost. The oldest waiter, if any, gets the lock now. Nothing happens if the "
     "lock has changed hands since you looked.",
+    "revoke-permit": "Its holder keeps running but its permit is gone: its next release or extend "
+    "raises LockLost. The oldest waiter, if any, gets the permit now. Nothing happens if that "
+    "grant has ended since you looked.",
     "requeue-dead": "The dead letters go back to the ready queue with their attempts reset; "
     "workers will run them again.",
     "purge-dead": "The dead letters and their errors are deleted for good.",
@@ -111,7 +115,7 @@ class DashboardAdmin(admin.ModelAdmin):
         params = request.POST if request.method == "POST" else request.GET
         try:
             name = validate_name(params.get("name", ""), "name")
-            fence = int(params.get("fence", "0")) if action == "force-release" else None
+            fence = int(params.get("fence", "0")) if action in ("force-release", "revoke-permit") else None
         except (TypeError, ValueError) as exc:
             messages.error(request, f"Not done: {exc}")
             return redirect(self._home())
@@ -144,6 +148,10 @@ class DashboardAdmin(admin.ModelAdmin):
 
         if action == "force-release":
             return force_release(name, fence or 0)
+        if action == "revoke-permit":
+            from .core.semaphores import revoke_permit
+
+            return revoke_permit(name, fence or 0)
         queue = Queue(name)
         if action == "requeue-dead":
             return f"{queue.requeue_dead(limit=100_000)} message(s) requeued"

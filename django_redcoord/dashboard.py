@@ -7,6 +7,8 @@ a scan of the keyspace:
   on the lock's expiry, in seconds), all buckets in one pipelined round trip, so locks
   that expired under a crashed holder are not shown; the page's holders come
   in one pipelined round trip;
+* semaphores: the ``<prefix>:index:semaphores`` hash (name -> bound), their
+  holders in one pipelined round trip;
 * queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
 * workers: the ``<prefix>:index:workers`` sorted set (id -> heartbeat
   deadline) and each worker's hash;
@@ -109,6 +111,16 @@ def list_locks(
     }
 
 
+def list_semaphores(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
+    """Semaphores with live holders (from their index): name, limit, queued, and a row per holder."""
+    from .core.semaphores import read_semaphores
+
+    return [
+        {**sem, "used": len(sem["holders"]), "holders": [{**h, "ttl": round(h["ttl"], 3)} for h in sem["holders"]]}
+        for sem in read_semaphores(client, prefix=keys.prefix, now_ms=now_ms)
+    ]
+
+
 def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
     names = sorted(_text(n) for n in client.smembers(keys.queue_index()))
     queues = [Queue(name, client=client, prefix=keys.prefix) for name in names]
@@ -171,6 +183,7 @@ def overview(
             "server_time_ms": now_ms,
             "prefix": prefix,
             "locks": list_locks(client, keys, now_ms=now_ms, contains=contains, page=page),
+            "semaphores": list_semaphores(client, keys, now_ms=now_ms),
             "queues": list_queues(client, keys),
             "workers": list_workers(client, keys, now_ms=now_ms),
             "leaders": leaders(client, keys, elections, now_ms=now_ms),

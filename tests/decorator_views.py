@@ -4,7 +4,7 @@ from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.urls import path
 from django.views import View
 
-from django_redcoord import current_lock, with_lock
+from django_redcoord import current_lock, with_lock, with_semaphore
 
 LOCK = {"ttl": 5, "wait": 0}
 
@@ -81,7 +81,19 @@ def custom_unavailable(request, pk):
     return _describe(request)
 
 
+@with_semaphore("exports:{kind}", permits=2, ttl=5, wait=0)
+def limited_export(request, kind):
+    return _describe(request, permits=request.redcoord_lock.permits)
+
+
+@with_semaphore("exports:{kind}", permits=2, ttl=5, wait=0)
+async def async_limited_export(request, kind):
+    return _describe(request, permits=request.redcoord_lock.permits)
+
+
 urlpatterns = [
+    path("limited/<slug:kind>/", limited_export),
+    path("alimited/<slug:kind>/", async_limited_export),
     path("stream/<int:pk>/", stream_view),
     path("astream/<int:pk>/", async_stream_view),
     path("unavailable/<int:pk>/", custom_unavailable),

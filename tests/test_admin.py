@@ -181,3 +181,30 @@ def test_redcoord_status_prints_tables_and_json(capsys, redis_client):
     call_command("redcoord", "status", "--json")
     data = json.loads(capsys.readouterr().out)
     assert data["locks"]["items"][0]["name"] == "invoice:9" and data["queues"][0]["ready"] == 1
+
+
+def test_semaphores_are_shown_and_a_permit_can_be_revoked(client, staff, redis_client, capsys):
+    from django_redcoord.core.exceptions import LockLost
+    from django_redcoord.core.semaphores import Semaphore
+
+    holders = [Semaphore("exports|pdf", 3, ttl=60, wait=0, client=redis_client, prefix="test") for _ in range(2)]
+    for sem in holders:
+        assert sem.acquire()
+    waiter = Semaphore("exports|pdf", 3, client=redis_client, prefix="test")
+    redis_client.rpush(waiter.keys.queue, "a")  # one queued waiter, as the admin counts them
+    client.force_login(staff("view_dashboard", "change_dashboard"))
+    [sem] = client.get(URL + "data.json").json()["semaphores"]
+    assert (sem["name"], sem["limit"], sem["used"], sem["queued"]) == ("exports|pdf", 3, 2, 1)
+    assert sorted(h["fence"] for h in sem["holders"]) == sorted(s.token for s in holders)
+    html = client.get(URL).content.decode()
+    assert "exports|pdf" in html and "2 / 3" in html and f"fence={holders[0].token}" in html
+    confirm = client.get(URL + f"action/revoke-permit/?name=exports|pdf&fence={holders[0].token}")
+    assert confirm.status_code == 200 and b"Are you sure?" in confirm.content and holders[0].owned()
+    done = client.post(URL + "action/revoke-permit/", {"name": "exports|pdf", "fence": holders[0].token})
+    assert done.status_code == 302 and not holders[0].owned() and holders[1].owned()
+    assert "revoked" in LogEntry.objects.latest("action_time").change_message
+    with pytest.raises(LockLost):
+        holders[0].release()
+    call_command("redcoord", "status")
+    out = capsys.readouterr().out
+    assert "Semaphores" in out and "exports|pdf" in out and "1 / 3" in out

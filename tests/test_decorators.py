@@ -344,3 +344,31 @@ def test_async_calls_given_a_sync_client_never_wait_behind_each_other_in_threads
     assert sorted(asyncio.run(scenario())) == [0] * 20 + [1] * 20
     assert not any(overlaps)
     assert not Lock("sync-client:0").locked() and not Lock("sync-client:1").locked()
+
+
+@pytest.mark.parametrize("url", ["/limited/pdf/", "/alimited/pdf/"])
+def test_a_semaphore_view_lets_permits_in_then_answers_429_with_retry_after(client, url, redis_client):
+    from django_redcoord import Semaphore
+
+    held = [Semaphore("exports:pdf", 2, ttl=5, wait=0) for _ in range(2)]
+    first = client.get(url)
+    assert first.status_code == 200 and first.json()["permits"] == 2
+    assert first.json()["name"] == "exports:pdf"
+    assert all(s.acquire() for s in held)  # the view released its permit: two are free again
+    busy = client.get(url)
+    assert busy.status_code == 429 and 1 <= int(busy["Retry-After"]) <= 5
+    assert b"semaphore 'exports:pdf'" in busy.content
+    for s in held:
+        s.release()
+    assert Semaphore("exports:pdf", 2).available() == 2
+
+
+def test_with_semaphore_checks_its_arguments_at_decoration():
+    from django_redcoord import with_semaphore
+
+    with pytest.raises(ValueError, match="permits must be a whole number from 1"):
+        with_semaphore("x", permits=0)
+    with pytest.raises(TypeError, match="on_busy must be a callable"):
+        with_semaphore("x", permits=1, on_busy=5)
+    with pytest.raises(ValueError, match=r"with_semaphore key 'x:\{nope\}' on .*names no argument"):
+        with_semaphore("x:{nope}", permits=1)(lambda request: None)

@@ -84,6 +84,14 @@
       if (canChange) tds.push(actions([["Force release", `action/force-release/?name=${q(l.name)}&fence=${q(l.fence)}`]]));
       return tds;
     }, "No lock is held.", 7);
+    const permits = list(data.semaphores).flatMap((sem) =>
+      list(sem && sem.holders).map((h) => ({ ...h, name: sem.name, used: sem.used, limit: sem.limit, queued: sem.queued })));
+    fill(byId("rc-semaphores"), permits, (p) => {
+      const tds = [cell(p.name), cell(`${dash(p.used)} / ${dash(p.limit)}`, "rc-num"), cell(p.queued, "rc-num"),
+        cell(`${dash(p.host)} ${dash(p.pid)} ${dash(p.thread)}`), cell(p.ttl, "rc-num"), cell(p.fence, "rc-num")];
+      if (canChange) tds.push(actions([["Revoke", `action/revoke-permit/?name=${q(p.name)}&fence=${q(p.fence)}`]]));
+      return tds;
+    }, "No permit is held.", 7);
     fill(byId("rc-queues"), data.queues, (x) => {
       const tds = [cell(x.name), cell(x.ready, "rc-num"), cell(x.delayed, "rc-num"), cell(x.processing, "rc-num"),
         cell(x.dead, "rc-num"), cell(x.head_age, "rc-num")];
