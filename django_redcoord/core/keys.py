@@ -115,6 +115,17 @@ class SemaphoreKeys:
     wake_prefix: str  # a waiter blocks on wake_prefix + its token
 
 
+@dataclass(frozen=True)
+class RWLockKeys:
+    """Keys of one read-write lock. All but the shared index share the ``{name}`` hash tag."""
+
+    state: str  # hash: w (the writer), fence, ib, qu, and 'r:<token>' -> reader record (see rwlocks/common.lua)
+    readers: str  # zset: reader token -> lease expiry (ms)
+    queue: str  # list: MessagePack waiter entries ('r' or 'w'), oldest first
+    index: str  # hash (shared by all read-write locks): name -> bound on its holders' expiry (s)
+    wake_prefix: str  # a waiter blocks on wake_prefix + its token
+
+
 class KeyBuilder:
     """Builds every key under one prefix (``REDCOORD["KEY_PREFIX"]``)."""
 
@@ -158,6 +169,21 @@ class KeyBuilder:
     def semaphore_index(self) -> str:
         """hash: name -> a bound (s) on when the holders of that semaphore expire, for the admin."""
         return f"{self.prefix}:index:semaphores"
+
+    def rwlock(self, name: str) -> RWLockKeys:
+        validate_name(name, "read-write lock name")
+        base = f"{self.prefix}:rw:{{{name}}}"
+        return RWLockKeys(
+            state=base,
+            readers=f"{base}:readers",
+            queue=f"{base}:queue",
+            index=self.rwlock_index(),
+            wake_prefix=f"{base}:wake:",
+        )
+
+    def rwlock_index(self) -> str:
+        """hash: name -> a bound (s) on when the holders of that read-write lock expire, for the admin."""
+        return f"{self.prefix}:index:rwlocks"
 
     def leader(self, name: str) -> LeaderKeys:
         validate_name(name, "election name")

@@ -1,0 +1,63 @@
+-- rwlocks/acquire.lua (common/time, common/waiters, rwlocks/common prepended):
+-- take a read or a write hold, or queue for it (FIFO, fair).
+--
+-- KEYS[1] state    hash (see rwlocks/common.lua)
+-- KEYS[2] readers  zset: reader token -> lease expiry (ms)
+-- KEYS[3] queue    list: waiter entries, oldest first
+-- KEYS[4] index    hash (shared): name -> bound (s)
+-- KEYS[5] wake     list this caller blocks on while queued
+-- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] mode ('try' | 'queue' | 'wait' | 'cancel',
+--         as for locks), ARGV[4] lease_ms, ARGV[5] name, ARGV[6] reentrant (unused),
+--         ARGV[7] host, ARGV[8] pid, ARGV[9] thread
+-- ARGV[10] kind    'r' a read hold, 'w' a write hold
+--
+-- Returns {1, fence, 1} when the caller holds, {0, retry_ms} when not.
+
+local state, readers, queue, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local host, pid, thread, kind = ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9], ARGV[10]
+local queued_before = mode == 'wait' or mode == 'cancel'
+
+local clock = lazy_clock_us()
+local now_ms = math.floor(clock() / 1000)
+local meta = read_meta(state)
+prune(state, readers, meta, now_ms)
+
+local ours = held_by(state, kind, token)
+if ours then
+  -- Ours already: handed to us while we were not blocked, or a retry (idempotent).
+  if queued_before then redis.call('DEL', wake) end
+  return {1, ours[2], 1}
+end
+if mode == 'cancel' then
+  leave_queue(queue, token, wake)
+  return {0, next_expiry(readers, meta, now_ms)}
+end
+
+-- Waiters before us first: whatever the state allows now (a lease ran out).
+local _, mine = admit(state, readers, queue, index, name, meta, clock, token)
+if mine then
+  redis.call('DEL', wake)
+  return {1, mine, 1}
+end
+if not peek_live_waiter(queue, clock) and not meta.writer
+    and (kind == 'r' or redis.call('ZCARD', readers) == 0) then
+  -- Nobody live waits before us and the state allows it.
+  local fence = grant(state, readers, index, name, meta, kind, token, ttl, clock(), host, pid, thread)
+  if queued_before then leave_queue(queue, token, wake) end
+  return {1, fence, 1}
+end
+
+if mode ~= 'try' then
+  local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
+  local entry = cmsgpack.pack({token, deadline, ttl, wake, host, pid, thread, kind})
+  local length = place_waiter(queue, token, entry, mode)
+  if length == 1 or meta.qu < deadline then
+    redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS)
+    redis.call('HSET', state, 'qu', now_ms + 2 * QUEUE_KEEP_MS)
+    if redis.call('PTTL', state) < 2 * QUEUE_KEEP_MS then
+      redis.call('PEXPIRE', state, 2 * QUEUE_KEEP_MS)
+    end
+  end
+end
+return {0, next_expiry(readers, meta, now_ms)}

@@ -1,0 +1,5 @@
+"""Read-write locks: many readers or one writer, fair in request order, leased, fenced."""
+
+from .rwlock import ReadHold, ReadWriteLock, WriteHold
+
+__all__ = ["ReadHold", "ReadWriteLock", "WriteHold"]
