@@ -16,6 +16,9 @@ _EXPORTS = {
     "Lock": "django_redcoord.core.locks",
     "with_lock": "django_redcoord.decorators",
     "with_semaphore": "django_redcoord.decorators",
+    "with_read_lock": "django_redcoord.decorators",
+    "with_write_lock": "django_redcoord.decorators",
+    "ReadWriteLock": "django_redcoord.core.rwlocks",
     "Semaphore": "django_redcoord.core.semaphores",
     "current_lock": "django_redcoord.decorators",
     "RedcoordError": "django_redcoord.core.exceptions",
@@ -42,6 +45,7 @@ __all__ = [
     "LeaderElection",
     "LockNotOwned",
     "Queue",
+    "ReadWriteLock",
     "RedcoordError",
     "Semaphore",
     "current_job",
@@ -49,7 +53,9 @@ __all__ = [
     "get_client",
     "periodic",
     "with_lock",
+    "with_read_lock",
     "with_semaphore",
+    "with_write_lock",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,9 +72,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .core.locks.lock import Lock
     from .core.periodic.jobs import current_job, periodic
     from .core.queues import Queue
+    from .core.rwlocks import ReadWriteLock
     from .core.semaphores import Semaphore
     from .core.transport.clients import get_client
-    from .decorators import current_lock, with_lock, with_semaphore
+    from .decorators import current_lock, with_lock, with_read_lock, with_semaphore, with_write_lock
 
 
 def _install_django_settings() -> None:

@@ -9,6 +9,7 @@ a scan of the keyspace:
   in one pipelined round trip;
 * semaphores: the ``<prefix>:index:semaphores`` hash (name -> bound), their
   holders in one pipelined round trip;
+* read-write locks: the ``<prefix>:index:rwlocks`` hash, likewise;
 * queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
 * workers: the ``<prefix>:index:workers`` sorted set (id -> heartbeat
   deadline) and each worker's hash;
@@ -121,6 +122,16 @@ def list_semaphores(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[
     ]
 
 
+def list_rwlocks(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
+    """Read-write locks with live holders (from their index): a row per holder, and who waits."""
+    from .core.rwlocks import read_rwlocks
+
+    return [
+        {**rw, "holders": [{**h, "ttl": round(h["ttl"], 3)} for h in rw["holders"]]}
+        for rw in read_rwlocks(client, prefix=keys.prefix, now_ms=now_ms)
+    ]
+
+
 def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
     names = sorted(_text(n) for n in client.smembers(keys.queue_index()))
     queues = [Queue(name, client=client, prefix=keys.prefix) for name in names]
@@ -184,6 +195,7 @@ def overview(
             "prefix": prefix,
             "locks": list_locks(client, keys, now_ms=now_ms, contains=contains, page=page),
             "semaphores": list_semaphores(client, keys, now_ms=now_ms),
+            "rwlocks": list_rwlocks(client, keys, now_ms=now_ms),
             "queues": list_queues(client, keys),
             "workers": list_workers(client, keys, now_ms=now_ms),
             "leaders": leaders(client, keys, elections, now_ms=now_ms),

@@ -4,7 +4,7 @@ from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.urls import path
 from django.views import View
 
-from django_redcoord import current_lock, with_lock, with_semaphore
+from django_redcoord import current_lock, with_lock, with_read_lock, with_semaphore, with_write_lock
 
 LOCK = {"ttl": 5, "wait": 0}
 
@@ -91,7 +91,19 @@ async def async_limited_export(request, kind):
     return _describe(request, permits=request.redcoord_lock.permits)
 
 
+@with_read_lock("catalog:{pk}", ttl=5, wait=0)
+def read_catalog(request, pk):
+    return _describe(request, kind=request.redcoord_lock.kind)
+
+
+@with_write_lock("catalog:{pk}", ttl=5, wait=0)
+async def write_catalog(request, pk):
+    return _describe(request, kind=request.redcoord_lock.kind)
+
+
 urlpatterns = [
+    path("catalog/<int:pk>/", read_catalog),
+    path("catalog/<int:pk>/write/", write_catalog),
     path("limited/<slug:kind>/", limited_export),
     path("alimited/<slug:kind>/", async_limited_export),
     path("stream/<int:pk>/", stream_view),

@@ -208,3 +208,24 @@ def test_semaphores_are_shown_and_a_permit_can_be_revoked(client, staff, redis_c
     call_command("redcoord", "status")
     out = capsys.readouterr().out
     assert "Semaphores" in out and "exports|pdf" in out and "1 / 3" in out
+
+
+def test_read_write_locks_are_shown_with_who_waits(client, staff, redis_client, capsys):
+    from django_redcoord.core.rwlocks import ReadWriteLock
+
+    rw = ReadWriteLock("catalog|1", ttl=60, wait=0, client=redis_client, prefix="test")
+    readers = [rw.read(), rw.read()]
+    for hold in readers:
+        assert hold.acquire()
+    client.force_login(staff("view_dashboard"))
+    [shown] = client.get(URL + "data.json").json()["rwlocks"]
+    assert shown["name"] == "catalog|1" and sorted(h["kind"] for h in shown["holders"]) == ["r", "r"]
+    assert sorted(h["fence"] for h in shown["holders"]) == sorted(h.token for h in readers)
+    html = client.get(URL).content.decode()
+    assert "catalog|1" in html and "reading" in html
+    call_command("redcoord", "status")
+    out = capsys.readouterr().out
+    assert "Read-write locks" in out and "catalog|1" in out and "reading" in out
+    for hold in readers:
+        hold.release()
+    assert client.get(URL + "data.json").json()["rwlocks"] == []

@@ -372,3 +372,17 @@ def test_with_semaphore_checks_its_arguments_at_decoration():
         with_semaphore("x", permits=1, on_busy=5)
     with pytest.raises(ValueError, match=r"with_semaphore key 'x:\{nope\}' on .*names no argument"):
         with_semaphore("x:{nope}", permits=1)(lambda request: None)
+
+
+def test_read_and_write_lock_views(client):
+    from django_redcoord import ReadWriteLock
+
+    assert client.get("/catalog/1/").json()["kind"] == "read lock"
+    assert client.get("/catalog/1/write/").json()["kind"] == "write lock"
+    reading = ReadWriteLock("catalog:1", wait=0).read()
+    assert reading.acquire()
+    assert client.get("/catalog/1/").status_code == 200  # readers share
+    busy = client.get("/catalog/1/write/")
+    assert busy.status_code == 409 and b"'catalog:1'" in busy.content and int(busy["Retry-After"]) >= 1
+    reading.release()
+    assert client.get("/catalog/1/write/").status_code == 200

@@ -1,7 +1,7 @@
 """``manage.py redcoord``: operate django_redcoord.
 
 Subcommands:
-  status [--json]              live locks, semaphores, queues, workers, leader and jobs
+  status [--json]              live locks, semaphores, read-write locks, queues, workers, leader and jobs
   embedded start|stop|status   the embedded development Redis of this project
   ping                         check that the configured Redis answers
 """
@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", required=True)
-        status = sub.add_parser("status", help="live locks, semaphores, queues, workers, leader and jobs")
+        status = sub.add_parser("status", help="live locks, semaphores, read-write locks, queues, workers, leader and jobs")
         status.add_argument("--json", action="store_true", help="print the overview as JSON")
         status.add_argument("--contains", default="", help="only locks whose name contains this")
         status.add_argument("--page", type=int, default=1, help="page of the lock list (50 per page)")
@@ -89,6 +89,13 @@ class Command(BaseCommand):
             ["semaphore", "held / limit", "waiting", "holder", "lease left (s)", "fencing token"],
             [[sem["name"], f"{sem['used']} / {sem['limit']}", sem["queued"], f"{h['host']} {h['pid']} {h['thread']}",
               h["ttl"], h["fence"]] for sem in data["semaphores"] for h in sem["holders"]],
+        )  # fmt: skip
+        self._table(
+            "Read-write locks",
+            ["lock", "held for", "holder", "lease left (s)", "fencing token", "writers / readers waiting"],
+            [[rw["name"], "writing" if h["kind"] == "w" else "reading", f"{h['host']} {h['pid']} {h['thread']}",
+              h["ttl"], h["fence"], f"{rw['writers_waiting']} / {rw['readers_waiting']}"]
+             for rw in data["rwlocks"] for h in rw["holders"]],
         )  # fmt: skip
         self._table(
             "Queues",

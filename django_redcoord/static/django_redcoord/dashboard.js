@@ -92,6 +92,11 @@
       if (canChange) tds.push(actions([["Revoke", `action/revoke-permit/?name=${q(p.name)}&fence=${q(p.fence)}`]]));
       return tds;
     }, "No permit is held.", 7);
+    const rwHolders = list(data.rwlocks).flatMap((rw) =>
+      list(rw && rw.holders).map((h) => ({ ...h, name: rw.name, writers: rw.writers_waiting, readers: rw.readers_waiting })));
+    fill(byId("rc-rwlocks"), rwHolders, (h) => [cell(h.name), cell(h.kind === "w" ? "writing" : "reading"),
+      cell(`${dash(h.host)} ${dash(h.pid)} ${dash(h.thread)}`), cell(h.ttl, "rc-num"), cell(h.fence, "rc-num"),
+      cell(`${dash(h.writers)} / ${dash(h.readers)}`, "rc-num")], "No read-write lock is held.", 6);
     fill(byId("rc-queues"), data.queues, (x) => {
       const tds = [cell(x.name), cell(x.ready, "rc-num"), cell(x.delayed, "rc-num"), cell(x.processing, "rc-num"),
         cell(x.dead, "rc-num"), cell(x.head_age, "rc-num")];
