@@ -68,3 +68,21 @@ class DeliveryFailed(RedcoordError):
     Recorded as the error of a Django Task whose worker died (or stopped
     heartbeating) during its last attempt, or whose message could not be read.
     """
+
+
+class BrokenError(RedcoordError):
+    """A latch or a barrier broke: a party died, gave up or timed out, so what
+    everyone waits for will not happen. ``name`` is its name, ``reason`` why."""
+
+    def __init__(self, message: str, *, name: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.name = name
+        self.reason = reason
+
+
+class LatchBroken(BrokenError):
+    """A count-down latch broke (see :class:`BrokenError`)."""
+
+
+class BarrierBroken(BrokenError):
+    """A barrier broke (see :class:`BrokenError`)."""

@@ -126,6 +126,17 @@ class RWLockKeys:
     wake_prefix: str  # a waiter blocks on wake_prefix + its token
 
 
+@dataclass(frozen=True)
+class LatchKeys:
+    """Keys of one count-down latch or barrier. All but the shared index share the ``{name}`` hash tag."""
+
+    state: str  # hash: the count (latch) or generation (barrier), why it broke, and a record per party
+    parties: str  # zset: party token -> lease expiry (ms)
+    waiters: str  # zset: wake list -> registration deadline (ms), see common/broadcast.lua
+    index: str  # hash (shared): name -> a bound on when it was last used (s)
+    wake_prefix: str  # a waiter blocks on wake_prefix + its token
+
+
 class KeyBuilder:
     """Builds every key under one prefix (``REDCOORD["KEY_PREFIX"]``)."""
 
@@ -184,6 +195,28 @@ class KeyBuilder:
     def rwlock_index(self) -> str:
         """hash: name -> a bound (s) on when the holders of that read-write lock expire, for the admin."""
         return f"{self.prefix}:index:rwlocks"
+
+    def latch(self, name: str) -> LatchKeys:
+        validate_name(name, "latch name")
+        return self._latch_like("latch", name, self.latch_index())
+
+    def latch_index(self) -> str:
+        """hash: latch name -> a bound (s) on when it was last used, for the admin."""
+        return f"{self.prefix}:index:latches"
+
+    def barrier(self, name: str) -> LatchKeys:
+        validate_name(name, "barrier name")
+        return self._latch_like("barrier", name, self.barrier_index())
+
+    def barrier_index(self) -> str:
+        """hash: barrier name -> a bound (s) on when it was last used, for the admin."""
+        return f"{self.prefix}:index:barriers"
+
+    def _latch_like(self, kind: str, name: str, index: str) -> LatchKeys:
+        base = f"{self.prefix}:{kind}:{{{name}}}"
+        return LatchKeys(
+            state=base, parties=f"{base}:parties", waiters=f"{base}:waiters", index=index, wake_prefix=f"{base}:wake:"
+        )
 
     def leader(self, name: str) -> LeaderKeys:
         validate_name(name, "election name")

@@ -1,0 +1,33 @@
+-- latches/barrier_arrive.lua (common/time, common/broadcast, latches/barrier_common
+-- prepended): a party arrives at the barrier; the last one trips it.
+--
+-- KEYS[1] state, KEYS[2] parties, KEYS[3] index (see latches/barrier_common.lua)
+-- KEYS[4] wake     the caller's wake list
+-- ARGV[1] token    the caller's token for this wait
+-- ARGV[2] parties  how many parties trip the barrier
+-- ARGV[3] lease_ms how long the arrival stays without a re-check
+-- ARGV[4] host, ARGV[5] pid, ARGV[6] thread: for the admin and the reasons
+-- ARGV[7] name, ARGV[8] keep_ms
+--
+-- Returns {1, index, gen} tripped by this arrival (index: parties - 1),
+--         {0, index, gen, ms until the earliest arrival's lease runs out} waiting,
+--         {-1, why} broken.
+
+local state, parties, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local token, n = ARGV[1], tonumber(ARGV[2])
+local now_ms = server_now_ms()
+
+barrier_keep(state, parties, index, ARGV[7], tonumber(ARGV[8]), now_ms)
+prune_arrived(state, parties, now_ms)
+local m = redis.call('HMGET', state, 'gen', 'broken')
+local gen = tonumber(m[1]) or 0
+if m[2] then return {-1, m[2]} end
+redis.call('ZADD', parties, now_ms + tonumber(ARGV[3]), token)
+redis.call('HSET', state, 'a:' .. token, cmsgpack.pack({wake, ARGV[4], ARGV[5], ARGV[6]}))
+local arrived = redis.call('ZCARD', parties)
+if arrived >= n then
+  redis.call('HSET', state, 'gen', gen + 1)
+  wake_arrived(state, parties, 'tripped', token)
+  return {1, arrived - 1, gen}
+end
+return {0, arrived - 1, gen, next_arrival_expiry(parties, now_ms)}

@@ -1,0 +1,68 @@
+-- latches/barrier_common.lua: helpers of the barrier scripts (prepended after
+-- common/time.lua and common/broadcast.lua).
+--
+-- A barrier is, under its {name} hash tag:
+--   state    hash: gen (its generation: +1 at every trip or reset), broken (why,
+--            absent while whole), broken_gen (the generation it broke in),
+--            reset_gen (the last generation reset), and per party
+--            that arrived in this generation 'a:<token>' -> cmsgpack {wake_key,
+--            host, pid, thread}
+--   parties  zset: token of a party that arrived -> lease expiry (ms): a party
+--            renews it at every re-check while it waits; one that stops (it
+--            died) breaks the barrier
+--   waiters  zset: unused by barriers (arrived parties are woken through 'a:')
+--   index    hash (shared): barrier name -> a bound on when it was last used (s)
+
+local function barrier_keep(state, parties, index, name, keep_ms, now_ms)
+  redis.call('PEXPIRE', state, keep_ms)
+  redis.call('PEXPIRE', parties, keep_ms)
+  redis.call('HSET', index, name, math.ceil((now_ms + keep_ms) / 1000))
+end
+
+-- Push `value` to every arrived party's wake list (but `skip`), and forget
+-- the arrivals of this generation.
+local function wake_arrived(state, parties, value, skip)
+  for _, t in ipairs(redis.call('ZRANGE', parties, 0, -1)) do
+    local raw = redis.call('HGET', state, 'a:' .. t)
+    if raw and t ~= skip then
+      local ok, rec = pcall(cmsgpack.unpack, raw)
+      if ok and type(rec) == 'table' then
+        redis.call('LPUSH', rec[1], value)
+        redis.call('PEXPIRE', rec[1], WAKE_KEEP_MS)
+      end
+    end
+    redis.call('HDEL', state, 'a:' .. t)
+  end
+  redis.call('DEL', parties)
+end
+
+-- Break the barrier in this generation (once) and wake every arrived party.
+local function barrier_break(state, parties, reason)
+  if redis.call('HSETNX', state, 'broken', reason) == 1 then
+    redis.call('HSET', state, 'broken_gen', redis.call('HGET', state, 'gen') or '0')
+    wake_arrived(state, parties, 'broken', nil)
+  end
+end
+
+-- An arrived party whose lease ran out died while waiting: the barrier breaks.
+local function prune_arrived(state, parties, now_ms)
+  local dead = redis.call('ZRANGEBYSCORE', parties, '-inf', '(' .. now_ms, 'LIMIT', 0, 1)
+  if dead[1] then
+    local why = 'a party stopped waiting (its lease ran out)'
+    local raw = redis.call('HGET', state, 'a:' .. dead[1])
+    if raw then
+      local ok, rec = pcall(cmsgpack.unpack, raw)
+      if ok and type(rec) == 'table' then
+        why = 'party ' .. tostring(rec[2]) .. ' pid ' .. tostring(rec[3]) .. ' thread ' .. tostring(rec[4])
+              .. ' stopped renewing its lease while waiting (it died or was paused)'
+      end
+    end
+    barrier_break(state, parties, why)
+  end
+end
+
+local function next_arrival_expiry(parties, now_ms)
+  local first = redis.call('ZRANGE', parties, 0, 0, 'WITHSCORES')
+  if first[2] then return math.max(0, tonumber(first[2]) - now_ms) end
+  return 0
+end

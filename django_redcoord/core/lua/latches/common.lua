@@ -1,0 +1,63 @@
+-- latches/common.lua: helpers of the count-down latch scripts (prepended after
+-- common/time.lua and common/broadcast.lua).
+--
+-- A count-down latch is, under its {name} hash tag:
+--   state    hash: count (still to count down), initial, broken (why it broke,
+--            absent while whole), fence, ib (the index bound, s), and per party
+--            'p:<token>' -> cmsgpack {token, fence, expires_ms, host, pid, thread}
+--   parties  zset: party token -> lease expiry (ms): a party that joined must
+--            renew its lease until it counts down; if it stops (it died), the
+--            latch breaks and every waiter learns it at once
+--   waiters  zset: wake list -> registration deadline (common/broadcast.lua)
+--   index    hash (shared): latch name -> a bound on when it is last used (s)
+-- Every key expires `keep_ms` after the last call that touched it.
+
+-- The state (initialising the count on first use); returns count, broken.
+local function latch_state(state, initial)
+  local m = redis.call('HMGET', state, 'count', 'broken')
+  local count = tonumber(m[1])
+  if not count then
+    count = tonumber(initial)
+    redis.call('HSET', state, 'count', count, 'initial', count)
+  end
+  return count, m[2]
+end
+
+-- Keep every key of the latch for `keep_ms` more, and its index entry.
+local function latch_keep(state, parties, waiters, index, name, keep_ms, now_ms)
+  for _, key in ipairs({state, parties, waiters}) do
+    redis.call('PEXPIRE', key, keep_ms)
+  end
+  redis.call('HSET', index, name, math.ceil((now_ms + keep_ms) / 1000))
+end
+
+-- Break the latch (once): record why and wake every waiter.
+local function latch_break(state, waiters, reason, now_ms)
+  if redis.call('HSETNX', state, 'broken', reason) == 1 then
+    broadcast(waiters, 'broken', now_ms)
+  end
+end
+
+-- A joined party whose lease ran out died before counting down: the latch breaks.
+local function prune_parties(state, parties, waiters, now_ms)
+  local dead = redis.call('ZRANGEBYSCORE', parties, '-inf', '(' .. now_ms, 'LIMIT', 0, 1)
+  if dead[1] then
+    local why = 'a party stopped renewing its lease before counting down'
+    local raw = redis.call('HGET', state, 'p:' .. dead[1])
+    if raw then
+      local ok, rec = pcall(cmsgpack.unpack, raw)
+      if ok and type(rec) == 'table' then
+        why = 'party ' .. tostring(rec[4]) .. ' pid ' .. tostring(rec[5]) .. ' thread ' .. tostring(rec[6])
+              .. ' stopped renewing its lease before counting down (it died or was paused)'
+      end
+    end
+    latch_break(state, waiters, why, now_ms)
+  end
+end
+
+-- Ms until the earliest party lease runs out (when a waiter must re-check), or 0.
+local function next_party_expiry(parties, now_ms)
+  local first = redis.call('ZRANGE', parties, 0, 0, 'WITHSCORES')
+  if first[2] then return math.max(0, tonumber(first[2]) - now_ms) end
+  return 0
+end

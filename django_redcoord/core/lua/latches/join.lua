@@ -1,0 +1,29 @@
+-- latches/join.lua (common/time, common/broadcast, latches/common prepended):
+-- a party joins the latch: it will count down, and renews a lease until then.
+-- Follows the hold contract (see core/holds/steps.py).
+--
+-- KEYS[1] state, KEYS[2] parties, KEYS[3] waiters, KEYS[4] index (see latches/common.lua)
+-- KEYS[5] wake     unused (the contract's wake list)
+-- ARGV[1] token, ARGV[2] ttl_ms (the lease), ARGV[3] mode (unused: joining
+--         never waits), ARGV[4] lease_ms (unused), ARGV[5] name,
+--         ARGV[6] reentrant (unused), ARGV[7] host, ARGV[8] pid, ARGV[9] thread
+-- ARGV[10] count   the latch's initial count (used on first use)
+-- ARGV[11] keep_ms how long the latch's keys live after this call
+--
+-- Returns {1, fence, 1} joined, {0, -1} broken, {0, -2} already open.
+
+local state, parties, waiters, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local token, ttl, name = ARGV[1], tonumber(ARGV[2]), ARGV[5]
+local now_us = lazy_clock_us()()
+local now_ms = math.floor(now_us / 1000)
+
+prune_parties(state, parties, waiters, now_ms)
+local count, broken = latch_state(state, ARGV[10])
+latch_keep(state, parties, waiters, index, name, tonumber(ARGV[11]), now_ms)
+if broken then return {0, -1} end
+if count <= 0 then return {0, -2} end
+local fence = math.max((tonumber(redis.call('HGET', state, 'fence')) or 0) + 1, now_us)
+redis.call('ZADD', parties, now_ms + ttl, token)
+redis.call('HSET', state, 'fence', int(fence),
+           'p:' .. token, cmsgpack.pack({token, fence, now_ms + ttl, ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9]}))
+return {1, fence, 1}

@@ -1,0 +1,102 @@
+"""Latches and barriers when a party dies: real processes, real signals.
+
+A waiter must raise within one lease (+ 1 s) of a party's death, never hang.
+The negative control is a latch without leases (a counter a waiter polls):
+its waiter is still waiting when the bound has passed, which the same check
+reports as a hang.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+
+from django_redcoord.core.exceptions import BarrierBroken, LatchBroken
+from django_redcoord.core.latches import Barrier, CountDownLatch
+from django_redcoord.core.transport.clients import client_from_url
+
+from ... import multiproc
+
+PREFIX = "latchfaults"
+
+
+def join_and_hang(index, url, ttl, ready):
+    latch = CountDownLatch("import|7", 2, ttl=ttl, client=client_from_url(url), prefix=PREFIX)
+    party = latch.party()
+    party.join()
+    ready.put(index)
+    time.sleep(120)  # never counts down
+
+
+def arrive_and_hang(index, url, ttl, ready):
+    ready.put(index)
+    Barrier("meet|7", 3, ttl=ttl, client=client_from_url(url), prefix=PREFIX).wait(120)
+
+
+def naive_join_and_hang(index, url, ready):
+    client_from_url(url).set("naive:latch", 2)
+    ready.put(index)
+    time.sleep(120)
+
+
+def broken_within(wait, bound):
+    """Run ``wait()``; return ("broken", seconds) or ("hung", seconds) if it had not ended by ``bound``."""
+    started = time.monotonic()
+    try:
+        wait(bound)
+    except (LatchBroken, BarrierBroken):
+        return "broken", time.monotonic() - started
+    return "hung", time.monotonic() - started
+
+
+def naive_wait(client, bound):
+    end = time.monotonic() + bound
+    while time.monotonic() < end and int(client.get("naive:latch") or 0) > 0:
+        time.sleep(0.05)
+
+
+def test_a_killed_latch_party_breaks_the_latch_within_its_lease(redis_url, redis_client):
+    ttl = 1.0
+    ready = multiproc.queue()
+    party = multiproc.start(join_and_hang, redis_url, ttl, ready)
+    ready.get(timeout=10)
+    party.kill()
+    latch = CountDownLatch("import|7", 2, ttl=ttl, client=redis_client, prefix=PREFIX)
+    outcome, took = broken_within(latch.wait, ttl + 1.0)
+    assert outcome == "broken" and took <= ttl + 1.0
+    assert "stopped renewing its lease" in latch.state()["broken"]
+
+
+def test_a_paused_latch_party_breaks_the_latch_and_learns_it_when_it_resumes(redis_url, redis_client):
+    ttl = 1.0
+    ready = multiproc.queue()
+    party = multiproc.start(join_and_hang, redis_url, ttl, ready)
+    try:
+        ready.get(timeout=10)
+        party.signal(signal.SIGSTOP)
+        latch = CountDownLatch("import|7", 2, ttl=ttl, client=redis_client, prefix=PREFIX)
+        outcome, took = broken_within(latch.wait, ttl + 1.0)
+        assert outcome == "broken" and took <= ttl + 1.0
+    finally:
+        party.stop()
+
+
+def test_a_killed_barrier_party_breaks_the_barrier_within_its_lease(redis_url, redis_client):
+    ttl = 1.0
+    ready = multiproc.queue()
+    party = multiproc.start(arrive_and_hang, redis_url, ttl, ready)
+    ready.get(timeout=10)
+    time.sleep(0.3)  # it arrived
+    party.kill()
+    barrier = Barrier("meet|7", 3, ttl=ttl, client=redis_client, prefix=PREFIX)
+    outcome, took = broken_within(barrier.wait, ttl + 1.0)
+    assert outcome == "broken" and took <= ttl + 1.0
+
+
+def test_negative_control_the_check_reports_a_latch_without_leases_as_hung(redis_url, redis_client):
+    ready = multiproc.queue()
+    party = multiproc.start(naive_join_and_hang, redis_url, ready)
+    ready.get(timeout=10)
+    party.kill()
+    outcome, took = broken_within(lambda bound: naive_wait(redis_client, bound), 2.0)
+    assert outcome == "hung", "the check failed to see a waiter left hanging by a dead party"
