@@ -10,6 +10,7 @@ a scan of the keyspace:
 * semaphores: the ``<prefix>:index:semaphores`` hash (name -> bound), their
   holders in one pipelined round trip;
 * read-write locks: the ``<prefix>:index:rwlocks`` hash, likewise;
+* latches and barriers: ``<prefix>:index:latches`` and ``:barriers``;
 * queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
 * workers: the ``<prefix>:index:workers`` sorted set (id -> heartbeat
   deadline) and each worker's hash;
@@ -132,6 +133,22 @@ def list_rwlocks(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
     ]
 
 
+def list_latches(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
+    """Count-down latches and barriers in use (from their indexes), a row each."""
+    from .core.latches import read_barriers, read_latches
+
+    rows = [
+        {"kind": "latch", "name": x["name"], "state": "open" if x["count"] == 0 else f"{x['count']} of {x['initial']} to go",
+         "broken": x["broken"], "waiting": x["waiters"], "parties": len(x["parties"])}
+        for x in read_latches(client, prefix=keys.prefix, now_ms=now_ms)
+    ] + [
+        {"kind": "barrier", "name": x["name"], "state": f"generation {x['generation']}", "broken": x["broken"],
+         "waiting": len(x["waiting"]), "parties": len(x["waiting"])}
+        for x in read_barriers(client, prefix=keys.prefix, now_ms=now_ms)
+    ]  # fmt: skip
+    return rows
+
+
 def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
     names = sorted(_text(n) for n in client.smembers(keys.queue_index()))
     queues = [Queue(name, client=client, prefix=keys.prefix) for name in names]
@@ -196,6 +213,7 @@ def overview(
             "locks": list_locks(client, keys, now_ms=now_ms, contains=contains, page=page),
             "semaphores": list_semaphores(client, keys, now_ms=now_ms),
             "rwlocks": list_rwlocks(client, keys, now_ms=now_ms),
+            "latches": list_latches(client, keys, now_ms=now_ms),
             "queues": list_queues(client, keys),
             "workers": list_workers(client, keys, now_ms=now_ms),
             "leaders": leaders(client, keys, elections, now_ms=now_ms),

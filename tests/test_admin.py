@@ -229,3 +229,29 @@ def test_read_write_locks_are_shown_with_who_waits(client, staff, redis_client, 
     for hold in readers:
         hold.release()
     assert client.get(URL + "data.json").json()["rwlocks"] == []
+
+
+def test_latches_and_barriers_are_shown(client, staff, redis_client, capsys):
+    from django_redcoord.core.exceptions import BrokenError
+    from django_redcoord.core.latches import Barrier, CountDownLatch
+
+    latch = CountDownLatch("import|9", 3, client=redis_client, prefix="test")
+    latch.count_down()
+    party = latch.party(auto_renew=False)
+    party.join()
+    broken = CountDownLatch("import|10", 2, client=redis_client, prefix="test")
+    broken.count_down()
+    broken.abort("the upload was cancelled")
+    barrier = Barrier("meet|9", 2, client=redis_client, prefix="test")
+    with pytest.raises(BrokenError, match="timed out"):
+        barrier.wait(0)  # arrives alone and gives up at once: broken until reset
+    client.force_login(staff("view_dashboard"))
+    rows = {(x["kind"], x["name"]): x for x in client.get(URL + "data.json").json()["latches"]}
+    assert rows[("latch", "import|9")]["state"] == "2 of 3 to go" and rows[("latch", "import|9")]["parties"] == 1
+    assert rows[("latch", "import|10")]["broken"] == "the upload was cancelled"
+    assert rows[("barrier", "meet|9")]["state"] == "generation 0"
+    assert rows[("barrier", "meet|9")]["broken"] == "a party timed out waiting"
+    assert "import|9" in client.get(URL).content.decode()
+    call_command("redcoord", "status")
+    out = capsys.readouterr().out
+    assert "Latches and barriers" in out and "the upload was cancelled" in out

@@ -2,5 +2,6 @@
 
 from .barrier import Barrier
 from .latch import CountDownLatch, LatchParty
+from .records import read_barriers, read_latches
 
-__all__ = ["Barrier", "CountDownLatch", "LatchParty"]
+__all__ = ["Barrier", "CountDownLatch", "LatchParty", "read_barriers", "read_latches"]

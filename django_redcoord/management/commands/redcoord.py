@@ -98,6 +98,11 @@ class Command(BaseCommand):
              for rw in data["rwlocks"] for h in rw["holders"]],
         )  # fmt: skip
         self._table(
+            "Latches and barriers",
+            ["kind", "name", "state", "broken", "waiting", "parties with a lease"],
+            [[x["kind"], x["name"], x["state"], x["broken"] or "-", x["waiting"], x["parties"]] for x in data["latches"]],
+        )
+        self._table(
             "Queues",
             ["queue", "ready", "delayed", "processing", "dead", "oldest ready (s)"],
             [[q["name"], q["ready"], q["delayed"], q["processing"], q["dead"], _dash(q["head_age"])] for q in data["queues"]],

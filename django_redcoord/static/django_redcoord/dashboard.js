@@ -97,6 +97,9 @@
     fill(byId("rc-rwlocks"), rwHolders, (h) => [cell(h.name), cell(h.kind === "w" ? "writing" : "reading"),
       cell(`${dash(h.host)} ${dash(h.pid)} ${dash(h.thread)}`), cell(h.ttl, "rc-num"), cell(h.fence, "rc-num"),
       cell(`${dash(h.writers)} / ${dash(h.readers)}`, "rc-num")], "No read-write lock is held.", 6);
+    fill(byId("rc-latches"), data.latches, (x) => [cell(x.kind), cell(x.name), cell(x.state),
+      cell(x.broken, x.broken ? "rc-dead" : ""), cell(x.waiting, "rc-num"), cell(x.parties, "rc-num")],
+    "No latch or barrier in use.", 6);
     fill(byId("rc-queues"), data.queues, (x) => {
       const tds = [cell(x.name), cell(x.ready, "rc-num"), cell(x.delayed, "rc-num"), cell(x.processing, "rc-num"),
         cell(x.dead, "rc-num"), cell(x.head_age, "rc-num")];

@@ -1,0 +1,46 @@
+"""Reading latches and barriers from outside: the admin's side (from their indexes; no scan)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..keys import KeyBuilder
+from ..runtime import default_prefix
+from ..transport.commands import as_text, execute_pipeline
+from ..transport.errors import unavailable_as_ours
+from . import barrier, latch
+
+
+def _live_names(client: Any, index: str, now_ms: int, what: str) -> list[str]:
+    with unavailable_as_ours(client, f"list {what}"):
+        entries = client.hgetall(index)
+    return sorted(as_text(n) for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
+
+
+def read_latches(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
+    """Every latch used within its ``keep`` time, with its count, parties and waiters: two round trips."""
+    builder = KeyBuilder(prefix or default_prefix())
+    names = _live_names(client, builder.latch_index(), now_ms, "latches")
+    keys = [builder.latch(name) for name in names]
+
+    def build(pipe: Any) -> None:
+        for k in keys:
+            latch.INSPECT.queue(pipe, [k.state, k.parties, k.waiters], [])
+
+    replies = execute_pipeline(client, build, operation="inspect latches") if names else []
+    found = [{"name": name, **latch.state_from_reply(reply)} for name, reply in zip(names, replies, strict=True)]
+    return [x for x in found if x["count"] is not None]
+
+
+def read_barriers(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
+    """Every barrier used within its ``keep`` time, with its generation and who waits: two round trips."""
+    builder = KeyBuilder(prefix or default_prefix())
+    names = _live_names(client, builder.barrier_index(), now_ms, "barriers")
+    keys = [builder.barrier(name) for name in names]
+
+    def build(pipe: Any) -> None:
+        for k in keys:
+            barrier.INSPECT.queue(pipe, [k.state, k.parties], [])
+
+    replies = execute_pipeline(client, build, operation="inspect barriers") if names else []
+    return [{"name": name, **barrier.state_from_reply(reply)} for name, reply in zip(names, replies, strict=True)]
