@@ -19,6 +19,11 @@ _EXPORTS = {
     "with_read_lock": "django_redcoord.decorators",
     "with_write_lock": "django_redcoord.decorators",
     "ReadWriteLock": "django_redcoord.core.rwlocks",
+    "CountDownLatch": "django_redcoord.core.latches",
+    "Barrier": "django_redcoord.core.latches",
+    "BrokenError": "django_redcoord.core.exceptions",
+    "LatchBroken": "django_redcoord.core.exceptions",
+    "BarrierBroken": "django_redcoord.core.exceptions",
     "Semaphore": "django_redcoord.core.semaphores",
     "current_lock": "django_redcoord.decorators",
     "RedcoordError": "django_redcoord.core.exceptions",
@@ -36,6 +41,11 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "Barrier",
+    "BarrierBroken",
+    "BrokenError",
+    "CountDownLatch",
+    "LatchBroken",
     "ConfigurationError",
     "CoordinationUnavailable",
     "Lock",
@@ -60,14 +70,18 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core.exceptions import (
+        BarrierBroken,
+        BrokenError,
         ConfigurationError,
         CoordinationUnavailable,
+        LatchBroken,
         LockError,
         LockLost,
         LockNotAcquired,
         LockNotOwned,
         RedcoordError,
     )
+    from .core.latches import Barrier, CountDownLatch
     from .core.leader.election import LeaderElection
     from .core.locks.lock import Lock
     from .core.periodic.jobs import current_job, periodic
