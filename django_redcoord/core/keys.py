@@ -137,6 +137,16 @@ class LatchKeys:
     wake_prefix: str  # a waiter blocks on wake_prefix + its token
 
 
+@dataclass(frozen=True)
+class SignalKeys:
+    """Keys of one event or signal. All but the shared index share the ``{name}`` hash tag."""
+
+    state: str  # hash (events): set, data, gen
+    waiters: str  # zset (events): wake list -> registration deadline; list (signals): waiter entries, oldest first
+    index: str  # hash (shared): name -> a bound on when it was last used (s)
+    wake_prefix: str  # a waiter blocks on wake_prefix + its token
+
+
 class KeyBuilder:
     """Builds every key under one prefix (``REDCOORD["KEY_PREFIX"]``)."""
 
@@ -217,6 +227,33 @@ class KeyBuilder:
         return LatchKeys(
             state=base, parties=f"{base}:parties", waiters=f"{base}:waiters", index=index, wake_prefix=f"{base}:wake:"
         )
+
+    def event(self, name: str) -> SignalKeys:
+        validate_name(name, "event name")
+        base = f"{self.prefix}:event:{{{name}}}"
+        return SignalKeys(state=base, waiters=f"{base}:waiters", index=self.event_index(), wake_prefix=f"{base}:wake:")
+
+    def event_index(self) -> str:
+        """hash: event name -> a bound (s) on when it was last used, for the admin."""
+        return f"{self.prefix}:index:events"
+
+    def signal(self, name: str) -> SignalKeys:
+        validate_name(name, "signal name")
+        base = f"{self.prefix}:signal:{{{name}}}"
+        return SignalKeys(state=base, waiters=f"{base}:waiters", index=self.signal_index(), wake_prefix=f"{base}:wake:")
+
+    def signal_index(self) -> str:
+        """hash: signal name -> a bound (s) on when it was last waited on, for the admin."""
+        return f"{self.prefix}:index:signals"
+
+    def topic(self, name: str) -> str:
+        """stream: the messages of a durable topic (consumer groups are the subscribers)."""
+        validate_name(name, "topic name")
+        return f"{self.prefix}:topic:{{{name}}}"
+
+    def topic_index(self) -> str:
+        """set: topic names, for the admin."""
+        return f"{self.prefix}:index:topics"
 
     def leader(self, name: str) -> LeaderKeys:
         validate_name(name, "election name")

@@ -184,6 +184,19 @@ async def ablpop(client: Any, keys: list[str], timeout: float, *, operation: str
         return await acommand(client, "BLPOP", *keys, f"{block:.3f}", operation=operation)
 
 
+def blocking(client: Any, *args: Any, operation: str) -> Any:
+    """A blocking command other than BLPOP (XREADGROUP ... BLOCK ms), counted like a wait
+    (see :func:`_waiting_slot`); the caller keeps its block below :func:`max_block`."""
+    with _waiting_slot(client, _direct_pool(client), operation):
+        return command(client, *args, operation=operation)
+
+
+async def ablocking(client: Any, *args: Any, operation: str) -> Any:
+    """:func:`blocking` for a ``redis.asyncio`` client."""
+    with _waiting_slot(client, _direct_async_pool(client), operation):
+        return await acommand(client, *args, operation=operation)
+
+
 class _Waiters:
     """How many connections of one pool are held by a blocking wait right now."""
 

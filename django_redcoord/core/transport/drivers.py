@@ -28,7 +28,7 @@ import asyncio
 from collections.abc import Generator
 from typing import Any
 
-from .commands import ablpop, acommand, blpop, command
+from .commands import ablocking, ablpop, acommand, blocking, blpop, command
 from .errors import unavailable_as_ours
 from .scripts import Script
 
@@ -91,6 +91,21 @@ class Blpop(Step):
 
     async def arun(self, client: Any) -> Any:
         return await ablpop(client, self.keys, self.timeout, operation=self.operation)
+
+
+class Blocking(Step):
+    """A blocking command (``XREADGROUP ... BLOCK``), counted against the pool's share for waits."""
+
+    __slots__ = ("args", "operation")
+
+    def __init__(self, *args: Any, operation: str) -> None:
+        self.args, self.operation = args, operation
+
+    def run(self, client: Any) -> Any:
+        return blocking(client, *self.args, operation=self.operation)
+
+    async def arun(self, client: Any) -> Any:
+        return await ablocking(client, *self.args, operation=self.operation)
 
 
 class Transaction(Step):

@@ -91,7 +91,8 @@ def is_passing(exc: BaseException) -> bool:
         return True
     if isinstance(exc, redis.ResponseError):
         text = str(exc)
-        if text.startswith(_PASSING_PREFIXES) or getattr(exc, "status_code", None) in _PASSING_PREFIXES:
+        # the error code is the reply's first word: BUSY, not BUSYGROUP or BUSYKEY
+        if text.split(" ", 1)[0] in _PASSING_PREFIXES or getattr(exc, "status_code", None) in _PASSING_PREFIXES:
             return True
         # Redis 6.2 wraps the refusal of a command inside a script:
         # "Error running script (call to f_...): @user_script:84: -READONLY You can't write..."

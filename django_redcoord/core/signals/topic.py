@@ -1,0 +1,211 @@
+"""Durable topics on Redis Streams: messages that must not be lost, each group reading all of them.
+
+::
+
+    orders = Topic("orders", maxlen=100_000)
+    orders.publish({"id": 7})                     # kept until trimmed (about maxlen messages)
+
+    mail = orders.subscribe("mailer")             # a consumer group: each message once per group
+    for message in mail.receive(count=10, timeout=5):
+        send_mail(message.data)
+        mail.ack(message)                         # not acked within the lease: delivered again
+
+A topic is a stream; each ``subscribe(group)`` is a consumer group, so every
+group sees every message, and within a group each message goes to one
+subscriber. **A lease per subscriber:** a message delivered to a subscriber
+that does not acknowledge it within ``lease`` seconds (it died, or hangs) is
+taken over by the group's next ``receive()`` (``XAUTOCLAIM``) — at least once,
+never lost. **Bounded retention:** about ``maxlen`` messages are kept
+(``XADD MAXLEN ~``). ``receive`` blocks on the stream (no polling), in chunks
+below the socket timeout, and rides out one dropped connection.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from ..exceptions import CoordinationUnavailable
+from ..keys import KeyBuilder, validate_name
+from ..runtime import default_prefix
+from ..transport.clients import UsesClient
+from ..transport.commands import as_text, max_block
+from ..transport.drivers import Blocking, Command, Run, Steps, arun, run
+from ..transport.scripts import Script
+from ..values import check_seconds, check_wait
+from .event import to_json
+
+PUBLISH = Script("signals/topic_publish")
+
+
+@dataclass(frozen=True)
+class TopicMessage:
+    """A message received from a topic: ``id`` (the stream id), ``data``, and
+    ``redelivered`` (True when taken over from a subscriber whose lease ran out)."""
+
+    id: str
+    data: Any
+    redelivered: bool = False
+
+
+class Topic(UsesClient):
+    """A durable topic: ``publish()`` / ``apublish()``, and ``subscribe(group)``.
+
+    Args:
+        name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
+        maxlen: about how many messages it keeps (default 10,000); older ones
+            are trimmed, read or not.
+        client, prefix: as for a lock.
+    """
+
+    def __init__(self, name: str, *, maxlen: int = 10_000, client: Any = None, prefix: str | None = None) -> None:
+        self.name = validate_name(name, "topic name")
+        if isinstance(maxlen, bool) or not isinstance(maxlen, int) or not 1 <= maxlen <= 10**9:
+            raise ValueError(f"maxlen must be a whole number from 1 to 1000000000, not {maxlen!r}")
+        self.maxlen = maxlen
+        self._client = client
+        builder = KeyBuilder(prefix or default_prefix())
+        self.key = builder.topic(self.name)
+        self._index = builder.topic_index()
+
+    def __repr__(self) -> str:
+        return f"<Topic {self.name!r}>"
+
+    def publish(self, data: Any) -> str:
+        """Add a message (strict JSON); returns its id."""
+        return run(self.client, self._publish_steps(data))
+
+    async def apublish(self, data: Any) -> str:
+        """``publish()`` on the event loop."""
+        return await arun(self._async_client(), self._publish_steps(data))
+
+    def _publish_steps(self, data: Any) -> Steps:
+        payload = to_json(data)
+        mid = yield Run(PUBLISH, [self.key, self._index], [payload, self.maxlen, self.name], f"publish to topic {self.name!r}")
+        return as_text(mid)
+
+    def subscribe(self, group: str, consumer: str | None = None, *, lease: float = 30.0, start: str = "new") -> Subscription:
+        """A subscriber of consumer group ``group`` (created on first use).
+
+        ``start``: "new" (a new group gets the messages published from now
+        on) or "all" (a new group reads the retained messages from the
+        oldest). ``consumer`` names this subscriber (default: random).
+        """
+        return Subscription(self, group, consumer, lease=lease, start=start)
+
+
+class Subscription:
+    """One subscriber of a topic's consumer group: ``receive``, ``ack``; each with an ``a``-prefixed twin."""
+
+    def __init__(self, topic: Topic, group: str, consumer: str | None, *, lease: float, start: str) -> None:
+        self.topic = topic
+        self.group = validate_name(group, "group name")
+        self.consumer = validate_name(consumer, "consumer name") if consumer is not None else secrets.token_urlsafe(9)
+        self.lease = check_seconds(lease, "lease")
+        if start not in ("new", "all"):
+            raise ValueError(f"start must be 'new' or 'all', not {start!r}")
+        self._start = "$" if start == "new" else "0"
+        self._group_ready = False
+
+    def __repr__(self) -> str:
+        return f"<Subscription {self.topic.name!r} group={self.group!r} consumer={self.consumer!r}>"
+
+    def receive(self, count: int = 10, timeout: float | None = None) -> list[TopicMessage]:
+        """Up to ``count`` messages: first any whose subscriber's lease ran out, then new ones,
+        blocking up to ``timeout`` seconds for one (None: until one comes; 0: only look)."""
+        client = self.topic.client
+        return run(client, self._receive_steps(count, timeout, max_block(client)))
+
+    async def areceive(self, count: int = 10, timeout: float | None = None) -> list[TopicMessage]:
+        """``receive()`` on the event loop."""
+        client = self.topic._async_client()
+        return await arun(client, self._receive_steps(count, timeout, max_block(client)))
+
+    def ack(self, *messages: TopicMessage) -> int:
+        """Acknowledge messages (they are done); returns how many were pending."""
+        return run(self.topic.client, self._ack_steps(messages))
+
+    async def aack(self, *messages: TopicMessage) -> int:
+        """``ack()`` on the event loop."""
+        return await arun(self.topic._async_client(), self._ack_steps(messages))
+
+    def _ack_steps(self, messages: tuple[TopicMessage, ...]) -> Steps:
+        if not messages:
+            return 0
+        done = yield Command("XACK", self.topic.key, self.group, *(m.id for m in messages), operation=self._op("acknowledge"))
+        return int(done)
+
+    def _op(self, what: str) -> str:
+        return f"{what} on topic {self.topic.name!r} (group {self.group!r})"
+
+    def _receive_steps(self, count: int, timeout: float | None, chunk: float) -> Steps:
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
+            raise ValueError(f"count must be a whole number from 1 to 10000, not {count!r}")
+        timeout = check_wait(timeout)
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        key, operation = self.topic.key, self._op("receive")
+        if not self._group_ready:
+            try:
+                yield Command("XGROUP", "CREATE", key, self.group, self._start, "MKSTREAM", operation=operation)
+            except redis.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+            self._group_ready = True
+        # Messages of subscribers whose lease ran out (they died, or hang) first.
+        claimed = yield Command(
+            "XAUTOCLAIM", key, self.group, self.consumer, int(self.lease * 1000), "0-0", "COUNT", count,
+            operation=operation,
+        )  # fmt: skip
+        taken = _entries(claimed[1], redelivered=True)
+        if taken:
+            return taken
+        failures = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            block = max(1, int(min(max(remaining, 0.0), chunk) * 1000))
+            try:
+                if remaining <= 0:
+                    reply = yield Command(
+                        "XREADGROUP", "GROUP", self.group, self.consumer, "COUNT", count, "STREAMS", key, ">",
+                        operation=operation,
+                    )  # fmt: skip
+                else:
+                    reply = yield Blocking(
+                        "XREADGROUP", "GROUP", self.group, self.consumer, "COUNT", count, "BLOCK", block,
+                        "STREAMS", key, ">", operation=operation,
+                    )  # fmt: skip
+                failures = 0
+            except CoordinationUnavailable:
+                failures += 1  # a dropped connection: unread messages stay in the stream; look again once
+                if failures > 1:
+                    raise
+                continue
+            received = _stream_entries(reply)
+            if received or remaining <= 0:
+                return received
+
+
+def _stream_entries(reply: Any) -> list[TopicMessage]:
+    """Messages of an XREADGROUP reply (RESP2: [[key, entries]]; RESP3: {key: entries})."""
+    if not reply:
+        return []
+    streams = reply.values() if isinstance(reply, dict) else [item[1] for item in reply]
+    return [m for entries in streams for m in _entries(entries)]
+
+
+def _entries(entries: Any, *, redelivered: bool = False) -> list[TopicMessage]:
+    out = []
+    for entry in entries or []:
+        if not entry or entry[1] is None:  # deleted (trimmed) while pending
+            continue
+        mid, fields = entry
+        pairs = fields.items() if isinstance(fields, dict) else zip(fields[::2], fields[1::2], strict=True)
+        values = {as_text(k): as_text(v) for k, v in pairs}
+        out.append(TopicMessage(as_text(mid), json.loads(values.get("d", "null")), redelivered))
+    return out
