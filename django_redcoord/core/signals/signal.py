@@ -14,7 +14,10 @@ not see it: use an :class:`~.event.Event` for a state that stays, and a
 ride on Pub/Sub: each waiter has a place in a FIFO and its own wake list in
 Redis, and a signal is pushed onto that list, where it stays until the waiter
 takes it — so a waiter whose connection drops (a failover, a proxy restart,
-CLIENT KILL) finds it when it reconnects. A waiter that dies stops renewing
+CLIENT KILL) finds it when it reconnects. Taking it moves it to the waiter's
+in-flight list (``BLMOVE``), where it stays until the waiter's next call says
+it arrived: a reply lost with a dropped connection is delivered again, not
+lost. A waiter that dies stops renewing
 its place and is skipped once the place lapses; a ``send()`` that reached a
 waiter which then died is lost with it.
 """
@@ -35,7 +38,7 @@ from ..keys import KeyBuilder, SignalKeys, validate_name
 from ..runtime import default_prefix
 from ..transport.clients import UsesClient
 from ..transport.commands import as_text, max_block
-from ..transport.drivers import Blpop, Command, Run, Steps, arun, run
+from ..transport.drivers import Blocking, Run, Steps, arun, run
 from ..transport.scripts import Script
 from ..values import check_wait, ms
 from .event import GRACE, to_json
@@ -64,6 +67,7 @@ class Signal(UsesClient):
         self.keys: SignalKeys = KeyBuilder(prefix or default_prefix()).signal(self.name)
         self._token = secrets.token_urlsafe(9)
         self._waiting = threading.Lock()
+        self._settle = ""  # what our last move to the in-flight list left to settle: '', 'done' or 'recover'
 
     def __repr__(self) -> str:
         return f"<Signal {self.name!r}>"
@@ -120,7 +124,8 @@ class Signal(UsesClient):
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         k = self.keys
         wake = k.wake_prefix + self._token
-        keys = [k.waiters, wake, k.index]
+        inflight = wake + ":inflight"
+        keys = [k.waiters, wake, inflight, k.index]
         operation = f"wait for signal {self.name!r}"
         mode, failures = "queue", 0
         try:
@@ -130,32 +135,58 @@ class Signal(UsesClient):
                     break
                 block = min(remaining, chunk)
                 try:
-                    yield Run(WAIT, keys, self._wait_args(mode, block), operation)
-                    mode = "wait"
-                    popped = yield Blpop([wake], block, operation)
-                    failures = 0
+                    reply = yield Run(WAIT, keys, self._wait_args(mode, block), operation)
                 except CoordinationUnavailable:
-                    failures += 1  # a dropped connection: the signal waits on our list; look again once
+                    failures += 1  # a dropped connection: the state is in Redis; look again once
                     if failures > 1:
                         raise
                     continue
-                if popped is not None:
-                    value = as_text(popped[1])
-                    if value.startswith("m:"):
-                        return json.loads(value[2:])
-            # Time is up: leave the queue, and take a signal that came meanwhile.
-            waiting = yield Run(WAIT, keys, self._wait_args("cancel", 0), f"stop waiting for signal {self.name!r}")
-            if int(waiting[0]):
-                value = yield Command("LPOP", wake, operation=operation)
-                if value is not None and as_text(value).startswith("m:"):
-                    return json.loads(as_text(value)[2:])
+                self._settle = ""
+                if reply[1]:  # the signal our last move took, whose reply was lost
+                    self._settle = "done"
+                    return _data(reply[1])
+                mode = "wait"
+                try:
+                    # The signal moves to our in-flight list as we take it: a reply
+                    # lost to a dropped connection leaves it there, not nowhere.
+                    moved = yield Blocking(
+                        "BLMOVE", wake, inflight, "LEFT", "RIGHT", f"{max(0.001, block):.3f}", operation=operation
+                    )
+                    failures = 0
+                except CoordinationUnavailable:
+                    failures += 1
+                    self._settle = "recover"  # the next call returns what the lost reply carried, if anything
+                    if failures > 1:
+                        raise
+                    continue
+                if moved is not None:
+                    self._settle = "done"
+                    return _data(moved)
+            # Time is up: leave the queue, and take a signal that came meanwhile
+            # (moved in flight: if this reply is lost, the next wait gets it).
+            self._settle = "recover"
+            reply = yield Run(WAIT, keys, self._wait_args("cancel", 0), f"stop waiting for signal {self.name!r}")
+            self._settle = ""
+            if reply[1]:
+                self._settle = "done"
+                return _data(reply[1])
             return default
         except BaseException:
+            # Interrupted or failed: leave the queue only; a signal that came
+            # stays on our wake list for our next wait.
             try:
-                yield Run(WAIT, keys, self._wait_args("cancel", 0), f"stop waiting for signal {self.name!r}")
+                yield Run(WAIT, keys, self._wait_args("leave", 0), f"stop waiting for signal {self.name!r}")
             except Exception:  # the original error matters more
                 pass
             raise
 
     def _wait_args(self, mode: str, block: float) -> list[Any]:
-        return [self._token, mode, ms(block + GRACE), self.name, host(), os.getpid(), threading.current_thread().name]
+        return [
+            self._token, mode, ms(block + GRACE), self.name, host(), os.getpid(), threading.current_thread().name,
+            self._settle,
+        ]  # fmt: skip
+
+
+def _data(payload: Any) -> Any:
+    text = as_text(payload)
+    return json.loads(text[2:]) if text.startswith("m:") else None
