@@ -11,6 +11,7 @@ a scan of the keyspace:
   holders in one pipelined round trip;
 * read-write locks: the ``<prefix>:index:rwlocks`` hash, likewise;
 * latches and barriers: ``<prefix>:index:latches`` and ``:barriers``;
+* events, signals and topics: ``<prefix>:index:events``, ``:signals`` and ``:topics``;
 * queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
 * workers: the ``<prefix>:index:workers`` sorted set (id -> heartbeat
   deadline) and each worker's hash;
@@ -149,6 +150,25 @@ def list_latches(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
     return rows
 
 
+def list_signals(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
+    """Events, signals and topics in use, a row each (topics: a row per consumer group)."""
+    from .core.signals import read_signals
+
+    found = read_signals(client, prefix=keys.prefix, now_ms=now_ms)
+    rows = [{"kind": "event", "name": e["name"], "state": "set" if e["set"] else "not set", "waiting": e["waiters"]}
+            for e in found["events"]]
+    rows += [{"kind": "signal", "name": s["name"], "state": "", "waiting": s["waiters"]} for s in found["signals"]]
+    for t in found["topics"]:
+        rows.append({"kind": "topic", "name": t["name"], "state": f"{t['length']} message(s)", "waiting": None})
+        rows += [
+            {"kind": "group", "name": f"{t['name']} / {g['group']}",
+             "state": f"{g['consumers']} subscriber(s), {g['pending']} pending, lag {g['lag'] if g['lag'] is not None else '?'}",
+             "waiting": None}
+            for g in t["groups"]
+        ]  # fmt: skip
+    return rows
+
+
 def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
     names = sorted(_text(n) for n in client.smembers(keys.queue_index()))
     queues = [Queue(name, client=client, prefix=keys.prefix) for name in names]
@@ -214,6 +234,7 @@ def overview(
             "semaphores": list_semaphores(client, keys, now_ms=now_ms),
             "rwlocks": list_rwlocks(client, keys, now_ms=now_ms),
             "latches": list_latches(client, keys, now_ms=now_ms),
+            "signals": list_signals(client, keys, now_ms=now_ms),
             "queues": list_queues(client, keys),
             "workers": list_workers(client, keys, now_ms=now_ms),
             "leaders": leaders(client, keys, elections, now_ms=now_ms),

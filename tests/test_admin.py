@@ -255,3 +255,31 @@ def test_latches_and_barriers_are_shown(client, staff, redis_client, capsys):
     call_command("redcoord", "status")
     out = capsys.readouterr().out
     assert "Latches and barriers" in out and "the upload was cancelled" in out
+
+
+def test_events_signals_and_topics_are_shown(client, staff, redis_client, capsys):
+    import threading
+
+    from django_redcoord.core.signals import Event, Signal, Topic
+
+    Event("import|ok", client=redis_client, prefix="test").set({"rows": 1})
+    waiter = Signal("work|1", client=redis_client, prefix="test")
+    thread = threading.Thread(target=lambda: waiter.wait(1.5))
+    thread.start()
+    topic = Topic("orders|1", client=redis_client, prefix="test")
+    mail = topic.subscribe("mail")
+    mail.receive(timeout=0)  # creates the group
+    topic.publish({"id": 1})
+    topic.publish({"id": 2})
+    mail.receive(count=1, timeout=0)  # one pending
+    time.sleep(0.3)
+    client.force_login(staff("view_dashboard"))
+    rows = {(x["kind"], x["name"]): x for x in client.get(URL + "data.json").json()["signals"]}
+    thread.join()
+    assert rows[("event", "import|ok")]["state"] == "set"
+    assert rows[("signal", "work|1")]["waiting"] == 1
+    assert rows[("topic", "orders|1")]["state"] == "2 message(s)"
+    assert rows[("group", "orders|1 / mail")]["state"].startswith("1 subscriber(s), 1 pending")
+    call_command("redcoord", "status")
+    out = capsys.readouterr().out
+    assert "Events, signals and topics" in out and "orders|1 / mail" in out

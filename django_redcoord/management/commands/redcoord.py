@@ -103,6 +103,11 @@ class Command(BaseCommand):
             [[x["kind"], x["name"], x["state"], x["broken"] or "-", x["waiting"], x["parties"]] for x in data["latches"]],
         )
         self._table(
+            "Events, signals and topics",
+            ["kind", "name", "state", "waiting"],
+            [[x["kind"], x["name"], x["state"] or "-", _dash(x["waiting"])] for x in data["signals"]],
+        )
+        self._table(
             "Queues",
             ["queue", "ready", "delayed", "processing", "dead", "oldest ready (s)"],
             [[q["name"], q["ready"], q["delayed"], q["processing"], q["dead"], _dash(q["head_age"])] for q in data["queues"]],

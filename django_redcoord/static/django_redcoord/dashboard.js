@@ -100,6 +100,8 @@
     fill(byId("rc-latches"), data.latches, (x) => [cell(x.kind), cell(x.name), cell(x.state),
       cell(x.broken, x.broken ? "rc-dead" : ""), cell(x.waiting, "rc-num"), cell(x.parties, "rc-num")],
     "No latch or barrier in use.", 6);
+    fill(byId("rc-signals"), data.signals, (x) => [cell(x.kind), cell(x.name), cell(x.state), cell(x.waiting, "rc-num")],
+      "No event, signal or topic in use.", 4);
     fill(byId("rc-queues"), data.queues, (x) => {
       const tds = [cell(x.name), cell(x.ready, "rc-num"), cell(x.delayed, "rc-num"), cell(x.processing, "rc-num"),
         cell(x.dead, "rc-num"), cell(x.head_age, "rc-num")];

@@ -1,0 +1,60 @@
+"""Reading events, signals and topics from outside: the admin's side (from their indexes; no scan)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..keys import KeyBuilder
+from ..runtime import default_prefix
+from ..transport.commands import as_text
+from ..transport.errors import unavailable_as_ours
+
+
+def read_signals(client: Any, *, prefix: str | None = None, now_ms: int) -> dict[str, list[dict[str, Any]]]:
+    """Events (set or not, waiters), signals (waiters queued) and topics (length, groups): three round trips."""
+    builder = KeyBuilder(prefix or default_prefix())
+    with unavailable_as_ours(client, "list events, signals and topics"):
+        pipe = client.pipeline(transaction=False)
+        pipe.hgetall(builder.event_index())
+        pipe.hgetall(builder.signal_index())
+        pipe.smembers(builder.topic_index())
+        events_index, signals_index, topic_names = pipe.execute()
+        events = sorted(as_text(n) for n, bound in events_index.items() if int(bound) * 1000 >= now_ms)
+        signals = sorted(as_text(n) for n, bound in signals_index.items() if int(bound) * 1000 >= now_ms)
+        topics = sorted(as_text(n) for n in topic_names)
+        pipe = client.pipeline(transaction=False)
+        for name in events:
+            k = builder.event(name)
+            pipe.hget(k.state, "set")
+            pipe.zcount(k.waiters, now_ms, "+inf")
+        for name in signals:
+            pipe.llen(builder.signal(name).waiters)
+        for name in topics:
+            pipe.xlen(builder.topic(name))
+        replies = pipe.execute() if events or signals or topics else []
+        groups = {}
+        for name in topics:
+            try:
+                groups[name] = client.xinfo_groups(builder.topic(name))
+            except Exception:  # the stream was trimmed away or is not there yet
+                groups[name] = []
+    out_events = [
+        {"name": name, "set": as_text(replies[2 * i] or "") == "1", "waiters": int(replies[2 * i + 1])}
+        for i, name in enumerate(events)
+    ]
+    base = 2 * len(events)
+    out_signals = [{"name": name, "waiters": int(replies[base + i])} for i, name in enumerate(signals)]
+    base += len(signals)
+    out_topics = [
+        {
+            "name": name,
+            "length": int(replies[base + i]),
+            "groups": [
+                {"group": as_text(g.get("name")), "consumers": int(g.get("consumers", 0)), "pending": int(g.get("pending", 0)),
+                 "lag": g.get("lag")}
+                for g in groups[name]
+            ],
+        }  # fmt: skip
+        for i, name in enumerate(topics)
+    ]
+    return {"events": out_events, "signals": out_signals, "topics": out_topics}
