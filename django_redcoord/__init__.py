@@ -20,6 +20,9 @@ _EXPORTS = {
     "with_write_lock": "django_redcoord.decorators",
     "ReadWriteLock": "django_redcoord.core.rwlocks",
     "CountDownLatch": "django_redcoord.core.latches",
+    "Event": "django_redcoord.core.signals",
+    "Signal": "django_redcoord.core.signals",
+    "Topic": "django_redcoord.core.signals",
     "Barrier": "django_redcoord.core.latches",
     "BrokenError": "django_redcoord.core.exceptions",
     "LatchBroken": "django_redcoord.core.exceptions",
@@ -45,6 +48,7 @@ __all__ = [
     "BarrierBroken",
     "BrokenError",
     "CountDownLatch",
+    "Event",
     "LatchBroken",
     "ConfigurationError",
     "CoordinationUnavailable",
@@ -58,6 +62,8 @@ __all__ = [
     "ReadWriteLock",
     "RedcoordError",
     "Semaphore",
+    "Signal",
+    "Topic",
     "current_job",
     "current_lock",
     "get_client",
@@ -88,6 +94,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .core.queues import Queue
     from .core.rwlocks import ReadWriteLock
     from .core.semaphores import Semaphore
+    from .core.signals import Event, Signal, Topic
     from .core.transport.clients import get_client
     from .decorators import current_lock, with_lock, with_read_lock, with_semaphore, with_write_lock
 
