@@ -29,8 +29,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
 from ..exceptions import CoordinationUnavailable
 from ..keys import KeyBuilder, validate_name
 from ..runtime import default_prefix
@@ -42,6 +40,7 @@ from ..values import check_seconds, check_wait
 from .event import to_json
 
 PUBLISH = Script("signals/topic_publish")
+RECEIVE = Script("signals/topic_receive")
 
 
 @dataclass(frozen=True)
@@ -150,36 +149,26 @@ class Subscription:
         timeout = check_wait(timeout)
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         key, operation = self.topic.key, self._op("receive")
-        if not self._group_ready:
-            try:
-                yield Command("XGROUP", "CREATE", key, self.group, self._start, "MKSTREAM", operation=operation)
-            except redis.ResponseError as exc:
-                if "BUSYGROUP" not in str(exc):
-                    raise
-            self._group_ready = True
-        # Messages of subscribers whose lease ran out (they died, or hang) first.
-        claimed = yield Command(
-            "XAUTOCLAIM", key, self.group, self.consumer, int(self.lease * 1000), "0-0", "COUNT", count,
-            operation=operation,
-        )  # fmt: skip
-        taken = _entries(claimed[1], redelivered=True)
-        if taken:
-            return taken
+        # One round trip when messages are there: stale ones taken over, else new ones.
+        create = "" if self._group_ready else ("new" if self._start == "$" else "all")
+        redelivered, entries = yield Run(
+            RECEIVE, [key], [self.group, self.consumer, int(self.lease * 1000), count, create], operation
+        )
+        self._group_ready = True
+        received = _entries(entries, redelivered=bool(int(redelivered)))
+        if received:
+            return received
         failures = 0
         while True:
             remaining = deadline - time.monotonic()
-            block = max(1, int(min(max(remaining, 0.0), chunk) * 1000))
+            if remaining <= 0:
+                return []
+            block = max(1, int(min(remaining, chunk) * 1000))
             try:
-                if remaining <= 0:
-                    reply = yield Command(
-                        "XREADGROUP", "GROUP", self.group, self.consumer, "COUNT", count, "STREAMS", key, ">",
-                        operation=operation,
-                    )  # fmt: skip
-                else:
-                    reply = yield Blocking(
-                        "XREADGROUP", "GROUP", self.group, self.consumer, "COUNT", count, "BLOCK", block,
-                        "STREAMS", key, ">", operation=operation,
-                    )  # fmt: skip
+                reply = yield Blocking(
+                    "XREADGROUP", "GROUP", self.group, self.consumer, "COUNT", count, "BLOCK", block,
+                    "STREAMS", key, ">", operation=operation,
+                )  # fmt: skip
                 failures = 0
             except CoordinationUnavailable:
                 failures += 1  # a dropped connection: unread messages stay in the stream; look again once
@@ -187,7 +176,7 @@ class Subscription:
                     raise
                 continue
             received = _stream_entries(reply)
-            if received or remaining <= 0:
+            if received:
                 return received
 
 
