@@ -125,19 +125,21 @@ class Event(UsesClient):
         wake = k.wake_prefix + secrets.token_urlsafe(9)
         keys = [k.state, k.waiters, wake]
         operation = f"wait for event {self.name!r}"
-        registered, failures = False, 0
+        registered, failures, seen = False, 0, ""
         try:
             while True:
                 remaining = deadline - time.monotonic()
                 mode = "wait" if remaining > 0 else "cancel"
                 block = min(max(remaining, 0.0), chunk)
                 try:
-                    reply = yield Run(WAIT, keys, [mode, ms(block + GRACE)], operation)
+                    reply = yield Run(WAIT, keys, [mode, ms(block + GRACE), seen], operation)
                     registered = mode == "wait"
                     if int(reply[0]) == 1:
                         return True
                     if mode == "cancel":
                         return False
+                    if not seen:
+                        seen = str(int(reply[1]))  # a set() after this counts, even if cleared since
                     yield Blpop([wake], block, operation)
                     failures = 0
                 except CoordinationUnavailable:
@@ -149,7 +151,7 @@ class Event(UsesClient):
         except BaseException:
             if registered:
                 try:
-                    yield Run(WAIT, keys, ["cancel", 1], f"stop waiting for event {self.name!r}")
+                    yield Run(WAIT, keys, ["cancel", 1, ""], f"stop waiting for event {self.name!r}")
                 except Exception:  # the original error matters more
                     pass
             raise

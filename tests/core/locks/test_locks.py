@@ -2,6 +2,7 @@
 
 import math
 import os
+import secrets
 import threading
 import time
 
@@ -380,4 +381,25 @@ def test_a_name_with_every_allowed_character_hands_off_at_once_and_keeps_its_key
     assert keys and all("{" + HOSTILE + "}" in k or k.startswith("t:index:") for k in keys), keys
     holder_meta = waiter.holder()
     assert holder_meta["pid"] == os.getpid() and holder_meta["thread"] == t.name
+    waiter.release()
+
+
+def test_a_release_reaches_a_live_waiter_behind_hundreds_of_dead_places(redis_client):
+    """Waiters that died leave places that lapse; however many, the next live one is served."""
+    holder = make(redis_client, ttl=10)
+    assert holder.acquire()
+    for _ in range(300):  # places taken with a 1 ms lease by owners that never come back
+        ghost = make(redis_client, ttl=10)
+        ghost._owner = secrets.token_urlsafe(9)
+        ghost._acquire_call("queue", -0.999).run(redis_client)
+    time.sleep(0.05)
+    waiter = make(redis_client, ttl=10, wait=3)
+    got = []
+    thread = threading.Thread(target=lambda: got.append(waiter.acquire()))
+    thread.start()
+    time.sleep(0.3)
+    released = time.monotonic()
+    holder.release()
+    thread.join()
+    assert got == [True] and time.monotonic() - released < 1.0
     waiter.release()

@@ -128,3 +128,39 @@ def test_a_topic_keeps_about_maxlen_messages(driver):
         assert 100 <= length < 300
 
     driver.play(scenario)
+
+
+def test_a_waiter_woken_by_set_returns_true_even_if_cleared_at_once(driver):
+    async def scenario(d):
+        event = d.make(Event, "flash")
+        waiters = [d.spawn(lambda: d.wait(d.own(Event, "flash"), 3)) for _ in range(5)]
+        await asyncio.sleep(0.3)
+        assert await d.call(event, "set") == 5
+        await d.call(event, "clear")  # before the waiters re-read the state
+        assert await asyncio.gather(*waiters) == [True] * 5  # as threading.Event
+
+    driver.play(scenario)
+
+
+def _dead_places(client, name, n):
+    """``n`` places in the signal's queue whose owners died (their lease is 1 ms)."""
+    from django_redcoord.core.signals.signal import WAIT
+
+    k = Signal(name, client=client, prefix="sg").keys
+    for i in range(n):
+        wake = k.wake_prefix + f"dead{i}"
+        keys = [k.waiters, wake, wake + ":inflight", k.index]
+        WAIT(client, keys, [f"dead{i}", "queue", 1, name, "h", 1, "t", ""], operation="a place that will lapse")
+    time.sleep(0.01)
+
+
+@pytest.mark.parametrize("how", ["send", "broadcast"])
+def test_a_live_waiter_behind_hundreds_of_dead_places_is_reached(driver, redis_client, how):
+    async def scenario(d):
+        _dead_places(redis_client, "crowded", 300)
+        waiting = d.spawn(lambda: d.wait(d.own(Signal, "crowded"), 3, default="timeout"))
+        await asyncio.sleep(0.3)
+        assert await d.call(d.make(Signal, "crowded"), how, "hello") == 1
+        assert await waiting == "hello"
+
+    driver.play(scenario)

@@ -14,34 +14,42 @@
 -- caps a waiter's lease below it).
 local QUEUE_KEEP_MS = 15000
 
--- The next live waiter at the head of the queue, popped, skipping (and
--- dropping) dead ones: at most 64 per call so a script stays short; the rest
--- are met by the next call. `clock` gives the server time in microseconds.
-local function pop_live_waiter(queue, clock)
-  for _ = 1, 64 do
-    local raw = redis.call('LPOP', queue)
-    if not raw then return nil end
-    local ok, e = pcall(cmsgpack.unpack, raw)
-    if ok and type(e) == 'table' and tonumber(e[2]) and tonumber(e[2]) * 1000 >= clock() then
-      return e
-    end
-  end
+local function live_entry(raw, clock)
+  local ok, e = pcall(cmsgpack.unpack, raw)
+  if ok and type(e) == 'table' and tonumber(e[2]) and tonumber(e[2]) * 1000 >= clock() then return e end
   return nil
 end
 
--- The entry at the head of the queue if it is live, without popping it (dead
--- ones before it are dropped); nil when no live waiter is queued.
-local function peek_live_waiter(queue, clock)
-  for _ = 1, 64 do
-    local raw = redis.call('LINDEX', queue, 0)
-    if not raw then return nil end
-    local ok, e = pcall(cmsgpack.unpack, raw)
-    if ok and type(e) == 'table' and tonumber(e[2]) and tonumber(e[2]) * 1000 >= clock() then
-      return e
+-- The first live waiter of the queue and its 1-based position, dropping the
+-- dead ones before it (their owners stopped renewing: killed or paused) in
+-- batches, however many there are: each dead entry is read once, ever.
+local function first_live_waiter(queue, clock)
+  while true do
+    local batch = redis.call('LRANGE', queue, 0, 127)
+    if #batch == 0 then return nil end
+    for i, raw in ipairs(batch) do
+      local e = live_entry(raw, clock)
+      if e then
+        if i > 1 then redis.call('LTRIM', queue, i - 1, -1) end
+        return e
+      end
     end
-    redis.call('LPOP', queue)
+    redis.call('LTRIM', queue, #batch, -1)
   end
-  return nil
+end
+
+-- The next live waiter at the head of the queue, popped (the dead ones before
+-- it are dropped). `clock` gives the server time in microseconds.
+local function pop_live_waiter(queue, clock)
+  local e = first_live_waiter(queue, clock)
+  if e then redis.call('LPOP', queue) end
+  return e
+end
+
+-- The live waiter at the head of the queue, not popped (the dead ones before
+-- it are dropped); nil when no live waiter is queued.
+local function peek_live_waiter(queue, clock)
+  return first_live_waiter(queue, clock)
 end
 
 -- Position (0-based) of `token`'s entry in the queue, or nil: a scan, used

@@ -24,7 +24,7 @@ local gen = tonumber(m[1]) or 0
 if m[2] then return {-1, m[2]} end
 redis.call('ZADD', parties, now_ms + tonumber(ARGV[3]), token)
 redis.call('HSET', state, 'a:' .. token, cmsgpack.pack({wake, ARGV[4], ARGV[5], ARGV[6]}))
-local arrived = redis.call('ZCARD', parties)
+local arrived = redis.call('ZCOUNT', parties, now_ms, '+inf')  -- lapsed arrivals broke it above
 if arrived >= n then
   redis.call('HSET', state, 'gen', gen + 1)
   wake_arrived(state, parties, 'tripped', token)

@@ -41,7 +41,7 @@ if mine then
   return {1, mine, 1}
 end
 if not peek_live_waiter(queue, clock) and not meta.writer
-    and (kind == 'r' or redis.call('ZCARD', readers) == 0) then
+    and (kind == 'r' or live_readers(readers, now_ms) == 0) then
   -- Nobody live waits before us and the state allows it.
   local fence = grant(state, readers, index, name, meta, kind, token, ttl, clock(), host, pid, thread)
   if queued_before then leave_queue(queue, token, wake) end

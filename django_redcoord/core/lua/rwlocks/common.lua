@@ -28,7 +28,8 @@ local function read_meta(state)
   return {writer = writer, fence = tonumber(m[2]) or 0, ib = tonumber(m[3]) or 0, qu = tonumber(m[4]) or 0}
 end
 
--- Drop leases that ran out: the writer's, and readers' (at most 64 per call).
+-- Drop leases that ran out: the writer's, and readers' (at most 64 per call;
+-- counts use live_readers, so the ones left hold nothing meanwhile).
 local function prune(state, readers, meta, now_ms)
   if meta.writer and tonumber(meta.writer[3]) < now_ms then
     redis.call('HDEL', state, 'w')
@@ -39,6 +40,11 @@ local function prune(state, readers, meta, now_ms)
     redis.call('ZREM', readers, t)
     redis.call('HDEL', state, 'r:' .. t)
   end
+end
+
+-- Readers whose lease has not run out.
+local function live_readers(readers, now_ms)
+  return redis.call('ZCOUNT', readers, now_ms, '+inf')
 end
 
 local function keep(state, readers, index, name, meta, expires, ttl)
@@ -78,7 +84,7 @@ local function admit(state, readers, queue, index, name, meta, clock, caller)
     local head = peek_live_waiter(queue, clock)
     if not head or meta.writer then break end
     local kind = head[8] == 'w' and 'w' or 'r'
-    if kind == 'w' and redis.call('ZCARD', readers) > 0 then break end
+    if kind == 'w' and live_readers(readers, math.floor(clock() / 1000)) > 0 then break end
     redis.call('LPOP', queue)
     local f = grant(state, readers, index, name, meta, kind, head[1], tonumber(head[3]), clock(), head[5], head[6], head[7])
     if head[1] == caller then mine = f else wake_waiter(head, f) end
@@ -97,8 +103,8 @@ local function next_expiry(readers, meta, now_ms)
   return 0
 end
 
-local function unindex_if_idle(state, readers, index, name, meta)
-  if not meta.writer and redis.call('ZCARD', readers) == 0 then
+local function unindex_if_idle(state, readers, index, name, meta, now_ms)
+  if not meta.writer and live_readers(readers, now_ms) == 0 then
     redis.call('HDEL', index, name)
     redis.call('HDEL', state, 'ib')
   end

@@ -26,5 +26,5 @@ else
 end
 local handed = admit(state, readers, queue, index, name, meta, clock, nil)
 if handed > 0 then return 2 end
-unindex_if_idle(state, readers, index, name, meta)
+unindex_if_idle(state, readers, index, name, meta, now_ms)
 return 1

@@ -30,7 +30,8 @@ local function limit_of(meta, arg)
   return meta.permits or tonumber(arg) or meta.cp or 0
 end
 
--- Drop permits whose lease ran out (at most 64 per call).
+-- Drop permits whose lease ran out (at most 64 per call; counts use
+-- live_holders, so the ones left for the next call hold nothing meanwhile).
 local function prune(state, holders, now_ms)
   local dead = redis.call('ZRANGEBYSCORE', holders, '-inf', '(' .. now_ms, 'LIMIT', 0, 64)
   for _, t in ipairs(dead) do
@@ -64,11 +65,16 @@ local function grant(state, holders, index, name, meta, token, ttl, now_us, host
   return fence
 end
 
+-- Holders whose lease has not run out.
+local function live_holders(holders, now_ms)
+  return redis.call('ZCOUNT', holders, now_ms, '+inf')
+end
+
 -- Hand free permits to the oldest live waiters (waking each with its fence)
 -- until the limit is reached or nobody live waits. The caller, if popped, is
 -- not woken: its fence is returned instead. Returns handed, caller's fence.
 local function fill(state, holders, queue, index, name, meta, limit, clock, caller)
-  local held = redis.call('ZCARD', holders)
+  local held = live_holders(holders, math.floor(clock() / 1000))
   local handed, mine = 0, nil
   while held < limit do
     local e = pop_live_waiter(queue, clock)
@@ -88,8 +94,8 @@ local function next_expiry(holders, now_ms)
 end
 
 -- Nobody holds a permit: the semaphore leaves the index.
-local function unindex_if_idle(state, holders, index, name)
-  if redis.call('ZCARD', holders) == 0 then
+local function unindex_if_idle(state, holders, index, name, now_ms)
+  if live_holders(holders, now_ms) == 0 then
     redis.call('HDEL', index, name)
     redis.call('HDEL', state, 'ib')
   end

@@ -27,5 +27,5 @@ local handed = fill(state, holders, queue, index, name, meta, limit_of(meta, ARG
 if handed > 0 then
   return 2
 end
-unindex_if_idle(state, holders, index, name)
+unindex_if_idle(state, holders, index, name, now_ms)
 return 1

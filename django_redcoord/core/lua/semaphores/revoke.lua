@@ -32,5 +32,5 @@ redis.call('HDEL', state, 'h:' .. found)
 local meta = read_meta(state)
 local handed = fill(state, holders, queue, index, name, meta, limit_of(meta, ARGV[3]), clock, nil)
 if handed > 0 then return 2 end
-unindex_if_idle(state, holders, index, name)
+unindex_if_idle(state, holders, index, name, now_ms)
 return 1

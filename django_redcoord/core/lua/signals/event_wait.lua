@@ -5,11 +5,16 @@
 -- KEYS[3] wake     the caller's wake list
 -- ARGV[1] mode     'wait' register or renew, 'cancel' give up
 -- ARGV[2] lease_ms how long the registration stays without another check
+-- ARGV[3] seen     the generation this waiter saw when it began ('' at first):
+--                  a set() since then counts even if clear() followed it (as
+--                  threading.Event: a waiter woken by set() returns True)
 --
--- Returns {1, data} set, {0} not set.
+-- Returns {1, data} set (or set since `seen`), {0, gen} not set.
 
 local state, waiters, wake = KEYS[1], KEYS[2], KEYS[3]
-local m = redis.call('HMGET', state, 'set', 'data')
+local m = redis.call('HMGET', state, 'set', 'data', 'gen')
+local gen = tonumber(m[3]) or 0
+if ARGV[3] ~= '' and gen > tonumber(ARGV[3]) then m[1] = '1' end
 if ARGV[1] == 'cancel' or m[1] == '1' then
   unwatch(waiters, wake)
 else
@@ -17,4 +22,4 @@ else
   if redis.call('PTTL', waiters) < tonumber(ARGV[2]) then redis.call('PEXPIRE', waiters, WAKE_KEEP_MS) end
 end
 if m[1] == '1' then return {1, m[2] or ''} end
-return {0}
+return {0, gen}
