@@ -67,6 +67,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_async_locks.py
 	@if command -v wrk >/dev/null; then $(PY) bench/bench_async_views.py; else echo "bench_async_views.py needs wrk (apt-get install wrk): left out"; fi
 	$(PY) bench/bench_semaphores.py
+	$(PY) bench/bench_signals.py
 	$(PY) bench/bench_queues.py
 	$(PY) bench/bench_leader.py
 	$(PY) bench/bench_dashboard.py
