@@ -83,6 +83,18 @@ with Lock("core-only", client=client, wait=0) as lock:
 mid = Queue("core-only", client=client).push({{"n": 1}})
 messages, _ = Queue("core-only", client=client).consumer("c").claim(1)
 assert [m.id for m in messages] == [mid]
+from django_redcoord.core.semaphores import Semaphore
+from django_redcoord.core.rwlocks import ReadWriteLock
+from django_redcoord.core.latches import CountDownLatch
+from django_redcoord.core.signals import Event
+with Semaphore("core-only", 2, client=client, wait=0) as permit:
+    assert permit.token > 0
+with ReadWriteLock("core-only", client=client, wait=0).read():
+    pass
+latch = CountDownLatch("core-only", 1, client=client)
+latch.count_down()
+assert latch.wait(0)
+Event("core-only", client=client).set()
 election = LeaderElection("core-only", identity="me", client=client)
 assert election.campaign() and election.current().identity == "me"
 election.resign()
