@@ -77,19 +77,27 @@ class HoldSteps:
         raise NotImplementedError
 
     # -- the primitive's hooks: its keys and its own arguments ------------------------
+    #
+    # A primitive sets, in _setup(): ``_release_base`` (the KEYS of its release
+    # script; its acquire script takes the same plus the caller's wake list,
+    # last), ``_extend_base`` (the KEYS of its extend script) and
+    # ``_wake_prefix`` (a waiter's wake list is that plus its owner token).
 
-    def _acquire_keys(self, owner: str) -> list[str]:  # pragma: no cover - per primitive
-        """KEYS of its acquire script for ``owner`` (the wake list last)."""
-        raise NotImplementedError
+    _release_base: list[str]
+    _extend_base: list[str]
+    _wake_prefix: str
 
-    def _release_keys(self) -> list[str]:  # pragma: no cover - per primitive
-        raise NotImplementedError
+    def _acquire_keys(self, owner: str) -> list[str]:
+        return [*self._release_base, self._wake_prefix + owner]
 
-    def _extend_keys(self) -> list[str]:  # pragma: no cover - per primitive
-        raise NotImplementedError
+    def _release_keys(self) -> list[str]:
+        return self._release_base
 
-    def _wake_key(self, owner: str) -> str:  # pragma: no cover - per primitive
-        raise NotImplementedError
+    def _extend_keys(self) -> list[str]:
+        return self._extend_base
+
+    def _wake_key(self, owner: str) -> str:
+        return self._wake_prefix + owner
 
     def _extra_args(self) -> list[Any]:
         """ARGV the primitive adds after the standard ones (acquire, release and extend)."""

@@ -218,19 +218,9 @@ class LatchParty(Hold):
 
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.latch(self.name)
-        self._keys4 = [k.state, k.parties, k.waiters, k.index]
-
-    def _acquire_keys(self, owner: str) -> list[str]:
-        return [*self._keys4, self.keys.wake_prefix + owner]
-
-    def _release_keys(self) -> list[str]:
-        return self._keys4
-
-    def _extend_keys(self) -> list[str]:
-        return [self.keys.state, self.keys.parties, self.keys.index]
-
-    def _wake_key(self, owner: str) -> str:
-        return self.keys.wake_prefix + owner
+        self._release_base = [k.state, k.parties, k.waiters, k.index]
+        self._extend_base = [k.state, k.parties, k.index]
+        self._wake_prefix = k.wake_prefix
 
     def _extra_args(self) -> list[Any]:
         return self.latch._args()

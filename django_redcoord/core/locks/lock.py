@@ -101,20 +101,13 @@ class Lock(Hold):
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.lock(self.name)
         # Built once: every acquire and release sends these.
-        self._keys3 = [k.lock, k.queue, k.index]
-        self._extend_keys2 = [k.lock, k.index]
+        self._release_base = [k.lock, k.queue, k.index]
+        self._extend_base = [k.lock, k.index]
+        self._wake_prefix = k.wake_prefix
 
-    def _acquire_keys(self, owner: str) -> list[str]:
-        return [*self._keys3, self.keys.wake_prefix + owner]
 
-    def _release_keys(self) -> list[str]:
-        return self._keys3
 
-    def _extend_keys(self) -> list[str]:
-        return self._extend_keys2
 
-    def _wake_key(self, owner: str) -> str:
-        return self.keys.wake_prefix + owner
 
     # -- inspection ------------------------------------------------------------
 

@@ -70,20 +70,9 @@ class _RWHold(Hold):
 
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.rwlock(self.name)
-        self._keys4 = [k.state, k.readers, k.queue, k.index]
-        self._extend_keys3 = [k.state, k.readers, k.index]
-
-    def _acquire_keys(self, owner: str) -> list[str]:
-        return [*self._keys4, self.keys.wake_prefix + owner]
-
-    def _release_keys(self) -> list[str]:
-        return self._keys4
-
-    def _extend_keys(self) -> list[str]:
-        return self._extend_keys3
-
-    def _wake_key(self, owner: str) -> str:
-        return self.keys.wake_prefix + owner
+        self._release_base = [k.state, k.readers, k.queue, k.index]
+        self._extend_base = [k.state, k.readers, k.index]
+        self._wake_prefix = k.wake_prefix
 
     def _extra_args(self) -> list[Any]:
         return [self._mode]
@@ -159,7 +148,7 @@ class WriteHold(_RWHold):
         if renewer is not None:
             renewer.stop()
         sent = time.monotonic()
-        reply = yield Run(DOWNGRADE, self._keys4, [owner, self.name], f"downgrade write lock {self.name!r}")
+        reply = yield Run(DOWNGRADE, self._release_base, [owner, self.name], f"downgrade write lock {self.name!r}")
         valid_until, holder = self._valid_until, self._holder
         self._depth = 0
         self._end_hold()

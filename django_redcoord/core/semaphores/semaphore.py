@@ -98,20 +98,9 @@ class Semaphore(Hold):
 
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.semaphore(self.name)
-        self._keys4 = [k.state, k.holders, k.queue, k.index]
-        self._extend_keys3 = [k.state, k.holders, k.index]
-
-    def _acquire_keys(self, owner: str) -> list[str]:
-        return [*self._keys4, self.keys.wake_prefix + owner]
-
-    def _release_keys(self) -> list[str]:
-        return self._keys4
-
-    def _extend_keys(self) -> list[str]:
-        return self._extend_keys3
-
-    def _wake_key(self, owner: str) -> str:
-        return self.keys.wake_prefix + owner
+        self._release_base = [k.state, k.holders, k.queue, k.index]
+        self._extend_base = [k.state, k.holders, k.index]
+        self._wake_prefix = k.wake_prefix
 
     def _extra_args(self) -> list[Any]:
         return [self.permits]
@@ -157,7 +146,7 @@ class Semaphore(Hold):
 
     def _resize_steps(self, permits: int) -> Steps:
         permits = check_permits(permits, allow_zero=True)
-        held, _handed = yield Run(RESIZE, self._keys4, [permits, self.name], f"resize semaphore {self.name!r}")
+        held, _handed = yield Run(RESIZE, self._release_base, [permits, self.name], f"resize semaphore {self.name!r}")
         return int(held)
 
     def _inspect_steps(self) -> Steps:
