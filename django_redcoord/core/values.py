@@ -57,3 +57,10 @@ def check_wait(wait: object) -> float | None:
     if wait < 0:
         raise ValueError(f"wait must be seconds >= 0 (0 tries once) or None (forever), not {wait!r}")
     return float(wait)
+
+
+def check_count(value: object, what: str, low: int, high: int) -> int:
+    """Validate a whole number in [low, high]; the message says what is allowed."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{what} must be a whole number from {low} to {high}, not {value!r}")
+    return value

@@ -35,7 +35,7 @@ from ..transport.clients import UsesClient
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import Blpop, Run, Steps, arun, run
 from ..transport.scripts import Script
-from ..values import check_seconds, check_wait, ms
+from ..values import check_count, check_seconds, check_wait, ms
 
 _COMMON = ("common/broadcast", "latches/barrier_common")
 ARRIVE = Script("latches/barrier_arrive", includes=_COMMON)
@@ -63,9 +63,7 @@ class Barrier(UsesClient):
         prefix: str | None = None,
     ) -> None:  # fmt: skip
         self.name = validate_name(name, "barrier name")
-        if isinstance(parties, bool) or not isinstance(parties, int) or not 2 <= parties <= 10_000:
-            raise ValueError(f"parties must be a whole number from 2 to 10000, not {parties!r}")
-        self.parties = parties
+        self.parties = check_count(parties, "parties", 2, 10_000)
         self.ttl = check_seconds(ttl, "ttl")
         self.keep = check_seconds(keep, "keep")
         self._client = client

@@ -37,7 +37,7 @@ from ..transport.clients import UsesClient
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import Blpop, Run, Steps, arun, run
 from ..transport.scripts import Script
-from ..values import check_seconds, check_wait, ms
+from ..values import check_count, check_seconds, check_wait, ms
 
 _COMMON = ("common/broadcast", "latches/common")
 JOIN = Script("latches/join", includes=_COMMON)
@@ -69,9 +69,7 @@ class CountDownLatch(UsesClient):
         self, name: str, count: int, *, ttl: float = 30.0, keep: float = 86400.0, client: Any = None, prefix: str | None = None
     ) -> None:
         self.name = validate_name(name, "latch name")
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 1_000_000:
-            raise ValueError(f"count must be a whole number from 1 to 1000000, not {count!r}")
-        self.count = count
+        self.count = check_count(count, "count", 1, 1_000_000)
         self.ttl = check_seconds(ttl, "ttl")
         self.keep = check_seconds(keep, "keep")
         self._client = client

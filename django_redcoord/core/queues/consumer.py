@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import CoordinationUnavailable
+from ..values import check_count
 from .messages import (
     CLAIM,
     HAND_BACK,
     MAX_BATCH,
     NACK,
     Message,
-    check_count,
     queue_defaults,
     retry_delay,
 )

@@ -94,13 +94,6 @@ class Depths:
     head_age: float | None
 
 
-def check_count(value: object, what: str, low: int, high: int) -> int:
-    """Validate a whole number in [low, high]; the message says what is allowed."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{what} must be a whole number from {low} to {high}, not {value!r}")
-    return value
-
-
 def encode_body(body: Any) -> str:
     """JSON text of ``body``; raises TypeError naming what cannot be sent (nothing is pickled)."""
     return to_json(body, "queue messages")

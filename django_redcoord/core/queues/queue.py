@@ -40,7 +40,7 @@ from ..transport.clients import UsesClient
 from ..transport.commands import as_text, command, execute_pipeline
 from ..transport.drivers import Run, Steps, arun, run
 from ..transport.errors import unavailable_as_ours
-from ..values import DEFAULT
+from ..values import DEFAULT, check_count
 from .consumer import Consumer
 from .messages import (
     DEPTHS,
@@ -54,7 +54,6 @@ from .messages import (
     Depths,
     EncodedJSON,
     Message,
-    check_count,
     delay_ms,
     encode_body,
     queue_defaults,

@@ -42,9 +42,9 @@ from ..exceptions import CoordinationUnavailable, RedcoordError
 from ..keys import validate_name
 from ..transport.commands import blpop, execute_pipeline
 from ..transport.scripts import Script
-from ..values import check_seconds
+from ..values import check_count, check_seconds
 from .consumer import Consumer
-from .messages import MAX_BATCH, Message, check_count, queue_defaults
+from .messages import MAX_BATCH, Message, queue_defaults
 from .queue import Queue
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from ..keys import KeyBuilder, SemaphoreKeys
 from ..transport.commands import as_text
 from ..transport.drivers import Run, Steps, arun, run
 from ..transport.scripts import Script
-from ..values import DEFAULT
+from ..values import DEFAULT, check_count
 
 _COMMON = ("common/waiters", "semaphores/common")
 ACQUIRE = Script("semaphores/acquire", includes=_COMMON)
@@ -44,10 +44,7 @@ MAX_PERMITS = 1_000_000
 
 def check_permits(permits: object, *, allow_zero: bool = False) -> int:
     """Validate a number of permits: a whole number from 1 (0 for resize) to a million."""
-    low = 0 if allow_zero else 1
-    if isinstance(permits, bool) or not isinstance(permits, int) or not low <= permits <= MAX_PERMITS:
-        raise ValueError(f"permits must be a whole number from {low} to {MAX_PERMITS}, not {permits!r}")
-    return permits
+    return check_count(permits, "permits", 0 if allow_zero else 1, MAX_PERMITS)
 
 
 class Semaphore(Hold):

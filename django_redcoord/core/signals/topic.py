@@ -36,7 +36,7 @@ from ..transport.clients import UsesClient
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import Blocking, Command, Run, Steps, arun, run
 from ..transport.scripts import Script
-from ..values import check_seconds, check_wait
+from ..values import check_count, check_seconds, check_wait
 from .event import to_json
 
 PUBLISH = Script("signals/topic_publish")
@@ -65,9 +65,7 @@ class Topic(UsesClient):
 
     def __init__(self, name: str, *, maxlen: int = 10_000, client: Any = None, prefix: str | None = None) -> None:
         self.name = validate_name(name, "topic name")
-        if isinstance(maxlen, bool) or not isinstance(maxlen, int) or not 1 <= maxlen <= 10**9:
-            raise ValueError(f"maxlen must be a whole number from 1 to 1000000000, not {maxlen!r}")
-        self.maxlen = maxlen
+        self.maxlen = check_count(maxlen, "maxlen", 1, 10**9)
         self._client = client
         builder = KeyBuilder(prefix or default_prefix())
         self.key = builder.topic(self.name)
@@ -144,8 +142,7 @@ class Subscription:
         return f"{what} on topic {self.topic.name!r} (group {self.group!r})"
 
     def _receive_steps(self, count: int, timeout: float | None, chunk: float) -> Steps:
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
-            raise ValueError(f"count must be a whole number from 1 to 10000, not {count!r}")
+        check_count(count, "count", 1, 10_000)
         timeout = check_wait(timeout)
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         key, operation = self.topic.key, self._op("receive")
