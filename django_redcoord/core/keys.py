@@ -255,6 +255,26 @@ class KeyBuilder:
         """set: topic names, for the admin."""
         return f"{self.prefix}:index:topics"
 
+    def rate_limit(self, limiter: str, key: str) -> tuple[str, str]:
+        """(state hash, in-flight zset) of one key of a rate limiter, under one hash tag.
+
+        The tag holds the limiter's name with its length, then the key, so
+        no two (limiter, key) pairs share it whatever characters they use.
+        """
+        validate_name(limiter, "rate limiter name")
+        validate_name(key, "rate-limit key")
+        base = f"{self.prefix}:rl:{{{len(limiter)}:{limiter}:{key}}}"
+        return base, f"{base}:inflight"
+
+    def rate_limit_top(self, limiter: str, minute: int) -> str:
+        """zset: key -> hits in that minute (unix time // 60), the admin's busiest keys."""
+        validate_name(limiter, "rate limiter name")
+        return f"{self.prefix}:rl-top:{{{limiter}}}:{minute}"
+
+    def rate_limit_index(self) -> str:
+        """hash: rate limiter name -> its policies, for the admin."""
+        return f"{self.prefix}:index:ratelimiters"
+
     def leader(self, name: str) -> LeaderKeys:
         validate_name(name, "election name")
         base = f"{self.prefix}:leader:{{{name}}}"

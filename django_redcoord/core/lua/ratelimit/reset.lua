@@ -1,0 +1,11 @@
+-- ratelimit/reset.lua (common/time prepended): forget everything a key has
+-- counted (an operator's action): its next request starts afresh.
+--
+-- KEYS[1] state, KEYS[2] inflight (see hit.lua)
+-- KEYS[3] top      zset of the current minute
+-- ARGV[1] member   the key as the admin shows it
+--
+-- Returns how many keys were deleted.
+
+redis.call('ZREM', KEYS[3], ARGV[1])
+return redis.call('DEL', KEYS[1], KEYS[2])

@@ -1,0 +1,248 @@
+"""Rate limiting on Redis: GCRA, sliding windows and concurrency limits, several at once.
+
+::
+
+    api = RateLimiter("10/s;burst=20 & 1000/h", name="api")
+    decision = api.hit("user:42")            # one round trip, on Redis's clock
+    if not decision.allowed:
+        retry_in = decision.retry_after      # seconds
+    await api.ahit("user:42")                # the same on the event loop
+
+    exports = RateLimiter("concurrency=5", name="exports")
+    with exports.slot("user:42") as decision:   # released when the block ends
+        ...
+
+Every policy of a limiter is decided in one Lua script, on the Redis
+server's clock (clients' clocks never matter), all or nothing: a request
+passes only if every policy lets it through, and only then counts against
+all of them. **GCRA** (the generic cell rate algorithm, a token bucket
+without a refill job) admits at most ``burst`` at once and ``limit`` per
+``period`` after that, exactly. The **sliding-window counter** weighs the
+previous fixed window by how much of it the sliding window still covers (at
+most ``limit`` in any fixed window; within a sliding one, about ``limit``).
+A **concurrency** limit counts requests in flight; each holds a slot leased
+for ``lease`` seconds, so a crashed request's slot comes back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..exceptions import RedcoordError
+from ..keys import _NAME_RE, KeyBuilder, validate_name
+from ..runtime import default_prefix
+from ..transport.clients import UsesClient
+from ..transport.drivers import Run, Steps, arun, run
+from ..transport.scripts import Script
+from ..values import check_count
+from .policy import Policy, parse
+
+HIT = Script("ratelimit/hit")
+RELEASE = Script("ratelimit/release")
+RESET = Script("ratelimit/reset")
+
+_KIND = {"gcra": "g", "window": "w", "concurrency": "c"}
+
+
+class RateLimited(RedcoordError):
+    """A request was refused by a rate limit; ``decision`` says which and for how long."""
+
+    def __init__(self, message: str, *, decision: Decision) -> None:
+        super().__init__(message)
+        self.decision = decision
+
+
+@dataclass(frozen=True)
+class PolicyState:
+    """Where one policy stands for a key after a decision (seconds)."""
+
+    policy: Policy
+    remaining: int
+    reset: float
+    retry_after: float
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome of ``hit``/``peek``: ``allowed``, and the numbers headers need.
+
+    ``remaining``: requests the tightest policy still lets through now;
+    ``reset``: seconds until the tightest policy is back to full;
+    ``retry_after``: seconds until a refused request could pass (0 when allowed);
+    ``denied_by``: the policy that refused it (None when allowed);
+    ``policies``: every policy's own state; ``token``: the concurrency slot to
+    ``release()`` (None without a concurrency policy, or when refused).
+    """
+
+    allowed: bool
+    remaining: int
+    reset: float
+    retry_after: float
+    denied_by: Policy | None
+    policies: tuple[PolicyState, ...] = field(default=())
+    key: str = ""
+    token: str | None = None
+
+
+def safe_key(key: object) -> str:
+    """A rate-limit key as stored: itself when it is a valid name, else a digest.
+
+    Keys come from requests (an IP, a user id, a header): any text. One that
+    a key name cannot hold (spaces, braces, too long) is stored as
+    ``#`` + the first 32 hex digits of its SHA-256.
+    """
+    if not isinstance(key, str):
+        key = str(key)
+    if key and len(key) <= 200 and _NAME_RE.fullmatch(key):
+        return key
+    return "#" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+class RateLimiter(UsesClient):
+    """Policies checked together for any key: ``hit``, ``peek``, ``reset``, ``release``, ``slot``.
+
+    Args:
+        policies: text like ``"10/s;burst=20 & 1000/h"`` (see
+            :mod:`~django_redcoord.core.ratelimit.policy`), a Policy, or a list.
+        name: the limiter's name (keys of different limiters never mix).
+        track: count every key's hits per minute for the admin's busiest keys
+            (one more command per decision; default True).
+        client, prefix: as for a lock.
+    """
+
+    def __init__(
+        self, policies: Any, *, name: str = "default", track: bool = True, client: Any = None, prefix: str | None = None
+    ) -> None:
+        self.policies = tuple(parse(policies))
+        if sum(p.kind == "concurrency" for p in self.policies) > 1:
+            raise ValueError("a rate limiter takes at most one concurrency policy")
+        self.name = validate_name(name, "rate limiter name")
+        self.track = bool(track)
+        self._client = client
+        self.keys = KeyBuilder(prefix or default_prefix())
+        self._args = [str(len(self.policies))]
+        for p in self.policies:
+            self._args += [_KIND[p.kind], str(p.limit), str(int(p.period * 1000)), str(p.burst)]
+        self._concurrency = any(p.kind == "concurrency" for p in self.policies)
+
+    def __repr__(self) -> str:
+        return f"<RateLimiter {self.name!r} {' & '.join(p.text for p in self.policies)}>"
+
+    # -- decisions ----------------------------------------------------------------
+
+    def hit(self, key: Any, cost: int = 1) -> Decision:
+        """Decide a request of ``key`` and count it if it passes (one round trip)."""
+        return run(self.client, self._hit_steps("hit", key, cost))
+
+    async def ahit(self, key: Any, cost: int = 1) -> Decision:
+        """``hit()`` on the event loop."""
+        return await arun(self._async_client(), self._hit_steps("hit", key, cost))
+
+    def peek(self, key: Any) -> Decision:
+        """What ``hit()`` would decide now, counting nothing."""
+        return run(self.client, self._hit_steps("peek", key, 1))
+
+    async def apeek(self, key: Any) -> Decision:
+        """``peek()`` on the event loop."""
+        return await arun(self._async_client(), self._hit_steps("peek", key, 1))
+
+    def _hit_steps(self, mode: str, key: Any, cost: int) -> Steps:
+        check_count(cost, "cost", 1, 1_000_000)
+        stored = safe_key(key)
+        state, inflight = self.keys.rate_limit(self.name, stored)
+        top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
+        token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
+        reply = yield Run(
+            HIT, [state, inflight, top],
+            [mode, cost, stored if self.track else "", token, *self._args],
+            f"rate limit {self.name!r}",
+        )  # fmt: skip
+        return self._decision(reply, stored, token or None)
+
+    def _decision(self, reply: Any, key: str, token: str | None) -> Decision:
+        allowed, denied, *numbers = (int(x) for x in reply)
+        states = tuple(
+            PolicyState(p, numbers[3 * i], numbers[3 * i + 1] / 1000.0, numbers[3 * i + 2] / 1000.0)
+            for i, p in enumerate(self.policies)
+        )
+        return Decision(
+            allowed=bool(allowed),
+            remaining=min(s.remaining for s in states),
+            reset=max(s.reset for s in states),
+            retry_after=max(s.retry_after for s in states),
+            denied_by=None if allowed else self.policies[denied - 1],
+            policies=states,
+            key=key,
+            token=token if allowed else None,
+        )
+
+    # -- concurrency slots -------------------------------------------------------------
+
+    def release(self, decision: Decision) -> bool:
+        """Give back the concurrency slot ``decision`` holds; False if its lease had run out."""
+        return run(self.client, self._release_steps(decision))
+
+    async def arelease(self, decision: Decision) -> bool:
+        """``release()`` on the event loop."""
+        return await arun(self._async_client(), self._release_steps(decision))
+
+    def _release_steps(self, decision: Decision) -> Steps:
+        if not decision.token:
+            return False
+        _, inflight = self.keys.rate_limit(self.name, decision.key)
+        released = yield Run(RELEASE, [inflight], [decision.token], f"release a slot of rate limit {self.name!r}")
+        return bool(int(released))
+
+    @contextmanager
+    def slot(self, key: Any, cost: int = 1) -> Iterator[Decision]:
+        """``hit()`` for a block: raises RateLimited when refused; releases the concurrency slot at the end."""
+        decision = self.hit(key, cost)
+        if not decision.allowed:
+            raise self.limited(decision)
+        try:
+            yield decision
+        finally:
+            self.release(decision)
+
+    @asynccontextmanager
+    async def aslot(self, key: Any, cost: int = 1) -> Any:
+        """``slot()`` on the event loop."""
+        decision = await self.ahit(key, cost)
+        if not decision.allowed:
+            raise self.limited(decision)
+        try:
+            yield decision
+        finally:
+            await self.arelease(decision)
+
+    def limited(self, decision: Decision) -> RateLimited:
+        """The error for a refused ``decision``."""
+        policy = decision.denied_by.text if decision.denied_by else "?"
+        return RateLimited(
+            f"rate limit {self.name!r} ({policy}) refused key {decision.key!r}: "
+            f"retry in {decision.retry_after:.3f} s",
+            decision=decision,
+        )
+
+    # -- operation ---------------------------------------------------------------------
+
+    def reset(self, key: Any) -> int:
+        """Forget what ``key`` has counted (its next request starts afresh); returns keys deleted."""
+        return run(self.client, self._reset_steps(key))
+
+    async def areset(self, key: Any) -> int:
+        """``reset()`` on the event loop."""
+        return await arun(self._async_client(), self._reset_steps(key))
+
+    def _reset_steps(self, key: Any) -> Steps:
+        stored = safe_key(key)
+        state, inflight = self.keys.rate_limit(self.name, stored)
+        top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
+        deleted = yield Run(RESET, [state, inflight, top], [stored], f"reset rate limit {self.name!r}")
+        return int(deleted)

@@ -1,0 +1,119 @@
+"""Rate-limit policies: parsed once, from the text a setting or a decorator holds.
+
+Syntax (policies joined with ``&`` are checked together, atomically: a
+request passes only if every one of them lets it through, and then counts
+against all of them)::
+
+    10/s                  GCRA: 10 per second, bursts of up to 10
+    10/s;burst=20         GCRA: 10 per second, bursts of up to 20
+    1000/h;window         sliding-window counter: about 1000 in any hour
+    100/5m                GCRA: 100 per 5 minutes
+    concurrency=5         at most 5 in flight at once (released when the work ends)
+    concurrency=5;lease=60   ... a crashed holder's slot returns after 60 s (default 60)
+    10/s;burst=20 & 1000/h & concurrency=50
+
+Periods: ``s``, ``m``, ``h``, ``d`` (also ``sec``, ``min``, ``hour``, ``day``,
+with an optional count: ``5m``). Bad text raises ValueError saying what is
+allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+_RATE = re.compile(r"^(\d+)\s*/\s*(\d*)\s*([a-z]+)$")
+SYNTAX = (
+    "'<count>/<period>' (GCRA, e.g. '10/s', '100/5m'), with ';burst=<n>' or ';window' "
+    "(sliding window), or 'concurrency=<n>' with ';lease=<seconds>'; join several with '&'"
+)
+MAX_COUNT = 10**9
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One policy: ``kind`` is "gcra", "window" or "concurrency".
+
+    gcra: ``limit`` per ``period`` seconds, bursts of up to ``burst``.
+    window: at most about ``limit`` in any ``period`` seconds (two weighted windows).
+    concurrency: at most ``limit`` in flight; a slot is leased for ``period`` seconds.
+    """
+
+    kind: str
+    limit: int
+    period: float
+    burst: int
+    text: str
+
+    @property
+    def name(self) -> str:
+        """A short name for headers and the admin: the policy's own text."""
+        return self.text
+
+
+def parse(spec: str | Policy | list | tuple) -> list[Policy]:
+    """The policies of ``spec`` (text, a Policy, or a list of either)."""
+    if isinstance(spec, Policy):
+        return [spec]
+    if isinstance(spec, (list, tuple)):
+        found = [p for item in spec for p in parse(item)]
+        if not found:
+            raise ValueError(f"a rate limit needs at least one policy: {SYNTAX}")
+        return found
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"a rate-limit policy must be text like {SYNTAX}, not {spec!r}")
+    return [_one(part.strip()) for part in spec.split("&")]
+
+
+def _one(text: str) -> Policy:
+    fields = [f.strip().lower() for f in text.split(";")]
+    head, options = fields[0], fields[1:]
+    if head.startswith("concurrency"):
+        limit = _count(head.partition("=")[2], text, "concurrency")
+        lease = 60.0
+        for option in options:
+            name, _, value = option.partition("=")
+            if name != "lease":
+                raise ValueError(f"policy {text!r}: unknown option {option!r}; a concurrency policy takes ';lease=<seconds>'")
+            lease = _seconds(value, text)
+        return Policy("concurrency", limit, lease, limit, text)
+    match = _RATE.match(head)
+    if not match:
+        raise ValueError(f"policy {text!r} is not understood; write {SYNTAX}")
+    limit = _count(match.group(1), text, "count")
+    unit = _UNITS.get(match.group(3))
+    if unit is None:
+        raise ValueError(f"policy {text!r}: unknown period {match.group(3)!r}; use s, m, h or d")
+    period = float(unit * int(match.group(2) or 1))
+    if period <= 0:
+        raise ValueError(f"policy {text!r}: the period must be at least 1 {match.group(3)}")
+    kind, burst = "gcra", limit
+    for option in options:
+        name, _, value = option.partition("=")
+        if name == "burst":
+            burst = _count(value, text, "burst")
+        elif name == "window" and not value:
+            kind = "window"
+        else:
+            raise ValueError(f"policy {text!r}: unknown option {option!r}; a rate takes ';burst=<n>' or ';window'")
+    if kind == "window" and burst != limit:
+        raise ValueError(f"policy {text!r}: a sliding window has no burst (it allows about {limit} in any window)")
+    return Policy(kind, limit, period, burst, text)
+
+
+def _count(value: str, text: str, what: str) -> int:
+    value = value.strip()
+    if not value.isdigit() or not 1 <= int(value) <= MAX_COUNT:
+        raise ValueError(f"policy {text!r}: {what} must be a whole number from 1 to {MAX_COUNT}, not {value!r}")
+    return int(value)
+
+
+def _seconds(value: str, text: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0.001 <= seconds <= 86400 * 365:
+        raise ValueError(f"policy {text!r}: lease must be seconds from 0.001 to a year, not {value!r}")
+    return seconds
