@@ -16,6 +16,9 @@ _EXPORTS = {
     "Lock": "django_redcoord.core.locks",
     "with_lock": "django_redcoord.decorators",
     "with_semaphore": "django_redcoord.decorators",
+    "rate_limit": "django_redcoord.decorators",
+    "RateLimiter": "django_redcoord.core.ratelimit",
+    "RateLimited": "django_redcoord.core.ratelimit",
     "with_read_lock": "django_redcoord.decorators",
     "with_write_lock": "django_redcoord.decorators",
     "ReadWriteLock": "django_redcoord.core.rwlocks",
@@ -59,6 +62,8 @@ __all__ = [
     "LeaderElection",
     "LockNotOwned",
     "Queue",
+    "RateLimited",
+    "RateLimiter",
     "ReadWriteLock",
     "RedcoordError",
     "Semaphore",
@@ -68,6 +73,7 @@ __all__ = [
     "current_lock",
     "get_client",
     "periodic",
+    "rate_limit",
     "with_lock",
     "with_read_lock",
     "with_semaphore",
@@ -92,11 +98,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from .core.locks.lock import Lock
     from .core.periodic.jobs import current_job, periodic
     from .core.queues import Queue
+    from .core.ratelimit import RateLimited, RateLimiter
     from .core.rwlocks import ReadWriteLock
     from .core.semaphores import Semaphore
     from .core.signals import Event, Signal, Topic
     from .core.transport.clients import get_client
-    from .decorators import current_lock, with_lock, with_read_lock, with_semaphore, with_write_lock
+    from .decorators import (
+        current_lock,
+        rate_limit,
+        with_lock,
+        with_read_lock,
+        with_semaphore,
+        with_write_lock,
+    )
 
 
 def _install_django_settings() -> None:

@@ -4,7 +4,7 @@ from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.urls import path
 from django.views import View
 
-from django_redcoord import current_lock, with_lock, with_read_lock, with_semaphore, with_write_lock
+from django_redcoord import current_lock, rate_limit, with_lock, with_read_lock, with_semaphore, with_write_lock
 
 LOCK = {"ttl": 5, "wait": 0}
 
@@ -101,7 +101,38 @@ async def write_catalog(request, pk):
     return _describe(request, kind=request.redcoord_lock.kind)
 
 
+@rate_limit("3/m", key="ip", name="t-search")
+def limited_search(request):
+    decision = request.ratelimit  # None when Redis could not be reached (fail-open)
+    return JsonResponse({"remaining": decision.remaining if decision else None})
+
+
+@rate_limit("2/m", key="user", methods=["POST"], name="t-post")
+async def limited_post(request):
+    return JsonResponse({"ok": True})
+
+
+@rate_limit("1/m", key="ip", block=False, name="t-soft")
+def soft_limit(request):
+    return JsonResponse({"allowed": request.ratelimit.allowed})
+
+
+@rate_limit("1/m", key="ip", on_unavailable="closed", name="t-closed")
+def closed_when_down(request):
+    return JsonResponse({"ok": True})
+
+
+@rate_limit("concurrency=1", key="ip", name="t-one")
+def one_at_a_time(request):
+    return JsonResponse({"ok": True})
+
+
 urlpatterns = [
+    path("rl/search/", limited_search),
+    path("rl/post/", limited_post),
+    path("rl/soft/", soft_limit),
+    path("rl/closed/", closed_when_down),
+    path("rl/one/", one_at_a_time),
     path("catalog/<int:pk>/", read_catalog),
     path("catalog/<int:pk>/write/", write_catalog),
     path("limited/<slug:kind>/", limited_export),

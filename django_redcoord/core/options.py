@@ -56,6 +56,12 @@ DEFAULTS: dict[str, Any] = {
     "WORKER_SHUTDOWN_TIMEOUT": 30.0,  # seconds to finish running jobs on SIGTERM
     # Dead letters kept per queue; the oldest are dropped past it (None: keep all).
     "QUEUE_DEAD_LETTER_LIMIT": 10_000,
+    # Rate limits. The reverse proxies (IP addresses or CIDR networks) whose
+    # X-Forwarded-For is believed; nobody's by default.
+    "TRUSTED_PROXIES": [],
+    # The middleware's rules: [{"path": "/api/", "policy": "10/s;burst=20",
+    # "key": "ip", "methods": ["POST"], "on_unavailable": "open"}, ...]
+    "RATE_LIMITS": [],
 }
 
 # Seconds: (low, high, low_inclusive). NaN and infinities are never allowed.
@@ -151,6 +157,7 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
     jobs = config["JOBS"]
     if not isinstance(jobs, (list, tuple)) or not all(isinstance(j, str) and j for j in jobs):
         found.append(f"REDCOORD['JOBS'] must be a list of dotted module paths (got {jobs!r})")
+    found.extend(_rate_limit_problems(config))
     wait = config["LOCK_WAIT"]
     if wait is not None:
         if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 365 * _DAY:
@@ -162,6 +169,53 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
             config["LOCK_WAIT"] = float(wait)
     found.extend(_relations(config, valid))
     return config, found
+
+
+def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
+    """Problems of TRUSTED_PROXIES and RATE_LIMITS (each says what is allowed)."""
+    import ipaddress
+
+    from .ratelimit.policy import parse
+
+    found = []
+    proxies = config["TRUSTED_PROXIES"]
+    if not isinstance(proxies, (list, tuple)):
+        found.append(f"REDCOORD['TRUSTED_PROXIES'] must be a list of IP addresses or networks (got {proxies!r})")
+    else:
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except (TypeError, ValueError):
+                found.append(
+                    f"REDCOORD['TRUSTED_PROXIES']: {proxy!r} is not an IP address or network (e.g. '10.0.0.0/8')"
+                )
+    rules = config["RATE_LIMITS"]
+    if not isinstance(rules, (list, tuple)):
+        return [*found, f"REDCOORD['RATE_LIMITS'] must be a list of rules (dicts), not {rules!r}"]
+    allowed = {"path", "policy", "key", "methods", "name", "on_unavailable"}
+    for i, rule in enumerate(rules):
+        where = f"REDCOORD['RATE_LIMITS'][{i}]"
+        if not isinstance(rule, dict):
+            found.append(f"{where} must be a dict with 'path' and 'policy', not {rule!r}")
+            continue
+        unknown = sorted(set(rule) - allowed, key=str)
+        if unknown:
+            found.append(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(sorted(allowed))}")
+        if not isinstance(rule.get("path"), str) or not rule.get("path", "").startswith("/"):
+            found.append(f"{where}['path'] must be a URL path prefix starting with '/', not {rule.get('path')!r}")
+        try:
+            parse(rule.get("policy"))
+        except ValueError as exc:
+            found.append(f"{where}['policy']: {exc}")
+        key = rule.get("key", "ip")
+        if not (isinstance(key, str) and (key in ("ip", "user") or key.startswith("header:"))):
+            found.append(f"{where}['key'] must be 'ip', 'user' or 'header:<Name>', not {key!r}")
+        if rule.get("on_unavailable", "open") not in ("open", "closed"):
+            found.append(f"{where}['on_unavailable'] must be 'open' or 'closed', not {rule.get('on_unavailable')!r}")
+        methods = rule.get("methods")
+        if methods is not None and not (isinstance(methods, (list, tuple)) and all(isinstance(m, str) for m in methods)):
+            found.append(f"{where}['methods'] must be a list of HTTP methods, not {methods!r}")
+    return found
 
 
 def _seconds_problem(key: str, value: Any, low: float, high: float, inclusive: bool) -> str:

@@ -1,0 +1,127 @@
+"""``RateLimitMiddleware``: rate limits by URL path prefix, from ``REDCOORD["RATE_LIMITS"]``.
+
+::
+
+    MIDDLEWARE = [..., "django_redcoord.middleware.RateLimitMiddleware"]
+    REDCOORD = {
+        ...,
+        "RATE_LIMITS": [
+            {"path": "/api/", "policy": "10/s;burst=20 & 1000/h", "key": "header:X-Api-Key"},
+            {"path": "/login/", "policy": "5/m", "key": "ip", "methods": ["POST"], "on_unavailable": "closed"},
+        ],
+    }
+
+Every rule whose ``path`` prefixes the request's path applies (each with its
+own limiter, named ``name`` or after the path); the first that refuses
+answers 429 as ``@rate_limit`` does. Works under WSGI and ASGI (async
+requests are decided on the event loop). Rules are read from the settings at
+first use and again when they change.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+
+from . import conf
+from .core.exceptions import CoordinationUnavailable
+from .core.ratelimit import Decision, RateLimiter
+from .decorators.holds import unavailable_response
+from .http import rate_limit_headers, rate_limit_key, too_many_requests
+
+log = logging.getLogger("django_redcoord.ratelimit")
+
+
+class _Rule:
+    def __init__(self, rule: dict[str, Any]) -> None:
+        self.path = rule["path"]
+        self.key = rule.get("key", "ip")
+        self.methods = tuple(m.upper() for m in rule["methods"]) if rule.get("methods") else None
+        self.on_unavailable = rule.get("on_unavailable", "open")
+        name = rule.get("name") or "path" + self.path.replace("/", ":").rstrip(":")
+        self.limiter = RateLimiter(rule["policy"], name=name[:200] or "path")
+
+    def applies(self, request: Any) -> bool:
+        return request.path.startswith(self.path) and (self.methods is None or request.method in self.methods)
+
+
+class RateLimitMiddleware:
+    """Apply ``REDCOORD["RATE_LIMITS"]`` to every request (see the module docstring)."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        self._rules: tuple[Any, list[_Rule]] = (None, [])
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def _current(self) -> list[_Rule]:
+        config = conf.get_config()["RATE_LIMITS"]
+        if self._rules[0] is not config:
+            self._rules = (config, [_Rule(rule) for rule in config])
+        return self._rules[1]
+
+    def __call__(self, request: Any) -> Any:
+        if iscoroutinefunction(self):
+            return self.__acall__(request)
+        decisions: list[tuple[_Rule, Decision]] = []
+        try:
+            for rule in self._current():
+                if not rule.applies(request):
+                    continue
+                try:
+                    decision = rule.limiter.hit(rate_limit_key(request, rule.key))
+                except CoordinationUnavailable as exc:
+                    refused = self._unavailable(request, rule, exc)
+                    if refused is not None:
+                        return refused
+                    continue
+                decisions.append((rule, decision))
+                if not decision.allowed:
+                    return self._headers(decisions, too_many_requests(request, decision))
+            return self._headers(decisions, self.get_response(request))
+        finally:
+            for rule, decision in decisions:  # concurrency slots end with the request
+                if decision.token:
+                    rule.limiter.release(decision)
+
+    async def __acall__(self, request: Any) -> Any:
+        decisions: list[tuple[_Rule, Decision]] = []
+        try:
+            for rule in self._current():
+                if not rule.applies(request):
+                    continue
+                try:
+                    decision = await rule.limiter.ahit(rate_limit_key(request, rule.key))
+                except CoordinationUnavailable as exc:
+                    refused = self._unavailable(request, rule, exc)
+                    if refused is not None:
+                        return refused
+                    continue
+                decisions.append((rule, decision))
+                if not decision.allowed:
+                    return self._headers(decisions, too_many_requests(request, decision))
+            return self._headers(decisions, await self.get_response(request))
+        finally:
+            for rule, decision in decisions:
+                if decision.token:
+                    await rule.limiter.arelease(decision)
+
+    def _unavailable(self, request: Any, rule: _Rule, exc: CoordinationUnavailable) -> Any:
+        if rule.on_unavailable == "closed":
+            return unavailable_response(request, exc)
+        log.warning("rate limit %s: Redis unavailable, request let through (on_unavailable='open'): %s", rule.limiter.name, exc)
+        return None
+
+    @staticmethod
+    def _headers(decisions: list[tuple[_Rule, Decision]], response: Any) -> Any:
+        """Add every applied rule's policies and state to the headers (after a view's own)."""
+        if decisions and hasattr(response, "setdefault"):
+            for _, decision in decisions:
+                for name, value in rate_limit_headers(decision).items():
+                    response[name] = f"{response[name]}, {value}" if response.has_header(name) else value
+        return response
