@@ -4,7 +4,14 @@ from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.urls import path
 from django.views import View
 
-from django_redcoord import current_lock, rate_limit, with_lock, with_read_lock, with_semaphore, with_write_lock
+from django_redcoord import (
+    current_lock,
+    rate_limit,
+    with_lock,
+    with_read_lock,
+    with_semaphore,
+    with_write_lock,
+)
 
 LOCK = {"ttl": 5, "wait": 0}
 

@@ -145,7 +145,7 @@ class RateLimiter(UsesClient):
         return await arun(self._async_client(), self._hit_steps("hit", key, cost))
 
     def peek(self, key: Any) -> Decision:
-        """What ``hit()`` would decide now, counting nothing."""
+        """What ``hit()`` would decide now, counting nothing; ``remaining`` is what remains now."""
         return run(self.client, self._hit_steps("peek", key, 1))
 
     async def apeek(self, key: Any) -> Decision:
@@ -163,14 +163,19 @@ class RateLimiter(UsesClient):
             [mode, cost, stored if self.track else "", token, *self._args],
             f"rate limit {self.name!r}",
         )  # fmt: skip
-        return self._decision(reply, stored, token or None)
+        return self._decision(reply, stored, token or None, peek=mode == "peek")
 
-    def _decision(self, reply: Any, key: str, token: str | None) -> Decision:
+    def _decision(self, reply: Any, key: str, token: str | None, *, peek: bool = False) -> Decision:
         allowed, denied, *numbers = (int(x) for x in reply)
+        # The script answers as if a request were made; a peek made none:
+        # what remains now is one more wherever that request would pass.
         states = tuple(
-            PolicyState(p, numbers[3 * i], numbers[3 * i + 1] / 1000.0, numbers[3 * i + 2] / 1000.0)
+            PolicyState(
+                p, numbers[3 * i] + (1 if peek and numbers[3 * i + 2] == 0 else 0),
+                numbers[3 * i + 1] / 1000.0, numbers[3 * i + 2] / 1000.0,
+            )
             for i, p in enumerate(self.policies)
-        )
+        )  # fmt: skip
         return Decision(
             allowed=bool(allowed),
             remaining=min(s.remaining for s in states),

@@ -1,0 +1,133 @@
+"""The RateLimiter's public behaviour through both drivers (see tests/drivers.py)."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+from django_redcoord.core.exceptions import CoordinationUnavailable
+from django_redcoord.core.ratelimit import RateLimited, RateLimiter, parse, safe_key
+
+from ...drivers import Driver as BaseDriver
+
+
+class Driver(BaseDriver):
+    def limiter(self, policies, name="api", client=None, **kwargs):
+        return RateLimiter(policies, name=name, client=client or self.client, prefix="rl", **kwargs)
+
+
+@pytest.fixture(params=["sync", "async"])
+def driver(request, redis_url):
+    return Driver(request.param, redis_url)
+
+
+def test_gcra_lets_a_burst_through_then_one_per_interval(driver):
+    async def scenario(d):
+        rl = d.limiter("10/s;burst=3")
+        decisions = [await d.call(rl, "hit", "u1") for _ in range(4)]
+        assert [x.allowed for x in decisions] == [True, True, True, False]
+        assert [x.remaining for x in decisions[:3]] == [2, 1, 0]
+        refused = decisions[3]
+        assert 0.05 < refused.retry_after <= 0.1 and refused.denied_by.text == "10/s;burst=3"
+        await d.sleep(refused.retry_after + 0.01)
+        assert (await d.call(rl, "hit", "u1")).allowed and not (await d.call(rl, "hit", "u1")).allowed
+        assert (await d.call(rl, "hit", "u2")).allowed  # keys are counted apart
+
+    driver.play(scenario)
+
+
+def test_policies_are_all_or_nothing(driver):
+    async def scenario(d):
+        rl = d.limiter("2/s & 3/m")
+        assert [(await d.call(rl, "hit", "k")).allowed for _ in range(3)] == [True, True, False]
+        peek = await d.call(rl, "peek", "k")
+        assert [s.remaining for s in peek.policies] == [0, 1]  # the refused hit counted against neither
+        await d.sleep(1.0)
+        assert (await d.call(rl, "hit", "k")).allowed
+        refused = await d.call(rl, "hit", "k")
+        assert not refused.allowed and refused.denied_by.text == "3/m" and refused.retry_after > 10
+
+    driver.play(scenario)
+
+
+def test_a_sliding_window_counts_about_limit_per_window(driver):
+    async def scenario(d):
+        rl = d.limiter("4/s;window", name="win")
+        assert [(await d.call(rl, "hit", "w")).allowed for _ in range(5)] == [True] * 4 + [False]
+        refused = await d.call(rl, "hit", "w")
+        assert 0 < refused.retry_after <= 2.0
+        await d.sleep(2.05)  # two windows on: nothing weighs any more
+        assert [(await d.call(rl, "hit", "w")).allowed for _ in range(4)] == [True] * 4
+
+    driver.play(scenario)
+
+
+def test_concurrency_slots_are_released_or_expire_with_their_lease(driver):
+    async def scenario(d):
+        rl = d.limiter("concurrency=2;lease=0.3", name="cc")
+        a, b, c = [await d.call(rl, "hit", "k") for _ in range(3)]
+        assert (a.allowed, b.allowed, c.allowed) == (True, True, False) and a.token and c.token is None
+        assert 0 < c.retry_after <= 0.3
+        assert await d.call(rl, "release", a) is True
+        assert (await d.call(rl, "hit", "k")).allowed
+        await d.sleep(0.35)  # leases of b and the last one ran out: as if their requests crashed
+        assert [(await d.call(rl, "hit", "k")).allowed for _ in range(2)] == [True, True]
+
+    driver.play(scenario)
+
+
+def test_cost_reset_and_any_key_text(driver):
+    async def scenario(d):
+        rl = d.limiter("10/m")
+        weird = "user name with spaces {and braces} " + string.punctuation
+        assert (await d.call(rl, "hit", weird, 7)).remaining == 3
+        assert not (await d.call(rl, "hit", weird, 4)).allowed
+        assert safe_key(weird).startswith("#") and safe_key("ip:1.2.3.4") == "ip:1.2.3.4"
+        assert await d.call(rl, "reset", weird) >= 1
+        assert (await d.call(rl, "hit", weird, 10)).allowed
+        with pytest.raises(ValueError, match="cost must be a whole number"):
+            await d.call(rl, "hit", weird, 0)
+
+    driver.play(scenario)
+
+
+def test_a_slot_block_raises_rate_limited_and_releases(driver):
+    async def scenario(d):
+        rl = d.limiter("concurrency=1", name="slot")
+        if d.kind == "async":
+            async with rl.aslot("k"):
+                with pytest.raises(RateLimited, match="concurrency=1"):
+                    async with rl.aslot("k"):
+                        pass
+            async with rl.aslot("k"):
+                pass
+        else:
+            with rl.slot("k"):
+                with pytest.raises(RateLimited, match="concurrency=1"):
+                    with rl.slot("k"):
+                        pass
+            with rl.slot("k"):
+                pass
+
+    driver.play(scenario)
+
+
+def test_redis_down_raises_coordination_unavailable(driver, redis_servers):
+    (server,) = redis_servers(1)
+
+    async def scenario(d):
+        rl = RateLimiter("1/s", name="down", client=d.open(server.url), prefix="rl")
+        server.stop()
+        with pytest.raises(CoordinationUnavailable, match="rate limit 'down'"):
+            await d.call(rl, "hit", "k")
+
+    driver.play(scenario)
+
+
+def test_policy_text_is_checked():
+    assert [p.kind for p in parse("10/s;burst=20 & 1000/h;window & concurrency=5")] == ["gcra", "window", "concurrency"]
+    for bad, message in [("10/x", "unknown period"), ("5/s;window;burst=9", "unknown option|no burst"),
+                         ("concurrency=2 & concurrency=3", "at most one concurrency")]:  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            RateLimiter(bad)

@@ -1,0 +1,121 @@
+"""Sixteen processes on one key: never more admitted than the policy allows, whatever the clients' clocks say.
+
+Bounds, computed from the Redis server's own clock (TIME) read before the
+first and after the last request:
+
+* GCRA ``rate/s;burst=b``: at most ``b + elapsed * rate`` (exact: 0 over);
+* sliding window ``limit/W;window``: at most ``limit`` per fixed window, so
+  at most ``limit * windows touched``;
+* concurrency ``n``: never more than ``n`` requests inside at once (an
+  overlap counter on a second Redis).
+
+Half of the processes run with their clocks skewed by an hour (ahead or
+behind): decisions use only the server's clock. The negative control is a
+read-then-write limiter, which the same GCRA bound catches.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from django_redcoord.core.ratelimit import RateLimiter
+from django_redcoord.core.transport.clients import client_from_url
+
+from ... import multiproc
+
+PREFIX = "rlfaults"
+
+
+class NaiveLimiter:
+    """Deliberately unsafe: read the count, then write it back plus one."""
+
+    def __init__(self, client, limit):
+        self.client, self.limit = client, limit
+
+    def hit(self, key):
+        count = int(self.client.get("naive:" + key) or 0)
+        if count >= self.limit:
+            return False
+        time.sleep(0.0005)  # the window between read and write
+        self.client.set("naive:" + key, count + 1)
+        return True
+
+
+def hammer(index, url, policy, seconds, skew, unsafe, limit):
+    if skew:  # this process's clock is an hour off; the limiter must not care
+        real = time.time
+        time.time = lambda: real() + skew
+    client = client_from_url(url)
+    limiter = NaiveLimiter(client, limit) if unsafe else RateLimiter(policy, name="hammer", client=client, prefix=PREFIX)
+    admitted = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        decision = limiter.hit("one-key")
+        allowed = decision if unsafe else decision.allowed
+        admitted += bool(allowed)
+    return admitted
+
+
+def server_seconds(client):
+    seconds, micros = client.time()
+    return seconds + micros / 1e6
+
+
+def _hammer(redis_url, redis_client, policy, seconds, *, unsafe=False, limit=0):
+    skews = [0, 3600, -3600, 0] * 4
+    start = server_seconds(redis_client)
+    procs = [multiproc.start(hammer, redis_url, policy, seconds, skews[i], unsafe, limit, index=i) for i in range(16)]
+    try:
+        admitted = [p.result(seconds + 60) for p in procs]
+    finally:
+        for p in procs:
+            p.stop()
+    end = server_seconds(redis_client)
+    return sum(admitted), start, end
+
+
+def test_gcra_never_admits_more_than_burst_plus_rate_times_elapsed(redis_url, redis_client):
+    total, start, end = _hammer(redis_url, redis_client, "50/s;burst=10", 3.0)
+    bound = 10 + (end - start) * 50
+    assert total <= bound, f"{total} admitted, at most {bound:.1f} allowed"
+    assert total >= 0.9 * bound - 10, f"only {total} admitted of {bound:.1f}: the limiter starves"
+
+
+def test_a_sliding_window_never_admits_more_than_its_limit_per_fixed_window(redis_url, redis_client):
+    total, start, end = _hammer(redis_url, redis_client, "40/s;window", 3.5)
+    windows = int(end) - int(start) + 1
+    assert total <= 40 * windows, f"{total} admitted in {windows} windows of 40"
+    assert total >= 40 * (windows - 2)
+
+
+def test_negative_control_the_gcra_bound_catches_a_read_then_write_limiter(redis_url, redis_client):
+    total, start, end = _hammer(redis_url, redis_client, "", 1.0, unsafe=True, limit=20)
+    assert total > 20, "the bound failed to catch a limiter that lets too many through"
+
+
+def hold_slots(index, url, seconds, limit):
+    client = client_from_url(url)
+    checker = client_from_url(url)
+    limiter = RateLimiter(f"concurrency={limit}", name="inflight", client=client, prefix=PREFIX)
+    peak, admitted = 0, 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        decision = limiter.hit("one-key")
+        if not decision.allowed:
+            continue
+        admitted += 1
+        inside = checker.incr("checker:inside")
+        peak = max(peak, inside)
+        time.sleep(0.005)
+        checker.decr("checker:inside")
+        limiter.release(decision)
+    return peak, admitted
+
+
+@pytest.mark.parametrize("limit", [3])
+def test_a_concurrency_limit_is_never_exceeded(redis_url, redis_client, limit):
+    results = multiproc.run_in_processes(hold_slots, 16, redis_url, 2.0, limit, timeout=60)
+    assert max(peak for peak, _ in results) <= limit
+    assert sum(admitted for _, admitted in results) > 100
