@@ -1,0 +1,1 @@
+"""Integrations with other Django packages (each optional: import only what you use)."""
