@@ -26,6 +26,7 @@ from .models import Dashboard
 ACTIONS = {
     "force-release": "Force-release lock {name} (fencing token {fence})",
     "revoke-permit": "Revoke the permit of semaphore {name} with fencing token {fence}",
+    "reset-ratelimit": "Reset what key {key} counted in rate limit {name}",
     "requeue-dead": "Requeue the dead letters of queue {name}",
     "purge-dead": "Delete the dead letters of queue {name}",
     "purge-queue": "Delete every ready and delayed message of queue {name}",
@@ -37,6 +38,8 @@ CONSEQUENCES = {
     "revoke-permit": "Its holder keeps running but its permit is gone: its next release or extend "
     "raises LockLost. The oldest waiter, if any, gets the permit now. Nothing happens if that "
     "grant has ended since you looked.",
+    "reset-ratelimit": "The key's counts are forgotten: its next requests pass as if it had made none "
+    "(up to the policy's burst). Other keys are not touched.",
     "requeue-dead": "The dead letters go back to the ready queue with their attempts reset; "
     "workers will run them again.",
     "purge-dead": "The dead letters and their errors are deleted for good.",
@@ -116,10 +119,11 @@ class DashboardAdmin(admin.ModelAdmin):
         try:
             name = validate_name(params.get("name", ""), "name")
             fence = int(params.get("fence", "0")) if action in ("force-release", "revoke-permit") else None
+            key = validate_name(params.get("key", ""), "key") if action == "reset-ratelimit" else None
         except (TypeError, ValueError) as exc:
             messages.error(request, f"Not done: {exc}")
             return redirect(self._home())
-        description = ACTIONS[action].format(name=name, fence=fence)
+        description = ACTIONS[action].format(name=name, fence=fence, key=key)
         if request.method != "POST":
             context = {
                 **self.admin_site.each_context(request),
@@ -130,11 +134,12 @@ class DashboardAdmin(admin.ModelAdmin):
                 "action": action,
                 "name": name,
                 "fence": fence,
+                "key": key,
                 "home": self._home(),
             }
             return TemplateResponse(request, "admin/django_redcoord/confirm.html", context)
         try:
-            outcome = self._act(action, name, fence)
+            outcome = self._act(action, name, fence, key)
         except RedcoordError as exc:
             messages.error(request, f"Not done: {exc}")
             return redirect(self._home())
@@ -142,12 +147,19 @@ class DashboardAdmin(admin.ModelAdmin):
         messages.success(request, f"{description}: {outcome}.")
         return redirect(self._home())
 
-    def _act(self, action: str, name: str, fence: int | None) -> str:
+    def _act(self, action: str, name: str, fence: int | None, key: str | None = None) -> str:
         from .core.locks import force_release
         from .core.queues import Queue
 
         if action == "force-release":
             return force_release(name, fence or 0)
+        if action == "reset-ratelimit":
+            from .core.ratelimit import reset_key
+
+            try:
+                return f"{reset_key(name, key or '')} key(s) deleted"
+            except ValueError as exc:
+                return f"nothing done: {exc}"
         if action == "revoke-permit":
             from .core.semaphores import revoke_permit
 

@@ -12,6 +12,7 @@ a scan of the keyspace:
 * read-write locks: the ``<prefix>:index:rwlocks`` hash, likewise;
 * latches and barriers: ``<prefix>:index:latches`` and ``:barriers``;
 * events, signals and topics: ``<prefix>:index:events``, ``:signals`` and ``:topics``;
+* rate limits: ``<prefix>:index:ratelimiters`` and each limiter's per-minute hit counts;
 * queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
 * workers: the ``<prefix>:index:workers`` sorted set (id -> heartbeat
   deadline) and each worker's hash;
@@ -169,6 +170,17 @@ def list_signals(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
     return rows
 
 
+def list_rate_limits(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
+    """Each rate limiter's busiest keys over this minute and the last, a row per key, with its state now."""
+    from .core.ratelimit import busiest_keys
+
+    return [
+        {"name": limiter["name"], "policies": limiter["policies"], **entry}
+        for limiter in busiest_keys(client, prefix=keys.prefix)
+        for entry in limiter["keys"]
+    ]
+
+
 def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
     names = sorted(_text(n) for n in client.smembers(keys.queue_index()))
     queues = [Queue(name, client=client, prefix=keys.prefix) for name in names]
@@ -235,6 +247,7 @@ def overview(
             "rwlocks": list_rwlocks(client, keys, now_ms=now_ms),
             "latches": list_latches(client, keys, now_ms=now_ms),
             "signals": list_signals(client, keys, now_ms=now_ms),
+            "rate_limits": list_rate_limits(client, keys),
             "queues": list_queues(client, keys),
             "workers": list_workers(client, keys, now_ms=now_ms),
             "leaders": leaders(client, keys, elections, now_ms=now_ms),

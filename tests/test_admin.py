@@ -283,3 +283,27 @@ def test_events_signals_and_topics_are_shown(client, staff, redis_client, capsys
     call_command("redcoord", "status")
     out = capsys.readouterr().out
     assert "Events, signals and topics" in out and "orders|1 / mail" in out
+
+
+def test_the_busiest_rate_limited_keys_are_shown_and_a_key_can_be_reset(client, staff, redis_client, capsys):
+    from django_redcoord.core.ratelimit import RateLimiter
+
+    api = RateLimiter("3/m", name="api", client=redis_client, prefix="test")
+    for _ in range(5):
+        api.hit("ip:10.0.0.1")  # 3 pass, 2 refused: 5 hits
+    api.hit("ip:10.0.0.2")
+    client.force_login(staff("view_dashboard", "change_dashboard"))
+    rows = client.get(URL + "data.json").json()["rate_limits"]
+    assert [(r["name"], r["key"], r["hits"], r["remaining"]) for r in rows] == [
+        ("api", "ip:10.0.0.1", 5, 0), ("api", "ip:10.0.0.2", 1, 2)]  # fmt: skip
+    assert rows[0]["retry_after"] > 0 and rows[0]["policies"] == "3/m"
+    html = client.get(URL).content.decode()
+    assert "ip:10.0.0.1" in html and "action/reset-ratelimit/" in html
+    confirm = client.get(URL + "action/reset-ratelimit/?name=api&key=ip:10.0.0.1")
+    assert confirm.status_code == 200 and b"Are you sure?" in confirm.content
+    assert not api.peek("ip:10.0.0.1").allowed
+    done = client.post(URL + "action/reset-ratelimit/", {"name": "api", "key": "ip:10.0.0.1"})
+    assert done.status_code == 302 and api.peek("ip:10.0.0.1").remaining == 3
+    assert "Reset what key ip:10.0.0.1 counted in rate limit api" in LogEntry.objects.latest("action_time").change_message
+    call_command("redcoord", "status")
+    assert "Rate limits: busiest keys" in capsys.readouterr().out

@@ -2,5 +2,8 @@
 
 from .limiter import Decision, PolicyState, RateLimited, RateLimiter, safe_key
 from .policy import Policy, parse
+from .records import busiest_keys, reset_key
 
-__all__ = ["Decision", "Policy", "PolicyState", "RateLimited", "RateLimiter", "parse", "safe_key"]
+__all__ = [
+    "Decision", "Policy", "PolicyState", "RateLimited", "RateLimiter", "busiest_keys", "parse", "reset_key", "safe_key",
+]  # fmt: skip

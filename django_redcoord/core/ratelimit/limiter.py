@@ -38,7 +38,7 @@ from ..exceptions import RedcoordError
 from ..keys import _NAME_RE, KeyBuilder, validate_name
 from ..runtime import default_prefix
 from ..transport.clients import UsesClient
-from ..transport.drivers import Run, Steps, arun, run
+from ..transport.drivers import Command, Run, Steps, arun, run
 from ..transport.scripts import Script
 from ..values import check_count
 from .policy import Policy, parse
@@ -130,6 +130,7 @@ class RateLimiter(UsesClient):
         for p in self.policies:
             self._args += [_KIND[p.kind], str(p.limit), str(int(p.period * 1000)), str(p.burst)]
         self._concurrency = any(p.kind == "concurrency" for p in self.policies)
+        self._registered = False  # named in the admin's index of limiters (once per process)
 
     def __repr__(self) -> str:
         return f"<RateLimiter {self.name!r} {' & '.join(p.text for p in self.policies)}>"
@@ -153,19 +154,31 @@ class RateLimiter(UsesClient):
         return await arun(self._async_client(), self._hit_steps("peek", key, 1))
 
     def _hit_steps(self, mode: str, key: Any, cost: int) -> Steps:
+        if self.track and not self._registered:
+            # once per process and limiter: the admin lists limiters from this index
+            policies = " & ".join(p.text for p in self.policies)
+            yield Command("HSET", self.keys.rate_limit_index(), self.name, policies, operation=f"register rate limit {self.name!r}")
+            self._registered = True
+        call, stored, token = self.hit_call(mode, key, cost)
+        reply = yield call
+        return self.decision(reply, stored, token, peek=mode == "peek")
+
+    def hit_call(self, mode: str, key: Any, cost: int = 1) -> tuple[Run, str, str | None]:
+        """The script run of a ``hit`` or ``peek`` (for pipelines), the key as stored, and the slot token."""
         check_count(cost, "cost", 1, 1_000_000)
         stored = safe_key(key)
         state, inflight = self.keys.rate_limit(self.name, stored)
         top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
         token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
-        reply = yield Run(
+        call = Run(
             HIT, [state, inflight, top],
             [mode, cost, stored if self.track else "", token, *self._args],
             f"rate limit {self.name!r}",
         )  # fmt: skip
-        return self._decision(reply, stored, token or None, peek=mode == "peek")
+        return call, stored, token or None
 
-    def _decision(self, reply: Any, key: str, token: str | None, *, peek: bool = False) -> Decision:
+    def decision(self, reply: Any, key: str, token: str | None, *, peek: bool = False) -> Decision:
+        """The Decision of a ``ratelimit/hit.lua`` reply."""
         allowed, denied, *numbers = (int(x) for x in reply)
         # The script answers as if a request were made; a peek made none:
         # what remains now is one more wherever that request would pass.

@@ -108,6 +108,12 @@ class Command(BaseCommand):
             [[x["kind"], x["name"], x["state"] or "-", _dash(x["waiting"])] for x in data["signals"]],
         )
         self._table(
+            "Rate limits: busiest keys (this minute and the last)",
+            ["limiter", "policies", "key", "hits", "remaining now", "retry after (s)"],
+            [[x["name"], x["policies"], x["key"], x["hits"], _dash(x.get("remaining")), _dash(x.get("retry_after"))]
+             for x in data["rate_limits"]],
+        )  # fmt: skip
+        self._table(
             "Queues",
             ["queue", "ready", "delayed", "processing", "dead", "oldest ready (s)"],
             [[q["name"], q["ready"], q["delayed"], q["processing"], q["dead"], _dash(q["head_age"])] for q in data["queues"]],

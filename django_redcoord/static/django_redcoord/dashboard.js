@@ -102,6 +102,12 @@
     "No latch or barrier in use.", 6);
     fill(byId("rc-signals"), data.signals, (x) => [cell(x.kind), cell(x.name), cell(x.state), cell(x.waiting, "rc-num")],
       "No event, signal or topic in use.", 4);
+    fill(byId("rc-ratelimits"), data.rate_limits, (x) => {
+      const tds = [cell(x.name), cell(x.policies), cell(x.key), cell(x.hits, "rc-num"), cell(x.remaining, "rc-num"),
+        cell(x.retry_after, "rc-num")];
+      if (canChange) tds.push(actions([["Reset", `action/reset-ratelimit/?name=${q(x.name)}&key=${q(x.key)}`]]));
+      return tds;
+    }, "No rate-limited request in the last two minutes.", 7);
     fill(byId("rc-queues"), data.queues, (x) => {
       const tds = [cell(x.name), cell(x.ready, "rc-num"), cell(x.delayed, "rc-num"), cell(x.processing, "rc-num"),
         cell(x.dead, "rc-num"), cell(x.head_age, "rc-num")];

@@ -1,0 +1,67 @@
+"""The admin's side of rate limits: the busiest keys of each limiter right now (no scan)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..keys import KeyBuilder
+from ..runtime import default_prefix
+from ..transport.commands import as_text, execute_pipeline
+from ..transport.errors import unavailable_as_ours
+from .limiter import RateLimiter
+
+
+def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> list[dict[str, Any]]:
+    """Each limiter's busiest keys over this minute and the last (hits counted by
+    ``hit()``, refused ones included), each with its state now: three round trips."""
+    builder = KeyBuilder(prefix or default_prefix())
+    minute = int(time.time() // 60)
+    with unavailable_as_ours(client, "list rate limiters"):
+        limiters = {as_text(k): as_text(v) for k, v in client.hgetall(builder.rate_limit_index()).items()}
+        names = sorted(limiters)
+        pipe = client.pipeline(transaction=False)
+        for name in names:
+            for m in (minute, minute - 1):
+                pipe.zrevrange(builder.rate_limit_top(name, m), 0, top - 1, withscores=True)
+        replies = pipe.execute() if names else []
+    out = []
+    peeks: list[tuple[int, RateLimiter, str]] = []
+    for i, name in enumerate(names):
+        hits: dict[str, float] = {}
+        for member, score in replies[2 * i] + replies[2 * i + 1]:
+            hits[as_text(member)] = hits.get(as_text(member), 0) + float(score)
+        busiest = sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        try:
+            limiter = RateLimiter(limiters[name], name=name, track=False, client=client, prefix=builder.prefix)
+        except ValueError:  # a policy this version does not read
+            continue
+        row = {"name": name, "policies": limiters[name], "keys": [{"key": k, "hits": int(h)} for k, h in busiest]}
+        out.append(row)
+        peeks += [(len(out) - 1, limiter, k) for k, _ in busiest]
+    if peeks:
+
+        def build(pipe: Any) -> None:
+            for _, limiter, key in peeks:
+                call, _, _ = limiter.hit_call("peek", key)
+                call.script.queue(pipe, call.keys, call.args)
+
+        results = execute_pipeline(client, build, operation="peek rate limits")
+        for (row, limiter, key), reply in zip(peeks, results, strict=True):
+            decision = limiter.decision(reply, key, None, peek=True)
+            entry = next(e for e in out[row]["keys"] if e["key"] == key)
+            entry.update(remaining=decision.remaining, retry_after=round(decision.retry_after, 3), allowed=decision.allowed)
+    return out
+
+
+def reset_key(name: str, key: str, *, client: Any = None, prefix: str | None = None) -> int:
+    """Forget what ``key`` counted in limiter ``name`` (an operator's action); returns keys deleted."""
+    builder = KeyBuilder(prefix or default_prefix())
+    from ..transport.clients import get_client
+
+    client = client or get_client()
+    with unavailable_as_ours(client, f"read rate limiter {name!r}"):
+        policies = client.hget(builder.rate_limit_index(), name)
+    if policies is None:
+        raise ValueError(f"no rate limiter named {name!r} has counted anything")
+    return RateLimiter(as_text(policies), name=name, track=False, client=client, prefix=builder.prefix).reset(key)
