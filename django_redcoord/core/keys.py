@@ -261,10 +261,17 @@ class KeyBuilder:
         The tag holds the limiter's name with its length, then the key, so
         no two (limiter, key) pairs share it whatever characters they use.
         """
+        base = self._rate_limit_base(limiter, key)
+        return base, f"{base}:inflight"
+
+    def rate_limit_cell(self, limiter: str, key: str) -> str:
+        """string: the GCRA state ``CL.THROTTLE`` keeps (redis-cell's format), beside ``rate_limit``'s."""
+        return f"{self._rate_limit_base(limiter, key)}:cell"
+
+    def _rate_limit_base(self, limiter: str, key: str) -> str:
         validate_name(limiter, "rate limiter name")
         validate_name(key, "rate-limit key")
-        base = f"{self.prefix}:rl:{{{len(limiter)}:{limiter}:{key}}}"
-        return base, f"{base}:inflight"
+        return f"{self.prefix}:rl:{{{len(limiter)}:{limiter}:{key}}}"
 
     def rate_limit_top(self, limiter: str, minute: int) -> str:
         """zset: key -> hits in that minute (unix time // 60), the admin's busiest keys."""

@@ -192,7 +192,7 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
     rules = config["RATE_LIMITS"]
     if not isinstance(rules, (list, tuple)):
         return [*found, f"REDCOORD['RATE_LIMITS'] must be a list of rules (dicts), not {rules!r}"]
-    allowed = {"path", "policy", "key", "methods", "name", "on_unavailable"}
+    allowed = {"path", "policy", "key", "methods", "name", "on_unavailable", "native"}
     for i, rule in enumerate(rules):
         where = f"REDCOORD['RATE_LIMITS'][{i}]"
         if not isinstance(rule, dict):
@@ -212,6 +212,8 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
             found.append(f"{where}['key'] must be 'ip', 'user' or 'header:<Name>', not {key!r}")
         if rule.get("on_unavailable", "open") not in ("open", "closed"):
             found.append(f"{where}['on_unavailable'] must be 'open' or 'closed', not {rule.get('on_unavailable')!r}")
+        if not isinstance(rule.get("native", True), bool):
+            found.append(f"{where}['native'] must be True or False, not {rule.get('native')!r}")
         methods = rule.get("methods")
         if methods is not None and not (isinstance(methods, (list, tuple)) and all(isinstance(m, str) for m in methods)):
             found.append(f"{where}['methods'] must be a list of HTTP methods, not {methods!r}")

@@ -53,6 +53,7 @@ def rate_limit(
     on_limited: Callable[[HttpRequest, Decision], HttpResponse] | None = None,
     on_unavailable: str | Callable[[HttpRequest, CoordinationUnavailable], HttpResponse] = "open",
     track: bool = True,
+    native: bool = True,
     client: Any = None,
 ) -> Callable[[F], F]:
     """Limit the decorated view (see the module docstring).
@@ -67,7 +68,7 @@ def rate_limit(
             decision in ``request.ratelimit``.
         name: the limiter's name (default: from the view's module and name);
             views with the same name share their counts.
-        on_limited, on_unavailable, track, client: see the module docstring
+        on_limited, on_unavailable, track, native, client: see the module docstring
             and :class:`~django_redcoord.core.ratelimit.RateLimiter`.
 
     Raises ValueError/TypeError at decoration time for a bad policy or argument.
@@ -85,7 +86,7 @@ def rate_limit(
         if isinstance(target, type):
             target.dispatch = decorate(target.dispatch)  # type: ignore[attr-defined]
             return target
-        limiter = RateLimiter(policies, name=name or _default_name(target), track=track, client=client)
+        limiter = RateLimiter(policies, name=name or _default_name(target), track=track, native=native, client=client)
         guard = _Guard(limiter, key, methods, block, on_limited or too_many_requests, on_unavailable)
         if inspect.iscoroutinefunction(target):
 

@@ -38,9 +38,10 @@ from ..exceptions import RedcoordError
 from ..keys import _NAME_RE, KeyBuilder, validate_name
 from ..runtime import default_prefix
 from ..transport.clients import UsesClient
-from ..transport.drivers import Command, Run, Steps, arun, run
+from ..transport.drivers import Command, Pipeline, Run, Step, Steps, arun, run
 from ..transport.scripts import Script
 from ..values import check_count
+from . import native as cell
 from .policy import Policy, parse
 
 HIT = Script("ratelimit/hit")
@@ -112,12 +113,23 @@ class RateLimiter(UsesClient):
             :mod:`~django_redcoord.core.ratelimit.policy`), a Policy, or a list.
         name: the limiter's name (keys of different limiters never mix).
         track: count every key's hits per minute for the admin's busiest keys
-            (one more command per decision; default True).
+            (two more commands per decision; default True).
+        native: decide a lone GCRA policy with the server's ``CL.THROTTLE``
+            when it has one (redis-cell, Dragonfly; whole-second answers, see
+            :mod:`~django_redcoord.core.ratelimit.native`); False keeps to the
+            Lua script.
         client, prefix: as for a lock.
     """
 
     def __init__(
-        self, policies: Any, *, name: str = "default", track: bool = True, client: Any = None, prefix: str | None = None
+        self,
+        policies: Any,
+        *,
+        name: str = "default",
+        track: bool = True,
+        native: bool = True,
+        client: Any = None,
+        prefix: str | None = None,
     ) -> None:
         self.policies = tuple(parse(policies))
         if sum(p.kind == "concurrency" for p in self.policies) > 1:
@@ -130,6 +142,11 @@ class RateLimiter(UsesClient):
         for p in self.policies:
             self._args += [_KIND[p.kind], str(p.limit), str(int(p.period * 1000)), str(p.burst)]
         self._concurrency = any(p.kind == "concurrency" for p in self.policies)
+        # the largest cost a request can have and still pass some day
+        self._most_cost = min(
+            [p.burst if p.kind == "gcra" else p.limit for p in self.policies if p.kind != "concurrency"] or [1_000_000]
+        )
+        self.native = bool(native) and cell.eligible(self.policies)  # CL.THROTTLE may decide, if the server has it
         self._registered = False  # named in the admin's index of limiters (once per process)
 
     def __repr__(self) -> str:
@@ -139,46 +156,98 @@ class RateLimiter(UsesClient):
 
     def hit(self, key: Any, cost: int = 1) -> Decision:
         """Decide a request of ``key`` and count it if it passes (one round trip)."""
-        return run(self.client, self._hit_steps("hit", key, cost))
+        client = self.client
+        return run(client, self._hit_steps("hit", key, cost, client))
 
     async def ahit(self, key: Any, cost: int = 1) -> Decision:
         """``hit()`` on the event loop."""
-        return await arun(self._async_client(), self._hit_steps("hit", key, cost))
+        client = self._async_client()
+        return await arun(client, self._hit_steps("hit", key, cost, client))
 
     def peek(self, key: Any) -> Decision:
         """What ``hit()`` would decide now, counting nothing; ``remaining`` is what remains now."""
-        return run(self.client, self._hit_steps("peek", key, 1))
+        client = self.client
+        return run(client, self._hit_steps("peek", key, 1, client))
 
     async def apeek(self, key: Any) -> Decision:
         """``peek()`` on the event loop."""
-        return await arun(self._async_client(), self._hit_steps("peek", key, 1))
+        client = self._async_client()
+        return await arun(client, self._hit_steps("peek", key, 1, client))
 
-    def _hit_steps(self, mode: str, key: Any, cost: int) -> Steps:
+    def _hit_steps(self, mode: str, key: Any, cost: int, client: Any) -> Steps:
         if self.track and not self._registered:
             # once per process and limiter: the admin lists limiters from this index
             policies = " & ".join(p.text for p in self.policies)
             yield Command("HSET", self.keys.rate_limit_index(), self.name, policies, operation=f"register rate limit {self.name!r}")
             self._registered = True
-        call, stored, token = self.hit_call(mode, key, cost)
+        tracked = self.track
+        if self.native and cell.known(client) is not False:
+            call, stored, _ = self.hit_call(mode, key, cost, server_gcra=True)
+            try:
+                reply = yield call
+            except Exception as exc:
+                if not cell.is_unknown_command(exc):
+                    raise
+                cell.learn(client, False)  # this server has no CL.THROTTLE: the script decides
+                tracked = False if isinstance(call, Pipeline) else tracked  # the hit was counted already
+            else:
+                cell.learn(client, True)
+                return self.decision(reply, stored, None, peek=mode == "peek", server_gcra=True)
+        call, stored, token = self.hit_call(mode, key, cost, track=tracked)
         reply = yield call
         return self.decision(reply, stored, token, peek=mode == "peek")
 
-    def hit_call(self, mode: str, key: Any, cost: int = 1) -> tuple[Run, str, str | None]:
-        """The script run of a ``hit`` or ``peek`` (for pipelines), the key as stored, and the slot token."""
+    def hit_call(
+        self, mode: str, key: Any, cost: int = 1, *, server_gcra: bool = False, track: bool | None = None
+    ) -> tuple[Step, str, str | None]:
+        """The round trip of a ``hit`` or ``peek`` (a step, for pipelines too), the key as stored, and the slot token.
+
+        ``server_gcra``: by ``CL.THROTTLE`` (only for a limiter whose ``native``
+        is true); ``track``: count the hit for the admin (default: ``self.track``).
+        """
         check_count(cost, "cost", 1, 1_000_000)
+        self._check_cost(cost)
         stored = safe_key(key)
+        track = self.track if track is None else track
+        if server_gcra:
+            top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
+            args = cell.throttle_args(self.keys.rate_limit_cell(self.name, stored), self.policies[0], 0 if mode == "peek" else cost)
+            operation = f"rate limit {self.name!r}"
+            if track and mode == "hit":
+                counting = (("ZINCRBY", top, cost, stored), ("PEXPIRE", top, 180000))
+                return Pipeline(args, *counting, operation=operation), stored, None
+            return Command(*args, operation=operation), stored, None
         state, inflight = self.keys.rate_limit(self.name, stored)
         top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
         token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
         call = Run(
             HIT, [state, inflight, top],
-            [mode, cost, stored if self.track else "", token, *self._args],
+            [mode, cost, stored if track else "", token, *self._args],
             f"rate limit {self.name!r}",
         )  # fmt: skip
         return call, stored, token or None
 
-    def decision(self, reply: Any, key: str, token: str | None, *, peek: bool = False) -> Decision:
-        """The Decision of a ``ratelimit/hit.lua`` reply."""
+    def _check_cost(self, cost: int) -> None:
+        if cost <= self._most_cost:
+            return
+        for p in self.policies:
+            most = p.burst if p.kind == "gcra" else p.limit if p.kind == "window" else cost
+            if cost > most:
+                what = "burst" if p.kind == "gcra" else "limit"
+                raise ValueError(
+                    f"rate limit {self.name!r}: a cost of {cost} could never pass policy {p.text!r} "
+                    f"(its {what} is {most}); use a cost from 1 to {self._most_cost}"
+                )
+
+    def decision(self, reply: Any, key: str, token: str | None, *, peek: bool = False, server_gcra: bool = False) -> Decision:
+        """The Decision of a ``ratelimit/hit.lua`` reply (of ``CL.THROTTLE``'s with ``server_gcra``)."""
+        if server_gcra:
+            if isinstance(reply, list) and reply and isinstance(reply[0], list):
+                reply = reply[0]  # the pipeline's first reply; the others counted the hit
+            policy = self.policies[0]
+            passed, remaining, reset, retry = cell.numbers(reply, policy, peek=peek)
+            state = PolicyState(policy, remaining, reset, retry)
+            return Decision(passed, remaining, reset, retry, None if passed else policy, (state,), key)
         allowed, denied, *numbers = (int(x) for x in reply)
         # The script answers as if a request were made; a peek made none:
         # what remains now is one more wherever that request would pass.
@@ -262,5 +331,6 @@ class RateLimiter(UsesClient):
         stored = safe_key(key)
         state, inflight = self.keys.rate_limit(self.name, stored)
         top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
-        deleted = yield Run(RESET, [state, inflight, top], [stored], f"reset rate limit {self.name!r}")
+        keys = [state, inflight, top, self.keys.rate_limit_cell(self.name, stored)]
+        deleted = yield Run(RESET, keys, [stored], f"reset rate limit {self.name!r}")
         return int(deleted)

@@ -8,13 +8,16 @@ from typing import Any
 from ..keys import KeyBuilder
 from ..runtime import default_prefix
 from ..transport.commands import as_text, execute_pipeline
+from ..transport.drivers import Run
 from ..transport.errors import unavailable_as_ours
+from . import native
 from .limiter import RateLimiter
 
 
 def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> list[dict[str, Any]]:
     """Each limiter's busiest keys over this minute and the last (hits counted by
-    ``hit()``, refused ones included), each with its state now: three round trips."""
+    ``hit()``, refused ones included), each with its state now: three round trips (four the first time, to learn
+    whether the server has CL.THROTTLE)."""
     builder = KeyBuilder(prefix or default_prefix())
     minute = int(time.time() // 60)
     with unavailable_as_ours(client, "list rate limiters"):
@@ -41,14 +44,21 @@ def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> li
         peeks += [(len(out) - 1, limiter, k) for k, _ in busiest]
     if peeks:
 
+        # a limiter CL.THROTTLE decides keeps its counts in the command's key
+        probe_key = builder.rate_limit_cell("probe", "probe")
+        by_server = {id(lim): lim.native and native.probe(client, probe_key) for _, lim, _ in peeks}
+
         def build(pipe: Any) -> None:
             for _, limiter, key in peeks:
-                call, _, _ = limiter.hit_call("peek", key)
-                call.script.queue(pipe, call.keys, call.args)
+                call, _, _ = limiter.hit_call("peek", key, server_gcra=by_server[id(limiter)])
+                if isinstance(call, Run):
+                    call.script.queue(pipe, call.keys, call.args)
+                else:
+                    pipe.execute_command(*call.args)
 
         results = execute_pipeline(client, build, operation="peek rate limits")
         for (row, limiter, key), reply in zip(peeks, results, strict=True):
-            decision = limiter.decision(reply, key, None, peek=True)
+            decision = limiter.decision(reply, key, None, peek=True, server_gcra=by_server[id(limiter)])
             entry = next(e for e in out[row]["keys"] if e["key"] == key)
             entry.update(remaining=decision.remaining, retry_after=round(decision.retry_after, 3), allowed=decision.allowed)
     return out

@@ -112,22 +112,30 @@ class Transaction(Step):
     """Send commands in one MULTI/EXEC (a consistent read of several keys); replies as a list."""
 
     __slots__ = ("commands", "operation")
+    transaction = True
 
     def __init__(self, *commands: tuple[Any, ...], operation: str) -> None:
         self.commands, self.operation = commands, operation
 
     def run(self, client: Any) -> Any:
         with unavailable_as_ours(client, self.operation):
-            return self._queue(client.pipeline(transaction=True)).execute()
+            return self._queue(client.pipeline(transaction=self.transaction)).execute()
 
     async def arun(self, client: Any) -> Any:
         with unavailable_as_ours(client, self.operation):
-            return await self._queue(client.pipeline(transaction=True)).execute()
+            return await self._queue(client.pipeline(transaction=self.transaction)).execute()
 
     def _queue(self, pipe: Any) -> Any:
         for args in self.commands:
             pipe.execute_command(*args)
         return pipe
+
+
+class Pipeline(Transaction):
+    """Send commands together, without MULTI/EXEC (one round trip; each runs on its own)."""
+
+    __slots__ = ()
+    transaction = False
 
 
 def _advance(steps: Steps, reply: Any, error: BaseException | None) -> tuple[bool, Any]:

@@ -3,7 +3,8 @@
 Bounds, computed from the Redis server's own clock (TIME) read before the
 first and after the last request:
 
-* GCRA ``rate/s;burst=b``: at most ``b + elapsed * rate`` (exact: 0 over);
+* GCRA ``rate/s;burst=b``: at most ``b + elapsed * rate`` (exact: 0 over),
+  decided by the Lua script and by the server's ``CL.THROTTLE`` (redis-cell);
 * sliding window ``limit/W;window``: at most ``limit`` per fixed window, so
   at most ``limit * windows touched``;
 * concurrency ``n``: never more than ``n`` requests inside at once (an
@@ -78,6 +79,19 @@ def _hammer(redis_url, redis_client, policy, seconds, *, unsafe=False, limit=0):
 
 def test_gcra_never_admits_more_than_burst_plus_rate_times_elapsed(redis_url, redis_client):
     total, start, end = _hammer(redis_url, redis_client, "50/s;burst=10", 3.0)
+    bound = 10 + (end - start) * 50
+    assert total <= bound, f"{total} admitted, at most {bound:.1f} allowed"
+    assert total >= 0.9 * bound - 10, f"only {total} admitted of {bound:.1f}: the limiter starves"
+
+
+def test_gcra_by_the_servers_cl_throttle_keeps_the_same_exact_bound(redis_cell_url):
+    client = client_from_url(redis_cell_url)
+    try:
+        total, start, end = _hammer(redis_cell_url, client, "50/s;burst=10", 3.0)
+        assert client.type(f"{PREFIX}:rl:{{6:hammer:one-key}}:cell") == b"string"  # CL.THROTTLE decided
+        assert not client.exists(f"{PREFIX}:rl:{{6:hammer:one-key}}")  # and the script did not
+    finally:
+        client.close()
     bound = 10 + (end - start) * 50
     assert total <= bound, f"{total} admitted, at most {bound:.1f} allowed"
     assert total >= 0.9 * bound - 10, f"only {total} admitted of {bound:.1f}: the limiter starves"

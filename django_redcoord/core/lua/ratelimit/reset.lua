@@ -3,9 +3,10 @@
 --
 -- KEYS[1] state, KEYS[2] inflight (see hit.lua)
 -- KEYS[3] top      zset of the current minute
+-- KEYS[4] cell     string: the state CL.THROTTLE keeps when the server decides
 -- ARGV[1] member   the key as the admin shows it
 --
 -- Returns how many keys were deleted.
 
 redis.call('ZREM', KEYS[3], ARGV[1])
-return redis.call('DEL', KEYS[1], KEYS[2])
+return redis.call('DEL', KEYS[1], KEYS[2], KEYS[4])
