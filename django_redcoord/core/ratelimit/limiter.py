@@ -18,8 +18,12 @@ passes only if every policy lets it through, and only then counts against
 all of them. **GCRA** (the generic cell rate algorithm, a token bucket
 without a refill job) admits at most ``burst`` at once and ``limit`` per
 ``period`` after that, exactly. The **sliding-window counter** weighs the
-previous fixed window by how much of it the sliding window still covers (at
-most ``limit`` in any fixed window; within a sliding one, about ``limit``).
+previous fixed window by how much of it the sliding window still covers: at
+most ``limit`` in any fixed window, and about ``limit`` in a sliding one while
+traffic is steady (it assumes the previous window's requests came evenly: a
+burst at the end of one window, then steady requests, can let up to nearly
+``2 * limit`` into one sliding span). Use GCRA where a sliding bound must be
+exact.
 A **concurrency** limit counts requests in flight; each holds a slot leased
 for ``lease`` seconds, so a crashed request's slot comes back.
 """

@@ -6,7 +6,8 @@ against all of them)::
 
     10/s                  GCRA: 10 per second, bursts of up to 10
     10/s;burst=20         GCRA: 10 per second, bursts of up to 20
-    1000/h;window         sliding-window counter: about 1000 in any hour
+    1000/h;window         sliding-window counter: at most 1000 per clock hour, about
+                          1000 in any sliding hour (up to ~2000 after a burst)
     100/5m                GCRA: 100 per 5 minutes
     concurrency=5         at most 5 in flight at once (released when the work ends)
     concurrency=5;lease=60   ... a crashed holder's slot returns after 60 s (default 60)
@@ -36,7 +37,7 @@ class Policy:
     """One policy: ``kind`` is "gcra", "window" or "concurrency".
 
     gcra: ``limit`` per ``period`` seconds, bursts of up to ``burst``.
-    window: at most about ``limit`` in any ``period`` seconds (two weighted windows).
+    window: at most ``limit`` per fixed window, about ``limit`` in any ``period`` seconds (two weighted windows).
     concurrency: at most ``limit`` in flight; a slot is leased for ``period`` seconds.
     """
 

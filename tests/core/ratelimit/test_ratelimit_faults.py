@@ -50,13 +50,15 @@ def hammer(index, url, policy, seconds, skew, unsafe, limit):
         time.time = lambda: real() + skew
     client = client_from_url(url)
     limiter = NaiveLimiter(client, limit) if unsafe else RateLimiter(policy, name="hammer", client=client, prefix=PREFIX)
-    admitted = 0
+    admitted = contradictions = 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         decision = limiter.hit("one-key")
         allowed = decision if unsafe else decision.allowed
         admitted += bool(allowed)
-    return admitted
+        # a refusal never says a request remains (the 429 headers would contradict it)
+        contradictions += not unsafe and not allowed and decision.remaining > 0
+    return admitted, contradictions
 
 
 def server_seconds(client):
@@ -69,12 +71,13 @@ def _hammer(redis_url, redis_client, policy, seconds, *, unsafe=False, limit=0):
     start = server_seconds(redis_client)
     procs = [multiproc.start(hammer, redis_url, policy, seconds, skews[i], unsafe, limit, index=i) for i in range(16)]
     try:
-        admitted = [p.result(seconds + 60) for p in procs]
+        results = [p.result(seconds + 60) for p in procs]
     finally:
         for p in procs:
             p.stop()
     end = server_seconds(redis_client)
-    return sum(admitted), start, end
+    assert sum(c for _, c in results) == 0, "refused decisions that said a request remained"
+    return sum(a for a, _ in results), start, end
 
 
 def test_gcra_never_admits_more_than_burst_plus_rate_times_elapsed(redis_url, redis_client):

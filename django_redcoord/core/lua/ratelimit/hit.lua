@@ -49,7 +49,9 @@ for i = 1, n do
       ttl_ms = math.max(ttl_ms, new - now)
     else
       ok = false
-      remaining = math.max(0, math.floor((tolerance - (tat - now)) / interval + 0.0001))
+      -- fewer than `cost` remain, or it would have passed (the 1 us slack
+      -- above could otherwise round a refused request's remaining up to it)
+      remaining = math.min(cost - 1, math.max(0, math.floor((tolerance - (tat - now)) / interval + 0.0001)))
       reset, retry = tat - now, new - tolerance - now
     end
   elseif kind == 'w' then
