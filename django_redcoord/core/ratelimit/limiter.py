@@ -42,7 +42,7 @@ from ..exceptions import RedcoordError
 from ..keys import _NAME_RE, KeyBuilder, validate_name
 from ..runtime import default_prefix
 from ..transport.clients import UsesClient
-from ..transport.drivers import Command, Pipeline, Run, Step, Steps, arun, run
+from ..transport.drivers import Batch, Command, Run, Step, Steps, arun, run
 from ..transport.scripts import Script
 from ..values import check_count
 from . import native as cell
@@ -151,6 +151,8 @@ class RateLimiter(UsesClient):
             [p.burst if p.kind == "gcra" else p.limit for p in self.policies if p.kind != "concurrency"] or [1_000_000]
         )
         self.native = bool(native) and cell.eligible(self.policies)  # CL.THROTTLE may decide, if the server has it
+        self._cell_client: Any = None  # the last client CL.THROTTLE answered on
+        self._operation = f"rate limit {self.name!r}"
         self._registered = False  # named in the admin's index of limiters (once per process)
 
     def __repr__(self) -> str:
@@ -185,7 +187,8 @@ class RateLimiter(UsesClient):
             yield Command("HSET", self.keys.rate_limit_index(), self.name, policies, operation=f"register rate limit {self.name!r}")
             self._registered = True
         tracked = self.track
-        if self.native and cell.known(client) is not False:
+        # the last client seen to have CL.THROTTLE saves looking its server up on every hit
+        if self.native and (client is self._cell_client or cell.known(client) is not False):
             call, stored, _ = self.hit_call(mode, key, cost, server_gcra=True)
             try:
                 reply = yield call
@@ -193,9 +196,12 @@ class RateLimiter(UsesClient):
                 if not cell.is_unknown_command(exc):
                     raise
                 cell.learn(client, False)  # this server has no CL.THROTTLE: the script decides
-                tracked = False if isinstance(call, Pipeline) else tracked  # the hit was counted already
+                self._cell_client = None
+                tracked = False if isinstance(call, Batch) else tracked  # the hit was counted already
             else:
-                cell.learn(client, True)
+                if client is not self._cell_client:
+                    cell.learn(client, True)
+                    self._cell_client = client
                 return self.decision(reply, stored, None, peek=mode == "peek", server_gcra=True)
         call, stored, token = self.hit_call(mode, key, cost, track=tracked)
         reply = yield call
@@ -209,25 +215,25 @@ class RateLimiter(UsesClient):
         ``server_gcra``: by ``CL.THROTTLE`` (only for a limiter whose ``native``
         is true); ``track``: count the hit for the admin (default: ``self.track``).
         """
-        check_count(cost, "cost", 1, 1_000_000)
-        self._check_cost(cost)
+        if type(cost) is not int or cost != 1:  # the usual cost needs no checking (True is not 1 here)
+            check_count(cost, "cost", 1, 1_000_000)
+            self._check_cost(cost)
         stored = safe_key(key)
         track = self.track if track is None else track
         if server_gcra:
-            top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
             args = cell.throttle_args(self.keys.rate_limit_cell(self.name, stored), self.policies[0], 0 if mode == "peek" else cost)
-            operation = f"rate limit {self.name!r}"
             if track and mode == "hit":
+                top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
                 counting = (("ZINCRBY", top, cost, stored), ("PEXPIRE", top, 180000))
-                return Pipeline(args, *counting, operation=operation), stored, None
-            return Command(*args, operation=operation), stored, None
+                return Batch(args, *counting, operation=self._operation), stored, None
+            return Command(*args, operation=self._operation), stored, None
         state, inflight = self.keys.rate_limit(self.name, stored)
         top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
         token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
         call = Run(
             HIT, [state, inflight, top],
             [mode, cost, stored if track else "", token, *self._args],
-            f"rate limit {self.name!r}",
+            self._operation,
         )  # fmt: skip
         return call, stored, token or None
 
@@ -247,7 +253,7 @@ class RateLimiter(UsesClient):
         """The Decision of a ``ratelimit/hit.lua`` reply (of ``CL.THROTTLE``'s with ``server_gcra``)."""
         if server_gcra:
             if isinstance(reply, list) and reply and isinstance(reply[0], list):
-                reply = reply[0]  # the pipeline's first reply; the others counted the hit
+                reply = reply[0]  # the batch's first reply; the others counted the hit
             policy = self.policies[0]
             passed, remaining, reset, retry = cell.numbers(reply, policy, peek=peek)
             state = PolicyState(policy, remaining, reset, retry)

@@ -129,6 +129,79 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
             await pool.release(conn)
 
 
+def commands(client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str) -> list[Any]:
+    """Several commands sent together, one round trip, no MULTI: their replies in order.
+
+    Each runs on its own (a batch, not a transaction). Every reply is read
+    before an error reply is raised (the first), so the connection stays in
+    step and goes back to the pool. The same rules as :func:`command`
+    otherwise: no retry, a broken or interrupted connection is dropped.
+    """
+    pool = _direct_pool(client)
+    with unavailable_as_ours(client, operation):
+        if pool is None:
+            pipe = client.pipeline(transaction=False)
+            for args in cmds:
+                pipe.execute_command(*args)
+            return pipe.execute()
+        conn = _checkout(pool, cmds[0][0])
+        try:
+            conn.send_packed_command(_pack_all(conn, cmds))
+            replies = [_reply_or_error(conn.read_response) for _ in cmds]
+        except BaseException:
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
+    return _raise_first_error(replies)
+
+
+async def acommands(client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str) -> list[Any]:
+    """:func:`commands` for a ``redis.asyncio`` client."""
+    pool = _direct_async_pool(client)
+    with unavailable_as_ours(client, operation):
+        if pool is None:
+            pipe = client.pipeline(transaction=False)
+            for args in cmds:
+                pipe.execute_command(*args)
+            return await pipe.execute()
+        conn = await pool.get_connection()
+        try:
+            await conn.send_packed_command(_pack_all(conn, cmds))
+            replies = []
+            for _ in cmds:
+                try:
+                    replies.append(await conn.read_response())
+                except redis.exceptions.ResponseError as exc:
+                    replies.append(exc)
+        except BaseException:
+            await conn.disconnect(nowait=True)
+            raise
+        finally:
+            await pool.release(conn)
+    return _raise_first_error(replies)
+
+
+def _pack_all(conn: Any, cmds: tuple[tuple[Any, ...], ...]) -> Any:
+    if _pack is not None and _utf8(conn) and all(_plain(args) for args in cmds):
+        return [_pack(args) for args in cmds]
+    return conn.pack_commands(cmds)
+
+
+def _reply_or_error(read: Callable[[], Any]) -> Any:
+    try:
+        return read()
+    except redis.exceptions.ResponseError as exc:  # an error reply: the stream is in step
+        return exc
+
+
+def _raise_first_error(replies: list[Any]) -> list[Any]:
+    for reply in replies:
+        if isinstance(reply, redis.exceptions.ResponseError):
+            raise reply
+    return replies
+
+
 def _direct_async_pool(client: Any) -> Any:
     if not isinstance(client, AsyncRedis) or getattr(client, "connection", None) is not None:
         return None

@@ -29,6 +29,8 @@ from collections.abc import Generator
 from typing import Any
 
 from .commands import ablocking, ablpop, acommand, blocking, blpop, command
+from .commands import acommands as asend_commands
+from .commands import commands as send_commands
 from .errors import unavailable_as_ours
 from .scripts import Script
 
@@ -112,18 +114,17 @@ class Transaction(Step):
     """Send commands in one MULTI/EXEC (a consistent read of several keys); replies as a list."""
 
     __slots__ = ("commands", "operation")
-    transaction = True
 
     def __init__(self, *commands: tuple[Any, ...], operation: str) -> None:
         self.commands, self.operation = commands, operation
 
     def run(self, client: Any) -> Any:
         with unavailable_as_ours(client, self.operation):
-            return self._queue(client.pipeline(transaction=self.transaction)).execute()
+            return self._queue(client.pipeline(transaction=True)).execute()
 
     async def arun(self, client: Any) -> Any:
         with unavailable_as_ours(client, self.operation):
-            return await self._queue(client.pipeline(transaction=self.transaction)).execute()
+            return await self._queue(client.pipeline(transaction=True)).execute()
 
     def _queue(self, pipe: Any) -> Any:
         for args in self.commands:
@@ -131,11 +132,19 @@ class Transaction(Step):
         return pipe
 
 
-class Pipeline(Transaction):
+class Batch(Step):
     """Send commands together, without MULTI/EXEC (one round trip; each runs on its own)."""
 
-    __slots__ = ()
-    transaction = False
+    __slots__ = ("commands", "operation")
+
+    def __init__(self, *commands: tuple[Any, ...], operation: str) -> None:
+        self.commands, self.operation = commands, operation
+
+    def run(self, client: Any) -> Any:
+        return send_commands(client, self.commands, operation=self.operation)
+
+    async def arun(self, client: Any) -> Any:
+        return await asend_commands(client, self.commands, operation=self.operation)
 
 
 def _advance(steps: Steps, reply: Any, error: BaseException | None) -> tuple[bool, Any]:

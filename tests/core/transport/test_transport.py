@@ -19,7 +19,7 @@ from django_redcoord.core.exceptions import CoordinationUnavailable
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.queues import Queue
 from django_redcoord.core.transport.clients import client_from_url
-from django_redcoord.core.transport.commands import blpop, command, max_block
+from django_redcoord.core.transport.commands import acommands, blpop, command, commands, max_block
 
 
 def test_three_hundred_threads_one_after_another_never_run_out_of_connections(redis_url):
@@ -99,6 +99,29 @@ def test_error_replies_raise_and_leave_the_connection_in_step(redis_client):
     with pytest.raises(redis.exceptions.NoScriptError):
         command(redis_client, "EVALSHA", "0" * 40, 0, operation="test")
     assert command(redis_client, "GET", "s", operation="test") == b"text"
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_batch_reads_every_reply_then_raises_the_first_error(redis_url, kind):
+    batch = (("SET", "b:1", "x"), ("INCR", "b:1"), ("SET", "b:2", "y"), ("NOSUCHCOMMAND",))
+
+    async def scenario():
+        if kind == "sync":
+            client = client_from_url(redis_url)
+            with pytest.raises(redis.ResponseError, match="not an integer"):
+                commands(client, batch, operation="batch")
+            after = commands(client, (("MGET", "b:1", "b:2"), ("PING",)), operation="batch")
+            client.close()
+        else:
+            client = redis.asyncio.Redis.from_url(redis_url)
+            with pytest.raises(redis.ResponseError, match="not an integer"):
+                await acommands(client, batch, operation="batch")
+            after = await acommands(client, (("MGET", "b:1", "b:2"), ("PING",)), operation="batch")
+            await client.aclose()
+        # every command ran on its own, and the connection is still in step
+        assert after == [[b"x", b"y"], True] or after == [[b"x", b"y"], b"PONG"]
+
+    asyncio.run(scenario())
 
 
 def test_scripts_flushed_on_the_server_are_loaded_again(redis_client):

@@ -115,8 +115,9 @@ if mode == 'hit' then
       redis.call('PEXPIRE', inflight, math.ceil(lease_ms) + 1000)
     end
   end
-  if member ~= '' then
-    redis.call('ZINCRBY', top, cost, member)
+  -- a member's first hit this minute (so also the key's first) sets the
+  -- expiry; later hits of a member leave it
+  if member ~= '' and tonumber(redis.call('ZINCRBY', top, cost, member)) == cost then
     redis.call('PEXPIRE', top, 180000)
   end
 end
