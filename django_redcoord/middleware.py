@@ -28,7 +28,9 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from . import conf
 from .core.exceptions import CoordinationUnavailable
 from .core.ratelimit import Decision, RateLimiter
+from .core.transport.drivers import uncancellable
 from .decorators.holds import unavailable_response
+from .decorators.ratelimits import agive_back, give_back
 from .http import rate_limit_headers, rate_limit_key, too_many_requests
 
 log = logging.getLogger("django_redcoord.ratelimit")
@@ -87,7 +89,7 @@ class RateLimitMiddleware:
         finally:
             for rule, decision in decisions:  # concurrency slots end with the request
                 if decision.token:
-                    rule.limiter.release(decision)
+                    give_back(rule.limiter, decision)
 
     async def __acall__(self, request: Any) -> Any:
         decisions: list[tuple[_Rule, Decision]] = []
@@ -109,7 +111,7 @@ class RateLimitMiddleware:
         finally:
             for rule, decision in decisions:
                 if decision.token:
-                    await rule.limiter.arelease(decision)
+                    await uncancellable(agive_back(rule.limiter, decision), reraise=True)
 
     def _unavailable(self, request: Any, rule: _Rule, exc: CoordinationUnavailable) -> Any:
         if rule.on_unavailable == "closed":

@@ -15,6 +15,7 @@ import time
 
 import redis.asyncio
 
+from django_redcoord.core.transport import drivers as steps
 from django_redcoord.core.transport.clients import client_from_url
 
 
@@ -91,3 +92,47 @@ class Driver:
                     self.client.close()
 
         return asyncio.run(main())
+
+
+def cancel_at(monkeypatch, target: dict):
+    """Cancel ``target['task']`` at its ``target['at']``-th round trip, ``target['when']``.
+
+    ``when``: "before" it is sent, "during" (``target['delay']`` seconds after
+    it was sent, 0.05 by default: while a blocking wait blocks, or while the
+    server is held up by ``target['stall']()``, called just before) or "after"
+    its reply was read.
+    """
+    seen = {"n": 0}
+    originals = {cls: cls.arun for cls in (steps.Run, steps.Blpop, steps.Command, steps.Batch)}
+
+    def patched(cls):
+        async def arun(self, client):
+            real = originals[cls]
+            if asyncio.current_task() is not target.get("task"):
+                return await real(self, client)
+            n = seen["n"]
+            seen["n"] += 1
+            if n != target["at"]:
+                return await real(self, client)
+            target["hit"] = True
+            me = asyncio.current_task()
+            if target["when"] == "before":
+                me.cancel()
+                await asyncio.sleep(0)
+            if target["when"] == "during":
+                if target.get("stall"):
+                    target["stall"]()  # e.g. pause the server, so the reply is surely awaited
+                loop = asyncio.get_running_loop()
+                loop.call_later(target.get("delay", 0.05), me.cancel)
+                return await real(self, client)
+            reply = await real(self, client)
+            target["reply"] = reply
+            me.cancel()
+            await asyncio.sleep(0)
+            return reply
+
+        return arun
+
+    for cls in originals:
+        monkeypatch.setattr(cls, "arun", patched(cls))
+    return seen

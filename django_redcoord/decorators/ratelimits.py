@@ -36,6 +36,7 @@ from django.http.response import HttpResponseBase
 
 from ..core.exceptions import CoordinationUnavailable
 from ..core.ratelimit import Decision, RateLimiter, parse
+from ..core.transport.drivers import uncancellable
 from ..http import check_key, rate_limit_headers, rate_limit_key, too_many_requests
 from .holds import find_request, unavailable_response
 from .locks import F
@@ -100,7 +101,8 @@ def rate_limit(
                     return guard.finish(await target(*args, **kwargs), decision)
                 finally:
                     if decision is not None and decision.token:
-                        await limiter.arelease(decision)
+                        # to the end even if the view's task is cancelled (again) meanwhile
+                        await uncancellable(agive_back(limiter, decision), reraise=True)
 
             return async_wrapper  # type: ignore[return-value]
 
@@ -114,7 +116,7 @@ def rate_limit(
                 return guard.finish(target(*args, **kwargs), decision)
             finally:
                 if decision is not None and decision.token:
-                    limiter.release(decision)
+                    give_back(limiter, decision)
 
         return wrapper  # type: ignore[return-value]
 
@@ -172,6 +174,26 @@ class _Guard:
             for header, value in rate_limit_headers(decision).items():
                 response.setdefault(header, value)
         return response
+
+
+def give_back(limiter: RateLimiter, decision: Decision) -> None:
+    """Release a concurrency slot at the end of a request; Redis being down is logged, not raised.
+
+    The answer is made by then: an outage must not turn it into an error. The
+    slot's lease gives it back once it runs out.
+    """
+    try:
+        limiter.release(decision)
+    except CoordinationUnavailable as exc:
+        log.warning("rate limit %s: slot not released, Redis unavailable (its lease returns it): %s", limiter.name, exc)
+
+
+async def agive_back(limiter: RateLimiter, decision: Decision) -> None:
+    """``give_back()`` on the event loop."""
+    try:
+        await limiter.arelease(decision)
+    except CoordinationUnavailable as exc:
+        log.warning("rate limit %s: slot not released, Redis unavailable (its lease returns it): %s", limiter.name, exc)
 
 
 def _default_name(target: Callable[..., Any]) -> str:

@@ -42,7 +42,7 @@ from ..exceptions import RedcoordError
 from ..keys import _NAME_RE, KeyBuilder, validate_name
 from ..runtime import default_prefix
 from ..transport.clients import UsesClient
-from ..transport.drivers import Batch, Command, Run, Step, Steps, arun, run
+from ..transport.drivers import Batch, Command, Run, Step, Steps, arun, run, uncancellable
 from ..transport.scripts import Script
 from ..values import check_count
 from . import native as cell
@@ -204,7 +204,16 @@ class RateLimiter(UsesClient):
                     self._cell_client = client
                 return self.decision(reply, stored, None, peek=mode == "peek", server_gcra=True)
         call, stored, token = self.hit_call(mode, key, cost, track=tracked)
-        reply = yield call
+        try:
+            reply = yield call
+        except BaseException:
+            if token:  # cancelled or cut off: the script may have granted the slot; give it back
+                _, inflight = self.keys.rate_limit(self.name, stored)
+                try:
+                    yield Run(RELEASE, [inflight], [token], f"give back a slot of rate limit {self.name!r}")
+                except Exception:  # noqa: S110 - unreachable Redis: the slot's lease returns it
+                    pass
+            raise
         return self.decision(reply, stored, token, peek=mode == "peek")
 
     def hit_call(
@@ -316,7 +325,7 @@ class RateLimiter(UsesClient):
         try:
             yield decision
         finally:
-            await self.arelease(decision)
+            await uncancellable(self.arelease(decision), reraise=True)  # even if cancelled again meanwhile
 
     def limited(self, decision: Decision) -> RateLimited:
         """The error for a refused ``decision``."""

@@ -20,45 +20,10 @@ from django.test import RequestFactory
 
 from django_redcoord import with_lock
 from django_redcoord.core.locks import Lock
-from django_redcoord.core.transport import drivers as steps
+
+from ...drivers import cancel_at
 
 WHEN = ("before", "during", "after")
-
-
-def _intercept(monkeypatch, target: dict):
-    """Cancel ``target['task']`` at its ``target['at']``-th round trip, ``target['when']``."""
-    seen = {"n": 0}
-    originals = {cls: cls.arun for cls in (steps.Run, steps.Blpop, steps.Command)}
-
-    def patched(cls):
-        async def arun(self, client):
-            real = originals[cls]
-            if asyncio.current_task() is not target.get("task"):
-                return await real(self, client)
-            n = seen["n"]
-            seen["n"] += 1
-            if n != target["at"]:
-                return await real(self, client)
-            target["hit"] = True
-            me = asyncio.current_task()
-            if target["when"] == "before":
-                me.cancel()
-                await asyncio.sleep(0)
-            if target["when"] == "during":
-                loop = asyncio.get_running_loop()
-                loop.call_later(0.05, me.cancel)
-                return await real(self, client)
-            reply = await real(self, client)
-            target["reply"] = reply
-            me.cancel()
-            await asyncio.sleep(0)
-            return reply
-
-        return arun
-
-    for cls in originals:
-        monkeypatch.setattr(cls, "arun", patched(cls))
-    return seen
 
 
 def _decorated_view(client, ran):
@@ -84,7 +49,7 @@ def test_cancelling_at_every_await_point_gives_back_everything(redis_url, monkey
             behind = Lock("k|x", client=client, ttl=10, wait=5)
             ran: list[bool] = []
             target = {"at": at, "when": when}
-            _intercept(monkeypatch, target)
+            cancel_at(monkeypatch, target)
             if caller == "aacquire":
                 task = asyncio.ensure_future(waiter.aacquire())
             else:
