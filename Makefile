@@ -79,6 +79,8 @@ bench: $(STAMP)
 	@if command -v wrk >/dev/null; then $(PY) bench/bench_async_views.py; else echo "bench_async_views.py needs wrk (apt-get install wrk): left out"; fi
 	$(PY) bench/bench_semaphores.py
 	$(PY) bench/bench_signals.py
+	@$(MAKE) --no-print-directory -s redis-cell || echo "bench_ratelimit.py: redis-cell not built: its CL.THROTTLE rows are left out"
+	$(PY) bench/bench_ratelimit.py
 	$(PY) bench/bench_queues.py
 	$(PY) bench/bench_leader.py
 	$(PY) bench/bench_dashboard.py

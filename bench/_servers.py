@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import redis
@@ -41,8 +41,9 @@ def _die_with_parent() -> None:
 class RedisServer:
     """A redis-server of our own: ``with RedisServer() as server: server.port``."""
 
-    def __init__(self, binary: str = "redis-server") -> None:
+    def __init__(self, binary: str = "redis-server", extra: Sequence[str] = ()) -> None:
         self.binary = binary
+        self.extra = list(extra)  # more redis-server arguments, e.g. ["--loadmodule", path]
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
         self.paused = False
@@ -86,6 +87,7 @@ class RedisServer:
             self._dir,
             "--logfile",
             "redis.log",
+            *self.extra,
         ]
         self.proc = subprocess.Popen(
             args,
