@@ -5,27 +5,27 @@ a free 127.0.0.1 port (no persistence) and stops at the end, also on error or
 Ctrl-C. Every implementation gets its own new plain client in each process
 (``redis.Redis(host, port)``, hiredis parser when installed; django-ratelimit
 gets django-redis's, limits and throttled-py build theirs from the URL), and a
-fresh namespace in each run. Implementations (what one decision costs in
-Redis in brackets):
-
-The server has the redis-cell module loaded (``--loadmodule``, built by
-``make redis-cell`` from ``third_party/``) when it is built; the peers do not
-use it, and its rows are left out without it.
+fresh namespace in each run. The server has the redis-cell module loaded
+(``--loadmodule``, built by ``make redis-cell`` from ``third_party/``) when it
+is built; the peers do not use it, and the CL.THROTTLE rows are left out
+without it. Implementations (what one decision costs in Redis in brackets):
 
 * ``ours, CL.THROTTLE (track=True)``: ``RateLimiter("<N>/s;burst=<B>",
   name=...)`` with its defaults, ``hit(key).allowed``, on the server with the
-  module: the server's ``CL.THROTTLE`` decides, pipelined with ZINCRBY +
-  PEXPIRE on the limiter's per-minute busiest-keys zset (one round trip).
+  module: the server's ``CL.THROTTLE`` decides, pipelined with an EVALSHA
+  that counts the hit in the limiter's busiest-keys zset of the server's
+  minute (TIME, ZSCORE, ZINCRBY; one round trip).
   What users run on a server with the module.
 * ``ours, CL.THROTTLE (track=False)``: the command alone.
 * ``ours, script (track=True)``: the same limiter with ``native=False`` (what
   users run on a server without the module): one EVALSHA (TIME, HGET, HSET,
-  PEXPIRE on the key's hash, and ZINCRBY + PEXPIRE on the busiest-keys zset).
+  PEXPIRE on the key's hash, and ZSCORE + ZINCRBY on the busiest-keys zset;
+  RENAME, ZADD and PEXPIRE once a minute when the minute turns).
 * ``ours, script (track=False)``: the script without the busiest-keys count.
 * ``bare CL.THROTTLE``: ``client.execute_command("CL.THROTTLE", ...)``, the
   module's command with no library around it: what ours adds to it.
 * ``ours window (track=True)``: part C only, the sliding-window counter
-  ``"50/s;window"`` (TIME, HGET x 2, HINCRBY, HDEL, PEXPIRE, ZINCRBY, PEXPIRE).
+  ``"50/s;window"`` (TIME, HGET x 2, HINCRBY, HDEL, PEXPIRE, ZSCORE, ZINCRBY).
 * ``django-ratelimit``: ``django_ratelimit.core.get_usage(..., increment=True)``
   through a django-redis cache (Django configured in this script with
   ``settings.configure``); a fixed window on the client's clock (SET NX EX,

@@ -273,10 +273,14 @@ class KeyBuilder:
         validate_name(key, "rate-limit key")
         return f"{self.prefix}:rl:{{{len(limiter)}:{limiter}:{key}}}"
 
-    def rate_limit_top(self, limiter: str, minute: int) -> str:
-        """zset: key -> hits in that minute (unix time // 60), the admin's busiest keys."""
+    def rate_limit_top(self, limiter: str) -> tuple[str, str]:
+        """zsets: key -> hits in one minute of the server's clock, the admin's busiest
+        keys: this minute's, then the one before. Member ``''`` (never a key) is
+        scored minus the minute (unix time // 60) a zset counts; the decision
+        script moves this minute's to the other when the minute turns."""
         validate_name(limiter, "rate limiter name")
-        return f"{self.prefix}:rl-top:{{{limiter}}}:{minute}"
+        base = f"{self.prefix}:rl-top:{{{limiter}}}"
+        return f"{base}:now", f"{base}:before"
 
     def rate_limit_index(self) -> str:
         """hash: rate limiter name -> its policies, for the admin."""

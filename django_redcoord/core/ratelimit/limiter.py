@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import time
 from collections.abc import Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+from redis.exceptions import NoScriptError
 
 from ..exceptions import RedcoordError
 from ..keys import _NAME_RE, KeyBuilder, validate_name
@@ -48,7 +49,8 @@ from ..values import check_count
 from . import native as cell
 from .policy import Policy, parse
 
-HIT = Script("ratelimit/hit")
+HIT = Script("ratelimit/hit", includes=("ratelimit/common",))
+COUNT = Script("ratelimit/count", includes=("ratelimit/common",))
 RELEASE = Script("ratelimit/release")
 RESET = Script("ratelimit/reset")
 
@@ -190,14 +192,24 @@ class RateLimiter(UsesClient):
         # the last client seen to have CL.THROTTLE saves looking its server up on every hit
         if self.native and (client is self._cell_client or cell.known(client) is not False):
             call, stored, _ = self.hit_call(mode, key, cost, server_gcra=True)
+            counted: Any = None  # the count's reply (a batch's second)
             try:
                 reply = yield call
+                if isinstance(call, Batch):  # the command, then the count for the admin
+                    reply, counted = reply
+                    if isinstance(reply, Exception):
+                        raise reply
+                    if isinstance(counted, NoScriptError):  # a server that does not know the count yet
+                        yield Run(COUNT, list(self.keys.rate_limit_top(self.name)), [stored, cost], self._operation)
+                    elif isinstance(counted, Exception):
+                        raise counted
             except Exception as exc:
                 if not cell.is_unknown_command(exc):
                     raise
                 cell.learn(client, False)  # this server has no CL.THROTTLE: the script decides
                 self._cell_client = None
-                tracked = False if isinstance(call, Batch) else tracked  # the hit was counted already
+                if counted is not None and not isinstance(counted, Exception):
+                    tracked = False  # the hit was counted already
             else:
                 if client is not self._cell_client:
                     cell.learn(client, True)
@@ -232,15 +244,14 @@ class RateLimiter(UsesClient):
         if server_gcra:
             args = cell.throttle_args(self.keys.rate_limit_cell(self.name, stored), self.policies[0], 0 if mode == "peek" else cost)
             if track and mode == "hit":
-                top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
-                counting = (("ZINCRBY", top, cost, stored), ("PEXPIRE", top, 180000))
-                return Batch(args, *counting, operation=self._operation), stored, None
+                counting = ("EVALSHA", COUNT.sha, 2, *self.keys.rate_limit_top(self.name), stored, cost)
+                return Batch(args, counting, operation=self._operation, raise_errors=False), stored, None
             return Command(*args, operation=self._operation), stored, None
         state, inflight = self.keys.rate_limit(self.name, stored)
-        top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
+        top, before = self.keys.rate_limit_top(self.name)
         token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
         call = Run(
-            HIT, [state, inflight, top],
+            HIT, [state, inflight, top, before],
             [mode, cost, stored if track else "", token, *self._args],
             self._operation,
         )  # fmt: skip
@@ -261,8 +272,6 @@ class RateLimiter(UsesClient):
     def decision(self, reply: Any, key: str, token: str | None, *, peek: bool = False, server_gcra: bool = False) -> Decision:
         """The Decision of a ``ratelimit/hit.lua`` reply (of ``CL.THROTTLE``'s with ``server_gcra``)."""
         if server_gcra:
-            if isinstance(reply, list) and reply and isinstance(reply[0], list):
-                reply = reply[0]  # the batch's first reply; the others counted the hit
             policy = self.policies[0]
             passed, remaining, reset, retry = cell.numbers(reply, policy, peek=peek)
             state = PolicyState(policy, remaining, reset, retry)
@@ -349,7 +358,6 @@ class RateLimiter(UsesClient):
     def _reset_steps(self, key: Any) -> Steps:
         stored = safe_key(key)
         state, inflight = self.keys.rate_limit(self.name, stored)
-        top = self.keys.rate_limit_top(self.name, int(time.time() // 60))
-        keys = [state, inflight, top, self.keys.rate_limit_cell(self.name, stored)]
+        keys = [state, inflight, *self.keys.rate_limit_top(self.name), self.keys.rate_limit_cell(self.name, stored)]
         deleted = yield Run(RESET, keys, [stored], f"reset rate limit {self.name!r}")
         return int(deleted)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ..keys import KeyBuilder
@@ -19,21 +18,27 @@ def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> li
     ``hit()``, refused ones included), each with its state now: three round trips (four the first time, to learn
     whether the server has CL.THROTTLE)."""
     builder = KeyBuilder(prefix or default_prefix())
-    minute = int(time.time() // 60)
     with unavailable_as_ours(client, "list rate limiters"):
         limiters = {as_text(k): as_text(v) for k, v in client.hgetall(builder.rate_limit_index()).items()}
         names = sorted(limiters)
         pipe = client.pipeline(transaction=False)
+        pipe.time()  # the minutes are the server's, like the counts' (clients' clocks never matter)
         for name in names:
-            for m in (minute, minute - 1):
-                pipe.zrevrange(builder.rate_limit_top(name, m), 0, top - 1, withscores=True)
+            for zset in builder.rate_limit_top(name):  # this minute's, the one before's
+                pipe.zscore(zset, "")  # minus the minute it counts
+                pipe.zrevrangebyscore(zset, "+inf", "(0", start=0, num=top, withscores=True)
         replies = pipe.execute() if names else []
+    minute = int(replies[0][0]) // 60 if names else 0
     out = []
     peeks: list[tuple[int, RateLimiter, str]] = []
     for i, name in enumerate(names):
         hits: dict[str, float] = {}
-        for member, score in replies[2 * i] + replies[2 * i + 1]:
-            hits[as_text(member)] = hits.get(as_text(member), 0) + float(score)
+        for j in (0, 1):
+            counts, members = replies[1 + 4 * i + 2 * j], replies[2 + 4 * i + 2 * j]
+            if counts is None or -int(float(counts)) not in (minute, minute - 1):
+                continue  # older: no hit since
+            for member, score in members:
+                hits[as_text(member)] = hits.get(as_text(member), 0) + float(score)
         busiest = sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
         try:
             limiter = RateLimiter(limiters[name], name=name, track=False, client=client, prefix=builder.prefix)

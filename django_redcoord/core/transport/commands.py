@@ -129,12 +129,15 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
             await pool.release(conn)
 
 
-def commands(client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str) -> list[Any]:
+def commands(
+    client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str, raise_errors: bool = True
+) -> list[Any]:
     """Several commands sent together, one round trip, no MULTI: their replies in order.
 
     Each runs on its own (a batch, not a transaction). Every reply is read
     before an error reply is raised (the first), so the connection stays in
-    step and goes back to the pool. The same rules as :func:`command`
+    step and goes back to the pool; with ``raise_errors=False`` error replies
+    are returned in their places instead. The same rules as :func:`command`
     otherwise: no retry, a broken or interrupted connection is dropped.
     """
     pool = _direct_pool(client)
@@ -143,7 +146,7 @@ def commands(client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str) 
             pipe = client.pipeline(transaction=False)
             for args in cmds:
                 pipe.execute_command(*args)
-            return pipe.execute()
+            return pipe.execute(raise_on_error=raise_errors)
         conn = _checkout(pool, cmds[0][0])
         try:
             conn.send_packed_command(_pack_all(conn, cmds))
@@ -153,10 +156,12 @@ def commands(client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str) 
             raise
         finally:
             pool.release(conn)
-    return _raise_first_error(replies)
+    return _raise_first_error(replies) if raise_errors else replies
 
 
-async def acommands(client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str) -> list[Any]:
+async def acommands(
+    client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str, raise_errors: bool = True
+) -> list[Any]:
     """:func:`commands` for a ``redis.asyncio`` client."""
     pool = _direct_async_pool(client)
     with unavailable_as_ours(client, operation):
@@ -164,7 +169,7 @@ async def acommands(client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation
             pipe = client.pipeline(transaction=False)
             for args in cmds:
                 pipe.execute_command(*args)
-            return await pipe.execute()
+            return await pipe.execute(raise_on_error=raise_errors)
         conn = await pool.get_connection()
         try:
             await conn.send_packed_command(_pack_all(conn, cmds))
@@ -179,7 +184,7 @@ async def acommands(client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation
             raise
         finally:
             await pool.release(conn)
-    return _raise_first_error(replies)
+    return _raise_first_error(replies) if raise_errors else replies
 
 
 def _pack_all(conn: Any, cmds: tuple[tuple[Any, ...], ...]) -> Any:

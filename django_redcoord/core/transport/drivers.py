@@ -133,18 +133,22 @@ class Transaction(Step):
 
 
 class Batch(Step):
-    """Send commands together, without MULTI/EXEC (one round trip; each runs on its own)."""
+    """Send commands together, without MULTI/EXEC (one round trip; each runs on its own).
 
-    __slots__ = ("commands", "operation")
+    Replies come back in order; the first error reply is raised, or with
+    ``raise_errors=False`` every error reply is returned in its place.
+    """
 
-    def __init__(self, *commands: tuple[Any, ...], operation: str) -> None:
-        self.commands, self.operation = commands, operation
+    __slots__ = ("commands", "operation", "raise_errors")
+
+    def __init__(self, *commands: tuple[Any, ...], operation: str, raise_errors: bool = True) -> None:
+        self.commands, self.operation, self.raise_errors = commands, operation, raise_errors
 
     def run(self, client: Any) -> Any:
-        return send_commands(client, self.commands, operation=self.operation)
+        return send_commands(client, self.commands, operation=self.operation, raise_errors=self.raise_errors)
 
     async def arun(self, client: Any) -> Any:
-        return await asend_commands(client, self.commands, operation=self.operation)
+        return await asend_commands(client, self.commands, operation=self.operation, raise_errors=self.raise_errors)
 
 
 def _advance(steps: Steps, reply: Any, error: BaseException | None) -> tuple[bool, Any]:

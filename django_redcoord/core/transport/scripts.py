@@ -49,6 +49,11 @@ class Script:
     def source(self) -> str:
         return self._load()[0]
 
+    @property
+    def sha(self) -> str:
+        """The SHA1 digest EVALSHA names the script by (for a batch of commands)."""
+        return self._load()[1]
+
     def queue(self, pipe: Any, keys: list[str], args: list[Any]) -> None:
         """Add a run of this script to a pipeline (see :func:`execute_pipeline`)."""
         pipe.evalsha(self._load()[1], len(keys), *keys, *args)

@@ -7,7 +7,9 @@ import string
 import pytest
 
 from django_redcoord.core.exceptions import CoordinationUnavailable
+from django_redcoord.core.keys import KeyBuilder
 from django_redcoord.core.ratelimit import RateLimited, RateLimiter, parse, safe_key
+from django_redcoord.core.ratelimit.records import busiest_keys
 
 from ...drivers import Driver as BaseDriver
 
@@ -131,3 +133,26 @@ def test_policy_text_is_checked():
                          ("concurrency=2 & concurrency=3", "at most one concurrency")]:  # fmt: skip
         with pytest.raises(ValueError, match=message):
             RateLimiter(bad)
+
+
+def test_the_busiest_keys_turn_over_with_the_servers_minute(redis_client):
+    rl = RateLimiter("100/s", name="turn", client=redis_client, prefix="turn", native=False)
+    top, before = KeyBuilder("turn").rate_limit_top("turn")
+    for _attempt in range(3):  # again if the server's minute turns meanwhile
+        redis_client.delete(top, before)
+        minute = redis_client.time()[0] // 60
+        # the zset counted the minute before: this minute's first hit moves it aside
+        redis_client.zadd(top, {"": -(minute - 1), "old": 5})
+        rl.hit("new")
+        (row,) = busiest_keys(redis_client, prefix="turn")
+        if redis_client.time()[0] // 60 == minute:
+            break
+    assert redis_client.zscore(before, "old") == 5 and redis_client.zscore(top, "") == -minute
+    assert {k["key"]: k["hits"] for k in row["keys"]} == {"old": 5, "new": 1}
+    # older counts are dropped when the minute turns, never shown as this minute's
+    redis_client.zadd(top, {"": -(minute - 3), "stale": 7})
+    redis_client.zadd(before, {"": -(minute - 4), "staler": 9})
+    assert [k["key"] for k in busiest_keys(redis_client, prefix="turn")[0]["keys"]] == []
+    rl.hit("new")
+    assert not redis_client.exists(before)
+    assert redis_client.zrange(top, 0, -1, withscores=True) == [(b"", -minute), (b"new", 1.0)]

@@ -11,8 +11,10 @@ first and after the last request:
   overlap counter on a second Redis).
 
 Half of the processes run with their clocks skewed by an hour (ahead or
-behind): decisions use only the server's clock. The negative control is a
-read-then-write limiter, which the same GCRA bound catches.
+behind): decisions use only the server's clock, and so does the admin's
+count of the busiest keys (every decision of every process is counted in
+it). The negative control is a read-then-write limiter, which the same GCRA
+bound catches.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 import pytest
 
 from django_redcoord.core.ratelimit import RateLimiter
+from django_redcoord.core.ratelimit.records import busiest_keys
 from django_redcoord.core.transport.clients import client_from_url
 
 from ... import multiproc
@@ -50,15 +53,16 @@ def hammer(index, url, policy, seconds, skew, unsafe, limit):
         time.time = lambda: real() + skew
     client = client_from_url(url)
     limiter = NaiveLimiter(client, limit) if unsafe else RateLimiter(policy, name="hammer", client=client, prefix=PREFIX)
-    admitted = contradictions = 0
+    admitted = contradictions = decisions = 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         decision = limiter.hit("one-key")
+        decisions += 1
         allowed = decision if unsafe else decision.allowed
         admitted += bool(allowed)
         # a refusal never says a request remains (the 429 headers would contradict it)
         contradictions += not unsafe and not allowed and decision.remaining > 0
-    return admitted, contradictions
+    return admitted, contradictions, decisions
 
 
 def server_seconds(client):
@@ -76,8 +80,12 @@ def _hammer(redis_url, redis_client, policy, seconds, *, unsafe=False, limit=0):
         for p in procs:
             p.stop()
     end = server_seconds(redis_client)
-    assert sum(c for _, c in results) == 0, "refused decisions that said a request remained"
-    return sum(a for a, _ in results), start, end
+    assert sum(c for _, c, _ in results) == 0, "refused decisions that said a request remained"
+    if not unsafe:  # the admin saw every decision, whichever clock its process had
+        (limiter,) = [row for row in busiest_keys(redis_client, prefix=PREFIX) if row["name"] == "hammer"]
+        assert limiter["keys"][0]["key"] == "one-key"
+        assert limiter["keys"][0]["hits"] == sum(d for _, _, d in results)
+    return sum(a for a, _, _ in results), start, end
 
 
 def test_gcra_never_admits_more_than_burst_plus_rate_times_elapsed(redis_url, redis_client):

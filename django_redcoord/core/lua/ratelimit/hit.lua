@@ -1,4 +1,4 @@
--- ratelimit/hit.lua (common/time prepended): decide a request against every
+-- ratelimit/hit.lua (common/time and ratelimit/common prepended): decide a request against every
 -- policy of a limiter at once, on the server's clock; count it only if all
 -- of them let it through.
 --
@@ -6,7 +6,9 @@
 --                  arrival time (ms) of GCRA policy i; 'w<i>:<n>' -> hits in
 --                  window n of sliding-window policy i
 -- KEYS[2] inflight zset: concurrency slot token -> lease expiry (ms)
--- KEYS[3] top      zset (per limiter and minute): key -> hits, for the admin
+-- KEYS[3] top      zset (per limiter): key -> hits this minute of the server's
+--                  clock, for the admin (see ratelimit/common.lua)
+-- KEYS[4] before   zset: the same for the minute before
 -- ARGV[1] mode     'hit' decide and count | 'peek' decide only
 -- ARGV[2] cost     how much the request counts (GCRA, window)
 -- ARGV[3] member   the key as the admin shows it ('' not to track it)
@@ -22,7 +24,7 @@
 -- covers, plus the current one (at most `limit` within any fixed window).
 -- Concurrency: at most `limit` live leases.
 
-local state, inflight, top = KEYS[1], KEYS[2], KEYS[3]
+local state, inflight, top, before = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local mode, cost, member, token = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local n = tonumber(ARGV[5])
 local t = redis.call('TIME')
@@ -115,10 +117,6 @@ if mode == 'hit' then
       redis.call('PEXPIRE', inflight, math.ceil(lease_ms) + 1000)
     end
   end
-  -- a member's first hit this minute (so also the key's first) sets the
-  -- expiry; later hits of a member leave it
-  if member ~= '' and tonumber(redis.call('ZINCRBY', top, cost, member)) == cost then
-    redis.call('PEXPIRE', top, 180000)
-  end
+  if member ~= '' then count_hit(now, top, before, member, cost) end
 end
 return {allowed, denied_by, unpack(out)}

@@ -1,0 +1,24 @@
+-- ratelimit/common.lua: what the rate-limit scripts share (included after
+-- common/time; it takes no keys or arguments of its own).
+
+-- Count `cost` hits of `member` (the key as the admin shows it) in `top`,
+-- the zset of this minute of the server's clock; `before` keeps the minute
+-- before for the admin. Member '' (never a key) is scored minus the minute
+-- its zset counts: when the minute turns, the first hit moves `top` to
+-- `before` (or drops both when `top` is older than that) and starts afresh.
+-- A zset lives 3 minutes from the first hit of its minute, so `before` stays
+-- through the next minute at least.
+local function count_hit(now_ms, top, before, member, cost)
+  local minute = math.floor(now_ms / 60000)
+  local counts = tonumber(redis.call('ZSCORE', top, ''))
+  if counts ~= -minute then
+    if counts == -(minute - 1) then
+      redis.call('RENAME', top, before)
+    else
+      redis.call('DEL', top, before)
+    end
+    redis.call('ZADD', top, -minute, '')
+    redis.call('PEXPIRE', top, 180000)
+  end
+  redis.call('ZINCRBY', top, cost, member)
+end
