@@ -249,11 +249,11 @@ def _field_problem(kind: str, decision: Any) -> None:
 
 def check_decision(decision: Any, lim: Limit, whole_seconds: bool = False) -> None:
     """Count any field of a GCRA decision that contradicts the policy (1 ms slack;
-    with ``whole_seconds``, CL.THROTTLE's answers: times rounded up, plus one)."""
+    with ``whole_seconds``, CL.THROTTLE's reset: rounded up to seconds, plus one)."""
     interval = 1.0 / lim.rate
     full = lim.burst * interval + 0.001
     if whole_seconds:
-        interval, full = math.ceil(interval) + 1 - 0.001, math.ceil(full) + 1
+        full = math.ceil(full) + 1
     if decision.allowed:
         if decision.retry_after != 0:
             _field_problem("allowed with retry_after != 0", decision)

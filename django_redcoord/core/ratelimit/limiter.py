@@ -214,7 +214,7 @@ class RateLimiter(UsesClient):
                 if client is not self._cell_client:
                     cell.learn(client, True)
                     self._cell_client = client
-                return self.decision(reply, stored, None, peek=mode == "peek", server_gcra=True)
+                return self.decision(reply, stored, None, peek=mode == "peek", server_gcra=True, cost=cost)
         call, stored, token = self.hit_call(mode, key, cost, track=tracked)
         try:
             reply = yield call
@@ -269,11 +269,13 @@ class RateLimiter(UsesClient):
                     f"(its {what} is {most}); use a cost from 1 to {self._most_cost}"
                 )
 
-    def decision(self, reply: Any, key: str, token: str | None, *, peek: bool = False, server_gcra: bool = False) -> Decision:
+    def decision(
+        self, reply: Any, key: str, token: str | None, *, peek: bool = False, server_gcra: bool = False, cost: int = 1
+    ) -> Decision:
         """The Decision of a ``ratelimit/hit.lua`` reply (of ``CL.THROTTLE``'s with ``server_gcra``)."""
         if server_gcra:
             policy = self.policies[0]
-            passed, remaining, reset, retry = cell.numbers(reply, policy, peek=peek)
+            passed, remaining, reset, retry = cell.numbers(reply, policy, peek=peek, cost=cost)
             state = PolicyState(policy, remaining, reset, retry)
             return Decision(passed, remaining, reset, retry, None if passed else policy, (state,), key)
         allowed, denied, *numbers = (int(x) for x in reply)

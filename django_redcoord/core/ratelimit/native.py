@@ -86,8 +86,14 @@ def throttle_args(key: str, policy: Policy, quantity: int) -> tuple[Any, ...]:
     return ("CL.THROTTLE", key, policy.burst - 1, policy.limit, int(policy.period), quantity)
 
 
-def numbers(reply: Any, policy: Policy, *, peek: bool) -> tuple[bool, int, float, float]:
+def numbers(reply: Any, policy: Policy, *, peek: bool, cost: int = 1) -> tuple[bool, int, float, float]:
     """(allowed, remaining, reset, retry_after) in seconds from a CL.THROTTLE reply.
+
+    The command answers in whole seconds, rounded up from milliseconds (so a
+    wait under 1 ms is 0). A refused request never waits longer than its
+    cost's worth of intervals (only admitted requests move the bucket on, so
+    it is never fuller than the burst): ``retry_after`` is the shorter of the
+    two, and at least 1 ms, an upper bound that is never too early.
 
     A peek asks with quantity 0, which always "passes": it would let one more
     request through when at least one remains. The command gives no retry
@@ -101,8 +107,8 @@ def numbers(reply: Any, policy: Policy, *, peek: bool) -> tuple[bool, int, float
     if allowed:
         return True, remaining, float(max(reset, 0)), 0.0
     if retry < 0:
-        retry = max(1, reset - int((policy.burst - 1) * interval))
-    return False, remaining, float(max(reset, 0)), float(retry)
+        return False, remaining, float(max(reset, 0)), float(max(1, reset - int((policy.burst - 1) * interval)))
+    return False, remaining, float(max(reset, 0)), max(0.001, min(float(retry), cost * interval))
 
 
 def forget() -> None:
