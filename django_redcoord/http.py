@@ -20,6 +20,7 @@ import math
 from functools import lru_cache
 from typing import Any
 
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponse
 
 from . import conf
@@ -110,6 +111,27 @@ def rate_limit_key(request: HttpRequest, key: Any) -> str:
         value = request.META.get(header)
         return f"h:{value}" if value else f"ip:{client_ip(request)}"
     return f"ip:{client_ip(request)}"
+
+
+async def arate_limit_key(request: HttpRequest, key: Any) -> str:
+    """:func:`rate_limit_key` on the event loop, which must not touch the database:
+    the user comes from ``request.auser()``, a plain function key runs in a
+    thread (``sync_to_async``: it may read ``request.user``), an ``async def``
+    key is awaited."""
+    if callable(key):
+        if iscoroutinefunction(key):
+            return str(await key(request))
+        return str(await sync_to_async(key)(request))
+    if key == "user":
+        auser = getattr(request, "auser", None)  # AuthenticationMiddleware, Django 5.0+
+        if auser is not None:
+            user = await auser()
+        else:
+            user = await sync_to_async(lambda: getattr(request, "user", None))()
+        if user is not None and getattr(user, "is_authenticated", False):
+            return f"user:{user.pk}"
+        return f"ip:{client_ip(request)}"
+    return rate_limit_key(request, key)
 
 
 def check_key(key: Any) -> Any:

@@ -31,7 +31,7 @@ from .core.ratelimit import Decision, RateLimiter
 from .core.transport.drivers import uncancellable
 from .decorators.holds import unavailable_response
 from .decorators.ratelimits import agive_back, give_back
-from .http import rate_limit_headers, rate_limit_key, too_many_requests
+from .http import arate_limit_key, rate_limit_headers, rate_limit_key, too_many_requests
 
 log = logging.getLogger("django_redcoord.ratelimit")
 
@@ -98,7 +98,7 @@ class RateLimitMiddleware:
                 if not rule.applies(request):
                     continue
                 try:
-                    decision = await rule.limiter.ahit(rate_limit_key(request, rule.key))
+                    decision = await rule.limiter.ahit(await arate_limit_key(request, rule.key))
                 except CoordinationUnavailable as exc:
                     refused = self._unavailable(request, rule, exc)
                     if refused is not None:

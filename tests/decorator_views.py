@@ -119,6 +119,20 @@ async def limited_post(request):
     return JsonResponse({"ok": True})
 
 
+@rate_limit("1/m", key=lambda request: request.user.username, name="t-by-name")
+async def limited_by_name(request):  # a plain key function reading request.user, on an async view
+    return JsonResponse({"ok": True})
+
+
+async def _user_email(request):
+    return (await request.auser()).email
+
+
+@rate_limit("1/m", key=_user_email, name="t-by-email")
+async def limited_by_email(request):  # an async key function
+    return JsonResponse({"ok": True})
+
+
 @rate_limit("1/m", key="ip", block=False, name="t-soft")
 def soft_limit(request):
     return JsonResponse({"allowed": request.ratelimit.allowed})
@@ -137,6 +151,8 @@ def one_at_a_time(request):
 urlpatterns = [
     path("rl/search/", limited_search),
     path("rl/post/", limited_post),
+    path("rl/by-name/", limited_by_name),
+    path("rl/by-email/", limited_by_email),
     path("rl/soft/", soft_limit),
     path("rl/closed/", closed_when_down),
     path("rl/one/", one_at_a_time),

@@ -107,3 +107,34 @@ def test_bad_arguments_fail_at_decoration():
         rate_limit("1/s", key="cookie")
     with pytest.raises(ValueError, match="on_unavailable must be"):
         rate_limit("1/s", on_unavailable="maybe")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_async_view_counts_a_logged_in_user_by_user_without_touching_the_database_on_the_loop(
+    async_client, django_user_model
+):
+    import asyncio
+
+    alice = django_user_model.objects.create_user("alice", password="x")
+    bob = django_user_model.objects.create_user("bob", password="x")
+
+    async def posts(n):
+        return [(await async_client.post("/rl/post/")).status_code for _ in range(n)]
+
+    async_client.force_login(alice)  # a session in the database: reading request.user queries it
+    assert asyncio.run(posts(3)) == [200, 200, 429]
+    async_client.force_login(bob)  # another user, another budget
+    assert asyncio.run(posts(2)) == [200, 200]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("path", ["/rl/by-name/", "/rl/by-email/"])
+def test_key_functions_of_async_views_may_read_the_user(async_client, django_user_model, path):
+    import asyncio
+
+    async def gets(n):
+        return [(await async_client.get(path)).status_code for _ in range(n)]
+
+    for name in ("carol", "dave"):
+        async_client.force_login(django_user_model.objects.create_user(name, email=f"{name}@example.com"))
+        assert asyncio.run(gets(2)) == [200, 429], name

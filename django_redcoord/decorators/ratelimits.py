@@ -37,7 +37,7 @@ from django.http.response import HttpResponseBase
 from ..core.exceptions import CoordinationUnavailable
 from ..core.ratelimit import Decision, RateLimiter, parse
 from ..core.transport.drivers import uncancellable
-from ..http import check_key, rate_limit_headers, rate_limit_key, too_many_requests
+from ..http import arate_limit_key, check_key, rate_limit_headers, rate_limit_key, too_many_requests
 from .holds import find_request, unavailable_response
 from .locks import F
 
@@ -148,7 +148,7 @@ class _Guard:
         if not self._counts(request):
             return None, None
         try:
-            decision = await self.limiter.ahit(rate_limit_key(request, self.key))
+            decision = await self.limiter.ahit(await arate_limit_key(request, self.key))
         except CoordinationUnavailable as exc:
             return None, self._unavailable(request, exc)
         return decision, self._answer(request, decision)
