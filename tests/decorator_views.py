@@ -108,6 +108,11 @@ async def write_catalog(request, pk):
     return _describe(request, kind=request.redcoord_lock.kind)
 
 
+@with_lock("report:{request.user.pk}", ttl=5, wait=0)
+async def user_report(request):  # the name reads the signed-in user, on the event loop
+    return JsonResponse({"lock": request.redcoord_lock.name})
+
+
 @rate_limit("3/m", key="ip", name="t-search")
 def limited_search(request):
     decision = request.ratelimit  # None when Redis could not be reached (fail-open)
@@ -150,6 +155,7 @@ def one_at_a_time(request):
 
 urlpatterns = [
     path("rl/search/", limited_search),
+    path("report/", user_report),
     path("rl/post/", limited_post),
     path("rl/by-name/", limited_by_name),
     path("rl/by-email/", limited_by_email),

@@ -74,6 +74,21 @@ def test_async_view(async_client):
     asyncio.run(scenario())
 
 
+@pytest.mark.django_db(transaction=True)
+def test_an_async_view_may_name_its_lock_after_the_signed_in_user(async_client, django_user_model):
+    user = django_user_model.objects.create_user("erin", password="x")
+    async_client.force_login(user)  # reading request.user on the loop would query the database
+
+    async def scenario():
+        ok = await async_client.get("/report/")
+        assert ok.status_code == 200 and ok.json()["lock"] == f"report:{user.pk}"
+        held = hold(f"report:{user.pk}")
+        assert (await async_client.get("/report/")).status_code == 409
+        held.release()
+
+    asyncio.run(scenario())
+
+
 class Invoice:
     def __init__(self, pk):
         self.pk = pk

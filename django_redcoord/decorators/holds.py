@@ -14,6 +14,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from asgiref.sync import sync_to_async
+from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponse
 
 from ..core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
@@ -95,6 +97,16 @@ def find_request(args: tuple[Any, ...]) -> HttpRequest | None:
         if isinstance(arg, HttpRequest):
             return arg
     return None
+
+
+async def aname(namer: Any, *args: Any, **kwargs: Any) -> str:
+    """A name for a call on the event loop: ``namer(...)``, or in a thread when it
+    reads something lazy that queries the database (``{request.user.pk}`` of
+    a signed-in user: Django refuses that on the loop)."""
+    try:
+        return namer(*args, **kwargs)
+    except SynchronousOnlyOperation:
+        return await sync_to_async(namer)(*args, **kwargs)
 
 
 def native(lock: Lock) -> bool:

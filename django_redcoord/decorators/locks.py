@@ -55,6 +55,7 @@ from ..core.values import DEFAULT, check_ttl, check_wait
 from .holds import (
     aacquire,
     afinish,
+    aname,
     busy,
     busy_response,
     find_request,
@@ -190,7 +191,7 @@ def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], make: Callab
 def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold], answers: tuple) -> Any:
     @functools.wraps(func)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        lock = make(namer(*args, **kwargs))
+        lock = make(await aname(namer, *args, **kwargs))
         request = find_request(args)
         try:
             acquired = await aacquire(lock)

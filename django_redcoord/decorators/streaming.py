@@ -17,7 +17,7 @@ from asgiref.sync import async_to_sync
 from django.http import StreamingHttpResponse
 
 from ..core.holds import Hold
-from .holds import aacquire, afinish, busy, finish, native
+from .holds import aacquire, afinish, aname, busy, finish, native
 
 FAILED, DONE, STREAMING = object(), object(), object()
 
@@ -114,7 +114,7 @@ def wrap_generator(func: Callable[..., Any], namer: Callable[..., str], make: Ca
 def wrap_async_generator(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold]) -> Any:
     @functools.wraps(func)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        lock = make(namer(*args, **kwargs))
+        lock = make(await aname(namer, *args, **kwargs))
         if not await aacquire(lock):
             busy(lock, None, None)
         failed = True
