@@ -12,8 +12,8 @@ command's.
 ``CL.THROTTLE key max_burst count period quantity`` admits ``max_burst + 1``
 at once and ``count`` per ``period`` seconds after that: our ``burst`` is
 ``max_burst + 1``. It answers ``[limited, limit, remaining, retry_after,
-reset_after]`` in whole seconds, rounded up (a refused request of a "10/s"
-limiter is told 1 s where the script says 0.1 s); ``RateLimiter(...,
+reset_after]`` in whole seconds, rounded up from milliseconds (see
+:func:`numbers` for the retry time we give from it); ``RateLimiter(...,
 native=False)`` keeps a limiter on the script for millisecond answers.
 """
 
