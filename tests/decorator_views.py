@@ -5,6 +5,7 @@ from django.urls import path
 from django.views import View
 
 from django_redcoord import (
+    Lock,
     current_lock,
     rate_limit,
     with_lock,
@@ -41,6 +42,13 @@ class ReportView(View):
 class ExportView(View):
     def get(self, request, slug):
         return _describe(request, view="class")
+
+
+@with_lock("async-export:{kwargs[slug]}", **LOCK)
+class AsyncExportView(View):  # async handlers: the lock is held while they run
+    async def get(self, request, slug):
+        held = await Lock(f"async-export:{slug}", ttl=5).alocked()
+        return JsonResponse({"name": request.redcoord_lock.name, "held_meanwhile": held})
 
 
 def teapot(request, exc):
@@ -138,6 +146,27 @@ async def limited_by_email(request):  # an async key function
     return JsonResponse({"ok": True})
 
 
+@rate_limit("1/m", key="ip", name="t-cbv")
+class LimitedView(View):  # a whole class-based view (its dispatch)
+    def get(self, request):
+        return JsonResponse({"ok": True})
+
+
+class LimitedMethodView(View):  # one method of a class-based view
+    @rate_limit("1/m", key="ip", name="t-cbv-method")
+    def post(self, request):
+        return JsonResponse({"ok": True})
+
+    def get(self, request):
+        return JsonResponse({"ok": True})
+
+
+@rate_limit("1/m", key="ip", name="t-async-cbv")
+class AsyncLimitedView(View):  # an async class-based view
+    async def get(self, request):
+        return JsonResponse({"ok": True})
+
+
 @rate_limit("1/m", key="ip", block=False, name="t-soft")
 def soft_limit(request):
     return JsonResponse({"allowed": request.ratelimit.allowed})
@@ -157,6 +186,9 @@ urlpatterns = [
     path("rl/search/", limited_search),
     path("report/", user_report),
     path("rl/post/", limited_post),
+    path("rl/cbv/", LimitedView.as_view()),
+    path("rl/cbv-method/", LimitedMethodView.as_view()),
+    path("rl/async-cbv/", AsyncLimitedView.as_view()),
     path("rl/by-name/", limited_by_name),
     path("rl/by-email/", limited_by_email),
     path("rl/soft/", soft_limit),
@@ -173,6 +205,7 @@ urlpatterns = [
     path("me/", by_user),
     path("report/<slug:slug>/", ReportView.as_view()),
     path("export/<slug:slug>/", ExportView.as_view()),
+    path("async-export/<slug:slug>/", AsyncExportView.as_view()),
     path("custom/<int:pk>/", custom_busy),
     path("async/<int:pk>/", async_view),
 ]

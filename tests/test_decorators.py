@@ -89,6 +89,19 @@ def test_an_async_view_may_name_its_lock_after_the_signed_in_user(async_client, 
     asyncio.run(scenario())
 
 
+def test_an_async_class_based_view_holds_the_lock_while_its_handler_runs(async_client):
+    async def scenario():
+        ok = await async_client.get("/async-export/q3/")
+        assert ok.status_code == 200 and ok.json() == {"name": "async-export:q3", "held_meanwhile": True}
+        held = hold("async-export:q3")
+        busy = await async_client.get("/async-export/q3/")
+        assert busy.status_code == 409  # a refusal Django can await
+        held.release()
+
+    asyncio.run(scenario())
+    assert not Lock("async-export:q3", ttl=5).locked()  # released after the handler
+
+
 class Invoice:
     def __init__(self, pk):
         self.pk = pk

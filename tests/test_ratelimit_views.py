@@ -138,3 +138,16 @@ def test_key_functions_of_async_views_may_read_the_user(async_client, django_use
     for name in ("carol", "dave"):
         async_client.force_login(django_user_model.objects.create_user(name, email=f"{name}@example.com"))
         assert asyncio.run(gets(2)) == [200, 429], name
+
+
+def test_class_based_views_whole_or_one_method(client, async_client):
+    import asyncio
+
+    assert [client.get("/rl/cbv/").status_code for _ in range(2)] == [200, 429]
+    assert [client.get("/rl/cbv-method/").status_code for _ in range(2)] == [200, 200]  # only post() is limited
+    assert [client.post("/rl/cbv-method/").status_code for _ in range(2)] == [200, 429]
+
+    async def gets():
+        return [(await async_client.get("/rl/async-cbv/")).status_code for _ in range(2)]
+
+    assert asyncio.run(gets()) == [200, 429]

@@ -7,6 +7,8 @@ generators and streamed responses (:mod:`.streaming`).
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import logging
 import math
 import os
@@ -97,6 +99,26 @@ def find_request(args: tuple[Any, ...]) -> HttpRequest | None:
         if isinstance(arg, HttpRequest):
             return arg
     return None
+
+
+def view_dispatch(view: type) -> Any:
+    """The ``dispatch`` of a class-based view, to be wrapped by a decorator.
+
+    An async view's (``async def`` handlers) is a plain method returning the
+    handler's coroutine, so a plain wrapper would decide, hold and let go
+    before the handler ran, and answer a refusal Django cannot await: it is
+    given as an ``async def`` that awaits the handler instead.
+    """
+    dispatch = view.dispatch  # type: ignore[attr-defined]
+    if not getattr(view, "view_is_async", False) or inspect.iscoroutinefunction(dispatch):
+        return dispatch
+
+    @functools.wraps(dispatch)
+    async def async_dispatch(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = dispatch(self, *args, **kwargs)
+        return (await result) if inspect.isawaitable(result) else result
+
+    return async_dispatch
 
 
 async def aname(namer: Any, *args: Any, **kwargs: Any) -> str:

@@ -61,6 +61,7 @@ from .holds import (
     find_request,
     finish,
     unavailable_response,
+    view_dispatch,
 )
 from .streaming import FAILED, STREAMING, handed_to_stream, wrap_async_generator, wrap_generator
 
@@ -137,7 +138,7 @@ def holding(
         if isinstance(target, type):
             if not hasattr(target, "dispatch"):
                 raise TypeError(f"{decorator} on a class needs a class-based view (with dispatch()), not {target!r}")
-            target.dispatch = decorate(target.dispatch)  # type: ignore[attr-defined]
+            target.dispatch = decorate(view_dispatch(target))  # type: ignore[attr-defined]
             return target
         if not callable(target):
             raise TypeError(f"{decorator} decorates functions, methods and view classes, not {target!r}")

@@ -38,7 +38,7 @@ from ..core.exceptions import CoordinationUnavailable
 from ..core.ratelimit import Decision, RateLimiter, parse
 from ..core.transport.drivers import uncancellable
 from ..http import arate_limit_key, check_key, rate_limit_headers, rate_limit_key, too_many_requests
-from .holds import find_request, unavailable_response
+from .holds import find_request, unavailable_response, view_dispatch
 from .locks import F
 
 log = logging.getLogger("django_redcoord.ratelimit")
@@ -85,7 +85,9 @@ def rate_limit(
 
     def decorate(target: F) -> F:
         if isinstance(target, type):
-            target.dispatch = decorate(target.dispatch)  # type: ignore[attr-defined]
+            if not hasattr(target, "dispatch"):
+                raise TypeError(f"rate_limit on a class needs a class-based view (with dispatch()), not {target!r}")
+            target.dispatch = decorate(view_dispatch(target))  # type: ignore[attr-defined]
             return target
         limiter = RateLimiter(policies, name=name or _default_name(target), track=track, native=native, client=client)
         guard = _Guard(limiter, key, methods, block, on_limited or too_many_requests, on_unavailable)
