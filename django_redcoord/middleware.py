@@ -30,7 +30,7 @@ from .core.exceptions import CoordinationUnavailable
 from .core.ratelimit import Decision, RateLimiter
 from .core.transport.drivers import uncancellable
 from .decorators.holds import unavailable_response
-from .decorators.ratelimits import agive_back, give_back
+from .decorators.ratelimits import agive_back, give_back, limiter_name
 from .http import arate_limit_key, rate_limit_headers, rate_limit_key, too_many_requests
 
 log = logging.getLogger("django_redcoord.ratelimit")
@@ -42,8 +42,8 @@ class _Rule:
         self.key = rule.get("key", "ip")
         self.methods = tuple(m.upper() for m in rule["methods"]) if rule.get("methods") else None
         self.on_unavailable = rule.get("on_unavailable", "open")
-        name = rule.get("name") or "path" + self.path.replace("/", ":").rstrip(":")
-        self.limiter = RateLimiter(rule["policy"], name=name[:200] or "path", native=rule.get("native", True))
+        name = rule.get("name") or limiter_name("path" + self.path.replace("/", ":").rstrip(":"))
+        self.limiter = RateLimiter(rule["policy"], name=name, native=rule.get("native", True))
 
     def applies(self, request: Any) -> bool:
         return request.path.startswith(self.path) and (self.methods is None or request.method in self.methods)

@@ -24,6 +24,9 @@ def test_defaults_are_documented_values():
         ({"URL": "redis://x", "LOCK_TTL": 0}, "['LOCK_TTL'] must be a finite number of seconds from 0.001 up to 31536000 (got 0)"),
         ({"URL": "redis://x", "LOCK_WAIT": -1}, "['LOCK_WAIT'] must be seconds >= 0"),
         ("redis://x", "must be a dict"),
+        ({"URL": "redis://x", "RATE_LIMITS": [{"path": "/a/", "policy": "1/s", "name": "a b"}]},
+         "REDCOORD['RATE_LIMITS'][0]['name'] 'a b' contains ' '"),
+        ({"URL": "redis://x", "RATE_LIMITS": [{"path": "a/", "policy": "1/x"}]}, "['policy']: "),
     ],
 )
 def test_bad_settings_raise_a_message_that_says_what_is_allowed(bad, message):

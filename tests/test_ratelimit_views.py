@@ -98,6 +98,13 @@ def test_the_middleware_limits_by_path_prefix(client, settings):
     assert RateLimiter("2/m", name="mw").peek("ip:127.0.0.1").remaining == 0
 
 
+def test_a_middleware_rule_for_any_path_needs_no_name(client, settings):
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "django_redcoord.middleware.RateLimitMiddleware"]
+    settings.REDCOORD = {**settings.REDCOORD, "RATE_LIMITS": [{"path": "/rl/über uns/", "policy": "1/m"}]}
+    assert [client.get("/rl/über uns/").status_code for _ in range(2)] == [404, 429]  # no view there; limited all the same
+    assert client.get("/rl/one/").status_code == 200
+
+
 def test_bad_arguments_fail_at_decoration():
     from django_redcoord import rate_limit
 

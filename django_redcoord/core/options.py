@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from .exceptions import ConfigurationError
-from .keys import DEFAULT_PREFIX, validate_prefix
+from .keys import DEFAULT_PREFIX, validate_name, validate_prefix
 
 #: Documented defaults; the README's configuration table mirrors this dict.
 DEFAULTS: dict[str, Any] = {
@@ -210,6 +210,11 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
         key = rule.get("key", "ip")
         if not (isinstance(key, str) and (key in ("ip", "user") or key.startswith("header:"))):
             found.append(f"{where}['key'] must be 'ip', 'user' or 'header:<Name>', not {key!r}")
+        if "name" in rule:
+            try:
+                validate_name(rule["name"], f"{where}['name']")
+            except (TypeError, ValueError) as exc:
+                found.append(str(exc))
         if rule.get("on_unavailable", "open") not in ("open", "closed"):
             found.append(f"{where}['on_unavailable'] must be 'open' or 'closed', not {rule.get('on_unavailable')!r}")
         if not isinstance(rule.get("native", True), bool):

@@ -200,5 +200,9 @@ async def agive_back(limiter: RateLimiter, decision: Decision) -> None:
 
 def _default_name(target: Callable[..., Any]) -> str:
     """A limiter name from the view's module and qualified name, in the allowed characters."""
-    raw = f"{getattr(target, '__module__', 'view')}.{getattr(target, '__qualname__', 'view')}"
-    return re.sub(r"[^A-Za-z0-9_\-.:/@=+,#~|]", "_", raw)[:200]
+    return limiter_name(f"{getattr(target, '__module__', 'view')}.{getattr(target, '__qualname__', 'view')}")
+
+
+def limiter_name(raw: str) -> str:
+    """``raw`` as a limiter name: other characters than the allowed ones become ``_``."""
+    return re.sub(r"[^A-Za-z0-9_\-.:/@=+,#~|]", "_", raw)[:200] or "_"
