@@ -144,7 +144,8 @@ class RateLimiter(UsesClient):
         self.track = bool(track)
         self._client = client
         self.keys = KeyBuilder(prefix or default_prefix())
-        self._args = [str(len(self.policies))]
+        self._text = " & ".join(p.text for p in self.policies)  # as the admin's index keeps them
+        self._args = [self.name, self._text, str(len(self.policies))]
         for p in self.policies:
             self._args += [_KIND[p.kind], str(p.limit), str(int(p.period * 1000)), str(p.burst)]
         self._concurrency = any(p.kind == "concurrency" for p in self.policies)
@@ -155,7 +156,6 @@ class RateLimiter(UsesClient):
         self.native = bool(native) and cell.eligible(self.policies)  # CL.THROTTLE may decide, if the server has it
         self._cell_client: Any = None  # the last client CL.THROTTLE answered on
         self._operation = f"rate limit {self.name!r}"
-        self._registered = False  # named in the admin's index of limiters (once per process)
 
     def __repr__(self) -> str:
         return f"<RateLimiter {self.name!r} {' & '.join(p.text for p in self.policies)}>"
@@ -183,12 +183,7 @@ class RateLimiter(UsesClient):
         return await arun(client, self._hit_steps("peek", key, 1, client))
 
     def _hit_steps(self, mode: str, key: Any, cost: int, client: Any) -> Steps:
-        if self.track and not self._registered:
-            # once per process and limiter: the admin lists limiters from this index
-            policies = " & ".join(p.text for p in self.policies)
-            yield Command("HSET", self.keys.rate_limit_index(), self.name, policies, operation=f"register rate limit {self.name!r}")
-            self._registered = True
-        tracked = self.track
+        tracked = self.track  # counted for the admin (each minute's first count names the limiter in its index)
         # the last client seen to have CL.THROTTLE saves looking its server up on every hit
         if self.native and (client is self._cell_client or cell.known(client) is not False):
             call, stored, _ = self.hit_call(mode, key, cost, server_gcra=True)
@@ -200,7 +195,7 @@ class RateLimiter(UsesClient):
                     if isinstance(reply, Exception):
                         raise reply
                     if isinstance(counted, NoScriptError):  # a server that does not know the count yet
-                        yield Run(COUNT, list(self.keys.rate_limit_top(self.name)), [stored, cost], self._operation)
+                        yield Run(COUNT, self._count_keys(), [stored, cost, self.name, self._text], self._operation)
                     elif isinstance(counted, Exception):
                         raise counted
             except Exception as exc:
@@ -244,18 +239,21 @@ class RateLimiter(UsesClient):
         if server_gcra:
             args = cell.throttle_args(self.keys.rate_limit_cell(self.name, stored), self.policies[0], 0 if mode == "peek" else cost)
             if track and mode == "hit":
-                counting = ("EVALSHA", COUNT.sha, 2, *self.keys.rate_limit_top(self.name), stored, cost)
+                counting = ("EVALSHA", COUNT.sha, 3, *self._count_keys(), stored, cost, self.name, self._text)
                 return Batch(args, counting, operation=self._operation, raise_errors=False), stored, None
             return Command(*args, operation=self._operation), stored, None
         state, inflight = self.keys.rate_limit(self.name, stored)
-        top, before = self.keys.rate_limit_top(self.name)
         token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
         call = Run(
-            HIT, [state, inflight, top, before],
+            HIT, [state, inflight, *self._count_keys()],
             [mode, cost, stored if track else "", token, *self._args],
             self._operation,
         )  # fmt: skip
         return call, stored, token or None
+
+    def _count_keys(self) -> list[str]:
+        """The keys counting hits for the admin: this minute's and the last's busiest keys, the index of limiters."""
+        return [*self.keys.rate_limit_top(self.name), self.keys.rate_limit_index()]
 
     def _check_cost(self, cost: int) -> None:
         if cost <= self._most_cost:

@@ -82,7 +82,9 @@ def test_cancelling_at_every_await_point_leaves_no_slot_taken(redis_url, monkeyp
     points = 0
     while asyncio.run(case(points)):
         points += 1
-    assert points >= 2  # the deciding script and the release at least
+    # the deciding script; the release runs in a task of its own, which no
+    # cancellation of the request reaches (the view's give-back is covered above)
+    assert points == 1
 
 
 def test_redis_gone_before_the_release_still_answers_and_the_lease_returns_the_slot(redis_servers, settings):

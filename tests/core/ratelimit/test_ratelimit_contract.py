@@ -156,3 +156,24 @@ def test_the_busiest_keys_turn_over_with_the_servers_minute(redis_client):
     rl.hit("new")
     assert not redis_client.exists(before)
     assert redis_client.zrange(top, 0, -1, withscores=True) == [(b"", -minute), (b"new", 1.0)]
+
+
+def test_a_limiter_made_per_request_costs_one_round_trip_a_decision_and_is_listed(redis_client, monkeypatch):
+    import redis
+
+    RateLimiter("100/s", name="warm-up", client=redis_client, prefix="rt").hit("k")  # the script is loaded
+    sends = []
+    send = redis.connection.Connection.send_packed_command
+
+    def counting(self, *args, **kwargs):
+        sends.append(1)
+        return send(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counting)
+    for _ in range(5):  # RateLimiter(...).hit() inside a view: a new object every request
+        assert RateLimiter("100/s & 1000/h", name="per-request", client=redis_client, prefix="rt").hit("k").allowed
+    assert len(sends) == 5
+    monkeypatch.undo()
+    rows = {row["name"]: row for row in busiest_keys(redis_client, prefix="rt")}
+    assert rows["per-request"]["policies"] == "100/s & 1000/h"
+    assert rows["per-request"]["keys"] == [{"key": "k", "hits": 5, "remaining": 95, "retry_after": 0.0, "allowed": True}]

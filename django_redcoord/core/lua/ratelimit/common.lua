@@ -7,8 +7,10 @@
 -- its zset counts: when the minute turns, the first hit moves `top` to
 -- `before` (or drops both when `top` is older than that) and starts afresh.
 -- A zset lives 3 minutes from the first hit of its minute, so `before` stays
--- through the next minute at least.
-local function count_hit(now_ms, top, before, member, cost)
+-- through the next minute at least. Each minute's first hit also names the
+-- limiter in `index` (name -> policies, the admin's list of limiters), so a
+-- limiter is listed without a round trip of its own, also after Redis lost it.
+local function count_hit(now_ms, top, before, member, cost, index, name, policies)
   local minute = math.floor(now_ms / 60000)
   local counts = tonumber(redis.call('ZSCORE', top, ''))
   if counts ~= -minute then
@@ -19,6 +21,7 @@ local function count_hit(now_ms, top, before, member, cost)
     end
     redis.call('ZADD', top, -minute, '')
     redis.call('PEXPIRE', top, 180000)
+    redis.call('HSET', index, name, policies)
   end
   redis.call('ZINCRBY', top, cost, member)
 end

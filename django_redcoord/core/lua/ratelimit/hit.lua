@@ -9,11 +9,14 @@
 -- KEYS[3] top      zset (per limiter): key -> hits this minute of the server's
 --                  clock, for the admin (see ratelimit/common.lua)
 -- KEYS[4] before   zset: the same for the minute before
+-- KEYS[5] index    hash: limiter name -> its policies (the admin's list)
 -- ARGV[1] mode     'hit' decide and count | 'peek' decide only
 -- ARGV[2] cost     how much the request counts (GCRA, window)
 -- ARGV[3] member   the key as the admin shows it ('' not to track it)
 -- ARGV[4] token    the concurrency slot's token ('' when no concurrency policy)
--- ARGV[5] n        how many policies follow, 4 values each:
+-- ARGV[5] name     the limiter's name (for the index)
+-- ARGV[6] policies the limiter's policies as text (for the index)
+-- ARGV[7] n        how many policies follow, 4 values each:
 --                  kind ('g' GCRA | 'w' sliding window | 'c' concurrency),
 --                  limit, period_ms (the lease for 'c'), burst
 --
@@ -26,7 +29,7 @@
 
 local state, inflight, top, before = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local mode, cost, member, token = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
-local n = tonumber(ARGV[5])
+local n = tonumber(ARGV[7])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 
@@ -35,7 +38,7 @@ local out = {}
 local writes, ttl_ms, lease_ms = {}, 0, 0
 
 for i = 1, n do
-  local base = 5 + (i - 1) * 4
+  local base = 7 + (i - 1) * 4
   local kind, limit, period, burst = ARGV[base + 1], tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
   local remaining, reset, retry, ok = 0, 0, 0, true
   if kind == 'g' then
@@ -117,6 +120,6 @@ if mode == 'hit' then
       redis.call('PEXPIRE', inflight, math.ceil(lease_ms) + 1000)
     end
   end
-  if member ~= '' then count_hit(now, top, before, member, cost) end
+  if member ~= '' then count_hit(now, top, before, member, cost, KEYS[5], ARGV[5], ARGV[6]) end
 end
 return {allowed, denied_by, unpack(out)}
