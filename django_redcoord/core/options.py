@@ -62,6 +62,10 @@ DEFAULTS: dict[str, Any] = {
     # The middleware's rules: [{"path": "/api/", "policy": "10/s;burst=20",
     # "key": "ip", "methods": ["POST"], "on_unavailable": "open"}, ...]
     "RATE_LIMITS": [],
+    # How run_worker, run_leader and redcoord log to the console when the
+    # project's LOGGING configures nothing for them: "text" or "json" (one
+    # JSON object per line).
+    "LOG_FORMAT": "text",
 }
 
 # Seconds: (low, high, low_inclusive). NaN and infinities are never allowed.
@@ -82,6 +86,7 @@ _SECONDS: dict[str, tuple[float, float, bool]] = {
 }
 _COUNTS = {"QUEUE_MAX_ATTEMPTS": (1, 1000), "WORKER_PREFETCH": (1, 1000), "MAX_CONNECTIONS": (4, 1_000_000)}
 EMBEDDED = "embedded"
+LOG_FORMATS = ("text", "json")
 URL_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
@@ -158,6 +163,8 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(jobs, (list, tuple)) or not all(isinstance(j, str) and j for j in jobs):
         found.append(f"REDCOORD['JOBS'] must be a list of dotted module paths (got {jobs!r})")
     found.extend(_rate_limit_problems(config))
+    if config["LOG_FORMAT"] not in LOG_FORMATS:
+        found.append(f"REDCOORD['LOG_FORMAT'] must be 'text' or 'json' (got {config['LOG_FORMAT']!r})")
     wait = config["LOCK_WAIT"]
     if wait is not None:
         if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 365 * _DAY:

@@ -25,7 +25,7 @@ from ..core.holds import Hold as Lock
 from ..core.transport.clients import is_async_client
 from ..core.transport.drivers import uncancellable
 
-log = logging.getLogger("django_redcoord.decorators")
+log = logging.getLogger("django_redcoord.locks")
 
 # An async call given a sync ``client=`` takes its lock in a thread. Blocking
 # waits get their own threads, and releases (and interruptions) others: in

@@ -65,7 +65,7 @@ from .holds import (
 )
 from .streaming import FAILED, STREAMING, handed_to_stream, wrap_async_generator, wrap_generator
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("django_redcoord.locks")
 
 F = TypeVar("F", bound=Callable[..., Any])
 

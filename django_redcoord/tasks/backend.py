@@ -58,7 +58,7 @@ from .compat import (
     when,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("django_redcoord.tasks")
 
 OPTION_DEFAULTS = {"RESULT_TTL": 86400, "MAX_ATTEMPTS": None, "ENQUEUE_ON_COMMIT": True}
 

@@ -41,7 +41,7 @@ from ..transport.scripts import Script
 from ..values import check_ttl, ms
 from .identity import host
 
-log = logging.getLogger("django_redcoord.core.holds")
+log = logging.getLogger("django_redcoord.locks")
 
 # A queued waiter must re-check at least this often, and its place in the
 # queue survives this much longer than its current wait.

@@ -21,7 +21,7 @@ from ..transport.drivers import Steps, arun, run
 if TYPE_CHECKING:
     from .hold import Hold as Lock
 
-log = logging.getLogger("django_redcoord.core.holds")
+log = logging.getLogger("django_redcoord.locks")
 
 _LOST = "lost"
 

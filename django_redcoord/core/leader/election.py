@@ -53,7 +53,7 @@ from ..transport.scripts import Script
 from ..values import DEFAULT, ms
 from .records import Leadership, check_timing, leader_defaults, leader_steps, read_leader
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("django_redcoord.leader")
 
 _CAMPAIGN = Script("leader/campaign")
 _RESIGN = Script("leader/resign")

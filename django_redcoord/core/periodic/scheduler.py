@@ -38,7 +38,7 @@ from ..transport.errors import unavailable_as_ours
 from ..transport.scripts import Script
 from .jobs import CATCHUP_LIMIT, Job, JobContext, _set_current_job
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("django_redcoord.periodic")
 
 _CLAIM = Script("periodic/claim")
 _FINISH = Script("periodic/finish")

@@ -47,7 +47,7 @@ from .consumer import Consumer
 from .messages import MAX_BATCH, Message, queue_defaults
 from .queue import Queue
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("django_redcoord.queues")
 
 _BEAT = Script("queues/worker_beat")
 _QUEUE_BEAT = Script("queues/heartbeat")

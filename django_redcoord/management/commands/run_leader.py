@@ -33,8 +33,9 @@ from ...core.leader.election import DEFAULT_ELECTION, LeaderElection
 from ...core.periodic import jobs as schedule
 from ...core.periodic.scheduler import Scheduler, read_job_states
 from ...core.values import DEFAULT
+from ...logs import add_log_format_argument, log_to_console
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("django_redcoord.leader")
 
 _MAX_SLEEP = 1.0  # seconds: re-tick at least this often (wall-clock jumps, demotion by the clock)
 
@@ -52,10 +53,12 @@ class Command(BaseCommand):
         parser.add_argument("--lease", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_LEASE']")
         parser.add_argument("--renew-deadline", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_RENEW_DEADLINE']")
         parser.add_argument("--retry-period", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_RETRY_PERIOD']")
+        add_log_format_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["list"] and options["run"]:
             raise CommandError("--list and --run cannot be combined")
+        log_to_console(options["verbosity"], options["log_format"])
         try:
             jobs = discovery.autodiscover()
             wakeup = threading.Event()

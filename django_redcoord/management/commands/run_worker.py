@@ -8,13 +8,13 @@ and exit 0.
 
 from __future__ import annotations
 
-import logging
 import signal
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...core.exceptions import RedcoordError
+from ...logs import add_log_format_argument, log_to_console
 
 
 class Command(BaseCommand):
@@ -27,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--prefetch", type=int, default=None, help="messages claimed per round trip (default: REDCOORD WORKER_PREFETCH)")
         parser.add_argument("--burst", action="store_true", help="exit once the queues have nothing ready")
         parser.add_argument("--shutdown-timeout", type=float, default=None, help="seconds to finish running jobs on SIGTERM")
+        add_log_format_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         from ...core.queues.worker import Worker
@@ -42,7 +43,7 @@ class Command(BaseCommand):
         unknown = sorted(set(names) - set(backend.queues))
         if unknown:
             raise CommandError(f"unknown queue(s) {', '.join(unknown)}; TASKS[{options['backend']!r}] has {', '.join(sorted(backend.queues))}")
-        self._log_to_console(options["verbosity"])
+        log_to_console(options["verbosity"], options["log_format"])
         try:
             worker = Worker(
                 [backend.queue(name) for name in names],
@@ -64,10 +65,3 @@ class Command(BaseCommand):
         if options["verbosity"] >= 1:
             self.stdout.write(f"worker {worker.id}: {stats.ok} ok, {stats.failed} failed, {stats.dead} dead-lettered")
 
-    def _log_to_console(self, verbosity: int) -> None:
-        logger = logging.getLogger("django_redcoord")
-        if not logger.handlers and not logging.getLogger().handlers:
-            handler = logging.StreamHandler()
-            handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-            logger.addHandler(handler)
-        logger.setLevel(logging.INFO if verbosity >= 1 else logging.WARNING)

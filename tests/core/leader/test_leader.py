@@ -213,7 +213,7 @@ def test_a_term_not_above_every_term_seen_is_raised_above_them(redis_client, cap
     assert a.campaign()
     a.resign()
     a._seen_term = 5 * 10**15  # as if an earlier server's clock had run far ahead
-    with caplog.at_level(logging.WARNING, logger="django_redcoord.core.leader.election"):
+    with caplog.at_level(logging.WARNING, logger="django_redcoord.leader"):
         assert a.campaign()
     assert a.term == 5 * 10**15 + 1
     assert "term counter went backwards" in caplog.text

@@ -197,11 +197,11 @@ def test_errors_are_recorded_with_their_message(redis_client, caplog):
     election, body = leader(redis_client), Recorder(fail=True)
     scheduler = Scheduler(election, [make_job(body, every=10)])
     drive(scheduler, T0 + 1)
-    with caplog.at_level("INFO", logger="django_redcoord.core.periodic.scheduler"):
+    with caplog.at_level("INFO", logger="django_redcoord.periodic"):
         drive(scheduler, T0 + 10)
     st = state(election)
     assert (st["outcome"], st["error"], st["failures"]) == ("error", "RuntimeError: boom", 1)
-    (line,) = [r for r in caplog.records if r.name == "django_redcoord.core.periodic.scheduler"]
+    (line,) = [r for r in caplog.records if r.name == "django_redcoord.periodic"]
     assert line.getMessage().startswith(f"job t.job slot {at(10)} term {election.term}: error in ")
     assert line.exc_info is not None
 
