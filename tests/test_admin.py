@@ -1,7 +1,11 @@
 """The coordination dashboard in the admin, its JSON feed, actions, and `redcoord status`."""
 
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from django.contrib.admin.models import LogEntry
@@ -181,6 +185,17 @@ def test_redcoord_status_prints_tables_and_json(capsys, redis_client):
     call_command("redcoord", "status", "--json")
     data = json.loads(capsys.readouterr().out)
     assert data["locks"]["items"][0]["name"] == "invoice:9" and data["queues"][0]["ready"] == 1
+
+
+def test_redcoord_takes_djangos_common_options_after_the_subcommand(capsys, redis_client):
+    Queue("emails", client=redis_client, prefix="test").push(1)
+    call_command("redcoord", "status", "--json", "--skip-checks", "--no-color", "-v", "2", "--traceback")
+    assert json.loads(capsys.readouterr().out)["queues"][0]["ready"] == 1
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "nowhere.settings"}  # the option after the subcommand wins
+    done = subprocess.run([sys.executable, "manage.py", "redcoord", "status", "--settings=tests.no_such_settings"],
+                          cwd=Path(__file__).resolve().parent.parent, env=env, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode != 0 and "No module named 'tests.no_such_settings'" in done.stderr, done.stderr
+    assert "unrecognized arguments" not in done.stderr
 
 
 def test_semaphores_are_shown_and_a_permit_can_be_revoked(client, staff, redis_client, capsys):

@@ -4,10 +4,13 @@ Subcommands:
   status [--json]              live locks, semaphores, read-write locks, queues, workers, leader and jobs
   embedded start|stop|status   the embedded development Redis of this project
   ping                         check that the configured Redis answers
+  health [--worker [ID]] [--leader [ELECTION]] [--queue NAME --max-age SECONDS] [--this-host]
+                               probe checks: exit 0 when healthy, 1 when not (one OK/FAIL line per check)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import Any
 
@@ -16,6 +19,17 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ... import conf
 from ...core.exceptions import RedcoordError
 from ...core.transport import embedded
+
+
+def _common_options(parser: CommandParser) -> None:
+    """Django's options every command takes, also after the subcommand
+    (``redcoord status --settings=... -v 2``); given there, they win."""
+    keep = argparse.SUPPRESS  # not given after the subcommand: the value before it stands
+    parser.add_argument("-v", "--verbosity", type=int, choices=[0, 1, 2, 3], default=keep, help="as before the subcommand")
+    parser.add_argument("--settings", default=keep, help="as before the subcommand")
+    parser.add_argument("--pythonpath", default=keep, help="as before the subcommand")
+    for flag in ("--traceback", "--no-color", "--force-color", "--skip-checks"):
+        parser.add_argument(flag, action="store_true", default=keep, help="as before the subcommand")
 
 
 class Command(BaseCommand):
@@ -30,6 +44,20 @@ class Command(BaseCommand):
         emb = sub.add_parser("embedded", help="start, stop or show the embedded development Redis")
         emb.add_argument("action", choices=["start", "stop", "status"])
         sub.add_parser("ping", help="check that the configured Redis answers")
+        health = sub.add_parser("health", help="checks for container probes: exit 0 when healthy, 1 when not")
+        health.add_argument("--worker", action="append", nargs="?", const="", default=[], metavar="ID",
+                            help="this worker's heartbeat is fresh; without ID: a live worker on this host, "
+                                 "or serving each --queue")  # fmt: skip
+        health.add_argument("--leader", action="append", nargs="?", const="", default=[], metavar="ELECTION",
+                            help="the election (without ELECTION: 'default') has a leader whose lease has not expired")
+        health.add_argument("--queue", action="append", default=[], metavar="NAME", help="a queue (repeatable)")
+        health.add_argument("--max-age", type=float, metavar="SECONDS",
+                            help="each --queue's oldest waiting message is younger than this")
+        health.add_argument("--this-host", action="store_true", help="--worker without ID: on this host only")
+        health.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS",
+                            help="to connect to Redis and for each reply (default: %(default)s)")
+        for subparser in sub.choices.values():
+            _common_options(subparser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -37,6 +65,8 @@ class Command(BaseCommand):
                 self._embedded(options["action"])
             elif options["subcommand"] == "status":
                 self._status(options)
+            elif options["subcommand"] == "health":
+                self._health(options)
             else:
                 self._ping()
         except RedcoordError as exc:
@@ -67,6 +97,23 @@ class Command(BaseCommand):
         with unavailable_as_ours(client, "ping"):
             client.ping()
         self.stdout.write(f"Redis at {describe(client)} answered PING")
+
+    def _health(self, options: dict[str, Any]) -> None:
+        from ...health import Probe, check
+
+        try:
+            probe = Probe.build(workers=options["worker"], leaders=options["leader"], queues=options["queue"],
+                                max_age=options["max_age"], this_host=options["this_host"])  # fmt: skip
+            if not 0 < options["timeout"] <= 60:
+                raise ValueError(f"--timeout must be between 0 and 60 seconds, not {options['timeout']!r}")
+        except (TypeError, ValueError) as exc:
+            raise CommandError(str(exc), returncode=2) from exc
+        results = check(probe, timeout=options["timeout"])
+        for result in results:
+            self.stdout.write(result.line(), self.style.SUCCESS if result.ok else self.style.ERROR)
+        failed = [r.name for r in results if not r.ok]
+        if failed:
+            raise CommandError(f"unhealthy: {', '.join(failed)} failed ({len(failed)} of {len(results)} checks)")
 
     def _status(self, options: dict[str, Any]) -> None:
         from ...core.transport.clients import get_client
