@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -179,9 +180,21 @@ def test_bad_action_input_is_refused_with_a_message(client, staff):
 def test_redcoord_status_prints_tables_and_json(capsys, redis_client):
     Lock("invoice:9", ttl=60, wait=0, client=redis_client, prefix="test").acquire()
     Queue("emails", client=redis_client, prefix="test").push(1)
+    from django_redcoord.core.leader.election import DEFAULT_ELECTION, LeaderElection
+
+    keys = LeaderElection(DEFAULT_ELECTION, client=redis_client, prefix="test").keys
+    now_ms = int(redis_client.time()[0]) * 1000
+    redis_client.sadd(keys.jobs, "report")
+    redis_client.hset(keys.job("report"), mapping={"schedule": "every 60 s", "runs": 3, "outcome": "ok",
+                                                   "last_start": now_ms - 5000, "duration": 1500,
+                                                   "next_due": now_ms + 3_725_000})  # fmt: skip
     call_command("redcoord", "status")
     out = capsys.readouterr().out
     assert "Live locks: 1" in out and "invoice:9" in out and "emails" in out
+    # times as people read them: spans with units, moments with date, zone and distance
+    assert re.search(r"invoice:9 .* (59|60)\.\d s ", out), out
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+"
+    assert re.search(rf"report .*{stamp} \(\d\.\d s ago\)\s+1\.5 s\s+{stamp} \(in 1 h 2 min\)", out), out
     call_command("redcoord", "status", "--json")
     data = json.loads(capsys.readouterr().out)
     assert data["locks"]["items"][0]["name"] == "invoice:9" and data["queues"][0]["ready"] == 1

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 from ... import conf
 from ...core.exceptions import RedcoordError
@@ -128,20 +131,21 @@ class Command(BaseCommand):
         locks = data["locks"]
         self._table(
             f"Live locks: {locks['total']} (page {locks['page']} of {locks['pages']})",
-            ["name", "holder", "ttl left (s)", "fencing token", "waiters"],
-            [[x["name"], f"{x['host']} {x['pid']} {x['thread']}", x["ttl_left"], x["fence"], x["waiters"]] for x in locks["items"]],
+            ["name", "holder", "ttl left", "fencing token", "waiters"],
+            [[x["name"], f"{x['host']} {x['pid']} {x['thread']}", _span(x["ttl_left"]), x["fence"], x["waiters"]]
+             for x in locks["items"]],
         )
         self._table(
             "Semaphores",
-            ["semaphore", "held / limit", "waiting", "holder", "lease left (s)", "fencing token"],
+            ["semaphore", "held / limit", "waiting", "holder", "lease left", "fencing token"],
             [[sem["name"], f"{sem['used']} / {sem['limit']}", sem["queued"], f"{h['host']} {h['pid']} {h['thread']}",
-              h["ttl"], h["fence"]] for sem in data["semaphores"] for h in sem["holders"]],
+              _span(h["ttl"]), h["fence"]] for sem in data["semaphores"] for h in sem["holders"]],
         )  # fmt: skip
         self._table(
             "Read-write locks",
-            ["lock", "held for", "holder", "lease left (s)", "fencing token", "writers / readers waiting"],
+            ["lock", "held for", "holder", "lease left", "fencing token", "writers / readers waiting"],
             [[rw["name"], "writing" if h["kind"] == "w" else "reading", f"{h['host']} {h['pid']} {h['thread']}",
-              h["ttl"], h["fence"], f"{rw['writers_waiting']} / {rw['readers_waiting']}"]
+              _span(h["ttl"]), h["fence"], f"{rw['writers_waiting']} / {rw['readers_waiting']}"]
              for rw in data["rwlocks"] for h in rw["holders"]],
         )  # fmt: skip
         self._table(
@@ -156,29 +160,31 @@ class Command(BaseCommand):
         )
         self._table(
             "Rate limits: busiest keys (this minute and the last)",
-            ["limiter", "policies", "key", "hits", "remaining now", "retry after (s)"],
-            [[x["name"], x["policies"], x["key"], x["hits"], _dash(x.get("remaining")), _dash(x.get("retry_after"))]
+            ["limiter", "policies", "key", "hits", "remaining now", "retry after"],
+            [[x["name"], x["policies"], x["key"], x["hits"], _dash(x.get("remaining")), _span(x.get("retry_after"))]
              for x in data["rate_limits"]],
         )  # fmt: skip
         self._table(
             "Queues",
-            ["queue", "ready", "delayed", "processing", "dead", "oldest ready (s)"],
-            [[q["name"], q["ready"], q["delayed"], q["processing"], q["dead"], _dash(q["head_age"])] for q in data["queues"]],
+            ["queue", "ready", "delayed", "processing", "dead", "oldest ready"],
+            [[q["name"], q["ready"], q["delayed"], q["processing"], q["dead"], _span(q["head_age"])] for q in data["queues"]],
         )
         self._table(
             "Workers",
-            ["worker", "queues", "current", "heartbeat age (s)", "ok/failed/dead", "state"],
-            [[w["id"], ",".join(w["queues"]), ",".join(w["current"]) or "-", _dash(w["heartbeat_age"]),
+            ["worker", "queues", "current", "last heartbeat", "ok/failed/dead", "state"],
+            [[w["id"], ",".join(w["queues"]), ",".join(w["current"]) or "-", _ago(w["heartbeat_age"]),
               f"{w['ok']}/{w['failed']}/{w['dead_lettered']}", "DEAD" if w["dead"] else "alive"] for w in data["workers"]],
         )  # fmt: skip
+        now = data["server_time_ms"]
         for election in data["leaders"]:
             lead = election["leader"]
-            who = f"{lead['identity']} (term {lead['term']})" if lead else "none"
+            who = f"{lead['identity']} (term {lead['term']}, since {_when(lead['since_ms'], now)})" if lead else "none"
             self._table(
                 f"Leader of {election['election']!r}: {who}",
-                ["job", "schedule", "runs", "outcome", "duration (ms)", "next due (ms)"],
-                [[j["name"], j.get("schedule", "-"), j.get("runs", 0), j.get("outcome", "-"), j.get("duration", "-"),
-                  j.get("next_due", "-")] for j in election["jobs"]],
+                ["job", "schedule", "runs", "outcome", "last run", "took", "next due"],
+                [[j["name"], j.get("schedule", "-"), j.get("runs", 0), j.get("outcome", "-"), _when(j.get("last_start"), now),
+                  _span(j["duration"] / 1000 if isinstance(j.get("duration"), int) else None), _when(j.get("next_due"), now)]
+                 for j in election["jobs"]],
             )  # fmt: skip
 
     def _table(self, title: str, header: list[str], rows: list[list[Any]]) -> None:
@@ -196,3 +202,32 @@ class Command(BaseCommand):
 
 def _dash(value: Any) -> str:
     return "-" if value is None else str(value)
+
+
+def _span(seconds: Any) -> str:
+    """A duration as people read it: 850 ms, 12.5 s, 3 min 20 s, 2 h 5 min, 3 d 4 h."""
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        return "-"
+    seconds = abs(float(seconds))
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    whole = int(seconds)
+    for unit, size, sub, subsize in (("d", 86400, "h", 3600), ("h", 3600, "min", 60), ("min", 60, "s", 1)):
+        if whole >= size:
+            return f"{whole // size} {unit} {whole % size // subsize} {sub}"
+    return f"{whole} s"  # unreachable
+
+
+def _ago(seconds: Any) -> str:
+    return "-" if not isinstance(seconds, (int, float)) else f"{_span(seconds)} ago"
+
+
+def _when(ms: Any, now_ms: int) -> str:
+    """A time (ms since the epoch) in TIME_ZONE with its date and zone, and how far from now."""
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+        return "-"
+    local = timezone.localtime(datetime.fromtimestamp(ms / 1000, tz=dt_timezone.utc))
+    delta = (ms - now_ms) / 1000
+    return f"{local:%Y-%m-%d %H:%M:%S %Z} ({'in ' + _span(delta) if delta >= 0 else _span(delta) + ' ago'})"
