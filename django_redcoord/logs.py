@@ -28,6 +28,7 @@ LOGGERS = {
     "django_redcoord.queues": "workers: start, stop, requeued and dead-lettered messages, heartbeats that failed",
     "django_redcoord.tasks": "the Tasks backend: task outcomes and errors",
     "django_redcoord.ratelimit": "rate limits: Redis unavailable (fail-open), slots not given back",
+    "django_redcoord.metrics": "the metrics server of --metrics-port",
 }
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -34,6 +34,7 @@ from ...core.periodic import jobs as schedule
 from ...core.periodic.scheduler import Scheduler, read_job_states
 from ...core.values import DEFAULT
 from ...logs import add_log_format_argument, log_to_console
+from ...metrics import add_metrics_arguments, serve_metrics_for
 
 log = logging.getLogger("django_redcoord.leader")
 
@@ -54,6 +55,7 @@ class Command(BaseCommand):
         parser.add_argument("--renew-deadline", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_RENEW_DEADLINE']")
         parser.add_argument("--retry-period", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_RETRY_PERIOD']")
         add_log_format_argument(parser)
+        add_metrics_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["list"] and options["run"]:
@@ -68,8 +70,13 @@ class Command(BaseCommand):
             elif options["run"]:
                 self._run_one(election, jobs, options["run"])
             else:
-                self._serve(election, jobs, wakeup)
-        except RedcoordError as exc:
+                metrics = serve_metrics_for(options)
+                try:
+                    self._serve(election, jobs, wakeup)
+                finally:
+                    if metrics is not None:
+                        metrics.shutdown()
+        except (RedcoordError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
 
     def _election(self, options: dict[str, Any], **callbacks: Any) -> LeaderElection:

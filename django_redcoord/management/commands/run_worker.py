@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...core.exceptions import RedcoordError
 from ...logs import add_log_format_argument, log_to_console
+from ...metrics import add_metrics_arguments, serve_metrics_for
 
 
 class Command(BaseCommand):
@@ -28,6 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--burst", action="store_true", help="exit once the queues have nothing ready")
         parser.add_argument("--shutdown-timeout", type=float, default=None, help="seconds to finish running jobs on SIGTERM")
         add_log_format_argument(parser)
+        add_metrics_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         from ...core.queues.worker import Worker
@@ -54,12 +56,15 @@ class Command(BaseCommand):
                 shutdown_timeout=options["shutdown_timeout"],
             )
             worker.handler = worker.write_behind = TaskRunner(backend, worker.id)
+            metrics = serve_metrics_for(options)
             previous = {s: signal.signal(s, lambda *_: worker.stop()) for s in (signal.SIGTERM, signal.SIGINT)}
             try:
                 stats = worker.run()
             finally:
                 for s, handler in previous.items():
                     signal.signal(s, handler)
+                if metrics is not None:
+                    metrics.shutdown()
         except (ValueError, RedcoordError) as exc:
             raise CommandError(str(exc)) from exc
         if options["verbosity"] >= 1:

@@ -1,0 +1,415 @@
+"""Prometheus metrics of the coordination state kept in Redis (an optional extra).
+
+``pip install django-redcoord[metrics]`` (it brings ``prometheus_client``),
+then expose :func:`metrics_view` at a URL, or call :func:`start_metrics_server`.
+At each scrape :class:`RedcoordCollector` reads Redis through the admin
+dashboard's readers (:mod:`django_redcoord.dashboard`): indexes the scripts
+maintain, pipelined, never ``KEYS`` nor a scan of the keyspace. The values
+are Redis's, so one scrape sees every worker, lock and leader of every
+machine: scrape **one** target (several targets would report the same
+queues several times).
+
+Redis down is not an error here: the scrape answers ``redcoord_up 0`` (and
+the scrape duration) and nothing else, with HTTP 200.
+
+Metrics (gauges unless said otherwise; durations and ages in seconds,
+timestamps in seconds since the Unix epoch by Redis's clock):
+
+General:
+
+- ``redcoord_up``: 1 if Redis answered this scrape, else 0.
+- ``redcoord_scrape_duration_seconds``: time this scrape spent reading Redis.
+
+Queues, label ``queue`` (OpenTelemetry's ``messaging.destination.name``):
+
+- ``redcoord_queue_messages``: ready messages, waiting for a worker.
+- ``redcoord_queue_delayed_messages``: messages not yet due (``run_after``,
+  ``delay``, a retry's backoff).
+- ``redcoord_queue_in_flight_messages``: messages claimed by workers and not
+  yet acknowledged (prefetched ones included).
+- ``redcoord_queue_dead_letters``: messages in the dead-letter list.
+- ``redcoord_queue_consumers``: consumer threads registered on the queue (a
+  dead worker's until a reaper requeues its messages).
+- ``redcoord_queue_next_message_age_seconds``: age of the next message to be
+  delivered, since it was pushed; 0 when none is ready. Delivery is by
+  priority, then arrival: with one priority this is the oldest ready message;
+  with several, an older message of a lower priority may wait behind it.
+
+Workers:
+
+- ``redcoord_workers{queue}``: worker processes serving the queue whose
+  heartbeat is current; 0 for a queue that exists but nobody serves.
+- ``redcoord_worker_up{worker, host}``: 1 heartbeat current, 0 lapsed (a
+  lapsed worker is listed for ten minutes, while its messages are requeued).
+- ``redcoord_worker_last_heartbeat_age_seconds{worker}``: time since its last
+  heartbeat.
+- ``redcoord_worker_threads{worker}``: its ``--concurrency``.
+- ``redcoord_worker_busy_threads{worker}``: threads running a job at its last
+  heartbeat.
+- ``redcoord_worker_processed_messages_total{worker, outcome}`` (counter):
+  messages the worker process finished since it started, as of its last
+  heartbeat; ``outcome`` is ``ok``, ``failed`` (to be retried) or ``dead``
+  (dead-lettered).
+
+Leaders, label ``election``:
+
+- ``redcoord_leader_present``: 1 if the election has a leader, else 0.
+- ``redcoord_leader_term``: the leader's term (only while one leads).
+- ``redcoord_leader_info{election, holder}``: 1, naming the leader's identity.
+- ``redcoord_leader_term_start_timestamp_seconds``: when the term began.
+- ``redcoord_leader_lease_remaining_seconds``: time left on its lease.
+
+Periodic jobs, labels ``election``, ``job``:
+
+- ``redcoord_periodic_job_last_start_timestamp_seconds``: start of its last run.
+- ``redcoord_periodic_job_last_end_timestamp_seconds``: end of its last
+  recorded run.
+- ``redcoord_periodic_job_last_duration_seconds``: that run's duration.
+- ``redcoord_periodic_job_last_outcome{election, job, outcome}``: 1 for that
+  run's outcome, 0 for the other two of ``ok``, ``error``, ``timeout``.
+- ``redcoord_periodic_job_running``: 1 while a run is going on.
+- ``redcoord_periodic_job_next_due_timestamp_seconds``: when its next slot is due.
+- ``redcoord_periodic_job_runs_total`` (counter): runs claimed.
+- ``redcoord_periodic_job_failures_total`` (counter): runs that ended in
+  ``error`` or ``timeout``.
+- ``redcoord_periodic_job_missed_slots_total`` (counter): slots skipped or
+  folded into a later run.
+
+Locks and semaphores:
+
+- ``redcoord_locks_held``: live locks, all names together.
+- ``redcoord_lock_waiters``: waiters queued on them, in all.
+- ``redcoord_rwlocks_held``: read-write locks with at least one holder.
+- ``redcoord_semaphore_permits{semaphore}``: the semaphore's limit.
+- ``redcoord_semaphore_permits_held{semaphore}``: permits held.
+- ``redcoord_semaphore_waiters{semaphore}``: waiters queued.
+
+A periodic job shows once a leader of the election has claimed a slot of it
+(run or skipped); its timestamps show once Redis has them, its counts start
+at 0. A semaphore shows while it has a live holder. The counters live in Redis and start again
+from zero when Redis loses its data or a worker restarts: ``rate()`` and
+``increase()`` handle that. Lock names are not labels (one per invoice would
+be too many series); the dashboard lists them.
+
+Cost of a scrape: about a dozen pipelined round trips, one script call per
+live lock, semaphore, read-write lock and queue, one ``HGETALL`` per listed
+worker and job.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+from .core.exceptions import CoordinationUnavailable
+from .core.keys import KeyBuilder, validate_name
+from .core.leader.election import DEFAULT_ELECTION
+from .core.locks import read_holders
+from .core.transport.commands import as_text
+from .core.transport.errors import unavailable_as_ours
+from .dashboard import leaders, list_queues, list_rwlocks, list_semaphores, list_workers
+
+log = logging.getLogger("django_redcoord.metrics")
+
+# (metric, field of list_queues' rows, help); None becomes 0 (no message ready: no age)
+QUEUE_GAUGES = (
+    ("redcoord_queue_messages", "ready", "Ready messages waiting for a worker"),
+    ("redcoord_queue_delayed_messages", "delayed", "Messages not yet due (run_after, delay, retry backoff)"),
+    ("redcoord_queue_in_flight_messages", "processing", "Messages claimed by workers and not yet acknowledged"),
+    ("redcoord_queue_dead_letters", "dead", "Messages in the queue's dead-letter list"),
+    ("redcoord_queue_consumers", "consumers", "Consumer threads registered on the queue"),
+    ("redcoord_queue_next_message_age_seconds", "head_age",
+     "Age of the next message to be delivered since it was pushed; 0 when none is ready"),
+)  # fmt: skip
+# (metric, field of a job's state in ms since the epoch or ms, help); absent fields are left out
+JOB_TIMES = (
+    ("redcoord_periodic_job_last_start_timestamp_seconds", "last_start", "Start of the job's last run"),
+    ("redcoord_periodic_job_last_end_timestamp_seconds", "last_end", "End of the job's last recorded run"),
+    ("redcoord_periodic_job_last_duration_seconds", "duration", "Duration of the job's last recorded run"),
+    ("redcoord_periodic_job_next_due_timestamp_seconds", "next_due", "When the job's next slot is due"),
+)
+# (metric without _total, field of a job's state, help); absent counts are 0
+JOB_COUNTS = (
+    ("redcoord_periodic_job_runs", "runs", "Runs of the job claimed"),
+    ("redcoord_periodic_job_failures", "failures", "Runs of the job that ended in error or timeout"),
+    ("redcoord_periodic_job_missed_slots", "missed", "Slots of the job skipped or folded into a later run"),
+)
+JOB_OUTCOMES = ("ok", "error", "timeout")
+# (label, field of list_workers' rows)
+WORKER_OUTCOMES = (("ok", "ok"), ("failed", "failed"), ("dead", "dead_lettered"))
+
+
+def require_prometheus() -> Any:
+    """The ``prometheus_client`` module; raises ImportError saying how to install it."""
+    try:
+        import prometheus_client
+    except ImportError as exc:
+        raise ImportError(
+            "django_redcoord.metrics needs prometheus_client: pip install 'django-redcoord[metrics]'"
+        ) from exc
+    return prometheus_client
+
+
+class RedcoordCollector:
+    """A ``prometheus_client`` collector that reads the coordination state from Redis at each scrape.
+
+    Args:
+        client: a redis-py client; default: the configured one (``REDCOORD``),
+            looked up at each scrape so ``override_settings`` applies.
+        prefix: the key prefix; default: ``REDCOORD["KEY_PREFIX"]``.
+        elections: the elections whose leader and periodic jobs to report
+            (there is no index of elections; ``run_leader`` uses ``"default"``).
+
+    Register it in a ``CollectorRegistry`` (or ``prometheus_client.REGISTRY``).
+    ``describe()`` is empty, so registering it reads nothing from Redis.
+    """
+
+    def __init__(self, client: Any = None, *, prefix: str | None = None, elections: Iterable[str] = (DEFAULT_ELECTION,)) -> None:
+        self._client = client
+        self._prefix = prefix
+        self.elections = tuple(validate_name(e, "election name") for e in elections)
+
+    def describe(self) -> list[Any]:
+        return []
+
+    def read(self) -> dict[str, Any]:
+        """One snapshot of what the metrics show (JSON-ready); raises CoordinationUnavailable."""
+        client, prefix = self._client, self._prefix
+        if client is None:
+            from .core.transport.clients import get_client
+
+            client = get_client()
+        if prefix is None:
+            from . import conf
+
+            prefix = conf.get_config()["KEY_PREFIX"]
+        keys = KeyBuilder(prefix)
+        with unavailable_as_ours(client, "read coordination metrics"):
+            seconds, micros = client.time()
+            now_ms = int(seconds) * 1000 + int(micros) // 1000
+            return {
+                "locks": _live_locks(client, keys, now_ms=now_ms),
+                "rwlocks": list_rwlocks(client, keys, now_ms=now_ms),
+                "semaphores": list_semaphores(client, keys, now_ms=now_ms),
+                "queues": list_queues(client, keys),
+                "workers": list_workers(client, keys, now_ms=now_ms),
+                "leaders": leaders(client, keys, self.elections, now_ms=now_ms),
+            }
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        started = time.perf_counter()
+        try:
+            snapshot: dict[str, Any] | None = self.read()
+        except CoordinationUnavailable as exc:
+            log.warning("metrics: %s", exc)
+            snapshot = None
+        # Built in full before anything is yielded: a scrape shows everything
+        # read this time, or only redcoord_up 0 (never half of it).
+        families = [] if snapshot is None else list(_families(snapshot))
+        yield GaugeMetricFamily("redcoord_up", "1 if Redis answered this scrape, else 0", value=float(snapshot is not None))
+        yield from families
+        yield GaugeMetricFamily(
+            "redcoord_scrape_duration_seconds", "Time this scrape spent reading Redis", value=time.perf_counter() - started
+        )
+
+
+def _live_locks(client: Any, keys: KeyBuilder, *, now_ms: int) -> dict[str, int]:
+    """Live locks and their waiters: the index (one pipelined round trip), then the
+    locks themselves (one more), so a lock that expired under a crashed holder
+    or was released meanwhile is not counted."""
+    pipe = client.pipeline(transaction=False)
+    for bucket in keys.lock_indexes():
+        pipe.hgetall(bucket)
+    names = [
+        as_text(name)
+        for entries in pipe.execute()
+        for name, bound in entries.items()
+        if _int(bound) * 1000 >= now_ms
+    ]
+    holders = [h for h in read_holders(client, names, prefix=keys.prefix) if h is not None]
+    return {"held": len(holders), "waiters": sum(h["queued"] for h in holders)}
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+Rows = Iterable[tuple[tuple[str, ...], float]]
+
+
+def _gauge(name: str, doc: str, labels: tuple[str, ...], rows: Rows) -> Any:
+    from prometheus_client.core import GaugeMetricFamily
+
+    family = GaugeMetricFamily(name, doc, labels=labels)
+    for values, value in rows:
+        family.add_metric(values, value)
+    return family
+
+
+def _counter(name: str, doc: str, labels: tuple[str, ...], rows: Rows) -> Any:
+    from prometheus_client.core import CounterMetricFamily
+
+    family = CounterMetricFamily(name, doc, labels=labels)  # exposed as <name>_total
+    for values, value in rows:
+        family.add_metric(values, value)
+    return family
+
+
+def _families(snap: dict[str, Any]) -> Iterator[Any]:
+    """The metric families of one snapshot (see :meth:`RedcoordCollector.read`)."""
+    yield from _queue_families(snap["queues"], snap["workers"])
+    yield from _leader_families(snap["leaders"])
+    yield from _lock_families(snap)
+
+
+def _queue_families(queues: list[dict[str, Any]], workers: list[dict[str, Any]]) -> Iterator[Any]:
+    for name, field, doc in QUEUE_GAUGES:
+        yield _gauge(name, doc, ("queue",), (((q["name"],), q[field] or 0) for q in queues))
+
+    # every known queue, served or not (the alert "nobody serves this queue" needs the 0)
+    serving = {q["name"]: 0 for q in queues}
+    for w in workers:
+        for name in w["queues"]:
+            serving[name] = serving.get(name, 0) + (0 if w["dead"] else 1)
+    yield _gauge("redcoord_workers", "Worker processes serving the queue whose heartbeat is current", ("queue",),
+                 (((name,), n) for name, n in sorted(serving.items())))  # fmt: skip
+
+    w_ = ("worker",)
+    yield _gauge("redcoord_worker_up", "1 if the worker's heartbeat is current, 0 if it lapsed", ("worker", "host"),
+                 (((w["id"], w["host"]), 0 if w["dead"] else 1) for w in workers))  # fmt: skip
+    yield _gauge("redcoord_worker_last_heartbeat_age_seconds", "Time since the worker's last heartbeat", w_,
+                 (((w["id"],), w["heartbeat_age"]) for w in workers if w["heartbeat_age"] is not None))  # fmt: skip
+    yield _gauge("redcoord_worker_threads", "The worker's threads (--concurrency)", w_,
+                 (((w["id"],), w["concurrency"]) for w in workers))  # fmt: skip
+    yield _gauge("redcoord_worker_busy_threads", "Threads running a job at the worker's last heartbeat", w_,
+                 (((w["id"],), len(w["current"])) for w in workers))  # fmt: skip
+    yield _counter("redcoord_worker_processed_messages", "Messages the worker process finished since it started",
+                   ("worker", "outcome"),
+                   (((w["id"], label), w[field]) for w in workers for label, field in WORKER_OUTCOMES))  # fmt: skip
+
+
+def _leader_families(elections: list[dict[str, Any]]) -> Iterator[Any]:
+    e_ = ("election",)
+    led = [(e["election"], e["leader"]) for e in elections if e["leader"] is not None]
+    yield _gauge("redcoord_leader_present", "1 if the election has a leader", e_,
+                 (((e["election"],), 0 if e["leader"] is None else 1) for e in elections))  # fmt: skip
+    yield _gauge("redcoord_leader_term", "The current leader's term", e_, (((n,), x["term"]) for n, x in led))
+    yield _gauge("redcoord_leader_info", "The current leader's identity", ("election", "holder"),
+                 (((n, x["identity"]), 1) for n, x in led))  # fmt: skip
+    yield _gauge("redcoord_leader_term_start_timestamp_seconds", "When the current term began", e_,
+                 (((n,), x["since_ms"] / 1000.0) for n, x in led))  # fmt: skip
+    yield _gauge("redcoord_leader_lease_remaining_seconds", "Time left on the leader's lease", e_,
+                 (((n,), x["expires_in"]) for n, x in led))  # fmt: skip
+
+    # job states are decoded by read_job_states: numeric fields are ints when present
+    jobs = [((e["election"], job["name"]), job) for e in elections for job in e["jobs"]]
+    j_ = ("election", "job")
+    for name, field, doc in JOB_TIMES:
+        yield _gauge(name, doc, j_, ((k, job[field] / 1000.0) for k, job in jobs if isinstance(job.get(field), int)))
+    yield _gauge("redcoord_periodic_job_last_outcome", "1 for the outcome of the job's last run, 0 for the others",
+                 ("election", "job", "outcome"),
+                 (((*k, outcome), float(job["outcome"] == outcome))
+                  for k, job in jobs if job.get("outcome") for outcome in JOB_OUTCOMES))  # fmt: skip
+    yield _gauge("redcoord_periodic_job_running", "1 while a run of the job is going on", j_,
+                 ((k, 1 if job.get("running") else 0) for k, job in jobs))  # fmt: skip
+    for name, field, doc in JOB_COUNTS:  # a script creates a count with its first increment
+        yield _counter(name, doc, j_, ((k, job[field] if isinstance(job.get(field), int) else 0) for k, job in jobs))
+
+
+def _lock_families(snap: dict[str, Any]) -> Iterator[Any]:
+    from prometheus_client.core import GaugeMetricFamily
+
+    yield GaugeMetricFamily("redcoord_locks_held", "Live locks", value=snap["locks"]["held"])
+    yield GaugeMetricFamily("redcoord_lock_waiters", "Waiters queued on live locks", value=snap["locks"]["waiters"])
+    yield GaugeMetricFamily("redcoord_rwlocks_held", "Read-write locks with a holder",
+                            value=sum(1 for rw in snap["rwlocks"] if rw["holders"]))  # fmt: skip
+    sems, s_ = snap["semaphores"], ("semaphore",)
+    yield _gauge("redcoord_semaphore_permits", "The semaphore's limit", s_, (((x["name"],), x["limit"]) for x in sems))
+    yield _gauge("redcoord_semaphore_permits_held", "Permits of the semaphore held", s_,
+                 (((x["name"],), x["used"]) for x in sems))  # fmt: skip
+    yield _gauge("redcoord_semaphore_waiters", "Waiters queued on the semaphore", s_,
+                 (((x["name"],), x["queued"]) for x in sems))  # fmt: skip
+
+
+# -- exposition ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=16)
+def registry(elections: tuple[str, ...] = (DEFAULT_ELECTION,)) -> Any:
+    """A ``CollectorRegistry`` holding a :class:`RedcoordCollector` for ``elections`` (built once per tuple)."""
+    prometheus_client = require_prometheus()
+    reg = prometheus_client.CollectorRegistry(auto_describe=False)
+    reg.register(RedcoordCollector(elections=elections))
+    return reg
+
+
+@never_cache
+@require_safe
+def metrics_view(request: HttpRequest, elections: Iterable[str] = (DEFAULT_ELECTION,)) -> HttpResponse:
+    """The metrics in Prometheus's text format (OpenMetrics when the scraper asks for it).
+
+    ``path("metrics/", metrics_view)``; pass ``{"elections": [...]}`` as the
+    URL's extra arguments to report elections besides ``"default"``. It is
+    not protected: serve it where only Prometheus reaches it, or wrap it.
+    Redis down answers 200 with ``redcoord_up 0``.
+    Raises ImportError naming the extra when ``prometheus_client`` is missing.
+    """
+    prometheus_client = require_prometheus()
+    encoder, content_type = prometheus_client.exposition.choose_encoder(request.headers.get("Accept", ""))
+    return HttpResponse(encoder(registry(tuple(elections))), content_type=content_type)
+
+
+def start_metrics_server(port: int, addr: str = "0.0.0.0", *, elections: Iterable[str] = (DEFAULT_ELECTION,)) -> tuple[Any, Any]:
+    """Serve the metrics over HTTP from a daemon thread (``prometheus_client.start_http_server``).
+
+    Args:
+        port: TCP port (0: any free port; read it from ``server.server_port``).
+        addr: address to listen on.
+        elections: as for :class:`RedcoordCollector`.
+
+    Returns ``(server, thread)``; ``server.shutdown()`` stops it.
+    Raises ImportError naming the extra when ``prometheus_client`` is missing,
+    TypeError/ValueError for a bad port, OSError when the port is taken.
+    """
+    if isinstance(port, bool) or not isinstance(port, int):
+        raise TypeError(f"port must be an int, not {port!r}")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be between 0 and 65535, not {port}")
+    prometheus_client = require_prometheus()
+    server, thread = prometheus_client.start_http_server(port, addr, registry=registry(tuple(elections)))
+    log.info("metrics: serving on %s:%d", addr, server.server_port)
+    return server, thread
+
+
+def add_metrics_arguments(parser: Any) -> None:
+    """``--metrics-port`` / ``--metrics-addr`` on a long-running command (run_worker, run_leader)."""
+    parser.add_argument("--metrics-port", type=int, metavar="PORT",
+                        help="serve Prometheus metrics on this port while running (needs django-redcoord[metrics])")  # fmt: skip
+    parser.add_argument("--metrics-addr", default="0.0.0.0", metavar="ADDR", help="address for --metrics-port (default: %(default)s)")
+
+
+def serve_metrics_for(options: dict[str, Any]) -> Any:
+    """Start the metrics server a command was asked for; returns it (``.shutdown()`` at exit) or None.
+
+    Raises ValueError saying why when it cannot start (no prometheus_client, a bad or taken port).
+    """
+    port = options.get("metrics_port")
+    if port is None:
+        return None
+    try:
+        server, _ = start_metrics_server(port, options.get("metrics_addr") or "0.0.0.0")
+    except (ImportError, OSError, TypeError, ValueError) as exc:
+        raise ValueError(f"--metrics-port {port}: {exc}") from exc
+    return server
