@@ -4,6 +4,10 @@
 """
 
 from .backend import RedisTaskBackend, task_backends_for
+from .options import TaskOptions, TaskTimedOut, exponential, fixed, linear, task_options
 from .runner import TaskRunner
 
-__all__ = ["RedisTaskBackend", "TaskRunner", "task_backends_for"]
+__all__ = [
+    "RedisTaskBackend", "TaskOptions", "TaskRunner", "TaskTimedOut", "exponential", "fixed", "linear",
+    "task_backends_for", "task_options",
+]  # fmt: skip

@@ -13,8 +13,13 @@
 Enqueue is one command: the push script also writes the result record
 (status READY). ``manage.py run_worker`` runs the tasks; results
 (status, times, return value, errors, worker ids) live in a Redis hash that
-expires ``RESULT_TTL`` seconds after its last change. Inside a transaction a
-task is sent only once it commits (``ENQUEUE_ON_COMMIT``, default True).
+expires ``RESULT_TTL`` seconds after its last change (``RESULT_TTL_SUCCESSFUL``
+/ ``RESULT_TTL_FAILED`` once it is final). Inside a transaction a task is sent
+only once it commits (``ENQUEUE_ON_COMMIT``, default True).
+
+Per task: ``max_attempts``, ``backoff`` and ``timeout`` from
+:func:`~django_redcoord.tasks.options.task_options`, else the OPTIONS
+``MAX_ATTEMPTS``, ``BACKOFF`` (a callable or its dotted path) and ``TIMEOUT``.
 
 Delivery is at least once (a worker killed mid-task runs it again elsewhere):
 write tasks so that running twice is harmless.
@@ -57,10 +62,14 @@ from .compat import (
     valid_id,
     when,
 )
+from .options import TaskOptions, _check_attempts, _check_backoff, _check_timeout, options_of
 
 log = logging.getLogger("django_redcoord.tasks")
 
-OPTION_DEFAULTS = {"RESULT_TTL": 86400, "MAX_ATTEMPTS": None, "ENQUEUE_ON_COMMIT": True}
+OPTION_DEFAULTS = {
+    "RESULT_TTL": 86400, "RESULT_TTL_SUCCESSFUL": None, "RESULT_TTL_FAILED": None,
+    "MAX_ATTEMPTS": None, "BACKOFF": None, "TIMEOUT": None, "ENQUEUE_ON_COMMIT": True,
+}  # fmt: skip
 
 class RedisTaskBackend(BaseTaskBackend):
     """Django Tasks backend: enqueue, defer (run_after), priority, results."""
@@ -81,10 +90,19 @@ class RedisTaskBackend(BaseTaskBackend):
         self.max_attempts = opts["MAX_ATTEMPTS"]
         if isinstance(self.result_ttl, bool) or not isinstance(self.result_ttl, int) or self.result_ttl < 1:
             self._option_errors.append(f"RESULT_TTL must be whole seconds >= 1, not {self.result_ttl!r}")
-        if self.max_attempts is not None and (
-            isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1
-        ):
-            self._option_errors.append(f"MAX_ATTEMPTS must be a whole number >= 1, not {self.max_attempts!r}")
+        self.result_ttl_successful = self._ttl(opts, "RESULT_TTL_SUCCESSFUL")
+        self.result_ttl_failed = self._ttl(opts, "RESULT_TTL_FAILED")
+        self.backoff = self.timeout = None
+        try:
+            self.max_attempts = _check_attempts(self.max_attempts, "MAX_ATTEMPTS")
+        except (TypeError, ValueError) as exc:
+            self._option_errors.append(str(exc))
+        try:
+            self.timeout = _check_timeout(opts["TIMEOUT"], "TIMEOUT")
+            backoff = opts["BACKOFF"]
+            self.backoff = _check_backoff(import_string(backoff) if isinstance(backoff, str) else backoff, "BACKOFF")
+        except (ImportError, TypeError, ValueError) as exc:
+            self._option_errors.append(str(exc))
         if not self.queues:
             # Django's base backend reads an empty QUEUES as "any queue", but a
             # worker serves named queues: tasks sent elsewhere would never run.
@@ -96,6 +114,25 @@ class RedisTaskBackend(BaseTaskBackend):
                 validate_name(name, "queue name")
             except (TypeError, ValueError) as exc:
                 self._option_errors.append(str(exc))
+
+    def _ttl(self, opts: dict[str, Any], name: str) -> int:
+        """A final result's TTL option: whole seconds >= 1, default RESULT_TTL."""
+        ttl = opts[name]
+        if ttl is None:
+            return self.result_ttl
+        if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 1:
+            self._option_errors.append(f"{name} must be whole seconds >= 1, not {ttl!r}")
+            return self.result_ttl
+        return ttl
+
+    def options_for(self, task: Task) -> TaskOptions:
+        """``task``'s options (:func:`task_options`), the backend's OPTIONS filling the gaps."""
+        own = options_of(task)
+        return TaskOptions(
+            max_attempts=own.max_attempts or self.max_attempts,
+            backoff=own.backoff or self.backoff,
+            timeout=own.timeout or self.timeout,
+        )
 
     def check(self, **kwargs: Any) -> list[Error]:
         return [
@@ -109,14 +146,19 @@ class RedisTaskBackend(BaseTaskBackend):
     def client(self) -> Any:
         return get_client()
 
-    def queue(self, name: str) -> Queue:
-        """The Redis queue of a Tasks queue name (cached; rebuilt when settings change)."""
+    def queue(self, name: str, max_attempts: int | None = None) -> Queue:
+        """The Redis queue of a Tasks queue name (cached; rebuilt when settings change).
+
+        ``max_attempts`` (default: ``MAX_ATTEMPTS``, else ``QUEUE_MAX_ATTEMPTS``)
+        is what the queue writes into the messages it pushes.
+        """
         from .. import conf
 
-        cache_key = (name, conf.default_prefix(), id(get_client()))
+        attempts = max_attempts or self.max_attempts or queue_defaults()["QUEUE_MAX_ATTEMPTS"]
+        cache_key = (name, conf.default_prefix(), id(get_client()), attempts)
         queue = self._queues.get(cache_key)
         if queue is None:
-            queue = Queue(name, max_attempts=self.max_attempts or queue_defaults()["QUEUE_MAX_ATTEMPTS"])
+            queue = Queue(name, max_attempts=attempts)
             self._queues = {**self._queues, cache_key: queue}
         return queue
 
@@ -207,7 +249,7 @@ class RedisTaskBackend(BaseTaskBackend):
             "body": body, "id": result.id, "record_key": self._result_key(result.id), "record": record,
             "ttl": self.result_ttl, "eta": task.run_after, "priority": task.priority,
         }  # fmt: skip
-        return self.queue(task.queue_name), push
+        return self.queue(task.queue_name, options_of(task).max_attempts), push
 
     # -- results -------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ from django.utils.module_loading import import_string
 from ..core.exceptions import DeliveryFailed
 from ..core.queues import Message, Queue
 from ..core.queues.messages import to_json
-from ..core.queues.worker import DeadLetter
+from ..core.queues.worker import DeadLetter, Retry
+from ..core.transport.commands import execute_pipeline
 from .compat import (
     RESULTS,
     Task,
@@ -36,6 +37,7 @@ from .compat import (
     utcnow,
     valid_id,
 )
+from .options import TaskOptions, TaskTimedOut
 
 if TYPE_CHECKING:
     from .backend import RedisTaskBackend
@@ -61,8 +63,18 @@ class TaskRunner:
       ``task_finished`` is sent once an outcome has landed.
     * Failures are written at once (a retry may start elsewhere soon).
 
+    The outcome of delivery N is written only while the record holds no
+    outcome and no error of delivery N (guard N of tasks/results.lua): a
+    delivery that timed out, or whose message a reaper took back, cannot
+    overwrite what was recorded for it since.
+
     The TaskResult given to the signals is built locally on a first delivery;
     a retry reads the record once (earlier errors, attempts).
+
+    Per-task options (``options_for``): ``max_attempts`` travels in the
+    message; a failure asks ``backoff`` for the delay of the retry (None:
+    dead-letter now); ``job_timeout`` / ``timed_out`` give the worker the
+    task's timeout and record an attempt that ran past it.
     """
 
     RUNNING_AFTER = 0.05
@@ -79,7 +91,7 @@ class TaskRunner:
 
     # -- the worker's write-behind protocol -----------------------------------------
 
-    def _pending(self) -> list[tuple[str, dict[str, Any], TaskResult, float]]:
+    def _pending(self) -> list[tuple[str, dict[str, Any], TaskResult, float, int]]:
         pending = getattr(self._local, "pending", None)
         if pending is None:
             pending = self._local.pending = []
@@ -95,7 +107,7 @@ class TaskRunner:
     def written(self) -> None:
         """The held-back outcomes reached Redis: announce them."""
         pending, self._local.pending = self._pending(), []
-        for _, _, result, _ in pending:
+        for _, _, result, _, _ in pending:
             task_finished.send(type(self.backend), task_result=result)
 
     def close(self) -> None:
@@ -106,7 +118,7 @@ class TaskRunner:
         """Mark FAILED the results of messages dead-lettered without us (a reaper
         found their worker dead on the last attempt), unless they hold an outcome."""
         keys: list[str] = []
-        args: list[Any] = [self.backend.result_ttl]
+        args: list[Any] = [self.backend.result_ttl_failed]
         for result_id, detail, _ in entries:
             if not valid_id(result_id):
                 continue
@@ -143,7 +155,7 @@ class TaskRunner:
                 raise ImportError(f"{path} is a {type(task).__name__}, not a Task")
         except ImportError as exc:
             self._write(key, {"status": str(TaskResultStatus.FAILED), "finished_at": iso(utcnow()),
-                              f"error.{delivery}": _error_json(exc)})  # fmt: skip
+                              f"error.{delivery}": _error_json(exc)}, ttl=self.backend.result_ttl_failed)  # fmt: skip
             raise DeadLetter(f"task {path!r} cannot be imported: {exc}") from None
         started = utcnow()
         attempt = {"last_attempted_at": iso(started), f"worker.{delivery}": self.worker_id}
@@ -169,17 +181,7 @@ class TaskRunner:
                 value = task.call(*body["args"], **body["kwargs"])
         except BaseException as exc:  # SystemExit included: the task failed, not the worker
             self._unmark_running()
-            final = delivery >= message.max_attempts
-            error = _error_json(exc)
-            status = TaskResultStatus.FAILED if final else TaskResultStatus.READY
-            fields = {**attempt, f"error.{delivery}": error, "status": str(status)}
-            if final:
-                fields["finished_at"] = iso(utcnow())
-            self._write(key, fields)
-            if final:
-                _settle(result, status, utcnow(), error=TaskError(**json.loads(error)))
-                task_finished.send(type(self.backend), task_result=result)
-            raise
+            self._failed(task, key, result, message, attempt, exc)
         finally:
             close_old_connections()
         self._unmark_running()
@@ -191,7 +193,7 @@ class TaskRunner:
             # a value that can never be stored. It fails once, for good.
             error = _error_json(exc)
             self._write(key, {**attempt, f"error.{delivery}": error, "status": str(TaskResultStatus.FAILED),
-                              "finished_at": iso(utcnow())})  # fmt: skip
+                              "finished_at": iso(utcnow())}, guard=delivery, ttl=self.backend.result_ttl_failed)  # fmt: skip
             _settle(result, TaskResultStatus.FAILED, utcnow(), error=TaskError(**json.loads(error)))
             task_finished.send(type(self.backend), task_result=result)
             raise DeadLetter(f"the return value of task {path} cannot be stored as JSON: {exc}") from None
@@ -199,7 +201,92 @@ class TaskRunner:
         _settle(result, TaskResultStatus.SUCCESSFUL, finished, value=value)
         outcome = {**attempt, "status": str(TaskResultStatus.SUCCESSFUL), "finished_at": iso(finished),
                    "return_value": encoded}  # fmt: skip
-        self._pending().append((key, outcome, result, time.monotonic()))
+        self._pending().append((key, outcome, result, time.monotonic(), delivery))
+
+    # -- failures: backoff, timeouts -------------------------------------------------
+
+    def _failed(
+        self, task: Task, key: str, result: TaskResult, message: Message, attempt: dict[str, Any], exc: BaseException
+    ) -> None:
+        """Record a failed attempt, then raise what tells the worker how to nack it."""
+        delivery = message.attempt + 1
+        error = _error_json(exc)
+        result.errors.append(TaskError(**json.loads(error)))
+        delay: float | None = None
+        final = delivery >= message.max_attempts
+        stopped = False
+        if not final:
+            delay, stopped = self._backoff(self.backend.options_for(task), exc, result, message)
+        final = final or stopped
+        status = TaskResultStatus.FAILED if final else TaskResultStatus.READY
+        fields = {**attempt, f"error.{delivery}": error, "status": str(status)}
+        if final:
+            fields["finished_at"] = iso(utcnow())
+        self._write(key, fields, guard=delivery, ttl=self.backend.result_ttl_failed if final else None)
+        if final:
+            _settle(result, status, utcnow())
+            task_finished.send(type(self.backend), task_result=result)
+        text = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
+        if stopped:
+            raise DeadLetter(f"{text} (backoff returned None: no retry)") from exc
+        if delay is not None:
+            raise Retry(text, delay=delay) from exc
+        raise exc
+
+    def _backoff(self, options: TaskOptions, exc: BaseException, result: TaskResult, message: Message) -> tuple[float | None, bool]:
+        """(delay, stop) from the task's backoff; (None, False): the queue's own retry delay."""
+        if options.backoff is None:
+            return None, False
+        try:
+            delay = options.backoff(exc, result)
+        except Exception as error:  # noqa: BLE001 - a broken backoff must not lose the retry
+            log.warning("task %s: backoff %r failed (%s); using the queue's retry delay", message.id, options.backoff, error)
+            return None, False
+        if delay is None:
+            return None, True
+        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay < float("inf"):
+            log.warning("task %s: backoff %r returned %r, not seconds >= 0 or None; using the queue's retry delay",
+                        message.id, options.backoff, delay)  # fmt: skip
+            return None, False
+        return float(delay), False
+
+    def job_timeout(self, message: Message) -> float | None:
+        """The worker asks: seconds this message's task may run (None: no limit)."""
+        body = message.body
+        path = body.get("task") if isinstance(body, dict) else None
+        if not isinstance(path, str):
+            return None
+        try:
+            task = import_string(path)
+        except ImportError:
+            return None  # the handler dead-letters it at once
+        return self.backend.options_for(task).timeout if isinstance(task, Task) else None
+
+    def timed_out(self, message: Message, seconds: float) -> None:
+        """The worker abandoned this message's attempt at its timeout: record it as failed.
+
+        Called from the worker's own thread while the task's thread is still
+        running (it cannot be stopped). Raises :class:`Retry` or
+        :class:`DeadLetter`, as a failure of the task would.
+        """
+        body = message.body
+        path, result_id = body["task"], body["result"]
+        key = self.backend._result_key(result_id)
+        delivery = message.attempt + 1
+        exc = TaskTimedOut(f"task {path} ran past its timeout of {seconds:g} s; its thread was abandoned")
+        with self._running_lock:  # the attempt as it started, if its thread registered it
+            started = [e[2] for e in self._running.values() if e[0] == key and e[1] == delivery]
+        attempt = started[0] if started else {"last_attempted_at": iso(utcnow()), f"worker.{delivery}": self.worker_id}
+        try:
+            task = import_string(path)
+            result = self.backend.get_result(result_id)
+        except (ImportError, TaskResultDoesNotExist):
+            task, result = None, None
+        if not isinstance(task, Task) or result is None:  # cannot ask its backoff: record and retry
+            fields = {**attempt, f"error.{delivery}": _error_json(exc), "status": str(TaskResultStatus.READY)}
+            self._write_now(key, fields, guard=delivery)
+            raise Retry(f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}", delay=0) from None
+        self._failed(task, key, result, message, attempt, exc)
 
     def _local_result(self, task: Task, message: Message, started: datetime) -> TaskResult:
         """The TaskResult given to signals and the context, built without a round trip."""
@@ -216,23 +303,41 @@ class TaskRunner:
 
     # -- writes -----------------------------------------------------------------------
 
-    def _write(self, key: str | None, fields: dict[str, Any]) -> None:
-        """Write now (``key`` None: only the held-back outcomes), in one command."""
-        extra = [] if key is None else [("", key, fields)]
-        keys, args = self._script_args(extra)
-        if keys:
-            RESULTS(self.backend.client, keys, args, operation="record task results")
+    def _write(self, key: str | None, fields: dict[str, Any], *, guard: Any = "", ttl: int | None = None) -> None:
+        """Write now, with the held-back outcomes (``key`` None: only those), in one round trip.
+
+        ``ttl``: seconds the record then lives (default ``RESULT_TTL``);
+        successes get ``RESULT_TTL_SUCCESSFUL``.
+        """
+        backend = self.backend
+        writes = [(backend.result_ttl_successful, delivery, k, f) for k, f, _, _, delivery in self._pending()]
+        if key is not None:
+            writes.append((ttl or backend.result_ttl, guard, key, fields))
+        self._send(writes, "record task results")
         self.written()
 
-    def _script_args(self, extra: Any) -> tuple[list[str], list[Any]]:
-        keys: list[str] = []
-        args: list[Any] = [self.backend.result_ttl]
-        for guard, key, fields in [("", k, f) for k, f, _, _ in self._pending()] + list(extra):
+    def _write_now(self, key: str, fields: dict[str, Any], *, guard: Any = "") -> None:
+        """Write one record now, leaving the held-back outcomes alone (any thread)."""
+        self._send([(self.backend.result_ttl, guard, key, fields)], "record task results")
+
+    def _send(self, writes: list[tuple[int, Any, str, dict[str, Any]]], operation: str) -> None:
+        """tasks/results.lua once per TTL among ``writes`` (ttl, guard, key, fields): one round trip."""
+        groups: dict[int, tuple[list[str], list[Any]]] = {}
+        for ttl, guard, key, fields in writes:
+            keys, args = groups.setdefault(ttl, ([], [ttl]))
             keys.append(key)
             args.extend((guard, len(fields)))
             for item in fields.items():
                 args.extend(item)
-        return keys, args
+        if len(groups) == 1:
+            [(keys, args)] = groups.values()
+            RESULTS(self.backend.client, keys, args, operation=operation)
+        elif groups:
+            execute_pipeline(
+                self.backend.client,
+                lambda pipe: [RESULTS.queue(pipe, keys, args) for keys, args in groups.values()],
+                operation=operation,
+            )
 
     # -- RUNNING, for tasks that take a while --------------------------------------------
 
@@ -269,11 +374,12 @@ class TaskRunner:
 
 
 def _settle(result: TaskResult, status: Any, finished: datetime, *, value: Any = None, error: Any = None) -> None:
+    """Set the outcome on the local TaskResult (``error`` appended, unless None)."""
     object.__setattr__(result, "status", status)
     object.__setattr__(result, "finished_at", finished)
     if error is not None:
         result.errors.append(error)
-    else:
+    elif status == TaskResultStatus.SUCCESSFUL:
         object.__setattr__(result, "_return_value", value)
 
 

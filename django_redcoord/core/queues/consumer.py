@@ -128,6 +128,28 @@ class Consumer:
             self.nack(message, error, dead=dead, delay=delay)
             self._nacks.pop(0)
 
+    def release(self, messages: Sequence[Message]) -> int:
+        """Return unstarted messages to the front of the queue, sending nothing else.
+
+        Unlike :meth:`hand_back` no acknowledgement goes with it (their results
+        may still be held back by the thread that owns this consumer), so a
+        worker may call it from another thread while that one is stuck in a job.
+        """
+        if not messages:
+            return 0
+        k = self.queue.keys
+        n = int(
+            HAND_BACK(
+                self.queue.client,
+                [self.processing, k.ready, k.consumers, k.wake],
+                ["0", *(m.raw for m in messages)],
+                operation=f"hand back to queue {self.queue.name!r}",
+            )
+        )
+        for m in messages:
+            self._held.discard(m.raw)
+        return n
+
     def hand_back(self, messages: Sequence[Message], *, retire: bool = False) -> int:
         """Return unstarted messages to the front of the queue; with ``retire``, leave."""
         self.flush()

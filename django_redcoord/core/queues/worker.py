@@ -9,7 +9,8 @@ dead workers on every queue served.
 Each thread loops: one round trip acknowledges the previous batch and claims
 up to ``prefetch`` messages; the handler runs them in order. A handler that
 raises gets the message retried with backoff (dead-lettered after the last
-attempt); raising :class:`DeadLetter` sends it to the dead-letter list at once.
+attempt); raising :class:`Retry` sets the delay before that retry, and
+:class:`DeadLetter` sends the message to the dead-letter list at once.
 An idle thread blocks on the queues' wake lists (no polling), waking early
 when a delayed message falls due.
 
@@ -22,6 +23,15 @@ pause longer than the socket timeout) and resumes when it answers. A failed
 nack is kept and sent later while the rest of the batch runs. A thread that
 dies unexpectedly stops the worker with :class:`WorkerCrashed` (a non-zero
 exit for ``run_worker``): it never goes on half-alive, nor exits 0.
+
+Job timeouts (``job_timeout``): a Python thread cannot be stopped, so a job
+past its timeout is abandoned, not killed. Its message is failed at once (a
+retry with backoff, or a dead letter after its last attempt), the rest of
+its thread's batch goes back to the queue, and the worker stops and raises
+:class:`WorkerCrashed` (error :class:`JobTimedOut`): the supervisor's restart
+of the process is what ends the stuck thread. Whatever that thread does after
+its timeout is not acknowledged: it can still have side effects, so the
+timeout bounds how long a message waits, not how long code runs.
 """
 
 from __future__ import annotations
@@ -57,6 +67,22 @@ class DeadLetter(Exception):
     """Raised by a handler: this message can never succeed; dead-letter it now."""
 
 
+class Retry(Exception):
+    """Raised by a handler: this delivery failed; retry after ``delay`` seconds.
+
+    The attempt counts: after the message's last attempt it is dead-lettered
+    all the same. ``str(exc)`` is the error recorded with the message.
+    """
+
+    def __init__(self, error: str, *, delay: float) -> None:
+        super().__init__(error)
+        self.delay = check_seconds(delay, "retry delay", allow_zero=True)
+
+
+class JobTimedOut(RedcoordError):
+    """A job ran past its timeout; its thread was abandoned and the worker stopped."""
+
+
 class WorkerCrashed(RedcoordError):
     """A thread of the worker died unexpectedly; the worker stopped (``thread``, ``error``)."""
 
@@ -80,6 +106,18 @@ class Stats:
 
 
 Handler = Callable[[Message], Any]
+JobTimeout = Callable[[Message], "float | None"]
+
+
+@dataclass
+class _Job:
+    """A job that has a timeout, as the worker's watchdog sees it."""
+
+    consumer: Consumer
+    message: Message
+    rest: list[Message]  # the batch after it, not started yet
+    timeout: float
+    deadline: float  # time.monotonic()
 
 
 class _Outage:
@@ -124,6 +162,13 @@ class Worker:
             optionally ``close()`` when the worker stops and
             ``settle_dead(queue, entries)`` to mark the records of messages
             dead-lettered by a reaper (the Tasks runner uses these).
+        job_timeout: seconds a job may run, or ``job_timeout(message) ->
+            seconds | None``; default: the handler's ``job_timeout`` method
+            if it has one, else none. See the module for what a timeout does.
+            A handler's optional ``timed_out(message, seconds)`` is called
+            when one of its jobs times out; it may raise :class:`Retry` or
+            :class:`DeadLetter` to decide the message's fate as the handler
+            would.
 
     Survives any outage: every loop retries a Redis that cannot be reached
     (with backoff, logging once and then every 10 s) for as long as it takes.
@@ -145,6 +190,7 @@ class Worker:
         timeout: float | None = None,
         shutdown_timeout: float | None = None,
         write_behind: Any = None,
+        job_timeout: float | JobTimeout | None = None,
     ) -> None:
         if not queues:
             raise ValueError("a worker needs at least one queue")
@@ -164,6 +210,13 @@ class Worker:
         self.client = self.queues[0].client
         self.keys = self.queues[0].key_builder
         self.write_behind = write_behind
+        if job_timeout is not None and not callable(job_timeout):
+            job_timeout = check_seconds(job_timeout, "job_timeout")
+        self.job_timeout = job_timeout
+        self._timeout_of: JobTimeout | None = None  # resolved in run(): the handler may be set late
+        self._jobs: dict[int, _Job] = {}  # thread index -> job with a deadline
+        self._jobs_lock = threading.Lock()
+        self._abandoned: set[str] = set()  # names of threads stuck in a timed-out job
         self.stats = Stats()
         self.current: dict[int, str] = {}  # thread index -> message id (for the admin)
         self._stopping = threading.Event()
@@ -194,6 +247,7 @@ class Worker:
             "worker %s: serving %s with %d thread(s), prefetch %d",
             self.id, ", ".join(q.name for q in self.queues), self.concurrency, self.prefetch,
         )  # fmt: skip
+        self._timeout_of = self._resolve_job_timeout()
         beater = self._start(f"redcoord-beat:{self.id}", self._beat_loop)
         self._threads = [self._start(f"redcoord-worker-{i}", self._thread_main, i) for i in range(self.concurrency)]
         try:
@@ -204,14 +258,17 @@ class Worker:
                 for t in [beater, *self._threads]:
                     if not t.is_alive() and t.name not in self._finished and self._crash is None:
                         self._crash = (t.name, RuntimeError(f"thread {t.name} ended unexpectedly"))
+                if self._jobs and self._crash is None:
+                    self._check_timeouts()
                 if self._crash is not None:
                     break
         finally:
             self._stopping.set()
             deadline = time.monotonic() + self.shutdown_timeout
             for t in self._threads:
-                t.join(max(0.0, deadline - time.monotonic()))
-            still = [t.name for t in self._threads if t.is_alive()]
+                if t.name not in self._abandoned:  # stuck: waiting would only delay the restart
+                    t.join(max(0.0, deadline - time.monotonic()))
+            still = [t.name for t in self._threads if t.is_alive() and t.name not in self._abandoned]
             if still:
                 log.warning(
                     "worker %s: %d job(s) still running after %gs; their messages will be redelivered",
@@ -224,6 +281,8 @@ class Worker:
                 close()
         if self._crash is not None:
             name, error = self._crash
+            if isinstance(error, JobTimedOut):
+                raise WorkerCrashed(f"worker {self.id} stopped: {error}", thread=name, error=error)
             raise WorkerCrashed(f"worker {self.id} stopped: {name} died: {type(error).__name__}: {error}",
                                 thread=name, error=error)  # fmt: skip
         log.info("worker %s: stopped (%s)", self.id, self.stats)
@@ -323,33 +382,111 @@ class Worker:
                 continue
             self.current[index] = message.id
             started = time.perf_counter()
+            timeout = self._timeout(message)
+            if timeout is not None:
+                job = _Job(consumer, message, messages[i + 1 :], timeout, time.monotonic() + timeout)
+                with self._jobs_lock:
+                    self._jobs[index] = job
+            failure: BaseException | None = None
             try:
                 self.handler(message)
-            except DeadLetter as exc:
-                self._failed(consumer, message, str(exc), dead=True, started=started)
             except BaseException as exc:  # SystemExit, KeyboardInterrupt... from a job fail that job only
-                error = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
-                self._failed(consumer, message, error, started=started)
-            else:
+                failure = exc
+            finally:
+                self.current.pop(index, None)
+            if timeout is not None:
+                with self._jobs_lock:
+                    mine = self._jobs.pop(index, None) is job
+                if not mine:  # the watchdog settled this message already: drop our outcome
+                    _log_job(message, started, "finished after its timeout, outcome dropped", "")
+                    return messages[i + 1 :]  # released by the watchdog; releasing again is harmless
+            if failure is None:
                 consumer.ack(message)
                 self.stats.add("ok")
                 _log_job(message, started, "ok", "")
-            finally:
-                self.current.pop(index, None)
+            elif isinstance(failure, DeadLetter):
+                self._failed(consumer, message, str(failure), dead=True, started=started)
+            elif isinstance(failure, Retry):
+                self._failed(consumer, message, str(failure), started=started, delay=failure.delay)
+            else:
+                error = f"{type(failure).__module__}.{type(failure).__qualname__}: {failure}"
+                self._failed(consumer, message, error, started=started)
+            failure = None  # no reference cycle through the traceback
         return []
 
     def _failed(
-        self, consumer: Consumer, message: Message, error: str, *, dead: bool = False, started: float | None = None
-    ) -> None:
+        self, consumer: Consumer, message: Message, error: str, *, dead: bool = False, started: float | None = None,
+        delay: float | None = None,
+    ) -> None:  # fmt: skip
         """Nack a failed delivery; if Redis is away, keep the nack for later and go on with the batch."""
         try:
-            outcome = consumer.nack(message, error, dead=dead)
+            outcome = consumer.nack(message, error, dead=dead, delay=delay)
         except CoordinationUnavailable as exc:
-            consumer.defer_nack(message, error, dead=dead)
+            consumer.defer_nack(message, error, dead=dead, delay=delay)
             outcome = "dead" if dead else "retry"
             log.warning("job %s on %s: nack deferred (%s)", message.id, message.queue, exc)
         self.stats.add("dead" if outcome == "dead" else "failed")
         _log_job(message, started if started is not None else time.perf_counter(), outcome, error)
+
+    # -- job timeouts -------------------------------------------------------------
+
+    def _resolve_job_timeout(self) -> JobTimeout | None:
+        limit = self.job_timeout if self.job_timeout is not None else getattr(self.handler, "job_timeout", None)
+        if limit is None or callable(limit):
+            return limit
+        return lambda message: limit
+
+    def _timeout(self, message: Message) -> float | None:
+        if self._timeout_of is None:
+            return None
+        try:
+            limit = self._timeout_of(message)
+            return None if limit is None else check_seconds(limit, "job timeout")
+        except Exception as exc:  # noqa: BLE001 - a bad timeout must not take the worker down
+            log.warning("job %s on %s: no timeout applied: %s", message.id, message.queue, exc)
+            return None
+
+    def _check_timeouts(self) -> None:
+        """Settle the messages of jobs past their deadline, then stop the worker (see the module)."""
+        now = time.monotonic()
+        with self._jobs_lock:  # taking a job out decides it: its thread will drop its outcome
+            late = [(i, job) for i, job in self._jobs.items() if job.deadline <= now]
+            for i, _ in late:
+                del self._jobs[i]
+        for index, job in late:
+            self._abandoned.add(self._threads[index].name)
+            self._time_out(job)
+        if late:
+            index, job = late[0]
+            self._crash = (self._threads[index].name, JobTimedOut(
+                f"job {job.message.id} on {job.message.queue} ran past its timeout of {job.timeout:g} s; "
+                "its thread cannot be stopped, so the worker exits to be restarted"
+            ))  # fmt: skip
+            self._stopping.set()
+
+    def _time_out(self, job: _Job) -> None:
+        message, consumer = job.message, job.consumer
+        error, dead, delay = f"timed out after {job.timeout:g} s", False, None
+        log.critical("job %s on %s: %s; worker %s stops (its thread cannot be stopped)",
+                     message.id, message.queue, error, self.id)  # fmt: skip
+        hook = getattr(self.handler, "timed_out", None)
+        if hook is not None:
+            try:
+                hook(message, job.timeout)
+            except DeadLetter as exc:
+                error, dead = str(exc), True
+            except Retry as exc:
+                error, delay = str(exc), exc.delay
+            except Exception as exc:  # noqa: BLE001 - a plain failure, as from the handler
+                error = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
+        try:
+            outcome = consumer.nack(message, error, dead=dead, delay=delay)
+            consumer.release(job.rest)
+        except CoordinationUnavailable as exc:  # the reaper redelivers them once this process is gone
+            log.error("job %s on %s: could not fail the timed-out job (%s); the reaper will redeliver it",
+                      message.id, message.queue, exc)  # fmt: skip
+            return
+        self.stats.add("dead" if outcome == "dead" else "failed")
 
     def _idle(self, hint: float | None) -> None:
         """Block on the wake lists until a push, a due delayed message, or 1 s."""
