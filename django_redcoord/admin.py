@@ -1,7 +1,9 @@
 """The coordination dashboard inside the Django admin.
 
 ``/admin/django_redcoord/dashboard/`` shows live locks, semaphores, queues,
-workers, the leader and periodic jobs; ``data.json`` feeds the live refresh. Seeing needs
+workers, the leader and periodic jobs; ``data.json`` feeds the live refresh;
+``dead-letters/?name=<queue>`` lists a queue's dead letters a page at a time;
+``task-result/?id=<id>`` looks a Django Task's result up. Seeing needs
 ``django_redcoord.view_dashboard``; acting needs ``change_dashboard``. Every
 action is confirmed on a GET page and done by a POST with a CSRF token, and
 is written to the admin's LogEntry history.
@@ -9,14 +11,19 @@ is written to the admin's LogEntry history.
 
 from __future__ import annotations
 
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
+from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 
 from . import conf
 from .core.exceptions import RedcoordError
@@ -30,7 +37,11 @@ ACTIONS = {
     "requeue-dead": "Requeue the dead letters of queue {name}",
     "purge-dead": "Delete the dead letters of queue {name}",
     "purge-queue": "Delete every ready and delayed message of queue {name}",
+    "requeue-dead-letter": "Requeue dead letter {id} of queue {name}",
+    "delete-dead-letter": "Delete dead letter {id} of queue {name}",
 }
+#: Actions on dead letters: they return to the queue's dead-letter page.
+DEAD_LETTER_ACTIONS = ("requeue-dead", "purge-dead", "requeue-dead-letter", "delete-dead-letter")
 CONSEQUENCES = {
     "force-release": "The holder keeps running but its lock is gone: its next release or extend "
     "raises LockLost. The oldest waiter, if any, gets the lock now. Nothing happens if the "
@@ -45,6 +56,10 @@ CONSEQUENCES = {
     "purge-dead": "The dead letters and their errors are deleted for good.",
     "purge-queue": "Every message waiting in the queue (ready or delayed) is deleted for good. "
     "Messages being processed and dead letters stay.",
+    "requeue-dead-letter": "The message goes back to the ready queue with its attempts reset, and its "
+    "error is forgotten; a worker will run it again. Nothing happens if it is no longer a dead letter.",
+    "delete-dead-letter": "The message and its error are deleted for good (a task's result record stays "
+    "until RESULT_TTL). Nothing happens if it is no longer a dead letter.",
 }
 
 
@@ -70,6 +85,10 @@ class DashboardAdmin(admin.ModelAdmin):
             path("", wrap(self.dashboard_view), name=f"{base}_changelist"),
             path("data.json", wrap(self.data_view), name=f"{base}_data"),
             path("action/<slug:action>/", wrap(self.action_view), name=f"{base}_action"),
+            # the queue name is a query parameter, not a path segment: names may
+            # hold "/" and ".", which browsers rewrite in paths ("a/../b")
+            path("dead-letters/", wrap(self.dead_letters_view), name=f"{base}_dead_letters"),
+            path("task-result/", wrap(self.task_result_view), name=f"{base}_task_result"),
         ]
 
     # -- views ----------------------------------------------------------------
@@ -120,10 +139,12 @@ class DashboardAdmin(admin.ModelAdmin):
             name = validate_name(params.get("name", ""), "name")
             fence = int(params.get("fence", "0")) if action in ("force-release", "revoke-permit") else None
             key = validate_name(params.get("key", ""), "key") if action == "reset-ratelimit" else None
+            mid = validate_name(params.get("id", ""), "message id") if action.endswith("-dead-letter") else None
         except (TypeError, ValueError) as exc:
             messages.error(request, f"Not done: {exc}")
             return redirect(self._home())
-        description = ACTIONS[action].format(name=name, fence=fence, key=key)
+        description = ACTIONS[action].format(name=name, fence=fence, key=key, id=mid)
+        back = self._dead_letters_url(name) if action in DEAD_LETTER_ACTIONS else self._home()
         if request.method != "POST":
             context = {
                 **self.admin_site.each_context(request),
@@ -135,19 +156,21 @@ class DashboardAdmin(admin.ModelAdmin):
                 "name": name,
                 "fence": fence,
                 "key": key,
+                "message_id": mid,
                 "home": self._home(),
+                "back": back,
             }
             return TemplateResponse(request, "admin/django_redcoord/confirm.html", context)
         try:
-            outcome = self._act(action, name, fence, key)
+            outcome = self._act(action, name, fence, key, mid)
         except RedcoordError as exc:
             messages.error(request, f"Not done: {exc}")
-            return redirect(self._home())
+            return redirect(back)
         self.log_change(request, Dashboard(pk=1), f"{description}: {outcome}")
         messages.success(request, f"{description}: {outcome}.")
-        return redirect(self._home())
+        return redirect(back)
 
-    def _act(self, action: str, name: str, fence: int | None, key: str | None = None) -> str:
+    def _act(self, action: str, name: str, fence: int | None, key: str | None = None, mid: str | None = None) -> str:
         from .core.locks import force_release
         from .core.queues import Queue
 
@@ -164,14 +187,173 @@ class DashboardAdmin(admin.ModelAdmin):
             from .core.semaphores import revoke_permit
 
             return revoke_permit(name, fence or 0)
+        from .dashboard import purge_dead_letters
+
         queue = Queue(name)
         if action == "requeue-dead":
             return f"{queue.requeue_dead(limit=100_000)} message(s) requeued"
         if action == "purge-dead":
-            queue.purge_dead()
-            return "dead letters deleted"
+            return f"{purge_dead_letters(queue)} dead letter(s) deleted"
+        gone = "0: it is no longer a dead letter (requeued, deleted or dropped since)"
+        if action == "requeue-dead-letter":
+            return "1 message requeued" if queue.requeue_dead_letter(mid or "") else f"{gone}, nothing requeued"
+        if action == "delete-dead-letter":
+            return "1 dead letter deleted" if queue.delete_dead_letter(mid or "") else f"{gone}, nothing deleted"
         queue.purge()
         return "queue purged"
 
+    def dead_letters_view(self, request: HttpRequest) -> HttpResponse:
+        """A page of one queue's dead letters (newest first), with their errors and tracebacks."""
+        from .core.queues import Queue
+        from .dashboard import PAGE_SIZE, list_dead_letters
+
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            name = validate_name(request.GET.get("name", ""), "queue name")
+        except (TypeError, ValueError) as exc:
+            messages.error(request, f"No such queue: {exc}")
+            return redirect(self._home())
+        page = _page(request)
+        error, data = None, None
+        try:
+            data = list_dead_letters(Queue(name), page=page, per_page=PAGE_SIZE)
+        except RedcoordError as exc:
+            error = str(exc)
+        if data:
+            for item in data["items"]:
+                item["died_at"] = _local(item["died_ms"])
+                item["enqueued_at"] = _local(item["enqueued_ms"])
+                if item["result_id"]:
+                    item["result_url"] = self._task_result_url(item["result_id"])
+        here = self._dead_letters_url(name)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Dead letters of queue {name}",
+            "queue": name,
+            "data": data,
+            "error": error,
+            "can_change": self.has_change_permission(request),
+            "home": self._home(),
+            "previous_url": f"{here}&page={page - 1}" if page > 1 else None,
+            "next_url": f"{here}&page={page + 1}" if data and page < data["pages"] else None,
+        }
+        return TemplateResponse(request, "admin/django_redcoord/dead_letters.html", context)
+
+    def task_result_view(self, request: HttpRequest) -> HttpResponse:
+        """Look a Django Task's result up by id, through its backend's ``get_result``."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        aliases = _our_task_backends()
+        result_id = request.GET.get("id", "").strip()[:300]
+        alias = request.GET.get("backend", "") or (aliases[0] if aliases else "")
+        result, problem = None, None
+        if result_id:
+            if alias not in aliases:
+                problem = f"No Redis Tasks backend {alias!r} in TASKS." if alias else "No Redis Tasks backend in TASKS."
+            else:
+                result, problem = _read_result(alias, result_id)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Task result",
+            "result_id": result_id,
+            "alias": alias,
+            "aliases": aliases,
+            "result": result,
+            "problem": problem,
+            "home": self._home(),
+        }
+        return TemplateResponse(request, "admin/django_redcoord/task_result.html", context)
+
+    def _dead_letters_url(self, name: str) -> str:
+        url = reverse("admin:django_redcoord_dashboard_dead_letters", current_app=self.admin_site.name)
+        return f"{url}?{urlencode({'name': name})}"
+
+    def _task_result_url(self, result_id: str) -> str:
+        url = reverse("admin:django_redcoord_dashboard_task_result", current_app=self.admin_site.name)
+        return f"{url}?{urlencode({'id': result_id})}"
+
     def _home(self) -> str:
         return reverse("admin:django_redcoord_dashboard_changelist", current_app=self.admin_site.name)
+
+
+def _page(request: HttpRequest) -> int:
+    try:
+        return max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+def _local(ms: int | None) -> datetime | None:
+    """A time in ms since the epoch as an aware datetime in the current time zone (TIME_ZONE)."""
+    if not ms:
+        return None
+    return timezone.localtime(datetime.fromtimestamp(ms / 1000, tz=dt_timezone.utc))
+
+
+def _our_task_backends() -> list[str]:
+    """Aliases of TASKS whose backend is ours (the others keep no results in our Redis)."""
+    from django.utils.module_loading import import_string
+
+    from .tasks.backend import RedisTaskBackend
+
+    aliases = []
+    for alias, config in (getattr(settings, "TASKS", None) or {}).items():
+        try:
+            backend = import_string(config["BACKEND"])
+        except (ImportError, KeyError, TypeError):
+            continue  # Django's own check reports it
+        if isinstance(backend, type) and issubclass(backend, RedisTaskBackend):
+            aliases.append(alias)
+    return aliases
+
+
+def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(what the page shows of a task result, None) or (None, why there is none)."""
+    import json
+
+    from .tasks.backend import task_backends_for
+    from .tasks.compat import TaskResultDoesNotExist, TaskResultStatus
+
+    try:
+        backend = task_backends_for(alias)
+    except Exception as exc:  # a misconfigured backend: say so on the page
+        return None, f"The Tasks backend {alias!r} is not usable: {exc}"
+    try:
+        result = backend.get_result(result_id)
+    except TaskResultDoesNotExist as exc:
+        why = str(exc).strip("'\"")
+        detail = "" if why in ("", result_id) else f" ({why})"
+        return None, (
+            f"No such result: {result_id}{detail}. Results are kept {backend.result_ttl} s (RESULT_TTL) "
+            "after their last change: it may have expired, or the id is not one of this backend's."
+        )
+    except RedcoordError as exc:
+        return None, f"The result could not be read: {exc}"
+    task = result.task
+
+    def short(value: Any) -> str:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return text if len(text) <= 500 else text[:499] + "…"
+
+    shown = {
+        "id": result.id,
+        "status": str(result.status),
+        "task": task.module_path,
+        "queue": task.queue_name,
+        "priority": task.priority,
+        "args": short(result.args),
+        "kwargs": short(result.kwargs),
+        "attempts": len(result.worker_ids),
+        "worker_ids": list(result.worker_ids),
+        "errors": [{"exception": e.exception_class_path, "traceback": e.traceback} for e in result.errors],
+        "enqueued_at": result.enqueued_at and timezone.localtime(result.enqueued_at),
+        "started_at": result.started_at and timezone.localtime(result.started_at),
+        "last_attempted_at": result.last_attempted_at and timezone.localtime(result.last_attempted_at),
+        "finished_at": result.finished_at and timezone.localtime(result.finished_at),
+        "run_after": task.run_after and timezone.localtime(task.run_after),
+        "return_value": short(result.return_value) if result.status == TaskResultStatus.SUCCESSFUL else None,
+    }
+    return shown, None

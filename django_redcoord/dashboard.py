@@ -16,7 +16,9 @@ a scan of the keyspace:
 * queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
 * workers: the ``<prefix>:index:workers`` sorted set (id -> heartbeat
   deadline) and each worker's hash;
-* leader and jobs: the election records of the known elections.
+* leader and jobs: the election records of the known elections;
+* one queue's dead letters: a page of its dead-letter list (LRANGE of that
+  page only), their errors, and the last error of each task's result record.
 
 Plain Python over redis-py; returns JSON-ready dicts.
 """
@@ -28,9 +30,9 @@ import math
 from types import SimpleNamespace
 from typing import Any
 
-from .core.keys import KeyBuilder
+from .core.keys import KeyBuilder, validate_name
 from .core.locks import read_holders
-from .core.queues import Queue, depths
+from .core.queues import Message, Queue, depths
 from .core.transport.commands import as_text as _text
 from .core.transport.errors import unavailable_as_ours
 
@@ -197,6 +199,120 @@ def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
         }
         for name, d in result.items()
     ]
+
+
+def list_dead_letters(queue: Queue, *, page: int = 1, per_page: int = PAGE_SIZE) -> dict[str, Any]:
+    """One page of a queue's dead letters, newest first, each with its last error.
+
+    Two round trips whatever the list's length: the count and this page's
+    slice of the list (``LLEN`` + ``LRANGE`` in one ``MULTI``, so they agree),
+    then the page's errors (the queue's errors hash) and, for task messages,
+    the last error of their result record, which holds the traceback.
+
+    Returns ``{total, page, pages, items}``; an item is ``{id, summary, task,
+    result_id, attempts, max_attempts, died_ms, enqueued_ms, error,
+    exception, traceback, status}`` (``task``/``result_id`` only for a Django
+    Task's message; ``died_ms`` from the server's clock, None if unknown).
+    """
+    client, k = queue.client, queue.keys
+    per_page = max(1, per_page)
+    with unavailable_as_ours(client, f"read dead letters of {queue.name!r}"):
+        pipe = client.pipeline(transaction=True)
+        pipe.llen(k.dead)
+        # the list is oldest first (RPUSH): the newest page is its tail
+        pipe.lrange(k.dead, -page * per_page, -(page - 1) * per_page - 1)
+        total, raws = pipe.execute()
+        letters = [Message.parse(raw, queue.name) for raw in reversed(raws)]
+        pipe = client.pipeline(transaction=False)
+        if letters:
+            pipe.hmget(k.errors, [m.id or "-" for m in letters])
+        asked = []
+        for m in letters:
+            task = _task_of(m)
+            if task:  # its last error is error.<attempts>; bury() wrote that count into the envelope
+                pipe.hmget(queue.key_builder.task_result(task[1]), ["status", f"error.{m.attempt}"])
+            asked.append(task)
+        replies = pipe.execute() if letters else [[]]
+    errors, records_read = replies[0], iter(replies[1:])
+    items = []
+    for m, raw_error, task in zip(letters, errors, asked, strict=True):
+        detail = _record(raw_error)
+        status, task_error = next(records_read) if task else (None, None)
+        last = _record(task_error)
+        items.append(
+            {
+                "id": m.id,
+                "summary": _summary(m, task),
+                "task": task[0] if task else None,
+                "result_id": task[1] if task else None,
+                "attempts": _int(detail.get("attempts"), m.attempt),
+                "max_attempts": m.max_attempts,
+                "died_ms": _int(detail.get("failed_ms")) or None,
+                "enqueued_ms": m.enqueued_ms or None,
+                "error": str(detail.get("error", "")),
+                "exception": str(last.get("exception_class_path", "")),
+                "traceback": str(last.get("traceback", "")),
+                "status": _text(status) if status else None,
+            }
+        )
+    return {"total": total, "page": page, "pages": max(1, math.ceil(total / per_page)), "items": items}
+
+
+def purge_dead_letters(queue: Queue) -> int:
+    """Delete every dead letter of ``queue`` and their errors; return how many there were.
+
+    The count and the deletion are one ``MULTI``: the number is what was deleted.
+    """
+    k = queue.keys
+    with unavailable_as_ours(queue.client, f"purge dead letters of {queue.name!r}"):
+        pipe = queue.client.pipeline(transaction=True)
+        pipe.llen(k.dead)
+        pipe.delete(k.dead, k.errors)
+        count, _ = pipe.execute()
+    return int(count)
+
+
+def _record(value: Any) -> dict[str, Any]:
+    """A JSON object written by us ({} when absent); whatever is there, the page never fails on it."""
+    if not value:
+        return {}
+    try:
+        found = json.loads(value)
+    except (TypeError, ValueError):
+        return {"error": _text(value)}
+    return found if isinstance(found, dict) else {"error": str(found)}
+
+
+def _task_of(message: Message) -> tuple[str, str] | None:
+    """(task path, result id) of a Django Task's message (see tasks/backend.py), else None."""
+    body = message.body
+    if not isinstance(body, dict) or not isinstance(body.get("task"), str) or not isinstance(body.get("result"), str):
+        return None
+    try:
+        return body["task"], validate_name(body["result"], "task result id")
+    except (TypeError, ValueError):
+        return None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else _dumps(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _summary(message: Message, task: tuple[str, str] | None) -> str:
+    """What the message asks for, in a line: the task and its arguments, or the body."""
+    if message.error is not None:
+        return f"(unreadable: {message.error})"
+    if task:
+        args, kwargs = message.body.get("args"), message.body.get("kwargs")
+        args = ", ".join([*(_short(_dumps(a), 60) for a in (args if isinstance(args, list) else [])),
+                          *(f"{k}={_short(_dumps(v), 60)}" for k, v in (kwargs if isinstance(kwargs, dict) else {}).items())])  # fmt: skip
+        return _short(f"{task[0]}({args})")
+    return _short(message.body)
 
 
 def list_workers(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:

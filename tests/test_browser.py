@@ -157,3 +157,33 @@ def test_a_dashboard_opened_during_an_outage_recovers_without_a_reload(
         page.wait_for_function("document.getElementById('rc-error').style.display === 'none'", timeout=5000)
         page.wait_for_function("document.getElementById('rc-locks-total').textContent === '1'", timeout=5000)
         assert "live" in page.locator("#rc-status").inner_text()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dead_letter_is_requeued_from_its_page(browser, live_server, django_user_model, redis_client):
+    django_user_model.objects.create_superuser("admin", "admin@example.com", "admin")
+    queue = Queue("emails", client=redis_client, prefix="test", max_attempts=1)
+    queue.push({"to": "a@example.com"}, id="mail|7")
+    consumer = queue.consumer("w")
+    [message], _ = consumer.claim(1)
+    consumer.nack(message, "SMTPError: 554 refused")
+
+    page = browser.new_page()
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/django_redcoord/dashboard/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "admin")
+    page.click("input[type=submit]")
+    page.wait_for_function("document.getElementById('rc-status').textContent.includes('updated')", timeout=6000)
+    # the dead count links to the page (as the live refresh rewrote the row)
+    page.locator("#rc-queues tr[data-name='emails'] a[href^='dead-letters/']").click()
+    row = page.locator("#rc-dead-letters tr[data-id='mail|7']")
+    row.wait_for()
+    assert "SMTPError: 554 refused" in row.inner_text() and "a@example.com" in row.inner_text()
+    row.locator("a", has_text="Requeue").click()
+    page.wait_for_selector("#rc-confirm")
+    assert "Requeue dead letter mail|7 of queue emails" in page.content()
+    page.click("#rc-confirm")
+    page.wait_for_selector(".messagelist")
+    assert "1 message requeued" in page.locator(".messagelist").inner_text()
+    assert page.locator("#rc-dead-letters tr[data-id='mail|7']").count() == 0
+    assert (queue.depths().ready, queue.depths().dead) == (1, 0)

@@ -40,6 +40,7 @@ from ..transport.clients import UsesClient
 from ..transport.commands import as_text, command, execute_pipeline
 from ..transport.drivers import Run, Steps, arun, run
 from ..transport.errors import unavailable_as_ours
+from ..transport.scripts import Script
 from ..values import DEFAULT, check_count
 from .consumer import Consumer
 from .messages import (
@@ -58,6 +59,10 @@ from .messages import (
     encode_body,
     queue_defaults,
 )
+
+_ONE_DEAD = ("queues/common", "queues/find_dead")
+REQUEUE_DEAD_LETTER = Script("queues/requeue_dead_letter", includes=_ONE_DEAD)
+DELETE_DEAD_LETTER = Script("queues/delete_dead_letter", includes=_ONE_DEAD)
 
 
 class Queue(UsesClient):
@@ -295,6 +300,33 @@ class Queue(UsesClient):
             if n == 0:
                 break
         return moved
+
+    def requeue_dead_letter(self, id: str) -> bool:
+        """Move the dead letter ``id`` back to ready, attempts reset (one script); return whether it was there.
+
+        False when no dead letter has that id (requeued, deleted, or dropped
+        past ``dead_letter_limit`` since it was seen). Raises ValueError or
+        TypeError for an id that is not an allowed name.
+        """
+        k = self.keys
+        found = REQUEUE_DEAD_LETTER(
+            self.client,
+            [k.dead, k.ready, k.errors, k.seq, k.wake],
+            [validate_name(id, "message id"), self._lifo],
+            operation=f"requeue dead letter {id!r} of {self.name!r}",
+        )
+        return int(found) == 1
+
+    def delete_dead_letter(self, id: str) -> bool:
+        """Delete the dead letter ``id`` and its error (one script); return whether it was there."""
+        k = self.keys
+        found = DELETE_DEAD_LETTER(
+            self.client,
+            [k.dead, k.errors],
+            [validate_name(id, "message id")],
+            operation=f"delete dead letter {id!r} of {self.name!r}",
+        )
+        return int(found) == 1
 
     def purge(self) -> None:
         """Drop every ready and delayed message (in-flight and dead ones stay)."""

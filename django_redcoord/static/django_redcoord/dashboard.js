@@ -73,6 +73,18 @@
 
   const q = (v) => encodeURIComponent(dash(v));
 
+  // A cell whose text links to href (a relative URL built with q()), or plain text without href.
+  function linkCell(text, href, cls) {
+    const td = cell(text, cls);
+    if (href) {
+      const a = document.createElement("a");
+      a.href = href;
+      a.textContent = td.textContent;
+      td.replaceChildren(a);
+    }
+    return td;
+  }
+
   function render(data) {
     const locks = data.locks || {};
     setText(byId("rc-locks-total"), dash(locks.total));
@@ -110,7 +122,7 @@
     }, "No rate-limited request in the last two minutes.", 7);
     fill(byId("rc-queues"), data.queues, (x) => {
       const tds = [cell(x.name), cell(x.ready, "rc-num"), cell(x.delayed, "rc-num"), cell(x.processing, "rc-num"),
-        cell(x.dead, "rc-num"), cell(x.head_age, "rc-num")];
+        linkCell(x.dead, x.dead > 0 ? `dead-letters/?name=${q(x.name)}` : null, "rc-num"), cell(x.head_age, "rc-num")];
       if (canChange) tds.push(actions([["Requeue dead", `action/requeue-dead/?name=${q(x.name)}`],
         ["Purge dead", `action/purge-dead/?name=${q(x.name)}`], ["Purge queue", `action/purge-queue/?name=${q(x.name)}`]]));
       return tds;

@@ -1,0 +1,28 @@
+-- queues/requeue_dead_letter.lua (common/time.lua, queues/common.lua, queues/find_dead.lua
+-- prepended): give one dead letter, named by its message id, another chance.
+--
+-- In one step: find the dead letter (the oldest, should two share the id),
+-- take it off the dead-letter list, forget its error, and put it at the back
+-- of the ready queue (its priority band) with its failed attempts reset to 0.
+--
+-- KEYS[1] dead    list: dead-lettered envelopes, oldest first
+-- KEYS[2] ready   zset: envelope -> order score
+-- KEYS[3] errors  hash: message id -> JSON {error, attempts, failed_ms}
+-- KEYS[4] seq     integer: arrival counter
+-- KEYS[5] wake    list: one token while messages may be ready
+-- ARGV[1] id      the message id (any allowed name, compared whole)
+-- ARGV[2] lifo    '1' for last-in-first-out order, else '0'
+--
+-- Returns 1 requeued, 0 no dead letter has that id (requeued, deleted or
+-- dropped past the dead-letter limit since it was seen).
+
+local dead, ready, errors, seq, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id = ARGV[1]
+local env = find_dead(dead, id)
+if not env then return 0 end
+redis.call('LREM', dead, 1, env)
+redis.call('HDEL', errors, id)
+local _, _, _, _, prio = parse(env)
+redis.call('ZADD', ready, order_score(seq, prio, ARGV[2], false), with_failed(env, 0))
+wake_one(wake)
+return 1
