@@ -23,6 +23,7 @@ class Item(models.Model):
     seller = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="listings")
     price = models.IntegerField()
     stock = models.IntegerField(help_text="deliberately allowed to go negative")
+    listed = models.IntegerField(default=0, help_text="units the seller listed: sold + stock, while nothing races")
     fence = models.BigIntegerField(default=0, help_text="highest lock fencing token that wrote this row")
 
     def __str__(self) -> str:

@@ -3,7 +3,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from testproject.demo.models import Account, Item
+from testproject.demo.models import Account, Item, Purchase
 
 DEMO_ADMIN = ("admin", "admin")
 
@@ -12,7 +12,7 @@ class Command(BaseCommand):
     help = "Create the demo superuser (admin/admin, demo only) and the market's users and items."
 
     def add_arguments(self, parser):
-        parser.add_argument("--reset", action="store_true", help="reset funds and stock")
+        parser.add_argument("--reset", action="store_true", help="reset funds and stock, and forget the purchases")
 
     def handle(self, *args, reset=False, **options):
         User = get_user_model()
@@ -26,9 +26,13 @@ class Command(BaseCommand):
                 account.funds = funds
                 account.save()
         seller = User.objects.get(username="seller")
+        if reset:
+            Purchase.objects.filter(item__seller=seller).delete()
         for name, price, stock in (("Lamp", 30, 3), ("Chair", 45, 2), ("Book", 10, 5)):
-            item, created = Item.objects.get_or_create(name=name, seller=seller, defaults={"price": price, "stock": stock})
+            item, created = Item.objects.get_or_create(
+                name=name, seller=seller, defaults={"price": price, "stock": stock, "listed": stock}
+            )
             if reset and not created:
-                item.stock, item.price = stock, price
+                item.stock, item.listed, item.price = stock, stock, price
                 item.save()
         self.stdout.write(f"demo superuser: {username} / {password} (demo only)")
