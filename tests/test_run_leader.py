@@ -7,14 +7,15 @@ import signal
 import sys
 import threading
 import time
+from datetime import datetime, timedelta, timezone
 from itertools import pairwise
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from django_redcoord.core.leader.election import DEFAULT_ELECTION, LeaderElection
-from django_redcoord.core.periodic.jobs import periodic, unregister
-from django_redcoord.core.periodic.scheduler import read_job_states
+from django_redcoord.core.periodic.jobs import get_jobs, periodic, unregister
+from django_redcoord.core.periodic.scheduler import Scheduler, read_job_states
 
 from .leader_jobs import SLOTS_KEY
 
@@ -129,3 +130,83 @@ def test_an_unreachable_redis_raises_command_error_naming_it(settings):
     settings.REDCOORD = {**settings.REDCOORD, "URL": "redis://127.0.0.1:1/0"}
     with pytest.raises(CommandError, match=r"Redis at redis://127.0.0.1:1/0 could not be reached during campaign"):
         run("--run", "tick", *FAST)
+
+
+# --- operating jobs without stopping leaders: --slot, --request, --pause/--resume -----------------
+
+
+def past_slot(seconds_ago=5.0, every_ms=500):
+    return (int((time.time() - seconds_ago) * 1000) // every_ms) * every_ms
+
+
+def test_run_with_a_slot_redoes_that_slot_and_the_job_sees_it(redis_client):
+    slot = past_slot()
+    iso = datetime.fromtimestamp(slot / 1000, timezone(timedelta(hours=2))).isoformat(timespec="milliseconds")
+    out = run("--run", "tick", "--slot", iso, *FAST)
+    run("--run", "tick", "--slot", str(slot - 500), *FAST)  # epoch ms
+    first, second = [json.loads(e) for e in redis_client.lrange(SLOTS_KEY, 0, -1)]
+    assert (first["slot"], second["slot"]) == (slot, slot - 500)
+    assert out.startswith("job tick: ok in ") and f"(term {first['term']}, slot " in out
+    assert "last_slot" not in read_job_states(election(redis_client), also=["tick"])["tick"]  # schedule untouched
+
+
+def test_request_queues_a_run_that_the_current_leader_runs_once_with_its_slot(redis_client):
+    other = election(redis_client, "box-3:7")
+    assert other.campaign()
+    slot = past_slot()
+    out = run("--request", "tick", "--slot", str(slot))
+    assert "is queued; box-3:7 (term" in out and out.startswith("request ")
+    request_id = out.split()[1].rstrip(":")
+    assert "pending run requests (1):" in run("--list")
+    scheduler = Scheduler(other, [get_jobs()["tick"]], request_interval=0)
+    for _ in range(3):
+        scheduler.tick(time.time())
+        assert not scheduler.wait_idle(5)
+    (entry,) = [json.loads(e) for e in redis_client.lrange(SLOTS_KEY, 0, -1)]
+    assert (entry["slot"], entry["term"], entry["pid"]) == (slot, other.term, os.getpid())
+    st = read_job_states(other, also=["tick"])["tick"]
+    assert st["last_request"] == request_id and st["outcome"] == "ok" and st["runs"] == 1
+    assert "pending run requests" not in run("--list")
+
+
+def test_run_while_another_leads_points_to_request(redis_client):
+    other = election(redis_client, "box-4:1")
+    assert other.campaign()
+    with pytest.raises(CommandError, match="use --request tick to have the leader run it"):
+        run("--run", "tick", *FAST)
+
+
+def test_pause_and_resume_show_in_the_list_and_the_state(redis_client):
+    assert run("--pause", "tick").startswith("job tick: paused; its slots are skipped until")
+    assert run("--pause", "tick").strip() == "job tick: already paused"
+    row = next(line for line in run("--list").splitlines() if line.startswith("tick "))
+    assert row.split()[:5] == ["tick", "every", "0.5s", "catchup", "paused"]
+    assert isinstance(read_job_states(election(redis_client), also=["tick"])["tick"]["paused"], int)
+    assert run("--resume", "tick").startswith("job tick: resumed")
+    assert run("--resume", "tick").strip() == "job tick: was not paused"
+    row = next(line for line in run("--list").splitlines() if line.startswith("tick "))
+    assert "paused" not in row
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--run", "tick", "--slot", "yesterday"], r"--slot 'yesterday' is not a time: give ISO 8601 with an offset"),
+        (["--run", "tick", "--slot", "2024-01-01T00:00:00"], r"--slot '2024-01-01T00:00:00' has no UTC offset"),
+        (["--request", "tick", "--slot", "2024-01-01T00:00:00.200Z"], r"is not a slot of job 'tick' \(every 0.5s\)"),
+        (["--run", "tick", "--slot", "99999999999999"], "is in the future: only past slots can be redone"),
+        (["--request", "nope"], "no periodic job named 'nope'; registered jobs: demo.heartbeat"),
+        (["--pause", "nope"], "no periodic job named 'nope'"),
+        (["--resume", "nope"], "no periodic job named 'nope'"),
+        (["--slot", "1"], "--slot goes with --run JOB or --request JOB"),
+        (["--run", "tick", "--expires", "5"], "--expires goes with --request JOB"),
+        (["--run", "tick", "--request", "tick"], "--run and --request cannot be combined"),
+        (["--pause", "tick", "--resume", "tick"], "--pause and --resume cannot be combined"),
+        (["--request", "tick", "--expires", "0"], "expires must be > 0 seconds"),
+    ],
+)
+def test_bad_run_now_options_raise_command_error(args, message, redis_client):
+    with pytest.raises(CommandError, match=message):
+        run(*args)
+    assert redis_client.llen(SLOTS_KEY) == 0
+    assert redis_client.exists(election(redis_client).keys.requests) == 0

@@ -83,6 +83,12 @@ class LeaderKeys:
         validate_name(job_name, "job name")
         return self.job_prefix + job_name
 
+    @property
+    def requests(self) -> str:
+        """hash: pending "run now" requests: request id -> JSON {job, slot_ms, requested_ms,
+        expires_ms, by} (see periodic/request.lua); claimed ones are deleted by the leader."""
+        return self.record + ":requests"
+
 
 @dataclass(frozen=True)
 class QueueKeys:

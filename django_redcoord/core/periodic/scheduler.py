@@ -18,6 +18,11 @@ runs. A leader whose clock is off runs slots early or late, never twice.
 
 A crash between claim and the end of a run loses that run (at most once):
 the slot stays claimed and the admin shows it as running under a dead term.
+
+Operators act through Redis, not through the leader (see ``control.py``): a
+paused job's slots are claimed but skipped by ``periodic/claim.lua``; "run
+now" requests are read from the election's ``requests`` hash at most every
+``request_interval`` and claimed, term-fenced, by ``periodic/take_request.lua``.
 """
 
 from __future__ import annotations
@@ -36,14 +41,18 @@ from ..runtime import runtime
 from ..transport.commands import as_text
 from ..transport.errors import unavailable_as_ours
 from ..transport.scripts import Script
+from .control import RunRequest, decode_request
 from .jobs import CATCHUP_LIMIT, Job, JobContext, _set_current_job
 
 log = logging.getLogger("django_redcoord.periodic")
 
 _CLAIM = Script("periodic/claim")
 _FINISH = Script("periodic/finish")
+_TAKE_REQUEST = Script("periodic/take_request")
 
-CLAIMED, NOT_LEADER, ALREADY_CLAIMED = 1, 0, 2
+CLAIMED, NOT_LEADER, ALREADY_CLAIMED, PAUSED = 1, 0, 2, 3
+# periodic/take_request.lua's codes besides CLAIMED and NOT_LEADER
+REQUEST_GONE, REQUEST_EXPIRED, REQUEST_OTHER_JOB = 2, 3, 4
 _MAX_ERROR = 1000  # characters of an error message kept in Redis
 
 
@@ -56,6 +65,7 @@ class Run:
     slot_ms: int | None
     term: int
     started: float
+    request_id: str | None = None  # the "run now" request it runs, if any
     done: threading.Event = field(default_factory=threading.Event)
     timed_out: bool = False
     outcome: str = ""
@@ -71,6 +81,11 @@ class Scheduler:
         jobs: the jobs (``periodic.get_jobs().values()``).
         wakeup: set whenever a run ends, so the caller's loop ticks again.
         catchup_limit: misfire="catchup" runs at most this many missed slots.
+        request_interval: seconds between two reads of the "run now"
+            requests while leading (default: the election's retry period).
+            ``tick`` reads them when at least this long has passed since
+            the last read; call it that often (``run_leader`` ticks every
+            second at least).
     """
 
     def __init__(
@@ -80,11 +95,16 @@ class Scheduler:
         *,
         wakeup: threading.Event | None = None,
         catchup_limit: int = CATCHUP_LIMIT,
+        request_interval: float | None = None,
     ) -> None:
         self.election = election
         self.jobs = sorted(jobs, key=lambda job: job.name)
+        self._by_name = {job.name: job for job in self.jobs}
         self.wakeup = wakeup or threading.Event()
         self.catchup_limit = catchup_limit
+        self.request_interval = election.retry_period if request_interval is None else max(0.0, request_interval)
+        self._next_request_read = 0.0  # time.monotonic() of the next read of the requests
+        self._ignored_requests: set[str] = set()  # requests for jobs we do not have (logged once)
         self._term: int | None = None  # the term our cached last_slot values belong to
         self._last: dict[str, int | None] = {}
         self._runs: list[Run] = []
@@ -95,6 +115,10 @@ class Scheduler:
 
     def tick(self, now: float) -> float:
         """Claim and start the runs due at ``now`` (seconds since the epoch) if we lead.
+
+        Also claims and starts the pending "run now" requests, read at most
+        every ``request_interval`` (one HGETALL; the returned wait does not
+        count it: tick at least that often to pick requests up promptly).
 
         Returns the seconds until the next slot is due or a timeout expires
         (``math.inf`` when nothing is scheduled). Never raises for Redis
@@ -122,6 +146,9 @@ class Scheduler:
                         self._broken.add(job.name)
                 if self._term is None:
                     return self.election.retry_period  # our term ended under us
+            self._tick_requests(term, token)
+            if self._term is None:
+                return self.election.retry_period
         except CoordinationUnavailable as exc:
             log.warning("scheduler: Redis unavailable, retrying in %g s: %s", self.election.retry_period, exc)
             return self.election.retry_period
@@ -145,16 +172,19 @@ class Scheduler:
             # A job seen for the first time starts with its next slot: record
             # the latest past slot as done, so a new daily job does not fire
             # at deploy time.
-            if not self._claim(job, "skip", job.previous_slot(now_ms), 0, term, token):
+            if self._claim(job, "skip", job.previous_slot(now_ms), 0, term, token) != CLAIMED:
                 return math.inf if self._term is None else 0.0
             return job.due_ms(job.next_slot(self._last[job.name] or 0))
+        paused = False
         while True:
             if not job.overlap and self._busy(job):
                 return math.inf  # the run's end sets `wakeup`
             slots, older = job.due_slots(last, now_ms, self.catchup_limit)
             if not slots:
                 return job.due_ms(job.next_slot(last))
-            if job.misfire == "catchup":
+            if paused:  # found paused in this tick: skip what is left at once, not one slot per claim
+                slot, missed, mode = slots[-1], older + len(slots) - 1, "run"
+            elif job.misfire == "catchup":
                 slot, missed, mode = slots[0], older, "run"
             elif job.misfire == "coalesce":
                 slot, missed, mode = slots[-1], older + len(slots) - 1, "run"
@@ -163,16 +193,20 @@ class Scheduler:
                 late = now_ms - job.due_ms(slot) > job.grace_ms()
                 mode = "skip" if late else "run"
                 missed += 1 if late else 0
-            if not self._claim(job, mode, slot, missed, term, token):
+            code = self._claim(job, mode, slot, missed, term, token)
+            if code not in (CLAIMED, PAUSED):
                 return math.inf if self._term is None else 0.0
             last = self._last[job.name] or slot
+            if code == PAUSED:
+                paused = True
+                continue
             if not job.overlap or job.misfire != "catchup":
                 # At most one new run per job and tick, except when catching
                 # up with overlap=True (every missed slot starts at once).
                 return job.due_ms(job.next_slot(last))
 
-    def _claim(self, job: Job, mode: str, slot: int | None, missed: int, term: int, token: str) -> bool:
-        """Run periodic/claim.lua; start the run if claimed. Returns True if claimed."""
+    def _claim(self, job: Job, mode: str, slot: int | None, missed: int, term: int, token: str) -> int:
+        """Run periodic/claim.lua; start the run if claimed. Returns claim.lua's code."""
         keys = self.election.keys
         next_due = job.due_ms(job.next_slot(slot)) if slot is not None else 0
         code, value = _CLAIM(
@@ -187,26 +221,83 @@ class Scheduler:
             # standby from now on. The claim wrote nothing.
             log.warning("scheduler: claim of %s refused: term %d is over", job.name, term)
             self._term = None
-            return False
+            return code
         if code == ALREADY_CLAIMED:
             self._last[job.name] = int(value)
-            return False
+            return code
         if slot is not None:
             self._last[job.name] = slot
+        if code == PAUSED:
+            log.info("job %s: slot %d skipped: the job is paused (%d slot(s) in all)", job.name, slot, missed + 1)
+            return code
         if missed:
             log.info("job %s: %d slot(s) %s (misfire=%s)", job.name, missed,
                      "dropped" if mode == "skip" or job.misfire != "coalesce" else "coalesced", job.misfire)
         if mode != "skip":
             self._start(job, value, slot, term)
-        return True
+        return code
+
+    # -- "run now" requests ----------------------------------------------------------
+
+    def _tick_requests(self, term: int, token: str) -> None:
+        """Read the pending requests (at most every request_interval) and claim those we can run."""
+        now = time.monotonic()
+        if now < self._next_request_read:
+            return
+        self._next_request_read = now + self.request_interval
+        client = self.election.client
+        with unavailable_as_ours(client, "read run requests"):
+            raw = client.hgetall(self.election.keys.requests)
+        if not raw:
+            self._ignored_requests.clear()
+            return
+        requests = [decode_request(as_text(k), v) for k, v in raw.items()]
+        self._ignored_requests &= {r.id for r in requests if r is not None}
+        for request in sorted((r for r in requests if r is not None), key=lambda r: (r.requested_ms, r.id)):
+            job = self._by_name.get(request.job)
+            if job is None:
+                if request.id not in self._ignored_requests:
+                    self._ignored_requests.add(request.id)
+                    log.warning("scheduler: run request %s is for job %s, which this leader does not have; "
+                                "left to another leader or to expire", request.id, request.job)  # fmt: skip
+                continue
+            if not job.overlap and self._busy(job):
+                # Stays pending; the run's end sets `wakeup` and lets the next tick read again.
+                continue
+            if not self._take(job, request, term, token):
+                return
+
+    def _take(self, job: Job, request: RunRequest, term: int, token: str) -> bool:
+        """Claim one request with periodic/take_request.lua; start its run. False if our term is over."""
+        keys = self.election.keys
+        code, run_id = _TAKE_REQUEST(
+            self.election.client,
+            [keys.record, keys.requests, keys.job(job.name), keys.jobs],
+            [token, term, request.id, request.job, job.schedule, self.election.identity],
+            operation=f"claim run request {request.id!r} of job {job.name!r}",
+        )
+        code = int(code)
+        if code == NOT_LEADER:
+            log.warning("scheduler: claim of run request %s refused: term %d is over", request.id, term)
+            self._term = None
+            return False
+        if code == REQUEST_EXPIRED:
+            log.warning("job %s: run request %s expired before a leader claimed it", job.name, request.id)
+        elif code == CLAIMED:
+            log.info("job %s: running request %s%s (asked by %s)", job.name, request.id,
+                     "" if request.slot_ms is None else f" for slot {request.slot_ms}", request.by)  # fmt: skip
+            self._start(job, as_text(run_id), request.slot_ms, term, request.id)
+        return True  # REQUEST_GONE: another term claimed it, or it was cancelled
 
     # -- runs -------------------------------------------------------------------------
 
-    def run_now(self, job: Job, timeout: float | None = None) -> Run | None:
+    def run_now(self, job: Job, timeout: float | None = None, *, slot_ms: int | None = None) -> Run | None:
         """Run ``job`` once now, outside its schedule, if we lead; wait for it.
 
-        Returns the finished Run (or still running after ``timeout`` seconds),
-        or None if we do not lead. ``last_slot`` is not touched.
+        ``slot_ms`` (ms since the epoch) is the slot the run is for, as the
+        job sees it in ``current_job()`` (None: no slot). Returns the
+        finished Run (or still running after ``timeout`` seconds), or None if
+        we do not lead. ``last_slot`` is not touched.
         """
         fence = self.election.fence()
         if fence is None:
@@ -221,12 +312,12 @@ class Scheduler:
         )
         if int(code) != CLAIMED:
             return None
-        run = self._start(job, as_text(run_id), None, term)
+        run = self._start(job, as_text(run_id), slot_ms, term)
         run.done.wait(timeout)
         return run
 
-    def _start(self, job: Job, run_id: str, slot: int | None, term: int) -> Run:
-        run = Run(job, run_id, slot, term, time.monotonic())
+    def _start(self, job: Job, run_id: str, slot: int | None, term: int, request_id: str | None = None) -> Run:
+        run = Run(job, run_id, slot, term, time.monotonic(), request_id)
         with self._runs_lock:
             self._runs.append(run)
         # A daemon thread per run, not a ThreadPoolExecutor: the interpreter
@@ -271,6 +362,7 @@ class Scheduler:
         self._finish(run, outcome, error, final=True)
         with self._runs_lock:
             self._runs.remove(run)
+        self._next_request_read = 0.0  # a request may have waited for this run to end
         run.done.set()
         self.wakeup.set()
 
@@ -327,14 +419,16 @@ class Scheduler:
 
 
 def _slot_text(run: Run) -> str:
-    return "ad-hoc" if run.slot_ms is None else str(run.slot_ms)
+    slot = "ad-hoc" if run.slot_ms is None else str(run.slot_ms)
+    return slot if run.request_id is None else f"{slot} (request {run.request_id})"
 
 
 def read_job_states(election: LeaderElection, also: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
     """State of every job with state in Redis, plus the jobs named in ``also`` (two round trips).
 
     Values are decoded: times (ms since the epoch), durations (ms) and counts
-    as int, other fields as str. A job without state maps to ``{}``.
+    as int, other fields as str. A job without state maps to ``{}``. A
+    paused job has ``paused`` (when it was paused, ms since the epoch).
     """
     client, keys = election.client, election.keys
     with unavailable_as_ours(client, "read periodic job state"):
@@ -344,7 +438,7 @@ def read_job_states(election: LeaderElection, also: Iterable[str] = ()) -> dict[
             pipe.hgetall(keys.job(name))
         values = pipe.execute()
     numeric = {"last_slot", "next_due", "last_start", "last_end", "duration", "runs", "failures",
-               "missed", "running_since", "running_term"}  # fmt: skip
+               "missed", "running_since", "running_term", "paused", "paused_slots"}  # fmt: skip
     states = {}
     for name, raw in zip(listed, values, strict=True):
         decoded = {as_text(k): as_text(v) for k, v in raw.items()}

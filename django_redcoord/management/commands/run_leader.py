@@ -9,8 +9,11 @@ once, and exits 0.
 
 Options:
   --list                  the jobs, their schedules, next due times and last outcomes
-  --run JOB               run one job now, once, if this process can lead (ad hoc:
-                          the schedule is not touched)
+  --run JOB [--slot TIME] run one job now, once, in this process, if it can lead (ad hoc:
+                          the schedule is not touched); --slot TIME redoes that slot
+  --request JOB [--slot TIME] [--expires SECONDS]
+                          ask the current leader to run JOB once (it need not stop)
+  --pause JOB / --resume JOB   skip JOB's slots until resumed / run them again
   --identity NAME         how this process is shown to others (default host:pid)
   --lease/--renew-deadline/--retry-period SECONDS   override the LEADER_* settings
 """
@@ -31,6 +34,13 @@ from ... import conf, discovery
 from ...core.exceptions import CoordinationUnavailable, RedcoordError
 from ...core.leader.election import DEFAULT_ELECTION, LeaderElection
 from ...core.periodic import jobs as schedule
+from ...core.periodic.control import (
+    DEFAULT_REQUEST_TTL,
+    pause_job,
+    pending_requests,
+    request_run,
+    resume_job,
+)
 from ...core.periodic.scheduler import Scheduler, read_job_states
 from ...core.values import DEFAULT
 from ...logs import add_log_format_argument, log_to_console
@@ -39,6 +49,7 @@ from ...metrics import add_metrics_arguments, serve_metrics_for
 log = logging.getLogger("django_redcoord.leader")
 
 _MAX_SLEEP = 1.0  # seconds: re-tick at least this often (wall-clock jumps, demotion by the clock)
+_ACTIONS = ("list", "run", "request", "pause", "resume")  # at most one per invocation
 
 
 class Command(BaseCommand):
@@ -50,6 +61,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--list", action="store_true", help="list the jobs, schedules, next due times and last outcomes, then exit")
         parser.add_argument("--run", metavar="JOB", help="run JOB once now if this process can become leader, then exit")
+        parser.add_argument("--request", metavar="JOB",
+                            help="ask the current leader to run JOB once soon (queued in Redis), then exit")
+        parser.add_argument("--slot", metavar="TIME",
+                            help="with --run/--request: the slot to redo, ISO 8601 with an offset "
+                                 "(2024-05-01T03:00:00+02:00) or ms since the epoch")
+        parser.add_argument("--expires", type=float, metavar="SECONDS",
+                            help=f"with --request: drop the request if no leader claims it within SECONDS "
+                                 f"(default {DEFAULT_REQUEST_TTL:g})")
+        parser.add_argument("--pause", metavar="JOB", help="skip JOB's slots until --resume (runs going on continue)")
+        parser.add_argument("--resume", metavar="JOB", help="run a paused JOB again from its next slot")
         parser.add_argument("--identity", help="how this process is shown to others (default host:pid)")
         parser.add_argument("--lease", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_LEASE']")
         parser.add_argument("--renew-deadline", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_RENEW_DEADLINE']")
@@ -58,8 +79,13 @@ class Command(BaseCommand):
         add_metrics_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["list"] and options["run"]:
-            raise CommandError("--list and --run cannot be combined")
+        chosen = [f"--{action}" for action in _ACTIONS if options.get(action)]
+        if len(chosen) > 1:
+            raise CommandError(f"{chosen[0]} and {chosen[1]} cannot be combined")
+        if options.get("slot") is not None and not (options.get("run") or options.get("request")):
+            raise CommandError("--slot goes with --run JOB or --request JOB")
+        if options.get("expires") is not None and not options.get("request"):
+            raise CommandError("--expires goes with --request JOB")
         log_to_console(options["verbosity"], options["log_format"])
         try:
             jobs = discovery.autodiscover()
@@ -68,7 +94,14 @@ class Command(BaseCommand):
             if options["list"]:
                 self._list(election, jobs)
             elif options["run"]:
-                self._run_one(election, jobs, options["run"])
+                job = _registered(jobs, options["run"])
+                self._run_one(election, jobs, job.name, _slot_ms(job, options.get("slot")))
+            elif options.get("request"):
+                job = _registered(jobs, options["request"])
+                self._request(election, job, _slot_ms(job, options.get("slot")), options.get("expires"))
+            elif options.get("pause") or options.get("resume"):
+                self._pause(election, _registered(jobs, options.get("pause") or options["resume"]),
+                            pause=bool(options.get("pause")))  # fmt: skip
             else:
                 metrics = serve_metrics_for(options)
                 try:
@@ -155,27 +188,52 @@ class Command(BaseCommand):
 
     # -- --run JOB -----------------------------------------------------------------------
 
-    def _run_one(self, election: LeaderElection, jobs: dict[str, schedule.Job], name: str) -> None:
-        job = jobs.get(name)
-        if job is None:
-            raise CommandError(f"no periodic job named {name!r}; registered jobs: {', '.join(sorted(jobs)) or 'none'}")
+    def _run_one(self, election: LeaderElection, jobs: dict[str, schedule.Job], name: str,
+                 slot_ms: int | None = None) -> None:  # fmt: skip
+        job = _registered(jobs, name)
         if not election.campaign():
             current = election.current()
             holder = f"{current.identity} leads (term {current.term})" if current else "another process leads"
             raise CommandError(
                 f"cannot run {name!r}: {holder}. --run only runs a job where this process can be "
-                "the leader; stop the running leaders or wait for the job's schedule"
+                f"the leader; use --request {name} to have the leader run it, or stop the running leaders"
             )
         election.start()  # keep renewing while the job runs
         try:
-            run = Scheduler(election, [job]).run_now(job)
+            run = Scheduler(election, [job]).run_now(job, slot_ms=slot_ms)
         finally:
             election.resign()
         if run is None:
             raise CommandError(f"cannot run {name!r}: leadership was lost before the run was claimed")
-        self.stdout.write(f"job {name}: {run.outcome} in {run.duration:.3f} s (term {run.term})")
+        slot = "" if slot_ms is None else f", slot {_when(slot_ms)}"
+        self.stdout.write(f"job {name}: {run.outcome} in {run.duration:.3f} s (term {run.term}{slot})")
         if run.outcome != "ok":
             raise CommandError(f"job {name!r} failed: {run.error}")
+
+    # -- --request JOB, --pause JOB, --resume JOB ------------------------------------------
+
+    def _request(self, election: LeaderElection, job: schedule.Job, slot_ms: int | None,
+                 expires: float | None) -> None:  # fmt: skip
+        expires = DEFAULT_REQUEST_TTL if expires is None else expires
+        request_id = request_run(election, job.name, None if slot_ms is None else slot_ms / 1000,
+                                 expires=expires, by=election.identity)  # fmt: skip
+        what = f"a run of {job.name}" + ("" if slot_ms is None else f" for slot {_when(slot_ms)}")
+        current = election.current()
+        if current is None:
+            who = f"nobody leads now: the first leader within {expires:g} s runs it, else it is dropped"
+        else:
+            who = f"{current.identity} (term {current.term}) runs it at its next check"
+        self.stdout.write(f"request {request_id}: {what} is queued; {who}. `run_leader --list` shows the outcome.")
+
+    def _pause(self, election: LeaderElection, job: schedule.Job, *, pause: bool) -> None:
+        if pause:
+            done = pause_job(election, job.name)
+            self.stdout.write(f"job {job.name}: paused; its slots are skipped until `run_leader --resume {job.name}`"
+                              if done else f"job {job.name}: already paused")  # fmt: skip
+        else:
+            done = resume_job(election, job.name)
+            self.stdout.write(f"job {job.name}: resumed; it runs again from its next slot"
+                              if done else f"job {job.name}: was not paused")  # fmt: skip
 
     # -- --list --------------------------------------------------------------------------
 
@@ -197,13 +255,14 @@ class Command(BaseCommand):
                 last = state.get("last_slot")
                 next_due = job.due_ms(job.next_slot(last if isinstance(last, int) else now_ms))
                 schedule, misfire = job.schedule, job.misfire
+
             else:
                 next_due, schedule, misfire = None, f"{state.get('schedule', '?')} (not registered)", "-"
             outcome = state.get("outcome", "-")
             if state.get("error"):
                 outcome = f"{outcome}: {state['error'][:60]}"
             rows.append((
-                name, schedule, misfire, _when(next_due), _when(state.get("last_slot")), outcome,
+                name, schedule, misfire, "paused" if "paused" in state else _when(next_due), _when(state.get("last_slot")), outcome,
                 str(state.get("runs", 0)), "yes" if state.get("running") else "-",
             ))  # fmt: skip
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -211,6 +270,48 @@ class Command(BaseCommand):
             self.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
         if len(rows) == 1:
             self.stdout.write("(no periodic jobs: add @periodic functions to <app>/jobs.py or REDCOORD['JOBS'])")
+        requests = pending_requests(election)
+        if requests:
+            self.stdout.write(f"pending run requests ({len(requests)}):")
+            for r in requests:
+                slot = "" if r.slot_ms is None else f" for slot {_when(r.slot_ms)}"
+                self.stdout.write(f"  {r.id}  {r.job}{slot}, asked by {r.by} at {_when(r.requested_ms)}, "
+                                  f"expires {_when(r.expires_ms)}")  # fmt: skip
+
+
+def _registered(jobs: dict[str, schedule.Job], name: str) -> schedule.Job:
+    job = jobs.get(name)
+    if job is None:
+        raise CommandError(f"no periodic job named {name!r}; registered jobs: {', '.join(sorted(jobs)) or 'none'}")
+    return job
+
+
+def _slot_ms(job: schedule.Job, text: str | None) -> int | None:
+    """--slot TIME -> the slot of ``job`` it names (ms since the epoch); CommandError if it is none."""
+    if text is None:
+        return None
+    text = text.strip()
+    if text.isascii() and text.isdigit():
+        slot = int(text)
+    else:
+        try:  # Python 3.10's fromisoformat does not read "Z"
+            moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" and text else text)
+        except ValueError:
+            raise CommandError(
+                f"--slot {text!r} is not a time: give ISO 8601 with an offset "
+                "(2024-05-01T03:00:00+02:00, or ...Z for UTC) or milliseconds since the epoch (1714525200000)"
+            ) from None
+        if moment.utcoffset() is None:
+            raise CommandError(f"--slot {text!r} has no UTC offset: add one, e.g. {text}+00:00 or {text}Z")
+        slot = round(moment.timestamp() * 1000)
+    if slot > time.time() * 1000:
+        raise CommandError(f"--slot {text!r} ({_when(slot)}) is in the future: only past slots can be redone")
+    if job.previous_slot(slot) != slot:
+        raise CommandError(
+            f"--slot {text!r} ({_when(slot)}) is not a slot of job {job.name!r} ({job.schedule}); "
+            f"the nearest are {_when(job.previous_slot(slot))} and {_when(job.next_slot(slot))}"
+        )
+    return slot
 
 
 def _when(ms: Any) -> str:

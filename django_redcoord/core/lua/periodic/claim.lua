@@ -5,7 +5,9 @@
 --                     last_slot, next_due, last_start, last_end (ms since the epoch),
 --                     duration (ms), outcome (ok|error|timeout), error, runs, failures,
 --                     missed, running (run id), running_since, running_term, runner,
---                     claim (token:mode of the last claim), finished_run, schedule
+--                     claim (token:mode of the last claim), finished_run, schedule,
+--                     paused (ms since the epoch; set by periodic/pause.lua), paused_slots,
+--                     last_request (see periodic/take_request.lua)
 -- KEYS[3] jobs      set: names of the jobs with state under this election (for the admin)
 -- ARGV[1] token     the caller's term token
 -- ARGV[2] term      the caller's term
@@ -25,6 +27,9 @@
 --         {0, ''}         the caller is not the leader of ARGV[2] (term over, or another
 --                         candidate leads): nothing written
 --         {2, last_slot}  the slot was already claimed (slot <= last_slot): nothing written
+--         {3, slot}       mode 'run' while the job is paused: the slot is claimed but not
+--                         run (last_slot moves; it and the slots folded into it count in
+--                         `missed` and `paused_slots`)
 
 local record, job, jobs = KEYS[1], KEYS[2], KEYS[3]
 local token, term, name, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -56,6 +61,15 @@ if last and slot <= last then
     return {1, ARGV[5]}  -- our own claim, retried after a lost reply
   end
   return {2, last_raw}
+end
+
+if mode == 'run' and redis.call('HEXISTS', job, 'paused') == 1 then
+  -- Checked in the claim itself: a pause that lands before the claim skips
+  -- the slot, one that lands after it lets that run go on.
+  redis.call('HSET', job, 'last_slot', ARGV[5], 'next_due', next_due, 'claim', token .. ':paused')
+  redis.call('HINCRBY', job, 'missed', missed + 1)
+  redis.call('HINCRBY', job, 'paused_slots', missed + 1)
+  return {3, ARGV[5]}
 end
 
 redis.call('HSET', job, 'last_slot', ARGV[5], 'next_due', next_due, 'claim', token .. ':' .. mode)
