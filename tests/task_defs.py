@@ -36,6 +36,17 @@ def always_fails(reason):
     raise RuntimeError(reason)
 
 
+#: what fails_while_told does: tests flip it between runs of the same message
+TOLD = {"fail": True}
+
+
+@task()
+def fails_while_told(label):
+    if TOLD["fail"]:
+        raise RuntimeError(f"told to fail: {label}")
+    return label
+
+
 @task(takes_context=True)
 def knows_its_attempt(context, fail_first):
     if fail_first and context.attempt == 1:

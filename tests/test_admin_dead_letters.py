@@ -127,6 +127,25 @@ def test_requeue_one_dead_letter(operator, redis_client):
     assert "no longer a dead letter" in last_log() and queue.depths().dead == 1
 
 
+@pytest.mark.parametrize("how", ["one", "all"])
+def test_a_requeued_task_runs_again_and_its_result_tells_the_new_outcome(operator, redis_client, how):
+    task_defs.TOLD["fail"] = True
+    try:
+        result = fail_for_good(task_defs.fails_while_told, "again")
+        assert result.status == "FAILED" and len(result.errors) == 3
+        task_defs.TOLD["fail"] = False  # the cause was fixed: the operator requeues it
+        if how == "one":
+            operator.post(URL + "action/requeue-dead-letter/", {"name": "default", "id": result.id})
+        else:
+            operator.post(URL + "action/requeue-dead/", {"name": "default"})
+        call_command("run_worker", "--burst", verbosity=0)
+        result.refresh()
+        assert result.status == "SUCCESSFUL" and result.return_value == "again"  # not the old FAILED
+        assert result.errors == [] and len(result.worker_ids) == 1  # the earlier deliveries are gone
+    finally:
+        task_defs.TOLD["fail"] = True
+
+
 def test_delete_one_dead_letter(operator, redis_client):
     queue = emails(redis_client)
     bury(queue, "m1", "m2")

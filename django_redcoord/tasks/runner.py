@@ -19,7 +19,7 @@ from django.utils.module_loading import import_string
 
 from ..core.exceptions import DeliveryFailed
 from ..core.queues import Message, Queue
-from ..core.queues.messages import to_json
+from ..core.queues.messages import REQUEUED, to_json
 from ..core.queues.worker import DeadLetter, Retry
 from ..core.transport.commands import execute_pipeline
 from .compat import (
@@ -159,7 +159,13 @@ class TaskRunner:
             raise DeadLetter(f"task {path!r} cannot be imported: {exc}") from None
         started = utcnow()
         attempt = {"last_attempted_at": iso(started), f"worker.{delivery}": self.worker_id}
-        if delivery == 1:
+        if delivery == 1 and message.flags & REQUEUED:
+            # a dead letter requeued by an operator: its record holds the old
+            # outcome, which would refuse this run's; start it afresh
+            attempt["started_at"] = iso(started)
+            self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen")
+            result = self._local_result(task, message, started)
+        elif delivery == 1:
             attempt["started_at"] = iso(started)
             pending = self._pending()
             if pending and time.monotonic() - pending[0][3] >= self.FLUSH_AFTER:

@@ -33,6 +33,8 @@ MAX_BATCH = 1000  # messages per script call (Lua unpack() breaks near 8,000)
 
 #: Flag of an envelope whose message has a result record (a Django Task).
 HAS_RECORD = 1
+#: Flag of a dead letter given another chance (its record, if any, is to be reopened).
+REQUEUED = 2
 
 
 @dataclass(frozen=True)

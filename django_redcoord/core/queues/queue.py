@@ -284,14 +284,18 @@ class Queue(UsesClient):
         return [(m, json.loads(e) if e else {}) for m, e in zip(messages, errors, strict=True)]
 
     def requeue_dead(self, limit: int = MAX_BATCH) -> int:
-        """Move up to ``limit`` dead letters back to ready, attempts reset; return how many."""
+        """Move up to ``limit`` dead letters back to ready, attempts reset; return how many.
+
+        A requeued message is flagged REQUEUED: the Tasks runner reopens its
+        result record on its next delivery (the old outcome would refuse the
+        new one's)."""
         k = self.keys
         moved = 0
         while moved < limit:
             n = int(
                 REQUEUE_DEAD(
                     self.client,
-                    [k.dead, k.ready, k.errors, k.seq, k.wake],
+                    [k.dead, k.ready, k.errors, k.seq, k.wake, k.settle],
                     [min(MAX_BATCH, limit - moved), "1" if self.lifo else "0"],
                     operation=f"requeue dead letters of {self.name!r}",
                 )
@@ -311,7 +315,7 @@ class Queue(UsesClient):
         k = self.keys
         found = REQUEUE_DEAD_LETTER(
             self.client,
-            [k.dead, k.ready, k.errors, k.seq, k.wake],
+            [k.dead, k.ready, k.errors, k.seq, k.wake, k.settle],
             [validate_name(id, "message id"), self._lifo],
             operation=f"requeue dead letter {id!r} of {self.name!r}",
         )

@@ -47,6 +47,28 @@ local function with_failed(env, failed)
   return failed .. '|' .. max .. '|' .. int(enq) .. '|' .. prio .. '|' .. flags .. '|' .. id .. '\n' .. body
 end
 
+-- Forget the entries of the settle list (see bury) of the messages whose ids
+-- are keys of `ids`: requeued, they are no longer dead, and a late settle
+-- must not mark the record of their new run FAILED. An entry is the id, a
+-- newline (never in an id), then the detail.
+local function unsettle(settle, ids)
+  for _, entry in ipairs(redis.call('LRANGE', settle, 0, -1)) do
+    local nl = string.find(entry, '\n', 1, true)
+    if nl and ids[string.sub(entry, 1, nl - 1)] then
+      redis.call('LREM', settle, 1, entry)
+    end
+  end
+end
+
+-- A dead letter given another chance: no failed attempts, and flag 2
+-- (REQUEUED) set, so that whoever keeps a record of the message (the Tasks
+-- runner) reopens it on the next delivery instead of keeping its old outcome.
+local function requeued(env)
+  local id, _, max, enq, prio, flags, body = parse(env)
+  if flags % 4 < 2 then flags = flags + 2 end
+  return '0|' .. max .. '|' .. int(enq) .. '|' .. prio .. '|' .. flags .. '|' .. id .. '\n' .. body
+end
+
 -- Score at the back of the line (next arrival) or, with front = k >= 1, just
 -- ahead of every message of the same priority (redelivery after a crash or a
 -- hand-back): k positions before the band, so a batch returned with

@@ -5,20 +5,27 @@
 -- KEYS[3] errors   hash: message id -> last error
 -- KEYS[4] seq      integer: arrival counter
 -- KEYS[5] wake     list: one token while messages may be ready
+-- KEYS[6] settle   list: dead letters whose records are still to be marked
+--                  FAILED (see queues/common.lua); the requeued ones leave it
 -- ARGV[1] n        at most this many (oldest first)
 -- ARGV[2] lifo     '1' or '0'
 --
 -- Returns the number requeued (their failed attempts reset to 0).
 
-local dead, ready, errors, seq, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local dead, ready, errors, seq, wake, settle = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local n = 0
+local ids = {}
 for _ = 1, tonumber(ARGV[1]) do
   local env = redis.call('LPOP', dead)
   if not env then break end
   local id, _, _, _, prio = parse(env)
-  redis.call('ZADD', ready, order_score(seq, prio, ARGV[2], false), with_failed(env, 0))
+  redis.call('ZADD', ready, order_score(seq, prio, ARGV[2], false), requeued(env))
   redis.call('HDEL', errors, id)
+  ids[id] = true
   n = n + 1
 end
-if n > 0 then wake_one(wake) end
+if n > 0 then
+  unsettle(settle, ids)
+  wake_one(wake)
+end
 return n

@@ -10,19 +10,22 @@
 -- KEYS[3] errors  hash: message id -> JSON {error, attempts, failed_ms}
 -- KEYS[4] seq     integer: arrival counter
 -- KEYS[5] wake    list: one token while messages may be ready
+-- KEYS[6] settle  list: dead letters whose records are still to be marked
+--                 FAILED (see queues/common.lua); a requeued one leaves it
 -- ARGV[1] id      the message id (any allowed name, compared whole)
 -- ARGV[2] lifo    '1' for last-in-first-out order, else '0'
 --
 -- Returns 1 requeued, 0 no dead letter has that id (requeued, deleted or
 -- dropped past the dead-letter limit since it was seen).
 
-local dead, ready, errors, seq, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local dead, ready, errors, seq, wake, settle = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id = ARGV[1]
 local env = find_dead(dead, id)
 if not env then return 0 end
 redis.call('LREM', dead, 1, env)
 redis.call('HDEL', errors, id)
+unsettle(settle, {[id] = true})
 local _, _, _, _, prio = parse(env)
-redis.call('ZADD', ready, order_score(seq, prio, ARGV[2], false), with_failed(env, 0))
+redis.call('ZADD', ready, order_score(seq, prio, ARGV[2], false), requeued(env))
 wake_one(wake)
 return 1

@@ -14,7 +14,11 @@
 --                        and holds no error.N (a RUNNING mark sent late must
 --                        not overwrite an outcome);
 --           guard 'dead' (the message was dead-lettered) writes only if the
---                        record holds no outcome yet (SUCCESSFUL or FAILED).
+--                        record holds no outcome yet (SUCCESSFUL or FAILED);
+--           guard 'reopen' (the first delivery of a requeued dead letter)
+--                        writes whenever the record exists, after removing
+--                        what the earlier deliveries recorded: finished_at,
+--                        return_value, and every error.N and worker.N field.
 --
 -- Returns the number of records written.
 
@@ -25,7 +29,15 @@ for i = 1, #KEYS do
   local guard, n = ARGV[pos], tonumber(ARGV[pos + 1])
   local status = redis.call('HGET', KEYS[i], 'status')
   local ok = status ~= false
-  if ok and guard ~= '' then
+  if ok and guard == 'reopen' then
+    local stale = {'finished_at', 'return_value'}
+    for _, field in ipairs(redis.call('HKEYS', KEYS[i])) do
+      if string.sub(field, 1, 6) == 'error.' or string.sub(field, 1, 7) == 'worker.' then
+        stale[#stale + 1] = field
+      end
+    end
+    redis.call('HDEL', KEYS[i], unpack(stale))
+  elseif ok and guard ~= '' then
     ok = status ~= 'SUCCESSFUL' and status ~= 'FAILED'
     if ok and guard ~= 'dead' then
       ok = redis.call('HEXISTS', KEYS[i], 'error.' .. guard) == 0
