@@ -39,7 +39,12 @@ ACTIONS = {
     "purge-queue": "Delete every ready and delayed message of queue {name}",
     "requeue-dead-letter": "Requeue dead letter {id} of queue {name}",
     "delete-dead-letter": "Delete dead letter {id} of queue {name}",
+    "run-job": "Ask the leader of election {election} to run periodic job {name} now",
+    "pause-job": "Pause periodic job {name} of election {election}",
+    "resume-job": "Resume periodic job {name} of election {election}",
 }
+#: Actions on periodic jobs: they name the election too.
+JOB_ACTIONS = ("run-job", "pause-job", "resume-job")
 #: Actions on dead letters: they return to the queue's dead-letter page.
 DEAD_LETTER_ACTIONS = ("requeue-dead", "purge-dead", "requeue-dead-letter", "delete-dead-letter")
 CONSEQUENCES = {
@@ -60,6 +65,11 @@ CONSEQUENCES = {
     "error is forgotten; a worker will run it again. Nothing happens if it is no longer a dead letter.",
     "delete-dead-letter": "The message and its error are deleted for good (a task's result record stays "
     "until RESULT_TTL). Nothing happens if it is no longer a dead letter.",
+    "run-job": "The current leader runs the job once, under its term, at its next check (within its retry "
+    "period); the schedule does not move. If no leader claims the request within 5 minutes it is dropped.",
+    "pause-job": "The leader skips the job's slots (counted as missed) until it is resumed. A run already "
+    "going on is not stopped; Run now still works.",
+    "resume-job": "The job runs again from its next slot; the slots skipped while paused are not caught up.",
 }
 
 
@@ -140,10 +150,11 @@ class DashboardAdmin(admin.ModelAdmin):
             fence = int(params.get("fence", "0")) if action in ("force-release", "revoke-permit") else None
             key = validate_name(params.get("key", ""), "key") if action == "reset-ratelimit" else None
             mid = validate_name(params.get("id", ""), "message id") if action.endswith("-dead-letter") else None
+            election = validate_name(params.get("election", "default"), "election") if action in JOB_ACTIONS else None
         except (TypeError, ValueError) as exc:
             messages.error(request, f"Not done: {exc}")
             return redirect(self._home())
-        description = ACTIONS[action].format(name=name, fence=fence, key=key, id=mid)
+        description = ACTIONS[action].format(name=name, fence=fence, key=key, id=mid, election=election)
         back = self._dead_letters_url(name) if action in DEAD_LETTER_ACTIONS else self._home()
         if request.method != "POST":
             context = {
@@ -157,18 +168,33 @@ class DashboardAdmin(admin.ModelAdmin):
                 "fence": fence,
                 "key": key,
                 "message_id": mid,
+                "election": election,
                 "home": self._home(),
                 "back": back,
             }
             return TemplateResponse(request, "admin/django_redcoord/confirm.html", context)
         try:
-            outcome = self._act(action, name, fence, key, mid)
+            if action in JOB_ACTIONS:
+                outcome = self._act_on_job(action, election or "default", name, by=request.user.get_username())
+            else:
+                outcome = self._act(action, name, fence, key, mid)
         except RedcoordError as exc:
             messages.error(request, f"Not done: {exc}")
             return redirect(back)
         self.log_change(request, Dashboard(pk=1), f"{description}: {outcome}")
         messages.success(request, f"{description}: {outcome}.")
         return redirect(back)
+
+    def _act_on_job(self, action: str, election: str, name: str, *, by: str) -> str:
+        from .core.leader.election import LeaderElection
+        from .core.periodic import pause_job, request_run, resume_job
+
+        leader = LeaderElection(election)  # only its client and keys: it does not campaign
+        if action == "run-job":
+            return f"request {request_run(leader, name, by=by or None)} queued for the leader"
+        if action == "pause-job":
+            return "paused" if pause_job(leader, name) else "it was paused already"
+        return "resumed" if resume_job(leader, name) else "it was not paused"
 
     def _act(self, action: str, name: str, fence: int | None, key: str | None = None, mid: str | None = None) -> str:
         from .core.locks import force_release

@@ -262,3 +262,27 @@ def test_an_unknown_task_result_says_it_may_have_expired(operator):
         html = page.content.decode()
         assert page.status_code == 200 and "No such result" in html and "RESULT_TTL" in html
         assert 'id="rc-result"' not in html
+
+
+def test_a_periodic_job_can_be_run_now_paused_and_resumed_from_the_dashboard(operator, redis_client):
+    from django_redcoord.core.leader.election import DEFAULT_ELECTION, LeaderElection
+    from django_redcoord.core.periodic import pending_requests
+    from django_redcoord.core.periodic.scheduler import read_job_states
+
+    election = LeaderElection(DEFAULT_ELECTION, client=redis_client, prefix="test")
+    redis_client.sadd(election.keys.jobs, "nightly|report")
+    redis_client.hset(election.keys.job("nightly|report"), mapping={"schedule": "every 60 s", "runs": 1})
+    html = operator.get(URL).content.decode()
+    assert "action/run-job/?name=nightly%7Creport&amp;election=default" in html and "action/pause-job/" in html
+    confirm = operator.get(URL + "action/run-job/?name=nightly|report&election=default").content.decode()
+    assert "Are you sure?" in confirm and 'name="election" value="default"' in confirm and not pending_requests(election)
+    operator.post(URL + "action/run-job/", {"name": "nightly|report", "election": "default"})
+    [request] = pending_requests(election)
+    assert request.job == "nightly|report" and request.by.startswith("staff2")  # who asked
+    assert "to run periodic job nightly|report now: request" in last_log()
+    operator.post(URL + "action/pause-job/", {"name": "nightly|report", "election": "default"})
+    assert read_job_states(election)["nightly|report"].get("paused") and "paused" in last_log()
+    html = operator.get(URL).content.decode()
+    assert "<td>paused</td>" in html and "action/resume-job/?name=nightly%7Creport" in html
+    operator.post(URL + "action/resume-job/", {"name": "nightly|report", "election": "default"})
+    assert not read_job_states(election)["nightly|report"].get("paused") and last_log().endswith("resumed")

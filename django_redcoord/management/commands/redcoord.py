@@ -183,7 +183,8 @@ class Command(BaseCommand):
                 f"Leader of {election['election']!r}: {who}",
                 ["job", "schedule", "runs", "outcome", "last run", "took", "next due"],
                 [[j["name"], j.get("schedule", "-"), j.get("runs", 0), j.get("outcome", "-"), _when(j.get("last_start"), now),
-                  _span(j["duration"] / 1000 if isinstance(j.get("duration"), int) else None), _when(j.get("next_due"), now)]
+                  _span(j["duration"] / 1000 if isinstance(j.get("duration"), int) else None),
+                  "paused" if j.get("paused") else _when(j.get("next_due"), now)]
                  for j in election["jobs"]],
             )  # fmt: skip
 

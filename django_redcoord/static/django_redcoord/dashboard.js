@@ -139,9 +139,16 @@
       setText(leaderLines[i], leader
         ? `${dash(leader.identity)}, term ${dash(leader.term)}, since ${when(leader.since_ms)}`
         : "No leader (is manage.py run_leader running?)");
-      fill(jobBodies[i], election && election.jobs, (j) => [cell(j.name), cell(j.schedule), cell(when(j.last_start)),
-        cell(j.duration, "rc-num"), cell(`${dash(j.outcome)} ${j.error || ""}`), cell(j.runs || 0, "rc-num"),
-        cell(when(j.next_due))], "No periodic job has run yet.", 7);
+      const where = `election=${q(election ? election.election : "default")}`;
+      fill(jobBodies[i], election && election.jobs, (j) => {
+        const tds = [cell(j.name), cell(j.schedule), cell(when(j.last_start)),
+          cell(j.duration, "rc-num"), cell(`${dash(j.outcome)} ${j.error || ""}`), cell(j.runs || 0, "rc-num"),
+          cell(j.paused ? "paused" : when(j.next_due))];
+        if (canChange) tds.push(actions([["Run now", `action/run-job/?name=${q(j.name)}&${where}`],
+          j.paused ? ["Resume", `action/resume-job/?name=${q(j.name)}&${where}`]
+                   : ["Pause", `action/pause-job/?name=${q(j.name)}&${where}`]]));
+        return tds;
+      }, "No periodic job has run yet.", canChange ? 8 : 7);
     });
   }
 
