@@ -16,6 +16,7 @@ import urllib.request
 
 import pytest
 from django.urls import path
+from prometheus_client.parser import text_string_to_metric_families  # the dev extra installs it
 
 from django_redcoord.core.leader.election import LeaderElection
 from django_redcoord.core.locks import Lock
@@ -26,10 +27,6 @@ from django_redcoord.core.semaphores import Semaphore
 from django_redcoord.metrics import metrics_view, require_prometheus, start_metrics_server
 
 from .redis_servers import free_port
-
-# The only skip: without the extra installed (CI installs it with the dev extra).
-pytest.importorskip("prometheus_client")
-from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 urlpatterns = [
     path("metrics/", metrics_view),
