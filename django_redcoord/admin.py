@@ -1,7 +1,10 @@
 """The coordination dashboard inside the Django admin.
 
-``/admin/django_redcoord/dashboard/`` shows live locks, semaphores, queues,
-workers, the leader and periodic jobs; ``data.json`` feeds the live refresh;
+``/admin/django_redcoord/dashboard/`` shows live locks, semaphores, queues
+(with a chart of their last hour), workers, the leader and periodic jobs;
+``fragments/`` feeds the live refresh with each section rendered again by the
+same templates (``{section id: html}``); ``data.json`` is the same data for
+other tools;
 ``dead-letters/?name=<queue>`` lists a queue's dead letters a page at a time;
 ``task-result/?id=<id>`` looks a Django Task's result up. Seeing needs
 ``django_redcoord.view_dashboard``; acting needs ``change_dashboard``. Every
@@ -21,6 +24,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -73,6 +77,26 @@ CONSEQUENCES = {
 }
 
 
+#: The page's sections, in order: (element id, fragment template, CSS class).
+#: The page includes each template in an element of that id; the live
+#: refresh swaps in what ``fragments/`` renders from the same templates.
+SECTIONS = tuple(
+    (section_id, f"admin/django_redcoord/fragments/{name}.html", css)
+    for section_id, name, css in (
+        ("rc-asof", "asof", "rc-asof rc-muted"),
+        ("rc-section-locks", "locks", "module rc-section"),
+        ("rc-section-semaphores", "semaphores", "module rc-section"),
+        ("rc-section-rwlocks", "rwlocks", "module rc-section"),
+        ("rc-section-latches", "latches", "module rc-section"),
+        ("rc-section-signals", "signals", "module rc-section"),
+        ("rc-section-ratelimits", "ratelimits", "module rc-section"),
+        ("rc-section-queues", "queues", "module rc-section"),
+        ("rc-section-workers", "workers", "module rc-section"),
+        ("rc-leaders", "leaders", "module rc-section"),
+    )
+)
+
+
 @admin.register(Dashboard)
 class DashboardAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -94,6 +118,7 @@ class DashboardAdmin(admin.ModelAdmin):
         return [
             path("", wrap(self.dashboard_view), name=f"{base}_changelist"),
             path("data.json", wrap(self.data_view), name=f"{base}_data"),
+            path("fragments/", wrap(self.fragments_view), name=f"{base}_fragments"),
             path("action/<slug:action>/", wrap(self.action_view), name=f"{base}_action"),
             # the queue name is a query parameter, not a path segment: names may
             # hold "/" and ".", which browsers rewrite in paths ("a/../b")
@@ -114,6 +139,14 @@ class DashboardAdmin(admin.ModelAdmin):
             page = 1
         return overview(get_client(), conf.get_config()["KEY_PREFIX"], contains=contains, page=page)
 
+    def _section_context(self, request: HttpRequest, data: dict[str, Any] | None) -> dict[str, Any]:
+        """What the section templates need, the page's and ``fragments/``'s alike."""
+        return {
+            "data": _for_display(data) if data else None,
+            "can_change": self.has_change_permission(request),
+            "q": request.GET.get("q", ""),
+        }
+
     def dashboard_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_view_permission(request):
             raise PermissionDenied
@@ -124,14 +157,29 @@ class DashboardAdmin(admin.ModelAdmin):
             data, error = None, str(exc)
         context = {
             **self.admin_site.each_context(request),
+            **self._section_context(request, data),
             "opts": self.opts,
             "title": "Coordination dashboard",
-            "data": data,
             "error": error,
-            "can_change": self.has_change_permission(request),
-            "q": request.GET.get("q", ""),
+            "sections": [{"id": section_id, "template": template, "css": css} for section_id, template, css in SECTIONS],
         }
         return TemplateResponse(request, "admin/django_redcoord/dashboard.html", context)
+
+    def fragments_view(self, request: HttpRequest) -> JsonResponse:
+        """Every section of the page rendered again, ``{section id: html}``, for the live refresh.
+
+        The same query as the page (``q``, ``page``) and the same templates,
+        so the rows cannot differ from a reload. 503 ``{error}`` when Redis
+        cannot be read.
+        """
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            data = self._overview(request)
+        except RedcoordError as exc:
+            return JsonResponse({"error": str(exc)}, status=503)
+        context = self._section_context(request, data)
+        return JsonResponse({section_id: render_to_string(template, context, request) for section_id, template, _ in SECTIONS})
 
     def data_view(self, request: HttpRequest) -> JsonResponse:
         if not self.has_view_permission(request):
@@ -317,6 +365,37 @@ def _local(ms: int | None) -> datetime | None:
     if not ms:
         return None
     return timezone.localtime(datetime.fromtimestamp(ms / 1000, tz=dt_timezone.utc))
+
+
+def _for_display(data: dict[str, Any]) -> dict[str, Any]:
+    """The overview with what the templates show beside the JSON: times as aware
+    datetimes in TIME_ZONE (``*_at``) and each queue's charts (``charts``)."""
+    from .dashboard import sparkline
+
+    now_ms = data["server_time_ms"]
+    data = {**data, "server_time": _local(now_ms)}
+    data["locks"] = {**data["locks"], "items": [{**x, "acquired_at": _local(x["acquired_ms"])} for x in data["locks"]["items"]]}
+    data["queues"] = [
+        {**x, "charts": {series: sparkline(points, now_ms=now_ms) for series, points in x.get("history", {}).items()}}
+        for x in data["queues"]
+    ]
+    data["leaders"] = [
+        {
+            **e,
+            "leader": e["leader"] and {**e["leader"], "since_at": _local(e["leader"]["since_ms"])},
+            "jobs": [
+                {**j, "last_start_at": _local(_ms(j.get("last_start"))), "next_due_at": _local(_ms(j.get("next_due")))}
+                for j in e["jobs"]
+            ],
+        }
+        for e in data["leaders"]
+    ]
+    return data
+
+
+def _ms(value: Any) -> int | None:
+    """A time field of a job's state (ms since the epoch), or None if it is not one."""
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def _our_task_backends() -> list[str]:

@@ -13,7 +13,8 @@ a scan of the keyspace:
 * latches and barriers: ``<prefix>:index:latches`` and ``:barriers``;
 * events, signals and topics: ``<prefix>:index:events``, ``:signals`` and ``:topics``;
 * rate limits: ``<prefix>:index:ratelimiters`` and each limiter's per-minute hit counts;
-* queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip;
+* queues: the ``<prefix>:index:queues`` set, depths in one pipelined round trip,
+  their last hour of samples (written by the workers) in another;
 * workers: the ``<prefix>:index:workers`` sorted set (id -> heartbeat
   deadline) and each worker's hash;
 * leader and jobs: the election records of the known elections;
@@ -27,16 +28,20 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import pairwise
 from types import SimpleNamespace
 from typing import Any
 
 from .core.keys import KeyBuilder, validate_name
 from .core.locks import read_holders
 from .core.queues import Message, Queue, depths
+from .core.queues.queue import Sample, read_history
 from .core.transport.commands import as_text as _text
 from .core.transport.errors import unavailable_as_ours
 
 PAGE_SIZE = 50
+#: The queue charts show this much history (ms).
+HOUR_MS = 3_600_000
 #: A worker whose heartbeat deadline passed this long ago is no longer listed
 #: (worker_beat.lua removes it from the index after the same time).
 DEAD_WORKER_KEEP_MS = 600_000
@@ -183,12 +188,15 @@ def list_rate_limits(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
     ]
 
 
-def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
+def list_queues(client: Any, keys: KeyBuilder, *, now_ms: int | None = None) -> list[dict[str, Any]]:
+    """Each queue's depths, and (given ``now_ms``) its history over the last hour (see :func:`queue_history`)."""
     names = sorted(_text(n) for n in client.smembers(keys.queue_index()))
     queues = [Queue(name, client=client, prefix=keys.prefix) for name in names]
     result = depths(queues, client=client)
-    return [
-        {
+    samples = read_history(queues, client=client) if now_ms is not None else {}
+    rows = []
+    for name, d in result.items():
+        row = {
             "name": name,
             "ready": d.ready,
             "delayed": d.delayed,
@@ -197,8 +205,57 @@ def list_queues(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
             "consumers": d.consumers,
             "head_age": d.head_age,
         }
-        for name, d in result.items()
+        if now_ms is not None:
+            row["history"] = queue_history(samples.get(name, []), now_ms=now_ms)
+        rows.append(row)
+    return rows
+
+
+def queue_history(samples: list[Sample], *, now_ms: int) -> dict[str, list[list[float]]]:
+    """A queue's samples of the last hour as ``{depth, done_per_minute}``, each ``[[time_ms, value], ...]``.
+
+    ``depth`` is ready + delayed + processing at each sample; ``done_per_minute``
+    is the deliveries its workers finished (ok, failed or dead-lettered) between
+    a sample and the one before, per minute, at the later one's time. The
+    workers write the samples once a minute from their heartbeat, whoever
+    looks (see ``queues/sample.lua``): no worker, no samples.
+    """
+    since = now_ms - HOUR_MS
+    depth = [[s.minute * 60_000, s.depth] for s in samples if s.minute * 60_000 > since]
+    done = [
+        [b.minute * 60_000, round(max(0, b.done - a.done) / (b.minute - a.minute), 1)]
+        for a, b in pairwise(samples)
+        if b.minute > a.minute and b.minute * 60_000 > since
     ]
+    return {"depth": depth, "done_per_minute": done}
+
+
+def sparkline(
+    points: list[list[float]], *, now_ms: int, width: int = 120, height: int = 28, pad: int = 2
+) -> dict[str, Any]:
+    """SVG polyline coordinates of ``[[time_ms, value], ...]`` over the hour before ``now_ms``.
+
+    Returns ``{points: "x,y x,y ...", end_x, end_y, count, last, max, width, height}``: time runs
+    left to right over the hour, values from 0 (bottom) to their maximum (top).
+    """
+    top = max((v for _, v in points), default=0) or 1
+    start, span = now_ms - HOUR_MS, HOUR_MS
+    inner_w, inner_h = width - 2 * pad, height - 2 * pad
+    coords = [
+        f"{pad + min(max((t - start) / span, 0.0), 1.0) * inner_w:.1f},{pad + (1 - v / top) * inner_h:.1f}"
+        for t, v in points
+    ]
+    end_x, _, end_y = coords[-1].partition(",") if coords else ("", "", "")
+    return {
+        "points": " ".join(coords),
+        "end_x": end_x,  # the latest point gets a dot: a single sample draws no line
+        "end_y": end_y,
+        "count": len(coords),
+        "last": points[-1][1] if points else None,
+        "max": max((v for _, v in points), default=None),
+        "width": width,
+        "height": height,
+    }
 
 
 def list_dead_letters(queue: Queue, *, page: int = 1, per_page: int = PAGE_SIZE) -> dict[str, Any]:
@@ -364,7 +421,7 @@ def overview(
             "latches": list_latches(client, keys, now_ms=now_ms),
             "signals": list_signals(client, keys, now_ms=now_ms),
             "rate_limits": list_rate_limits(client, keys),
-            "queues": list_queues(client, keys),
+            "queues": list_queues(client, keys, now_ms=now_ms),
             "workers": list_workers(client, keys, now_ms=now_ms),
             "leaders": leaders(client, keys, elections, now_ms=now_ms),
         }

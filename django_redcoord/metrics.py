@@ -94,12 +94,50 @@ be too many series); the dashboard lists them.
 Cost of a scrape: about a dozen pipelined round trips, one script call per
 live lock, semaphore, read-write lock and queue, one ``HGETALL`` per listed
 worker and job.
+
+Besides what Redis holds, the same endpoints serve what only this process
+sees (:class:`ProcessMetrics`, fed by the core's events, see
+:mod:`django_redcoord.core.observe`): counters and histograms that count from
+the moment the first ``metrics_view``/``start_metrics_server`` call (or
+:func:`process_metrics`) installs them, and that each process keeps for
+itself (scrape every process that does the work: each ``run_worker`` with
+``--metrics-port``, each web process). Their labels never hold a lock name
+nor a rate-limit key:
+
+- ``redcoord_hold_acquisitions_total{kind, outcome}``: acquires of locks,
+  semaphores, read and write locks, latch parties (``kind`` ``lock``,
+  ``semaphore``, ``read``, ``write``, ``latch``); ``outcome`` ``acquired``,
+  ``timeout`` or ``unavailable`` (Redis could not be reached).
+- ``redcoord_hold_wait_seconds{kind, outcome}`` (histogram): how long they took.
+- ``redcoord_hold_duration_seconds{kind}`` (histogram): from grant to release.
+- ``redcoord_holds_lost_total{kind}``: holds found lost (a renewal or an
+  extend found them gone, or a release found them passed on).
+- ``redcoord_view_busy_responses_total{kind, status}``: answers of decorated
+  views that found the resource busy (409, 429) or were rate limited
+  (``kind="ratelimit"``).
+- ``redcoord_messages_processed_total{queue, task, outcome}``: deliveries a
+  worker finished: ``ok``, ``failed`` (to be retried), ``dead``
+  (dead-lettered), ``timeout`` (abandoned at its job timeout); ``task`` is
+  the task's path (empty for plain queue messages).
+- ``redcoord_message_process_duration_seconds{queue, task, outcome}`` (histogram).
+- ``redcoord_message_retries_total{queue, task}``: failed deliveries to be retried.
+- ``redcoord_message_dead_letters_total{queue, task}``: deliveries dead-lettered.
+- ``redcoord_leader_elected_total{election}``, ``redcoord_leader_demoted_total{election}``:
+  this process becoming leader and stepping down.
+- ``redcoord_periodic_runs_total{election, job, outcome}``: runs this process
+  ran (``ok``, ``error``, ``timeout``).
+- ``redcoord_periodic_run_duration_seconds{election, job, outcome}`` (histogram).
+- ``redcoord_periodic_missed_slots_total{election, job}``: slots this leader
+  skipped or folded into a later run.
+- ``redcoord_ratelimit_decisions_total{limiter, outcome}``: ``allowed`` or
+  ``refused`` decisions of ``hit()`` (and of ``@rate_limit``).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -112,6 +150,7 @@ from .core.exceptions import CoordinationUnavailable
 from .core.keys import KeyBuilder, validate_name
 from .core.leader.election import DEFAULT_ELECTION
 from .core.locks import read_holders
+from .core.observe import add_observer
 from .core.transport.commands import as_text
 from .core.transport.errors import unavailable_as_ours
 from .dashboard import leaders, list_queues, list_rwlocks, list_semaphores, list_workers
@@ -343,15 +382,148 @@ def _lock_families(snap: dict[str, Any]) -> Iterator[Any]:
                  (((x["name"],), x["queued"]) for x in sems))  # fmt: skip
 
 
+# -- what this process sees: its events, counted -----------------------------------------
+
+# Seconds. An uncontended acquire takes a round trip (a fraction of a ms); jobs take longer.
+HOLD_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+HELD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
+JOB_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
+
+
+class ProcessMetrics:
+    """Counters and histograms of this process's events, in a ``CollectorRegistry`` of their own.
+
+    An observer of :mod:`django_redcoord.core.observe` (``metrics(event,
+    fields)``); :func:`process_metrics` makes the process's one and adds it.
+    ``registry`` holds the metrics (see the module for the list).
+    """
+
+    def __init__(self) -> None:
+        pc = require_prometheus()
+        self.registry = reg = pc.CollectorRegistry()
+        kind, queue_task, job = ("kind",), ("queue", "task"), ("election", "job")
+        self.acquisitions = pc.Counter("redcoord_hold_acquisitions", "Acquires of locks, semaphores, "
+                                       "read-write locks and latch parties, by outcome", ("kind", "outcome"), registry=reg)  # fmt: skip
+        self.wait = pc.Histogram("redcoord_hold_wait_seconds", "Time an acquire took", ("kind", "outcome"),
+                                 buckets=HOLD_BUCKETS, registry=reg)  # fmt: skip
+        self.held = pc.Histogram("redcoord_hold_duration_seconds", "Time from a grant to its release", kind,
+                                 buckets=HELD_BUCKETS, registry=reg)  # fmt: skip
+        self.lost = pc.Counter("redcoord_holds_lost", "Holds found lost while held", kind, registry=reg)
+        self.busy = pc.Counter("redcoord_view_busy_responses", "Answers of decorated views that found the "
+                               "resource busy or were rate limited", ("kind", "status"), registry=reg)  # fmt: skip
+        self.processed = pc.Counter("redcoord_messages_processed", "Deliveries a worker of this process finished",
+                                    ("queue", "task", "outcome"), registry=reg)  # fmt: skip
+        self.processing = pc.Histogram("redcoord_message_process_duration_seconds", "Time a delivery took",
+                                       ("queue", "task", "outcome"), buckets=JOB_BUCKETS, registry=reg)  # fmt: skip
+        self.retries = pc.Counter("redcoord_message_retries", "Failed deliveries to be retried", queue_task, registry=reg)
+        self.dead = pc.Counter("redcoord_message_dead_letters", "Deliveries dead-lettered", queue_task, registry=reg)
+        self.elected = pc.Counter("redcoord_leader_elected", "Times this process became leader", ("election",), registry=reg)
+        self.demoted = pc.Counter("redcoord_leader_demoted", "Times this process stopped leading", ("election",), registry=reg)
+        self.runs = pc.Counter("redcoord_periodic_runs", "Runs of periodic jobs this process ran, by outcome",
+                               (*job, "outcome"), registry=reg)  # fmt: skip
+        self.run_time = pc.Histogram("redcoord_periodic_run_duration_seconds", "Time a periodic job's run took",
+                                     (*job, "outcome"), buckets=JOB_BUCKETS, registry=reg)  # fmt: skip
+        self.missed = pc.Counter("redcoord_periodic_missed_slots", "Slots this leader skipped or folded into a later run",
+                                 job, registry=reg)  # fmt: skip
+        self.decisions = pc.Counter("redcoord_ratelimit_decisions", "Decisions of rate limiters, by outcome",
+                                    ("limiter", "outcome"), registry=reg)  # fmt: skip
+        self._children: dict[tuple[Any, tuple[str, ...]], Any] = {}
+        # "hold.acquire" -> self._on_hold_acquire...
+        self._handlers = {n[4:].replace("_", ".", 1): getattr(self, n) for n in dir(self) if n.startswith("_on_")}
+
+    def _of(self, metric: Any, *values: str) -> Any:
+        """``metric.labels(*values)``, remembered: labels() validates and locks on every call."""
+        child = self._children.get((metric, values))
+        if child is None:
+            child = self._children[(metric, values)] = metric.labels(*values)
+        return child
+
+    def __call__(self, event: str, fields: dict[str, Any]) -> None:
+        handler = self._handlers.get(event)
+        if handler is not None:  # events this version does not count are ignored
+            handler(**fields)
+
+    def _on_hold_acquire(self, kind: str, outcome: str, wait: float, **_: Any) -> None:
+        self._of(self.acquisitions, kind, outcome).inc()
+        self._of(self.wait, kind, outcome).observe(wait)
+
+    def _on_hold_release(self, kind: str, held: float, **_: Any) -> None:
+        self._of(self.held, kind).observe(held)
+
+    def _on_hold_lost(self, kind: str, **_: Any) -> None:
+        self._of(self.lost, kind).inc()
+
+    def _on_view_busy(self, kind: str, status: int, **_: Any) -> None:
+        self._of(self.busy, kind, str(status)).inc()
+
+    def _on_message_done(self, queue: str, task: str, outcome: str, retried: bool, dead_lettered: bool,
+                         duration: float, **_: Any) -> None:  # fmt: skip
+        self._of(self.processed, queue, task, outcome).inc()
+        self._of(self.processing, queue, task, outcome).observe(duration)
+        if retried:
+            self._of(self.retries, queue, task).inc()
+        if dead_lettered:
+            self._of(self.dead, queue, task).inc()
+
+    def _on_leader_elected(self, election: str, **_: Any) -> None:
+        self._of(self.elected, election).inc()
+
+    def _on_leader_demoted(self, election: str, **_: Any) -> None:
+        self._of(self.demoted, election).inc()
+
+    def _on_periodic_run(self, election: str, job: str, outcome: str, duration: float, **_: Any) -> None:
+        self._of(self.runs, election, job, outcome).inc()
+        self._of(self.run_time, election, job, outcome).observe(duration)
+
+    def _on_periodic_missed(self, election: str, job: str, slots: int, **_: Any) -> None:
+        self._of(self.missed, election, job).inc(slots)
+
+    def _on_ratelimit_hit(self, limiter: str, allowed: bool, **_: Any) -> None:
+        self._of(self.decisions, limiter, "allowed" if allowed else "refused").inc()
+
+
+_process: ProcessMetrics | None = None
+_process_lock = threading.Lock()
+
+
+def process_metrics() -> ProcessMetrics:
+    """This process's :class:`ProcessMetrics`, made and added as an observer on the first call.
+
+    ``metrics_view`` and ``start_metrics_server`` call it; call it yourself
+    (in your ``AppConfig.ready()``, say) to count from the process's start
+    rather than from the first scrape. Reads nothing, starts nothing.
+    Raises ImportError naming the extra when ``prometheus_client`` is missing.
+    """
+    global _process
+    with _process_lock:
+        if _process is None:
+            _process = ProcessMetrics()
+            add_observer(_process)
+        return _process
+
+
+class _ProcessCollector:
+    """Puts this process's metrics into a registry that also holds a RedcoordCollector."""
+
+    def describe(self) -> list[Any]:
+        return []
+
+    def collect(self) -> Iterator[Any]:
+        return process_metrics().registry.collect()
+
+
 # -- exposition ---------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=16)
 def registry(elections: tuple[str, ...] = (DEFAULT_ELECTION,)) -> Any:
-    """A ``CollectorRegistry`` holding a :class:`RedcoordCollector` for ``elections`` (built once per tuple)."""
+    """A ``CollectorRegistry`` for ``elections`` (built once per tuple): a
+    :class:`RedcoordCollector` and this process's metrics (:func:`process_metrics`, installed now)."""
     prometheus_client = require_prometheus()
+    process_metrics()
     reg = prometheus_client.CollectorRegistry(auto_describe=False)
     reg.register(RedcoordCollector(elections=elections))
+    reg.register(_ProcessCollector())
     return reg
 
 

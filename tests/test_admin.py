@@ -340,3 +340,104 @@ def test_the_busiest_rate_limited_keys_are_shown_and_a_key_can_be_reset(client, 
     assert "Reset what key ip:10.0.0.1 counted in rate limit api" in LogEntry.objects.latest("action_time").change_message
     call_command("redcoord", "status")
     assert "Rate limits: busiest keys" in capsys.readouterr().out
+
+
+SECTION_IDS = {"rc-asof", "rc-section-locks", "rc-section-semaphores", "rc-section-rwlocks", "rc-section-latches",
+               "rc-section-signals", "rc-section-ratelimits", "rc-section-queues", "rc-section-workers", "rc-leaders"}  # fmt: skip
+
+
+def _rows(html, body_id):
+    """The data-name of each row of the tbody ``body_id`` in ``html``, in order."""
+    body = re.search(rf'<tbody id="{body_id}">(.*?)</tbody>', html, re.S).group(1)
+    return re.findall(r'<tr data-name="([^"]*)"', body)
+
+
+def test_fragments_need_the_dashboards_view_permission(client, staff, redis_client):
+    response = client.get(URL + "fragments/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    client.force_login(staff())
+    assert client.get(URL + "fragments/").status_code == 403
+    client.force_login(staff("view_dashboard"))
+    response = client.get(URL + "fragments/")
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    assert set(response.json()) == SECTION_IDS
+    assert "Force release" not in json.dumps(response.json())  # seeing is not acting
+
+
+def test_fragments_render_the_same_rows_as_the_page(client, staff, redis_client):
+    for i in range(60):
+        Lock(f"order:{i:02d}", ttl=60, wait=0, client=redis_client, prefix="test").acquire()
+    q = Queue("emails|eu", client=redis_client, prefix="test")
+    q.push_many(range(4))
+    Queue("receipts", client=redis_client, prefix="test").push(1)
+    client.force_login(staff("view_dashboard", "change_dashboard"))
+    page = client.get(URL + "?q=order&page=2").content.decode()
+    fragments = client.get(URL + "fragments/?q=order&page=2").json()
+    for section_id in SECTION_IDS - {"rc-asof"}:  # each section of the page is its fragment
+        assert f'id="{section_id}"' in page
+    locks = _rows(fragments["rc-section-locks"], "rc-locks")
+    assert locks == _rows(page, "rc-locks") == [f"order:{i}" for i in range(50, 60)]  # the page's filter and page
+    assert _rows(fragments["rc-section-queues"], "rc-queues") == _rows(page, "rc-queues") == ["emails|eu", "receipts"]
+    assert "action/purge-queue/?name=emails%7Ceu" in fragments["rc-section-queues"]
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d CES?T", fragments["rc-section-locks"])  # date, time, zone
+    q.push(5)
+    again = client.get(URL + "fragments/").json()["rc-section-queues"]
+    row = re.search(r'<tr data-name="emails\|eu">(.*?)</tr>', again, re.S).group(1)
+    assert re.findall(r'<td class="rc-num">(\d+)</td>', row)[0] == "5"  # ready
+
+
+def test_one_sample_a_minute_whatever_the_workers_and_it_equals_the_depths(redis_client):
+    from django_redcoord.core.queues import Worker
+    from django_redcoord.core.queues.queue import read_history
+
+    q = Queue("emails", client=redis_client, prefix="test", max_attempts=1)
+    q.push_many(range(7))
+    q.push("later", delay=300)
+    consumer = q.consumer("c1")
+    claimed, _ = consumer.claim(3)
+    consumer.nack(claimed[0], "boom")  # ready 4, delayed 1, processing 2, dead 1
+    first = Worker([q], handler=lambda m: None, worker_id="w1")
+    second = Worker([q, Queue("other", client=redis_client, prefix="test")], handler=lambda m: None, worker_id="w2")
+    first.stats.ok, second.stats.ok, second.stats.failed = 3, 4, 1
+    if time.time() % 60 > 58:  # both reports in one minute of the server's clock (same machine)
+        time.sleep(2.5)
+    now = time.time()
+    assert first._sample(now, (-1, 0)) == (int(now // 60), 3)
+    second._sample(now, (-1, 0))
+    assert second._sample(now + 1, (int(now // 60), 5)) == (int(now // 60), 5)  # no second report this minute
+    [sample] = read_history([q])["emails"]
+    d = q.depths()
+    assert sample.depth == d.ready + d.delayed + d.processing == 7
+    server_minute = int(redis_client.time()[0]) // 60
+    assert sample.minute in (server_minute, server_minute - 1)
+    counts = redis_client.hgetall(q.key_builder.queue_counts("emails"))
+    assert int(counts[b"done"]) == 3 + 5  # both reported; one sampled
+    assert read_history([Queue("other", client=redis_client, prefix="test")])["other"][0].done == 5
+
+
+def test_each_queue_has_a_chart_of_its_last_hour_with_a_point_per_sample(client, staff, redis_client):
+    from django_redcoord.core.keys import KeyBuilder
+
+    q = Queue("emails", client=redis_client, prefix="test")
+    q.push_many(range(3))
+    minute = int(redis_client.time()[0]) // 60
+    history = KeyBuilder("test").queue_history("emails")
+    # two hours of samples (61 kept), one minute missing: the hour shows 59 depths, and 59
+    # rates (the first one's from the sample before the hour; the gap's over two minutes)
+    for m in range(minute - 120, minute + 1):
+        if m != minute - 10:
+            redis_client.lpush(history, f"{m} {m % 7} {10 * (m - minute + 200)}")
+    redis_client.ltrim(history, 0, 60)
+    client.force_login(staff("view_dashboard"))
+    html = client.get(URL).content.decode()
+    row = re.search(r'<tr data-name="emails">(.*?)</tr>', html, re.S).group(1)
+    charts = dict(re.findall(r'<svg class="rc-spark" data-series="(\w+)" data-points="(\d+)"', row))
+    assert charts == {"depth": "59", "done": "59"}
+    polylines = re.findall(r'<polyline [^>]*points="([^"]*)"', row)
+    assert [len(p.split(" ")) for p in polylines] == [59, 59]
+    svg = re.search(r"<svg.*</svg>", row, re.S).group(0)
+    assert not re.search(r"<script|href=|src=|url\(", svg)  # inline: no script, no external asset
+    data = client.get(URL + "data.json").json()
+    [emails] = data["queues"]
+    assert [v for _, v in emails["history"]["depth"]][-3:] == [(minute - 2) % 7, (minute - 1) % 7, minute % 7]
+    assert {v for _, v in emails["history"]["done_per_minute"]} == {10.0}  # 10 a minute, across the gap too

@@ -1,7 +1,8 @@
 """The dashboard in a real headless Chromium (Debian's chromium, driven by Playwright).
 
 Logs in, sees a lock held by another process, watches a queue depth change
-through the live refresh (no reload), force-releases the lock through the
+through the live refresh (no reload: the server's sections swapped in),
+sees the queue charts drawn, force-releases the lock through the
 confirmation page, and saves a screenshot (docs/dashboard.png when
 REDCOORD_UPDATE_SCREENSHOT=1).
 """
@@ -134,12 +135,12 @@ def test_a_dashboard_opened_during_an_outage_recovers_without_a_reload(
     in_flight, most = [0], [0]
 
     def started(request):
-        if "data.json" in request.url:
+        if "/fragments/" in request.url:
             in_flight[0] += 1
             most[0] = max(most[0], in_flight[0])
 
     def ended(request):
-        if "data.json" in request.url:
+        if "/fragments/" in request.url:
             in_flight[0] -= 1
 
     page.on("request", started)
@@ -150,7 +151,7 @@ def test_a_dashboard_opened_during_an_outage_recovers_without_a_reload(
     server.pause()  # now every request hangs for the socket timeout (2.5 s > the 2 s refresh)
     page.wait_for_timeout(6000)
     server.resume()
-    assert most[0] == 1, f"{most[0]} data.json requests were in flight at once"
+    assert most[0] == 1, f"{most[0]} fragments/ requests were in flight at once"
 
     with Lock("back:1", ttl=60, wait=0, client=client_from_url(server.url), prefix="test"):
         page.wait_for_selector("#rc-locks tr[data-name='back:1']", timeout=10_000)
@@ -174,7 +175,7 @@ def test_a_dead_letter_is_requeued_from_its_page(browser, live_server, django_us
     page.fill("#id_password", "admin")
     page.click("input[type=submit]")
     page.wait_for_function("document.getElementById('rc-status').textContent.includes('updated')", timeout=6000)
-    # the dead count links to the page (as the live refresh rewrote the row)
+    # the dead count links to the page (as the live refresh swapped the section in)
     page.locator("#rc-queues tr[data-name='emails'] a[href^='dead-letters/']").click()
     row = page.locator("#rc-dead-letters tr[data-id='mail|7']")
     row.wait_for()
@@ -187,3 +188,49 @@ def test_a_dead_letter_is_requeued_from_its_page(browser, live_server, django_us
     assert "1 message requeued" in page.locator(".messagelist").inner_text()
     assert page.locator("#rc-dead-letters tr[data-id='mail|7']").count() == 0
     assert (queue.depths().ready, queue.depths().dead) == (1, 0)
+
+
+def _log_in(page, live_server):
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/django_redcoord/dashboard/")
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "admin")
+    page.click("input[type=submit]")
+    page.wait_for_selector("#rc-queues")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_live_refresh_swaps_in_the_servers_sections_and_the_charts_render(
+    browser, live_server, django_user_model, redis_client
+):
+    django_user_model.objects.create_superuser("admin", "admin@example.com", "admin")
+    emails = Queue("emails", client=redis_client, prefix="test")
+    emails.push_many(range(3))
+    worker = Worker([emails], handler=lambda m: None)
+    worker._beat()
+    worker._sample(time.time(), (-1, 0))  # this minute's sample, as its heartbeat takes it
+    history = emails.key_builder.queue_history("emails")
+    minute = int(redis_client.time()[0]) // 60
+    redis_client.rpush(history, *(f"{m} {m % 5} {m}" for m in range(minute - 1, minute - 6, -1)))  # 5 earlier ones
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    fetched, errors = [], []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.on("pageerror", lambda error: errors.append(error))
+    _log_in(page, live_server)
+    row = "#rc-queues tr[data-name='emails']"
+    depth = page.locator(f"{row} svg.rc-spark[data-series='depth']")
+    assert depth.get_attribute("data-points") == "6"
+    box = depth.bounding_box()
+    assert box and box["width"] > 50 and box["height"] > 10  # drawn, inline
+    assert len(depth.locator("polyline").get_attribute("points").split(" ")) == 6
+    page.evaluate("document.getElementById('rc-queues').dataset.before = 'yes'")  # gone once the section is swapped
+    emails.push_many(range(4))
+    page.wait_for_function(
+        "document.querySelector(\"#rc-queues tr[data-name='emails'] td:nth-child(2)\").textContent === '7'",
+        timeout=6000,
+    )
+    assert page.evaluate("document.getElementById('rc-queues').dataset.before") is None
+    assert page.locator(f"{row} svg.rc-spark[data-series='depth']").get_attribute("data-points") == "6"
+    assert any("/fragments/" in url for url in fetched) and not any("data.json" in url for url in fetched)
+    assert "updated" in page.locator("#rc-status").inner_text() and not page.locator("#rc-error").is_visible()
+    assert errors == []

@@ -322,6 +322,18 @@ class KeyBuilder:
     def queue_index(self) -> str:
         return f"{self.prefix}:index:queues"
 
+    def queue_history(self, name: str) -> str:
+        """list: the queue's samples, newest first, one a minute at most (see
+        queues/sample.lua): ``"<minute> <depth> <done>"``, numbers only."""
+        validate_name(name, "queue name")
+        return f"{self.prefix}:queue:{{{name}}}:history"
+
+    def queue_counts(self, name: str) -> str:
+        """hash: ``done`` (messages finished by the queue's workers, as they
+        report it once a minute) and ``sampled`` (the minute last sampled)."""
+        validate_name(name, "queue name")
+        return f"{self.prefix}:queue:{{{name}}}:counts"
+
     def workers(self) -> str:
         """zset: worker id -> heartbeat deadline (ms), for the admin page."""
         return f"{self.prefix}:index:workers"

@@ -22,6 +22,7 @@ from django.http import HttpRequest, HttpResponse
 
 from ..core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
 from ..core.holds import Hold as Lock
+from ..core.observe import observe, observers
 from ..core.transport.clients import is_async_client
 from ..core.transport.drivers import uncancellable
 
@@ -90,7 +91,10 @@ def busy(lock: Lock, request: HttpRequest | None, on_busy: Any) -> Any:
     exc.retry_after = lock.retry_after  # type: ignore[attr-defined]
     if request is None:
         raise exc
-    return on_busy(request, exc)
+    response = on_busy(request, exc)
+    if observers:
+        observe("view.busy", kind=lock._event_kind, status=getattr(response, "status_code", 0))
+    return response
 
 
 def find_request(args: tuple[Any, ...]) -> HttpRequest | None:

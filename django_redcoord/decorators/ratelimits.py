@@ -35,6 +35,7 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 
 from ..core.exceptions import CoordinationUnavailable
+from ..core.observe import observe, observers
 from ..core.ratelimit import Decision, RateLimiter, parse
 from ..core.transport.drivers import uncancellable
 from ..http import arate_limit_key, check_key, rate_limit_headers, rate_limit_key, too_many_requests
@@ -159,7 +160,10 @@ class _Guard:
         request.ratelimit = decision  # type: ignore[attr-defined]
         if decision.allowed or not self.block:
             return None
-        return self.on_limited(request, decision)
+        response = self.on_limited(request, decision)
+        if observers:
+            observe("view.busy", kind="ratelimit", status=getattr(response, "status_code", 0))
+        return response
 
     def _unavailable(self, request: HttpRequest, exc: CoordinationUnavailable) -> Any:
         request.ratelimit = None  # type: ignore[attr-defined]

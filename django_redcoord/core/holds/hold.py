@@ -30,6 +30,7 @@ from typing import Any
 
 from ..exceptions import CoordinationUnavailable, LockError, LockNotAcquired, RedcoordError
 from ..keys import KeyBuilder, validate_name
+from ..observe import observe, observers
 from ..runtime import default_prefix, lock_defaults
 from ..transport.clients import UsesClient
 from ..transport.commands import execute_pipeline, max_block
@@ -116,6 +117,7 @@ class Hold(HoldSteps, UsesClient):
         self._depth = 0
         self._valid_until = 0.0
         self._lost = False
+        self._granted_at: float | None = None  # time.monotonic() of the grant, while observed (see ..observe)
         self._interrupted = False
         self._renewer: Renewer | AsyncRenewer | None = None
         self._async_turns: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = []  # tasks waiting their turn
@@ -173,6 +175,8 @@ class Hold(HoldSteps, UsesClient):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:  # another thread of ours holds this object
                     self.retry_after = None
+                    if observers:
+                        observe("hold.acquire", kind=self._event_kind, outcome="timeout", wait=wait)
                     return False
                 self._cond.wait(None if remaining == math.inf else remaining)
         granted = run(client, self._acquire_flow(mode, deadline, max_block(client)))
@@ -207,6 +211,8 @@ class Hold(HoldSteps, UsesClient):
             try:
                 if remaining <= 0:
                     self.retry_after = None
+                    if observers:
+                        observe("hold.acquire", kind=self._event_kind, outcome="timeout", wait=wait)
                     return False
                 await asyncio.wait_for(turn, None if remaining == math.inf else remaining)
             except asyncio.TimeoutError:

@@ -35,6 +35,7 @@ import time
 from typing import Any
 
 from ..exceptions import CoordinationUnavailable, LockError, LockLost, LockNotOwned
+from ..observe import observe, observers
 from ..transport.commands import as_text as _text
 from ..transport.drivers import Blpop, Run, Steps
 from ..transport.scripts import Script
@@ -46,6 +47,9 @@ log = logging.getLogger("django_redcoord.locks")
 # A queued waiter must re-check at least this often, and its place in the
 # queue survives this much longer than its current wait.
 QUEUE_GRACE = 1.0
+
+# The ``kind`` of a hold in events (see ..observe): one word, a label value.
+_EVENT_KINDS = {"read lock": "read", "write lock": "write", "latch party": "latch"}
 
 
 class HoldSteps:
@@ -71,6 +75,7 @@ class HoldSteps:
     _interrupted: bool
     _valid_until: float
     _retry_owner: str | None
+    _granted_at: float | None
     retry_after: float | None
 
     def _end_hold(self) -> None:  # pragma: no cover - provided by Hold
@@ -103,12 +108,27 @@ class HoldSteps:
         """ARGV the primitive adds after the standard ones (acquire, release and extend)."""
         return []
 
+    @property
+    def _event_kind(self) -> str:
+        return _EVENT_KINDS.get(self.kind, self.kind)
+
+    def _observe_acquire(self, outcome: str, started: float | None) -> None:
+        if started is not None:  # (None: nobody observed when the acquire began)
+            observe("hold.acquire", kind=self._event_kind, outcome=outcome, wait=time.monotonic() - started)
+
+    def _observe_lost(self) -> None:
+        """Report a hold found lost (callers report each hold once: where ``_lost`` turns True)."""
+        if observers:
+            observe("hold.lost", kind=self._event_kind)
+
     def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
         """An acquire's round trips, and what it gives back when it fails or is interrupted."""
+        started = time.monotonic() if observers else None
         try:
             granted = yield from self._acquire_steps(mode, deadline, chunk)
             self._interrupted = False  # an interruption applies to one acquire (even one not begun yet)
         except CoordinationUnavailable as exc:
+            self._observe_acquire("unavailable", started)
             if not exc.sent:  # refused before it was sent (the pool's waiters are all waiting): known outcome
                 self._interrupted = False
                 yield from self._give_back_steps()
@@ -128,6 +148,7 @@ class HoldSteps:
             raise
         if not granted and not self._depth:
             self._end_hold()
+        self._observe_acquire("acquired" if granted else "timeout", started)
         return granted
 
     def _acquire_steps(self, mode: str, deadline: float, chunk: float) -> Steps:
@@ -203,6 +224,7 @@ class HoldSteps:
         if self._depth == 1:
             self._lost = False
             self._valid_until = sent + self.ttl
+            self._granted_at = time.monotonic() if observers else None
         return True
 
     def _release_call(self, owner: str) -> Run:
@@ -241,6 +263,8 @@ class HoldSteps:
             raise
         self._depth -= 1
         if result == 0 or not self._depth:
+            if observers:
+                self._observe_end(newly_lost=result == 0 and not lost)
             self._end_hold()
         if result == 0 or lost:
             raise LockLost(
@@ -250,6 +274,14 @@ class HoldSteps:
                 name=self.name,
             )
 
+    def _observe_end(self, *, newly_lost: bool) -> None:
+        """Report a hold that a release ended (Redis answered it)."""
+        granted_at, self._granted_at = self._granted_at, None
+        if newly_lost:  # passed on before the release, unnoticed until Redis said so
+            observe("hold.lost", kind=self._event_kind)
+        if granted_at is not None:
+            observe("hold.release", kind=self._event_kind, held=time.monotonic() - granted_at)
+
     def _extend_flow(self, ttl: float | None) -> Steps:
         ttl = self.ttl if ttl is None else check_ttl(ttl)
         self._check_fork()
@@ -257,6 +289,8 @@ class HoldSteps:
         if not self._depth or owner is None:
             raise LockNotOwned(f"{self.kind} {self.name!r} is not held by this {type(self).__name__} object", name=self.name)
         if not (yield from self._extend_steps(owner, ttl)):
+            if not self._lost:
+                self._observe_lost()
             self._lost = True
             raise LockLost(
                 f"{self.kind} {self.name!r} could not be extended: it expired or passed to another "

@@ -46,6 +46,8 @@ def renew_once(lock_ref: Any, owner: str, stopped: Callable[[], bool], holder_al
             return max(0.001, min(interval, lock.ttl / 10.0))
     if stopped() or lock._owner != owner:
         return None  # released meanwhile
+    if not lock._lost:
+        lock._observe_lost()
     lock._lost = True
     log.error("%s %s: lost (renewal found it expired or taken)", lock.kind, lock.name)
     return _LOST

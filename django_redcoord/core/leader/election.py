@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 
 from ..exceptions import CoordinationUnavailable
 from ..keys import KeyBuilder, LeaderKeys, validate_name
+from ..observe import observe, observers
 from ..runtime import default_prefix
 from ..transport.clients import UsesClient
 from ..transport.commands import as_text, blpop, max_block
@@ -247,6 +248,8 @@ class LeaderElection(UsesClient):
 
     def _fire(self, events: list[tuple[str, int]]) -> None:
         for event, term in events:
+            if observers:
+                observe("leader." + event, election=self.name, term=term)
             callback = self.on_elected if event == "elected" else self.on_demoted
             if callback is None:
                 continue

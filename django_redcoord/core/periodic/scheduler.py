@@ -37,6 +37,7 @@ from typing import Any
 
 from ..exceptions import CoordinationUnavailable
 from ..leader.election import LeaderElection
+from ..observe import observe, observers
 from ..runtime import runtime
 from ..transport.commands import as_text
 from ..transport.errors import unavailable_as_ours
@@ -229,7 +230,11 @@ class Scheduler:
             self._last[job.name] = slot
         if code == PAUSED:
             log.info("job %s: slot %d skipped: the job is paused (%d slot(s) in all)", job.name, slot, missed + 1)
+            if observers:  # as periodic/claim.lua counts them in `missed`
+                observe("periodic.missed", election=self.election.name, job=job.name, slots=missed + 1)
             return code
+        if missed and observers:
+            observe("periodic.missed", election=self.election.name, job=job.name, slots=missed)
         if missed:
             log.info("job %s: %d slot(s) %s (misfire=%s)", job.name, missed,
                      "dropped" if mode == "skip" or job.misfire != "coalesce" else "coalesced", job.misfire)
@@ -356,6 +361,8 @@ class Scheduler:
                      + (f" with {error}" if error else " without error"))[:_MAX_ERROR]  # fmt: skip
             outcome = "timeout"
         run.outcome, run.error = outcome, error
+        if observers:
+            observe("periodic.run", election=self.election.name, job=job.name, outcome=outcome, duration=run.duration)
         level = logging.INFO if outcome == "ok" else logging.ERROR
         log.log(level, "job %s slot %s term %d: %s in %.3f s%s", job.name, _slot_text(run), run.term,
                 outcome, run.duration, f" ({error})" if error else "", exc_info=exc_info)  # fmt: skip

@@ -31,6 +31,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -63,6 +64,11 @@ from .messages import (
 _ONE_DEAD = ("queues/common", "queues/find_dead")
 REQUEUE_DEAD_LETTER = Script("queues/requeue_dead_letter", includes=_ONE_DEAD)
 DELETE_DEAD_LETTER = Script("queues/delete_dead_letter", includes=_ONE_DEAD)
+SAMPLE = Script("queues/sample")
+#: Samples kept per queue: an hour of per-minute differences needs 61.
+HISTORY_SAMPLES = 61
+#: A queue nobody reports on for this long (s) loses its history and count.
+HISTORY_TTL = 86_400
 
 
 class Queue(UsesClient):
@@ -360,3 +366,62 @@ def depths(queues: Sequence[Queue], *, client: Any = None) -> dict[str, Depths]:
     return out
 
 
+@dataclass(frozen=True)
+class Sample:
+    """One queue's state at a minute of the server's clock (see :func:`sample_history`).
+
+    ``minute`` is unix time // 60 s; ``depth`` is ready + delayed + processing;
+    ``done`` is the running count of messages its workers finished (it only
+    grows, but restarts from 0 if nobody reported for ``HISTORY_TTL``).
+    """
+
+    minute: int
+    depth: int
+    done: int
+
+
+def sample_history(queues: Sequence[Queue], done: int, *, client: Any = None) -> list[bool]:
+    """Report on the queues a worker serves, and sample each if nobody did this minute.
+
+    Called by a worker's heartbeat once a minute: one round trip (a pipeline
+    of one script per queue, each in its queue's slot). ``done`` (messages
+    the worker finished since its last report) is added to every queue's
+    count: a worker serving several queues counts toward each. Returns, per
+    queue, whether this call wrote the minute's sample.
+    """
+    if not queues:
+        return []
+    client = client or queues[0].client
+    done = max(0, int(done))
+
+    def build(pipe: Any) -> None:
+        for q in queues:
+            k, kb = q.keys, q.key_builder
+            SAMPLE.queue(pipe, [k.ready, k.delayed, k.consumers, kb.queue_counts(q.name), kb.queue_history(q.name)],
+                         [done, HISTORY_SAMPLES, HISTORY_TTL])  # fmt: skip
+
+    replies = execute_pipeline(client, build, operation="sample queue history")
+    return [int(r) == 1 for r in replies]
+
+
+def read_history(queues: Sequence[Queue], *, client: Any = None) -> dict[str, list[Sample]]:
+    """The samples of many queues, oldest first, in one round trip."""
+    if not queues:
+        return {}
+    client = client or queues[0].client
+    replies = execute_pipeline(
+        client,
+        lambda pipe: [pipe.lrange(q.key_builder.queue_history(q.name), 0, HISTORY_SAMPLES - 1) for q in queues],
+        operation="read queue history",
+    )
+    out = {}
+    for q, entries in zip(queues, replies, strict=True):
+        samples = []
+        for entry in reversed(entries):
+            try:
+                minute, depth, count = (int(x) for x in as_text(entry).split(" "))
+            except ValueError:
+                continue  # not ours: skip it rather than fail the page
+            samples.append(Sample(minute, depth, count))
+        out[q.name] = samples
+    return out

@@ -50,12 +50,13 @@ from typing import Any
 
 from ..exceptions import CoordinationUnavailable, RedcoordError
 from ..keys import validate_name
+from ..observe import observe, observers
 from ..transport.commands import blpop, execute_pipeline
 from ..transport.scripts import Script
 from ..values import check_count, check_seconds
 from .consumer import Consumer
 from .messages import MAX_BATCH, Message, queue_defaults
-from .queue import Queue
+from .queue import Queue, sample_history
 
 log = logging.getLogger("django_redcoord.queues")
 
@@ -404,6 +405,8 @@ class Worker:
                 consumer.ack(message)
                 self.stats.add("ok")
                 _log_job(message, started, "ok", "")
+                if observers:
+                    _observe_job(message, "ok", "ack", time.perf_counter() - started)
             elif isinstance(failure, DeadLetter):
                 self._failed(consumer, message, str(failure), dead=True, started=started)
             elif isinstance(failure, Retry):
@@ -427,6 +430,9 @@ class Worker:
             log.warning("job %s on %s: nack deferred (%s)", message.id, message.queue, exc)
         self.stats.add("dead" if outcome == "dead" else "failed")
         _log_job(message, started if started is not None else time.perf_counter(), outcome, error)
+        if observers:
+            duration = 0.0 if started is None else time.perf_counter() - started
+            _observe_job(message, "dead" if outcome == "dead" else "failed", outcome, duration)
 
     # -- job timeouts -------------------------------------------------------------
 
@@ -487,6 +493,8 @@ class Worker:
                       message.id, message.queue, exc)  # fmt: skip
             return
         self.stats.add("dead" if outcome == "dead" else "failed")
+        if observers:
+            _observe_job(message, "timeout", outcome, time.monotonic() - (job.deadline - job.timeout))
 
     def _idle(self, hint: float | None) -> None:
         """Block on the wake lists until a push, a due delayed message, or 1 s."""
@@ -499,6 +507,7 @@ class Worker:
     def _beat_loop(self) -> None:
         outage = _Outage(f"worker {self.id} heartbeat")
         pause = 0.0
+        reported = (-1, 0)  # (minute of our last report, our finished count then)
         while not self._stopping.wait(pause):
             pause = self.heartbeat
             try:
@@ -511,9 +520,26 @@ class Worker:
                             queue.name, reaped, requeued, buried,
                         )  # fmt: skip
                     self._settle(queue)
+                reported = self._sample(time.time(), reported)
                 outage.ok()
             except CoordinationUnavailable as exc:
                 pause = min(self.heartbeat, outage.failed(exc))
+
+    def _sample(self, now: float, reported: tuple[int, int]) -> tuple[int, int]:
+        """Once a minute of our clock: report what we finished to our queues, for the admin's charts.
+
+        One round trip (see :func:`sample_history`); the first worker in a
+        minute of the server's clock also samples each queue's depth. Takes
+        and returns ``(minute, finished count)`` of the last report: a report
+        that fails is sent, with what was finished since, at the next beat.
+        """
+        minute = int(now // 60)
+        if minute == reported[0]:
+            return reported
+        stats = self.stats
+        finished = stats.ok + stats.failed + stats.dead
+        sample_history(self.queues, finished - reported[1], client=self.client)
+        return minute, finished
 
     def _settle(self, queue: Queue) -> None:
         """Mark the records of dead-lettered messages (see Queue.unsettled)."""
@@ -550,6 +576,13 @@ class Worker:
             self._beat(retire=not keep_consumers)
         except CoordinationUnavailable as exc:
             log.error("worker %s: could not deregister: %s", self.id, exc)
+
+
+def _observe_job(message: Message, outcome: str, fate: str, duration: float) -> None:
+    """Report a finished delivery (see ..observe, ``message.done``); ``fate`` is the nack's answer, or "ack"."""
+    task = message.body.get("task", "") if isinstance(message.body, dict) else ""
+    observe("message.done", queue=message.queue, task=task if isinstance(task, str) else "", outcome=outcome,
+            retried=fate in ("retry", "gone"), dead_lettered=fate == "dead", duration=duration)  # fmt: skip
 
 
 def _log_job(message: Message, started: float, outcome: str, error: str) -> None:

@@ -41,6 +41,7 @@ from redis.exceptions import NoScriptError
 
 from ..exceptions import RedcoordError
 from ..keys import _NAME_RE, KeyBuilder, validate_name
+from ..observe import observe, observers
 from ..runtime import default_prefix
 from ..transport.clients import UsesClient
 from ..transport.drivers import Batch, Command, Run, Step, Steps, arun, run, uncancellable
@@ -209,7 +210,10 @@ class RateLimiter(UsesClient):
                 if client is not self._cell_client:
                     cell.learn(client, True)
                     self._cell_client = client
-                return self.decision(reply, stored, None, peek=mode == "peek", server_gcra=True, cost=cost)
+                decided = self.decision(reply, stored, None, peek=mode == "peek", server_gcra=True, cost=cost)
+                if observers and mode == "hit":
+                    observe("ratelimit.hit", limiter=self.name, allowed=decided.allowed)
+                return decided
         call, stored, token = self.hit_call(mode, key, cost, track=tracked)
         try:
             reply = yield call
@@ -221,7 +225,10 @@ class RateLimiter(UsesClient):
                 except Exception:  # noqa: S110 - unreachable Redis: the slot's lease returns it
                     pass
             raise
-        return self.decision(reply, stored, token, peek=mode == "peek")
+        decided = self.decision(reply, stored, token, peek=mode == "peek")
+        if observers and mode == "hit":
+            observe("ratelimit.hit", limiter=self.name, allowed=decided.allowed)
+        return decided
 
     def hit_call(
         self, mode: str, key: Any, cost: int = 1, *, server_gcra: bool = False, track: bool | None = None
