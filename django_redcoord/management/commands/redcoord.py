@@ -22,6 +22,7 @@ from django.utils import timezone
 from ... import conf
 from ...core.exceptions import RedcoordError
 from ...core.transport import embedded
+from ...logs import log_to_console
 
 
 def _common_options(parser: CommandParser) -> None:
@@ -64,6 +65,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
+            log_to_console(options["verbosity"])  # what the embedded server, the probes... log, when LOGGING says nothing
             if options["subcommand"] == "embedded":
                 self._embedded(options["action"])
             elif options["subcommand"] == "status":
