@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -94,3 +95,17 @@ def pytest_sessionfinish(session, exitstatus):
     left = [pid for pid in STARTED_PIDS if pid_alive(pid)]
     if left:
         raise RuntimeError(f"redis-server processes left running after the tests: {left}")
+
+
+@pytest.fixture
+def staff(django_user_model):
+    """``staff("view_dashboard", ...)``: a new staff user with those permissions of django_redcoord."""
+    from django.contrib.auth.models import Permission
+
+    def make(*perms):
+        user = django_user_model.objects.create_user(f"staff{len(perms)}{time.monotonic_ns()}", password="pw", is_staff=True)
+        for codename in perms:
+            user.user_permissions.add(Permission.objects.get(codename=codename))
+        return user
+
+    return make

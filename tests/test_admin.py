@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth.models import Permission
 from django.core.management import call_command
 
 from django_redcoord.core.locks import Lock
@@ -21,17 +20,6 @@ from . import multiproc
 
 URL = "/admin/django_redcoord/dashboard/"
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff(django_user_model):
-    def make(*perms):
-        user = django_user_model.objects.create_user(f"staff{len(perms)}{time.monotonic_ns()}", password="pw", is_staff=True)
-        for codename in perms:
-            user.user_permissions.add(Permission.objects.get(codename=codename))
-        return user
-
-    return make
 
 
 def test_anonymous_is_sent_to_the_login_page(client):

@@ -6,7 +6,6 @@ import time
 
 import pytest
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth.models import Permission
 from django.core.management import call_command
 
 from django_redcoord.core.queues import Queue
@@ -16,17 +15,6 @@ from . import task_defs
 URL = "/admin/django_redcoord/dashboard/"
 ODD_ID = "a|1|2|3|0|b:c/d@e=f+g,h#i~j.k-l_m|"
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff(django_user_model):
-    def make(*perms):
-        user = django_user_model.objects.create_user(f"staff{len(perms)}{time.monotonic_ns()}", password="pw", is_staff=True)
-        for codename in perms:
-            user.user_permissions.add(Permission.objects.get(codename=codename))
-        return user
-
-    return make
 
 
 @pytest.fixture
