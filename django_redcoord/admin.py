@@ -85,6 +85,7 @@ SECTIONS = tuple(
     for section_id, name, css in (
         ("rc-asof", "asof", "rc-asof rc-muted"),
         ("rc-section-locks", "locks", "module rc-section"),
+        ("rc-section-lockwaits", "lockwaits", "module rc-section"),
         ("rc-section-semaphores", "semaphores", "module rc-section"),
         ("rc-section-rwlocks", "rwlocks", "module rc-section"),
         ("rc-section-latches", "latches", "module rc-section"),
@@ -369,16 +370,21 @@ def _local(ms: int | None) -> datetime | None:
 
 def _for_display(data: dict[str, Any]) -> dict[str, Any]:
     """The overview with what the templates show beside the JSON: times as aware
-    datetimes in TIME_ZONE (``*_at``) and each queue's charts (``charts``)."""
+    datetimes in TIME_ZONE (``*_at``) and the charts (``charts``) of each queue and lock name waited for."""
     from .dashboard import sparkline
 
     now_ms = data["server_time_ms"]
     data = {**data, "server_time": _local(now_ms)}
     data["locks"] = {**data["locks"], "items": [{**x, "acquired_at": _local(x["acquired_ms"])} for x in data["locks"]["items"]]}
-    data["queues"] = [
-        {**x, "charts": {series: sparkline(points, now_ms=now_ms) for series, points in x.get("history", {}).items()}}
-        for x in data["queues"]
-    ]
+
+    def charted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {**x, "charts": {series: sparkline(points, now_ms=now_ms) for series, points in x.get("history", {}).items()}}
+            for x in rows
+        ]
+
+    data["queues"] = charted(data["queues"])
+    data["lock_waits"] = {**data["lock_waits"], "items": charted(data["lock_waits"]["items"])}
     data["leaders"] = [
         {
             **e,

@@ -7,6 +7,9 @@ a scan of the keyspace:
   on the lock's expiry, in seconds), all buckets in one pipelined round trip, so locks
   that expired under a crashed holder are not shown; the page's holders come
   in one pipelined round trip;
+* lock waits: the ``<prefix>:index:lockwaits:<bucket>`` hashes (name -> last
+  minute a grant of it waited), then the per-minute wait lists of the names
+  waited on in the last hour, in one pipelined round trip each;
 * semaphores: the ``<prefix>:index:semaphores`` hash (name -> bound), their
   holders in one pipelined round trip;
 * read-write locks: the ``<prefix>:index:rwlocks`` hash, likewise;
@@ -45,6 +48,11 @@ HOUR_MS = 3_600_000
 #: A worker whose heartbeat deadline passed this long ago is no longer listed
 #: (worker_beat.lua removes it from the index after the same time).
 DEAD_WORKER_KEEP_MS = 600_000
+#: The admin charts the waits of this many lock names (those that waited
+#: longest in total over the hour), chosen among the LOCK_WAITS_READ names
+#: waited on most recently.
+LOCK_WAITS_SHOWN = 10
+LOCK_WAITS_READ = 200
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -120,6 +128,62 @@ def list_locks(
         "contains": contains,
         "items": items,
     }
+
+
+def list_lock_waits(
+    client: Any, keys: KeyBuilder, *, now_ms: int, contains: str = "", limit: int = LOCK_WAITS_SHOWN
+) -> dict[str, Any]:
+    """The lock names whose grants waited longest in total over the last hour, with a chart each.
+
+    Every grant to a queued waiter adds its wait to the name's per-minute list
+    (see ``locks/common.lua``); a grant that found the lock free waited for
+    nothing and is not counted. Returns ``{total, items}``: ``total`` names
+    waited on in the last hour (whose name contains ``contains``), and for the
+    ``limit`` busiest: ``name``, ``grants`` (that waited), ``mean_wait`` and
+    ``max_wait`` (seconds) over the hour, and ``history`` = ``{max_wait,
+    mean_wait}``, each ``[[minute_ms, seconds], ...]``.
+    """
+    since_minute = (now_ms - HOUR_MS) // 60_000
+    pipe = client.pipeline(transaction=False)
+    for bucket in keys.lock_wait_indexes():
+        pipe.hgetall(bucket)
+    needle = contains.lower()
+    waited = sorted(
+        (
+            (-_int(minute), name)
+            for entries in pipe.execute()
+            for name, minute in ((_text(n), m) for n, m in entries.items())
+            if _int(minute) > since_minute and (not needle or needle in name.lower())
+        )
+    )
+    recent = waited[:LOCK_WAITS_READ]
+    pipe = client.pipeline(transaction=False)
+    for _, name in recent:
+        pipe.lrange(keys.lock(name).waits, 0, -1)
+    rows = []
+    for (_, name), entries in zip(recent, pipe.execute() if recent else [], strict=True):
+        minutes = sorted(
+            m for m in (tuple(_int(x) for x in _text(e).split()) for e in entries) if len(m) == 4 and m[0] > since_minute
+        )
+        grants = sum(m[1] for m in minutes)
+        if not grants:
+            continue
+        total_ms = sum(m[2] for m in minutes)
+        rows.append(
+            {
+                "name": name,
+                "grants": grants,
+                "total_wait": round(total_ms / 1000, 3),
+                "mean_wait": round(total_ms / grants / 1000, 3),
+                "max_wait": round(max(m[3] for m in minutes) / 1000, 3),
+                "history": {
+                    "max_wait": [[m[0] * 60_000, round(m[3] / 1000, 3)] for m in minutes],
+                    "mean_wait": [[m[0] * 60_000, round(m[2] / m[1] / 1000, 3)] for m in minutes if m[1]],
+                },
+            }
+        )
+    rows.sort(key=lambda r: (-r["total_wait"], r["name"]))
+    return {"total": len(waited), "items": rows[:limit]}
 
 
 def list_semaphores(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
@@ -416,6 +480,7 @@ def overview(
             "server_time_ms": now_ms,
             "prefix": prefix,
             "locks": list_locks(client, keys, now_ms=now_ms, contains=contains, page=page),
+            "lock_waits": list_lock_waits(client, keys, now_ms=now_ms, contains=contains),
             "semaphores": list_semaphores(client, keys, now_ms=now_ms),
             "rwlocks": list_rwlocks(client, keys, now_ms=now_ms),
             "latches": list_latches(client, keys, now_ms=now_ms),

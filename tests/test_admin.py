@@ -166,7 +166,13 @@ def test_bad_action_input_is_refused_with_a_message(client, staff):
 
 
 def test_redcoord_status_prints_tables_and_json(capsys, redis_client):
+    import threading
+
     Lock("invoice:9", ttl=60, wait=0, client=redis_client, prefix="test").acquire()
+    holder = Lock("invoice:8", ttl=60, wait=0, client=redis_client, prefix="test")
+    assert holder.acquire()
+    threading.Timer(0.3, holder.release).start()
+    assert Lock("invoice:8", wait=5, client=redis_client, prefix="test").acquire()  # one wait of ~300 ms
     Queue("emails", client=redis_client, prefix="test").push(1)
     from django_redcoord.core.leader.election import DEFAULT_ELECTION, LeaderElection
 
@@ -178,14 +184,16 @@ def test_redcoord_status_prints_tables_and_json(capsys, redis_client):
                                                    "next_due": now_ms + 3_725_000})  # fmt: skip
     call_command("redcoord", "status")
     out = capsys.readouterr().out
-    assert "Live locks: 1" in out and "invoice:9" in out and "emails" in out
+    assert "Live locks: 2" in out and "invoice:9" in out and "emails" in out
+    assert "Lock waits, last hour: 1 names" in out and re.search(r"invoice:8 +1 +(\d{3}) ms +\1 ms +\1 ms", out), out
     # times as people read them: spans with units, moments with date, zone and distance
     assert re.search(r"invoice:9 .* (59|60)\.\d s ", out), out
     stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+"
     assert re.search(rf"report .*{stamp} \(\d\.\d s ago\)\s+1\.5 s\s+{stamp} \(in 1 h 2 min\)", out), out
     call_command("redcoord", "status", "--json")
     data = json.loads(capsys.readouterr().out)
-    assert data["locks"]["items"][0]["name"] == "invoice:9" and data["queues"][0]["ready"] == 1
+    assert [x["name"] for x in data["locks"]["items"]] == ["invoice:8", "invoice:9"] and data["queues"][0]["ready"] == 1
+    assert data["lock_waits"]["items"][0]["name"] == "invoice:8"
 
 
 def test_redcoord_takes_djangos_common_options_after_the_subcommand(capsys, redis_client):
@@ -330,7 +338,7 @@ def test_the_busiest_rate_limited_keys_are_shown_and_a_key_can_be_reset(client, 
     assert "Rate limits: busiest keys" in capsys.readouterr().out
 
 
-SECTION_IDS = {"rc-asof", "rc-section-locks", "rc-section-semaphores", "rc-section-rwlocks", "rc-section-latches",
+SECTION_IDS = {"rc-asof", "rc-section-locks", "rc-section-lockwaits", "rc-section-semaphores", "rc-section-rwlocks", "rc-section-latches",
                "rc-section-signals", "rc-section-ratelimits", "rc-section-queues", "rc-section-workers", "rc-leaders"}  # fmt: skip
 
 
@@ -386,13 +394,16 @@ def test_one_sample_a_minute_whatever_the_workers_and_it_equals_the_depths(redis
     consumer.nack(claimed[0], "boom")  # ready 4, delayed 1, processing 2, dead 1
     first = Worker([q], handler=lambda m: None, worker_id="w1")
     second = Worker([q, Queue("other", client=redis_client, prefix="test")], handler=lambda m: None, worker_id="w2")
-    first.stats.ok, second.stats.ok, second.stats.failed = 3, 4, 1
+    for stats, outcome, queue, n in ((first.stats, "ok", "emails", 3), (second.stats, "ok", "emails", 4),
+                                     (second.stats, "failed", "emails", 1), (second.stats, "ok", "other", 2)):
+        for _ in range(n):
+            stats.add(outcome, queue)
     if time.time() % 60 > 58:  # both reports in one minute of the server's clock (same machine)
         time.sleep(2.5)
     now = time.time()
-    assert first._sample(now, (-1, 0)) == (int(now // 60), 3)
-    second._sample(now, (-1, 0))
-    assert second._sample(now + 1, (int(now // 60), 5)) == (int(now // 60), 5)  # no second report this minute
+    assert first._sample(now, (-1, {})) == (int(now // 60), {"emails": 3})
+    reported = second._sample(now, (-1, {}))
+    assert second._sample(now + 1, reported) == reported  # no second report this minute
     [sample] = read_history([q])["emails"]
     d = q.depths()
     assert sample.depth == d.ready + d.delayed + d.processing == 7
@@ -400,7 +411,8 @@ def test_one_sample_a_minute_whatever_the_workers_and_it_equals_the_depths(redis
     assert sample.minute in (server_minute, server_minute - 1)
     counts = redis_client.hgetall(q.key_builder.queue_counts("emails"))
     assert int(counts[b"done"]) == 3 + 5  # both reported; one sampled
-    assert read_history([Queue("other", client=redis_client, prefix="test")])["other"][0].done == 5
+    # each delivery counts toward its own queue only
+    assert read_history([Queue("other", client=redis_client, prefix="test")])["other"][0].done == 2
 
 
 def test_each_queue_has_a_chart_of_its_last_hour_with_a_point_per_sample(client, staff, redis_client):
@@ -429,3 +441,48 @@ def test_each_queue_has_a_chart_of_its_last_hour_with_a_point_per_sample(client,
     [emails] = data["queues"]
     assert [v for _, v in emails["history"]["depth"]][-3:] == [(minute - 2) % 7, (minute - 1) % 7, minute % 7]
     assert {v for _, v in emails["history"]["done_per_minute"]} == {10.0}  # 10 a minute, across the gap too
+
+
+def test_lock_names_waited_for_have_a_chart_of_their_waits_and_the_busiest_come_first(client, staff, redis_client):
+    import threading
+
+    from django_redcoord.core.keys import KeyBuilder
+
+    # two real waits on "invoice:1" (about 0.3 s and 0.1 s), one on "invoice:2"; a lock
+    # nobody waited for ("free") is not listed
+    for name, hold in (("invoice:1", 0.3), ("invoice:1", 0.1), ("invoice:2", 0.05)):
+        holder = Lock(name, client=redis_client, prefix="test", ttl=10)
+        waiter = Lock(name, client=redis_client, prefix="test", wait=5)
+        assert holder.acquire()
+        threading.Timer(hold, holder.release).start()
+        assert waiter.acquire()
+        waiter.release()
+    with Lock("free", client=redis_client, prefix="test"):
+        pass
+    # an hour and more of earlier minutes on a third name: 60 in the last hour
+    keys = KeyBuilder("test")
+    minute = int(redis_client.time()[0]) // 60
+    old = keys.lock("report|monthly").waits
+    redis_client.rpush(old, *(f"{m} 2 {4 * m % 1000} {3 * m % 1000}" for m in range(minute - 1, minute - 71, -1)))
+    redis_client.hset(keys.lock("report|monthly").wait_index, "report|monthly", minute - 1)
+
+    client.force_login(staff("view_dashboard"))
+    data = client.get(URL + "data.json").json()["lock_waits"]
+    assert data["total"] == 3
+    names = [row["name"] for row in data["items"]]
+    assert names == ["report|monthly", "invoice:1", "invoice:2"]  # most waited in total first
+    report, invoice1, invoice2 = data["items"]
+    assert report["grants"] == 2 * 59 and len(report["history"]["max_wait"]) == 59  # the last hour only
+    assert invoice1["grants"] == 2 and 0.25 <= invoice1["max_wait"] < 2 and invoice1["mean_wait"] < invoice1["max_wait"]
+    assert invoice2["grants"] == 1 and invoice2["max_wait"] == invoice2["mean_wait"] == invoice2["total_wait"]
+    html = client.get(URL).content.decode()
+    section = re.search(r'<tbody id="rc-lockwaits">(.*?)</tbody>', html, re.S).group(1)
+    row = re.search(r'<tr data-name="invoice:1">(.*?)</tr>', section, re.S).group(1)
+    charts = dict(re.findall(r'<svg class="rc-spark" data-series="(\w+)" data-points="(\d+)"', row))
+    assert charts == {"max_wait": "1", "mean_wait": "1"}
+    row = re.search(r'<tr data-name="report\|monthly">(.*?)</tr>', section, re.S).group(1)
+    assert re.findall(r'data-series="(\w+)" data-points="(\d+)"', row) == [("max_wait", "59"), ("mean_wait", "59")]
+    assert 'data-name="free"' not in section
+    # the page's name filter applies to the waits too
+    filtered = client.get(URL + "data.json?q=invoice").json()["lock_waits"]
+    assert [row["name"] for row in filtered["items"]] == ["invoice:1", "invoice:2"] and filtered["total"] == 2

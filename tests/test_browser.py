@@ -9,6 +9,7 @@ REDCOORD_UPDATE_SCREENSHOT=1).
 
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -207,10 +208,14 @@ def test_the_live_refresh_swaps_in_the_servers_sections_and_the_charts_render(
     emails.push_many(range(3))
     worker = Worker([emails], handler=lambda m: None)
     worker._beat()
-    worker._sample(time.time(), (-1, 0))  # this minute's sample, as its heartbeat takes it
+    worker._sample(time.time(), (-1, {}))  # this minute's sample, as its heartbeat takes it
     history = emails.key_builder.queue_history("emails")
     minute = int(redis_client.time()[0]) // 60
     redis_client.rpush(history, *(f"{m} {m % 5} {m}" for m in range(minute - 1, minute - 6, -1)))  # 5 earlier ones
+    holder = Lock("invoice:7", client=redis_client, prefix="test", ttl=10)
+    assert holder.acquire()
+    threading.Timer(0.2, holder.release).start()
+    assert Lock("invoice:7", client=redis_client, prefix="test", wait=5).acquire()  # one real wait, charted
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     fetched, errors = [], []
@@ -223,6 +228,11 @@ def test_the_live_refresh_swaps_in_the_servers_sections_and_the_charts_render(
     box = depth.bounding_box()
     assert box and box["width"] > 50 and box["height"] > 10  # drawn, inline
     assert len(depth.locator("polyline").get_attribute("points").split(" ")) == 6
+    wait_chart = page.locator("#rc-lockwaits tr[data-name='invoice:7'] svg.rc-spark[data-series='max_wait']")
+    assert wait_chart.get_attribute("data-points") == "1"
+    box = wait_chart.bounding_box()
+    assert box and box["width"] > 50 and box["height"] > 10
+    assert float(page.locator("#rc-lockwaits tr[data-name='invoice:7'] td:nth-child(4)").inner_text()) >= 0.15
     page.evaluate("document.getElementById('rc-queues').dataset.before = 'yes'")  # gone once the section is swapped
     emails.push_many(range(4))
     page.wait_for_function(

@@ -60,8 +60,10 @@ class LockKeys:
     """Keys of one lock. All share the ``{name}`` hash tag."""
 
     lock: str  # string: MessagePack record [token, fence, expires_ms, depth, host, pid, thread, queue_until_ms]
-    queue: str  # list: MessagePack waiter entries [token, deadline_ms, ttl_ms, wake_key, host, pid, thread]
-    index: str  # hash (the name's index bucket, shared with other locks): name -> expires_ms
+    queue: str  # list: MessagePack waiter entries (see common/waiters.lua)
+    index: str  # hash (the name's index bucket, shared with other locks): name -> expiry bound (s)
+    waits: str  # list: "<minute> <grants> <sum_ms> <max_ms>" of grants that waited, newest first
+    wait_index: str  # hash (the name's wait-index bucket): name -> last minute with a wait
     wake_prefix: str  # a waiter blocks on wake_prefix + its token
 
     def wake(self, token: str) -> str:
@@ -170,7 +172,9 @@ class KeyBuilder:
         return LockKeys(
             lock=base,
             queue=f"{base}:queue",
-            index=self.lock_index(binascii.crc_hqx(name.encode(), 0) % LOCK_INDEX_BUCKETS),
+            index=self.lock_index(bucket := binascii.crc_hqx(name.encode(), 0) % LOCK_INDEX_BUCKETS),
+            waits=f"{base}:waits",
+            wait_index=self.lock_wait_index(bucket),
             wake_prefix=f"{base}:wake:",
         )
 
@@ -181,6 +185,14 @@ class KeyBuilder:
     def lock_indexes(self) -> list[str]:
         """Every bucket of the live-lock index, for the admin."""
         return [self.lock_index(b) for b in range(LOCK_INDEX_BUCKETS)]
+
+    def lock_wait_index(self, bucket: int) -> str:
+        """hash: name -> last minute (server time // 60 s) a grant of that lock waited, for names in ``bucket``."""
+        return f"{self.prefix}:index:lockwaits:{bucket}"
+
+    def lock_wait_indexes(self) -> list[str]:
+        """Every bucket of the lock-wait index, for the admin."""
+        return [self.lock_wait_index(b) for b in range(LOCK_INDEX_BUCKETS)]
 
     def semaphore(self, name: str) -> SemaphoreKeys:
         validate_name(name, "semaphore name")

@@ -101,7 +101,7 @@ class Lock(Hold):
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.lock(self.name)
         # Built once: every acquire and release sends these.
-        self._release_base = [k.lock, k.queue, k.index]
+        self._release_base = [k.lock, k.queue, k.index, k.waits, k.wait_index]
         self._extend_base = [k.lock, k.index]
         self._wake_prefix = k.wake_prefix
 

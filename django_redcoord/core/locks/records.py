@@ -41,7 +41,7 @@ def force_release(name: str, fence: int, *, client: Any = None, prefix: str | No
     k = KeyBuilder(prefix or default_prefix()).lock(name)
     result = FORCE_RELEASE(
         client,
-        [k.lock, k.queue, k.index],
+        [k.lock, k.queue, k.index, k.waits, k.wait_index],
         [name, int(fence)],
         operation=f"force-release lock {name!r}",
     )

@@ -380,25 +380,26 @@ class Sample:
     done: int
 
 
-def sample_history(queues: Sequence[Queue], done: int, *, client: Any = None) -> list[bool]:
+def sample_history(queues: Sequence[Queue], done: Sequence[int], *, client: Any = None) -> list[bool]:
     """Report on the queues a worker serves, and sample each if nobody did this minute.
 
     Called by a worker's heartbeat once a minute: one round trip (a pipeline
-    of one script per queue, each in its queue's slot). ``done`` (messages
-    the worker finished since its last report) is added to every queue's
-    count: a worker serving several queues counts toward each. Returns, per
-    queue, whether this call wrote the minute's sample.
+    of one script per queue, each in its queue's slot). ``done[i]`` (messages
+    of ``queues[i]`` the worker finished since its last report) is added to
+    that queue's count. Returns, per queue, whether this call wrote the
+    minute's sample.
     """
     if not queues:
         return []
+    if len(done) != len(queues):
+        raise ValueError(f"sample_history: {len(done)} counts for {len(queues)} queues; give one count per queue")
     client = client or queues[0].client
-    done = max(0, int(done))
 
     def build(pipe: Any) -> None:
-        for q in queues:
+        for q, n in zip(queues, done, strict=True):
             k, kb = q.keys, q.key_builder
             SAMPLE.queue(pipe, [k.ready, k.delayed, k.consumers, kb.queue_counts(q.name), kb.queue_history(q.name)],
-                         [done, HISTORY_SAMPLES, HISTORY_TTL])  # fmt: skip
+                         [max(0, int(n)), HISTORY_SAMPLES, HISTORY_TTL])  # fmt: skip
 
     replies = execute_pipeline(client, build, operation="sample queue history")
     return [int(r) == 1 for r in replies]

@@ -99,11 +99,15 @@ class Stats:
     failed: int = 0
     dead: int = 0
     handed_back: int = 0
+    #: deliveries finished (ok, failed or dead) per queue name, for the admin's charts
+    finished: dict[str, int] = field(default_factory=dict, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, outcome: str) -> None:
+    def add(self, outcome: str, queue: str = "") -> None:
         with self.lock:
             setattr(self, outcome, getattr(self, outcome) + 1)
+            if queue:
+                self.finished[queue] = self.finished.get(queue, 0) + 1
 
 
 Handler = Callable[[Message], Any]
@@ -403,7 +407,7 @@ class Worker:
                     return messages[i + 1 :]  # released by the watchdog; releasing again is harmless
             if failure is None:
                 consumer.ack(message)
-                self.stats.add("ok")
+                self.stats.add("ok", message.queue)
                 _log_job(message, started, "ok", "")
                 if observers:
                     _observe_job(message, "ok", "ack", time.perf_counter() - started)
@@ -428,7 +432,7 @@ class Worker:
             consumer.defer_nack(message, error, dead=dead, delay=delay)
             outcome = "dead" if dead else "retry"
             log.warning("job %s on %s: nack deferred (%s)", message.id, message.queue, exc)
-        self.stats.add("dead" if outcome == "dead" else "failed")
+        self.stats.add("dead" if outcome == "dead" else "failed", message.queue)
         _log_job(message, started if started is not None else time.perf_counter(), outcome, error)
         if observers:
             duration = 0.0 if started is None else time.perf_counter() - started
@@ -492,7 +496,7 @@ class Worker:
             log.error("job %s on %s: could not fail the timed-out job (%s); the reaper will redeliver it",
                       message.id, message.queue, exc)  # fmt: skip
             return
-        self.stats.add("dead" if outcome == "dead" else "failed")
+        self.stats.add("dead" if outcome == "dead" else "failed", message.queue)
         if observers:
             _observe_job(message, "timeout", outcome, time.monotonic() - (job.deadline - job.timeout))
 
@@ -507,7 +511,7 @@ class Worker:
     def _beat_loop(self) -> None:
         outage = _Outage(f"worker {self.id} heartbeat")
         pause = 0.0
-        reported = (-1, 0)  # (minute of our last report, our finished count then)
+        reported: tuple[int, dict[str, int]] = (-1, {})  # (minute of our last report, finished per queue then)
         while not self._stopping.wait(pause):
             pause = self.heartbeat
             try:
@@ -525,20 +529,21 @@ class Worker:
             except CoordinationUnavailable as exc:
                 pause = min(self.heartbeat, outage.failed(exc))
 
-    def _sample(self, now: float, reported: tuple[int, int]) -> tuple[int, int]:
+    def _sample(self, now: float, reported: tuple[int, dict[str, int]]) -> tuple[int, dict[str, int]]:
         """Once a minute of our clock: report what we finished to our queues, for the admin's charts.
 
         One round trip (see :func:`sample_history`); the first worker in a
         minute of the server's clock also samples each queue's depth. Takes
-        and returns ``(minute, finished count)`` of the last report: a report
-        that fails is sent, with what was finished since, at the next beat.
+        and returns ``(minute, finished per queue)`` of the last report: a
+        report that fails is sent, with what was finished since, at the next beat.
         """
         minute = int(now // 60)
         if minute == reported[0]:
             return reported
-        stats = self.stats
-        finished = stats.ok + stats.failed + stats.dead
-        sample_history(self.queues, finished - reported[1], client=self.client)
+        with self.stats.lock:
+            finished = dict(self.stats.finished)
+        before = reported[1]
+        sample_history(self.queues, [finished.get(q.name, 0) - before.get(q.name, 0) for q in self.queues], client=self.client)
         return minute, finished
 
     def _settle(self, queue: Queue) -> None:

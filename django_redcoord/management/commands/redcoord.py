@@ -1,7 +1,7 @@
 """``manage.py redcoord``: operate django_redcoord.
 
 Subcommands:
-  status [--json]              live locks, semaphores, read-write locks, queues, workers, leader and jobs
+  status [--json]              live locks, lock waits, semaphores, read-write locks, queues, workers, leader and jobs
   embedded start|stop|status   the embedded development Redis of this project
   ping                         check that the configured Redis answers
   health [--worker [ID]] [--leader [ELECTION]] [--queue NAME --max-age SECONDS] [--this-host]
@@ -137,6 +137,13 @@ class Command(BaseCommand):
             [[x["name"], f"{x['host']} {x['pid']} {x['thread']}", _span(x["ttl_left"]), x["fence"], x["waiters"]]
              for x in locks["items"]],
         )
+        waits = data["lock_waits"]
+        self._table(
+            f"Lock waits, last hour: {waits['total']} names (the longest in total)",
+            ["name", "grants that waited", "mean wait", "max wait", "total wait"],
+            [[x["name"], x["grants"], _span(x["mean_wait"]), _span(x["max_wait"]), _span(x["total_wait"])]
+             for x in waits["items"]],
+        )  # fmt: skip
         self._table(
             "Semaphores",
             ["semaphore", "held / limit", "waiting", "holder", "lease left", "fencing token"],

@@ -20,6 +20,7 @@ from django.test import RequestFactory
 
 from django_redcoord import with_lock
 from django_redcoord.core.locks import Lock
+from django_redcoord.core.transport.clients import client_from_url
 
 from ...drivers import cancel_at
 
@@ -42,13 +43,18 @@ def _decorated_view(client, ran):
 def test_cancelling_at_every_await_point_gives_back_everything(redis_url, monkeypatch, when, caller):
     async def case(at: int) -> bool:
         client = redis.asyncio.Redis.from_url(redis_url)
+        pauser = client_from_url(redis_url)
         try:
             holder = Lock("k|x", client=client, ttl=10)
             assert await holder.aacquire()
             waiter = Lock("k|x", client=client, ttl=10, wait=5)
             behind = Lock("k|x", client=client, ttl=10, wait=5)
             ran: list[bool] = []
-            target = {"at": at, "when": when}
+            # "during": hold the server up for 0.2 s so that the cancellation, 0.05 s
+            # after sending, surely lands while this round trip's reply is awaited
+            # (a quick reply would otherwise let it land on the next one, or on none
+            # under load)
+            target = {"at": at, "when": when, "stall": lambda: pauser.execute_command("CLIENT", "PAUSE", 200, "ALL")}
             cancel_at(monkeypatch, target)
             if caller == "aacquire":
                 task = asyncio.ensure_future(waiter.aacquire())
@@ -86,6 +92,7 @@ def test_cancelling_at_every_await_point_gives_back_everything(redis_url, monkey
             return bool(target.get("hit"))
         finally:
             monkeypatch.undo()
+            pauser.execute_command("CLIENT", "UNPAUSE")
             await client.flushall()
             await client.aclose()
 

@@ -403,3 +403,62 @@ def test_a_release_reaches_a_live_waiter_behind_hundreds_of_dead_places(redis_cl
     thread.join()
     assert got == [True] and time.monotonic() - released < 1.0
     waiter.release()
+
+
+def _waits(client, lock):
+    """The lock's wait list as [(minute, grants, sum_ms, max_ms)], newest first."""
+    return [tuple(int(x) for x in e.split()) for e in client.lrange(lock.keys.waits, 0, -1)]
+
+
+def test_a_grant_that_waited_is_recorded_for_the_admin_and_a_free_one_is_not(redis_client):
+    if time.time() % 60 > 55:  # both waits below in one minute of the server's clock (same machine)
+        time.sleep(60.5 - time.time() % 60)
+    holder, waiter = make(redis_client, ttl=10), make(redis_client, wait=5)
+    assert holder.acquire()
+    holder.release()
+    assert _waits(redis_client, holder) == []  # free: no wait, nothing written
+    assert redis_client.hgetall(holder.keys.wait_index) == {}
+    assert holder.acquire()
+    threading.Timer(0.3, holder.release).start()
+    assert waiter.acquire()
+    waiter.release()
+    [(minute, grants, total, longest)] = _waits(redis_client, waiter)
+    server_minute = int(redis_client.time()[0]) // 60
+    assert minute in (server_minute, server_minute - 1) and grants == 1
+    assert 250 <= total == longest < 2000
+    assert int(redis_client.hget(waiter.keys.wait_index, "res")) == minute
+    assert 3000 < redis_client.ttl(waiter.keys.waits) <= 3720
+    # a second wait in the same minute is added to the same entry
+    assert holder.acquire()
+    threading.Timer(0.1, holder.release).start()
+    assert waiter.acquire()
+    waiter.release()
+    [(_, grants, total2, longest2)] = _waits(redis_client, waiter)
+    assert grants == 2 and total2 > total and longest2 == longest
+
+
+def test_a_wait_counts_from_taking_the_place_not_from_its_last_renewal(redis_client):
+    # The holder's short TTL (renewed by its watchdog) makes the waiter re-check,
+    # and so renew its place, several times during its wait: the recorded wait
+    # must still be the whole wait (the place keeps the time it was taken).
+    holder = make(redis_client, ttl=0.4, auto_renew=True)
+    waiter = make(redis_client, wait=10)
+    assert holder.acquire()
+    threading.Timer(1.5, holder.release).start()
+    assert waiter.acquire()
+    waiter.release()
+    [(_, grants, total, _)] = _waits(redis_client, waiter)
+    assert grants == 1 and 1400 <= total < 5000
+
+
+def test_the_wait_index_drops_names_not_waited_for_in_an_hour(redis_client):
+    lock = make(redis_client)
+    index = lock.keys.wait_index
+    minute = int(redis_client.time()[0]) // 60
+    redis_client.hset(index, "stale", minute - 61)  # the only other entry: the probe must pick it
+    holder, waiter = make(redis_client, ttl=10), make(redis_client, wait=5)
+    assert holder.acquire()
+    threading.Timer(0.05, holder.release).start()
+    assert waiter.acquire()
+    waiter.release()
+    assert set(redis_client.hgetall(index)) == {b"res"}

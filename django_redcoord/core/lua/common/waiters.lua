@@ -2,11 +2,14 @@
 -- (locks, semaphores, read-write locks); prepended after common/time.lua.
 --
 -- A waiter's entry (element of the primitive's queue list, oldest first) is
---   cmsgpack {token, deadline_ms, ttl_ms, wake_key, host, pid, thread, extra}
+--   cmsgpack {token, deadline_ms, ttl_ms, wake_key, host, pid, thread, extra,
+--             queued_ms}
 -- deadline_ms: server time after which the place is dead (its owner stopped
 -- renewing it); ttl_ms: the TTL it asked for; wake_key: the list it blocks on
 -- (named by the Python key builder); host, pid, thread: holder metadata for
--- the admin; extra: what the primitive needs (a read-write lock: 'r' or 'w').
+-- the admin; extra: what the primitive needs (a read-write lock: 'r' or 'w',
+-- else ''); queued_ms: server time the place was taken (kept when it is
+-- renewed), so a grant knows how long its waiter waited.
 -- Encoded, never joined with a separator: names and thread names may contain
 -- any allowed character.
 
@@ -64,16 +67,22 @@ local function find_waiter(queue, token)
 end
 
 -- Take a place for `token` (mode 'queue': at the back) or renew it (mode
--- 'wait': in place, or at the back if it lapsed). Returns the queue's length
--- when a new place was made (1: the queue was just created), else nil.
-local function place_waiter(queue, token, entry, mode)
-  local at
-  if mode == 'wait' then at = find_waiter(queue, token) end
+-- 'wait': in place, keeping the time it was taken, or at the back if it
+-- lapsed). `e` is the entry as a table (fields 1-8 above); queued_ms is set
+-- here from `now_ms`. Returns the queue's length when a new place was made
+-- (1: the queue was just created), else nil.
+local function place_waiter(queue, token, e, mode, now_ms)
+  local at, raw
+  if mode == 'wait' then at, raw = find_waiter(queue, token) end
+  e[8] = e[8] or ''
+  e[9] = now_ms
   if at then
-    redis.call('LSET', queue, at, entry)
+    local ok, old = pcall(cmsgpack.unpack, raw)
+    if ok and type(old) == 'table' and tonumber(old[9]) then e[9] = tonumber(old[9]) end
+    redis.call('LSET', queue, at, cmsgpack.pack(e))
     return nil
   end
-  return redis.call('RPUSH', queue, entry)
+  return redis.call('RPUSH', queue, cmsgpack.pack(e))
 end
 
 -- Leave the queue: remove `token`'s place, if any, and its wake list.

@@ -4,7 +4,9 @@
 -- KEYS[1] lock     string: the lock record (see locks/common.lua)
 -- KEYS[2] queue    list: waiter entries, oldest first (see locks/common.lua)
 -- KEYS[3] index    hash (the name's live-lock index bucket): name -> expiry bound
--- KEYS[4] wake     list this caller blocks on while queued
+-- KEYS[4] waits    list: the name's waits per minute (see locks/common.lua)
+-- KEYS[5] windex   hash (the name's wait-index bucket): name -> last minute with a wait
+-- KEYS[6] wake     list this caller blocks on while queued
 -- ARGV[1] token    the caller's owner token
 -- ARGV[2] ttl_ms   lock time-to-live, milliseconds
 -- ARGV[3] mode     'try'    take it if free and nobody is queued; never queue
@@ -22,7 +24,7 @@
 --         {0, pttl_ms}      when not (pttl_ms: time left on the current
 --                           holder's grant).
 
-local lock, queue, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lock, queue, index, waits, windex, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local host, pid, thread = ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9]
 local queued_before = mode == 'wait' or mode == 'cancel'
@@ -52,7 +54,7 @@ end
 if not rec[1] then
   -- Free. Waiters queued before us go first: a lock that expired under its
   -- holder (crash) is handed to the oldest live waiter right here.
-  local new = hand_off(lock, queue, index, name, rec, clock, token)
+  local new = hand_off(lock, queue, index, waits, windex, name, rec, clock, token)
   if new then
     if new[1] == token then
       -- We were the oldest live waiter: ours, no wake-up needed.
@@ -82,8 +84,7 @@ elseif mode ~= 'try' then
   -- Server time without TIME: the holder's grant runs out at rec[3], in pttl.
   local now_ms = tonumber(rec[3]) - pttl
   local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
-  local entry = cmsgpack.pack({token, deadline, ttl, wake, host, pid, thread})
-  local length = place_waiter(queue, token, entry, mode)
+  local length = place_waiter(queue, token, {token, deadline, ttl, wake, host, pid, thread}, mode, now_ms)
   -- The queue outlives every live place in it: its TTL is pushed out to
   -- 2 x QUEUE_KEEP_MS when it was created or when the record says it may end
   -- before this place does (recorded, so not on every enqueue).

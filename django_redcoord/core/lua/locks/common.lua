@@ -23,9 +23,49 @@
 -- prune such entries from their bucket.
 --
 -- Waiters queue as common/waiters.lua describes.
+--
+-- Waits, for the admin's chart of each lock name: every grant to a queued
+-- waiter (a hand-off) adds how long it waited (server time from taking its
+-- place to the grant) to the name's wait list, one entry a minute:
+--   "<minute> <grants> <sum_ms> <max_ms>", newest first (numbers only)
+-- minute: unix time // 60 s of the server's clock. The name's field in its
+-- wait-index bucket (hash: name -> last minute with a wait) is written once a
+-- minute, with the first wait of the minute. Both expire an hour after the
+-- last wait; a grant that needed no wait writes neither.
 
 -- A released lock's tombstone (its last fence) lives this long.
 local FENCE_KEEP_MS = 60000
+
+-- Minutes of waits a lock name keeps (the chart shows the last hour), and how
+-- long its wait list and wait-index bucket live after the last wait (s).
+local WAIT_KEEP = 61
+local WAIT_TTL_S = 3720
+
+-- Add one grant that waited `waited_ms` at server time `now_ms` to the name's
+-- wait list (`waits`), registering the name in its bucket of the wait index
+-- (`windex`) with the minute's first wait; that also drops one random entry
+-- of the bucket whose last wait is over an hour old.
+local function record_wait(waits, windex, name, now_ms, waited_ms)
+  local minute = math.floor(now_ms / 60000)
+  local head = redis.call('LINDEX', waits, 0)
+  if head then
+    local m, n, sum, max = string.match(head, '^(%d+) (%d+) (%d+) (%d+)$')
+    if tonumber(m) == minute then
+      redis.call('LSET', waits, 0, int(minute) .. ' ' .. int(n + 1) .. ' ' .. int(sum + waited_ms) .. ' '
+        .. int(math.max(tonumber(max), waited_ms)))
+      return
+    end
+  end
+  redis.call('LPUSH', waits, int(minute) .. ' 1 ' .. int(waited_ms) .. ' ' .. int(waited_ms))
+  redis.call('LTRIM', waits, 0, WAIT_KEEP - 1)
+  redis.call('EXPIRE', waits, WAIT_TTL_S)
+  local probe = redis.call('HRANDFIELD', windex, 1, 'WITHVALUES')
+  if probe[2] and tonumber(probe[2]) < minute - 60 then
+    redis.call('HDEL', windex, probe[1])
+  end
+  redis.call('HSET', windex, name, int(minute))
+  redis.call('EXPIRE', windex, WAIT_TTL_S)
+end
 
 -- Push the index entry's bound out when the grant in `rec` (expiring at
 -- rec[3]) would outlast it: to expiry + ttl, so a lock renewed or handed on
@@ -61,13 +101,20 @@ local function write_grant(lock, index, name, rec, token, ttl, now_us, host, pid
 end
 
 -- Hand the lock to the oldest live waiter and wake it with its fencing token
--- (unless it is `caller`, who gets the reply instead). Returns the new record,
--- or nil when no live waiter is queued.
-local function hand_off(lock, queue, index, name, rec, clock, caller)
+-- (unless it is `caller`, who gets the reply instead); its wait goes to the
+-- name's wait list (`waits`, `windex`: see record_wait). Returns the new
+-- record, or nil when no live waiter is queued.
+local function hand_off(lock, queue, index, waits, windex, name, rec, clock, caller)
   local e = pop_live_waiter(queue, clock)
   if not e then return nil end
-  local new = write_grant(lock, index, name, rec, e[1], tonumber(e[3]), clock(), e[5], e[6], e[7])
+  local now_us = clock()
+  local new = write_grant(lock, index, name, rec, e[1], tonumber(e[3]), now_us, e[5], e[6], e[7])
   if e[1] ~= caller then wake_waiter(e, new[2]) end
+  local queued_ms = tonumber(e[9])
+  if queued_ms then
+    local now_ms = math.floor(now_us / 1000)
+    record_wait(waits, windex, name, now_ms, math.max(0, now_ms - queued_ms))
+  end
   return new
 end
 
@@ -75,8 +122,8 @@ end
 -- a tombstone with the last fence and drop the index entry. Returns 2 when
 -- handed off, 1 when freed (the index entry stays while the lock passes from
 -- hand to hand).
-local function release_grant(lock, queue, index, name, rec)
-  if hand_off(lock, queue, index, name, rec, lazy_clock_us(), nil) then
+local function release_grant(lock, queue, index, waits, windex, name, rec)
+  if hand_off(lock, queue, index, waits, windex, name, rec, lazy_clock_us(), nil) then
     return 2
   end
   redis.call('SET', lock, cmsgpack.pack({false, rec[2]}), 'PX', FENCE_KEEP_MS)

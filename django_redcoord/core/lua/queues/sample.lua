@@ -15,7 +15,7 @@
 --                    sampled (the minute of the last sample, unix time // 60 s)
 -- KEYS[5] history    list: "<minute> <depth> <done>" newest first, numbers only
 -- The processing lists are the members of KEYS[3] (same hash tag).
--- ARGV[1] done       messages this worker finished since its last report (>= 0)
+-- ARGV[1] done       messages of this queue the worker finished since its last report (>= 0)
 -- ARGV[2] keep       samples kept in KEYS[4] (61: an hour of per-minute differences)
 -- ARGV[3] ttl        seconds KEYS[4] and KEYS[5] live after the last report
 --                    (a queue nobody serves any more loses them)

@@ -50,8 +50,7 @@ end
 
 if mode ~= 'try' then
   local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
-  local entry = cmsgpack.pack({token, deadline, ttl, wake, host, pid, thread, kind})
-  local length = place_waiter(queue, token, entry, mode)
+  local length = place_waiter(queue, token, {token, deadline, ttl, wake, host, pid, thread, kind}, mode, now_ms)
   if length == 1 or meta.qu < deadline then
     redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS)
     redis.call('HSET', state, 'qu', now_ms + 2 * QUEUE_KEEP_MS)

@@ -66,8 +66,7 @@ end
 
 if mode ~= 'try' then
   local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
-  local entry = cmsgpack.pack({token, deadline, ttl, wake, host, pid, thread})
-  local length = place_waiter(queue, token, entry, mode)
+  local length = place_waiter(queue, token, {token, deadline, ttl, wake, host, pid, thread}, mode, now_ms)
   -- The queue outlives every live place in it (pushed out about once per
   -- QUEUE_KEEP_MS, recorded in the state).
   if length == 1 or meta.qu < deadline then

@@ -40,7 +40,7 @@ if mode == 'cancel' or mode == 'leave' then
 end
 if not recovered then
   local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
-  place_waiter(queue, token, cmsgpack.pack({token, deadline, 0, wake, ARGV[5], tonumber(ARGV[6]) or 0, ARGV[7]}), mode)
+  place_waiter(queue, token, {token, deadline, 0, wake, ARGV[5], tonumber(ARGV[6]) or 0, ARGV[7]}, mode, now_ms)
   redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS)
   redis.call('HSET', index, ARGV[4], math.ceil((now_ms + 2 * QUEUE_KEEP_MS) / 1000))
 end
