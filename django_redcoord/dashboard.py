@@ -267,7 +267,7 @@ def list_queues(client: Any, keys: KeyBuilder, *, now_ms: int | None = None) -> 
             "processing": d.processing,
             "dead": d.dead,
             "consumers": d.consumers,
-            "head_age": d.head_age,
+            "oldest_age": d.oldest_age,
         }
         if now_ms is not None:
             row["history"] = queue_history(samples.get(name, []), now_ms=now_ms)

@@ -12,7 +12,7 @@ exist — never ``KEYS``, never a scan of the keyspace, never the database:
   workers index and hashes that ``run_worker`` heartbeats, read as the
   dashboard reads them (:func:`~django_redcoord.dashboard.list_workers`);
 * ``leader:<election>``: the election's leader record still has a lease;
-* ``queue:<name>``: the next message to be delivered, and any delayed
+* ``queue:<name>``: the oldest ready message, and any delayed
   message already due, has waited less than ``max_age`` seconds (the
   queue's depths as the dashboard reads them, plus its earliest due time).
 
@@ -232,7 +232,7 @@ def check_queues(client: Any, prefix: str, names: Sequence[str], max_age: float,
     results = []
     for queue, head in zip(queues, heads, strict=True):
         d = counts[queue.name]
-        ages = [d.head_age] if d.head_age is not None else []
+        ages = [d.oldest_age] if d.oldest_age is not None else []
         if head and head[0][1] <= now_ms:
             ages.append((now_ms - head[0][1]) / 1000.0)
         state = f"{d.ready} ready, {d.delayed} delayed, {d.processing} processing, {d.consumers} consumer(s)"

@@ -30,10 +30,11 @@ Queues, label ``queue`` (OpenTelemetry's ``messaging.destination.name``):
 - ``redcoord_queue_dead_letters``: messages in the dead-letter list.
 - ``redcoord_queue_consumers``: consumer threads registered on the queue (a
   dead worker's until a reaper requeues its messages).
-- ``redcoord_queue_next_message_age_seconds``: age of the next message to be
-  delivered, since it was pushed; 0 when none is ready. Delivery is by
-  priority, then arrival: with one priority this is the oldest ready message;
-  with several, an older message of a lower priority may wait behind it.
+- ``redcoord_queue_oldest_message_age_seconds``: age of the oldest ready
+  message, since it was pushed; 0 when none is ready. It is the older of the
+  first and the last message in delivery order (priority, then arrival or,
+  LIFO, departure): exact for a queue with one priority, FIFO or LIFO; with
+  several priorities an older message of a middle one may be missed.
 
 Workers:
 
@@ -164,8 +165,8 @@ QUEUE_GAUGES = (
     ("redcoord_queue_in_flight_messages", "processing", "Messages claimed by workers and not yet acknowledged"),
     ("redcoord_queue_dead_letters", "dead", "Messages in the queue's dead-letter list"),
     ("redcoord_queue_consumers", "consumers", "Consumer threads registered on the queue"),
-    ("redcoord_queue_next_message_age_seconds", "head_age",
-     "Age of the next message to be delivered since it was pushed; 0 when none is ready"),
+    ("redcoord_queue_oldest_message_age_seconds", "oldest_age",
+     "Age of the oldest ready message since it was pushed; 0 when none is ready"),
 )  # fmt: skip
 # (metric, field of a job's state in ms since the epoch or ms, help); absent fields are left out
 JOB_TIMES = (

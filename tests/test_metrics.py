@@ -94,10 +94,10 @@ def test_queue_depths_are_what_was_pushed_claimed_and_dead_lettered(client, redi
     assert value(m, "redcoord_queue_in_flight_messages", queue="emails") == 1
     assert value(m, "redcoord_queue_dead_letters", queue="emails") == 1
     assert value(m, "redcoord_queue_consumers", queue="emails") == 1
-    assert 0.25 <= value(m, "redcoord_queue_next_message_age_seconds", queue="emails") < 5
+    assert 0.25 <= value(m, "redcoord_queue_oldest_message_age_seconds", queue="emails") < 5
     # a known queue with nothing ready and nobody serving it
     assert value(m, "redcoord_queue_messages", queue="idle") == 0
-    assert value(m, "redcoord_queue_next_message_age_seconds", queue="idle") == 0
+    assert value(m, "redcoord_queue_oldest_message_age_seconds", queue="idle") == 0
     assert value(m, "redcoord_workers", queue="emails") == 0
     assert value(m, "redcoord_workers", queue="idle") == 0
 

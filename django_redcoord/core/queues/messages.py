@@ -86,14 +86,14 @@ class Message:
 
 @dataclass(frozen=True)
 class Depths:
-    """Counts of one queue; ``head_age`` is the age (s) of the next message, or None."""
+    """Counts of one queue; ``oldest_age`` is the age (s) of its oldest ready message, or None (see queues/depths.lua)."""
 
     ready: int
     delayed: int
     processing: int
     dead: int
     consumers: int
-    head_age: float | None
+    oldest_age: float | None
 
 
 def encode_body(body: Any) -> str:

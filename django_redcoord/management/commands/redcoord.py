@@ -176,7 +176,7 @@ class Command(BaseCommand):
         self._table(
             "Queues",
             ["queue", "ready", "delayed", "processing", "dead", "oldest ready"],
-            [[q["name"], q["ready"], q["delayed"], q["processing"], q["dead"], _span(q["head_age"])] for q in data["queues"]],
+            [[q["name"], q["ready"], q["delayed"], q["processing"], q["dead"], _span(q["oldest_age"])] for q in data["queues"]],
         )
         self._table(
             "Workers",

@@ -229,7 +229,7 @@ def test_depths_of_many_queues_in_one_round_trip(redis_client):
     result = depths(queues, client=redis_client)
     after = redis_client.info("commandstats")["cmdstat_evalsha"]["calls"]
     assert [result[f"q{i}"].ready for i in range(20)] == list(range(20))
-    assert result["q3"].delayed == 1 and result["q0"].head_age is None and result["q5"].head_age >= 0
+    assert result["q3"].delayed == 1 and result["q0"].oldest_age is None and result["q5"].oldest_age >= 0
     assert after - before == 20  # one script per queue, all in one pipeline
 
 
@@ -347,3 +347,15 @@ def test_envelopes_of_the_first_format_are_still_read(redis_client):
     assert (retried.id, retried.attempt) == ("old-id", 1)
     assert consumer.nack(retried, "dead") == "dead"
     assert [m.id for m, _ in queue.dead_letters()] == ["old-id"]
+
+
+@pytest.mark.parametrize("lifo", [False, True])
+def test_oldest_age_is_the_oldest_ready_message_fifo_or_lifo(redis_client, lifo):
+    queue = q(redis_client, lifo=lifo)
+    queue.push("old")
+    time.sleep(0.4)
+    queue.push_many(["new", "newer"])
+    age = queue.depths().oldest_age
+    assert 0.35 <= age < 3  # the first pushed, whichever end of the delivery order it is at
+    [first], _ = queue.consumer("c").claim(1)
+    assert first.body == ("newer" if lifo else "old")

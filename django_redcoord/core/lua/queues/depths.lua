@@ -6,8 +6,11 @@
 -- KEYS[4] consumers  zset: processing-list key -> heartbeat deadline (ms)
 -- The processing lists are the members of KEYS[4] (same hash tag).
 --
--- Returns {ready, delayed, processing, dead, consumers, head_age_ms}:
--- head_age_ms is the age of the next message to be delivered, -1 if none.
+-- Returns {ready, delayed, processing, dead, consumers, oldest_age_ms}:
+-- oldest_age_ms is the age of the older of the first and the last ready
+-- message in delivery order, -1 if none: the oldest ready message whenever
+-- the queue has one priority (first when FIFO, last when LIFO); with several,
+-- an older message of a middle priority may be missed.
 
 local ready, delayed, dead, consumers = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local processing = 0
@@ -16,10 +19,12 @@ for _, key in ipairs(members) do
   processing = processing + redis.call('LLEN', key)
 end
 local age = -1
-local head = redis.call('ZRANGE', ready, 0, 0)
-if head[1] then
-  local _, _, _, enq = parse(head[1])
-  age = math.max(0, server_now_ms() - enq)
+local ends = redis.call('ZRANGE', ready, 0, 0)
+local last = redis.call('ZRANGE', ready, -1, -1)
+ends[2] = last[1]
+for _, envelope in pairs(ends) do
+  local _, _, _, enq = parse(envelope)
+  age = math.max(age, server_now_ms() - enq, 0)
 end
 return {redis.call('ZCARD', ready), redis.call('ZCARD', delayed), processing,
         redis.call('LLEN', dead), #members, age}
