@@ -39,6 +39,9 @@ _EXPORTS = {
     "LockLost": "django_redcoord.core.exceptions",
     "LockNotAcquired": "django_redcoord.core.exceptions",
     "LockNotOwned": "django_redcoord.core.exceptions",
+    "QuorumNotReached": "django_redcoord.core.exceptions",
+    "ReplicasNotSynced": "django_redcoord.core.exceptions",
+    "Redlock": "django_redcoord.core.redlock",
     "get_client": "django_redcoord.core.transport.clients",
     "periodic": "django_redcoord.core.periodic",
     "current_job": "django_redcoord.core.periodic",
@@ -62,10 +65,13 @@ __all__ = [
     "LeaderElection",
     "LockNotOwned",
     "Queue",
+    "QuorumNotReached",
     "RateLimited",
     "RateLimiter",
     "ReadWriteLock",
     "RedcoordError",
+    "Redlock",
+    "ReplicasNotSynced",
     "Semaphore",
     "Signal",
     "Topic",
@@ -91,7 +97,9 @@ if TYPE_CHECKING:  # pragma: no cover
         LockLost,
         LockNotAcquired,
         LockNotOwned,
+        QuorumNotReached,
         RedcoordError,
+        ReplicasNotSynced,
     )
     from .core.latches import Barrier, CountDownLatch
     from .core.leader.election import LeaderElection
@@ -99,6 +107,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .core.periodic.jobs import current_job, periodic
     from .core.queues import Queue
     from .core.ratelimit import RateLimited, RateLimiter
+    from .core.redlock import Redlock
     from .core.rwlocks import ReadWriteLock
     from .core.semaphores import Semaphore
     from .core.signals import Event, Signal, Topic

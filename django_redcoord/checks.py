@@ -10,6 +10,8 @@ Ids are stable; tests assert the exact messages:
 * ``redcoord.W003`` (``--deploy``) the Redis evicts keys under memory pressure.
 * ``redcoord.W004`` (``--deploy``) the Redis persists nothing (no AOF, no RDB save points).
 * ``redcoord.W005`` (``--deploy``) what the Redis keeps could not be read (CONFIG refused).
+* ``redcoord.W006`` a ``REDLOCK`` master does not answer (its number and URL shown, password masked).
+* ``redcoord.W007`` ``REDLOCK`` names fewer than 3 masters, or an even number of them.
 
 ``redcoord.E003`` comes once per problem, so one ``check`` lists them all.
 W001 does one PING with a 0.5 s timeout: it is the check people need when a
@@ -49,8 +51,9 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
             checks.Error(problem, hint="See the Configuration section of the django_redcoord README.", id="redcoord.E003")
             for problem in getattr(exc, "problems", [str(exc)])
         ]
+    redlock = _check_redlock(config["REDLOCK"])
     if config["URL"] is None and config["CACHE"] is None:
-        return [checks.Error("No Redis is configured for django_redcoord.", hint=HINT_CONFIGURE, id="redcoord.E001")]
+        return [checks.Error("No Redis is configured for django_redcoord.", hint=HINT_CONFIGURE, id="redcoord.E001"), *redlock]
     if config["CACHE"] is not None:
         from .conf import DJANGO_REDIS_BACKENDS
 
@@ -67,7 +70,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
                     id="redcoord.E002",
                 )
             ]
-    messages: list[checks.CheckMessage] = []
+    messages: list[checks.CheckMessage] = redlock
     if config["URL"] == conf.EMBEDDED:
         if not settings.DEBUG:
             messages.append(
@@ -107,6 +110,51 @@ def _check_reachable(config: dict[str, Any]) -> list[checks.CheckMessage]:
     finally:
         client.connection_pool.disconnect()
     return []
+
+
+def _check_redlock(urls: list[str]) -> list[checks.CheckMessage]:
+    """The quorum lock masters: how many, and whether each answers a PING (0.5 s each, at once)."""
+    if not urls:
+        return []
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .core.transport.clients import client_from_url
+    from .core.transport.errors import mask_url
+
+    messages: list[checks.CheckMessage] = []
+    count = len(urls)
+    if count < 3 or count % 2 == 0:
+        messages.append(
+            checks.Warning(
+                f"REDCOORD['REDLOCK'] names {count} master(s): a quorum lock over {count} survives the loss of "
+                f"{(count - 1) // 2}.",
+                hint="Use an odd number of independent masters, 3 or more (5 survive the loss of 2).",
+                id="redcoord.W007",
+            )
+        )
+
+    def ping(url: str) -> str | None:
+        client = client_from_url(url, socket_timeout=0.5, connect_timeout=0.5)
+        try:
+            client.ping()
+            return None
+        except Exception as exc:  # any failure is the answer to report
+            return f"{type(exc).__name__}: {exc}"
+        finally:
+            client.connection_pool.disconnect()
+
+    with ThreadPoolExecutor(min(count, 16)) as pool:
+        answers = list(pool.map(ping, urls))
+    down = [(i, url, why) for i, (url, why) in enumerate(zip(urls, answers, strict=True)) if why is not None]
+    for i, url, why in down:
+        messages.append(
+            checks.Warning(
+                f"Redlock master {i + 1} of {count} ({mask_url(url)}) did not answer: {why}",
+                hint=f"Quorum locks need {count // 2 + 1} of the {count} masters; {count - len(down)} answer.",
+                id="redcoord.W006",
+            )
+        )
+    return messages
 
 
 EVICTING_HINT = (

@@ -80,3 +80,24 @@ def test_manage_py_check_prints_the_error_id_and_how_to_fix_it():
     assert "redcoord.E003" in result.stderr
     assert "must start with redis://, rediss:// or unix://" in result.stderr
     assert "HINT: See the Configuration section" in result.stderr
+
+
+def test_redlock_masters_are_checked_each_unreachable_one_named(settings, redis_servers, redis_url):
+    from .redis_servers import free_port
+
+    up = [s.url for s in redis_servers(2)]
+    down = f"redis://app:topsecret@127.0.0.1:{free_port()}/0"
+    settings.REDCOORD = {"URL": redis_url, "REDLOCK": [up[0], down, up[1]]}
+    [message] = check_settings()
+    assert message.id == "redcoord.W006"
+    assert message.msg.startswith(f"Redlock master 2 of 3 ({mask_url(down)}) did not answer: ")
+    assert "topsecret" not in message.msg and "need 2 of the 3 masters; 2 answer" in message.hint
+    settings.REDCOORD = {"URL": redis_url, "REDLOCK": up}
+    [message] = check_settings()
+    assert message.id == "redcoord.W007" and "survives the loss of 0" in message.msg
+    settings.REDCOORD = {"URL": redis_url, "REDLOCK": [up[0], up[0], up[1]]}
+    [message] = check_settings()
+    assert message.id == "redcoord.E003" and "names a master twice" in message.msg
+    settings.REDCOORD = {"URL": redis_url, "REDLOCK": "redis://a:6379/0"}
+    [message] = check_settings()
+    assert message.id == "redcoord.E003" and "must be a list of the quorum lock masters' URLs" in message.msg

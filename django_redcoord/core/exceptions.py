@@ -33,6 +33,34 @@ class CoordinationUnavailable(RedcoordError):
         self.sent = sent
 
 
+class QuorumNotReached(CoordinationUnavailable):
+    """Too few of a quorum lock's masters answered to decide (see :class:`~django_redcoord.core.redlock.Redlock`).
+
+    Not "held by someone else" (that is :class:`LockNotAcquired`): a majority
+    of the masters could not be reached or did not answer in time.
+    ``answered`` and ``needed`` say how many did and how many it takes;
+    ``errors`` maps each master that failed (its URL, password masked) to why.
+    """
+
+    def __init__(self, message: str, *, answered: int, needed: int, errors: dict[str, str], operation: str = "") -> None:
+        super().__init__(message, server=", ".join(errors), operation=operation)
+        self.answered, self.needed, self.errors = answered, needed, errors
+
+
+class ReplicasNotSynced(CoordinationUnavailable):
+    """A grant was not acknowledged by the replicas asked for (``replicas=``), so it was given back.
+
+    The write reached the master, but a failover now could promote a replica
+    without it; the grant is released rather than held unsafely (fail
+    closed). ``acked`` and ``needed`` say how many replicas acknowledged and
+    how many were asked for.
+    """
+
+    def __init__(self, message: str, *, acked: int, needed: int, server: str = "", operation: str = "") -> None:
+        super().__init__(message, server=server, operation=operation)
+        self.acked, self.needed = acked, needed
+
+
 class LockError(RedcoordError):
     """Base class of lock errors; ``name`` is the lock's name."""
 

@@ -34,6 +34,10 @@ DEFAULTS: dict[str, Any] = {
     # Folder of the embedded development server (socket, pid file, log);
     # default: <BASE_DIR or cwd>/.redcoord
     "EMBEDDED_DIR": None,
+    # Quorum locks (Redlock): the URLs of independent masters (no replication
+    # between them; an odd number, 3 or more), e.g. ["redis://a:6379/0",
+    # "redis://b:6379/0", "redis://c:6379/0"]. Empty: no quorum locks.
+    "REDLOCK": [],
     # Locks: default time-to-live and default wait, in seconds.
     "LOCK_TTL": 30.0,
     "LOCK_WAIT": 10.0,
@@ -162,6 +166,7 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
     jobs = config["JOBS"]
     if not isinstance(jobs, (list, tuple)) or not all(isinstance(j, str) and j for j in jobs):
         found.append(f"REDCOORD['JOBS'] must be a list of dotted module paths (got {jobs!r})")
+    found.extend(_redlock_problems(config))
     found.extend(_rate_limit_problems(config))
     if config["LOG_FORMAT"] not in LOG_FORMATS:
         found.append(f"REDCOORD['LOG_FORMAT'] must be 'text' or 'json' (got {config['LOG_FORMAT']!r})")
@@ -176,6 +181,20 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
             config["LOCK_WAIT"] = float(wait)
     found.extend(_relations(config, valid))
     return config, found
+
+
+def _redlock_problems(config: dict[str, Any]) -> list[str]:
+    """REDLOCK: a list of distinct redis://, rediss:// or unix:// URLs (normalized to a list)."""
+    urls = config["REDLOCK"]
+    if not isinstance(urls, (list, tuple)) or not all(isinstance(u, str) and u.startswith(URL_SCHEMES) for u in urls):
+        return [
+            "REDCOORD['REDLOCK'] must be a list of the quorum lock masters' URLs (redis://, rediss:// or unix://), "
+            f"e.g. ['redis://a:6379/0', 'redis://b:6379/0', 'redis://c:6379/0'] (got {urls!r})"
+        ]
+    if len(set(urls)) != len(urls):
+        return [f"REDCOORD['REDLOCK'] names a master twice: each URL must be a different, independent master (got {urls!r})"]
+    config["REDLOCK"] = list(urls)
+    return []
 
 
 def _rate_limit_problems(config: dict[str, Any]) -> list[str]:

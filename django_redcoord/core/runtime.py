@@ -115,9 +115,11 @@ class Runtime:
 
 
 def _forget_clients() -> None:
+    from .redlock import redlock
     from .transport import clients as connection
 
     connection.reset()
+    redlock.reset()
 
 
 #: The process's runtime.

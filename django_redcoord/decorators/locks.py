@@ -51,7 +51,7 @@ from ..core.exceptions import CoordinationUnavailable, LockNotAcquired
 from ..core.holds import Hold
 from ..core.keys import validate_name
 from ..core.locks import Lock
-from ..core.values import DEFAULT, check_ttl, check_wait
+from ..core.values import DEFAULT, check_count, check_ttl, check_wait
 from .holds import (
     aacquire,
     afinish,
@@ -87,13 +87,21 @@ def with_lock(
     on_busy: Callable[[HttpRequest, LockNotAcquired], HttpResponse] | None = None,
     on_unavailable: Callable[[HttpRequest, CoordinationUnavailable], HttpResponse] | None = None,
     client: Any = None,
+    quorum: bool | int = False,
+    replicas: int = 0,
 ) -> Callable[[F], F]:
     """Hold the lock named by ``key`` around each call of the decorated callable.
 
     Args:
         key: a format template over the call's arguments, or a callable
             taking the same arguments and returning the lock name.
-        ttl, wait, auto_renew, reentrant, client: as for :class:`Lock`.
+        ttl, wait, auto_renew, reentrant, client, replicas: as for :class:`Lock`
+            (a view answers 503 when the replicas do not confirm a grant).
+        quorum: ``True`` holds a quorum lock (:class:`Redlock`) on a majority
+            of the ``REDCOORD["REDLOCK"]`` masters instead; a number asks for
+            that many of them. ``client`` is then a list of the masters'
+            clients (or None); ``auto_renew`` and ``reentrant`` are not
+            available for quorum locks.
         on_busy: for views, ``on_busy(request, exc)`` returns the response
             sent when the lock is not acquired within ``wait`` (default: 409).
         on_unavailable: for views, ``on_unavailable(request, exc)`` returns the
@@ -118,9 +126,32 @@ def with_lock(
         raise TypeError(f"on_unavailable must be a callable (request, exc) -> HttpResponse, not {on_unavailable!r}")
     if reentrant and not isinstance(reentrant, bool):
         raise TypeError("reentrant must be True or False")
-    options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "reentrant": reentrant, "client": client}
     answers = (on_busy or busy_response, on_unavailable or unavailable_response)
+    if quorum is not False:
+        if replicas:
+            raise TypeError("with_lock(quorum=...) takes no replicas: a quorum lock's masters are independent")
+        return holding("with_lock", key, _quorum_maker(quorum, ttl, wait, auto_renew, reentrant, client), answers)
+    check_count(replicas, "replicas", 0, 100)
+    options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "reentrant": reentrant, "client": client,
+               "replicas": replicas}  # fmt: skip
     return holding("with_lock", key, lambda name: Lock(name, **options), answers, reentrant=reentrant)
+
+
+def _quorum_maker(quorum: bool | int, ttl: float, wait: float | None, auto_renew: bool, reentrant: bool, client: Any) -> Any:
+    """``name -> Redlock(name, ...)`` for ``@with_lock(..., quorum=...)``, its arguments checked now."""
+    from ..core.redlock import Redlock
+
+    if quorum is True:
+        count = None
+    elif isinstance(quorum, int) and not isinstance(quorum, bool) and quorum > 0:
+        count = quorum
+    else:
+        raise TypeError(f"quorum must be True (a majority of the REDLOCK masters) or a number of masters, not {quorum!r}")
+    if auto_renew or reentrant:
+        raise TypeError("with_lock(quorum=...) takes no auto_renew or reentrant: a quorum lock is extended by hand")
+    if client is not None and not isinstance(client, (list, tuple)):
+        raise TypeError("with_lock(quorum=...) takes client=[...] (one client per master), or none for REDLOCK's")
+    return lambda name: Redlock(name, ttl=ttl, wait=wait, clients=client, quorum=count)
 
 
 def holding(

@@ -35,7 +35,7 @@ from ..runtime import default_prefix, lock_defaults
 from ..transport.clients import UsesClient
 from ..transport.commands import execute_pipeline, max_block
 from ..transport.drivers import Steps, arun, run
-from ..values import DEFAULT, check_ttl, check_wait
+from ..values import DEFAULT, check_count, check_seconds, check_ttl, check_wait
 from .identity import fork_generation, task_owner_token, thread_owner_token, watch_forks
 from .steps import HoldSteps, log
 from .watchdog import AsyncRenewer, Renewer
@@ -61,6 +61,10 @@ class Hold(HoldSteps, UsesClient):
         on_lost: called with the object by the watchdog when a renewal finds
             the hold gone (``auto_renew=True`` only); may be a coroutine
             function for holds taken with ``aacquire()``.
+        replicas: confirm each grant on this many replicas of the master
+            (``WAIT``) before using it; fewer within ``replica_timeout``
+            seconds gives the grant back and raises ``ReplicasNotSynced``.
+            0 (the default) does not wait.
     """
 
     def __init__(
@@ -74,8 +78,12 @@ class Hold(HoldSteps, UsesClient):
         client: Any = None,
         prefix: str | None = None,
         on_lost: Callable[[Any], Any] | None = None,
+        replicas: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
         self.name = validate_name(name, f"{self.kind} name")
+        self.replicas = check_count(replicas, "replicas", 0, 100)
+        self.replica_timeout = check_seconds(replica_timeout, "replica_timeout")
         default_ttl, default_wait = lock_defaults() if DEFAULT in (ttl, wait) else (0, 0)
         self.ttl = check_ttl(default_ttl if ttl is DEFAULT else ttl)
         self.wait = default_wait if wait is DEFAULT else check_wait(wait)

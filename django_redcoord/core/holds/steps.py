@@ -24,6 +24,14 @@ The scripts of every held primitive follow one contract:
 * extend: ``ARGV`` = owner token, ttl_ms, name, ...; returns 0 not ours, 1 extended.
 * the wake list receives the grant's fencing token (digits), or
   ``interrupt`` (see :meth:`~.hold.Hold._interrupt`).
+
+With ``replicas=n`` a grant is confirmed before it is used: the extend
+script (a write through the hold, which also checks it is still ours) and
+``WAIT n timeout`` go in one batch on one connection — ``WAIT`` counts the
+replicas that acknowledged everything that connection wrote, so also the
+grant written before it (by our acquire, or by the releaser that handed it
+to us: one replication stream). Fewer acknowledgements: the grant is given
+back and ``ReplicasNotSynced`` raised (fail closed).
 """
 
 from __future__ import annotations
@@ -34,10 +42,18 @@ import threading
 import time
 from typing import Any
 
-from ..exceptions import CoordinationUnavailable, LockError, LockLost, LockNotOwned
+import redis
+
+from ..exceptions import (
+    CoordinationUnavailable,
+    LockError,
+    LockLost,
+    LockNotOwned,
+    ReplicasNotSynced,
+)
 from ..observe import observe, observers
 from ..transport.commands import as_text as _text
-from ..transport.drivers import Blpop, Run, Steps
+from ..transport.drivers import Batch, Blpop, Run, Steps
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
 from .identity import host
@@ -68,6 +84,8 @@ class HoldSteps:
     name: str
     ttl: float
     reentrant: bool
+    replicas: int
+    replica_timeout: float
     _owner: str | None
     _depth: int
     _fence: int | None
@@ -127,6 +145,11 @@ class HoldSteps:
         try:
             granted = yield from self._acquire_steps(mode, deadline, chunk)
             self._interrupted = False  # an interruption applies to one acquire (even one not begun yet)
+        except (ReplicasNotSynced, LockLost):  # answered, and refused after the grant: give it back
+            self._observe_acquire("unavailable", started)
+            self._interrupted = False
+            yield from self._give_back_steps()
+            raise
         except CoordinationUnavailable as exc:
             self._observe_acquire("unavailable", started)
             if not exc.sent:  # refused before it was sent (the pool's waiters are all waiting): known outcome
@@ -218,6 +241,8 @@ class HoldSteps:
                 "Redis server's clock is behind the one that issued the last token; the grant was refused",
                 name=self.name,
             )
+        if self.replicas and not self._depth:
+            yield from self._sync_replicas_steps(self._owner or "")
         self._fence = fence
         self._depth += 1
         self.retry_after = None
@@ -226,6 +251,28 @@ class HoldSteps:
             self._valid_until = sent + self.ttl
             self._granted_at = time.monotonic() if observers else None
         return True
+
+    def _sync_replicas_steps(self, owner: str) -> Steps:
+        """Confirm a new grant on ``replicas`` replicas (see the module docstring), or raise ReplicasNotSynced."""
+        keys, args = self._extend_keys(), [owner, ms(self.ttl), self.name, *self._extra_args()]
+        wait = ("WAIT", self.replicas, ms(self.replica_timeout))
+        operation = f"confirm {self.kind} {self.name!r} on {self.replicas} replica(s)"
+        script = self._extend_script
+        replies = yield Batch(("EVALSHA", script.sha, len(keys), *keys, *args), wait, operation=operation, raise_errors=False)
+        if isinstance(replies[0], redis.exceptions.NoScriptError):  # first use on this server: load it
+            replies = yield Batch(("EVAL", script.source, len(keys), *keys, *args), wait, operation=operation, raise_errors=False)
+        extended, acked = replies
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        if not int(extended):
+            raise LockLost(f"{self.kind} {self.name!r} was lost right after it was granted", name=self.name)
+        if int(acked) < self.replicas:
+            raise ReplicasNotSynced(
+                f"{self.kind} {self.name!r}: the grant reached {int(acked)} of the {self.replicas} replica(s) asked "
+                f"for within {self.replica_timeout:g} s, so it was given back (a failover now could lose it)",
+                acked=int(acked), needed=self.replicas, operation=operation,
+            )  # fmt: skip
 
     def _release_call(self, owner: str) -> Run:
         return Run(self._release_script, self._release_keys(), [owner, self.name, *self._extra_args()], self._ops[1])

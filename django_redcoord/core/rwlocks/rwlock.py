@@ -193,11 +193,14 @@ class ReadWriteLock:
         client: Any = None,
         prefix: str | None = None,
         on_lost: Callable[[Hold], Any] | None = None,
+        replicas: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
         self.name = validate_name(name, "read-write lock name")
         self.keys_prefix = prefix or default_prefix()
         self.keys = KeyBuilder(self.keys_prefix).rwlock(self.name)
-        self._defaults = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "on_lost": on_lost}
+        self._defaults = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "on_lost": on_lost,
+                          "replicas": replicas, "replica_timeout": replica_timeout}  # fmt: skip
         self._client = client
         self._readers: dict[int, Any] = {}  # id(read hold) -> its thread ident or task
         self._readers_lock = threading.Lock()

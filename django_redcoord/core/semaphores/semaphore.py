@@ -89,9 +89,12 @@ class Semaphore(Hold):
         client: Any = None,
         prefix: str | None = None,
         on_lost: Callable[[Semaphore], Any] | None = None,
+        replicas: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
         self.permits = check_permits(permits)
-        super().__init__(name, ttl, wait, auto_renew=auto_renew, client=client, prefix=prefix, on_lost=on_lost)
+        super().__init__(name, ttl, wait, auto_renew=auto_renew, client=client, prefix=prefix, on_lost=on_lost,
+                         replicas=replicas, replica_timeout=replica_timeout)  # fmt: skip
 
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.semaphore(self.name)

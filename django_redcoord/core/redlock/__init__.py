@@ -1,0 +1,5 @@
+"""Quorum locks over several independent Redis masters (Redlock), fenced; sync and asyncio."""
+
+from .redlock import Redlock, masters
+
+__all__ = ["Redlock", "masters"]
