@@ -12,6 +12,7 @@ Ids are stable; tests assert the exact messages:
 * ``redcoord.W005`` (``--deploy``) what the Redis keeps could not be read (CONFIG refused).
 * ``redcoord.W006`` a ``REDLOCK`` master does not answer (its number and URL shown, password masked).
 * ``redcoord.W007`` ``REDLOCK`` names fewer than 3 masters, or an even number of them.
+* ``redcoord.W008`` a sentinel of ``SENTINEL`` does not answer (its number and address shown).
 
 ``redcoord.E003`` comes once per problem, so one ``check`` lists them all.
 W001 does one PING with a 0.5 s timeout: it is the check people need when a
@@ -52,7 +53,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
             for problem in getattr(exc, "problems", [str(exc)])
         ]
     redlock = _check_redlock(config["REDLOCK"])
-    if config["URL"] is None and config["CACHE"] is None:
+    if config["URL"] is None and config["CACHE"] is None and config["SENTINEL"] is None:
         return [checks.Error("No Redis is configured for django_redcoord.", hint=HINT_CONFIGURE, id="redcoord.E001"), *redlock]
     if config["CACHE"] is not None:
         from .conf import DJANGO_REDIS_BACKENDS
@@ -81,8 +82,44 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
                 )
             )
         return messages
+    if config["SENTINEL"] is not None:
+        messages.extend(_check_sentinels(config["SENTINEL"]))
     messages.extend(_check_reachable(config))
     return messages
+
+
+def _check_sentinels(sentinel: dict[str, Any]) -> list[checks.CheckMessage]:
+    """Each sentinel answers a PING (0.5 s each, at once)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import redis
+
+    hosts = sentinel["HOSTS"]
+
+    def ping(address: tuple[str, int]) -> str | None:
+        client = redis.Redis(address[0], address[1], username=sentinel["SENTINEL_USERNAME"],
+                             password=sentinel["SENTINEL_PASSWORD"], ssl=sentinel["SSL"], socket_timeout=0.5,
+                             socket_connect_timeout=0.5, retry_on_error=[])  # fmt: skip
+        try:
+            client.ping()
+            return None
+        except Exception as exc:  # any failure is the answer to report
+            return f"{type(exc).__name__}: {exc}"
+        finally:
+            client.connection_pool.disconnect()
+
+    with ThreadPoolExecutor(min(len(hosts), 16)) as pool:
+        answers = list(pool.map(ping, hosts))
+    return [
+        checks.Warning(
+            f"Sentinel {i + 1} of {len(hosts)} ({host}:{port}) did not answer: {why}",
+            hint="Start it, or fix REDCOORD['SENTINEL']['HOSTS']; the others still find the master, "
+            "but a failover needs a majority of the sentinels.",
+            id="redcoord.W008",
+        )
+        for i, ((host, port), why) in enumerate(zip(hosts, answers, strict=True))
+        if why is not None
+    ]
 
 
 def _check_reachable(config: dict[str, Any]) -> list[checks.CheckMessage]:
@@ -180,7 +217,7 @@ def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[check
         config = conf.validate(getattr(settings, "REDCOORD", None))
     except ConfigurationError:
         return []  # E003 says why
-    if config["URL"] in (None, conf.EMBEDDED) and config["CACHE"] is None:
+    if config["URL"] in (None, conf.EMBEDDED) and config["CACHE"] is None and config["SENTINEL"] is None:
         return []  # nothing configured (E001), or the development server that keeps nothing on purpose
     try:
         client = build_client({**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5})

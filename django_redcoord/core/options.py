@@ -21,6 +21,10 @@ DEFAULTS: dict[str, Any] = {
     # connection pool is reused).
     "URL": None,
     "CACHE": None,
+    # Or a Sentinel-monitored master: {"HOSTS": [("s1", 26379), ...],
+    # "SERVICE": "mymaster", "DB": 0, "USERNAME": None, "PASSWORD": None,
+    # "SENTINEL_USERNAME": None, "SENTINEL_PASSWORD": None, "SSL": False}.
+    "SENTINEL": None,
     # Every key starts with "<KEY_PREFIX>:" so several projects share one Redis.
     "KEY_PREFIX": DEFAULT_PREFIX,
     # Seconds. Coordination calls never retry silently: a dead or paused
@@ -126,11 +130,13 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
         )
     config = {**DEFAULTS, **{k: v for k, v in user.items() if k in DEFAULTS}}
     url, cache = config["URL"], config["CACHE"]
-    if url is not None and cache is not None:
+    if sum(config[k] is not None for k in ("URL", "CACHE", "SENTINEL")) > 1:
         found.append(
-            "REDCOORD sets both URL and CACHE; set exactly one of them "
-            "(URL = 'redis://...' or 'embedded', CACHE = a django-redis cache alias)"
+            "REDCOORD sets more than one of URL, CACHE and SENTINEL; set exactly one of them "
+            "(URL = 'redis://...' or 'embedded', CACHE = a django-redis cache alias, "
+            "SENTINEL = {'HOSTS': [...], 'SERVICE': ...})"
         )
+    found.extend(_sentinel_problems(config))
     if url is not None and (
         not isinstance(url, str) or (url != EMBEDDED and not url.startswith(URL_SCHEMES))
     ):
@@ -181,6 +187,57 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
             config["LOCK_WAIT"] = float(wait)
     found.extend(_relations(config, valid))
     return config, found
+
+
+SENTINEL_DEFAULTS: dict[str, Any] = {
+    "HOSTS": None, "SERVICE": None, "DB": 0, "USERNAME": None, "PASSWORD": None,
+    "SENTINEL_USERNAME": None, "SENTINEL_PASSWORD": None, "SSL": False,
+}  # fmt: skip
+
+
+def _sentinel_problems(config: dict[str, Any]) -> list[str]:
+    """SENTINEL: normalized to a full dict with HOSTS as a list of (host, port) tuples."""
+    value = config["SENTINEL"]
+    if value is None:
+        return []
+    where = "REDCOORD['SENTINEL']"
+    if not isinstance(value, dict):
+        return [f"{where} must be a dict like {{'HOSTS': [('sentinel-1', 26379), ...], 'SERVICE': 'mymaster'}} (got {value!r})"]
+    found = []
+    unknown = sorted(set(value) - set(SENTINEL_DEFAULTS), key=str)
+    if unknown:
+        found.append(f"{where} has unknown key(s) {', '.join(map(str, unknown))}; allowed keys are {', '.join(SENTINEL_DEFAULTS)}")
+    sentinel = {**SENTINEL_DEFAULTS, **{k: v for k, v in value.items() if k in SENTINEL_DEFAULTS}}
+    hosts = []
+    for entry in sentinel["HOSTS"] if isinstance(sentinel["HOSTS"], (list, tuple)) else [None]:
+        if isinstance(entry, str) and entry.rpartition(":")[2].isdigit():
+            entry = (entry.rpartition(":")[0], int(entry.rpartition(":")[2]))
+        if (
+            isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], str) and entry[0]
+            and isinstance(entry[1], int) and not isinstance(entry[1], bool) and 0 < entry[1] < 65536
+        ):  # fmt: skip
+            hosts.append((entry[0], entry[1]))
+        else:
+            found.append(
+                f"{where}['HOSTS'] must be a non-empty list of the sentinels as (host, port) pairs or 'host:port' "
+                f"strings (got {sentinel['HOSTS']!r})"
+            )
+            break
+    if not hosts and not found:
+        found.append(f"{where}['HOSTS'] must name at least one sentinel, as (host, port) or 'host:port'")
+    if not isinstance(sentinel["SERVICE"], str) or not sentinel["SERVICE"]:
+        found.append(f"{where}['SERVICE'] must be the master's name the sentinels monitor, e.g. 'mymaster' (got {sentinel['SERVICE']!r})")
+    db = sentinel["DB"]
+    if isinstance(db, bool) or not isinstance(db, int) or db < 0:
+        found.append(f"{where}['DB'] must be a database number >= 0 (got {db!r})")
+    for key in ("USERNAME", "PASSWORD", "SENTINEL_USERNAME", "SENTINEL_PASSWORD"):
+        if sentinel[key] is not None and not isinstance(sentinel[key], str):
+            found.append(f"{where}[{key!r}] must be a string or None")
+    if not isinstance(sentinel["SSL"], bool):
+        found.append(f"{where}['SSL'] must be True or False (got {sentinel['SSL']!r})")
+    if not found:
+        config["SENTINEL"] = {**sentinel, "HOSTS": hosts}
+    return found
 
 
 def _redlock_problems(config: dict[str, Any]) -> list[str]:

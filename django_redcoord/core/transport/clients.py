@@ -60,6 +60,8 @@ def build_client(config: dict[str, Any]) -> redis.Redis:
         "connect_timeout": config["CONNECT_TIMEOUT"],
         "max_connections": config["MAX_CONNECTIONS"],
     }
+    if config.get("SENTINEL") is not None:
+        return sentinel_client(config)
     if config.get("CACHE") is not None:
         raise ConfigurationError(
             "REDCOORD['CACHE'] names a django-redis cache: only Django settings can resolve it "
@@ -76,6 +78,42 @@ def build_client(config: dict[str, Any]) -> redis.Redis:
 
         url = embedded.ensure_running(os.fspath(config.get("EMBEDDED_DIR") or os.path.join(os.getcwd(), ".redcoord")))
     return client_from_url(url, **timeouts)
+
+
+def _sentinel_kwargs(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(the sentinels' connection options, the master's, the pool's) from ``config["SENTINEL"]``."""
+    sentinel = config["SENTINEL"]
+    timeouts = {"socket_timeout": config["SOCKET_TIMEOUT"], "socket_connect_timeout": config["CONNECT_TIMEOUT"]}
+    to_sentinels = {**timeouts, "username": sentinel["SENTINEL_USERNAME"], "password": sentinel["SENTINEL_PASSWORD"],
+                    "ssl": sentinel["SSL"]}  # fmt: skip
+    to_master = {**timeouts, "db": sentinel["DB"], "username": sentinel["USERNAME"], "password": sentinel["PASSWORD"],
+                 "ssl": sentinel["SSL"], "health_check_interval": 0, "retry_on_error": []}  # fmt: skip
+    return to_sentinels, to_master, {"max_connections": config["MAX_CONNECTIONS"]}
+
+
+def sentinel_client(config: dict[str, Any]) -> redis.Redis:
+    """A client of the master the sentinels of ``config["SENTINEL"]`` name (no I/O).
+
+    Each new connection asks the sentinels where the master is, and a
+    connection that finds a former master (READONLY) is dropped, so after a
+    failover the next call reaches the new master. No retries, as everywhere.
+    """
+    from redis.sentinel import Sentinel
+
+    to_sentinels, to_master, pool = _sentinel_kwargs(config)
+    sentinels = Sentinel(config["SENTINEL"]["HOSTS"], sentinel_kwargs=to_sentinels)
+    return sentinels.master_for(config["SENTINEL"]["SERVICE"], retry=no_retry(), **to_master, **pool)
+
+
+def async_sentinel_client(config: dict[str, Any]) -> Any:
+    """:func:`sentinel_client` for ``redis.asyncio`` (no I/O)."""
+    from redis.asyncio.retry import Retry as AsyncRetry
+    from redis.asyncio.sentinel import Sentinel
+    from redis.backoff import NoBackoff
+
+    to_sentinels, to_master, pool = _sentinel_kwargs(config)
+    sentinels = Sentinel(config["SENTINEL"]["HOSTS"], sentinel_kwargs=to_sentinels)
+    return sentinels.master_for(config["SENTINEL"]["SERVICE"], retry=AsyncRetry(NoBackoff(), 0), **to_master, **pool)
 
 
 def get_client() -> redis.Redis:
@@ -114,7 +152,10 @@ def get_async_client() -> Any:
     with _lock:
         client = _async_clients.get(loop)
     if client is None:
-        client = async_client_like(get_client())
+        if runtime.configured and runtime.config.get("SENTINEL") is not None:
+            client = async_sentinel_client(runtime.config)
+        else:
+            client = async_client_like(get_client())
         with _lock:
             for old in [other for other in _async_clients if other.is_closed()]:
                 del _async_clients[old]
