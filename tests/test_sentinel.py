@@ -94,3 +94,46 @@ def test_after_the_master_is_killed_locks_are_granted_by_the_promoted_replica(to
     assert token and errors > 0
     assert _master_port(sentinel) == str(replica.port).encode()
     assert get_client().connection_pool.get_master_address()[1] == replica.port
+
+
+def test_waits_in_progress_when_the_master_dies_are_served_by_the_new_master(topology):
+    """A lock waiter blocked on the killed master, and a worker waiting for messages,
+    issue their waits again on the promoted replica: the waiter gets the lock when
+    the holder's grant (replicated) expires there; the worker runs a message pushed
+    after the failover."""
+    import threading
+
+    from django_redcoord.core.queues import Worker
+
+    master, replica, sentinel = topology
+    holder = Lock("report", ttl=4, wait=0)
+    assert holder.acquire()
+    client_from_url(master.url).execute_command("WAIT", 1, 1000)  # the grant is on the replica
+    outcome, ran = [], []
+    waiter = threading.Thread(target=lambda: outcome.append(Lock("report", ttl=5, wait=25).acquire()))
+    waiter.start()
+    worker = Worker([Queue("jobs")], handler=lambda m: ran.append(m.body), worker_id="w-failover")
+    runner = threading.Thread(target=worker.run)
+    runner.start()
+    try:
+        time.sleep(0.5)  # both block on the master
+        master.kill()
+        started = time.monotonic()
+        while True:
+            try:
+                Queue("jobs").push("after the failover")
+                break
+            except Exception:
+                assert time.monotonic() - started < 20, "no push reached the new master"
+                time.sleep(0.1)
+        waiter.join(30)
+        assert outcome == [True]
+        deadline = time.monotonic() + 15
+        while not ran:
+            assert time.monotonic() < deadline, "the worker never ran the message pushed after the failover"
+            time.sleep(0.05)
+        assert ran == ["after the failover"]
+        assert _master_port(sentinel) == str(replica.port).encode()
+    finally:
+        worker.stop()
+        runner.join(15)

@@ -53,7 +53,7 @@ from ..exceptions import (
 )
 from ..observe import observe, observers
 from ..transport.commands import as_text as _text
-from ..transport.drivers import Batch, Blpop, Run, Steps
+from ..transport.drivers import Batch, Blpop, Pause, Run, Steps
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
 from .identity import host
@@ -63,6 +63,9 @@ log = logging.getLogger("django_redcoord.locks")
 # A queued waiter must re-check at least this often, and its place in the
 # queue survives this much longer than its current wait.
 QUEUE_GRACE = 1.0
+
+# A wait whose server went away re-checks this often until one answers.
+OUTAGE_RETRY = 0.2
 
 # The ``kind`` of a hold in events (see ..observe): one word, a label value.
 _EVENT_KINDS = {"read lock": "read", "write lock": "write", "latch party": "latch"}
@@ -175,14 +178,31 @@ class HoldSteps:
         return granted
 
     def _acquire_steps(self, mode: str, deadline: float, chunk: float) -> Steps:
-        """The waiting loop: queue in Redis, block on our wake list, re-check."""
+        """The waiting loop: queue in Redis, block on our wake list, re-check.
+
+        A wait that loses its server (a failover, a restart) is issued again:
+        the re-check takes a place (or finds the grant) on whatever server
+        answers now, every ``OUTAGE_RETRY`` seconds while the wait lasts;
+        the outage's error is raised when the wait runs out first.
+        """
         owner = self._owner or ""
+        outage: CoordinationUnavailable | None = None
         while True:
             remaining = deadline - time.monotonic()
             if mode == "wait" and (remaining <= 0 or self._interrupted):
+                if outage is not None:
+                    raise outage
                 mode = "cancel"
             sent = time.monotonic()
-            reply = yield self._acquire_call(mode, min(max(remaining, 0.0), chunk))
+            try:
+                reply = yield self._acquire_call(mode, min(max(remaining, 0.0), chunk))
+            except CoordinationUnavailable as exc:
+                if outage is None or mode != "wait" or self._interrupted:
+                    raise
+                outage = exc
+                yield Pause(min(OUTAGE_RETRY, max(0.0, deadline - time.monotonic())))
+                continue
+            outage = None
             if int(reply[0]) == 1:
                 if mode == "cancel" and self._interrupted:
                     # Granted as we gave up (interrupted): give it back at once.
@@ -203,7 +223,14 @@ class HoldSteps:
             # (see Hold._interrupt): re-check in 'cancel' mode.
             block = min(remaining, chunk, pttl + 0.002 if pttl else chunk)
             sent = time.monotonic()
-            popped = yield Blpop([self._wake_key(owner)], block, f"waiting for {self.kind} {self.name!r}")
+            try:
+                popped = yield Blpop([self._wake_key(owner)], block, f"waiting for {self.kind} {self.name!r}")
+            except CoordinationUnavailable as exc:
+                if not exc.sent or self._interrupted or deadline - time.monotonic() <= 0:
+                    raise  # (not sent: the pool's waiting connections are all taken, not an outage)
+                log.warning("%s %s: the wait lost its server (%s); issuing it again", self.kind, self.name, exc)
+                outage = exc
+                continue
             if popped is not None:
                 value = _text(popped[1])
                 if value.isdigit():

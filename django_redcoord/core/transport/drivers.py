@@ -25,6 +25,7 @@ the original cancellation afterwards.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Generator
 from typing import Any
 
@@ -108,6 +109,21 @@ class Blocking(Step):
 
     async def arun(self, client: Any) -> Any:
         return await ablocking(client, *self.args, operation=self.operation)
+
+
+class Pause(Step):
+    """No round trip: wait ``seconds`` (a blocking sleep, or ``asyncio.sleep`` on the loop)."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def run(self, client: Any) -> None:
+        time.sleep(self.seconds)
+
+    async def arun(self, client: Any) -> None:
+        await asyncio.sleep(self.seconds)
 
 
 class Transaction(Step):

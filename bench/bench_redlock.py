@@ -1,0 +1,865 @@
+"""Benchmark django_redcoord's quorum lock (Redlock) against pottery's Redlock.
+
+The script starts six throwaway redis-servers on free 127.0.0.1 ports (no
+persistence): five independent masters for the quorum locks and one more for
+the single-server reference row, and stops every one of them at the end, also
+on error or Ctrl-C (part C starts and kills servers of its own). Each
+measurement runs in a forked child process with its own new clients, on a
+fresh lock name, TTL 10 s (no lock ever expires during the run).
+Implementations:
+
+* ``ours Redlock``: ``django_redcoord.core.redlock.Redlock`` over the five
+  masters, clients from ``client_from_url`` (no retries). An attempt runs
+  one Lua script on every master at once from a thread pool, plus a second
+  round trip to the masters whose fencing token was below the highest
+  (raise_fence); a release is one round trip per master. A busy lock is
+  retried after a random pause of up to 0.2 s.
+* ``pottery Redlock``: ``pottery.Redlock(key, masters={...},
+  auto_release_time=10)`` over the same five masters, with plain
+  ``redis.Redis(host, port)`` clients as its users would build them (redis-py
+  8's default retry policy: 10 retries, jittered exponential backoff from 10
+  ms up to 1 s each). SET NX PX on every master from a new thread pool per
+  call; it returns as soon as a majority agreed and leaves the rest of the
+  calls running in the background. A busy lock is retried after a random
+  pause of up to 0.2 s. Its error logging (a traceback per failed master
+  call) is silenced here; in an app it would also cost the time to format.
+* ``pottery, no-retry clients`` (part C only): the same, over clients built
+  with ``client_from_url`` like ours, to tell pottery's algorithm apart from
+  redis-py's default retries.
+* ``ours Lock (1 server)`` (reference, parts A and B): the single-server
+  ``django_redcoord.core.locks.Lock`` on the sixth server: what the quorum
+  costs over one Redis (FIFO queue, handoff by BLPOP, so its contended row is
+  a different design, not only one server instead of five).
+
+Part A, uncontended: acquire+release pairs per second in one process. ``--rounds``
+interleaved runs (each run measures every implementation once, in alternating
+order: forward, backward, forward), median shown; the ratio to pottery is taken
+within each run (median over runs). sends/pair: the commands and scripts the
+process sent per pair, counted in redis-py's
+``Connection.send_packed_command`` (one per master round trip).
+Left out: connection set-up and script loading (50 warm-up pairs first),
+any network latency (loopback), and everything the other side of the lock
+would do; five masters on one 2-core machine compete for the same CPUs,
+which real independent masters would not.
+
+Part B, contended: ``--processes`` real OS processes (default 4, forked)
+loop on ONE lock name for ``--seconds`` (default 3): acquire (blocking, wait
+30 s), hold 1 ms, release. ``--rounds`` interleaved rounds (default 3, order
+alternating), median round shown unless said otherwise:
+
+* acq/s: acquisitions that returned inside the window, per second; the
+  ratio to pottery within each round (median and the range over rounds)
+* fairness: min/max acquisitions per process in the window (1.0 = even); in
+  brackets the worst round with its two counts
+* wait p50/p99 ms: acquire call to its return (the worst round's p99 in
+  brackets)
+* overlaps: critical sections [acquired, release-start] (CLOCK_MONOTONIC,
+  shared by all processes on Linux) that start before an earlier one ended,
+  summed over all rounds; anything but 0 means the lock let two holders in.
+  It only sees overlaps longer than the clock reads around the calls, and
+  none caused by expiry (nothing expires here) or by a master losing its
+  data.
+
+Part C, masters down (SIGKILL, so connections are refused or reset at once;
+a frozen or partitioned master, where each call costs a socket timeout, is
+not measured):
+
+* C1: two of the five masters killed, then ``--rounds`` interleaved runs of
+  uncontended pairs, new clients each run (the first calls to the dead
+  masters are refused). pairs/s, the ratio to pottery, p50 and slowest pair
+  (ms), and failed calls (acquire returning False or raising, release
+  raising), which are not counted as pairs. Both must keep working: a
+  majority (3) is up.
+* C2: on five fresh masters, a child warms up its clients (connections open
+  to all five), then three masters are SIGKILLed at once and the child calls
+  acquire twice: first "try once" (ours ``wait=0``, pottery
+  ``blocking=False``), then blocking with a wait of ``FAIL_WAIT`` (5 s; 2 s
+  with --quick). Reported: milliseconds until the call returned or raised,
+  and what it reported (exception type, or the value returned). A quorum is
+  impossible, so the only right answer is a failure; the faster and the
+  more telling (an error rather than "busy") the better. Median over
+  ``--probes`` probes (default 2, --quick 1), each outcome seen listed.
+  Left out: what happens when the masters come back (no probe of recovery).
+
+Run from the repository root::
+
+    .venv/bin/python bench/bench_redlock.py [--quick] [--seconds N] [--rounds R]
+
+The default run takes about 2.5 minutes on 2 cores; ``--quick`` is a ~40 s
+smoke run with short windows and one round (numbers then only indicative).
+Absolute rates are noisy on a shared machine: read the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import math
+import multiprocessing as mp
+import os
+import platform
+import queue
+import secrets
+import signal
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, NamedTuple
+
+import pottery
+import redis
+
+from django_redcoord.core.locks import Lock
+from django_redcoord.core.redlock import Redlock
+from django_redcoord.core.transport.clients import client_from_url
+
+try:
+    from bench._servers import HOST, RedisServer, run_main
+except ImportError:  # run as a script: bench/ itself is sys.path[0]
+    from _servers import HOST, RedisServer, run_main
+
+CTX = mp.get_context("fork")
+MASTERS = 5
+KILLED_DEGRADED = 2  # part C1: masters down, a majority still up
+KILLED_FAILED = 3  # part C2: masters down, no majority possible
+TTL = 10  # seconds; no lock may expire during the benchmark
+HOLD = 0.001  # seconds held per contended acquisition
+WAIT = 30.0  # seconds a blocking acquire may wait (parts A, B)
+DEGRADED_WAIT = 5.0  # seconds a blocking acquire may wait in part C1
+FAIL_WAIT = 5.0  # part C2's blocking wait (--quick: QUICK_FAIL_WAIT)
+QUICK_FAIL_WAIT = 2.0
+WARM_UP = 50  # uncontended pairs before part A's timing
+CHILD_TIMEOUT = 60.0  # seconds a child may take beyond its planned run
+PREFIX = "bench"  # key prefix of ours
+
+logging.getLogger("pottery").setLevel(logging.CRITICAL)  # a traceback per failed master call
+
+Record = tuple[float, float, float]  # (t_request, t_acquired, t_release_start)
+
+
+# --- implementations ---------------------------------------------------------------
+
+
+class Contender(NamedTuple):
+    acquire: Callable[[float], Any]  # acquire(wait): 0 = try once
+    release: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Ports:
+    masters: tuple[int, ...]
+    single: int | None = None
+
+
+def _url(port: int) -> str:
+    return f"redis://{HOST}:{port}/0"
+
+
+def _by_wait(make: Callable[[float], Any]) -> Contender:
+    """A Contender over lock objects whose wait is fixed when built: one per wait, reused."""
+    locks: dict[float, Any] = {}
+    held: list[Any] = []
+
+    def acquire(wait: float) -> bool:
+        lock = locks.get(wait)
+        if lock is None:
+            lock = locks[wait] = make(wait)
+        acquired = lock.acquire()
+        if acquired:
+            held.append(lock)
+        return acquired
+
+    def release() -> None:
+        held.pop().release()
+
+    return Contender(acquire, release)
+
+
+def _build_ours(ports: Ports, name: str) -> Contender:
+    clients = [client_from_url(_url(p)) for p in ports.masters]
+    return _by_wait(lambda wait: Redlock(name, ttl=TTL, wait=wait, clients=clients, prefix=PREFIX))
+
+
+def _build_single(ports: Ports, name: str) -> Contender:
+    if ports.single is None:
+        raise RuntimeError("no single server given")
+    client = client_from_url(_url(ports.single))
+    return _by_wait(lambda wait: Lock(name, ttl=TTL, wait=wait, client=client, prefix=PREFIX))
+
+
+def _pottery(name: str, masters: Sequence[redis.Redis]) -> Contender:
+    lock = pottery.Redlock(key=name, masters=set(masters), auto_release_time=TTL)
+
+    def acquire(wait: float) -> bool:
+        if wait == 0:
+            return lock.acquire(blocking=False)
+        return lock.acquire(blocking=True, timeout=wait)
+
+    return Contender(acquire, lock.release)
+
+
+def _build_pottery(ports: Ports, name: str) -> Contender:
+    return _pottery(name, [redis.Redis(host=HOST, port=p) for p in ports.masters])
+
+
+def _build_pottery_no_retry(ports: Ports, name: str) -> Contender:
+    return _pottery(name, [client_from_url(_url(p)) for p in ports.masters])
+
+
+@dataclass(frozen=True)
+class Impl:
+    label: str
+    build: Callable[[Ports, str], Contender]
+
+
+OURS = Impl("ours Redlock (5)", _build_ours)
+POTTERY = Impl("pottery Redlock (5)", _build_pottery)
+POTTERY_NO_RETRY = Impl("pottery, no-retry clients (5)", _build_pottery_no_retry)
+SINGLE = Impl("ours Lock (1 server)", _build_single)
+REFERENCE = POTTERY.label
+
+HEALTHY_IMPLS = (OURS, POTTERY, SINGLE)  # parts A and B
+FAILOVER_IMPLS = (OURS, POTTERY, POTTERY_NO_RETRY)  # part C
+
+
+def lock_name(part: str, impl: Impl) -> str:
+    slug = "".join(ch if ch.isalnum() else "-" for ch in impl.label.lower()).strip("-")
+    return f"bench-redlock-{part}-{slug}-{secrets.token_hex(3)}"
+
+
+def checked(result: Any) -> None:
+    if not result:
+        raise RuntimeError(f"blocking acquire returned {result!r}")
+
+
+def interleaved(impls: Sequence[Impl], rounds: int) -> list[tuple[int, Impl]]:
+    """(round, impl) in the order run: forward, backward, forward..."""
+    return [(r, impl) for r in range(rounds) for impl in (impls if r % 2 == 0 else impls[::-1])]
+
+
+# --- running in children -------------------------------------------------------------
+
+
+def _child_main(target: Callable[..., Any], args: tuple[Any, ...], out: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
+    try:
+        out.put(("ok", target(*args)))
+    except BaseException as exc:  # noqa: B036 - report everything to the parent
+        out.put(("error", f"{type(exc).__name__}: {exc}"))
+    # pottery leaves calls to dead masters running in background threads (each
+    # retrying for seconds); do not wait for them at exit.
+    out.close()
+    out.join_thread()
+    os._exit(0)
+
+
+def run_in_child(target: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Any:
+    """Run ``target(*args)`` in a forked child; return its result or raise RuntimeError."""
+    out = CTX.Queue()
+    proc = CTX.Process(target=_child_main, args=(target, args, out), daemon=True)
+    proc.start()
+    try:
+        status, value = out.get(timeout=timeout)
+    except queue.Empty:
+        raise RuntimeError(f"no answer within {timeout:g} s") from None
+    finally:
+        stop_process(proc)
+    if status == "error":
+        raise RuntimeError(value)
+    return value
+
+
+def stop_process(proc: Any) -> None:
+    """Join a child we started; terminate, then kill it (by its Process object) if it hangs."""
+    proc.join(timeout=5)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(timeout=5)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(timeout=5)
+
+
+class SendCounter:
+    """Counts what this process sends through redis-py (one per command or script call).
+
+    itertools.count's ``next`` is atomic under the GIL, so the pool threads of
+    both Redlocks count safely. Installed only in benchmark children.
+    """
+
+    counter = itertools.count()
+
+    @classmethod
+    def install(cls) -> None:
+        original = redis.connection.Connection.send_packed_command
+
+        def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            next(cls.counter)
+            return original(conn, *args, **kwargs)
+
+        redis.connection.Connection.send_packed_command = counted
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.counter = itertools.count()
+
+    @classmethod
+    def read(cls) -> int:
+        """The sends since ``reset()``: read once, at the end (reading advances it)."""
+        return next(cls.counter)
+
+
+# --- part A: uncontended -------------------------------------------------------------
+
+
+class UncontendedResult(NamedTuple):
+    pairs_per_s: float
+    sends_per_pair: float
+
+
+def _uncontended(impl: Impl, ports: Ports, name: str, seconds: float) -> UncontendedResult:
+    SendCounter.install()
+    contender = impl.build(ports, name)
+    acquire, release = contender.acquire, contender.release
+    for _ in range(WARM_UP):  # connect, load the scripts
+        checked(acquire(WAIT))
+        release()
+    SendCounter.reset()
+    pairs = 0
+    start = time.monotonic()
+    end = start + seconds
+    while True:
+        checked(acquire(WAIT))
+        release()
+        pairs += 1
+        now = time.monotonic()
+        if now >= end:
+            return UncontendedResult(pairs / (now - start), SendCounter.read() / pairs)
+
+
+def part_a(ports: Ports, seconds: float, rounds: int) -> None:
+    results: dict[str, list[UncontendedResult]] = {impl.label: [] for impl in HEALTHY_IMPLS}
+    errors: dict[str, str] = {}
+    names = {impl.label: lock_name("a", impl) for impl in HEALTHY_IMPLS}
+    for _, impl in interleaved(HEALTHY_IMPLS, rounds):
+        if impl.label in errors:
+            continue
+        try:
+            args = (impl, ports, names[impl.label], seconds)
+            results[impl.label].append(run_in_child(_uncontended, args, seconds + CHILD_TIMEOUT))
+        except Exception as exc:
+            errors[impl.label] = str(exc)
+    reference = [r.pairs_per_s for r in results[REFERENCE]]
+    rows = []
+    for impl in HEALTHY_IMPLS:
+        runs = results[impl.label]
+        if not runs:
+            rows.append([impl.label, "ERROR", "", "", "", errors.get(impl.label, "no result")])
+            continue
+        rates = [r.pairs_per_s for r in runs]
+        rows.append(
+            [
+                impl.label,
+                f"{statistics.median(rates):,.0f}",
+                round_ratio(rates, reference),
+                f"{statistics.median(r.sends_per_pair for r in runs):.1f}",
+                f"{min(rates):,.0f}-{max(rates):,.0f}",
+                errors.get(impl.label, ""),
+            ]
+        )
+    print(
+        f"\n## A. Uncontended: acquire+release pairs/s, one process (median of {rounds} "
+        f"interleaved runs x {seconds:g} s; ratio taken within each run)\n"
+    )
+    print_table(["impl", "pairs/s", "vs pottery", "sends/pair", "runs min-max", "error"], rows)
+
+
+def round_ratio(values: Sequence[float], reference: Sequence[float]) -> str:
+    """Median over rounds of value / reference in the same round (with the range)."""
+    ratios = [v / ref for v, ref in zip(values, reference, strict=False) if ref]
+    if not ratios:
+        return "n/a"
+    if len(ratios) == 1:
+        return f"{ratios[0]:.2f}x"
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
+# --- part B: contended ---------------------------------------------------------------
+
+
+@dataclass
+class RunSync:
+    ready: Any  # Barrier(n + 1): every worker built and warmed up
+    start: Any  # Event: go
+    t0: Any  # Value('d'): monotonic start of the window
+
+
+def _contender_loop(
+    impl: Impl, ports: Ports, name: str, seconds: float, proc_id: int, sync: RunSync, out: Any
+) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    records: list[Record] = []
+    error = None
+    contender = None
+    try:
+        contender = impl.build(ports, name)
+        checked(contender.acquire(WAIT))  # connect, load the scripts
+        contender.release()
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    try:
+        sync.ready.wait(timeout=60)
+        sync.start.wait(timeout=60)
+        if contender is not None and error is None:
+            _loop(contender, sync.t0.value, seconds, records)
+    except BaseException as exc:  # noqa: B036 - report everything to the parent
+        error = f"{type(exc).__name__}: {exc}"
+    out.put((proc_id, records, error))
+    out.close()
+    out.join_thread()
+    os._exit(0)
+
+
+def _loop(contender: Contender, t0: float, seconds: float, records: list[Record]) -> None:
+    acquire, release = contender.acquire, contender.release
+    time.sleep(max(0.0, t0 - time.monotonic()))
+    deadline = t0 + seconds
+    while (t_request := time.monotonic()) < deadline:
+        checked(acquire(WAIT))
+        t_acquired = time.monotonic()
+        time.sleep(HOLD)
+        t_release_start = time.monotonic()
+        release()
+        records.append((t_request, t_acquired, t_release_start))
+
+
+@dataclass
+class ContendedStats:
+    """One round of one implementation."""
+
+    acq_per_s: float
+    fairness: float
+    per_proc_min_max: tuple[int, int]
+    wait_p50_ms: float | None
+    wait_p99_ms: float | None
+    overlaps: int
+
+
+def run_contended(
+    impl: Impl, ports: Ports, n: int, seconds: float
+) -> tuple[ContendedStats, list[str]]:
+    name = lock_name("b", impl)
+    sync = RunSync(CTX.Barrier(n + 1), CTX.Event(), CTX.Value("d", 0.0))
+    out = CTX.Queue()
+    procs = [
+        CTX.Process(
+            target=_contender_loop, args=(impl, ports, name, seconds, i, sync, out), daemon=True
+        )
+        for i in range(n)
+    ]
+    per_proc: dict[int, list[Record]] = {}
+    errors: list[str] = []
+    try:
+        for proc in procs:
+            proc.start()
+        sync.ready.wait(timeout=90)
+        sync.t0.value = time.monotonic() + 0.05
+        sync.start.set()
+        deadline = time.monotonic() + seconds + CHILD_TIMEOUT
+        while len(per_proc) < n:
+            try:
+                proc_id, records, error = out.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                errors.append(f"{n - len(per_proc)} process(es) hung")
+                break
+            per_proc[proc_id] = records
+            if error:
+                errors.append(f"p{proc_id}: {error}")
+    finally:
+        for proc in procs:
+            stop_process(proc)
+    return contended_stats(per_proc, n, sync.t0.value, seconds), errors
+
+
+def contended_stats(
+    per_proc: dict[int, list[Record]], n: int, t0: float, seconds: float
+) -> ContendedStats:
+    window_end = t0 + seconds
+    in_window = [sum(1 for r in per_proc.get(i, []) if r[1] <= window_end) for i in range(n)]
+    waits = sorted(acq - req for recs in per_proc.values() for req, acq, _ in recs)
+    sections = sorted((acq, rel) for recs in per_proc.values() for _, acq, rel in recs)
+    return ContendedStats(
+        acq_per_s=sum(in_window) / seconds,
+        fairness=min(in_window) / max(in_window) if max(in_window) else 0.0,
+        per_proc_min_max=(min(in_window), max(in_window)),
+        wait_p50_ms=percentile(waits, 50) * 1e3 if waits else None,
+        wait_p99_ms=percentile(waits, 99) * 1e3 if waits else None,
+        overlaps=count_overlaps(sections),
+    )
+
+
+def percentile(sorted_values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile of an already sorted, non-empty sequence."""
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def count_overlaps(sections: Sequence[tuple[float, float]]) -> int:
+    """Critical sections that start before an earlier one ended (sorted by start)."""
+    overlaps, latest_end = 0, -math.inf
+    for start, end in sections:
+        if start < latest_end:
+            overlaps += 1
+        latest_end = max(latest_end, end)
+    return overlaps
+
+
+def part_b(ports: Ports, n: int, seconds: float, rounds: int) -> None:
+    runs: dict[str, list[ContendedStats]] = {impl.label: [] for impl in HEALTHY_IMPLS}
+    errors: dict[str, list[str]] = {impl.label: [] for impl in HEALTHY_IMPLS}
+    for _, impl in interleaved(HEALTHY_IMPLS, rounds):
+        try:
+            stats, run_errors = run_contended(impl, ports, n, seconds)
+            runs[impl.label].append(stats)
+            errors[impl.label].extend(run_errors)
+        except Exception as exc:
+            errors[impl.label].append(f"{type(exc).__name__}: {exc}")
+    reference = [s.acq_per_s for s in runs[REFERENCE]]
+    rows = []
+    for impl in HEALTHY_IMPLS:
+        stats = runs[impl.label]
+        error = "; ".join(errors[impl.label])
+        if not stats:
+            rows.append([impl.label, "ERROR", "", "", "", "", "", error])
+            continue
+        worst = min(stats, key=lambda s: s.fairness)
+        p99s = [s.wait_p99_ms for s in stats if s.wait_p99_ms is not None]
+        rows.append(
+            [
+                impl.label,
+                f"{statistics.median(s.acq_per_s for s in stats):,.0f}",
+                round_ratio([s.acq_per_s for s in stats], reference),
+                f"{statistics.median(s.fairness for s in stats):.2f} "
+                f"({worst.fairness:.2f}: {worst.per_proc_min_max[0]}/{worst.per_proc_min_max[1]})",
+                fmt_ms(_median([s.wait_p50_ms for s in stats])),
+                f"{fmt_ms(_median(p99s))} ({fmt_ms(max(p99s, default=None))})",
+                str(sum(s.overlaps for s in stats)),
+                error,
+            ]
+        )
+    print(
+        f"\n## B. Contended: {n} processes, one lock, hold {HOLD * 1000:g} ms, "
+        f"{rounds} interleaved rounds x {seconds:g} s (median round)\n"
+    )
+    print_table(
+        [
+            "impl",
+            "acq/s",
+            "vs pottery (rounds)",
+            "fairness (worst)",
+            "wait p50 ms",
+            "wait p99 ms (worst)",
+            "overlaps",
+            "error",
+        ],
+        rows,
+    )
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
+
+
+# --- part C: masters down ------------------------------------------------------------
+
+
+def kill(server: RedisServer) -> None:
+    """SIGKILL a server (no shutdown, sockets reset at once); stop() still cleans up."""
+    if server.proc is not None:
+        server.proc.kill()
+        server.proc.wait(timeout=10)
+
+
+class DegradedResult(NamedTuple):
+    pairs_per_s: float
+    latencies: list[float]  # seconds per successful pair
+    failures: Counter[str]
+
+
+def _outcome(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def _degraded(impl: Impl, ports: Ports, name: str, seconds: float) -> DegradedResult:
+    """Uncontended pairs with a minority of masters down: every failure counted, none fatal."""
+    contender = impl.build(ports, name)
+    acquire, release = contender.acquire, contender.release
+    failures: Counter[str] = Counter()
+    latencies: list[float] = []
+    start = time.monotonic()
+    end = start + seconds
+    while (t := time.monotonic()) < end:
+        try:
+            acquired = acquire(DEGRADED_WAIT)
+        except Exception as exc:
+            failures[f"acquire {_outcome(exc)}"] += 1
+            continue
+        if not acquired:
+            failures[f"acquire {acquired!r}"] += 1
+            continue
+        try:
+            release()
+        except Exception as exc:
+            failures[f"release {_outcome(exc)}"] += 1
+            continue
+        latencies.append(time.monotonic() - t)
+    return DegradedResult(len(latencies) / (time.monotonic() - start), latencies, failures)
+
+
+def part_c1(ports: Ports, seconds: float, rounds: int) -> None:
+    results: dict[str, list[DegradedResult]] = {impl.label: [] for impl in FAILOVER_IMPLS}
+    errors: dict[str, str] = {}
+    names = {impl.label: lock_name("c1", impl) for impl in FAILOVER_IMPLS}
+    timeout = seconds + DEGRADED_WAIT * 4 + CHILD_TIMEOUT
+    for _, impl in interleaved(FAILOVER_IMPLS, rounds):
+        if impl.label in errors:
+            continue
+        try:
+            args = (impl, ports, names[impl.label], seconds)
+            results[impl.label].append(run_in_child(_degraded, args, timeout))
+        except Exception as exc:
+            errors[impl.label] = str(exc)
+    reference = [r.pairs_per_s for r in results[REFERENCE]]
+    rows = []
+    for impl in FAILOVER_IMPLS:
+        runs = results[impl.label]
+        if not runs:
+            rows.append([impl.label, "ERROR", "", "", "", "", errors.get(impl.label, "no result")])
+            continue
+        rates = [r.pairs_per_s for r in runs]
+        latencies = sorted(x for r in runs for x in r.latencies)
+        failures: Counter[str] = sum((r.failures for r in runs), Counter())
+        rows.append(
+            [
+                impl.label,
+                f"{statistics.median(rates):,.1f}"
+                if max(rates) < 10
+                else f"{statistics.median(rates):,.0f}",
+                round_ratio(rates, reference),
+                fmt_ms(percentile(latencies, 50) * 1e3) if latencies else "n/a",
+                fmt_ms(latencies[-1] * 1e3) if latencies else "n/a",
+                ", ".join(f"{count} {what}" for what, count in failures.most_common()) or "0",
+                errors.get(impl.label, ""),
+            ]
+        )
+    print(
+        f"\n## C1. {KILLED_DEGRADED} of {MASTERS} masters SIGKILLed: uncontended pairs/s "
+        f"(median of {rounds} interleaved runs x {seconds:g} s, new clients each run; "
+        f"blocking wait {DEGRADED_WAIT:g} s)\n"
+    )
+    print_table(
+        [
+            "impl",
+            "pairs/s",
+            "vs pottery",
+            "pair p50 ms",
+            "slowest pair ms",
+            "failed calls (all runs)",
+            "error",
+        ],
+        rows,
+    )
+
+
+def _failure_probe(
+    impl: Impl, ports: Ports, name: str, wait: float, ready: Any, go: Any, out: Any
+) -> None:
+    """Warm up on all masters, wait for the kill, then time a try-once and a blocking acquire."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        contender = impl.build(ports, name)
+        for w in (0, wait):  # connections open, scripts loaded, every lock object built
+            checked(contender.acquire(w))
+            contender.release()
+    except Exception as exc:
+        out.put(("error", f"warm-up: {type(exc).__name__}: {exc}"))
+    else:
+        ready.set()
+        go.wait(timeout=60)
+        outcomes = []
+        for w in (0, wait):
+            start = time.monotonic()
+            try:
+                outcome = f"returned {contender.acquire(w)!r}"
+            except Exception as exc:
+                outcome = _outcome(exc)
+            outcomes.append((time.monotonic() - start, outcome))
+        out.put(("ok", outcomes))
+    out.close()
+    out.join_thread()
+    os._exit(0)
+
+
+def failure_probe(impl: Impl, wait: float) -> list[tuple[float, str]]:
+    """One probe on five fresh masters, three of which die after the warm-up."""
+    with ExitStack() as stack:
+        servers = [stack.enter_context(RedisServer()) for _ in range(MASTERS)]
+        ports = Ports(tuple(s.port for s in servers))
+        ready, go, out = CTX.Event(), CTX.Event(), CTX.Queue()
+        args = (impl, ports, lock_name("c2", impl), wait, ready, go, out)
+        proc = CTX.Process(target=_failure_probe, args=args, daemon=True)
+        stack.callback(stop_process, proc)  # runs before the servers stop
+        proc.start()
+        deadline = time.monotonic() + 30
+        while not ready.wait(timeout=0.1):
+            try:
+                status, value = out.get_nowait()
+            except queue.Empty:
+                if time.monotonic() > deadline or not proc.is_alive():
+                    raise RuntimeError("probe did not start") from None
+                continue
+            raise RuntimeError(value)
+        for server in servers[MASTERS - KILLED_FAILED :]:
+            kill(server)
+        go.set()
+        try:
+            status, value = out.get(timeout=2 * wait + 2 * CHILD_TIMEOUT)
+        except queue.Empty:
+            raise RuntimeError("no answer from the probe") from None
+        if status != "ok":
+            raise RuntimeError(value)
+        return value
+
+
+def part_c2(probes: int, wait: float) -> None:
+    results: dict[str, list[list[tuple[float, str]]]] = {i.label: [] for i in FAILOVER_IMPLS}
+    errors: dict[str, list[str]] = {impl.label: [] for impl in FAILOVER_IMPLS}
+    for _, impl in interleaved(FAILOVER_IMPLS, probes):
+        try:
+            results[impl.label].append(failure_probe(impl, wait))
+        except Exception as exc:
+            errors[impl.label].append(f"{type(exc).__name__}: {exc}")
+    rows = []
+    for impl in FAILOVER_IMPLS:
+        runs = results[impl.label]
+        if not runs:
+            rows.append([impl.label, "ERROR", "", "; ".join(errors[impl.label])])
+            continue
+        cells = []
+        for call in range(2):
+            elapsed = statistics.median(run[call][0] for run in runs) * 1e3
+            outcomes = sorted({run[call][1] for run in runs})
+            cells.append(f"{fmt_ms(elapsed)} ({' / '.join(outcomes)})")
+        rows.append([impl.label, *cells, "; ".join(errors[impl.label])])
+    print(
+        f"\n## C2. {KILLED_FAILED} of {MASTERS} masters SIGKILLed under warm clients: ms until "
+        f"acquire reports failure, and what it reports (median of {probes} probe(s))\n"
+    )
+    print_table(
+        ["impl", "try once (wait=0 / blocking=False)", f"blocking (wait {wait:g} s)", "error"],
+        rows,
+    )
+
+
+# --- output and main -----------------------------------------------------------------
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
+    print(line)
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in rows:
+        cells = (str(c).ljust(w) for c, w in zip(row, widths, strict=True))
+        print("| " + " | ".join(cells) + " |")
+    sys.stdout.flush()
+
+
+def header(server: RedisServer) -> str:
+    versions = ", ".join(
+        f"{dist} {metadata.version(dist)}" for dist in ("redis", "hiredis", "pottery")
+    )
+    return (
+        f"# Redlock benchmark: redis-server {server.version()}, Python "
+        f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
+    )
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="~40 s smoke run")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="part B window per impl and round (default 3, --quick 1)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="interleaved rounds of parts A, B and C1 (default 3, --quick 1)",
+    )
+    parser.add_argument(
+        "--processes", type=int, default=4, help="part B contending processes (default 4)"
+    )
+    parser.add_argument(
+        "--probes",
+        type=int,
+        default=None,
+        help="part C2 probes per impl (default 2, --quick 1)",
+    )
+    args = parser.parse_args(argv)
+    if args.seconds is None:
+        args.seconds = 1.0 if args.quick else 3.0
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
+    if args.probes is None:
+        args.probes = 1 if args.quick else 2
+    if args.seconds <= 0:
+        parser.error("--seconds must be > 0")
+    if args.rounds < 1 or args.probes < 1:
+        parser.error("--rounds and --probes must be >= 1")
+    if args.processes < 2:
+        parser.error("--processes must be >= 2")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    run_seconds = 0.5 if args.quick else 1.5  # parts A and C1, per run
+    started = time.monotonic()
+    with ExitStack() as stack:
+        masters = [stack.enter_context(RedisServer()) for _ in range(MASTERS)]
+        single = stack.enter_context(RedisServer())
+        ports = Ports(tuple(s.port for s in masters), single.port)
+        print(header(single))
+        print(
+            f"masters 127.0.0.1:{', '.join(str(p) for p in ports.masters)}; "
+            f"single server 127.0.0.1:{ports.single}; TTL {TTL} s"
+        )
+        part_a(ports, run_seconds, args.rounds)
+        part_b(ports, args.processes, args.seconds, args.rounds)
+        for server in masters[MASTERS - KILLED_DEGRADED :]:
+            kill(server)
+        part_c1(Ports(ports.masters), run_seconds, args.rounds)
+    part_c2(args.probes, QUICK_FAIL_WAIT if args.quick else FAIL_WAIT)
+    print(f"\n(total {time.monotonic() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)
