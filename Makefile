@@ -85,6 +85,8 @@ test-faults: lint
 bench: $(STAMP)
 	$(PY) bench/bench_transport.py
 	$(PY) bench/bench_locks.py
+	$(PY) bench/bench_redlock.py
+	$(PY) bench/bench_failover.py
 	$(PY) bench/bench_async_locks.py
 	@if command -v wrk >/dev/null; then $(PY) bench/bench_async_views.py; else echo "bench_async_views.py needs wrk (apt-get install wrk): left out"; fi
 	$(PY) bench/bench_semaphores.py

@@ -5,7 +5,7 @@ persistence): five independent masters for the quorum locks and one more for
 the single-server reference row, and stops every one of them at the end, also
 on error or Ctrl-C (part C starts and kills servers of its own). Each
 measurement runs in a forked child process with its own new clients, on a
-fresh lock name, TTL 10 s (no lock ever expires during the run).
+fresh lock name, TTL 10 s (no held lock expires during the run).
 Implementations:
 
 * ``ours Redlock``: ``django_redcoord.core.redlock.Redlock`` over the five
@@ -60,26 +60,47 @@ alternating), median round shown unless said otherwise:
   none caused by expiry (nothing expires here) or by a master losing its
   data.
 
-Part C, masters down (SIGKILL, so connections are refused or reset at once;
-a frozen or partitioned master, where each call costs a socket timeout, is
-not measured):
+Left out of part B: network latency between the processes and the masters
+(which stretches every quorum round trip, and the window in which a split
+vote can happen), longer critical sections, and more than one lock name.
 
-* C1: two of the five masters killed, then ``--rounds`` interleaved runs of
-  uncontended pairs, new clients each run (the first calls to the dead
-  masters are refused). pairs/s, the ratio to pottery, p50 and slowest pair
-  (ms), and failed calls (acquire returning False or raising, release
-  raising), which are not counted as pairs. Both must keep working: a
-  majority (3) is up.
-* C2: on five fresh masters, a child warms up its clients (connections open
-  to all five), then three masters are SIGKILLed at once and the child calls
-  acquire twice: first "try once" (ours ``wait=0``, pottery
-  ``blocking=False``), then blocking with a wait of ``FAIL_WAIT`` (5 s; 2 s
-  with --quick). Reported: milliseconds until the call returned or raised,
-  and what it reported (exception type, or the value returned). A quorum is
-  impossible, so the only right answer is a failure; the faster and the
-  more telling (an error rather than "busy") the better. Median over
-  ``--probes`` probes (default 2, --quick 1), each outcome seen listed.
-  Left out: what happens when the masters come back (no probe of recovery).
+Part C, masters down. Each run starts five fresh masters; a child builds its
+clients and runs ``KILL_WARM_UP`` (100) acquire+release pairs on one lock
+name with all five up (connections open, scripts loaded, the lock in use, as
+in a running app), then the parent SIGKILLs some masters (connections reset,
+new ones refused at once; a frozen or partitioned master, where each call
+costs a socket timeout, is not measured) and the child goes on:
+
+* C1: two of the five killed, a majority (3) still up; both must keep
+  working. ``--rounds`` interleaved runs of uncontended pairs for 1.5 s
+  (0.5 s with --quick; blocking wait 5 s, 2 s with --quick; a pair that is
+  slower runs past the window). pairs/s
+  (successful pairs over the time taken, median and each run), the ratio to
+  pottery, p50 and slowest pair (ms) over all runs, failed calls (acquire
+  returning False or raising, release raising; not counted as pairs), and
+  stale grants: how many of the three surviving masters held a grant of the
+  lock just before the kill although nobody held it (the parent reads them
+  after the child released and waited 0.1 s). pottery can leave such
+  grants: it returns from acquire and release once a majority answered, so
+  a SET NX still in flight can land after the release's DEL and stay until
+  its TTL (10 s) runs out. With two masters down, one stale grant on a
+  survivor leaves two masters to grant, no majority, for up to the TTL; it
+  happens by chance, so runs differ (see the per-run columns). Ours waits
+  for every master's answer in each round trip, so it leaves none.
+* C2: three of the five killed, no majority possible: the child calls
+  acquire twice, first "try once" (ours ``wait=0``, pottery
+  ``blocking=False``), then blocking with a wait of ``FAIL_WAIT`` (5 s; not
+  with --quick, where pottery's call alone would take ~9 s more: without a
+  majority it waits for every master's answer, and redis-py's default
+  retries to a dead master take seconds, on acquire and again on the
+  release that follows). Reported: milliseconds until the call returned or raised
+  (median over ``--probes`` probes, default 2, --quick 1) and what it
+  reported, every outcome seen (exception type, or the value returned). The
+  only right answer is a failure; the sooner and the more telling (an error
+  rather than the "busy" of a False) the better.
+
+Left out of part C: what happens when the masters come back (recovery), a
+master restarted empty, and contention during the outage.
 
 Run from the repository root::
 
@@ -115,7 +136,7 @@ from typing import Any, NamedTuple
 import pottery
 import redis
 
-from django_redcoord.core.locks import Lock
+from django_redcoord.core.locks import Lock, read_holders
 from django_redcoord.core.redlock import Redlock
 from django_redcoord.core.transport.clients import client_from_url
 
@@ -131,10 +152,12 @@ KILLED_FAILED = 3  # part C2: masters down, no majority possible
 TTL = 10  # seconds; no lock may expire during the benchmark
 HOLD = 0.001  # seconds held per contended acquisition
 WAIT = 30.0  # seconds a blocking acquire may wait (parts A, B)
-DEGRADED_WAIT = 5.0  # seconds a blocking acquire may wait in part C1
-FAIL_WAIT = 5.0  # part C2's blocking wait (--quick: QUICK_FAIL_WAIT)
-QUICK_FAIL_WAIT = 2.0
+DEGRADED_WAIT = 5.0  # seconds a blocking acquire may wait in part C1 (--quick: 2 s)
+QUICK_DEGRADED_WAIT = 2.0
+FAIL_WAIT = 5.0  # part C2's blocking wait (not measured with --quick)
 WARM_UP = 50  # uncontended pairs before part A's timing
+KILL_WARM_UP = 100  # part C: pairs on all five masters before some are killed
+KILL_WARM_UP_TIMEOUT = 60.0  # seconds
 CHILD_TIMEOUT = 60.0  # seconds a child may take beyond its planned run
 PREFIX = "bench"  # key prefix of ours
 
@@ -212,15 +235,25 @@ def _build_pottery_no_retry(ports: Ports, name: str) -> Contender:
     return _pottery(name, [client_from_url(_url(p)) for p in ports.masters])
 
 
+def _ours_holds(client: redis.Redis, name: str) -> bool:
+    """Whether this master holds a live grant of our lock ``name`` (not a tombstone)."""
+    return read_holders(client, [name], prefix=PREFIX)[0] is not None
+
+
+def _pottery_holds(client: redis.Redis, name: str) -> bool:
+    return bool(client.exists(f"redlock:{name}"))
+
+
 @dataclass(frozen=True)
 class Impl:
     label: str
     build: Callable[[Ports, str], Contender]
+    holds: Callable[[redis.Redis, str], bool] | None = None  # part C: a grant on this master?
 
 
-OURS = Impl("ours Redlock (5)", _build_ours)
-POTTERY = Impl("pottery Redlock (5)", _build_pottery)
-POTTERY_NO_RETRY = Impl("pottery, no-retry clients (5)", _build_pottery_no_retry)
+OURS = Impl("ours Redlock (5)", _build_ours, _ours_holds)
+POTTERY = Impl("pottery Redlock (5)", _build_pottery, _pottery_holds)
+POTTERY_NO_RETRY = Impl("pottery, no-retry clients (5)", _build_pottery_no_retry, _pottery_holds)
 SINGLE = Impl("ours Lock (1 server)", _build_single)
 REFERENCE = POTTERY.label
 
@@ -252,9 +285,7 @@ def _child_main(target: Callable[..., Any], args: tuple[Any, ...], out: Any) -> 
         out.put(("ok", target(*args)))
     except BaseException as exc:  # noqa: B036 - report everything to the parent
         out.put(("error", f"{type(exc).__name__}: {exc}"))
-    # pottery leaves calls to dead masters running in background threads (each
-    # retrying for seconds); do not wait for them at exit.
-    out.close()
+    out.close()  # then leave at once: no waiting for stray pool threads at exit
     out.join_thread()
     os._exit(0)
 
@@ -381,13 +412,19 @@ def part_a(ports: Ports, seconds: float, rounds: int) -> None:
 
 
 def round_ratio(values: Sequence[float], reference: Sequence[float]) -> str:
-    """Median over rounds of value / reference in the same round (with the range)."""
-    ratios = [v / ref for v, ref in zip(values, reference, strict=False) if ref]
+    """Median over rounds of value / reference in the same round (with the range).
+
+    Rounds where the reference (pottery) managed nothing are left out, and said so.
+    """
+    pairs = list(zip(values, reference, strict=False))
+    ratios = [v / ref for v, ref in pairs if ref]
+    skipped = len(pairs) - len(ratios)
+    note = f"; {skipped} of {len(pairs)} left out: pottery 0" if skipped else ""
     if not ratios:
-        return "n/a"
+        return f"n/a{note}"
     if len(ratios) == 1:
-        return f"{ratios[0]:.2f}x"
-    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+        return f"{ratios[0]:.2f}x{note}"
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f}){note}"
 
 
 # --- part B: contended ---------------------------------------------------------------
@@ -593,19 +630,111 @@ def kill(server: RedisServer) -> None:
         server.proc.wait(timeout=10)
 
 
-class DegradedResult(NamedTuple):
-    pairs_per_s: float
-    latencies: list[float]  # seconds per successful pair
-    failures: Counter[str]
-
-
 def _outcome(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def _degraded(impl: Impl, ports: Ports, name: str, seconds: float) -> DegradedResult:
+def _killed_child(
+    impl: Impl,
+    ports: Ports,
+    name: str,
+    waits: tuple[float, ...],
+    measure: Callable[..., Any],
+    measure_args: tuple[Any, ...],
+    sync: tuple[Any, Any, Any],
+) -> None:
+    """Warm up on all masters, let the parent kill some, then ``measure(contender, *args)``."""
+    ready, go, out = sync
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        contender = impl.build(ports, name)
+        for _ in range(KILL_WARM_UP):  # connections open, scripts loaded, the lock in use
+            for wait in waits:
+                checked(contender.acquire(wait))
+                contender.release()
+        time.sleep(0.1)  # calls still in flight (pottery's) land before the parent looks
+    except Exception as exc:
+        out.put(("error", f"warm-up: {type(exc).__name__}: {exc}"))
+    else:
+        ready.set()
+        go.wait(timeout=60)
+        try:
+            out.put(("ok", measure(contender, *measure_args)))
+        except BaseException as exc:  # noqa: B036 - report everything to the parent
+            out.put(("error", f"{type(exc).__name__}: {exc}"))
+    # pottery leaves calls to dead masters running in background threads (each
+    # retrying for seconds); do not wait for them at exit.
+    out.close()
+    out.join_thread()
+    os._exit(0)
+
+
+def stale_grants(impl: Impl, ports: Sequence[int], name: str) -> int:
+    """How many of these masters hold a grant of ``name`` although nobody holds the lock."""
+    count = 0
+    for port in ports:
+        client = redis.Redis(host=HOST, port=port)
+        try:
+            if impl.holds is not None and impl.holds(client, name):
+                count += 1
+        finally:
+            client.close()
+    return count
+
+
+def with_masters_killed(
+    impl: Impl,
+    killed: int,
+    waits: tuple[float, ...],
+    measure: Callable[..., Any],
+    measure_args: tuple[Any, ...],
+    timeout: float,
+) -> tuple[Any, int]:
+    """On five fresh masters: a child warms up, ``killed`` masters are SIGKILLed, it measures.
+
+    Returns the measurement and the stale grants found on the survivors just
+    before the kill.
+    """
+    with ExitStack() as stack:
+        servers = [stack.enter_context(RedisServer()) for _ in range(MASTERS)]
+        ports = Ports(tuple(s.port for s in servers))
+        name = lock_name(f"c{killed}", impl)
+        ready, go, out = CTX.Event(), CTX.Event(), CTX.Queue()
+        args = (impl, ports, name, waits, measure, measure_args, (ready, go, out))
+        proc = CTX.Process(target=_killed_child, args=args, daemon=True)
+        stack.callback(stop_process, proc)  # runs before the servers stop
+        proc.start()
+        deadline = time.monotonic() + KILL_WARM_UP_TIMEOUT
+        while not ready.wait(timeout=0.1):
+            try:
+                _, value = out.get_nowait()
+            except queue.Empty:
+                if time.monotonic() > deadline or not proc.is_alive():
+                    raise RuntimeError("the child did not get ready") from None
+                continue
+            raise RuntimeError(value)
+        stale = stale_grants(impl, ports.masters[: MASTERS - killed], name)
+        for server in servers[MASTERS - killed :]:
+            kill(server)
+        go.set()
+        try:
+            status, value = out.get(timeout=timeout)
+        except queue.Empty:
+            raise RuntimeError(f"no answer within {timeout:g} s") from None
+        if status != "ok":
+            raise RuntimeError(value)
+        return value, stale
+
+
+class DegradedResult(NamedTuple):
+    pairs_per_s: float
+    latencies: list[float]  # seconds per successful pair
+    failures: Counter[str]
+    stale: int  # stale grants on the surviving masters at the kill
+
+
+def _degraded_loop(contender: Contender, seconds: float, wait: float) -> DegradedResult:
     """Uncontended pairs with a minority of masters down: every failure counted, none fatal."""
-    contender = impl.build(ports, name)
     acquire, release = contender.acquire, contender.release
     failures: Counter[str] = Counter()
     latencies: list[float] = []
@@ -613,7 +742,7 @@ def _degraded(impl: Impl, ports: Ports, name: str, seconds: float) -> DegradedRe
     end = start + seconds
     while (t := time.monotonic()) < end:
         try:
-            acquired = acquire(DEGRADED_WAIT)
+            acquired = acquire(wait)
         except Exception as exc:
             failures[f"acquire {_outcome(exc)}"] += 1
             continue
@@ -626,28 +755,32 @@ def _degraded(impl: Impl, ports: Ports, name: str, seconds: float) -> DegradedRe
             failures[f"release {_outcome(exc)}"] += 1
             continue
         latencies.append(time.monotonic() - t)
-    return DegradedResult(len(latencies) / (time.monotonic() - start), latencies, failures)
+    return DegradedResult(len(latencies) / (time.monotonic() - start), latencies, failures, 0)
 
 
-def part_c1(ports: Ports, seconds: float, rounds: int) -> None:
+def fmt_rate(value: float) -> str:
+    return f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
+
+
+def part_c1(seconds: float, rounds: int, wait: float) -> None:
     results: dict[str, list[DegradedResult]] = {impl.label: [] for impl in FAILOVER_IMPLS}
-    errors: dict[str, str] = {}
-    names = {impl.label: lock_name("c1", impl) for impl in FAILOVER_IMPLS}
-    timeout = seconds + DEGRADED_WAIT * 4 + CHILD_TIMEOUT
+    errors: dict[str, list[str]] = {impl.label: [] for impl in FAILOVER_IMPLS}
+    timeout = seconds + 4 * wait + CHILD_TIMEOUT
     for _, impl in interleaved(FAILOVER_IMPLS, rounds):
-        if impl.label in errors:
-            continue
         try:
-            args = (impl, ports, names[impl.label], seconds)
-            results[impl.label].append(run_in_child(_degraded, args, timeout))
+            res, stale = with_masters_killed(
+                impl, KILLED_DEGRADED, (wait,), _degraded_loop, (seconds, wait), timeout
+            )
+            results[impl.label].append(res._replace(stale=stale))
         except Exception as exc:
-            errors[impl.label] = str(exc)
+            errors[impl.label].append(f"{type(exc).__name__}: {exc}")
     reference = [r.pairs_per_s for r in results[REFERENCE]]
     rows = []
     for impl in FAILOVER_IMPLS:
         runs = results[impl.label]
+        error = "; ".join(errors[impl.label])
         if not runs:
-            rows.append([impl.label, "ERROR", "", "", "", "", errors.get(impl.label, "no result")])
+            rows.append([impl.label, "ERROR", "", "", "", "", "", "", error])
             continue
         rates = [r.pairs_per_s for r in runs]
         latencies = sorted(x for r in runs for x in r.latencies)
@@ -655,101 +788,61 @@ def part_c1(ports: Ports, seconds: float, rounds: int) -> None:
         rows.append(
             [
                 impl.label,
-                f"{statistics.median(rates):,.1f}"
-                if max(rates) < 10
-                else f"{statistics.median(rates):,.0f}",
+                fmt_rate(statistics.median(rates)),
                 round_ratio(rates, reference),
+                " / ".join(fmt_rate(r) for r in rates),
                 fmt_ms(percentile(latencies, 50) * 1e3) if latencies else "n/a",
                 fmt_ms(latencies[-1] * 1e3) if latencies else "n/a",
                 ", ".join(f"{count} {what}" for what, count in failures.most_common()) or "0",
-                errors.get(impl.label, ""),
+                " / ".join(str(r.stale) for r in runs),
+                error,
             ]
         )
+    survivors = MASTERS - KILLED_DEGRADED
     print(
-        f"\n## C1. {KILLED_DEGRADED} of {MASTERS} masters SIGKILLed: uncontended pairs/s "
-        f"(median of {rounds} interleaved runs x {seconds:g} s, new clients each run; "
-        f"blocking wait {DEGRADED_WAIT:g} s)\n"
+        f"\n## C1. {KILLED_DEGRADED} of {MASTERS} masters SIGKILLed after {KILL_WARM_UP} warm-up "
+        f"pairs: uncontended pairs/s (median of {rounds} interleaved runs x {seconds:g} s, "
+        f"fresh masters each run; blocking wait {wait:g} s)\n"
     )
     print_table(
         [
             "impl",
             "pairs/s",
             "vs pottery",
+            "pairs/s per run",
             "pair p50 ms",
             "slowest pair ms",
             "failed calls (all runs)",
+            f"stale grants on the {survivors} survivors, per run",
             "error",
         ],
         rows,
     )
 
 
-def _failure_probe(
-    impl: Impl, ports: Ports, name: str, wait: float, ready: Any, go: Any, out: Any
-) -> None:
-    """Warm up on all masters, wait for the kill, then time a try-once and a blocking acquire."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    try:
-        contender = impl.build(ports, name)
-        for w in (0, wait):  # connections open, scripts loaded, every lock object built
-            checked(contender.acquire(w))
-            contender.release()
-    except Exception as exc:
-        out.put(("error", f"warm-up: {type(exc).__name__}: {exc}"))
-    else:
-        ready.set()
-        go.wait(timeout=60)
-        outcomes = []
-        for w in (0, wait):
-            start = time.monotonic()
-            try:
-                outcome = f"returned {contender.acquire(w)!r}"
-            except Exception as exc:
-                outcome = _outcome(exc)
-            outcomes.append((time.monotonic() - start, outcome))
-        out.put(("ok", outcomes))
-    out.close()
-    out.join_thread()
-    os._exit(0)
-
-
-def failure_probe(impl: Impl, wait: float) -> list[tuple[float, str]]:
-    """One probe on five fresh masters, three of which die after the warm-up."""
-    with ExitStack() as stack:
-        servers = [stack.enter_context(RedisServer()) for _ in range(MASTERS)]
-        ports = Ports(tuple(s.port for s in servers))
-        ready, go, out = CTX.Event(), CTX.Event(), CTX.Queue()
-        args = (impl, ports, lock_name("c2", impl), wait, ready, go, out)
-        proc = CTX.Process(target=_failure_probe, args=args, daemon=True)
-        stack.callback(stop_process, proc)  # runs before the servers stop
-        proc.start()
-        deadline = time.monotonic() + 30
-        while not ready.wait(timeout=0.1):
-            try:
-                status, value = out.get_nowait()
-            except queue.Empty:
-                if time.monotonic() > deadline or not proc.is_alive():
-                    raise RuntimeError("probe did not start") from None
-                continue
-            raise RuntimeError(value)
-        for server in servers[MASTERS - KILLED_FAILED :]:
-            kill(server)
-        go.set()
+def _failure_calls(contender: Contender, waits: tuple[float, ...]) -> list[tuple[float, str]]:
+    """Time one acquire per wait (0: try once); each: (seconds, what it reported)."""
+    outcomes = []
+    for w in waits:
+        start = time.monotonic()
         try:
-            status, value = out.get(timeout=2 * wait + 2 * CHILD_TIMEOUT)
-        except queue.Empty:
-            raise RuntimeError("no answer from the probe") from None
-        if status != "ok":
-            raise RuntimeError(value)
-        return value
+            outcome = f"returned {contender.acquire(w)!r}"
+        except Exception as exc:
+            outcome = _outcome(exc)
+        outcomes.append((time.monotonic() - start, outcome))
+    return outcomes
 
 
-def part_c2(probes: int, wait: float) -> None:
+def part_c2(probes: int, waits: tuple[float, ...]) -> None:
     results: dict[str, list[list[tuple[float, str]]]] = {i.label: [] for i in FAILOVER_IMPLS}
     errors: dict[str, list[str]] = {impl.label: [] for impl in FAILOVER_IMPLS}
+    timeout = sum(waits) + 2 * CHILD_TIMEOUT
     for _, impl in interleaved(FAILOVER_IMPLS, probes):
         try:
-            results[impl.label].append(failure_probe(impl, wait))
+            outcomes, _ = with_masters_killed(
+                impl, KILLED_FAILED, waits, _failure_calls, (waits,), timeout
+            )
+            results[impl.label].append(outcomes)
         except Exception as exc:
             errors[impl.label].append(f"{type(exc).__name__}: {exc}")
     rows = []
@@ -759,19 +852,24 @@ def part_c2(probes: int, wait: float) -> None:
             rows.append([impl.label, "ERROR", "", "; ".join(errors[impl.label])])
             continue
         cells = []
-        for call in range(2):
+        for call in range(len(waits)):
             elapsed = statistics.median(run[call][0] for run in runs) * 1e3
             outcomes = sorted({run[call][1] for run in runs})
             cells.append(f"{fmt_ms(elapsed)} ({' / '.join(outcomes)})")
         rows.append([impl.label, *cells, "; ".join(errors[impl.label])])
     print(
-        f"\n## C2. {KILLED_FAILED} of {MASTERS} masters SIGKILLed under warm clients: ms until "
-        f"acquire reports failure, and what it reports (median of {probes} probe(s))\n"
+        f"\n## C2. {KILLED_FAILED} of {MASTERS} masters SIGKILLed after {KILL_WARM_UP} warm-up "
+        f"pairs: ms until acquire reports failure, and what it reports (median of {probes} "
+        f"probe(s), fresh masters each)\n"
     )
     print_table(
-        ["impl", "try once (wait=0 / blocking=False)", f"blocking (wait {wait:g} s)", "error"],
+        ["impl", *(call_label(w) for w in waits), "error"],
         rows,
     )
+
+
+def call_label(wait: float) -> str:
+    return "try once (wait=0 / blocking=False)" if wait == 0 else f"blocking (wait {wait:g} s)"
 
 
 # --- output and main -----------------------------------------------------------------
@@ -853,10 +951,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         part_a(ports, run_seconds, args.rounds)
         part_b(ports, args.processes, args.seconds, args.rounds)
-        for server in masters[MASTERS - KILLED_DEGRADED :]:
-            kill(server)
-        part_c1(Ports(ports.masters), run_seconds, args.rounds)
-    part_c2(args.probes, QUICK_FAIL_WAIT if args.quick else FAIL_WAIT)
+    part_c1(run_seconds, args.rounds, QUICK_DEGRADED_WAIT if args.quick else DEGRADED_WAIT)
+    part_c2(args.probes, (0,) if args.quick else (0, FAIL_WAIT))
     print(f"\n(total {time.monotonic() - started:.0f} s)")
     return 0
 

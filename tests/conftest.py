@@ -20,6 +20,7 @@ import pytest
 
 from django_redcoord.core.transport.clients import client_from_url
 
+from . import key_slots
 from .redis_servers import REDIS_CELL, STARTED_PIDS, RedisServer, pid_alive
 
 
@@ -91,10 +92,24 @@ def _redcoord_settings(settings, redis_url):
     }
 
 
+def pytest_configure(config):
+    key_slots.install()
+
+
 def pytest_sessionfinish(session, exitstatus):
     left = [pid for pid in STARTED_PIDS if pid_alive(pid)]
     if left:
         raise RuntimeError(f"redis-server processes left running after the tests: {left}")
+    new = sorted(set(key_slots.SEEN) - key_slots.KNOWN)
+    if os.environ.get("REDCOORD_SLOTS_REPORT"):
+        with open(os.environ["REDCOORD_SLOTS_REPORT"], "w") as fh:
+            for name in sorted(key_slots.CALLS):
+                fh.write(f"{name} {key_slots.CALLS[name]} {' '.join(key_slots.SEEN.get(name, []))}\n")
+    if new:
+        raise RuntimeError(
+            "scripts whose keys span several Redis Cluster hash slots (CROSSSLOT on a Cluster): "
+            + "; ".join(f"{name}: {key_slots.SEEN[name]}" for name in new)
+        )
 
 
 @pytest.fixture

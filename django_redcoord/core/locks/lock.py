@@ -7,8 +7,9 @@ How it works (every operation is one round trip, one Lua script):
   MessagePack, with a ``PX`` TTL, and the name into its live-lock index
   bucket. Otherwise the caller appends its entry to a FIFO queue list in the
   same script and blocks with ``BLPOP`` on its own wake list. A live lock is
-  one key and one small index entry; a contended acquisition runs 12 Redis
-  commands in all (4 to queue, the BLPOP, 7 in the release that hands over).
+  one key and one small index entry; a contended acquisition runs 15 Redis
+  commands in all (4 to queue, the BLPOP, 10 in the release that hands over,
+  two of which add the wait to the name's per-minute wait list).
 * ``release`` runs ``locks/release.lua``: if the token matches it hands the
   lock straight to the oldest live waiter (new token, new fence) and pushes
   the fence onto that waiter's wake list; the waiter returns from ``BLPOP``
