@@ -43,6 +43,17 @@ def _master_port(sentinel):
     return redis.Redis(port=sentinel.port).execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")[1]
 
 
+def _failover(sentinel):
+    """SENTINEL FAILOVER, once the sentinel knows the replica (it learns it from the master's INFO)."""
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            return redis.Redis(port=sentinel.port).execute_command("SENTINEL", "FAILOVER", "mymaster")
+        except redis.ResponseError as exc:
+            assert "NOGOODSLAVE" in str(exc) and time.monotonic() < deadline, exc
+            time.sleep(0.2)
+
+
 def test_every_primitive_works_through_the_sentinels(topology):
     master, _, _ = topology
     with Lock("invoice:1", wait=0) as lock:
@@ -137,3 +148,28 @@ def test_waits_in_progress_when_the_master_dies_are_served_by_the_new_master(top
     finally:
         worker.stop()
         runner.join(15)
+
+
+def test_idle_connections_to_a_former_master_are_dropped_within_a_second(topology):
+    """After a failover the old master may still take writes until a sentinel demotes it
+    (here: never, it is left alone). The pool asks the sentinels again at most once a
+    second, drops its idle connections to the old master, and writes reach the new one."""
+    master, replica, sentinel = topology
+    Queue("jobs").push("before")  # an idle pooled connection to the old master
+    client = get_client()
+    assert client.connection_pool.get_master_address()[1] == master.port
+    # The old master must go on answering as a master after the failover (as it does until
+    # a sentinel demotes it): it refuses to be demoted, so a write sent to it would succeed
+    # there and be lost.
+    client_from_url(master.url).execute_command("ACL", "SETUSER", "default", "-slaveof", "-replicaof")
+    _failover(sentinel)
+    deadline = time.monotonic() + 10
+    while _master_port(sentinel) != str(replica.port).encode():
+        assert time.monotonic() < deadline, "the failover did not happen"
+        time.sleep(0.05)
+    time.sleep(1.1)  # the pool's next check is due
+    assert client_from_url(master.url).info("replication")["role"] == "master"  # still taking writes
+    Queue("jobs").push("after")
+    on_new = client_from_url(replica.url)
+    assert on_new.info("replication")["role"] == "master"
+    assert Queue("jobs", client=on_new).depths().ready == 2  # "before" (replicated) and "after"

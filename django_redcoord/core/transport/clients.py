@@ -84,7 +84,10 @@ def _sentinel_kwargs(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
     """(the sentinels' connection options, the master's, the pool's) from ``config["SENTINEL"]``."""
     sentinel = config["SENTINEL"]
     timeouts = {"socket_timeout": config["SOCKET_TIMEOUT"], "socket_connect_timeout": config["CONNECT_TIMEOUT"]}
-    to_sentinels = {**timeouts, "username": sentinel["SENTINEL_USERNAME"], "password": sentinel["SENTINEL_PASSWORD"],
+    # A sentinel answers from memory: it gets at most 0.5 s (it is asked before
+    # checkouts, see transport.commands.SENTINEL_CHECK, so a dead one must not stall calls long)
+    quick = {"socket_timeout": min(0.5, config["SOCKET_TIMEOUT"]), "socket_connect_timeout": min(0.5, config["CONNECT_TIMEOUT"])}
+    to_sentinels = {**quick, "username": sentinel["SENTINEL_USERNAME"], "password": sentinel["SENTINEL_PASSWORD"],
                     "ssl": sentinel["SSL"]}  # fmt: skip
     to_master = {**timeouts, "db": sentinel["DB"], "username": sentinel["USERNAME"], "password": sentinel["PASSWORD"],
                  "ssl": sentinel["SSL"], "health_check_interval": 0, "retry_on_error": []}  # fmt: skip

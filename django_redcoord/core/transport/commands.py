@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -66,11 +67,50 @@ def _direct_pool(client: Any) -> Any:
     return pool
 
 
+#: A Sentinel pool asks the sentinels where the master is at most this often
+#: (seconds) before a checkout, and after a failed ask waits SENTINEL_BACKOFF.
+SENTINEL_CHECK = 1.0
+SENTINEL_BACKOFF = 10.0
+
+
+def _sentinel_due(pool: Any) -> bool:
+    """True when ``pool`` is a Sentinel master pool whose master address is due for a check.
+
+    redis-py asks the sentinels only when it opens a connection, so an idle
+    pooled connection keeps writing to a former master for as long as that
+    server still believes it is one (until a sentinel demotes it, up to ~10 s;
+    after a second, quick failover it stays master meanwhile): those writes are
+    lost when it resyncs. Asking again (``get_master_address``) drops the idle
+    connections when the answer changed.
+    """
+    if not getattr(pool, "is_master", False) or not hasattr(pool, "get_master_address"):
+        return False
+    now = time.monotonic()
+    if now < getattr(pool, "_redcoord_next_check", 0.0):
+        return False
+    pool._redcoord_next_check = now + SENTINEL_CHECK
+    return True
+
+
 def _checkout(pool: Any, command_name: str) -> Any:
+    if _sentinel_due(pool):
+        try:
+            pool.get_master_address()
+        except Exception:  # the sentinels cannot say now: keep the connections we have
+            pool._redcoord_next_check = time.monotonic() + SENTINEL_BACKOFF
     try:
         return pool.get_connection()
     except TypeError:  # redis-py 5 requires the command name
         return pool.get_connection(command_name)
+
+
+async def _acheckout(pool: Any) -> Any:
+    if _sentinel_due(pool):
+        try:
+            await pool.get_master_address()
+        except Exception:  # the sentinels cannot say now: keep the connections we have
+            pool._redcoord_next_check = time.monotonic() + SENTINEL_BACKOFF
+    return await pool.get_connection()
 
 
 def command(client: Any, *args: Any, operation: str) -> Any:
@@ -113,7 +153,7 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
     with unavailable_as_ours(client, operation):
         if pool is None:
             return await client.execute_command(*args)
-        conn = await pool.get_connection()
+        conn = await _acheckout(pool)
         try:
             if _pack is not None and _plain(args) and _utf8(conn):
                 await conn.send_packed_command((_pack(args),))
@@ -170,7 +210,7 @@ async def acommands(
             for args in cmds:
                 pipe.execute_command(*args)
             return await pipe.execute(raise_on_error=raise_errors)
-        conn = await pool.get_connection()
+        conn = await _acheckout(pool)
         try:
             await conn.send_packed_command(_pack_all(conn, cmds))
             replies = []
