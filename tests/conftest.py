@@ -96,20 +96,34 @@ def pytest_configure(config):
     key_slots.install()
 
 
-def pytest_sessionfinish(session, exitstatus):
+def _end_of_run_problems() -> list[str]:
+    """What the whole run must not leave: servers still running, scripts touching several slots."""
+    found = []
     left = [pid for pid in STARTED_PIDS if pid_alive(pid)]
     if left:
-        raise RuntimeError(f"redis-server processes left running after the tests: {left}")
+        found.append(f"redis-server processes left running after the tests: {left}")
     new = sorted(set(key_slots.SEEN) - key_slots.KNOWN)
+    if new:
+        found.append(
+            "scripts whose keys span several Redis Cluster hash slots (CROSSSLOT on a Cluster): "
+            + "; ".join(f"{name}: {key_slots.SEEN[name]}" for name in new)
+        )
+    return found
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    for problem in _end_of_run_problems():
+        terminalreporter.write_line(f"FAILED (end of run): {problem}", red=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # after the summary above; the run fails (exit status 1) without hiding the tests' own report
     if os.environ.get("REDCOORD_SLOTS_REPORT"):
         with open(os.environ["REDCOORD_SLOTS_REPORT"], "w") as fh:
             for name in sorted(key_slots.CALLS):
                 fh.write(f"{name} {key_slots.CALLS[name]} {' '.join(key_slots.SEEN.get(name, []))}\n")
-    if new:
-        raise RuntimeError(
-            "scripts whose keys span several Redis Cluster hash slots (CROSSSLOT on a Cluster): "
-            + "; ".join(f"{name}: {key_slots.SEEN[name]}" for name in new)
-        )
+    if _end_of_run_problems() and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture

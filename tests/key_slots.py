@@ -73,6 +73,7 @@ KNOWN: set[str] = {
     "latches/renew",
     "locks/acquire",
     "locks/extend",
+    "locks/force_release",
     "locks/release",
     "queues/push",
     "queues/worker_beat",
@@ -90,4 +91,6 @@ KNOWN: set[str] = {
     "signals/event_set",
     "signals/signal_wait",
     "signals/topic_publish",
+    # several tasks' result records in one script: to be grouped by slot on a Cluster
+    "tasks/results",
 }
