@@ -90,26 +90,14 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
 
 def _check_sentinels(sentinel: dict[str, Any]) -> list[checks.CheckMessage]:
     """Each sentinel answers a PING (0.5 s each, at once)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     import redis
 
     hosts = sentinel["HOSTS"]
-
-    def ping(address: tuple[str, int]) -> str | None:
-        client = redis.Redis(address[0], address[1], username=sentinel["SENTINEL_USERNAME"],
-                             password=sentinel["SENTINEL_PASSWORD"], ssl=sentinel["SSL"], socket_timeout=0.5,
-                             socket_connect_timeout=0.5, retry_on_error=[])  # fmt: skip
-        try:
-            client.ping()
-            return None
-        except Exception as exc:  # any failure is the answer to report
-            return f"{type(exc).__name__}: {exc}"
-        finally:
-            client.connection_pool.disconnect()
-
-    with ThreadPoolExecutor(min(len(hosts), 16)) as pool:
-        answers = list(pool.map(ping, hosts))
+    answers = _ping_each([
+        redis.Redis(host, port, username=sentinel["SENTINEL_USERNAME"], password=sentinel["SENTINEL_PASSWORD"],
+                    ssl=sentinel["SSL"], socket_timeout=0.5, socket_connect_timeout=0.5, retry_on_error=[])
+        for host, port in hosts
+    ])  # fmt: skip
     return [
         checks.Warning(
             f"Sentinel {i + 1} of {len(hosts)} ({host}:{port}) did not answer: {why}",
@@ -153,8 +141,6 @@ def _check_redlock(urls: list[str]) -> list[checks.CheckMessage]:
     """The quorum lock masters: how many, and whether each answers a PING (0.5 s each, at once)."""
     if not urls:
         return []
-    from concurrent.futures import ThreadPoolExecutor
-
     from .core.transport.clients import client_from_url
     from .core.transport.errors import mask_url
 
@@ -170,18 +156,7 @@ def _check_redlock(urls: list[str]) -> list[checks.CheckMessage]:
             )
         )
 
-    def ping(url: str) -> str | None:
-        client = client_from_url(url, socket_timeout=0.5, connect_timeout=0.5)
-        try:
-            client.ping()
-            return None
-        except Exception as exc:  # any failure is the answer to report
-            return f"{type(exc).__name__}: {exc}"
-        finally:
-            client.connection_pool.disconnect()
-
-    with ThreadPoolExecutor(min(count, 16)) as pool:
-        answers = list(pool.map(ping, urls))
+    answers = _ping_each([client_from_url(url, socket_timeout=0.5, connect_timeout=0.5) for url in urls])
     down = [(i, url, why) for i, (url, why) in enumerate(zip(urls, answers, strict=True)) if why is not None]
     for i, url, why in down:
         messages.append(
@@ -192,6 +167,23 @@ def _check_redlock(urls: list[str]) -> list[checks.CheckMessage]:
             )
         )
     return messages
+
+
+def _ping_each(clients: list[Any]) -> list[str | None]:
+    """PING every client at once; per client None, or why it did not answer. Their connections are closed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ping(client: Any) -> str | None:
+        try:
+            client.ping()
+            return None
+        except Exception as exc:  # any failure is the answer to report
+            return f"{type(exc).__name__}: {exc}"
+        finally:
+            client.connection_pool.disconnect()
+
+    with ThreadPoolExecutor(min(len(clients), 16)) as pool:
+        return list(pool.map(ping, clients))
 
 
 EVICTING_HINT = (
