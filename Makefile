@@ -39,9 +39,12 @@ test: lint
 # oldest version we support). Its binary has no TLS, so the TLS test is left
 # out. Left out as well, to keep CI under 15 minutes, what does not depend on
 # the server's version and ran in `make test`: the browser tests (the page),
-# the demo market, the console logs, the per-process metric events, and the
-# checkers' negative controls (unsafe variants that never touch our scripts).
-# The fault suite runs its smoke tier there (one nemesis per subject).
+# the demo market, the console logs, the per-process metric events, the
+# checkers' negative controls (unsafe variants that never touch our scripts),
+# and the Django layer's tests that drive the same scripts as tests/core
+# (admin, health, metrics, checks, settings, view decorators, rate-limited
+# views, Sentinel's client side). The fault suite runs its smoke tier there
+# (one nemesis per subject).
 REDIS62 := .redcoord/redis62
 test-redis62: lint
 	@$(MAKE) --no-print-directory -s redis-cell || echo "make test-redis62: redis-cell not built: its tests are skipped"
@@ -52,6 +55,11 @@ test-redis62: lint
 		--deselect tests/core/transport/test_connection.py::test_rediss_tls_url_works \
 		--ignore tests/test_browser.py --ignore tests/test_market.py --ignore tests/test_logs.py \
 		--ignore tests/test_metrics_events.py --ignore tests/faults/test_negative_controls.py \
+		--ignore tests/test_admin.py --ignore tests/test_admin_dead_letters.py --ignore tests/test_health.py \
+		--ignore tests/test_metrics.py --ignore tests/test_checks.py --ignore tests/test_checks_deploy.py \
+		--ignore tests/test_conf.py --ignore tests/test_decorators.py --ignore tests/test_ratelimit_views.py \
+		--ignore tests/test_ratelimit_drf.py --ignore tests/test_dashboard_outage.py --ignore tests/test_redlock_views.py \
+		--ignore tests/test_sentinel.py \
 		--deselect tests/core/signals/test_signal_faults.py::test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects \
 		--deselect tests/core/leader/test_leader_faults.py::test_negative_control_bypassing_the_claim_runs_slots_twice
 

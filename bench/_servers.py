@@ -1,4 +1,4 @@
-"""Throwaway redis-server processes on free 127.0.0.1 ports, for the benchmarks.
+"""Throwaway redis-server processes on free 127.0.0.1 ports, and forked children, for the benchmarks.
 
 Each server runs in its own temporary directory with persistence off, is
 killed by the kernel if this Python process dies (PR_SET_PDEATHSIG), and is
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import multiprocessing as mp
 import os
+import queue
 import shutil
 import signal
 import socket
@@ -19,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -165,3 +168,46 @@ def run_main(main: Callable[[], int]) -> None:
         sys.exit(main())
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+# --- forked children -----------------------------------------------------------------------
+
+#: Every benchmark forks its children (they inherit the imported modules).
+CTX = mp.get_context("fork")
+
+
+def _child_main(target: Callable[..., Any], args: tuple[Any, ...], out: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
+    try:
+        out.put(("ok", target(*args)))
+    except BaseException as exc:  # noqa: B036 - report everything to the parent
+        out.put(("error", f"{type(exc).__name__}: {exc}"))
+    out.close()  # then leave at once: no waiting for stray pool threads at exit
+    out.join_thread()
+    os._exit(0)
+
+
+def run_in_child(target: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Any:
+    """Run ``target(*args)`` in a forked child; return its result or raise RuntimeError."""
+    out = CTX.Queue()
+    proc = CTX.Process(target=_child_main, args=(target, args, out), daemon=True)
+    proc.start()
+    try:
+        status, value = out.get(timeout=timeout)
+    except queue.Empty:
+        raise RuntimeError(f"no answer within {timeout:g} s") from None
+    finally:
+        stop_process(proc)
+    if status == "error":
+        raise RuntimeError(value)
+    return value
+
+
+def stop_process(proc: Any) -> None:
+    """Join a child we started; terminate, then kill it (by its Process object) if it hangs."""
+    proc.join(timeout=5)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(timeout=5)
+    if proc.is_alive():
+        proc.kill()

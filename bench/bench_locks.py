@@ -122,9 +122,9 @@ from django_redcoord.core.transport import commands as scripting
 from django_redcoord.core.transport.clients import client_from_url
 
 try:
-    from bench._servers import HOST, RedisServer, free_port, run_main
+    from bench._servers import HOST, RedisServer, free_port, run_in_child, run_main, stop_process
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, free_port, run_main
+    from _servers import HOST, RedisServer, free_port, run_in_child, run_main, stop_process
 
 CTX = mp.get_context("fork")
 TTL = 10  # seconds; no lock should ever expire during the benchmark
@@ -275,40 +275,6 @@ def lock_name(part: str, impl: Impl) -> str:
 def checked(acquire: Callable[[], Any]) -> None:
     if not acquire():
         raise RuntimeError("blocking acquire returned False")
-
-
-# --- running in children -------------------------------------------------------------
-
-
-def _child_main(target: Callable[..., Any], args: tuple[Any, ...], out: Any) -> None:
-    try:
-        out.put(("ok", target(*args)))
-    except BaseException as exc:  # noqa: B036 - report everything to the parent
-        out.put(("error", f"{type(exc).__name__}: {exc}"))
-
-
-def run_in_child(target: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Any:
-    """Run ``target(*args)`` in a forked child; return its result or raise RuntimeError."""
-    out = CTX.Queue()
-    proc = CTX.Process(target=_child_main, args=(target, args, out), daemon=True)
-    proc.start()
-    try:
-        status, value = out.get(timeout=timeout)
-    except queue.Empty:
-        raise RuntimeError(f"no answer within {timeout:g} s") from None
-    finally:
-        stop_process(proc)
-    if status == "error":
-        raise RuntimeError(value)
-    return value
-
-
-def stop_process(proc: Any) -> None:
-    """Join a child we started; terminate it (by its Process object) if it hangs."""
-    proc.join(timeout=5)
-    if proc.is_alive():
-        proc.terminate()
-        proc.join(timeout=5)
 
 
 # --- part A: uncontended -------------------------------------------------------------

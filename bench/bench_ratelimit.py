@@ -169,9 +169,9 @@ from django_redcoord.core.ratelimit import RateLimiter
 from django_redcoord.core.ratelimit import native as cell_native
 
 try:
-    from bench._servers import HOST, RedisServer, run_main
+    from bench._servers import HOST, RedisServer, run_in_child, run_main, stop_process
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, run_main
+    from _servers import HOST, RedisServer, run_in_child, run_main, stop_process
 
 try:
     import limits
@@ -470,40 +470,6 @@ def implementations(cell: bool) -> list[Impl]:
     )
     impls.append(Impl(FLOOR, "counter (no limit)", _build_incr, role="floor", accuracy=False))
     return impls
-
-
-# --- running in children -------------------------------------------------------------
-
-
-def _child_main(target: Callable[..., Any], args: tuple[Any, ...], out: Any) -> None:
-    try:
-        out.put(("ok", target(*args)))
-    except BaseException as exc:  # noqa: B036 - report everything to the parent
-        out.put(("error", f"{type(exc).__name__}: {exc}"))
-
-
-def run_in_child(target: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Any:
-    """Run ``target(*args)`` in a forked child; return its result or raise RuntimeError."""
-    out = CTX.Queue()
-    proc = CTX.Process(target=_child_main, args=(target, args, out), daemon=True)
-    proc.start()
-    try:
-        status, value = out.get(timeout=timeout)
-    except queue.Empty:
-        raise RuntimeError(f"no answer within {timeout:g} s") from None
-    finally:
-        stop_process(proc)
-    if status == "error":
-        raise RuntimeError(value)
-    return value
-
-
-def stop_process(proc: Any) -> None:
-    """Join a child we started; terminate it (by its Process object) if it hangs."""
-    proc.join(timeout=5)
-    if proc.is_alive():
-        proc.terminate()
-        proc.join(timeout=5)
 
 
 class SendCounter:

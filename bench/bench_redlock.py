@@ -141,9 +141,9 @@ from django_redcoord.core.redlock import Redlock
 from django_redcoord.core.transport.clients import client_from_url
 
 try:
-    from bench._servers import HOST, RedisServer, run_main
+    from bench._servers import HOST, RedisServer, run_in_child, run_main, stop_process
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, run_main
+    from _servers import HOST, RedisServer, run_in_child, run_main, stop_process
 
 CTX = mp.get_context("fork")
 MASTERS = 5
@@ -274,47 +274,6 @@ def checked(result: Any) -> None:
 def interleaved(impls: Sequence[Impl], rounds: int) -> list[tuple[int, Impl]]:
     """(round, impl) in the order run: forward, backward, forward..."""
     return [(r, impl) for r in range(rounds) for impl in (impls if r % 2 == 0 else impls[::-1])]
-
-
-# --- running in children -------------------------------------------------------------
-
-
-def _child_main(target: Callable[..., Any], args: tuple[Any, ...], out: Any) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
-    try:
-        out.put(("ok", target(*args)))
-    except BaseException as exc:  # noqa: B036 - report everything to the parent
-        out.put(("error", f"{type(exc).__name__}: {exc}"))
-    out.close()  # then leave at once: no waiting for stray pool threads at exit
-    out.join_thread()
-    os._exit(0)
-
-
-def run_in_child(target: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Any:
-    """Run ``target(*args)`` in a forked child; return its result or raise RuntimeError."""
-    out = CTX.Queue()
-    proc = CTX.Process(target=_child_main, args=(target, args, out), daemon=True)
-    proc.start()
-    try:
-        status, value = out.get(timeout=timeout)
-    except queue.Empty:
-        raise RuntimeError(f"no answer within {timeout:g} s") from None
-    finally:
-        stop_process(proc)
-    if status == "error":
-        raise RuntimeError(value)
-    return value
-
-
-def stop_process(proc: Any) -> None:
-    """Join a child we started; terminate, then kill it (by its Process object) if it hangs."""
-    proc.join(timeout=5)
-    if proc.is_alive():
-        proc.terminate()
-        proc.join(timeout=5)
-    if proc.is_alive():
-        proc.kill()
-        proc.join(timeout=5)
 
 
 class SendCounter:

@@ -149,9 +149,9 @@ except ImportError:  # pragma: no cover - reported as a skipped row
     redis_semaphore = None
 
 try:
-    from bench._servers import HOST, RedisServer, run_main
+    from bench._servers import HOST, RedisServer, run_main, stop_process
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, run_main
+    from _servers import HOST, RedisServer, run_main, stop_process
 
 CTX = mp.get_context("fork")
 PERMITS = 2
@@ -408,17 +408,6 @@ def implementations() -> list[Impl]:
 def run_name(part: str, impl: Impl) -> str:
     slug = "".join(ch if ch.isalnum() else "-" for ch in impl.label.lower())
     return f"bench-sem-{part}-{slug}-{secrets.token_hex(3)}"
-
-
-# --- running in children -------------------------------------------------------------
-
-
-def stop_process(proc: Any) -> None:
-    """Join a child we started; terminate it (by its Process object) if it hangs."""
-    proc.join(timeout=5)
-    if proc.is_alive():
-        proc.terminate()
-        proc.join(timeout=5)
 
 
 class SendCounter:

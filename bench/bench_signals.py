@@ -125,9 +125,9 @@ from django_redcoord.core.signals import Event, Signal
 from django_redcoord.core.transport.clients import client_from_url
 
 try:
-    from bench._servers import HOST, RedisServer, run_main
+    from bench._servers import HOST, RedisServer, run_main, stop_process
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, run_main
+    from _servers import HOST, RedisServer, run_main, stop_process
 
 CTX = mp.get_context("fork")
 PREFIX = "bench"
@@ -538,14 +538,6 @@ def run_once(impl: Impl, port: int, broadcasts: int, late: int) -> RunStats:
         except queue.Empty:
             break
     return summarize(sh, t_send, t_sent, returned, before, after, errors)
-
-
-def stop_process(proc: Any) -> None:
-    """Join a child we started; terminate it (by its Process object) if it hangs."""
-    proc.join(timeout=5)
-    if proc.is_alive():
-        proc.terminate()
-        proc.join(timeout=5)
 
 
 def summarize(

@@ -14,7 +14,9 @@ def redcoord(include_deployment_checks=True):
 def server(redis_servers, settings):
     server = redis_servers(1)[0]
     settings.REDCOORD = {"URL": server.url}
-    return server
+    yield server
+    # a server left with appendonly on finishes its AOF before exiting: seconds of teardown
+    client_from_url(server.url).config_set("appendonly", "no")
 
 
 def test_an_evicting_policy_is_w003(server):
