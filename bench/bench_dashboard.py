@@ -1,14 +1,16 @@
 """Dashboard listing at scale: our index against the SCAN every peer uses.
 
 Builds, on a private redis-server: 10,000 live locks (taken with our Lock, so
-the index is the one the scripts maintain), 100,000 unrelated keys and 50
-queues with messages. Then measures (median of several runs, milliseconds):
+the index is the one the scripts maintain), 100,000 unrelated keys, 50
+queues with messages, and 200 lock names with an hour of waits (a wait
+entry every minute, written as the hand-off script writes them: real waits
+would take the hour). Then measures (median of several runs, milliseconds):
 
-* listing the names of all live locks: our index (ZRANGEBYSCORE) vs
+* listing the names of all live locks: our index (256 HGETALLs) vs
   ``SCAN MATCH <prefix>:lock:*`` with COUNT 1000 and with the default COUNT,
   which is how redis-py/python-redis-lock/pottery users list locks;
 * one page of the lock list with holders (one pipelined round trip);
-* the whole overview (locks page, 50 queues, workers, leader);
+* the whole overview (locks page, lock waits, 50 queues, workers, leader);
 * the admin page and its JSON endpoint through Django's test client.
 
 Targets (issue 6): listing ≤ 5 ms; page and JSON < 100 ms.
@@ -42,7 +44,8 @@ def timed(fn, runs: int = 7) -> float:
     return statistics.median(samples)
 
 
-def build_state(url: str, locks: int, other: int, queues: int, prefix: str) -> None:
+def build_state(url: str, locks: int, other: int, queues: int, prefix: str, waited: int = 200) -> None:
+    from django_redcoord.core.keys import KeyBuilder
     from django_redcoord.core.locks import Lock
     from django_redcoord.core.queues import Queue
     from django_redcoord.core.transport.clients import client_from_url
@@ -61,6 +64,13 @@ def build_state(url: str, locks: int, other: int, queues: int, prefix: str) -> N
         held.append(lock)
     for i in range(queues):
         Queue(f"queue-{i:02d}", client=client, prefix=prefix).push_many(range(i % 7 + 1))
+    minute = int(client.time()[0]) // 60
+    builder = KeyBuilder(prefix)
+    for i in range(waited):
+        k = builder.lock(f"report:{i}")
+        pipe.lpush(k.waits, *(f"{m} {1 + m % 4} {(m % 9) * 40} {(m % 9) * 30}" for m in range(minute - 59, minute + 1)))
+        pipe.hset(k.wait_index, f"report:{i}", minute)
+    pipe.execute()
 
 
 def scan_names(client, match: str, count: int | None) -> int:
@@ -82,7 +92,7 @@ def main() -> int:
               f"{os.cpu_count()} cores")  # fmt: skip
         started = time.monotonic()
         build_state(server.url, args.locks, args.other, args.queues, prefix)
-        print(f"state: {args.locks:,} live locks, {args.other:,} other keys, {args.queues} queues "
+        print(f"state: {args.locks:,} live locks, {args.other:,} other keys, {args.queues} queues, 200 lock names waited for "
               f"(built in {time.monotonic() - started:.1f} s)\n")  # fmt: skip
 
         from django_redcoord.core.keys import KeyBuilder
@@ -111,7 +121,7 @@ def main() -> int:
             ("one page of locks with holders (50)", timed(lambda: list_locks(client, keys, now_ms=now_ms()))),
             ("locks filtered by name (contains '99')",
              timed(lambda: list_locks(client, keys, now_ms=now_ms(), contains="99"))),
-            ("whole overview (locks page, queues, workers, leader)", timed(lambda: overview(client, prefix))),
+            ("whole overview (locks page, lock waits, queues, workers, leader)", timed(lambda: overview(client, prefix))),
         ]  # fmt: skip
         rows.extend(django_rows(server.url, prefix))
         print("| measurement | median ms |")

@@ -162,9 +162,12 @@ def list_lock_waits(
         pipe.lrange(keys.lock(name).waits, 0, -1)
     rows = []
     for (_, name), entries in zip(recent, pipe.execute() if recent else [], strict=True):
-        minutes = sorted(
-            m for m in (tuple(_int(x) for x in _text(e).split()) for e in entries) if len(m) == 4 and m[0] > since_minute
-        )
+        minutes = []
+        for entry in entries:  # "<minute> <grants> <sum_ms> <max_ms>", numbers only (written by locks/common.lua)
+            parts = entry.split()
+            if len(parts) == 4 and int(parts[0]) > since_minute:
+                minutes.append((int(parts[0]), int(parts[1]), int(parts[2]), int(parts[3])))
+        minutes.sort()
         grants = sum(m[1] for m in minutes)
         if not grants:
             continue
