@@ -59,7 +59,7 @@ test-redis62: lint
 		--ignore tests/test_metrics.py --ignore tests/test_checks.py --ignore tests/test_checks_deploy.py \
 		--ignore tests/test_conf.py --ignore tests/test_decorators.py --ignore tests/test_ratelimit_views.py \
 		--ignore tests/test_ratelimit_drf.py --ignore tests/test_dashboard_outage.py --ignore tests/test_redlock_views.py \
-		--ignore tests/test_sentinel.py \
+		--ignore tests/test_sentinel.py -k "not sentinel" \
 		--deselect tests/core/signals/test_signal_faults.py::test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects \
 		--deselect tests/core/leader/test_leader_faults.py::test_negative_control_bypassing_the_claim_runs_slots_twice
 

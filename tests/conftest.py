@@ -70,6 +70,36 @@ def redis_cell_url(redis_cell_server):
     return redis_cell_server.url
 
 
+@pytest.fixture(scope="session")
+def sentinel_topology():
+    """A master, a replica and a sentinel for the whole session (the contract suites' Sentinel run).
+
+    ``master_url`` is where the data is; ``config`` is a validated REDCOORD with
+    ``SENTINEL`` naming the sentinel, for ``sentinel_client``. Nothing here
+    fails the master over: the failover tests build topologies of their own.
+    """
+    from types import SimpleNamespace
+
+    from django_redcoord.core.options import validate
+
+    from .redis_servers import SentinelServer
+
+    master = RedisServer(extra=("--repl-diskless-sync-delay", "0")).start()
+    replica = RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start()
+    check = client_from_url(replica.url)
+    deadline = time.monotonic() + 15
+    while check.info("replication").get("master_link_status") != "up":
+        assert time.monotonic() < deadline, "the session's replica did not sync"
+        time.sleep(0.05)
+    check.close()
+    sentinel = SentinelServer(master.port, down_after_ms=60_000).start()  # no failover on a slow moment
+    config = validate({"SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port)], "SERVICE": "mymaster"},
+                       "SOCKET_TIMEOUT": 5.0, "CONNECT_TIMEOUT": 2.0})  # fmt: skip
+    yield SimpleNamespace(master_url=master.url, config=config)
+    for server in (sentinel, replica, master):
+        server.cleanup()
+
+
 @pytest.fixture
 def redis_servers():
     started: list[RedisServer] = []

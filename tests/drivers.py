@@ -5,6 +5,11 @@ scenario calls ``obj.acquire()``... directly (blocking: its loop only hosts
 it) and runs concurrent parties in threads; with the async driver it awaits
 ``obj.aacquire()``... on a ``redis.asyncio`` client and runs parties as tasks
 of one loop. ``await d.call(obj, "acquire", ...)`` picks the method.
+
+``KINDS`` adds a third run, ``sync-sentinel``: the sync API on the client
+``REDCOORD["SENTINEL"]`` builds (``sentinel_client``), against a master found
+through a real sentinel (the session's ``sentinel_topology``), so every
+contract suite also runs on that topology.
 """
 
 from __future__ import annotations
@@ -18,18 +23,40 @@ import redis.asyncio
 from django_redcoord.core.transport import drivers as steps
 from django_redcoord.core.transport.clients import client_from_url
 
+#: The runs of every contract suite: the sync API, the asyncio API, the sync API through Sentinel.
+KINDS = ("sync", "async", "sync-sentinel")
+
 
 class Driver:
     """Runs a scenario through the sync or the asyncio API (``kind``)."""
 
-    def __init__(self, kind: str, url: str) -> None:
-        self.kind, self.url = kind, url
+    def __init__(self, kind: str, url: str, sentinel: dict | None = None) -> None:
+        self.kind, self.url, self.sentinel = kind, url, sentinel
         self.client = None
 
+    @classmethod
+    def for_param(cls, request, redis_url: str):
+        """The driver a ``params=KINDS`` fixture asks for (``url``: where the objects' data is)."""
+        kind, _, topology = request.param.partition("-")
+        if topology == "sentinel":
+            topo = request.getfixturevalue("sentinel_topology")
+            client = client_from_url(topo.master_url)
+            client.flushall()
+            client.close()
+            return cls(kind, topo.master_url, sentinel=topo.config)
+        return cls(kind, redis_url)
+
     def __repr__(self) -> str:
-        return self.kind
+        return self.kind + ("-sentinel" if self.sentinel else "")
 
     def open(self, url: str | None = None):
+        if url is None and self.sentinel is not None:
+            from django_redcoord.core.transport.clients import (
+                async_sentinel_client,
+                sentinel_client,
+            )
+
+            return (sentinel_client if self.kind == "sync" else async_sentinel_client)(self.sentinel)
         if self.kind == "sync":
             return client_from_url(url or self.url)
         return redis.asyncio.Redis.from_url(url or self.url, socket_timeout=5, socket_connect_timeout=2)

@@ -147,9 +147,9 @@ class SentinelServer(RedisServer):
     """A redis-server in Sentinel mode monitoring one master as ``mymaster``
     (quorum 1, down after 1 s); ``SENTINEL FAILOVER mymaster`` promotes a replica."""
 
-    def __init__(self, master_port: int) -> None:
+    def __init__(self, master_port: int, *, down_after_ms: int = 1000) -> None:
         super().__init__()
-        self.master_port = master_port
+        self.master_port, self.down_after_ms = master_port, down_after_ms
 
     def start(self, timeout: float = 10.0) -> SentinelServer:
         config = os.path.join(self.dir, "sentinel.conf")
@@ -157,7 +157,7 @@ class SentinelServer(RedisServer):
             fh.write(
                 f"port {self.port}\nbind 127.0.0.1\ndir {self.dir}\n"
                 f"sentinel monitor mymaster 127.0.0.1 {self.master_port} 1\n"
-                "sentinel down-after-milliseconds mymaster 1000\n"
+                f"sentinel down-after-milliseconds mymaster {self.down_after_ms}\n"
                 "sentinel failover-timeout mymaster 5000\n"
             )
         self.proc = subprocess.Popen(

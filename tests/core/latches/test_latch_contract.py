@@ -11,6 +11,7 @@ import pytest
 from django_redcoord.core.exceptions import BarrierBroken, LatchBroken, LockError
 from django_redcoord.core.latches import Barrier, CountDownLatch
 
+from ...drivers import KINDS
 from ...drivers import Driver as BaseDriver
 
 HOSTILE = string.ascii_letters + string.digits + "_-.:/@=+,#~|"
@@ -31,9 +32,9 @@ class Driver(BaseDriver):
         return make(self.open() if self.kind == "sync" else None)
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=KINDS)
 def driver(request, redis_url):
-    return Driver(request.param, redis_url)
+    return Driver.for_param(request, redis_url)
 
 
 def test_a_latch_opens_for_every_waiter_at_the_last_count_down(driver):

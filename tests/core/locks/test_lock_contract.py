@@ -27,6 +27,7 @@ from django_redcoord.core.exceptions import (
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport.clients import client_from_url
 
+from ...drivers import KINDS
 from ...drivers import Driver as BaseDriver
 
 
@@ -36,9 +37,9 @@ class Driver(BaseDriver):
         return Lock(name, client=client or self.client, prefix="c", **kwargs)
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=KINDS)
 def driver(request, redis_url):
-    return Driver(request.param, redis_url)
+    return Driver.for_param(request, redis_url)
 
 
 def test_acquire_release_and_inspect(driver):

@@ -11,6 +11,7 @@ from django_redcoord.core.keys import KeyBuilder
 from django_redcoord.core.ratelimit import RateLimited, RateLimiter, parse, safe_key
 from django_redcoord.core.ratelimit.records import busiest_keys
 
+from ...drivers import KINDS
 from ...drivers import Driver as BaseDriver
 
 
@@ -19,9 +20,9 @@ class Driver(BaseDriver):
         return RateLimiter(policies, name=name, client=client or self.client, prefix="rl", **kwargs)
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=KINDS)
 def driver(request, redis_url):
-    return Driver(request.param, redis_url)
+    return Driver.for_param(request, redis_url)
 
 
 def test_gcra_lets_a_burst_through_then_one_per_interval(driver):

@@ -11,6 +11,7 @@ import pytest
 from django_redcoord.core.exceptions import LockError, LockLost
 from django_redcoord.core.rwlocks import ReadWriteLock
 
+from ...drivers import KINDS
 from ...drivers import Driver as BaseDriver
 
 HOSTILE = string.ascii_letters + string.digits + "_-.:/@=+,#~|"
@@ -40,9 +41,9 @@ class Driver(BaseDriver):
         return self.spawn(go)
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=KINDS)
 def driver(request, redis_url):
-    return Driver(request.param, redis_url)
+    return Driver.for_param(request, redis_url)
 
 
 def test_readers_share_and_a_writer_is_alone(driver):

@@ -12,6 +12,7 @@ from django_redcoord.core.exceptions import CoordinationUnavailable, LockLost, L
 from django_redcoord.core.semaphores import Semaphore, read_semaphores, revoke_permit
 from django_redcoord.core.transport.clients import client_from_url
 
+from ...drivers import KINDS
 from ...drivers import Driver as BaseDriver
 
 HOSTILE = string.ascii_letters + string.digits + "_-.:/@=+,#~|"
@@ -23,9 +24,9 @@ class Driver(BaseDriver):
         return Semaphore(name, permits, client=client or self.client, prefix="s", **kwargs)
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=KINDS)
 def driver(request, redis_url):
-    return Driver(request.param, redis_url)
+    return Driver.for_param(request, redis_url)
 
 
 def test_at_most_permits_holders_and_the_next_is_told_when_to_retry(driver):

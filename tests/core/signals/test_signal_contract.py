@@ -10,6 +10,7 @@ import pytest
 
 from django_redcoord.core.signals import Event, Signal, Topic
 
+from ...drivers import KINDS
 from ...drivers import Driver as BaseDriver
 
 HOSTILE = string.ascii_letters + string.digits + "_-.:/@=+,#~|"
@@ -27,9 +28,9 @@ class Driver(BaseDriver):
         return await obj.await_(*args, **kwargs) if self.kind == "async" else obj.wait(*args, **kwargs)
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=KINDS)
 def driver(request, redis_url):
-    return Driver(request.param, redis_url)
+    return Driver.for_param(request, redis_url)
 
 
 def test_an_event_wakes_every_waiter_and_stays_set_for_latecomers(driver):
