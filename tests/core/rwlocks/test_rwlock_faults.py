@@ -117,8 +117,8 @@ def _run(redis_url, redis_client, unsafe, kill=False, seconds=3.0):
 
 def test_a_writer_is_never_with_anyone_and_never_overtaken_with_a_reader_killed(redis_url, redis_client):
     (mixed, overtaken, tested, steps, writers, readers), _ = _run(redis_url, redis_client, unsafe=False, kill=True)
-    assert steps > 100 and writers > 10 and readers > 50
-    assert tested > 20, "too few readers asked while a writer waited: the fairness check tested nothing"
+    assert steps > 100 and writers > 10 and readers > 50, f"too little happened: {steps} steps, {writers} writer and {readers} reader grants"
+    assert tested > 20, f"too few readers asked while a writer waited ({tested}): the fairness check tested nothing"
     assert mixed == 0, f"{mixed} steps overlapped a write"
     assert overtaken == 0, f"{overtaken} times a reader that asked after a writer got in before it"
 
