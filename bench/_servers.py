@@ -1,4 +1,4 @@
-"""Throwaway redis-server processes on free 127.0.0.1 ports, and forked children, for the benchmarks.
+"""What the benchmarks share: throwaway redis-server processes on free 127.0.0.1 ports, forked children, tables.
 
 Each server runs in its own temporary directory with persistence off, is
 killed by the kernel if this Python process dies (PR_SET_PDEATHSIG), and is
@@ -211,3 +211,16 @@ def stop_process(proc: Any) -> None:
         proc.join(timeout=5)
     if proc.is_alive():
         proc.kill()
+
+
+# --- tables ----------------------------------------------------------------------------------
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """A markdown table, columns padded to their widest cell, flushed at once."""
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in rows:
+        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+    sys.stdout.flush()

@@ -141,9 +141,9 @@ from django_redcoord.core.runtime import runtime
 from django_redcoord.core.transport.commands import command
 
 try:
-    from bench._servers import HOST, _die_with_parent, run_main
+    from bench._servers import HOST, _die_with_parent, print_table, run_main
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, _die_with_parent, run_main
+    from _servers import HOST, _die_with_parent, print_table, run_main
 
 SERVICE = "mymaster"
 QUORUM = 2
@@ -743,15 +743,6 @@ def one_round(
 
 
 # --- reporting -----------------------------------------------------------------------
-
-
-def print_table(headers: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in rows:
-        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
-    sys.stdout.flush()
 
 
 def seconds(value: float | None) -> str:

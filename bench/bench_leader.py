@@ -47,9 +47,9 @@ from pathlib import Path
 import redis
 
 try:
-    from bench._servers import RedisServer, _die_with_parent, run_main
+    from bench._servers import RedisServer, _die_with_parent, print_table, run_main
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import RedisServer, _die_with_parent, run_main
+    from _servers import RedisServer, _die_with_parent, print_table, run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "bench"
@@ -175,15 +175,6 @@ def part_b(
         ("leader + 2 standbys", *three),
         ("per standby", *per_standby),
     ]
-
-
-def print_table(headers: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=True)]
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in rows:
-        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
-    sys.stdout.flush()
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

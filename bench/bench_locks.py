@@ -104,7 +104,6 @@ import platform
 import queue
 import secrets
 import statistics
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -122,9 +121,25 @@ from django_redcoord.core.transport import commands as scripting
 from django_redcoord.core.transport.clients import client_from_url
 
 try:
-    from bench._servers import HOST, RedisServer, free_port, run_in_child, run_main, stop_process
+    from bench._servers import (
+        HOST,
+        RedisServer,
+        free_port,
+        print_table,
+        run_in_child,
+        run_main,
+        stop_process,
+    )
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, free_port, run_in_child, run_main, stop_process
+    from _servers import (
+        HOST,
+        RedisServer,
+        free_port,
+        print_table,
+        run_in_child,
+        run_main,
+        stop_process,
+    )
 
 CTX = mp.get_context("fork")
 TTL = 10  # seconds; no lock should ever expire during the benchmark
@@ -892,17 +907,6 @@ _ELEMENT = {"hash": "field", "list": "item", "set": "member", "zset": "member"}
 
 
 # --- output and main -----------------------------------------------------------------
-
-
-def print_table(headers: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
-    print(line)
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in rows:
-        cells = (str(c).ljust(w) for c, w in zip(row, widths, strict=True))
-        print("| " + " | ".join(cells) + " |")
-    sys.stdout.flush()
 
 
 def header(server: RedisServer) -> str:

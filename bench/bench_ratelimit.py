@@ -154,7 +154,6 @@ import platform
 import queue
 import secrets
 import statistics
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -169,9 +168,9 @@ from django_redcoord.core.ratelimit import RateLimiter
 from django_redcoord.core.ratelimit import native as cell_native
 
 try:
-    from bench._servers import HOST, RedisServer, run_in_child, run_main, stop_process
+    from bench._servers import HOST, RedisServer, print_table, run_in_child, run_main, stop_process
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, run_in_child, run_main, stop_process
+    from _servers import HOST, RedisServer, print_table, run_in_child, run_main, stop_process
 
 try:
     import limits
@@ -1072,17 +1071,6 @@ def part_d(port: int) -> None:
 
 
 # --- output and main -----------------------------------------------------------------
-
-
-def print_table(headers: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
-    print(line)
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in rows:
-        cells = (str(c).ljust(w) for c, w in zip(row, widths, strict=True))
-        print("| " + " | ".join(cells) + " |")
-    sys.stdout.flush()
 
 
 def _dist(name: str) -> str | None:

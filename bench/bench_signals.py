@@ -125,9 +125,9 @@ from django_redcoord.core.signals import Event, Signal
 from django_redcoord.core.transport.clients import client_from_url
 
 try:
-    from bench._servers import HOST, RedisServer, run_main, stop_process
+    from bench._servers import HOST, RedisServer, print_table, run_main, stop_process
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, run_main, stop_process
+    from _servers import HOST, RedisServer, print_table, run_main, stop_process
 
 CTX = mp.get_context("fork")
 PREFIX = "bench"
@@ -633,17 +633,6 @@ def top_commands(runs: Sequence[RunStats]) -> str:
     return ", ".join(
         f"{cmd} {calls / total:,.1f}" for cmd, calls in commands.most_common(TOP_COMMANDS)
     )
-
-
-def print_table(headers: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
-    print(line)
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in rows:
-        cells = (str(c).ljust(w) for c, w in zip(row, widths, strict=True))
-        print("| " + " | ".join(cells) + " |")
-    sys.stdout.flush()
 
 
 def report(
