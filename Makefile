@@ -43,7 +43,8 @@ test: lint
 # checkers' negative controls (unsafe variants that never touch our scripts),
 # and the Django layer's tests that drive the same scripts as tests/core
 # (admin, health, metrics, checks, settings, view decorators, rate-limited
-# views, Sentinel's client side). The fault suite runs its smoke tier there
+# views, Sentinel's client side) and the Cluster runs (a Cluster needs Redis 7:
+# script flags). The fault suite runs its smoke tier there
 # (one nemesis per subject).
 REDIS62 := .redcoord/redis62
 test-redis62: lint
@@ -59,7 +60,7 @@ test-redis62: lint
 		--ignore tests/test_metrics.py --ignore tests/test_checks.py --ignore tests/test_checks_deploy.py \
 		--ignore tests/test_conf.py --ignore tests/test_decorators.py --ignore tests/test_ratelimit_views.py \
 		--ignore tests/test_ratelimit_drf.py --ignore tests/test_dashboard_outage.py --ignore tests/test_redlock_views.py \
-		--ignore tests/test_sentinel.py -k "not sentinel" \
+		--ignore tests/test_sentinel.py --ignore tests/test_cluster.py -k "not sentinel and not cluster" \
 		--deselect tests/core/signals/test_signal_faults.py::test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects \
 		--deselect tests/core/leader/test_leader_faults.py::test_negative_control_bypassing_the_claim_runs_slots_twice
 

@@ -13,6 +13,8 @@ Ids are stable; tests assert the exact messages:
 * ``redcoord.W006`` a ``REDLOCK`` master does not answer (its number and URL shown, password masked).
 * ``redcoord.W007`` ``REDLOCK`` names fewer than 3 masters, or an even number of them.
 * ``redcoord.W008`` a sentinel of ``SENTINEL`` does not answer (its number and address shown).
+* ``redcoord.W009`` a node of ``CLUSTER`` does not answer, is not a Cluster node, or says the
+  Cluster is not ok (its number and URL shown, password masked).
 
 ``redcoord.E003`` comes once per problem, so one ``check`` lists them all.
 W001 does one PING with a 0.5 s timeout: it is the check people need when a
@@ -53,6 +55,8 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
             for problem in getattr(exc, "problems", [str(exc)])
         ]
     redlock = _check_redlock(config["REDLOCK"])
+    if config["CLUSTER"] is not None:
+        return [*redlock, *_check_cluster(config["CLUSTER"])]
     if config["URL"] is None and config["CACHE"] is None and config["SENTINEL"] is None:
         return [checks.Error("No Redis is configured for django_redcoord.", hint=HINT_CONFIGURE, id="redcoord.E001"), *redlock]
     if config["CACHE"] is not None:
@@ -106,6 +110,44 @@ def _check_sentinels(sentinel: dict[str, Any]) -> list[checks.CheckMessage]:
             id="redcoord.W008",
         )
         for i, ((host, port), why) in enumerate(zip(hosts, answers, strict=True))
+        if why is not None
+    ]
+
+
+def _check_cluster(cluster: dict[str, Any]) -> list[checks.CheckMessage]:
+    """Each node of ``CLUSTER['NODES']`` answers (0.5 s each, at once), is a Cluster node, and finds it ok."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .core.transport.clients import client_from_url
+    from .core.transport.errors import mask_url
+
+    urls = cluster["NODES"]
+
+    def ask(url: str) -> str | None:
+        client = client_from_url(url, socket_timeout=0.5, connect_timeout=0.5)
+        try:
+            info = client.execute_command("CLUSTER", "INFO")
+        except Exception as exc:  # any failure is the answer to report
+            if "cluster support disabled" in str(exc).lower():
+                return "it is not a Redis Cluster node (cluster-enabled no): use REDCOORD['URL'] for one server"
+            return f"did not answer: {type(exc).__name__}: {exc}"
+        finally:
+            client.connection_pool.disconnect()
+        text = info.decode() if isinstance(info, bytes) else str(info)
+        if "cluster_state:ok" not in text:
+            return "answers, but says the Cluster is not ok (cluster_state:fail: slots without a primary?)"
+        return None
+
+    with ThreadPoolExecutor(min(len(urls), 16)) as pool:
+        answers = list(pool.map(ask, urls))
+    return [
+        checks.Warning(
+            f"Cluster node {i + 1} of {len(urls)} ({mask_url(url)}) {why}",
+            hint="Start it, or fix REDCOORD['CLUSTER']['NODES']; the client finds the other nodes from any one "
+            "that answers, but while none does nothing works.",
+            id="redcoord.W009",
+        )
+        for i, (url, why) in enumerate(zip(urls, answers, strict=True))
         if why is not None
     ]
 

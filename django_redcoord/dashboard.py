@@ -35,10 +35,12 @@ from itertools import pairwise
 from types import SimpleNamespace
 from typing import Any
 
+from .core.indexes import read_index
 from .core.keys import KeyBuilder, validate_name
 from .core.locks import read_holders
 from .core.queues import Message, Queue, depths
 from .core.queues.queue import Sample, read_history
+from .core.transport.clients import key_builder
 from .core.transport.commands import as_text as _text
 from .core.transport.errors import unavailable_as_ours
 
@@ -88,15 +90,10 @@ def list_locks(
     locks/common.lua): an entry past its bound is dead and not listed; the
     others are read from the locks themselves for the page.
     """
-    buckets = keys.lock_indexes()
-    pipe = client.pipeline(transaction=False)
-    for bucket in buckets:
-        pipe.hgetall(bucket)
     needle = contains.lower()
     live = [
         name
-        for entries in pipe.execute()
-        for name, bound in ((_text(n), b) for n, b in entries.items())
+        for name, bound in read_index(client, keys, "locks").items()
         if _int(bound) * 1000 >= now_ms and (not needle or needle in name.lower())
     ]
     live.sort()
@@ -144,17 +141,11 @@ def list_lock_waits(
     mean_wait}``, each ``[[minute_ms, seconds], ...]``.
     """
     since_minute = (now_ms - HOUR_MS) // 60_000
-    pipe = client.pipeline(transaction=False)
-    for bucket in keys.lock_wait_indexes():
-        pipe.hgetall(bucket)
     needle = contains.lower()
     waited = sorted(
-        (
-            (-_int(minute), name)
-            for entries in pipe.execute()
-            for name, minute in ((_text(n), m) for n, m in entries.items())
-            if _int(minute) > since_minute and (not needle or needle in name.lower())
-        )
+        (-_int(minute), name)
+        for name, minute in read_index(client, keys, "lockwaits").items()
+        if _int(minute) > since_minute and (not needle or needle in name.lower())
     )
     recent = waited[:LOCK_WAITS_READ]
     pipe = client.pipeline(transaction=False)
@@ -257,7 +248,7 @@ def list_rate_limits(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
 
 def list_queues(client: Any, keys: KeyBuilder, *, now_ms: int | None = None) -> list[dict[str, Any]]:
     """Each queue's depths, and (given ``now_ms``) its history over the last hour (see :func:`queue_history`)."""
-    names = sorted(_text(n) for n in client.smembers(keys.queue_index()))
+    names = sorted(read_index(client, keys, "queues"))
     queues = [Queue(name, client=client, prefix=keys.prefix) for name in names]
     result = depths(queues, client=client)
     samples = read_history(queues, client=client) if now_ms is not None else {}
@@ -440,7 +431,8 @@ def _summary(message: Message, task: tuple[str, str] | None) -> str:
 
 
 def list_workers(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
-    entries = client.zrangebyscore(keys.workers(), now_ms - DEAD_WORKER_KEEP_MS, "+inf", withscores=True)
+    since = now_ms - DEAD_WORKER_KEEP_MS
+    entries = sorted((w, deadline) for w, deadline in read_index(client, keys, "workers").items() if deadline >= since)
     pipe = client.pipeline(transaction=False)
     for worker_id, _ in entries:
         pipe.hgetall(keys.worker(_text(worker_id)))
@@ -476,7 +468,7 @@ def overview(
     elections: tuple[str, ...] = ("default",),
 ) -> dict[str, Any]:
     """Everything the dashboard shows, as JSON-ready data."""
-    keys = KeyBuilder(prefix)
+    keys = key_builder(prefix, client)
     with unavailable_as_ours(client, "read the coordination overview"):
         now_ms = _server_ms(client)
         data = {

@@ -42,6 +42,7 @@ from .core.exceptions import RedcoordError
 from .core.keys import KeyBuilder, validate_name
 from .core.leader.election import DEFAULT_ELECTION, read_leader
 from .core.queues import Queue, depths
+from .core.transport.clients import key_builder
 from .core.transport.commands import commands, execute_pipeline
 from .core.transport.errors import describe
 from .dashboard import DEAD_WORKER_KEEP_MS, list_workers
@@ -124,7 +125,7 @@ def run_checks(client: Any, prefix: str, probe: Probe, *, hostname: str | None =
         prefix: the ``KEY_PREFIX`` the processes checked use.
         hostname: "this host" (default: ``socket.gethostname()``, as workers record it).
     """
-    keys = KeyBuilder(prefix)
+    keys = key_builder(prefix, client)
     host = hostname or socket.gethostname()
     specs = _worker_specs(probe)
     names = [_worker_check_name(w, q) for w, q in specs]

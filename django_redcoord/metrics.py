@@ -148,11 +148,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from .core.exceptions import CoordinationUnavailable
+from .core.indexes import read_index
 from .core.keys import KeyBuilder, validate_name
 from .core.leader.election import DEFAULT_ELECTION
 from .core.locks import read_holders
 from .core.observe import add_observer
-from .core.transport.commands import as_text
+from .core.transport.clients import key_builder
 from .core.transport.errors import unavailable_as_ours
 from .dashboard import leaders, list_queues, list_rwlocks, list_semaphores, list_workers
 
@@ -230,7 +231,7 @@ class RedcoordCollector:
             from . import conf
 
             prefix = conf.get_config()["KEY_PREFIX"]
-        keys = KeyBuilder(prefix)
+        keys = key_builder(prefix, client)
         with unavailable_as_ours(client, "read coordination metrics"):
             seconds, micros = client.time()
             now_ms = int(seconds) * 1000 + int(micros) // 1000
@@ -266,15 +267,7 @@ def _live_locks(client: Any, keys: KeyBuilder, *, now_ms: int) -> dict[str, int]
     """Live locks and their waiters: the index (one pipelined round trip), then the
     locks themselves (one more), so a lock that expired under a crashed holder
     or was released meanwhile is not counted."""
-    pipe = client.pipeline(transaction=False)
-    for bucket in keys.lock_indexes():
-        pipe.hgetall(bucket)
-    names = [
-        as_text(name)
-        for entries in pipe.execute()
-        for name, bound in entries.items()
-        if _int(bound) * 1000 >= now_ms
-    ]
+    names = [name for name, bound in read_index(client, keys, "locks").items() if _int(bound) * 1000 >= now_ms]
     holders = [h for h in read_holders(client, names, prefix=keys.prefix) if h is not None]
     return {"held": len(holders), "waiters": sum(h["queued"] for h in holders)}
 

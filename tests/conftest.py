@@ -100,6 +100,18 @@ def sentinel_topology():
         server.cleanup()
 
 
+@pytest.fixture(scope="session")
+def cluster_topology():
+    """A Redis Cluster of 3 primaries with a replica each, for the whole session
+    (the contract suites' Cluster runs; each flushes it first). Its ``config``
+    is a validated REDCOORD whose ``CLUSTER`` names two of the nodes."""
+    from .redis_servers import ClusterTopology
+
+    topology = ClusterTopology().start()
+    yield topology
+    topology.cleanup()
+
+
 @pytest.fixture
 def redis_servers():
     started: list[RedisServer] = []
@@ -132,12 +144,7 @@ def _end_of_run_problems() -> list[str]:
     left = [pid for pid in STARTED_PIDS if pid_alive(pid)]
     if left:
         found.append(f"redis-server processes left running after the tests: {left}")
-    new = sorted(set(key_slots.SEEN) - key_slots.KNOWN)
-    if new:
-        found.append(
-            "scripts whose keys span several Redis Cluster hash slots (CROSSSLOT on a Cluster): "
-            + "; ".join(f"{name}: {key_slots.SEEN[name]}" for name in new)
-        )
+    found.extend(key_slots.problems())
     return found
 
 

@@ -8,8 +8,11 @@ of one loop. ``await d.call(obj, "acquire", ...)`` picks the method.
 
 ``KINDS`` adds a third run, ``sync-sentinel``: the sync API on the client
 ``REDCOORD["SENTINEL"]`` builds (``sentinel_client``), against a master found
-through a real sentinel (the session's ``sentinel_topology``), so every
-contract suite also runs on that topology.
+through a real sentinel (the session's ``sentinel_topology``), and two more,
+``sync-cluster`` and ``async-cluster``: both APIs on the clients
+``REDCOORD["CLUSTER"]`` builds, against a real 3-primary, 3-replica Redis
+Cluster (the session's ``cluster_topology``). So every contract suite also
+runs on those topologies.
 """
 
 from __future__ import annotations
@@ -24,14 +27,14 @@ from django_redcoord.core.transport import drivers as steps
 from django_redcoord.core.transport.clients import client_from_url
 
 #: The runs of every contract suite: the sync API, the asyncio API, the sync API through Sentinel.
-KINDS = ("sync", "async", "sync-sentinel")
+KINDS = ("sync", "async", "sync-sentinel", "sync-cluster", "async-cluster")
 
 
 class Driver:
     """Runs a scenario through the sync or the asyncio API (``kind``)."""
 
-    def __init__(self, kind: str, url: str, sentinel: dict | None = None) -> None:
-        self.kind, self.url, self.sentinel = kind, url, sentinel
+    def __init__(self, kind: str, url: str, sentinel: dict | None = None, cluster: dict | None = None) -> None:
+        self.kind, self.url, self.sentinel, self.cluster = kind, url, sentinel, cluster
         self.client = None
 
     @classmethod
@@ -44,12 +47,20 @@ class Driver:
             client.flushall()
             client.close()
             return cls(kind, topo.master_url, sentinel=topo.config)
+        if topology == "cluster":
+            topo = request.getfixturevalue("cluster_topology")
+            topo.flush()
+            return cls(kind, topo.urls[0], cluster=topo.config)
         return cls(kind, redis_url)
 
     def __repr__(self) -> str:
-        return self.kind + ("-sentinel" if self.sentinel else "")
+        return self.kind + ("-sentinel" if self.sentinel else "-cluster" if self.cluster else "")
 
     def open(self, url: str | None = None):
+        if url is None and self.cluster is not None:
+            from django_redcoord.core.transport.clients import async_cluster_client, cluster_client
+
+            return (cluster_client if self.kind == "sync" else async_cluster_client)(self.cluster)
         if url is None and self.sentinel is not None:
             from django_redcoord.core.transport.clients import (
                 async_sentinel_client,
@@ -60,6 +71,25 @@ class Driver:
         if self.kind == "sync":
             return client_from_url(url or self.url)
         return redis.asyncio.Redis.from_url(url or self.url, socket_timeout=5, socket_connect_timeout=2)
+
+    def sync_client(self):
+        """A synchronous client of the same topology (for the admin's side, inspection and damage)."""
+        if self.cluster is not None:
+            from django_redcoord.core.transport.clients import cluster_client
+
+            return cluster_client(self.cluster)
+        return client_from_url(self.url)
+
+    def flushall(self) -> None:
+        """Lose every key, as a restart without persistence does (every primary of a Cluster)."""
+        client = self.sync_client()
+        try:
+            if self.cluster is not None:
+                client.flushall(target_nodes=client.PRIMARIES)
+            else:
+                client.flushall()
+        finally:
+            client.close()
 
     async def call(self, obj, method, *args, **kwargs):
         """``obj.method(...)`` (sync) or ``await obj.amethod(...)`` (async)."""

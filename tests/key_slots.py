@@ -1,14 +1,17 @@
-"""Which scripts touch keys of several Redis Cluster hash slots (recorded over the whole test run).
+"""Every script call's keys share one Redis Cluster hash slot (recorded over the whole test run).
 
 Every script call the tests make in this process goes through
 :func:`record`: the slot of each key is computed as Redis Cluster computes it
 (CRC16 of the hash tag, the first non-empty ``{...}``, else of the whole
 key). A script whose keys span several slots would answer ``CROSSSLOT`` on a
-Cluster. Today that is exactly the scripts that also write a shared admin
-index (the live-lock and lock-wait buckets, the semaphore, read-write lock,
-latch, signal, rate-limiter, queue and worker indexes): :data:`KNOWN` lists
-them, so a new one fails the run (``pytest_sessionfinish``), and the Cluster
-work removes them one by one.
+Cluster, so the run fails on one (``pytest_sessionfinish``), with one
+exception: on one server (``KeyBuilder(cluster=False)``) the admin indexes
+are shared keys without a hash tag (``<prefix>:index:<kind>[:<bucket>]``),
+left out of the check there. On a Cluster they are per slot, and the calls
+made through a Cluster client (the contract suites' ``*-cluster`` runs,
+``tests/test_cluster.py``) are checked with every key. :data:`ON_CLUSTER`
+lists the scripts run on a Cluster; the run also fails when it ran Cluster
+tests and a script that writes an index never ran on one.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ _lock = threading.Lock()
 SEEN: dict[str, list[str]] = {}
 #: script name -> number of calls recorded
 CALLS: dict[str, int] = {}
+#: scripts run through a Redis Cluster client
+ON_CLUSTER: set[str] = set()
+#: scripts seen writing a one-server admin index key
+INDEX_WRITERS: set[str] = set()
 
 
 def slot(key: str | bytes) -> int:
@@ -33,11 +40,42 @@ def slot(key: str | bytes) -> int:
     return binascii.crc_hqx(raw, 0) % 16384
 
 
-def record(name: str, keys: list) -> None:
+def _one_server_index(key: str) -> bool:
+    """A one-server admin index key: ``<prefix>:index:...`` without a hash tag."""
+    return ":index:" in key and "{" not in key
+
+
+def record(name: str, keys: list, *, cluster: bool) -> None:
+    texts = [k if isinstance(k, str) else k.decode() for k in keys]
+    checked = texts
+    if not cluster:
+        checked = [k for k in texts if not _one_server_index(k)]
     with _lock:
         CALLS[name] = CALLS.get(name, 0) + 1
-        if len({slot(k) for k in keys}) > 1 and name not in SEEN:
-            SEEN[name] = [k if isinstance(k, str) else k.decode() for k in keys]
+        if cluster:
+            ON_CLUSTER.add(name)
+        elif len(checked) < len(texts):
+            INDEX_WRITERS.add(name)
+        if len({slot(k) for k in checked}) > 1 and name not in SEEN:
+            SEEN[name] = texts
+
+
+def problems() -> list[str]:
+    """What the run's script calls must not show (see the module's docstring)."""
+    found = []
+    if SEEN:
+        found.append(
+            "scripts whose keys span several Redis Cluster hash slots (CROSSSLOT on a Cluster): "
+            + "; ".join(f"{name}: {SEEN[name]}" for name in sorted(SEEN))
+        )
+    never = sorted(INDEX_WRITERS - ON_CLUSTER)
+    if ON_CLUSTER and never:
+        found.append(f"scripts that write an admin index and never ran on the Cluster: {', '.join(never)}")
+    return found
+
+
+def _is_cluster(client) -> bool:
+    return "Cluster" in type(client).__name__
 
 
 def install() -> None:
@@ -49,48 +87,17 @@ def install() -> None:
     call, acall, queue = Script.__call__, Script.arun, Script.queue
 
     def __call__(self, client, keys, args, *, operation):
-        record(self.name, keys)
+        record(self.name, keys, cluster=_is_cluster(client))
         return call(self, client, keys, args, operation=operation)
 
     async def arun(self, client, keys, args, *, operation):
-        record(self.name, keys)
+        record(self.name, keys, cluster=_is_cluster(client))
         return await acall(self, client, keys, args, operation=operation)
 
     def queued(self, pipe, keys, args):
-        record(self.name, keys)
+        record(self.name, keys, cluster=_is_cluster(pipe))
         return queue(self, pipe, keys, args)
 
     Script.__call__, Script.arun, Script.queue = __call__, arun, queued
     Script._slots_recorded = True
 
-
-#: The scripts known to span several slots (the admin indexes), to be emptied by the Cluster work.
-KNOWN: set[str] = {
-    "latches/barrier_arrive",
-    "latches/check",
-    "latches/count_down",
-    "latches/join",
-    "latches/renew",
-    "locks/acquire",
-    "locks/extend",
-    "locks/force_release",
-    "locks/release",
-    "queues/push",
-    "queues/worker_beat",
-    "ratelimit/hit",
-    "ratelimit/reset",
-    "rwlocks/acquire",
-    "rwlocks/downgrade",
-    "rwlocks/extend",
-    "rwlocks/release",
-    "semaphores/acquire",
-    "semaphores/extend",
-    "semaphores/release",
-    "semaphores/resize",
-    "semaphores/revoke",
-    "signals/event_set",
-    "signals/signal_wait",
-    "signals/topic_publish",
-    # several tasks' result records in one script: to be grouped by slot on a Cluster
-    "tasks/results",
-}

@@ -55,7 +55,8 @@ def test_every_lock_key_carries_the_prefix_and_one_hash_tag():
     [
         ("", ValueError, "must not be empty"),
         (42, TypeError, "must be a str, not int"),
-        ("a{b}", ValueError, "contains '{}'"),
+        ("a{b", ValueError, "has misplaced braces"),
+        ("{a}{b}", ValueError, "only as one non-empty {tag}"),
         ("a*b", ValueError, "contains '*'"),
         ("a b", ValueError, "contains ' '"),
         ("x" * 201, ValueError, "at most 200"),

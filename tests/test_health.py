@@ -52,7 +52,7 @@ def wait_until(predicate, timeout, what):
 
 
 def registered(client, worker_id):
-    return client.zscore(KeyBuilder(PREFIX).workers(), worker_id) is not None
+    return client.zscore(KeyBuilder(PREFIX).workers(worker_id), worker_id) is not None
 
 
 # -- Redis ------------------------------------------------------------------------------------
@@ -266,7 +266,7 @@ def test_view_answers_503_without_the_password_when_redis_is_down(client, settin
         ("max_age=60", "a max age needs a queue"),
         ("queue=emails&max_age=soon", "could not convert string to float"),
         ("queue=emails", "a queue needs --max-age SECONDS (view: max_age=)"),
-        ("queue={x}&max_age=1", "queue name '{x}' contains '{}'"),
+        ("queue={x&max_age=1", "queue name '{x' has misplaced braces"),
     ],
 )
 def test_view_refuses_a_query_that_makes_no_sense_with_400(client, query, message):

@@ -83,7 +83,7 @@ def test_check_names_a_sentinel_that_does_not_answer_and_refuses_bad_settings(se
     assert any("unknown key(s) COLOR" in m for m in msgs) and any("['SERVICE'] must be" in m for m in msgs)
     assert any("['DB'] must be a database number" in m for m in msgs)
     settings.REDCOORD = {"URL": "redis://x:6379/0", "SENTINEL": {"HOSTS": ["a:1"], "SERVICE": "m"}}
-    assert any("more than one of URL, CACHE and SENTINEL" in m.msg for m in check_settings())
+    assert any("more than one of URL, CACHE, SENTINEL and CLUSTER" in m.msg for m in check_settings())
 
 
 def test_after_the_master_is_killed_locks_are_granted_by_the_promoted_replica(topology):

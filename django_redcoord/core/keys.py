@@ -2,9 +2,21 @@
 
 Every key is ``<prefix>:<kind>:{<name>}[:<part>]``. The ``{<name>}`` hash tag
 puts every key a single script touches for one resource in the same Redis
-Cluster slot. Names are restricted to a safe character set: no ``{}`` (they
-would break the hash tag), no glob characters (``SCAN MATCH`` under our prefix
-stays exact), no whitespace or control bytes, and a length cap.
+Cluster slot. A name may choose its slot itself with one ``{tag}``
+(``"invoice:{customer-7}:12"``, as Redisson does): its keys are then
+``<prefix>:<kind>:{<tag>}:<name>[:<part>]``, in the tag's slot, so resources
+that share a tag share a slot (and a Cluster node). Names are restricted to a
+safe character set: braces only as that one tag, no glob characters (``SCAN
+MATCH`` under our prefix stays exact), no whitespace or control bytes, and a
+length cap.
+
+The admin indexes (which locks, queues, workers... exist) are written by the
+same scripts as the resources. On one server (or Sentinel) each is one key,
+or 256 buckets for live locks. On Redis Cluster (``KeyBuilder(cluster=True)``)
+a resource's index entry lives in a bucket of *its own slot*,
+``<prefix>:index:<kind>:{<slot tag>}``, where the slot tag is a short string
+of that slot (:func:`slot_tag`): every script still touches one slot, and the
+admin reads each primary's buckets in one round trip (``core/indexes.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +28,11 @@ from dataclasses import dataclass
 MAX_NAME_LENGTH = 200
 ALLOWED_NAME_CHARS = "letters, digits and _ - . : / @ = + , # ~ |"
 _NAME_RE = re.compile(r"[A-Za-z0-9_\-.:/@=+,#~|]+")
+#: A name with one ``{tag}``: the tag (non-empty) chooses the Redis Cluster slot.
+_TAGGED_RE = re.compile(r"([A-Za-z0-9_\-.:/@=+,#~|]*)\{([A-Za-z0-9_\-.:/@=+,#~|]+)\}([A-Za-z0-9_\-.:/@=+,#~|]*)")
+TAG_RULE = "braces only as one non-empty {tag}, which chooses the Redis Cluster slot"
+#: Redis Cluster's hash slots.
+SLOTS = 16384
 _PREFIX_RE = re.compile(r"[A-Za-z0-9_\-.:]+")
 DEFAULT_PREFIX = "redcoord"
 #: The live-lock index is split into this many hashes (by the name's CRC16,
@@ -24,11 +41,13 @@ DEFAULT_PREFIX = "redcoord"
 LOCK_INDEX_BUCKETS = 256
 
 
-def validate_name(name: object, what: str = "name") -> str:
+def validate_name(name: object, what: str = "name", *, tag: bool = True) -> str:
     """Return ``name`` if it is usable in a key, else raise ``ValueError``/``TypeError``.
 
     Allowed: a non-empty ``str`` of at most 200 characters drawn from letters,
-    digits and ``_ - . : / @ = + , # ~ |``.
+    digits and ``_ - . : / @ = + , # ~ |``, with at most one ``{tag}`` (not
+    with ``tag=False``: names that are part of a composite key, such as
+    worker ids and rate-limit keys).
     """
     if not isinstance(name, str):
         raise TypeError(f"{what} must be a str, not {type(name).__name__} ({name!r})")
@@ -36,12 +55,97 @@ def validate_name(name: object, what: str = "name") -> str:
         raise ValueError(f"{what} must not be empty")
     if len(name) > MAX_NAME_LENGTH:
         raise ValueError(f"{what} is {len(name)} characters long; at most {MAX_NAME_LENGTH} are allowed")
-    if not _NAME_RE.fullmatch(name):
-        bad = sorted({c for c in name if not _NAME_RE.fullmatch(c)})
+    if _NAME_RE.fullmatch(name):
+        return name
+    bad = sorted({c for c in name if not _NAME_RE.fullmatch(c)} - ({"{", "}"} if tag else set()))
+    if bad:
         raise ValueError(
             f"{what} {name!r} contains {''.join(bad)!r}; allowed characters are {ALLOWED_NAME_CHARS}"
+            + (f", and {TAG_RULE}" if tag else "")
+        )
+    if not _TAGGED_RE.fullmatch(name):
+        raise ValueError(
+            f"{what} {name!r} has misplaced braces; allowed characters are {ALLOWED_NAME_CHARS}, "
+            f"and {TAG_RULE} (as in 'invoice:{{customer-7}}:12')"
         )
     return name
+
+
+def hash_tag(name: str) -> str:
+    """The part of a (validated) name that chooses its Cluster slot: its ``{tag}``, else the whole name."""
+    if "{" not in name:
+        return name
+    return name[name.index("{") + 1 : name.index("}")]
+
+
+def key_slot(key: str | bytes) -> int:
+    """The Redis Cluster hash slot of ``key``: CRC16 of its first non-empty ``{...}``, else of the whole key."""
+    raw = key.encode() if isinstance(key, str) else bytes(key)
+    start = raw.find(b"{")
+    if start != -1:
+        end = raw.find(b"}", start + 1)
+        if end > start + 1:
+            raw = raw[start + 1 : end]
+    return binascii.crc_hqx(raw, 0) % SLOTS
+
+
+_slot_tags: list[str] | None = None
+_suffixes: list[str] | None = None
+_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def in_slot(text: str, slot: int) -> str:
+    """``text`` and 3 more letters or digits, chosen so that the result's Cluster slot is ``slot``.
+
+    A Django Task's result id is made this way so that its record shares its
+    queue's slot: the push and the record are one script on a Cluster too.
+    CRC16 (XMODEM, as Cluster uses) is linear: crc(text + s) equals
+    crc(text + 3 zero bytes) xor crc(s) for any 3-byte s, so one table of
+    3-character suffixes by their CRC (built once, ~0.2 s) answers at once.
+    """
+    global _suffixes
+    table = _suffixes
+    if table is None:
+        import itertools
+
+        found: list[str | None] = [None] * SLOTS
+        for chars in itertools.product(_ALPHABET, repeat=3):
+            suffix = "".join(chars)
+            s = binascii.crc_hqx(suffix.encode(), 0) % SLOTS
+            if found[s] is None:
+                found[s] = suffix
+        assert None not in found, "every slot has a 3-character suffix"
+        table = _suffixes = [t for t in found if t is not None]
+    base = binascii.crc_hqx(text.encode() + b"\0\0\0", 0)
+    return text + table[(base ^ slot) % SLOTS]
+
+
+def slot_tag(slot: int) -> str:
+    """A short string whose Cluster hash slot is ``slot`` (the same one on every machine).
+
+    Built once, on first use (~0.1 s): for each slot the first string, in a
+    fixed order of 1 to 3 characters, that hashes to it.
+    """
+    global _slot_tags
+    tags = _slot_tags
+    if tags is None:
+        import itertools
+
+        alphabet = _ALPHABET
+        found: list[str | None] = [None] * SLOTS
+        missing = SLOTS
+        for length in (1, 2, 3):
+            for chars in itertools.product(alphabet, repeat=length):
+                candidate = "".join(chars)
+                s = binascii.crc_hqx(candidate.encode(), 0) % SLOTS
+                if found[s] is None:
+                    found[s] = candidate
+                    missing -= 1
+            if not missing:
+                break
+        assert not missing, "every slot has a tag of at most 3 characters"
+        tags = _slot_tags = [t for t in found if t is not None]
+    return tags[slot]
 
 
 def validate_prefix(prefix: object) -> str:
@@ -82,7 +186,7 @@ class LeaderKeys:
     jobs: str  # set: names of the jobs with state under this election
 
     def job(self, job_name: str) -> str:
-        validate_name(job_name, "job name")
+        validate_name(job_name, "job name", tag=False)
         return self.job_prefix + job_name
 
     @property
@@ -108,7 +212,7 @@ class QueueKeys:
     index: str  # set (shared by all queues): queue names, for the admin
 
     def processing(self, consumer: str) -> str:
-        validate_name(consumer, "consumer id")
+        validate_name(consumer, "consumer id", tag=False)
         return self.processing_prefix + consumer
 
 
@@ -155,123 +259,143 @@ class SignalKeys:
     wake_prefix: str  # a waiter blocks on wake_prefix + its token
 
 
+#: The admin indexes: kind -> the Redis type of each of its keys (see KeyBuilder.index_keys).
+INDEX_TYPES: dict[str, str] = {
+    "locks": "hash", "lockwaits": "hash", "semaphores": "hash", "rwlocks": "hash", "latches": "hash",
+    "barriers": "hash", "events": "hash", "signals": "hash", "topics": "set", "ratelimiters": "hash",
+    "queues": "set", "workers": "zset",
+}  # fmt: skip
+
+
 class KeyBuilder:
-    """Builds every key under one prefix (``REDCOORD["KEY_PREFIX"]``)."""
+    """Builds every key under one prefix (``REDCOORD["KEY_PREFIX"]``).
 
-    __slots__ = ("prefix",)
+    ``cluster=True`` lays the admin indexes out per Cluster slot (see the
+    module's docstring); every other key is the same in both layouts.
+    """
 
-    def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
+    __slots__ = ("prefix", "cluster")
+
+    def __init__(self, prefix: str = DEFAULT_PREFIX, *, cluster: bool = False) -> None:
         self.prefix = validate_prefix(prefix)
+        self.cluster = bool(cluster)
 
     def __repr__(self) -> str:
-        return f"KeyBuilder({self.prefix!r})"
+        return f"KeyBuilder({self.prefix!r}{', cluster=True' if self.cluster else ''})"
+
+    def _base(self, kind: str, name: str) -> str:
+        """``<prefix>:<kind>:{<name>}``, or ``<prefix>:<kind>:{<tag>}:<name>`` for a name with a ``{tag}``.
+
+        A plain name's key has one brace pair, a tagged one's two: no plain
+        name and tagged name share a key.
+        """
+        if "{" in name:
+            return f"{self.prefix}:{kind}:{{{hash_tag(name)}}}:{name}"
+        return f"{self.prefix}:{kind}:{{{name}}}"
+
+    # -- the admin indexes -------------------------------------------------
+
+    def _index(self, kind: str, of_key: str, name: str = "") -> str:
+        """The index bucket of ``kind`` for the resource ``name`` whose key is ``of_key``."""
+        if self.cluster:
+            return f"{self.prefix}:index:{kind}:{{{slot_tag(key_slot(of_key))}}}"
+        if kind in ("locks", "lockwaits"):  # 256 buckets, by the name's CRC16
+            return f"{self.prefix}:index:{kind}:{binascii.crc_hqx(name.encode(), 0) % LOCK_INDEX_BUCKETS}"
+        return f"{self.prefix}:index:{kind}"
+
+    def index_keys(self, kind: str) -> list[str]:
+        """Every key of the admin index ``kind`` (one server: 1, or 256 for locks).
+
+        On a Cluster the buckets are per slot: read them with
+        ``core.indexes.read_index``, which asks each primary for its own.
+        """
+        if self.cluster:
+            raise ValueError("a Cluster's indexes are per slot: read them with core.indexes.read_index")
+        if kind in ("locks", "lockwaits"):
+            return [f"{self.prefix}:index:{kind}:{b}" for b in range(LOCK_INDEX_BUCKETS)]
+        if kind not in INDEX_TYPES:
+            raise ValueError(f"unknown index {kind!r}; the indexes are {', '.join(INDEX_TYPES)}")
+        return [f"{self.prefix}:index:{kind}"]
+
+    def index_parts(self, kind: str) -> tuple[str, str]:
+        """(head, tail) of a Cluster index bucket: its key is head + slot tag + tail."""
+        return f"{self.prefix}:index:{kind}:{{", "}"
+
+    def rate_limit_top_parts(self, limiter: str) -> tuple[tuple[str, str], tuple[str, str]]:
+        """(head, tail) of a Cluster limiter's per-slot busiest-keys zsets (this minute's, the one before's)."""
+        validate_name(limiter, "rate limiter name", tag=False)
+        head = f"{self.prefix}:index:rl-top:{{"
+        return (head, f"}}:{limiter}:now"), (head, f"}}:{limiter}:before")
+
+    # -- resources -----------------------------------------------------------
 
     def lock(self, name: str) -> LockKeys:
         validate_name(name, "lock name")
-        base = f"{self.prefix}:lock:{{{name}}}"
+        base = self._base("lock", name)
         return LockKeys(
             lock=base,
             queue=f"{base}:queue",
-            index=self.lock_index(bucket := binascii.crc_hqx(name.encode(), 0) % LOCK_INDEX_BUCKETS),
+            index=self._index("locks", base, name),
             waits=f"{base}:waits",
-            wait_index=self.lock_wait_index(bucket),
+            wait_index=self._index("lockwaits", base, name),
             wake_prefix=f"{base}:wake:",
         )
 
-    def lock_index(self, bucket: int) -> str:
-        """hash: name -> expires_ms of live locks whose name falls in ``bucket``."""
-        return f"{self.prefix}:index:locks:{bucket}"
-
-    def lock_indexes(self) -> list[str]:
-        """Every bucket of the live-lock index, for the admin."""
-        return [self.lock_index(b) for b in range(LOCK_INDEX_BUCKETS)]
-
-    def lock_wait_index(self, bucket: int) -> str:
-        """hash: name -> last minute (server time // 60 s) a grant of that lock waited, for names in ``bucket``."""
-        return f"{self.prefix}:index:lockwaits:{bucket}"
-
-    def lock_wait_indexes(self) -> list[str]:
-        """Every bucket of the lock-wait index, for the admin."""
-        return [self.lock_wait_index(b) for b in range(LOCK_INDEX_BUCKETS)]
-
     def semaphore(self, name: str) -> SemaphoreKeys:
         validate_name(name, "semaphore name")
-        base = f"{self.prefix}:sem:{{{name}}}"
+        base = self._base("sem", name)
         return SemaphoreKeys(
             state=base,
             holders=f"{base}:holders",
             queue=f"{base}:queue",
-            index=self.semaphore_index(),
+            index=self._index("semaphores", base),
             wake_prefix=f"{base}:wake:",
         )
 
-    def semaphore_index(self) -> str:
-        """hash: name -> a bound (s) on when the holders of that semaphore expire, for the admin."""
-        return f"{self.prefix}:index:semaphores"
-
     def rwlock(self, name: str) -> RWLockKeys:
         validate_name(name, "read-write lock name")
-        base = f"{self.prefix}:rw:{{{name}}}"
+        base = self._base("rw", name)
         return RWLockKeys(
             state=base,
             readers=f"{base}:readers",
             queue=f"{base}:queue",
-            index=self.rwlock_index(),
+            index=self._index("rwlocks", base),
             wake_prefix=f"{base}:wake:",
         )
 
-    def rwlock_index(self) -> str:
-        """hash: name -> a bound (s) on when the holders of that read-write lock expire, for the admin."""
-        return f"{self.prefix}:index:rwlocks"
-
     def latch(self, name: str) -> LatchKeys:
         validate_name(name, "latch name")
-        return self._latch_like("latch", name, self.latch_index())
-
-    def latch_index(self) -> str:
-        """hash: latch name -> a bound (s) on when it was last used, for the admin."""
-        return f"{self.prefix}:index:latches"
+        return self._latch_like("latch", name, "latches")
 
     def barrier(self, name: str) -> LatchKeys:
         validate_name(name, "barrier name")
-        return self._latch_like("barrier", name, self.barrier_index())
-
-    def barrier_index(self) -> str:
-        """hash: barrier name -> a bound (s) on when it was last used, for the admin."""
-        return f"{self.prefix}:index:barriers"
+        return self._latch_like("barrier", name, "barriers")
 
     def _latch_like(self, kind: str, name: str, index: str) -> LatchKeys:
-        base = f"{self.prefix}:{kind}:{{{name}}}"
+        base = self._base(kind, name)
         return LatchKeys(
-            state=base, parties=f"{base}:parties", waiters=f"{base}:waiters", index=index, wake_prefix=f"{base}:wake:"
-        )
+            state=base, parties=f"{base}:parties", waiters=f"{base}:waiters", index=self._index(index, base),
+            wake_prefix=f"{base}:wake:",
+        )  # fmt: skip
 
     def event(self, name: str) -> SignalKeys:
         validate_name(name, "event name")
-        base = f"{self.prefix}:event:{{{name}}}"
-        return SignalKeys(state=base, waiters=f"{base}:waiters", index=self.event_index(), wake_prefix=f"{base}:wake:")
-
-    def event_index(self) -> str:
-        """hash: event name -> a bound (s) on when it was last used, for the admin."""
-        return f"{self.prefix}:index:events"
+        base = self._base("event", name)
+        return SignalKeys(state=base, waiters=f"{base}:waiters", index=self._index("events", base), wake_prefix=f"{base}:wake:")
 
     def signal(self, name: str) -> SignalKeys:
         validate_name(name, "signal name")
-        base = f"{self.prefix}:signal:{{{name}}}"
-        return SignalKeys(state=base, waiters=f"{base}:waiters", index=self.signal_index(), wake_prefix=f"{base}:wake:")
-
-    def signal_index(self) -> str:
-        """hash: signal name -> a bound (s) on when it was last waited on, for the admin."""
-        return f"{self.prefix}:index:signals"
+        base = self._base("signal", name)
+        return SignalKeys(state=base, waiters=f"{base}:waiters", index=self._index("signals", base), wake_prefix=f"{base}:wake:")
 
     def topic(self, name: str) -> str:
         """stream: the messages of a durable topic (consumer groups are the subscribers)."""
         validate_name(name, "topic name")
-        return f"{self.prefix}:topic:{{{name}}}"
+        return self._base("topic", name)
 
-    def topic_index(self) -> str:
-        """set: topic names, for the admin."""
-        return f"{self.prefix}:index:topics"
+    def topic_index(self, name: str) -> str:
+        """set: topic names (of the topic's slot on a Cluster), for the admin."""
+        return self._index("topics", self.topic(name))
 
     def rate_limit(self, limiter: str, key: str) -> tuple[str, str]:
         """(state hash, in-flight zset) of one key of a rate limiter, under one hash tag.
@@ -287,26 +411,35 @@ class KeyBuilder:
         return f"{self._rate_limit_base(limiter, key)}:cell"
 
     def _rate_limit_base(self, limiter: str, key: str) -> str:
-        validate_name(limiter, "rate limiter name")
-        validate_name(key, "rate-limit key")
+        validate_name(limiter, "rate limiter name", tag=False)
+        validate_name(key, "rate-limit key", tag=False)
         return f"{self.prefix}:rl:{{{len(limiter)}:{limiter}:{key}}}"
 
-    def rate_limit_top(self, limiter: str) -> tuple[str, str]:
+    def rate_limit_top(self, limiter: str, key: str | None = None) -> tuple[str, str]:
         """zsets: key -> hits in one minute of the server's clock, the admin's busiest
         keys: this minute's, then the one before. Member ``''`` (never a key) is
         scored minus the minute (unix time // 60) a zset counts; the decision
-        script moves this minute's to the other when the minute turns."""
-        validate_name(limiter, "rate limiter name")
-        base = f"{self.prefix}:rl-top:{{{limiter}}}"
+        script moves this minute's to the other when the minute turns.
+
+        On a Cluster they are per slot (of the rate-limit ``key``'s state), so
+        the decision script touches one slot; the admin adds them up."""
+        validate_name(limiter, "rate limiter name", tag=False)
+        if self.cluster:
+            if key is None:
+                raise ValueError("on a Cluster a limiter's busiest-keys zsets are per slot: give the rate-limit key")
+            tag = slot_tag(key_slot(self._rate_limit_base(limiter, key)))
+            base = f"{self.prefix}:index:rl-top:{{{tag}}}:{limiter}"
+        else:  # one server: an admin index like the others, shared by the limiter's keys
+            base = f"{self.prefix}:index:rl-top:{limiter}"
         return f"{base}:now", f"{base}:before"
 
-    def rate_limit_index(self) -> str:
-        """hash: rate limiter name -> its policies, for the admin."""
-        return f"{self.prefix}:index:ratelimiters"
+    def rate_limit_index(self, limiter: str, key: str) -> str:
+        """hash: rate limiter name -> its policies (of the key's slot on a Cluster), for the admin."""
+        return self._index("ratelimiters", self._rate_limit_base(limiter, key))
 
     def leader(self, name: str) -> LeaderKeys:
         validate_name(name, "election name")
-        base = f"{self.prefix}:leader:{{{name}}}"
+        base = self._base("leader", name)
         return LeaderKeys(
             record=base,
             term=f"{base}:term",
@@ -317,7 +450,7 @@ class KeyBuilder:
 
     def queue(self, name: str) -> QueueKeys:
         validate_name(name, "queue name")
-        base = f"{self.prefix}:queue:{{{name}}}"
+        base = self._base("queue", name)
         return QueueKeys(
             ready=f"{base}:ready",
             seq=f"{base}:seq",
@@ -328,34 +461,32 @@ class KeyBuilder:
             consumers=f"{base}:consumers",
             processing_prefix=f"{base}:processing:",
             wake=f"{base}:wake",
-            index=self.queue_index(),
+            index=self._index("queues", base),
         )
-
-    def queue_index(self) -> str:
-        return f"{self.prefix}:index:queues"
 
     def queue_history(self, name: str) -> str:
         """list: the queue's samples, newest first, one a minute at most (see
         queues/sample.lua): ``"<minute> <depth> <done>"``, numbers only."""
         validate_name(name, "queue name")
-        return f"{self.prefix}:queue:{{{name}}}:history"
+        return f"{self._base('queue', name)}:history"
 
     def queue_counts(self, name: str) -> str:
         """hash: ``done`` (messages finished by the queue's workers, as they
         report it once a minute) and ``sampled`` (the minute last sampled)."""
         validate_name(name, "queue name")
-        return f"{self.prefix}:queue:{{{name}}}:counts"
+        return f"{self._base('queue', name)}:counts"
 
-    def workers(self) -> str:
-        """zset: worker id -> heartbeat deadline (ms), for the admin page."""
-        return f"{self.prefix}:index:workers"
+    def workers(self, worker_id: str) -> str:
+        """zset: worker id -> heartbeat deadline (ms) (of the worker's slot on a Cluster), for the admin page."""
+        return self._index("workers", self.worker(worker_id))
 
     def worker(self, worker_id: str) -> str:
         """hash: identity, host, pid, queues, current job, started_ms, heartbeat_ms."""
-        validate_name(worker_id, "worker id")
+        validate_name(worker_id, "worker id", tag=False)
         return f"{self.prefix}:worker:{{{worker_id}}}"
 
     def task_result(self, result_id: str) -> str:
         """hash: a Django Task's result (status, times, return value, errors)."""
-        validate_name(result_id, "task result id")
+        validate_name(result_id, "task result id", tag=False)
         return f"{self.prefix}:task:{{{result_id}}}"
+

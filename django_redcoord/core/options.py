@@ -25,6 +25,9 @@ DEFAULTS: dict[str, Any] = {
     # "SERVICE": "mymaster", "DB": 0, "USERNAME": None, "PASSWORD": None,
     # "SENTINEL_USERNAME": None, "SENTINEL_PASSWORD": None, "SSL": False}.
     "SENTINEL": None,
+    # Or a Redis Cluster (7.0+): {"NODES": ["redis://node-1:6379", ...]}, some
+    # of its nodes (the others are discovered); credentials and TLS from the URLs.
+    "CLUSTER": None,
     # Every key starts with "<KEY_PREFIX>:" so several projects share one Redis.
     "KEY_PREFIX": DEFAULT_PREFIX,
     # Seconds. Coordination calls never retry silently: a dead or paused
@@ -130,13 +133,14 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
         )
     config = {**DEFAULTS, **{k: v for k, v in user.items() if k in DEFAULTS}}
     url, cache = config["URL"], config["CACHE"]
-    if sum(config[k] is not None for k in ("URL", "CACHE", "SENTINEL")) > 1:
+    if sum(config[k] is not None for k in ("URL", "CACHE", "SENTINEL", "CLUSTER")) > 1:
         found.append(
-            "REDCOORD sets more than one of URL, CACHE and SENTINEL; set exactly one of them "
+            "REDCOORD sets more than one of URL, CACHE, SENTINEL and CLUSTER; set exactly one of them "
             "(URL = 'redis://...' or 'embedded', CACHE = a django-redis cache alias, "
-            "SENTINEL = {'HOSTS': [...], 'SERVICE': ...})"
+            "SENTINEL = {'HOSTS': [...], 'SERVICE': ...}, CLUSTER = {'NODES': ['redis://...', ...]})"
         )
     found.extend(_sentinel_problems(config))
+    found.extend(_cluster_problems(config))
     if url is not None and (
         not isinstance(url, str) or (url != EMBEDDED and not url.startswith(URL_SCHEMES))
     ):
@@ -237,6 +241,47 @@ def _sentinel_problems(config: dict[str, Any]) -> list[str]:
         found.append(f"{where}['SSL'] must be True or False (got {sentinel['SSL']!r})")
     if not found:
         config["SENTINEL"] = {**sentinel, "HOSTS": hosts}
+    return found
+
+
+def _cluster_problems(config: dict[str, Any]) -> list[str]:
+    """CLUSTER: {"NODES": [redis:// or rediss:// URLs]} (normalized to a dict with a list).
+
+    The URLs carry the credentials and TLS (one set for the whole cluster) and
+    no database (a Cluster has only db 0)."""
+    from urllib.parse import urlsplit
+
+    value = config["CLUSTER"]
+    if value is None:
+        return []
+    where = "REDCOORD['CLUSTER']"
+    example = "{'NODES': ['redis://node-1:6379', 'redis://node-2:6379']}"
+    if not isinstance(value, dict) or set(value) != {"NODES"}:
+        return [f"{where} must be a dict with exactly the key 'NODES', like {example} (got {value!r})"]
+    nodes = value["NODES"]
+    if (
+        not isinstance(nodes, (list, tuple)) or not nodes
+        or not all(isinstance(u, str) and u.startswith(("redis://", "rediss://")) for u in nodes)
+    ):  # fmt: skip
+        return [f"{where}['NODES'] must be a non-empty list of node URLs (redis:// or rediss://), like {example} (got {nodes!r})"]
+    found, seen = [], set()
+    for url in nodes:
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:
+            parts, port = None, None
+        if parts is None or not parts.hostname:
+            found.append(f"{where}['NODES'] has {url!r}, which names no host; write 'redis://host:port'")
+            continue
+        if parts.path not in ("", "/", "/0"):
+            found.append(f"{where}['NODES'] has {url!r}: a Cluster has only database 0, leave the path empty")
+        seen.add((parts.scheme, parts.username, parts.password))
+        del port
+    if len(seen) > 1:
+        found.append(f"{where}['NODES'] give different schemes or credentials; one Cluster has one set (write them the same in every URL)")
+    if not found:
+        config["CLUSTER"] = {"NODES": list(nodes)}
     return found
 
 

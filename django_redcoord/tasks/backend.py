@@ -43,7 +43,7 @@ from django.core.checks import Error
 from django.db import transaction
 from django.utils.module_loading import import_string
 
-from ..core.keys import KeyBuilder, validate_name
+from ..core.keys import KeyBuilder, in_slot, key_slot, validate_name
 from ..core.queues import Queue
 from ..core.queues.messages import EncodedJSON, queue_defaults, to_json
 from ..core.transport.clients import get_async_client, get_client
@@ -220,7 +220,7 @@ class RedisTaskBackend(BaseTaskBackend):
         what = f"arguments of task {task.module_path}"
         try:
             result = TaskResult(
-                task=task, id=get_random_string(32), status=TaskResultStatus.READY,
+                task=task, id=self._new_id(task.queue_name, get_random_string(29)), status=TaskResultStatus.READY,
                 enqueued_at=None, started_at=None, finished_at=None, last_attempted_at=None,
                 args=list(args), kwargs=dict(kwargs), backend=self.alias, errors=[], worker_ids=[],
             )  # fmt: skip
@@ -231,6 +231,20 @@ class RedisTaskBackend(BaseTaskBackend):
                 f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, None): {exc}"
             ) from None
         return result, (to_json(result.args, what), to_json(result.kwargs, what))
+
+    def _new_id(self, queue_name: str, random: str) -> str:
+        """A result id (32 letters and digits) whose record shares the queue's Cluster slot.
+
+        The push and the record are one script; on a Redis Cluster a script's
+        keys must share a slot, so the last 3 characters are chosen for it
+        (``core.keys.in_slot``). Ids stay random: 29 characters of 62.
+        """
+        return in_slot(random, key_slot(self._queue_key(queue_name)))
+
+    def _queue_key(self, queue_name: str) -> str:
+        from .. import conf
+
+        return KeyBuilder(conf.default_prefix()).queue(queue_name).ready
 
     def _push(self, task: Task, result: TaskResult, encoded: tuple[str, str]) -> tuple[Queue, dict[str, Any]]:
         """The queue and the arguments of ``push_with_record`` for ``result`` (stamped enqueued now)."""

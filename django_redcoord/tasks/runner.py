@@ -18,6 +18,7 @@ from django.db import close_old_connections
 from django.utils.module_loading import import_string
 
 from ..core.exceptions import DeliveryFailed
+from ..core.keys import key_slot
 from ..core.queues import Message, Queue
 from ..core.queues.messages import REQUEUED, to_json
 from ..core.queues.worker import DeadLetter, Retry
@@ -117,8 +118,7 @@ class TaskRunner:
     def settle_dead(self, queue: Queue, entries: list[tuple[str, dict[str, Any], Any]]) -> None:
         """Mark FAILED the results of messages dead-lettered without us (a reaper
         found their worker dead on the last attempt), unless they hold an outcome."""
-        keys: list[str] = []
-        args: list[Any] = [self.backend.result_ttl_failed]
+        writes: list[tuple[int, Any, str, dict[str, Any]]] = []
         for result_id, detail, _ in entries:
             if not valid_id(result_id):
                 continue
@@ -130,12 +130,8 @@ class TaskRunner:
                 "traceback": str(detail.get("error", "dead-lettered")),
             })  # fmt: skip
             fields = {"status": str(TaskResultStatus.FAILED), "finished_at": iso(finished), f"error.{attempts}": error}
-            keys.append(self.backend._result_key(result_id))
-            args.extend(("dead", len(fields)))
-            for item in fields.items():
-                args.extend(item)
-        if keys:
-            RESULTS(self.backend.client, keys, args, operation=f"mark dead letters of {queue.name!r} failed")
+            writes.append((self.backend.result_ttl_failed, "dead", self.backend._result_key(result_id), fields))
+        self._send(writes, f"mark dead letters of {queue.name!r} failed")
 
     # -- one delivery ---------------------------------------------------------------
 
@@ -327,10 +323,14 @@ class TaskRunner:
         self._send([(self.backend.result_ttl, guard, key, fields)], "record task results")
 
     def _send(self, writes: list[tuple[int, Any, str, dict[str, Any]]], operation: str) -> None:
-        """tasks/results.lua once per TTL among ``writes`` (ttl, guard, key, fields): one round trip."""
-        groups: dict[int, tuple[list[str], list[Any]]] = {}
+        """tasks/results.lua once per TTL among ``writes`` (ttl, guard, key, fields): one round trip.
+
+        Once per TTL and Cluster slot: a script's keys share one slot, so it
+        runs on a Redis Cluster too (on one server the split costs a few bytes).
+        """
+        groups: dict[tuple[int, int], tuple[list[str], list[Any]]] = {}
         for ttl, guard, key, fields in writes:
-            keys, args = groups.setdefault(ttl, ([], [ttl]))
+            keys, args = groups.setdefault((ttl, key_slot(key)), ([], [ttl]))
             keys.append(key)
             args.extend((guard, len(fields)))
             for item in fields.items():
@@ -367,14 +367,12 @@ class TaskRunner:
                     entry[4] = True
             if not due:
                 continue
-            args: list[Any] = [self.backend.result_ttl]
-            for _key, delivery, attempt, _, _ in due:
-                fields = {"status": str(TaskResultStatus.RUNNING), **attempt}
-                args.extend((delivery, len(fields)))
-                for item in fields.items():
-                    args.extend(item)
+            writes = [
+                (self.backend.result_ttl, delivery, key, {"status": str(TaskResultStatus.RUNNING), **attempt})
+                for key, delivery, attempt, _, _ in due
+            ]
             try:
-                RESULTS(self.backend.client, [e[0] for e in due], args, operation="mark tasks running")
+                self._send(writes, "mark tasks running")
             except Exception as exc:  # the status is cosmetic; the outcome will land anyway
                 log.warning("could not record RUNNING for %d task(s): %s", len(due), exc)
 

@@ -31,8 +31,8 @@ from typing import Any
 from ..exceptions import CoordinationUnavailable, LockError, LockNotAcquired, RedcoordError
 from ..keys import KeyBuilder, validate_name
 from ..observe import observe, observers
-from ..runtime import default_prefix, lock_defaults
-from ..transport.clients import UsesClient
+from ..runtime import lock_defaults
+from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import execute_pipeline, max_block
 from ..transport.drivers import Steps, arun, run
 from ..values import DEFAULT, check_count, check_seconds, check_ttl, check_wait
@@ -97,7 +97,7 @@ class Hold(HoldSteps, UsesClient):
         self.reentrant = reentrant
         self.on_lost = on_lost
         self._client = client
-        self._setup(KeyBuilder(prefix or default_prefix()))
+        self._setup(key_builder(prefix, client))
         self._ops = (f"acquire {self.kind} {self.name!r}", f"release {self.kind} {self.name!r}")
         self._fence: int | None = None  # last token granted to this object (tokens only grow)
         self.retry_after: float | None = None

@@ -285,9 +285,11 @@ class HoldSteps:
         wait = ("WAIT", self.replicas, ms(self.replica_timeout))
         operation = f"confirm {self.kind} {self.name!r} on {self.replicas} replica(s)"
         script = self._extend_script
-        replies = yield Batch(("EVALSHA", script.sha, len(keys), *keys, *args), wait, operation=operation, raise_errors=False)
+        replies = yield Batch(("EVALSHA", script.sha, len(keys), *keys, *args), wait, operation=operation, raise_errors=False, key=keys[0])
         if isinstance(replies[0], redis.exceptions.NoScriptError):  # first use on this server: load it
-            replies = yield Batch(("EVAL", script.source, len(keys), *keys, *args), wait, operation=operation, raise_errors=False)
+            replies = yield Batch(
+                ("EVAL", script.source, len(keys), *keys, *args), wait, operation=operation, raise_errors=False, key=keys[0]
+            )
         extended, acked = replies
         for reply in replies:
             if isinstance(reply, Exception):

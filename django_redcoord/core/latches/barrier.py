@@ -29,9 +29,8 @@ from typing import Any
 
 from ..exceptions import BarrierBroken
 from ..holds.identity import host
-from ..keys import KeyBuilder, LatchKeys, validate_name
-from ..runtime import default_prefix
-from ..transport.clients import UsesClient
+from ..keys import LatchKeys, validate_name
+from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import Blpop, Run, Steps, arun, run
 from ..transport.scripts import Script
@@ -67,7 +66,7 @@ class Barrier(UsesClient):
         self.ttl = check_seconds(ttl, "ttl")
         self.keep = check_seconds(keep, "keep")
         self._client = client
-        self.keys: LatchKeys = KeyBuilder(prefix or default_prefix()).barrier(self.name)
+        self.keys: LatchKeys = key_builder(prefix, client).barrier(self.name)
 
     def __repr__(self) -> str:
         return f"<Barrier {self.name!r} parties={self.parties}>"

@@ -32,8 +32,7 @@ from typing import Any
 from ..exceptions import LatchBroken, LockNotOwned
 from ..holds.hold import Hold
 from ..keys import KeyBuilder, LatchKeys, validate_name
-from ..runtime import default_prefix
-from ..transport.clients import UsesClient
+from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import Blpop, Run, Steps, arun, run
 from ..transport.scripts import Script
@@ -73,7 +72,7 @@ class CountDownLatch(UsesClient):
         self.ttl = check_seconds(ttl, "ttl")
         self.keep = check_seconds(keep, "keep")
         self._client = client
-        self.keys: LatchKeys = KeyBuilder(prefix or default_prefix()).latch(self.name)
+        self.keys: LatchKeys = key_builder(prefix, client).latch(self.name)
         self.prefix = prefix
 
     def __repr__(self) -> str:

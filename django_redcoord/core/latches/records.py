@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..keys import KeyBuilder
-from ..runtime import default_prefix
+from ..indexes import read_index
+from ..transport.clients import key_builder
 from ..transport.commands import as_text, execute_pipeline
 from ..transport.errors import unavailable_as_ours
 from . import barrier, latch
 
 
-def _live_names(client: Any, index: str, now_ms: int, what: str) -> list[str]:
-    with unavailable_as_ours(client, f"list {what}"):
-        entries = client.hgetall(index)
+def _live_names(client: Any, builder: Any, kind: str, now_ms: int) -> list[str]:
+    with unavailable_as_ours(client, f"list {kind}"):
+        entries = read_index(client, builder, kind)
     return sorted(as_text(n) for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
 
 
 def read_latches(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
     """Every latch used within its ``keep`` time, with its count, parties and waiters: two round trips."""
-    builder = KeyBuilder(prefix or default_prefix())
-    names = _live_names(client, builder.latch_index(), now_ms, "latches")
+    builder = key_builder(prefix, client)
+    names = _live_names(client, builder, "latches", now_ms)
     keys = [builder.latch(name) for name in names]
 
     def build(pipe: Any) -> None:
@@ -34,8 +34,8 @@ def read_latches(client: Any, *, prefix: str | None = None, now_ms: int) -> list
 
 def read_barriers(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
     """Every barrier used within its ``keep`` time, with its generation and who waits: two round trips."""
-    builder = KeyBuilder(prefix or default_prefix())
-    names = _live_names(client, builder.barrier_index(), now_ms, "barriers")
+    builder = key_builder(prefix, client)
+    names = _live_names(client, builder, "barriers", now_ms)
     keys = [builder.barrier(name) for name in names]
 
     def build(pipe: Any) -> None:

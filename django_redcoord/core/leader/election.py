@@ -44,10 +44,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..exceptions import CoordinationUnavailable
-from ..keys import KeyBuilder, LeaderKeys, validate_name
+from ..keys import LeaderKeys, validate_name
 from ..observe import observe, observers
-from ..runtime import default_prefix
-from ..transport.clients import UsesClient
+from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, blpop, max_block
 from ..transport.drivers import arun
 from ..transport.scripts import Script
@@ -127,7 +126,7 @@ class LeaderElection(UsesClient):
         self.on_elected = on_elected
         self.on_demoted = on_demoted
         self._client = client
-        self.keys: LeaderKeys = KeyBuilder(prefix or default_prefix()).leader(self.name)
+        self.keys: LeaderKeys = key_builder(prefix, client).leader(self.name)
         self._lead: _Lead | None = None
         self._stale = ""  # a token the record may still hold though we no longer lead with it
         self._seen_term = 0  # highest term ever seen: a new term is always above it

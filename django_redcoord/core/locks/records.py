@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..keys import KeyBuilder
-from ..runtime import default_prefix
-from ..transport.clients import get_client
+from ..transport.clients import get_client, key_builder
 from ..transport.commands import execute_pipeline
 from .lock import FORCE_RELEASE, INSPECT, holder_from_reply
 
 
 def read_holders(client: Any, names: list[str], *, prefix: str | None = None) -> list[dict[str, Any] | None]:
     """The holders of several locks (see :meth:`Lock.holder`), in one pipelined round trip."""
-    builder = KeyBuilder(prefix or default_prefix())
+    builder = key_builder(prefix, client)
     lock_keys = [builder.lock(name) for name in names]
 
     def build(pipe: Any) -> None:
@@ -38,7 +36,7 @@ def force_release(name: str, fence: int, *, client: Any = None, prefix: str | No
     """
     if client is None:
         client = get_client()
-    k = KeyBuilder(prefix or default_prefix()).lock(name)
+    k = key_builder(prefix, client).lock(name)
     result = FORCE_RELEASE(
         client,
         [k.lock, k.queue, k.index, k.waits, k.wait_index],

@@ -100,7 +100,7 @@ def request_run(
     pending, ValueError/TypeError for bad arguments, CoordinationUnavailable
     when Redis cannot be reached (the request may or may not be stored).
     """
-    validate_name(job_name, "job name")
+    validate_name(job_name, "job name", tag=False)
     slot_ms = slot_to_ms(slot)
     ttl = check_seconds(expires, "expires")
     if ttl > _MAX_TTL:
@@ -159,7 +159,7 @@ def pause_job(election: Any, name: str) -> bool:
     Returns True if it was running on schedule, False if it was already
     paused. A run going on now is not stopped; "run now" requests still run.
     """
-    validate_name(name, "job name")
+    validate_name(name, "job name", tag=False)
     return bool(_PAUSE(election.client, [election.keys.job(name), election.keys.jobs], [name],
                        operation=f"pause job {name!r}"))  # fmt: skip
 
@@ -169,7 +169,7 @@ def resume_job(election: Any, name: str) -> bool:
 
     Returns True if it was paused, False if it was not.
     """
-    validate_name(name, "job name")
+    validate_name(name, "job name", tag=False)
     return bool(command(election.client, "HDEL", election.keys.job(name), "paused",
                         operation=f"resume job {name!r}"))  # fmt: skip
 

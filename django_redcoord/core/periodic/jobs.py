@@ -235,7 +235,7 @@ def periodic(
     if misfire not in MISFIRE_POLICIES:
         raise ValueError(f"misfire must be one of {', '.join(map(repr, MISFIRE_POLICIES))}, not {misfire!r}")
     if name is not None:
-        validate_name(name, "job name")
+        validate_name(name, "job name", tag=False)
 
     def register(func: Any) -> Any:
         if not (_is_task(func) or callable(func)):
@@ -243,7 +243,7 @@ def periodic(
         target = func.func if _is_task(func) else func
         job_name = name or f"{target.__module__}.{target.__qualname__}"
         try:
-            validate_name(job_name, "job name")
+            validate_name(job_name, "job name", tag=False)
         except ValueError as exc:
             raise ValueError(f"{exc}; pass @periodic(name=...)") from None
         job = Job(job_name, func, every_ms, cron, timeout_s, jitter_s, overlap, misfire, bool(fixed_hour))

@@ -35,9 +35,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..keys import KeyBuilder, QueueKeys, validate_name
-from ..runtime import default_prefix
-from ..transport.clients import UsesClient
+from ..keys import QueueKeys, validate_name
+from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, command, execute_pipeline
 from ..transport.drivers import Run, Steps, arun, run
 from ..transport.errors import unavailable_as_ours
@@ -111,7 +110,7 @@ class Queue(UsesClient):
             check_count(dead_letter_limit, "dead_letter_limit", 1, 1_000_000_000)
         self.dead_letter_limit = dead_letter_limit
         self._client = client
-        self.key_builder = KeyBuilder(prefix or default_prefix())
+        self.key_builder = key_builder(prefix, client)
         self.keys: QueueKeys = self.key_builder.queue(self.name)
         k = self.keys
         self._push_keys = [k.ready, k.seq, k.delayed, k.wake, k.index]

@@ -567,7 +567,7 @@ class Worker:
         ]  # fmt: skip
 
         def build(pipe: Any) -> None:
-            _BEAT.queue(pipe, [self.keys.workers(), self.keys.worker(self.id)], [self.id, timeout_ms, "1" if retire else "0", *fields])
+            _BEAT.queue(pipe, [self.keys.workers(self.id), self.keys.worker(self.id)], [self.id, timeout_ms, "1" if retire else "0", *fields])
             if retire:
                 return
             for q_index, queue in enumerate(self.queues):

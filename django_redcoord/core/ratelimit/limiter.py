@@ -40,10 +40,9 @@ from typing import Any
 from redis.exceptions import NoScriptError
 
 from ..exceptions import RedcoordError
-from ..keys import _NAME_RE, KeyBuilder, validate_name
+from ..keys import _NAME_RE, validate_name
 from ..observe import observe, observers
-from ..runtime import default_prefix
-from ..transport.clients import UsesClient
+from ..transport.clients import UsesClient, key_builder
 from ..transport.drivers import Batch, Command, Run, Step, Steps, arun, run, uncancellable
 from ..transport.scripts import Script
 from ..values import check_count
@@ -144,7 +143,7 @@ class RateLimiter(UsesClient):
         self.name = validate_name(name, "rate limiter name")
         self.track = bool(track)
         self._client = client
-        self.keys = KeyBuilder(prefix or default_prefix())
+        self.keys = key_builder(prefix, client)
         self._text = " & ".join(p.text for p in self.policies)  # as the admin's index keeps them
         self._args = [self.name, self._text, str(len(self.policies))]
         for p in self.policies:
@@ -196,7 +195,7 @@ class RateLimiter(UsesClient):
                     if isinstance(reply, Exception):
                         raise reply
                     if isinstance(counted, NoScriptError):  # a server that does not know the count yet
-                        yield Run(COUNT, self._count_keys(), [stored, cost, self.name, self._text], self._operation)
+                        yield Run(COUNT, self._count_keys(stored), [stored, cost, self.name, self._text], self._operation)
                     elif isinstance(counted, Exception):
                         raise counted
             except Exception as exc:
@@ -246,21 +245,22 @@ class RateLimiter(UsesClient):
         if server_gcra:
             args = cell.throttle_args(self.keys.rate_limit_cell(self.name, stored), self.policies[0], 0 if mode == "peek" else cost)
             if track and mode == "hit":
-                counting = ("EVALSHA", COUNT.sha, 3, *self._count_keys(), stored, cost, self.name, self._text)
-                return Batch(args, counting, operation=self._operation, raise_errors=False), stored, None
+                counting = ("EVALSHA", COUNT.sha, 3, *self._count_keys(stored), stored, cost, self.name, self._text)
+                return Batch(args, counting, operation=self._operation, raise_errors=False, key=args[1]), stored, None
             return Command(*args, operation=self._operation), stored, None
         state, inflight = self.keys.rate_limit(self.name, stored)
         token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
         call = Run(
-            HIT, [state, inflight, *self._count_keys()],
+            HIT, [state, inflight, *self._count_keys(stored)],
             [mode, cost, stored if track else "", token, *self._args],
             self._operation,
         )  # fmt: skip
         return call, stored, token or None
 
-    def _count_keys(self) -> list[str]:
-        """The keys counting hits for the admin: this minute's and the last's busiest keys, the index of limiters."""
-        return [*self.keys.rate_limit_top(self.name), self.keys.rate_limit_index()]
+    def _count_keys(self, stored: str) -> list[str]:
+        """The keys counting hits of ``stored`` for the admin: this minute's and the last's busiest keys,
+        the index of limiters (on a Cluster, those of the key's slot)."""
+        return [*self.keys.rate_limit_top(self.name, stored), self.keys.rate_limit_index(self.name, stored)]
 
     def _check_cost(self, cost: int) -> None:
         if cost <= self._most_cost:
@@ -365,6 +365,6 @@ class RateLimiter(UsesClient):
     def _reset_steps(self, key: Any) -> Steps:
         stored = safe_key(key)
         state, inflight = self.keys.rate_limit(self.name, stored)
-        keys = [state, inflight, *self.keys.rate_limit_top(self.name), self.keys.rate_limit_cell(self.name, stored)]
+        keys = [state, inflight, *self.keys.rate_limit_top(self.name, stored), self.keys.rate_limit_cell(self.name, stored)]
         deleted = yield Run(RESET, keys, [stored], f"reset rate limit {self.name!r}")
         return int(deleted)

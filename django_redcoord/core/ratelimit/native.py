@@ -57,7 +57,7 @@ def probe(client: Any, key: str) -> bool:
         try:
             command(client, "CL.THROTTLE", key, 0, 1, 1, 0, operation="look for CL.THROTTLE")
             has_it = True
-        except redis.ResponseError as exc:
+        except redis.RedisError as exc:
             if not is_unknown_command(exc):
                 raise
             has_it = False
@@ -74,9 +74,10 @@ def eligible(policies: tuple[Policy, ...]) -> bool:
 
 
 def is_unknown_command(exc: BaseException) -> bool:
-    """An error reply meaning the server has no CL.THROTTLE (or this user may not run it)."""
+    """An error reply meaning the server has no CL.THROTTLE (or this user may not run it); or, from
+    redis-py's Cluster client, that the nodes' command table has no such command."""
     if not isinstance(exc, redis.ResponseError):
-        return False
+        return isinstance(exc, redis.RedisError) and "doesn't exist in redis commands" in str(exc).lower()
     text = str(exc).lower()
     return "unknown command" in text or text.startswith("noperm") or "no permissions to run" in text
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..keys import KeyBuilder
-from ..runtime import default_prefix
+from ..indexes import read_index, read_slot_buckets
+from ..transport.clients import key_builder
 from ..transport.commands import as_text, execute_pipeline
 from ..transport.drivers import Run
 from ..transport.errors import unavailable_as_ours
@@ -17,28 +17,14 @@ def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> li
     """Each limiter's busiest keys over this minute and the last (hits counted by
     ``hit()``, refused ones included), each with its state now: three round trips (four the first time, to learn
     whether the server has CL.THROTTLE)."""
-    builder = KeyBuilder(prefix or default_prefix())
+    builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list rate limiters"):
-        limiters = {as_text(k): as_text(v) for k, v in client.hgetall(builder.rate_limit_index()).items()}
+        limiters = read_index(client, builder, "ratelimiters")
         names = sorted(limiters)
-        pipe = client.pipeline(transaction=False)
-        pipe.time()  # the minutes are the server's, like the counts' (clients' clocks never matter)
-        for name in names:
-            for zset in builder.rate_limit_top(name):  # this minute's, the one before's
-                pipe.zscore(zset, "")  # minus the minute it counts
-                pipe.zrevrangebyscore(zset, "+inf", "(0", start=0, num=top, withscores=True)
-        replies = pipe.execute() if names else []
-    minute = int(replies[0][0]) // 60 if names else 0
+        counted = _counts(client, builder, names, top) if names else []
     out = []
     peeks: list[tuple[int, RateLimiter, str]] = []
-    for i, name in enumerate(names):
-        hits: dict[str, float] = {}
-        for j in (0, 1):
-            counts, members = replies[1 + 4 * i + 2 * j], replies[2 + 4 * i + 2 * j]
-            if counts is None or -int(float(counts)) not in (minute, minute - 1):
-                continue  # older: no hit since
-            for member, score in members:
-                hits[as_text(member)] = hits.get(as_text(member), 0) + float(score)
+    for name, hits in zip(names, counted, strict=True):
         busiest = sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
         try:
             limiter = RateLimiter(limiters[name], name=name, track=False, client=client, prefix=builder.prefix)
@@ -69,14 +55,49 @@ def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> li
     return out
 
 
+def _counts(client: Any, builder: Any, names: list[str], top: int) -> list[dict[str, float]]:
+    """Per limiter, its keys' hits over this minute and the last of the server's clock.
+
+    A busiest-keys zset counts the minute its member ``''`` is scored minus;
+    an older one saw no hit since and is left out. On a Cluster each limiter
+    has such zsets per slot (of the keys): every slot's are read and added up.
+    """
+    minute = int(client.time()[0]) // 60  # the server's minutes, like the counts' (clients' clocks never matter)
+    fresh = (-minute, -(minute - 1))
+    counted: list[dict[str, float]] = [{} for _ in names]
+    if builder.cluster:
+        shapes = [(head, tail, "zset") for name in names for head, tail in builder.rate_limit_top_parts(name)]
+        for shape_no, flat in read_slot_buckets(client, shapes, merge=False):
+            pairs = dict(zip(map(as_text, flat[0::2]), map(float, flat[1::2]), strict=True))
+            if pairs.pop("", None) in fresh:
+                hits = counted[shape_no // 2]
+                for member, score in pairs.items():
+                    hits[member] = hits.get(member, 0) + score
+        return counted
+    pipe = client.pipeline(transaction=False)
+    for name in names:
+        for zset in builder.rate_limit_top(name):  # this minute's, the one before's
+            pipe.zscore(zset, "")  # minus the minute it counts
+            pipe.zrevrangebyscore(zset, "+inf", "(0", start=0, num=top, withscores=True)
+    replies = pipe.execute()
+    for i, hits in enumerate(counted):
+        for j in (0, 1):
+            marker, members = replies[4 * i + 2 * j], replies[4 * i + 2 * j + 1]
+            if marker is None or float(marker) not in fresh:
+                continue  # older: no hit since
+            for member, score in members:
+                hits[as_text(member)] = hits.get(as_text(member), 0) + float(score)
+    return counted
+
+
 def reset_key(name: str, key: str, *, client: Any = None, prefix: str | None = None) -> int:
     """Forget what ``key`` counted in limiter ``name`` (an operator's action); returns keys deleted."""
-    builder = KeyBuilder(prefix or default_prefix())
+    builder = key_builder(prefix, client)
     from ..transport.clients import get_client
 
     client = client or get_client()
     with unavailable_as_ours(client, f"read rate limiter {name!r}"):
-        policies = client.hget(builder.rate_limit_index(), name)
+        policies = read_index(client, builder, "ratelimiters").get(name)
     if policies is None:
         raise ValueError(f"no rate limiter named {name!r} has counted anything")
     return RateLimiter(as_text(policies), name=name, track=False, client=client, prefix=builder.prefix).reset(key)

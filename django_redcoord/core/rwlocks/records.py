@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..keys import KeyBuilder
-from ..runtime import default_prefix
+from ..indexes import read_index
+from ..transport.clients import key_builder
 from ..transport.commands import as_text, execute_pipeline
 from ..transport.errors import unavailable_as_ours
 from .rwlock import INSPECT, state_from_reply
@@ -13,9 +13,9 @@ from .rwlock import INSPECT, state_from_reply
 
 def read_rwlocks(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
     """Every read-write lock with live holders (from the index; no scan), with its holders: two round trips."""
-    builder = KeyBuilder(prefix or default_prefix())
+    builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list read-write locks"):
-        entries = client.hgetall(builder.rwlock_index())
+        entries = read_index(client, builder, "rwlocks")
     names = sorted(as_text(n) for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
     if not names:
         return []

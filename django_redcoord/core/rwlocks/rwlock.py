@@ -42,6 +42,7 @@ from ..holds.hold import Hold
 from ..holds.watchdog import AsyncRenewer, Renewer
 from ..keys import KeyBuilder, RWLockKeys, validate_name
 from ..runtime import default_prefix
+from ..transport.clients import key_builder
 from ..transport.commands import as_text
 from ..transport.drivers import Run, Steps, arun, run
 from ..transport.scripts import Script
@@ -198,7 +199,7 @@ class ReadWriteLock:
     ) -> None:
         self.name = validate_name(name, "read-write lock name")
         self.keys_prefix = prefix or default_prefix()
-        self.keys = KeyBuilder(self.keys_prefix).rwlock(self.name)
+        self.keys = key_builder(self.keys_prefix, client).rwlock(self.name)
         self._defaults = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "on_lost": on_lost,
                           "replicas": replicas, "replica_timeout": replica_timeout}  # fmt: skip
         self._client = client

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..keys import KeyBuilder
-from ..runtime import default_prefix
-from ..transport.clients import get_client
+from ..indexes import read_index
+from ..transport.clients import get_client, key_builder
 from ..transport.commands import as_text, execute_pipeline
 from ..transport.errors import unavailable_as_ours
 from .semaphore import INSPECT, REVOKE, state_from_reply
@@ -14,9 +13,9 @@ from .semaphore import INSPECT, REVOKE, state_from_reply
 
 def read_semaphores(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
     """Every semaphore with live holders (from the index; no scan), with its holders: two round trips."""
-    builder = KeyBuilder(prefix or default_prefix())
+    builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list semaphores"):
-        entries = client.hgetall(builder.semaphore_index())
+        entries = read_index(client, builder, "semaphores")
     names = sorted(as_text(n) for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
     if not names:
         return []
@@ -38,7 +37,7 @@ def revoke_permit(name: str, fence: int, *, client: Any = None, prefix: str | No
     """
     if client is None:
         client = get_client()
-    k = KeyBuilder(prefix or default_prefix()).semaphore(name)
+    k = key_builder(prefix, client).semaphore(name)
     result = REVOKE(
         client, [k.state, k.holders, k.queue, k.index], [name, int(fence), ""], operation=f"revoke a permit of {name!r}"
     )

@@ -24,9 +24,8 @@ import time
 from typing import Any
 
 from ..exceptions import CoordinationUnavailable
-from ..keys import KeyBuilder, SignalKeys, validate_name
-from ..runtime import default_prefix
-from ..transport.clients import UsesClient
+from ..keys import SignalKeys, validate_name
+from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import Blpop, Command, Run, Steps, arun, run
 from ..transport.scripts import Script
@@ -61,7 +60,7 @@ class Event(UsesClient):
         self.name = validate_name(name, "event name")
         self.keep = check_seconds(keep, "keep")
         self._client = client
-        self.keys: SignalKeys = KeyBuilder(prefix or default_prefix()).event(self.name)
+        self.keys: SignalKeys = key_builder(prefix, client).event(self.name)
 
     def __repr__(self) -> str:
         return f"<Event {self.name!r}>"

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..keys import KeyBuilder
-from ..runtime import default_prefix
+from ..indexes import read_index
+from ..transport.clients import key_builder
 from ..transport.commands import as_text
 from ..transport.errors import unavailable_as_ours
 
 
 def read_signals(client: Any, *, prefix: str | None = None, now_ms: int) -> dict[str, list[dict[str, Any]]]:
     """Events (set or not, waiters), signals (waiters queued) and topics (length, groups): three round trips."""
-    builder = KeyBuilder(prefix or default_prefix())
+    builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list events, signals and topics"):
-        pipe = client.pipeline(transaction=False)
-        pipe.hgetall(builder.event_index())
-        pipe.hgetall(builder.signal_index())
-        pipe.smembers(builder.topic_index())
-        events_index, signals_index, topic_names = pipe.execute()
+        events_index = read_index(client, builder, "events")
+        signals_index = read_index(client, builder, "signals")
+        topic_names = read_index(client, builder, "topics")
         events = sorted(as_text(n) for n, bound in events_index.items() if int(bound) * 1000 >= now_ms)
         signals = sorted(as_text(n) for n, bound in signals_index.items() if int(bound) * 1000 >= now_ms)
         topics = sorted(as_text(n) for n in topic_names)

@@ -34,9 +34,8 @@ from typing import Any
 
 from ..exceptions import CoordinationUnavailable
 from ..holds.identity import host
-from ..keys import KeyBuilder, SignalKeys, validate_name
-from ..runtime import default_prefix
-from ..transport.clients import UsesClient
+from ..keys import SignalKeys, validate_name
+from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import Blocking, Run, Steps, arun, run
 from ..transport.scripts import Script
@@ -64,7 +63,7 @@ class Signal(UsesClient):
     def __init__(self, name: str, *, client: Any = None, prefix: str | None = None) -> None:
         self.name = validate_name(name, "signal name")
         self._client = client
-        self.keys: SignalKeys = KeyBuilder(prefix or default_prefix()).signal(self.name)
+        self.keys: SignalKeys = key_builder(prefix, client).signal(self.name)
         self._token = secrets.token_urlsafe(9)
         self._waiting = threading.Lock()
         self._settle = ""  # what our last move to the in-flight list left to settle: '', 'done' or 'recover'

@@ -30,9 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import CoordinationUnavailable
-from ..keys import KeyBuilder, validate_name
-from ..runtime import default_prefix
-from ..transport.clients import UsesClient
+from ..keys import validate_name
+from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import Blocking, Command, Run, Steps, arun, run
 from ..transport.scripts import Script
@@ -67,9 +66,9 @@ class Topic(UsesClient):
         self.name = validate_name(name, "topic name")
         self.maxlen = check_count(maxlen, "maxlen", 1, 10**9)
         self._client = client
-        builder = KeyBuilder(prefix or default_prefix())
+        builder = key_builder(prefix, client)
         self.key = builder.topic(self.name)
-        self._index = builder.topic_index()
+        self._index = builder.topic_index(self.name)
 
     def __repr__(self) -> str:
         return f"<Topic {self.name!r}>"

@@ -62,6 +62,8 @@ def build_client(config: dict[str, Any]) -> redis.Redis:
     }
     if config.get("SENTINEL") is not None:
         return sentinel_client(config)
+    if config.get("CLUSTER") is not None:
+        return cluster_client(config)
     if config.get("CACHE") is not None:
         raise ConfigurationError(
             "REDCOORD['CACHE'] names a django-redis cache: only Django settings can resolve it "
@@ -119,6 +121,85 @@ def async_sentinel_client(config: dict[str, Any]) -> Any:
     return sentinels.master_for(config["SENTINEL"]["SERVICE"], retry=AsyncRetry(NoBackoff(), 0), **to_master, **pool)
 
 
+def _cluster_kwargs(config: dict[str, Any]) -> dict[str, Any]:
+    """The options of a Redis Cluster client from ``config["CLUSTER"]`` (its node URLs)."""
+    from urllib.parse import unquote, urlsplit
+
+    from redis.cluster import ClusterNode
+
+    nodes = []
+    for url in config["CLUSTER"]["NODES"]:
+        parts = urlsplit(url)
+        nodes.append(ClusterNode(parts.hostname, parts.port or 6379))
+    first = urlsplit(config["CLUSTER"]["NODES"][0])
+    return {
+        "startup_nodes": nodes,
+        "username": unquote(first.username) if first.username else None,
+        "password": unquote(first.password) if first.password is not None else None,
+        "ssl": first.scheme == "rediss",
+        "socket_timeout": config["SOCKET_TIMEOUT"],
+        "socket_connect_timeout": config["CONNECT_TIMEOUT"],
+        "max_connections": config["MAX_CONNECTIONS"],
+        "health_check_interval": 0,
+        "require_full_coverage": False,
+    }
+
+
+def cluster_client(config: dict[str, Any]) -> Any:
+    """A Redis Cluster client of ``config["CLUSTER"]`` (it reads the slot map from a node at once).
+
+    No retries: redis-py's cluster client retries a failed command up to 10
+    times by default, which could run a script twice. MOVED and ASK are still
+    followed (the command did not run); a connection error re-reads the
+    slot map, so the call after a failover reaches the new primary.
+    ``require_full_coverage=False``: while one primary is down, the slots of
+    the others keep working.
+    """
+    from redis.cluster import RedisCluster
+
+    from ..exceptions import CoordinationUnavailable
+
+    try:
+        return RedisCluster(retry=no_retry(), retry_on_error=[], **_cluster_kwargs(config), **_no_cluster_retries())
+    except (redis.RedisError, OSError) as exc:  # no node answered the slot map: an outage, as for any call
+        from .errors import mask_url
+
+        nodes = ", ".join(mask_url(u) for u in config["CLUSTER"]["NODES"])
+        raise CoordinationUnavailable(
+            f"no node of the Redis Cluster ({nodes}) gave its slot map: {type(exc).__name__}: {exc}",
+            server=nodes, operation="connect to the Redis Cluster",
+        ) from exc
+
+
+def async_cluster_client(config: dict[str, Any]) -> Any:
+    """:func:`cluster_client` for ``redis.asyncio`` (no I/O)."""
+    from redis.asyncio.cluster import RedisCluster
+    from redis.asyncio.retry import Retry as AsyncRetry
+
+    return RedisCluster(retry=AsyncRetry(NoBackoff(), 0), **_cluster_kwargs(config), **_no_cluster_retries())
+
+
+def _no_cluster_retries() -> dict[str, Any]:
+    """redis-py before 6 counts cluster retries apart from ``retry`` (6 deprecates it: ``retry`` alone does)."""
+    major = int(redis.__version__.split(".", 1)[0]) if redis.__version__[:1].isdigit() else 6
+    return {"cluster_error_retry_attempts": 0} if major < 6 else {}
+
+
+def is_cluster(client: Any) -> bool:
+    """True for a Redis Cluster client (sync or asyncio); for None, whether REDCOORD configures a Cluster."""
+    if client is None:
+        return runtime.configured and runtime.config.get("CLUSTER") is not None
+    return type(client).__name__ == "RedisCluster"
+
+
+def key_builder(prefix: str | None, client: Any) -> Any:
+    """The key builder for ``client`` (None: the configured one): Cluster layout on a Cluster."""
+    from ..keys import KeyBuilder
+    from ..runtime import default_prefix
+
+    return KeyBuilder(prefix or default_prefix(), cluster=is_cluster(client))
+
+
 def get_client() -> redis.Redis:
     """The process's shared client for the configured Redis (built on first use)."""
     global _client
@@ -157,6 +238,8 @@ def get_async_client() -> Any:
     if client is None:
         if runtime.configured and runtime.config.get("SENTINEL") is not None:
             client = async_sentinel_client(runtime.config)
+        elif runtime.configured and runtime.config.get("CLUSTER") is not None:
+            client = async_cluster_client(runtime.config)
         else:
             client = async_client_like(get_client())
         with _lock:
@@ -245,4 +328,7 @@ def reset() -> None:
         old, _client = _client, None
         _async_clients.clear()
     if old is not None:
-        old.connection_pool.disconnect()
+        if is_cluster(old):
+            old.close()
+        else:
+            old.connection_pool.disconnect()

@@ -170,7 +170,8 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
 
 
 def commands(
-    client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str, raise_errors: bool = True
+    client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str, raise_errors: bool = True,
+    key: str | None = None,
 ) -> list[Any]:
     """Several commands sent together, one round trip, no MULTI: their replies in order.
 
@@ -179,7 +180,13 @@ def commands(
     step and goes back to the pool; with ``raise_errors=False`` error replies
     are returned in their places instead. The same rules as :func:`command`
     otherwise: no retry, a broken or interrupted connection is dropped.
+
+    ``key``: on a Redis Cluster, the commands are for the node serving that
+    key's slot, on one connection (``WAIT`` after a script must follow it
+    there; a module command the client does not know is sent as it is).
     """
+    if key is not None and _is_cluster(client):
+        return _on_node(client, cmds, key, operation=operation, raise_errors=raise_errors)
     pool = _direct_pool(client)
     with unavailable_as_ours(client, operation):
         if pool is None:
@@ -200,9 +207,12 @@ def commands(
 
 
 async def acommands(
-    client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str, raise_errors: bool = True
+    client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str, raise_errors: bool = True,
+    key: str | None = None,
 ) -> list[Any]:
     """:func:`commands` for a ``redis.asyncio`` client."""
+    if key is not None and _is_cluster(client):
+        return await _aon_node(client, cmds, key, operation=operation, raise_errors=raise_errors)
     pool = _direct_async_pool(client)
     with unavailable_as_ours(client, operation):
         if pool is None:
@@ -224,6 +234,66 @@ async def acommands(
             raise
         finally:
             await pool.release(conn)
+    return _raise_first_error(replies) if raise_errors else replies
+
+
+def _is_cluster(client: Any) -> bool:
+    return type(client).__name__ == "RedisCluster"
+
+
+def _moved(replies: list[Any]) -> bool:
+    """True when the slot's commands were refused as served elsewhere (they did not run)."""
+    return any(isinstance(r, (redis.exceptions.MovedError, redis.exceptions.AskError)) for r in replies)
+
+
+def _on_node(client: Any, cmds: tuple[tuple[Any, ...], ...], key: str, *, operation: str, raise_errors: bool) -> list[Any]:
+    """:func:`commands` on the Cluster node serving ``key``'s slot (again once, on the new one, after MOVED)."""
+    from ..keys import key_slot
+
+    with unavailable_as_ours(client, operation):
+        for attempt in (1, 2):
+            node = client.nodes_manager.get_node_from_slot(key_slot(key))
+            server = client.get_redis_connection(node)
+            try:
+                replies = commands(server, cmds, operation=operation, raise_errors=False)
+            except CoordinationUnavailable:
+                client.nodes_manager.initialize()  # a failover may have moved the slot: the next call asks
+                raise
+            if not _moved(replies) or attempt == 2:
+                break
+            client.nodes_manager.initialize()
+    return _raise_first_error(replies) if raise_errors else replies
+
+
+async def _aon_node(
+    client: Any, cmds: tuple[tuple[Any, ...], ...], key: str, *, operation: str, raise_errors: bool
+) -> list[Any]:
+    """:func:`_on_node` for a ``redis.asyncio`` Cluster client."""
+    from ..keys import key_slot
+
+    with unavailable_as_ours(client, operation):
+        await client.initialize()  # the slot map is read on first use (a no-op later)
+        for attempt in (1, 2):
+            node = client.nodes_manager.get_node_from_slot(key_slot(key))
+            conn = node.acquire_connection()
+            try:
+                await conn.send_packed_command(_pack_all(conn, cmds))
+                replies = []
+                for _ in cmds:
+                    try:
+                        replies.append(await conn.read_response())
+                    except redis.exceptions.ResponseError as exc:
+                        replies.append(exc)
+            except BaseException as exc:
+                await conn.disconnect(nowait=True)
+                if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
+                    await client.nodes_manager.initialize()
+                raise
+            finally:
+                node.release(conn)
+            if not _moved(replies) or attempt == 2:
+                break
+            await client.nodes_manager.initialize()
     return _raise_first_error(replies) if raise_errors else replies
 
 
@@ -276,7 +346,8 @@ def max_block(client: Any) -> float:
     A BLPOP that outlasts the socket timeout would fail as a timeout though
     the server is fine; blocking calls are made in chunks of at most this.
     """
-    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", None) or {}
+    holder = getattr(client, "connection_pool", None) or getattr(client, "nodes_manager", None)  # Cluster: its nodes'
+    kwargs = getattr(holder, "connection_kwargs", None) or {}
     timeout = kwargs.get("socket_timeout")
     if not timeout:
         return MAX_BLOCK

@@ -153,18 +153,24 @@ class Batch(Step):
 
     Replies come back in order; the first error reply is raised, or with
     ``raise_errors=False`` every error reply is returned in its place.
+    ``key``: on a Redis Cluster, they all go to the node of that key's slot,
+    on one connection (see ``commands.commands``).
     """
 
-    __slots__ = ("commands", "operation", "raise_errors")
+    __slots__ = ("commands", "operation", "raise_errors", "key")
 
-    def __init__(self, *commands: tuple[Any, ...], operation: str, raise_errors: bool = True) -> None:
-        self.commands, self.operation, self.raise_errors = commands, operation, raise_errors
+    def __init__(
+        self, *commands: tuple[Any, ...], operation: str, raise_errors: bool = True, key: str | None = None
+    ) -> None:
+        self.commands, self.operation, self.raise_errors, self.key = commands, operation, raise_errors, key
 
     def run(self, client: Any) -> Any:
-        return send_commands(client, self.commands, operation=self.operation, raise_errors=self.raise_errors)
+        return send_commands(client, self.commands, operation=self.operation, raise_errors=self.raise_errors, key=self.key)
 
     async def arun(self, client: Any) -> Any:
-        return await asend_commands(client, self.commands, operation=self.operation, raise_errors=self.raise_errors)
+        return await asend_commands(
+            client, self.commands, operation=self.operation, raise_errors=self.raise_errors, key=self.key
+        )
 
 
 def _advance(steps: Steps, reply: Any, error: BaseException | None) -> tuple[bool, Any]:

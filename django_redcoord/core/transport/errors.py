@@ -38,6 +38,9 @@ def mask_url(url: str) -> str:
 
 def describe(client: Any) -> str:
     """The server a client talks to, as a URL with the password masked."""
+    if type(client).__name__ == "RedisCluster":
+        nodes = getattr(getattr(client, "nodes_manager", None), "startup_nodes", None) or {}
+        return "the Redis Cluster of " + (", ".join(sorted(nodes)[:3]) or "(no node known)")
     pool = getattr(client, "connection_pool", None)
     service = getattr(pool, "service_name", None)
     if service:  # Sentinel: the master changes; name the service

@@ -29,11 +29,13 @@ class Script:
     family's helpers), then the script itself, read on first use.
     """
 
-    __slots__ = ("name", "includes", "_loaded")
+    __slots__ = ("name", "includes", "flags", "_loaded")
 
-    def __init__(self, name: str, *, includes: tuple[str, ...] = ()) -> None:
+    def __init__(self, name: str, *, includes: tuple[str, ...] = (), flags: str = "") -> None:
         self.name = name
         self.includes = includes
+        #: Redis 7 script flags (``"no-writes,allow-cross-slot-keys"``): the source starts with ``#!lua flags=...``
+        self.flags = flags
         self._loaded: tuple[str, str] | None = None
 
     def __repr__(self) -> str:
@@ -42,6 +44,8 @@ class Script:
     def _load(self) -> tuple[str, str]:
         if self._loaded is None:
             source = "\n".join(_read(f) for f in (_SHARED, *self.includes, self.name))
+            if self.flags:
+                source = f"#!lua flags={self.flags}\n{source}"
             self._loaded = (source, hashlib.sha1(source.encode()).hexdigest())
         return self._loaded
 
@@ -56,7 +60,7 @@ class Script:
 
     def queue(self, pipe: Any, keys: list[str], args: list[Any]) -> None:
         """Add a run of this script to a pipeline (see :func:`execute_pipeline`)."""
-        pipe.evalsha(self._load()[1], len(keys), *keys, *args)
+        pipe.execute_command("EVALSHA", self._load()[1], len(keys), *keys, *args)  # a Cluster pipeline has no .evalsha()
         used = getattr(pipe, "redcoord_scripts", None)
         if used is None:
             used = pipe.redcoord_scripts = set()

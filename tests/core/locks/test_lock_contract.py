@@ -25,7 +25,6 @@ from django_redcoord.core.exceptions import (
     LockNotOwned,
 )
 from django_redcoord.core.locks import Lock
-from django_redcoord.core.transport.clients import client_from_url
 
 from ...drivers import KINDS
 from ...drivers import Driver as BaseDriver
@@ -69,9 +68,7 @@ def test_tokens_grow_with_every_grant_even_after_redis_lost_its_data(driver):
             assert await d.acquire(lock)
             tokens.append(lock.token)
             await d.release(lock)
-        plain = client_from_url(d.url)
-        plain.flushall()  # a restart without persistence
-        plain.close()
+        d.flushall()  # a restart without persistence
         assert await d.acquire(lock)
         tokens.append(lock.token)
         await d.release(lock)
@@ -180,7 +177,7 @@ def test_auto_renew_keeps_the_lock_and_reports_it_taken_away(driver):
         seen = []
         lock = d.lock(ttl=0.6, auto_renew=True, on_lost=seen.append)
         assert await d.acquire(lock)
-        plain = client_from_url(d.url)
+        plain = d.sync_client()
         plain.delete(lock.keys.lock)  # an operator force-released it
         plain.close()
         for _ in range(40):

@@ -249,9 +249,9 @@ def test_killed_workers_leave_the_index_ten_minutes_after_their_last_beat(redis_
 
     keys = KeyBuilder(PREFIX)
     now_ms = int(time.time() * 1000)
-    redis_client.zadd(keys.workers(), {"killed-long-ago": now_ms - 601_000, "killed-just-now": now_ms - 5_000})
+    redis_client.zadd(keys.workers("killed-long-ago"), {"killed-long-ago": now_ms - 601_000, "killed-just-now": now_ms - 5_000})
     queue = Queue("beats", client=redis_client, prefix=PREFIX)
     Worker([queue], lambda m: None, burst=True, heartbeat=0.2, timeout=1.0).run()  # beats once at least
     listed = {w["id"]: w["dead"] for w in list_workers(redis_client, keys, now_ms=now_ms)}
     assert listed == {"killed-just-now": True}
-    assert redis_client.zscore(keys.workers(), "killed-long-ago") is None
+    assert redis_client.zscore(keys.workers("killed-long-ago"), "killed-long-ago") is None

@@ -114,7 +114,7 @@ def test_a_server_without_the_command_falls_back_to_the_script_counting_once(red
         first = rl.hit("k")  # tries CL.THROTTLE, is told it is unknown, decides in Lua
         assert first.allowed and first.remaining == 2 and native.known(client) is False
         assert stored(redis_url, "plain", "k") == ("none", "hash")
-        top = [k for k in client.scan_iter("rl:rl-top:*")]
+        top = [k for k in client.scan_iter("rl:index:rl-top:*")]
         assert len(top) == 1 and client.zscore(top[0], "k") == 1.0  # counted once, not twice
     finally:
         client.close()

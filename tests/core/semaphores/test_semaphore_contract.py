@@ -10,7 +10,6 @@ import pytest
 
 from django_redcoord.core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired
 from django_redcoord.core.semaphores import Semaphore, read_semaphores, revoke_permit
-from django_redcoord.core.transport.clients import client_from_url
 
 from ...drivers import KINDS
 from ...drivers import Driver as BaseDriver
@@ -108,7 +107,7 @@ def test_extend_and_auto_renew_keep_the_permit_and_on_lost_reports_a_revocation(
         assert await d.call(renewed, "acquire")
         await d.sleep(1.5)  # 2.5 leases: renewed
         assert await d.call(renewed, "owned") and not renewed.lost
-        assert revoke_permit("exports", renewed.token, client=client_from_url(d.url), prefix="s") == "revoked"
+        assert revoke_permit("exports", renewed.token, client=d.sync_client(), prefix="s") == "revoked"
         for _ in range(40):
             if lost:
                 break
@@ -151,10 +150,10 @@ def test_every_allowed_character_in_a_name(driver):
         await asyncio.sleep(0.1)
         await d.call(a, "release")
         assert await waiting is True
-        listed = read_semaphores(client_from_url(d.url), prefix="s", now_ms=int(time.time() * 1000))
+        listed = read_semaphores(d.sync_client(), prefix="s", now_ms=int(time.time() * 1000))
         assert [(s["name"], s["limit"], len(s["holders"])) for s in listed] == [(HOSTILE, 1, 1)]
         await d.call(b, "release")
-        assert read_semaphores(client_from_url(d.url), prefix="s", now_ms=int(time.time() * 1000)) == []
+        assert read_semaphores(d.sync_client(), prefix="s", now_ms=int(time.time() * 1000)) == []
 
     driver.play(scenario)
 

@@ -1,0 +1,128 @@
+"""Reading the admin indexes, on one server and on a Redis Cluster.
+
+The scripts that write a resource also keep its entry in an admin index (see
+``core/keys.py``). On one server (or Sentinel) each index is one key, or 256
+buckets for live locks: a pipelined read. On a Cluster each index has a
+bucket per slot, in the slot of the resources it lists, so every script
+touches one slot; :func:`read_index` then asks each primary for the buckets
+of the slots it serves, with ``admin/read_slots.lua`` in batches of
+:data:`SLOTS_PER_CALL` slots (one round trip per primary; each call keeps the
+server busy ~1 ms, so lock traffic is never held up for long). Nothing is
+scanned: only our buckets are read, by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import redis
+
+from .keys import INDEX_TYPES, SLOTS, KeyBuilder, slot_tag
+from .transport.clients import is_cluster
+from .transport.commands import as_text, command, commands
+from .transport.errors import unavailable_as_ours
+from .transport.scripts import Script
+
+_READ = Script("admin/read_slots", flags="no-writes,allow-cross-slot-keys")
+
+#: Slots read per script call on a Cluster node.
+SLOTS_PER_CALL = 1024
+
+#: (head, tail, type) of a per-slot bucket on a Cluster: its key is head + slot tag + tail.
+Shape = tuple[str, str, str]
+
+
+def read_index(client: Any, keys: KeyBuilder, kind: str) -> Any:
+    """Everything the admin index ``kind`` holds, merged over its buckets, as text.
+
+    A hash index gives ``{name: value}``, a set index ``{name, ...}``, a zset
+    index ``{member: score}``.
+    """
+    kind_type = INDEX_TYPES[kind]
+    if keys.cluster:
+        head, tail = keys.index_parts(kind)
+        return read_slot_buckets(client, [(head, tail, kind_type)])[0]
+    pipe = client.pipeline(transaction=False)
+    for key in keys.index_keys(kind):
+        _queue_read(pipe, key, kind_type)
+    return _merge(kind_type, pipe.execute())
+
+
+def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -> Any:
+    """On a Cluster: for each shape (head, tail, type), its buckets of every slot merged (see
+    :func:`read_index`); with ``merge=False``, ``(shape number, flat contents)`` of each non-empty bucket."""
+    if not is_cluster(client):
+        raise TypeError(f"read_slot_buckets needs a Redis Cluster client, not {type(client).__name__}")
+    found: list[list[Any]] = [[] for _ in shapes]
+    args = [len(shapes)] + [part for shape in shapes for part in shape]
+    for attempt in (1, 2):
+        try:
+            for node, slots in _slots_by_primary(client).items():
+                for shape_no, contents in _read_node(client, node, slots, args):
+                    found[shape_no].append(contents)
+            break
+        except redis.exceptions.ResponseError as exc:  # noqa: PERF203
+            # a slot moved away since we read the map (failover, resharding): read it again once
+            if attempt == 2 or "non local key" not in str(exc) and "MOVED" not in str(exc):
+                raise
+            found = [[] for _ in shapes]
+            client.nodes_manager.initialize()
+    if not merge:
+        return [(shape_no, contents) for shape_no, buckets in enumerate(found) for contents in buckets]
+    return [_merge(shape[2], contents, flat=True) for shape, contents in zip(shapes, found, strict=True)]
+
+
+def _slots_by_primary(client: Any) -> dict[Any, list[int]]:
+    by_node: dict[Any, list[int]] = {}
+    cache = client.nodes_manager.slots_cache
+    for slot in range(SLOTS):
+        nodes = cache.get(slot)
+        if nodes:
+            by_node.setdefault(nodes[0].name, []).append(slot)
+    return {client.get_node(node_name=name): slots for name, slots in by_node.items()}
+
+
+def _read_node(client: Any, node: Any, slots: list[int], args: list[Any]) -> Iterable[tuple[int, list[Any]]]:
+    """(shape number, contents) of each non-empty bucket among ``slots`` of ``node``: one round trip."""
+    server = client.get_redis_connection(node)
+    calls = tuple(
+        ("EVALSHA", _READ.sha, 0, *args, *(slot_tag(s) for s in slots[i : i + SLOTS_PER_CALL]))
+        for i in range(0, len(slots), SLOTS_PER_CALL)
+    )
+    operation = f"read the admin index buckets of {node.name}"
+    replies = commands(server, calls, operation=operation, raise_errors=False)
+    if any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
+        command(server, "SCRIPT", "LOAD", _READ.source, operation=operation)
+        replies = commands(server, calls, operation=operation, raise_errors=False)
+    for reply in replies:
+        if isinstance(reply, Exception):
+            with unavailable_as_ours(server, operation):
+                raise reply
+        for i in range(0, len(reply), 2):
+            yield int(reply[i]), reply[i + 1]
+
+
+def _queue_read(pipe: Any, key: str, kind_type: str) -> None:
+    if kind_type == "hash":
+        pipe.hgetall(key)
+    elif kind_type == "set":
+        pipe.smembers(key)
+    else:
+        pipe.zrange(key, 0, -1, withscores=True)
+
+
+def _merge(kind_type: str, replies: list[Any], *, flat: bool = False) -> Any:
+    """Merge bucket replies: redis-py's parsed ones, or (``flat``) the script's flat arrays."""
+    if kind_type == "set":
+        return {as_text(m) for reply in replies for m in reply}
+    merged: dict[str, Any] = {}
+    for reply in replies:
+        if flat:
+            pairs = zip(reply[0::2], reply[1::2], strict=True)
+        else:
+            pairs = reply.items() if isinstance(reply, dict) else reply
+        for field, value in pairs:
+            merged[as_text(field)] = float(value) if kind_type == "zset" else as_text(value)
+    return merged
+

@@ -1,0 +1,41 @@
+-- admin/read_slots.lua (common/time.lua prepended; on a Cluster run with the
+-- flags allow-cross-slot-keys and no-writes): the admin's read of index
+-- buckets kept per Cluster slot, for the slots of one node.
+--
+-- A Cluster keeps each admin index (live locks, queues, workers, ...) as one
+-- bucket per slot (see core/keys.py), so that the script writing a resource
+-- writes its index entry in the same slot. This reads the buckets of the
+-- slots the caller says this node serves, in one call: the keys are
+-- KeyBuilder's, given as a head and a tail around each slot's tag (the key
+-- is head .. tag .. tail); nothing else on the node is read or scanned.
+--
+-- KEYS    none (the buckets of several slots of this node; declared keys must share one slot)
+-- ARGV[1] P, the number of key shapes
+-- ARGV[2 .. 1+3P]  for each shape: head, tail, type ('hash', 'set' or 'zset')
+-- ARGV[2+3P ..]    slot tags (core.keys.slot_tag) of slots this node serves
+--
+-- Returns a flat array: for each bucket that is not empty, its shape's
+-- number (0-based) and its contents (HGETALL, SMEMBERS or ZRANGE WITHSCORES).
+
+local shapes = tonumber(ARGV[1])
+local out = {}
+for t = 2 + 3 * shapes, #ARGV do
+  local tag = ARGV[t]
+  for i = 0, shapes - 1 do
+    local key = ARGV[2 + 3 * i] .. tag .. ARGV[3 + 3 * i]
+    local kind = ARGV[4 + 3 * i]
+    local items
+    if kind == 'hash' then
+      items = redis.call('HGETALL', key)
+    elseif kind == 'set' then
+      items = redis.call('SMEMBERS', key)
+    else
+      items = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+    end
+    if #items > 0 then
+      out[#out + 1] = i
+      out[#out + 1] = items
+    end
+  end
+end
+return out
