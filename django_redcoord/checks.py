@@ -245,56 +245,70 @@ def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[check
     from django.conf import settings
 
     from .conf import build_client
+    from .core.exceptions import CoordinationUnavailable
     from .core.transport.errors import describe
 
     try:
         config = conf.validate(getattr(settings, "REDCOORD", None))
     except ConfigurationError:
         return []  # E003 says why
-    if config["URL"] in (None, conf.EMBEDDED) and config["CACHE"] is None and config["SENTINEL"] is None:
+    if config["URL"] in (None, conf.EMBEDDED) and config["CACHE"] is None and config["SENTINEL"] is None and config["CLUSTER"] is None:
         return []  # nothing configured (E001), or the development server that keeps nothing on purpose
     try:
         client = build_client({**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5})
     except ConfigurationError:
         return []  # E002
-    server = describe(client)
+    except CoordinationUnavailable:
+        return []  # W009 reports the Cluster's nodes
+    try:
+        if type(client).__name__ == "RedisCluster":  # every primary keeps its own slots' data
+            servers = [(f"{node.name} (a Cluster primary)", client.get_redis_connection(node)) for node in client.get_primaries()]
+        else:
+            servers = [(describe(client), client)]
+        return [message for server, node in servers for message in _what_one_server_keeps(server, node)]
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return []  # W001 / W009 report an unreachable server
+    finally:
+        client.close()
+
+
+def _what_one_server_keeps(server: str, client: Any) -> list[checks.CheckMessage]:
+    import redis
+
     found: list[checks.CheckMessage] = []
     try:
+        memory, persistence = client.info("memory"), client.info("persistence")
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return []  # W001 reports an unreachable server
+    except redis.RedisError as exc:
+        return [_unverified(server, "INFO", exc)]
+    policy = str(memory.get("maxmemory_policy", "noeviction"))
+    if policy != "noeviction":
+        found.append(
+            checks.Warning(
+                f"Redis at {server} uses maxmemory-policy {policy}: under memory pressure it evicts "
+                "keys, and django_redcoord's locks, fencing counters and queued tasks with them.",
+                hint=EVICTING_HINT,
+                id="redcoord.W003",
+            )
+        )
+    if str(persistence.get("aof_enabled", "0")) != "1":
         try:
-            memory, persistence = client.info("memory"), client.info("persistence")
+            save = client.config_get("save").get("save", "")
         except (redis.ConnectionError, redis.TimeoutError, OSError):
-            return []  # W001 reports an unreachable server
+            return found
         except redis.RedisError as exc:
-            return [_unverified(server, "INFO", exc)]
-        policy = str(memory.get("maxmemory_policy", "noeviction"))
-        if policy != "noeviction":
+            found.append(_unverified(server, "CONFIG GET save", exc))
+            return found
+        if not str(save).strip():
             found.append(
                 checks.Warning(
-                    f"Redis at {server} uses maxmemory-policy {policy}: under memory pressure it evicts "
-                    "keys, and django_redcoord's locks, fencing counters and queued tasks with them.",
-                    hint=EVICTING_HINT,
-                    id="redcoord.W003",
+                    f"Redis at {server} persists nothing (appendonly no, no RDB save points): a restart "
+                    "loses every queued task and result.",
+                    hint=PERSISTENCE_HINT,
+                    id="redcoord.W004",
                 )
             )
-        if str(persistence.get("aof_enabled", "0")) != "1":
-            try:
-                save = client.config_get("save").get("save", "")
-            except (redis.ConnectionError, redis.TimeoutError, OSError):
-                return found
-            except redis.RedisError as exc:
-                found.append(_unverified(server, "CONFIG GET save", exc))
-                return found
-            if not str(save).strip():
-                found.append(
-                    checks.Warning(
-                        f"Redis at {server} persists nothing (appendonly no, no RDB save points): a restart "
-                        "loses every queued task and result.",
-                        hint=PERSISTENCE_HINT,
-                        id="redcoord.W004",
-                    )
-                )
-    finally:
-        client.connection_pool.disconnect()
     return found
 
 

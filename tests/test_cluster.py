@@ -292,3 +292,30 @@ def test_a_script_unknown_to_a_promoted_replica_is_loaded_again():
         assert isinstance(redis.__version__, str)
     finally:
         topo.cleanup()
+
+
+def test_health_metrics_status_and_the_deploy_check_read_every_primary(settings, cluster_topology, capsys):
+    from django.core.management import call_command
+
+    from django_redcoord.checks import check_what_redis_keeps
+    from django_redcoord.health import Probe, run_checks
+    from django_redcoord.metrics import RedcoordCollector
+
+    cluster_topology.flush()
+    settings.REDCOORD = {"CLUSTER": {"NODES": cluster_topology.urls[:2]}, "KEY_PREFIX": "ops"}
+    client = cluster_client(cluster_topology.config)
+    held = [Lock(f"ops:{i}", client=client, prefix="ops", ttl=30, wait=0) for i in range(12)]
+    assert all(lock.acquire() for lock in held)
+    for name in ("mail", "sms"):
+        Queue(name, client=client, prefix="ops").push({"n": 1})
+    results = run_checks(client, "ops", Probe.build(queues=("mail", "sms"), max_age=3600))
+    assert [r.ok for r in results] == [True, True, True], [r.line() for r in results]
+    snapshot = RedcoordCollector(client, prefix="ops").read()
+    assert snapshot["locks"]["held"] == 12 and {q["name"] for q in snapshot["queues"]} == {"mail", "sms"}
+    call_command("redcoord", "status")
+    out = capsys.readouterr().out
+    assert "ops:3" in out and "mail" in out
+    persisted = [m for m in check_what_redis_keeps() if m.id == "redcoord.W004"]
+    assert len(persisted) == 3 and all("a Cluster primary" in m.msg for m in persisted)  # our nodes persist nothing
+    for lock in held:
+        lock.release()
