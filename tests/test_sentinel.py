@@ -156,6 +156,7 @@ def test_idle_connections_to_a_former_master_are_dropped_within_a_second(topolog
     second, drops its idle connections to the old master, and writes reach the new one."""
     master, replica, sentinel = topology
     Queue("jobs").push("before")  # an idle pooled connection to the old master
+    assert client_from_url(master.url).execute_command("WAIT", 1, 5000) == 1  # "before" is on the replica
     client = get_client()
     assert client.connection_pool.get_master_address()[1] == master.port
     # The old master must go on answering as a master after the failover (as it does until

@@ -58,8 +58,8 @@ def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -
     args = [len(shapes)] + [part for shape in shapes for part in shape]
     for attempt in (1, 2):
         try:
-            for node, slots in _slots_by_primary(client).items():
-                for shape_no, contents in _read_node(client, node, slots, args):
+            for node, tags in _slots_by_primary(client).items():
+                for shape_no, contents in _read_node(client, node, tags, args):
                     found[shape_no].append(contents)
             break
         except redis.exceptions.ResponseError as exc:  # noqa: PERF203
@@ -73,22 +73,33 @@ def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -
     return [_merge(shape[2], contents, flat=True) for shape, contents in zip(shapes, found, strict=True)]
 
 
-def _slots_by_primary(client: Any) -> dict[Any, list[int]]:
-    by_node: dict[Any, list[int]] = {}
+_by_primary: tuple[Any, dict[str, list[str]]] | None = None
+
+
+def _slots_by_primary(client: Any) -> dict[Any, list[str]]:
+    """Each primary and the tags of the slots it serves, per the client's slot map.
+
+    Worked out again only when the client read a new map (redis-py replaces
+    the map's dict then), not on every read of the admin.
+    """
+    global _by_primary
     cache = client.nodes_manager.slots_cache
-    for slot in range(SLOTS):
-        nodes = cache.get(slot)
-        if nodes:
-            by_node.setdefault(nodes[0].name, []).append(slot)
-    return {client.get_node(node_name=name): slots for name, slots in by_node.items()}
+    known = _by_primary
+    if known is None or known[0] is not cache:
+        by_name: dict[str, list[str]] = {}
+        for slot in range(SLOTS):
+            nodes = cache.get(slot)
+            if nodes:
+                by_name.setdefault(nodes[0].name, []).append(slot_tag(slot))
+        known = _by_primary = (cache, by_name)
+    return {client.get_node(node_name=name): tags for name, tags in known[1].items()}
 
 
-def _read_node(client: Any, node: Any, slots: list[int], args: list[Any]) -> Iterable[tuple[int, list[Any]]]:
-    """(shape number, contents) of each non-empty bucket among ``slots`` of ``node``: one round trip."""
+def _read_node(client: Any, node: Any, tags: list[str], args: list[Any]) -> Iterable[tuple[int, list[Any]]]:
+    """(shape number, contents) of each non-empty bucket among the slots (``tags``) of ``node``: one round trip."""
     server = client.get_redis_connection(node)
     calls = tuple(
-        ("EVALSHA", _READ.sha, 0, *args, *(slot_tag(s) for s in slots[i : i + SLOTS_PER_CALL]))
-        for i in range(0, len(slots), SLOTS_PER_CALL)
+        ("EVALSHA", _READ.sha, 0, *args, *tags[i : i + SLOTS_PER_CALL]) for i in range(0, len(tags), SLOTS_PER_CALL)
     )
     operation = f"read the admin index buckets of {node.name}"
     replies = commands(server, calls, operation=operation, raise_errors=False)

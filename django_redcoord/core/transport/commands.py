@@ -122,6 +122,10 @@ def command(client: Any, *args: Any, operation: str) -> Any:
     replies.
     """
     pool = _direct_pool(client)
+    if pool is None and _is_cluster(client):
+        key = _routing_key(args)
+        if key is not None:  # straight to the slot's node: no per-call slot work of redis-py's
+            return _on_node(client, (args,), key, operation=operation, raise_errors=True)[0]
     with unavailable_as_ours(client, operation):
         if pool is None:
             return client.execute_command(*args)
@@ -150,6 +154,10 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
     like any other interruption: its late reply is never read as the next one's.
     """
     pool = _direct_async_pool(client)
+    if pool is None and _is_cluster(client):
+        key = _routing_key(args)
+        if key is not None:
+            return (await _aon_node(client, (args,), key, operation=operation, raise_errors=True))[0]
     with unavailable_as_ours(client, operation):
         if pool is None:
             return await client.execute_command(*args)
@@ -241,9 +249,37 @@ def _is_cluster(client: Any) -> bool:
     return type(client).__name__ == "RedisCluster"
 
 
+def _routing_key(args: tuple[Any, ...]) -> Any:
+    """The key a script run or a BLPOP is for (its slot's node runs it), or None: other commands
+    go through redis-py's own routing."""
+    name = args[0]
+    if name in ("EVALSHA", "EVAL"):
+        return args[3] if len(args) > 3 and int(args[2]) > 0 else None
+    if name == "BLPOP":
+        return args[1]
+    return None
+
+
 def _moved(replies: list[Any]) -> bool:
     """True when the slot's commands were refused as served elsewhere (they did not run)."""
-    return any(isinstance(r, (redis.exceptions.MovedError, redis.exceptions.AskError)) for r in replies)
+    return any(isinstance(r, redis.exceptions.MovedError) for r in replies)
+
+
+def _asked(client: Any, replies: list[Any], cmds: tuple[tuple[Any, ...], ...], operation: str) -> list[Any]:
+    """A slot being migrated (resharding): the keys not moved yet answered here; the others
+    ``ASK`` us to send the commands, each after ``ASKING``, to the importing node."""
+    ask = next((r for r in replies if isinstance(r, redis.exceptions.AskError)), None)
+    if ask is None:
+        return replies
+    node = client.get_node(host=ask.host, port=ask.port)
+    if node is None:  # a node the slot map does not know yet: read it again, and call again later
+        client.nodes_manager.initialize()
+        raise CoordinationUnavailable(f"{operation}: the slot is moving to {ask.host}:{ask.port}, not known yet; try again",
+                                      server=f"{ask.host}:{ask.port}", operation=operation, sent=False)  # fmt: skip
+    target = client.get_redis_connection(node)
+    again = tuple(c for cmd in cmds for c in (("ASKING",), cmd))
+    answered = commands(target, again, operation=operation, raise_errors=False)[1::2]
+    return [a if isinstance(r, redis.exceptions.AskError) else r for r, a in zip(replies, answered, strict=True)]
 
 
 def _on_node(client: Any, cmds: tuple[tuple[Any, ...], ...], key: str, *, operation: str, raise_errors: bool) -> list[Any]:
@@ -262,7 +298,8 @@ def _on_node(client: Any, cmds: tuple[tuple[Any, ...], ...], key: str, *, operat
             if not _moved(replies) or attempt == 2:
                 break
             client.nodes_manager.initialize()
-    return _raise_first_error(replies) if raise_errors else replies
+        replies = _asked(client, replies, cmds, operation)
+        return _raise_first_error(replies) if raise_errors else replies  # TRYAGAIN, CLUSTERDOWN...: an outage
 
 
 async def _aon_node(
@@ -294,7 +331,9 @@ async def _aon_node(
             if not _moved(replies) or attempt == 2:
                 break
             await client.nodes_manager.initialize()
-    return _raise_first_error(replies) if raise_errors else replies
+        if any(isinstance(r, redis.exceptions.AskError) for r in replies):  # resharding: nothing ran; the caller retries
+            raise CoordinationUnavailable(f"{operation}: the slot is being migrated; try again", operation=operation, sent=False)
+        return _raise_first_error(replies) if raise_errors else replies  # TRYAGAIN, CLUSTERDOWN...: an outage
 
 
 def _pack_all(conn: Any, cmds: tuple[tuple[Any, ...], ...]) -> Any:

@@ -321,14 +321,17 @@ def test_dead_letter_limit_comes_from_settings_and_none_keeps_all(settings, redi
 
 def test_a_task_message_dead_lettered_by_a_nack_is_also_put_to_settle(redis_client):
     queue = q(redis_client, max_attempts=1)
-    queue.push_with_record({"t": 1}, id="with|record", record_key="t:task:{with|record}", record={"status": "READY"}, ttl=60)
+    from django_redcoord.core.keys import in_slot, key_slot
+
+    rid = in_slot("with|record", key_slot(queue.keys.ready))  # a record in the queue's slot, as the Tasks backend makes
+    queue.push_with_record({"t": 1}, id=rid, record_key=f"t:task:{{{rid}}}", record={"status": "READY"}, ttl=60)
     queue.push({"t": 2}, id="plain")
     consumer = queue.consumer("c")
     messages, _ = consumer.claim(5)
     for m in messages:
         consumer.nack(m, "boom")
     [(mid, detail, entry)] = queue.unsettled()
-    assert mid == "with|record" and detail["error"] == "boom" and detail["attempts"] == 1
+    assert mid == rid and detail["error"] == "boom" and detail["attempts"] == 1
     queue.settled([entry])
     assert queue.unsettled() == []
 

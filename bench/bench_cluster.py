@@ -1,0 +1,698 @@
+"""Benchmark django_redcoord on a real Redis Cluster against one standalone Redis, next to a peer.
+
+The question: do our throughput ratios to the peers hold on a Cluster as on
+one server (target: within +-15 %)? The script starts, on 127.0.0.1 (no
+persistence), one standalone redis-server and a Redis Cluster of 3 primaries
+with a replica each (``redis-cli --cluster create ... --cluster-replicas 1
+--cluster-yes``; every node ``--cluster-enabled yes --cluster-config-file
+nodes.conf --cluster-node-timeout 1000``). Each node's bus port is set with
+``--cluster-port`` (Redis 7+) to a free port of its own, so the node's port
+need not leave port+10000 free. Every server is stopped at the end, also on
+error, Ctrl-C or SIGTERM, and dies with this process (PR_SET_PDEATHSIG, see
+bench/_servers.py).
+
+Clients: ours use ``client_from_url`` (one server) and ``cluster_client(
+validate({"CLUSTER": {"NODES": [...]}}))`` (all six nodes named); the peer
+uses redis-py's default clients, ``redis.Redis`` and
+``redis.cluster.RedisCluster``, as its users would build them. Every
+measurement runs in new forked processes with clients of their own.
+
+Rows, each measured on the one server and on the Cluster with the same
+process counts, ``--rounds`` interleaved rounds (default 3; the order of the
+runs alternates from round to round, so drift hits all alike), median shown;
+every ratio is taken within a round (median over rounds, min-max in
+brackets):
+
+1. Uncontended locks: 4 processes, each on a lock name of its own (the four
+   names hash to slots on primaries 1, 2, 3 and 1 of the Cluster), loop
+   acquire+release for ``--seconds`` (default 2); pairs/s summed over the
+   processes. Ours: ``Lock(name, ttl=10, wait=10)``; peer: redis-py's
+   ``client.lock(name, timeout=10, blocking_timeout=10, sleep=0.1)``, the
+   settings of bench_locks.py's "redis-py Lock" row. 20 warm-up pairs first.
+2. Contended lock: 4 processes on ONE name loop acquire (blocking), hold 1
+   ms, release for ``--seconds``; acquisitions/s inside the window, and the
+   fairness (min/max acquisitions per process) in a note.
+3. Queue drain: ``--messages`` (default 20,000) messages ``{"n": i}`` pushed
+   round-robin over 4 queues (``push_many``, batches of 1000; not timed; the
+   names hash to primaries 1, 2, 3 and 1), then ONE worker process runs
+   ``Worker([q1..q4], concurrency=4, burst=True)`` with default settings
+   (prefetch, heartbeat) and a no-op handler. Timed as bench_queues.py does:
+   the worker is built (client, PING) before a start barrier, the clock
+   starts when the barrier releases and stops when the last message's
+   handler ran (bench/_queue_jobs.py's shared-memory counter and timestamp,
+   here under a threading lock, since four threads share the process's
+   slot); worker shutdown and the last acknowledgement are outside. A run
+   fails if any message ran twice or never. There is no Python queue peer
+   that runs on a Cluster, so this row compares ours on the Cluster with ours
+   on one server.
+
+Run from the repository root::
+
+    .venv/bin/python bench/bench_cluster.py [--quick] [--seconds N] [--rounds R] [--messages M]
+
+The default run takes about 65-90 s on 2 cores; ``--quick`` (~25 s: one
+round, 1 s windows, 5000 messages) is a smoke run whose numbers are only
+indicative. Absolute rates are noisy on a shared machine: read the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import queue
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import redis
+from redis.cluster import RedisCluster
+
+from django_redcoord.core.keys import key_slot
+from django_redcoord.core.locks import Lock
+from django_redcoord.core.options import validate
+from django_redcoord.core.queues import Queue, Worker
+from django_redcoord.core.transport.clients import client_from_url, cluster_client
+
+try:
+    from bench import _queue_jobs as jobs
+    from bench._servers import (
+        CTX,
+        HOST,
+        RedisServer,
+        free_port,
+        print_table,
+        run_main,
+        stop_process,
+    )
+except ImportError:  # run as a script: bench/ itself is sys.path[0]
+    import _queue_jobs as jobs
+    from _servers import CTX, HOST, RedisServer, free_port, print_table, run_main, stop_process
+
+PRIMARIES, REPLICAS = 3, 1
+NODE_TIMEOUT_MS = 1000
+PROCS = 4  # lock rows: processes per run
+TTL, WAIT = 10, 10  # seconds; no lock expires and no wait runs out during a run
+PEER_SLEEP = 0.1  # redis-py Lock's poll interval (its default; bench_locks.py's row)
+HOLD = 0.001  # seconds held per contended acquisition
+WARM_UP = 20  # uncontended pairs before the window (connect, load scripts)
+QUEUES = 4
+CONCURRENCY = 4  # worker threads in the one worker process
+BATCH = 1000  # push_many batch when filling
+PREFIX = "bench"  # key prefix of ours
+TARGET = 0.15  # the +-15 % target on the ratio of ratios
+SETUP_TIMEOUT = 60.0  # seconds for children to build clients and warm up
+CHILD_TIMEOUT = 60.0  # seconds a run may take beyond its window
+STALL = 30.0  # seconds without a drained message before a drain run fails
+OURS, PEER = "ours", "redis-py Lock"
+
+
+# --- servers ----------------------------------------------------------------------------
+
+
+class ClusterNode(RedisServer):
+    """A cluster-enabled redis-server; each start attempt gets a free bus port of its own."""
+
+    def _spawn(self) -> None:
+        bus = free_port()
+        while bus == self.port:
+            bus = free_port()
+        self.extra = [
+            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+            "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--cluster-port", str(bus),
+        ]  # fmt: skip
+        super()._spawn()
+
+
+class Cluster:
+    """3 primaries + 3 replicas, built by ``redis-cli --cluster create``; ``with Cluster() as c``."""
+
+    def __init__(self) -> None:
+        self.nodes: list[ClusterNode] = []
+        self.owners: list[tuple[int, int, int]] = []  # (first slot, last slot, primary port)
+
+    def __enter__(self) -> Cluster:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self, timeout: float = 30.0) -> Cluster:
+        for _ in range(PRIMARIES * (1 + REPLICAS)):
+            self.nodes.append(ClusterNode())
+            self.nodes[-1].start()
+        create = subprocess.run(
+            ["redis-cli", "--cluster", "create", *(f"{HOST}:{n.port}" for n in self.nodes),
+             "--cluster-replicas", str(REPLICAS), "--cluster-yes"],
+            capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+        if create.returncode != 0:
+            raise RuntimeError(
+                f"redis-cli --cluster create failed:\n{create.stdout}{create.stderr}"
+            )
+        deadline = time.monotonic() + timeout
+        while not all(self._ok(n.port) for n in self.nodes):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Cluster did not reach cluster_state:ok")
+            time.sleep(0.05)
+        client = redis.Redis(host=HOST, port=self.nodes[0].port)
+        try:
+            slots = client.execute_command("CLUSTER", "SLOTS")
+        finally:
+            client.close()
+        self.owners = sorted((int(s[0]), int(s[1]), int(s[2][1])) for s in slots)
+        return self
+
+    @staticmethod
+    def _ok(port: int) -> bool:
+        """The node sees the cluster ok and, if a replica, is in sync with its primary."""
+        client = redis.Redis(host=HOST, port=port, socket_timeout=1)
+        try:
+            if b"cluster_state:ok" not in client.execute_command("CLUSTER", "INFO"):
+                return False
+            info = client.info("replication")
+            return info["role"] == "master" or info.get("master_link_status") == "up"
+        except redis.RedisError:
+            return False
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    @property
+    def primary_ports(self) -> list[int]:
+        return [port for _, _, port in self.owners]
+
+    def owner(self, slot: int) -> int:
+        """The index (0, 1, 2) of the primary serving ``slot``."""
+        for i, (first, last, _) in enumerate(self.owners):
+            if first <= slot <= last:
+                return i
+        raise ValueError(f"slot {slot} has no owner")
+
+    def spread(self, stem: str, count: int) -> list[str]:
+        """``count`` names whose hash slots fall on primaries 0, 1, 2, 0, ... in turn."""
+        names: list[str] = []
+        for k in range(100_000):
+            name = f"{stem}-{k}"
+            if self.owner(key_slot(name)) == len(names) % len(self.owners):
+                names.append(name)
+                if len(names) == count:
+                    return names
+        raise RuntimeError("could not spread names over the primaries")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a run goes: the standalone server or the Cluster."""
+
+    label: str
+    ports: tuple[int, ...]  # the server; or every Cluster node, primaries first
+    cluster: bool
+
+    def ours_client(self) -> Any:
+        if self.cluster:
+            nodes = [f"redis://{HOST}:{port}" for port in self.ports]
+            return cluster_client(validate({"CLUSTER": {"NODES": nodes}}))
+        return client_from_url(f"redis://{HOST}:{self.ports[0]}/0")
+
+    def peer_client(self) -> Any:
+        if self.cluster:
+            return RedisCluster(host=HOST, port=self.ports[0])
+        return redis.Redis(host=HOST, port=self.ports[0])
+
+    def flush(self) -> None:
+        """FLUSHALL on the server, or on each primary (the script cache stays)."""
+        for port in self.ports[: PRIMARIES if self.cluster else 1]:
+            client = redis.Redis(host=HOST, port=port)
+            try:
+                client.flushall()
+            finally:
+                client.close()
+
+
+# --- children ---------------------------------------------------------------------------
+
+
+def _child_setup() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
+
+
+def _child_exit(out: Any) -> None:
+    out.close()  # flush what we put, then leave at once (no stray pool threads at exit)
+    out.join_thread()
+    os._exit(0)
+
+
+def _build_lock(
+    impl: str, target: Target, name: str
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    if impl == OURS:
+        lock = Lock(name, client=target.ours_client(), ttl=TTL, wait=WAIT, prefix=PREFIX)
+        return lock.acquire, lock.release
+    peer = target.peer_client().lock(name, timeout=TTL, blocking_timeout=WAIT, sleep=PEER_SLEEP)
+    return peer.acquire, peer.release
+
+
+def _lock_child(
+    impl: str, target: Target, name: str, hold: float, seconds: float, sync: LockSync, out: Any
+) -> None:
+    """One process of a lock run: build, warm up, wait for the start, loop; report the count."""
+    _child_setup()
+    count, error = 0, None
+    try:
+        acquire, release = _build_lock(impl, target, name)
+        for _ in range(WARM_UP if not hold else 2):
+            if not acquire():
+                raise RuntimeError("warm-up acquire returned False")
+            release()
+    except BaseException:  # noqa: B036 - report everything, still meet the barrier
+        error = traceback.format_exc()
+    try:
+        sync.ready.wait(timeout=SETUP_TIMEOUT)
+        sync.start.wait(timeout=SETUP_TIMEOUT)
+        if error is None:
+            t0 = sync.t0.value
+            time.sleep(max(0.0, t0 - time.monotonic()))
+            deadline = t0 + seconds
+            while time.monotonic() < deadline:
+                if not acquire():
+                    raise RuntimeError(f"blocking acquire returned False (wait {WAIT} s)")
+                if time.monotonic() <= deadline:
+                    count += 1
+                if hold:
+                    time.sleep(hold)
+                release()
+    except BaseException:  # noqa: B036
+        error = error or traceback.format_exc()
+    out.put((count, error))
+    _child_exit(out)
+
+
+@dataclass
+class LockSync:
+    ready: Any  # Barrier(PROCS + 1): clients built and warmed up
+    start: Any  # Event: t0 is set
+    t0: Any  # Value('d'): monotonic start of the window
+
+
+class RunFailed(Exception):
+    pass
+
+
+def lock_run(
+    impl: str, target: Target, names: Sequence[str], hold: float, seconds: float
+) -> list[int]:
+    """Acquisitions per process inside the window (process i uses names[i % len(names)])."""
+    sync = LockSync(CTX.Barrier(PROCS + 1), CTX.Event(), CTX.Value("d", 0.0))
+    out = CTX.Queue()
+    procs = [
+        CTX.Process(
+            target=_lock_child,
+            args=(impl, target, names[i % len(names)], hold, seconds, sync, out),
+            daemon=True,
+        )
+        for i in range(PROCS)
+    ]
+    results: list[tuple[int, str | None]] = []
+    try:
+        for proc in procs:
+            proc.start()
+        sync.ready.wait(timeout=SETUP_TIMEOUT)
+        sync.t0.value = time.monotonic() + 0.05
+        sync.start.set()
+        for _ in procs:
+            results.append(out.get(timeout=seconds + CHILD_TIMEOUT))
+    except (queue.Empty, threading.BrokenBarrierError) as exc:
+        raise RunFailed(
+            f"{len(procs) - len(results)} process(es) did not report ({exc!r})"
+        ) from None
+    finally:
+        for proc in procs:
+            stop_process(proc)
+    errors = [error for _, error in results if error]
+    if errors:
+        raise RunFailed(errors[0])
+    return [count for count, _ in results]
+
+
+_mark_lock = threading.Lock()
+
+
+def _handler(message: Any) -> None:
+    with _mark_lock:  # the worker's threads share this process's counter slot
+        jobs.mark()
+
+
+def _drain_child(
+    target: Target, names: Sequence[str], counts: Any, lasts: Any, barrier: Any, out: Any
+) -> None:
+    _child_setup()
+    jobs.install(counts, lasts, 0)
+    try:
+        client = target.ours_client()
+        client.ping()
+        queues = [Queue(name, client=client, prefix=PREFIX) for name in names]
+        worker = Worker(queues, handler=_handler, concurrency=CONCURRENCY, burst=True,
+                        worker_id=f"bench-{secrets.token_hex(3)}")  # fmt: skip
+    except BaseException:  # noqa: B036
+        out.put(traceback.format_exc())
+        barrier.abort()
+        _child_exit(out)
+    error = None
+    try:
+        barrier.wait(timeout=SETUP_TIMEOUT)
+        worker.run()
+    except BaseException:  # noqa: B036
+        error = traceback.format_exc()
+    out.put(error)
+    _child_exit(out)
+
+
+def fill(target: Target, names: Sequence[str], messages: int) -> None:
+    """Push ``messages`` bodies round-robin over the queues, BATCH per push_many (not timed)."""
+    client = target.ours_client()
+    try:
+        queues = [Queue(name, client=client, prefix=PREFIX) for name in names]
+        for start in range(0, messages, BATCH * len(queues)):
+            for k, q in enumerate(queues):
+                bodies = [
+                    {"n": i}
+                    for i in range(
+                        start + k, min(messages, start + BATCH * len(queues)), len(queues)
+                    )
+                ]
+                if bodies:
+                    q.push_many(bodies)
+        queued = sum(q.depths().ready for q in queues)
+    finally:
+        client.close()
+    if queued != messages:
+        raise RunFailed(f"pushed {messages} messages but {queued} are ready")
+
+
+def drain_run(target: Target, names: Sequence[str], messages: int) -> float:
+    """Messages/s for one worker process draining ``messages`` pre-pushed messages."""
+    target.flush()
+    fill(target, names, messages)
+    counts, lasts = CTX.RawArray("q", 1), CTX.RawArray("d", 1)
+    barrier, out = CTX.Barrier(2), CTX.Queue()
+    proc = CTX.Process(
+        target=_drain_child, args=(target, names, counts, lasts, barrier, out), daemon=True
+    )
+    proc.start()
+    error: str | None = None
+    try:
+        try:
+            barrier.wait(timeout=SETUP_TIMEOUT)
+        except threading.BrokenBarrierError:
+            raise RunFailed(_report(out) or "the worker did not start") from None
+        started = time.monotonic()
+        seen, progress_at = 0, started
+        while (done := counts[0]) < messages:
+            now = time.monotonic()
+            if done != seen:
+                seen, progress_at = done, now
+            elif now - progress_at > STALL:
+                raise RunFailed(f"stuck at {done}/{messages} messages for {STALL:g} s")
+            if not proc.is_alive():
+                raise RunFailed(
+                    _report(out) or f"the worker exited after {done}/{messages} messages"
+                )
+            time.sleep(0.005)
+        elapsed = lasts[0] - started
+        proc.join(timeout=CHILD_TIMEOUT)  # burst: it leaves once the queues are empty
+        error = _report(out)
+    finally:
+        stop_process(proc)
+    if error:
+        raise RunFailed(error)
+    if counts[0] != messages:
+        raise RunFailed(f"{counts[0]} handler runs for {messages} messages (duplicates?)")
+    return messages / elapsed
+
+
+def _report(out: Any) -> str | None:
+    try:
+        return out.get(timeout=5)
+    except queue.Empty:
+        return "the worker process reported nothing"
+
+
+# --- the runs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    kind: str  # "uncontended", "contended" or "drain"
+    unit: str
+
+
+ROWS = (
+    Row(f"1. locks uncontended, {PROCS} procs, own names", "uncontended", "pairs/s"),
+    Row(f"2. lock contended, {PROCS} procs, one name, hold 1 ms", "contended", "acq/s"),
+    Row(f"3. queue drain, {QUEUES} queues, 1 worker x {CONCURRENCY} threads", "drain", "msg/s"),
+)
+
+
+@dataclass
+class Results:
+    """rates[(row kind, target label, impl)] = one value per round (None: failed)."""
+
+    rates: dict[tuple[str, str, str], list[float | None]] = field(default_factory=dict)
+    fairness: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    errors: dict[tuple[str, str, str], str] = field(default_factory=dict)
+
+    def add(self, key: tuple[str, str, str], value: float | None) -> None:
+        self.rates.setdefault(key, []).append(value)
+
+
+def measure(
+    args: argparse.Namespace, targets: Sequence[Target], spread: Callable[[str, int], list[str]]
+) -> Results:
+    """Every run of every round; each run on fresh names spread over the Cluster's primaries
+    (the one server gets the same names)."""
+    results = Results()
+    jobs_: list[tuple[str, Target, str]] = [
+        (kind, target, impl)
+        for kind in ("uncontended", "contended")
+        for target in targets
+        for impl in (OURS, PEER)
+    ] + [("drain", target, OURS) for target in targets]
+    for r in range(args.rounds):
+        stamp = secrets.token_hex(2)
+        for kind, target, impl in jobs_ if r % 2 == 0 else jobs_[::-1]:
+            key = (kind, target.label, impl)
+            if key in results.errors:  # failed once: not run again
+                results.add(key, None)
+                continue
+            print(f"  round {r + 1}/{args.rounds}: {kind} {target.label} {impl}", file=sys.stderr)
+            try:
+                if kind == "drain":
+                    qnames = spread(f"q{stamp}", QUEUES)
+                    results.add(key, drain_run(target, qnames, args.messages))
+                    continue
+                hold = HOLD if kind == "contended" else 0.0
+                lnames = spread(f"{kind[0]}{impl[0]}{stamp}", PROCS if kind == "uncontended" else 1)
+                counts = lock_run(impl, target, lnames, hold, args.seconds)
+                results.add(key, sum(counts) / args.seconds)
+                if kind == "contended":
+                    fair = min(counts) / max(counts) if max(counts) else 0.0
+                    results.fairness.setdefault((target.label, impl), []).append(fair)
+            except Exception as exc:
+                results.errors[key] = str(exc)
+                results.add(key, None)
+    return results
+
+
+# --- the report -------------------------------------------------------------------------
+
+
+def _median_rate(values: Sequence[float | None]) -> str:
+    present = [v for v in values if v is not None]
+    return f"{statistics.median(present):,.0f}" if present else "ERROR"
+
+
+def _ratios(a: Sequence[float | None], b: Sequence[float | None]) -> list[float]:
+    return [x / y for x, y in zip(a, b, strict=True) if x is not None and y]
+
+
+def _fmt_ratio(ratios: Sequence[float], verdict: bool = False) -> str:
+    if not ratios:
+        return "n/a"
+    text = f"{statistics.median(ratios):.2f}x"
+    if len(ratios) > 1:
+        text += f" ({min(ratios):.2f}-{max(ratios):.2f})"
+    if verdict:
+        inside = abs(statistics.median(ratios) - 1.0) <= TARGET
+        text += " within" if inside else " OUTSIDE"
+    return text
+
+
+def table(results: Results, targets: Sequence[Target]) -> None:
+    one, cl = (t.label for t in targets)
+    rows = []
+    for row in ROWS:
+        get = results.rates.get
+        ours_1, ours_c = get((row.kind, one, OURS), []), get((row.kind, cl, OURS), [])
+        peer_1, peer_c = get((row.kind, one, PEER)), get((row.kind, cl, PEER))
+        if peer_1 is None or peer_c is None:  # no peer on a Cluster
+            cells = [_median_rate(ours_1), "n/a", "n/a", _median_rate(ours_c), "n/a", "n/a", "n/a"]
+        else:
+            r1, rc = _ratios(ours_1, peer_1), _ratios(ours_c, peer_c)
+            per_round = [
+                (oc / pc) / (o1 / p1)
+                for o1, p1, oc, pc in zip(ours_1, peer_1, ours_c, peer_c, strict=True)
+                if None not in (o1, p1, oc, pc) and p1 and pc and o1
+            ]
+            cells = [
+                _median_rate(ours_1), _median_rate(peer_1), _fmt_ratio(r1),
+                _median_rate(ours_c), _median_rate(peer_c), _fmt_ratio(rc),
+                _fmt_ratio(per_round, verdict=True),
+            ]  # fmt: skip
+        rows.append([f"{row.label} ({row.unit})", *cells, _fmt_ratio(_ratios(ours_c, ours_1))])
+    print_table(
+        [
+            "row", "1 server: ours", "peer", "ours/peer", "Cluster: ours", "peer", "ours/peer",
+            f"Cluster ratio / 1-server ratio (+-{TARGET:.0%})", "ours: Cluster / 1 server",
+        ],
+        rows,
+    )  # fmt: skip
+
+
+def notes(results: Results, targets: Sequence[Target], args: argparse.Namespace) -> None:
+    fair = {
+        key: f"{statistics.median(values):.2f}"
+        for key, values in results.fairness.items()
+        if values
+    }
+    fairness = "; ".join(
+        f"{t.label}: ours {fair.get((t.label, OURS), 'n/a')}, peer {fair.get((t.label, PEER), 'n/a')}"
+        for t in targets
+    )
+    print(
+        f"""
+Peer: redis-py's Lock (`client.lock(name, timeout={TTL}, blocking_timeout={WAIT}, sleep={PEER_SLEEP:g})`,
+bench_locks.py's "redis-py Lock" settings) on redis-py's default `redis.Redis` /
+`redis.cluster.RedisCluster`. Ratios are taken within each round: median (min-max over
+{args.rounds} round(s)); "within" = the Cluster's ours/peer ratio is within +-{TARGET:.0%} of the
+one server's. Last column: ours on the Cluster over ours on one server (absolute cost).
+
+Notes:
+- python-redis-lock is left out: it does not run on a Cluster (it refuses a RedisCluster
+  client unless strict=False, and then its release script touches `lock:NAME` and
+  `lock-signal:NAME`, two hash slots: "EVALSHA - all keys must map to the same key slot").
+  pottery's Redlock is not measured here either, although given the RedisCluster client
+  as its one master it did acquire and release in a check (bench_locks.py and
+  bench_redlock.py compare it on one server). So only redis-py's Lock is a peer on both.
+- Row 2: redis-py's Lock polls every {PEER_SLEEP:g} s and its releasing process retries at
+  once, so its contended rate is mostly one process re-acquiring (unfair) and moves with
+  scheduling; ours hands off FIFO to the waiter (BLPOP). That row's ratio compares two
+  designs. Fairness (min/max acquisitions per process, median round):
+  {fairness}.
+- Row 3 has no peer: RQ, dramatiq and huey need one Redis server (none runs on a Cluster),
+  so it compares ours on the Cluster with ours on one server (last column). Left out: the
+  enqueue side (the fill is not timed), delays, retries, dead letters, more worker processes.
+- Left out of every row: network latency (all on loopback, one machine), MOVED/ASK
+  redirections, resharding and failover (the slot map is stable), and cross-primary load
+  imbalance beyond 4 names. The Cluster's servers ({PRIMARIES} primaries, {REPLICAS} replica(s)
+  each; --replicas) share the 2 cores with the client processes; the one server has no
+  replica. Absolute rates are noisy on a shared machine: read the ratios."""
+    )
+    for (kind, target, impl), error in results.errors.items():
+        print(f"\nERROR in {kind} / {target} / {impl}:\n{error.rstrip()}")
+    sys.stdout.flush()
+
+
+def header(server: RedisServer) -> str:
+    versions = ", ".join(
+        f"{dist} {metadata.version(dist)}" for dist in ("django-redcoord", "redis", "hiredis")
+    )
+    return (
+        f"# Cluster benchmark: redis-server {server.version()}, Python "
+        f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
+    )
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="~25 s smoke run")
+    parser.add_argument(
+        "--replicas", type=int, default=0,
+        help="replicas per primary (default 0: on one 2-core machine replicas take the clients' CPU)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--seconds", type=float, default=None, help="lock window per run (default 2, --quick 1)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="interleaved rounds (default 3, --quick 1)"
+    )
+    parser.add_argument(
+        "--messages",
+        type=int,
+        default=None,
+        help="messages per drain (default 20000, --quick 5000)",
+    )
+    args = parser.parse_args(argv)
+    global REPLICAS
+    REPLICAS = args.replicas
+    if args.seconds is None:
+        args.seconds = 1.0 if args.quick else 2.0
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
+    if args.messages is None:
+        args.messages = 5000 if args.quick else 20_000
+    if args.seconds <= 0:
+        parser.error("--seconds must be > 0")
+    if args.rounds < 1:
+        parser.error("--rounds must be >= 1")
+    if args.messages < 1:
+        parser.error("--messages must be >= 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.monotonic()
+    with ExitStack() as stack:
+        server = stack.enter_context(RedisServer())
+        cluster = stack.enter_context(Cluster())
+        primaries = cluster.primary_ports
+        others = [n.port for n in cluster.nodes if n.port not in primaries]
+        targets = (
+            Target("1 server", (server.port,), cluster=False),
+            Target("Cluster", (*primaries, *others), cluster=True),
+        )
+        print(header(server))
+        print(
+            f"one server 127.0.0.1:{server.port}; Cluster: primaries "
+            f"{', '.join(map(str, primaries))}, replicas {', '.join(map(str, others))} "
+            f"(started in {time.monotonic() - started:.1f} s); {args.rounds} interleaved round(s), "
+            f"lock window {args.seconds:g} s, {args.messages:,} messages per drain\n"
+        )
+        results = measure(args, targets, cluster.spread)
+        table(results, targets)
+        notes(results, targets, args)
+    print(f"\n(total {time.monotonic() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)

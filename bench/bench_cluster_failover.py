@@ -1,0 +1,904 @@
+"""Benchmark what a Redis Cluster failover costs django_redcoord's users, and what it loses.
+
+The Cluster counterpart of ``bench_failover.py`` (Sentinel), whose helpers it
+imports: the probe loop, the fencing-token ledger, the pusher, the election
+helper and the table rows.
+
+The script starts its own Redis Cluster on 127.0.0.1: six ``redis-server``
+nodes (``--cluster-enabled yes``, ``--cluster-node-timeout 1000``,
+``--cluster-replica-validity-factor 0``, diskless replication without delay,
+no persistence) joined by ``redis-cli --cluster create ... --cluster-replicas
+1``: 3 primaries, a replica each. Ports are 6 consecutive ones from 20000 to
+22700 whose cluster bus ports (+10000) are free too: all below 55000 and
+outside the kernel's ephemeral range. ``cluster-node-timeout`` is the
+documented tuning: a primary is flagged PFAIL after that long without an
+answer, FAIL once a majority of primaries agree, and its replica then runs
+for election (Redis's default is 15000 ms, with which a failover starts about
+15 s after the primary's death; ``--node-timeout`` sets another value). Every
+process is stopped at the end, also on error, Ctrl-C or SIGTERM, and dies with
+this process (PR_SET_PDEATHSIG).
+
+Clients: ``cluster_client(validate({"CLUSTER": {"NODES": [two nodes]},
+"SOCKET_TIMEOUT": 1.0, "CONNECT_TIMEOUT": 0.5}))``, a RedisCluster without
+retries that re-reads the slot map after a connection error. One client per
+thread (hammer, pusher, each probe, each candidate, the main thread), all
+built once before the first kill and kept for the whole run, as an
+application keeps its client.
+
+Every measured resource sits on one primary, the one serving the hash tag
+``{t}``: lock ``ledger:{t}`` (the hammer's), lock ``probe:{t}`` (the lock
+probe's), queues ``jobs-<round>:{t}`` and ``probe-<round>:{t}``, election
+``leader:{t}``. Each of ``--rounds`` rounds (default 5, ``--quick`` 2):
+
+1. candidate A or B of the election (lease 2 s, renew deadline 1.5 s, retry
+   period 0.3 s) campaigns until one leads; the other is the standby;
+2. load for 0.5 s: a hammer thread acquires and releases ``ledger:{t}``
+   (ttl 5 s, wait 0) in a loop, 1 ms apart; a pusher thread pushes to
+   ``jobs-<round>:{t}``, one message every 5 ms. Both keep going through
+   the failover (retrying every 20 ms / 5 ms after an error);
+3. the leader renews once, then the primary serving ``{t}`` is killed with
+   SIGKILL;
+4. three probe threads, started before the kill and let go right after it,
+   each retry every 20 ms until their first success: (a) ``lock``: acquire
+   (wait=0) and release ``probe:{t}``; (b) ``task``: push a message to
+   ``probe-<round>:{t}``, claim it with a consumer, ack it and flush the ack;
+   (c) ``leader``: the standby campaigns; done when it leads, with a term
+   that must be above the old leader's. Time = ``time.monotonic()`` after the
+   success minus just before the SIGKILL. The main thread meanwhile polls
+   ``CLUSTER NODES`` (every 10 ms) on the victim's replica, then on every
+   surviving node, for the reference rows;
+5. 0.5 s after the last probe succeeded and the hammer had its first grant
+   after the kill, the hammer and the pusher stop and a burst ``Worker``
+   (on the main thread's client) drains ``jobs-<round>:{t}``: every push
+   whose call returned must be delivered;
+6. the killed node is restarted on its port with its ``nodes.conf``: it
+   rejoins as a replica of the promoted one. The next round starts once every
+   node reports ``cluster_state:ok``, knows all six nodes with no ``fail``,
+   ``fail?``, ``handshake`` or ``noaddr`` flag, sees 3 primaries with a
+   replica each and the same owner of ``{t}``'s slot, and every replica's
+   link is up, all of it unchanged for 0.5 s. The next victim is thus the
+   node promoted in this round.
+
+Rows (median, max and every sample over the rounds, in seconds after the
+SIGKILL):
+
+* ``lock``, ``task``, ``leader term``: the three probes above;
+* ``hammer``: the hammer's first grant+release of ``ledger:{t}`` begun after
+  the kill. It is ``lock`` plus the lock's TTL when the hammer's release in
+  flight at the kill was lost (the grant, replicated, then lives on the
+  promoted replica until its TTL);
+* reference rows (not django_redcoord), from ``CLUSTER NODES``: when the
+  victim's replica saw it flagged ``fail`` (the primaries agreed it failed),
+  when that replica reported itself ``master`` (promoted), and when every
+  surviving node gave ``{t}``'s slot to it (what a client re-reading the slot
+  map from any node needs). Nearly all of a probe's time is the Cluster's:
+  the node timeout, the failure reports' gossip, then the replica's election
+  delay (500 ms plus up to 500 ms at random) and its election.
+
+Leader term: the old leader renews right before the kill and then does
+nothing (as a leader cut off from Redis would, it stops leading after its
+renew deadline), so the standby wins once the old record has expired on the
+promoted replica (lease 2 s after that renewal) or once the replica is
+promoted, whichever is later.
+
+What the rows leave out: the probes retry every 20 ms, faster than
+django_redcoord's own loops (a Worker backs off up to 2 s, a background
+campaign waits ``retry_period``), so an application sees up to one of its
+retry intervals more. SIGKILL on one machine means the clients see refused
+connections at once, not timeouts; network partitions (where a cut-off
+primary keeps taking writes that are then lost) and killing replicas are not
+measured. While the victim is flagged FAIL and not yet replaced, the other
+primaries refuse every command too (``cluster-require-full-coverage yes``,
+the server's default): not measured here.
+
+Safety checks (printed after the table):
+
+* fencing: every grant of ``ledger:{t}`` (the hammer's, all rounds, in the
+  order the grants returned) must carry a token strictly greater than every
+  earlier one; the same for ``probe:{t}``. Violations must be 0;
+* messages lost: every push to ``jobs-<round>:{t}`` whose call returned
+  (before the kill, and after it) must be delivered by the drain after the
+  failover. Redis Cluster replicates asynchronously, so the last
+  acknowledged writes before a kill can be lost. A push that raised is an
+  unknown outcome, not counted as acknowledged;
+* leader terms: every new term must be above every earlier one;
+* exceptions other than ``CoordinationUnavailable`` raised by
+  django_redcoord during the outage are library problems: counted, and the
+  first traceback of each kind is printed.
+
+Run from the repository root::
+
+    .venv/bin/python bench/bench_cluster_failover.py [--quick] [--rounds N] [--node-timeout MS]
+
+The default run takes about 30 s on 2 cores (3 s more for each round in
+which the hammer waits for a lost grant's TTL), ``--quick`` about 12 s.
+
+django_redcoord's log records (WARNING and up) are counted and printed at the
+end. Expect the drain Worker's: its client (the main thread's) was idle during
+the failover, so its first calls after it go to the dead node per the old slot
+map, fail once with CoordinationUnavailable (no retries, by design) and make
+the client re-read the map; the Worker logs the outage and retries. Expect
+too the old leader's "stepped down" once it next campaigns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, NamedTuple
+
+import redis
+
+from django_redcoord.core.exceptions import CoordinationUnavailable
+from django_redcoord.core.keys import KeyBuilder, key_slot
+from django_redcoord.core.leader import LeaderElection
+from django_redcoord.core.locks import Lock
+from django_redcoord.core.options import validate
+from django_redcoord.core.queues import Queue, Worker
+from django_redcoord.core.transport.clients import cluster_client
+
+try:
+    from bench._servers import HOST, RedisServer, print_table, run_main
+    from bench.bench_failover import (
+        LOCK_TTL,
+        PROBE_TIMEOUT,
+        RETRY,
+        Collect,
+        Fences,
+        Pushes,
+        _port_free,
+        elect,
+        header,
+        plain,
+        probe,
+        pusher,
+        row,
+        seconds,
+    )
+except ImportError:  # run as a script: bench/ itself is sys.path[0]
+    from _servers import HOST, RedisServer, print_table, run_main  # type: ignore[no-redef]
+    from bench_failover import (  # type: ignore[no-redef]
+        LOCK_TTL,
+        PROBE_TIMEOUT,
+        RETRY,
+        Collect,
+        Fences,
+        Pushes,
+        _port_free,
+        elect,
+        header,
+        plain,
+        probe,
+        pusher,
+        row,
+        seconds,
+    )
+
+NODE_TIMEOUT_MS = 1000  # Redis's default cluster-node-timeout: 15000
+PRIMARIES = 3
+NODES = PRIMARIES * 2
+PORTS = (20000, 22700)  # bus ports (+10000) stay below the ephemeral range (32768-60999 here)
+PREFIX = "bench"
+TAG = "t"  # every measured name carries {t}: one slot, one primary
+LOCK_NAME = f"ledger:{{{TAG}}}"
+PROBE_LOCK = f"probe:{{{TAG}}}"
+ELECTION = f"leader:{{{TAG}}}"
+KEYS = KeyBuilder(PREFIX, cluster=True)
+SLOT = key_slot(KEYS.lock(LOCK_NAME).lock)
+LEASE, RENEW_DEADLINE, RETRY_PERIOD = 2.0, 1.5, 0.3
+LOAD = 0.5  # seconds of load before each kill
+AFTER = 0.5  # seconds the hammer and the pusher go on after the probes and the hammer succeeded
+HAMMER_PAUSE = 0.001  # seconds between the hammer's grants
+PUSH_PAUSE = 0.005  # seconds between pushes (also after a failed one)
+POLL = 0.01  # seconds between CLUSTER NODES polls after the kill
+STABLE = 0.5  # seconds the cluster must stay whole before the next kill
+SETTLE_TIMEOUT = 60.0
+BAD_FLAGS = {"fail", "fail?", "handshake", "noaddr"}
+
+log = logging.getLogger("bench.cluster_failover")
+
+
+# --- the cluster -----------------------------------------------------------------------
+
+
+class Seen(NamedTuple):
+    """One line of CLUSTER NODES, as one node sees one node."""
+
+    id: str
+    port: int
+    flags: frozenset[str]
+    master: str  # the primary's id for a replica, else "-"
+    slots: tuple[tuple[int, int], ...]
+
+
+def parse_nodes(text: str) -> dict[str, Seen]:
+    view = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 8:
+            continue
+        addr = parts[1].split("@", 1)[0]
+        slots = []
+        for token in parts[8:]:
+            if token.startswith("["):  # a slot being migrated
+                continue
+            lo, _, hi = token.partition("-")
+            slots.append((int(lo), int(hi or lo)))
+        port = int(addr.rsplit(":", 1)[1]) if ":" in addr and addr.rsplit(":", 1)[1] else 0
+        view[parts[0]] = Seen(
+            parts[0], port, frozenset(parts[2].split(",")), parts[3], tuple(slots)
+        )
+    return view
+
+
+def owner(view: dict[str, Seen], slot: int) -> Seen | None:
+    """The primary serving ``slot`` in ``view``."""
+    for seen in view.values():
+        if "master" in seen.flags and any(lo <= slot <= hi for lo, hi in seen.slots):
+            return seen
+    return None
+
+
+def pick_ports(n: int) -> list[int]:
+    """``n`` consecutive free ports in PORTS whose bus ports (+10000) are free too."""
+    for _ in range(500):
+        base = random.randrange(PORTS[0], PORTS[1] - n)
+        ports = range(base, base + n)
+        if all(_port_free(p) and _port_free(p + 10000) for p in ports):
+            return list(ports)
+    raise RuntimeError(f"no {n} consecutive free ports (and bus ports) in {PORTS}")
+
+
+class ClusterNode(RedisServer):
+    """A cluster-enabled redis-server on a fixed port; its directory (and nodes.conf)
+    outlives a kill, so a restart rejoins the cluster as the same node."""
+
+    def __init__(self, port: int, node_timeout: int) -> None:
+        super().__init__(extra=[
+            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+            "--cluster-node-timeout", str(node_timeout), "--cluster-replica-validity-factor", "0",
+            "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
+        ])  # fmt: skip
+        self.port = port
+        self._dir = tempfile.mkdtemp(prefix="bench-cluster-")
+        self.client = plain(port)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, attempts: int = 1) -> ClusterNode:
+        self._spawn()
+        if not self._wait_ready(timeout=10.0):
+            raise RuntimeError(
+                f"redis-server on port {self.port} did not start; log:\n{self.log_tail()}"
+            )
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL, and reap it."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        super().stop()
+        self.client.close()
+
+    def log_tail(self, chars: int = 2000) -> str:
+        path = Path(self._dir or "/nonexistent", "redis.log")
+        return path.read_text(errors="replace")[-chars:] if path.exists() else "(no log)"
+
+    def view(self) -> dict[str, Seen]:
+        return parse_nodes(self.client.execute_command("CLUSTER", "NODES"))
+
+    def myself(self, view: dict[str, Seen]) -> Seen:
+        return next(seen for seen in view.values() if "myself" in seen.flags)
+
+
+class Cluster:
+    """3 primaries and 3 replicas; stopped on leaving the ``with`` block."""
+
+    def __init__(self, node_timeout: int = NODE_TIMEOUT_MS) -> None:
+        self.node_timeout = node_timeout
+        self.nodes = {port: ClusterNode(port, node_timeout) for port in pick_ports(NODES)}
+
+    @property
+    def urls(self) -> list[str]:
+        return [f"redis://{HOST}:{port}" for port in self.nodes]
+
+    def __enter__(self) -> Cluster:
+        try:
+            for node in self.nodes.values():
+                node.start()
+            create = subprocess.run(
+                ["redis-cli", "--cluster", "create", *(f"{HOST}:{p}" for p in self.nodes),
+                 "--cluster-replicas", "1", "--cluster-yes"],
+                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            if create.returncode != 0:
+                raise RuntimeError(
+                    f"redis-cli --cluster create failed:\n{create.stdout}{create.stderr}"
+                )
+            self.wait_settled()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        for node in self.nodes.values():
+            node.stop()
+
+    def version(self) -> str:
+        return next(iter(self.nodes.values())).version()
+
+    def problem(self) -> str:
+        """What keeps the cluster from being whole ('' when nothing does; see the module doc)."""
+        owners = set()
+        for port, node in self.nodes.items():
+            if not node.alive:
+                return f":{port} is down"
+            try:
+                info = node.client.execute_command("CLUSTER", "INFO")
+                view = node.view()
+                repl = node.client.info("replication")
+            except redis.RedisError as exc:
+                return f":{port} does not answer ({exc})"
+            if "cluster_state:ok" not in info:
+                return f":{port} reports a cluster_state other than ok"
+            if len(view) != NODES:
+                return f":{port} knows {len(view)} nodes"
+            bad = [
+                f":{s.port} {','.join(sorted(s.flags))}"
+                for s in view.values()
+                if s.flags & BAD_FLAGS
+            ]
+            if bad:
+                return f":{port} sees {bad}"
+            primaries = {s.id for s in view.values() if "master" in s.flags and s.slots}
+            replicas = sorted(s.master for s in view.values() if "slave" in s.flags)
+            if len(primaries) != PRIMARIES or replicas != sorted(primaries):
+                return f":{port} does not see {PRIMARIES} primaries with a replica each"
+            if repl["role"] != "master" and repl.get("master_link_status") != "up":
+                return f":{port} is a replica whose link is {repl.get('master_link_status')}"
+            serving = owner(view, SLOT)
+            owners.add(serving.port if serving else None)
+        if len(owners) != 1:
+            return f"the nodes disagree on who serves slot {SLOT}: {sorted(map(str, owners))}"
+        return ""
+
+    def wait_settled(self, timeout: float = SETTLE_TIMEOUT) -> float:
+        """Wait until the cluster has been whole for STABLE s; the seconds until it was."""
+        started = time.monotonic()
+        since: float | None = None
+        while True:
+            problem = self.problem()
+            now = time.monotonic()
+            if problem:
+                since = None
+            elif since is None:
+                since = now
+            elif now - since >= STABLE:
+                return since - started
+            if now - started > timeout:
+                raise RuntimeError(
+                    f"the cluster did not settle within {timeout:g} s: {problem}\n{self.describe()}"
+                )
+            time.sleep(0.05)
+
+    def describe(self) -> str:
+        lines = []
+        for port, node in self.nodes.items():
+            try:
+                nodes = node.client.execute_command("CLUSTER", "NODES") if node.alive else "(down)"
+            except redis.RedisError as exc:
+                nodes = f"({exc})"
+            lines.append(f"--- :{port} CLUSTER NODES:\n{nodes}\n--- log:\n{node.log_tail(1500)}")
+        return "\n".join(lines)
+
+
+# --- what django_redcoord raises ---------------------------------------------------------
+
+
+class Unexpected:
+    """Exceptions other than CoordinationUnavailable from django_redcoord calls: counted,
+    the first traceback of each kind kept (an outage should surface as CoordinationUnavailable)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.counts: Counter[str] = Counter()
+        self.first: dict[str, str] = {}
+
+    def watch(self, where: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except CoordinationUnavailable:
+                raise
+            except Exception as exc:
+                kind = f"{where}: {type(exc).__module__}.{type(exc).__qualname__}"
+                with self._lock:
+                    self.counts[kind] += 1
+                    self.first.setdefault(kind, traceback.format_exc())
+                raise
+
+        return call
+
+
+# --- one failover ------------------------------------------------------------------------
+
+
+class Hammer:
+    """Acquire and release ``ledger:{t}`` in a loop until stopped, through the failover."""
+
+    def __init__(
+        self, client: Any, round_no: int, fences: Any, t0: list[float], unexpected: Unexpected
+    ) -> None:
+        self.client, self.round_no, self.fences, self.t0 = client, round_no, fences, t0
+        self.unexpected = unexpected
+        self.stop = threading.Event()
+        self.first_after: float | None = None  # first grant+release begun after the kill
+        self.busy_after = 0  # acquire attempts after the kill that found the lock held
+        self.errors: Counter[str] = Counter()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _lock(self) -> Lock:
+        return Lock(LOCK_NAME, client=self.client, ttl=LOCK_TTL, wait=0, prefix=PREFIX)
+
+    def _loop(self) -> None:
+        lock = self._lock()
+        acquire, release = self.unexpected.watch("hammer acquire", lock.acquire), lock.release
+        while not self.stop.is_set():
+            begun = time.monotonic()
+            after = 0 < self.t0[0] <= begun
+            try:
+                if acquire():
+                    self.fences.add(self.round_no, "hammer", lock.token)
+                    self.unexpected.watch("hammer release", release)()
+                    if after and self.first_after is None:
+                        self.first_after = time.monotonic() - self.t0[0]
+                    time.sleep(HAMMER_PAUSE)
+                    continue
+                if after:
+                    self.busy_after += 1
+            except Exception as exc:
+                self.errors[type(exc).__name__] += 1
+                lock = self._lock()  # a fresh handle: the old one's state is unknown after an error
+                acquire, release = (
+                    self.unexpected.watch("hammer acquire", lock.acquire),
+                    lock.release,
+                )
+            time.sleep(RETRY)
+
+
+def lock_attempt(client: Any, round_no: int, fences: Any) -> Callable[[Any], bool]:
+    lock = Lock(PROBE_LOCK, client=client, ttl=LOCK_TTL, wait=0, prefix=PREFIX)
+
+    def attempt(result: Any) -> bool:
+        if not lock.held:
+            if not lock.acquire():
+                result.errors["held by another"] += 1
+                return False
+            fences.add(round_no, "probe", lock.token)
+        lock.release()
+        return True
+
+    return attempt
+
+
+def task_attempt(client: Any, round_no: int) -> Callable[[Any], bool]:
+    """Push one message, claim it, ack it, flush the ack (a consumer, as a Worker thread does)."""
+    queue = Queue(f"probe-{round_no}:{{{TAG}}}", client=client, prefix=PREFIX)
+    consumer = queue.consumer(f"probe-{round_no}")
+    stage = ["push"]
+
+    def attempt(result: Any) -> bool:
+        if stage[0] == "push":
+            queue.push({"round": round_no})
+            stage[0] = "claim"
+        if stage[0] == "claim":
+            messages, _ = consumer.claim(1)
+            if not messages:
+                result.errors["claimed nothing"] += 1
+                stage[0] = "push"  # the push's reply was lost and it did not land: push again
+                return False
+            consumer.ack(messages[0])
+            stage[0] = "flush"
+        consumer.flush()
+        return True
+
+    return attempt
+
+
+def leader_attempt(standby: LeaderElection, before: int, won: list[int]) -> Callable[[Any], bool]:
+    def attempt(result: Any) -> bool:
+        if not standby.campaign():
+            result.errors["another leads"] += 1
+            return False
+        term = standby.term or 0
+        won.append(term)  # read now: .term is None once the renew deadline has passed
+        result.note = "" if term > before else f"TERM {term} NOT ABOVE {before}"
+        return True
+
+    return attempt
+
+
+@dataclass
+class Round:
+    killed: int
+    promoted: int | None
+    lock: Any
+    task: Any
+    leader: Any
+    hammer: float | None
+    hammer_busy: int
+    hammer_errors: Counter[str]
+    failed_seen: float | None  # the replica sees the victim flagged fail
+    promoted_seen: float | None  # the replica reports itself master
+    all_agree: float | None  # every surviving node gives the slot to the promoted replica
+    term_before: int
+    term_after: int | None
+    pushes: Any
+    acked_before_kill: int
+    lost_before: int
+    lost_after: int
+    stray: int
+    duplicates: int
+    settle: float
+    push_errors: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def watch_failover(
+    cluster: Cluster, t0: float, victim_id: str, replica: ClusterNode
+) -> tuple[float | None, float | None, float | None]:
+    """Poll CLUSTER NODES: (victim flagged fail, replica promoted, all survivors agree), in s after t0."""
+    failed = promoted = agreed = None
+    deadline = t0 + PROBE_TIMEOUT
+    while time.monotonic() < deadline:
+        now = time.monotonic() - t0
+        try:
+            view = replica.view()
+        except redis.RedisError:
+            view = {}
+        seen = view.get(victim_id)
+        if failed is None and seen is not None and "fail" in seen.flags:
+            failed = now
+        if promoted is None and view and "master" in replica.myself(view).flags:
+            promoted = now
+        if promoted is not None:
+            try:
+                views = [node.view() for node in cluster.nodes.values() if node.alive]
+            except redis.RedisError:
+                views = []
+            serving = {getattr(owner(v, SLOT), "port", None) for v in views}
+            if views and serving == {replica.port}:
+                agreed = now
+                break
+        time.sleep(POLL)
+    return failed, promoted, agreed
+
+
+def one_round(
+    cluster: Cluster,
+    clients: dict[str, Any],
+    round_no: int,
+    fences: Any,
+    probe_fences: Any,
+    candidates: Sequence[LeaderElection],
+    terms: list[int],
+    unexpected: Unexpected,
+) -> Round:
+    main = clients["main"]
+    main.nodes_manager.initialize()  # the slot map as it is now (the last round moved the slot)
+    victim_addr = main.nodes_manager.get_node_from_slot(SLOT).name
+    victim_port = int(victim_addr.rsplit(":", 1)[1])
+    victim = cluster.nodes[victim_port]
+    view = victim.view()
+    me = victim.myself(view)
+    if owner(view, SLOT) != me:
+        raise RuntimeError(
+            f"the client says :{victim_port} serves slot {SLOT}, the node says otherwise"
+        )
+    replica = cluster.nodes[next(s.port for s in view.values() if s.master == me.id)]
+
+    term_before = elect(candidates)
+    if not terms or term_before != terms[-1]:
+        terms.append(term_before)
+    leader = next(c for c in candidates if c.is_leader())
+    standby = next(c for c in candidates if c is not leader)
+
+    go, t0, won = threading.Event(), [0.0], []
+    probes = {
+        "lock": probe(
+            go,
+            t0,
+            unexpected.watch("lock probe", lock_attempt(clients["lock"], round_no, probe_fences)),
+        ),
+        "task": probe(
+            go, t0, unexpected.watch("task probe", task_attempt(clients["task"], round_no))
+        ),
+        "leader": probe(
+            go, t0, unexpected.watch("leader probe", leader_attempt(standby, term_before, won))
+        ),
+    }
+    jobs = Queue(f"jobs-{round_no}:{{{TAG}}}", client=clients["pusher"], prefix=PREFIX)
+    pushes, stop_push = Pushes(), threading.Event()
+    pushing = pusher(SimpleNamespace(push=unexpected.watch("pusher push", jobs.push)),  # type: ignore[arg-type]
+                     f"m{round_no}", stop_push, pushes, pause=PUSH_PAUSE)  # fmt: skip
+    hammer = Hammer(clients["hammer"], round_no, fences, t0, unexpected)
+    try:
+        time.sleep(LOAD)
+        leader.campaign()  # a fresh lease right before the kill
+        t0[0] = time.monotonic()
+        victim.kill()
+        acked_before_kill = len(pushes.acked)  # the pushes that returned so far did before the kill
+        go.set()
+        failed_seen, promoted_seen, all_agree = watch_failover(cluster, t0[0], me.id, replica)
+        for thread, _ in probes.values():
+            thread.join(max(0.0, t0[0] + PROBE_TIMEOUT + 1 - time.monotonic()))
+        while hammer.first_after is None and time.monotonic() < t0[0] + PROBE_TIMEOUT:
+            time.sleep(RETRY)  # a grant lost at the kill blocks the hammer until its TTL
+        time.sleep(AFTER)
+    finally:  # also on error: no load thread outlives its round
+        stop_push.set()
+        hammer.stop.set()
+        pushing.join(10)
+        hammer.thread.join(10)
+    if promoted_seen is None:
+        raise RuntimeError(f"no failover within {PROBE_TIMEOUT:g} s\n{cluster.describe()}")
+
+    # Every acknowledged push must be delivered now, on the promoted replica.
+    delivered: Counter[str] = Counter()
+    drain = Queue(jobs.name, client=main, prefix=PREFIX)
+    unexpected.watch("drain", Worker([drain], handler=lambda m: delivered.update([m.id]), burst=True,
+                                     worker_id=f"drain-{round_no}").run)()  # fmt: skip
+    acked = pushes.acked
+    lost_before = sum(1 for mid in acked[:acked_before_kill] if mid not in delivered)
+    lost_after = sum(1 for mid in acked[acked_before_kill:] if mid not in delivered)
+    stray = len(set(delivered) - set(acked))
+    duplicates = sum(n - 1 for n in delivered.values())
+
+    lead = probes["leader"][1]
+    term_after = won[0] if won else None
+    if term_after is not None:
+        terms.append(term_after)
+
+    victim.start()  # same directory, same nodes.conf: it rejoins as a replica of the promoted node
+    settle = cluster.wait_settled()
+    now_view = victim.view()
+    notes = []
+    if "slave" not in victim.myself(now_view).flags:
+        notes.append(f"the restarted :{victim_port} is not a replica")
+    return Round(
+        killed=victim_port,
+        promoted=replica.port if promoted_seen is not None else None,
+        lock=probes["lock"][1],
+        task=probes["task"][1],
+        leader=lead,
+        hammer=hammer.first_after,
+        hammer_busy=hammer.busy_after,
+        hammer_errors=hammer.errors,
+        failed_seen=failed_seen,
+        promoted_seen=promoted_seen,
+        all_agree=all_agree,
+        term_before=term_before,
+        term_after=term_after,
+        pushes=pushes,
+        acked_before_kill=acked_before_kill,
+        lost_before=lost_before,
+        lost_after=lost_after,
+        stray=stray,
+        duplicates=duplicates,
+        settle=settle,
+        push_errors=len(pushes.unknown),
+        notes=notes,
+    )
+
+
+# --- reporting ---------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 rounds (~12 s)")
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="failovers to measure (default 5, --quick 2)"
+    )
+    parser.add_argument(
+        "--node-timeout",
+        type=int,
+        default=NODE_TIMEOUT_MS,
+        help=f"cluster-node-timeout in ms (default {NODE_TIMEOUT_MS}; Redis's default is 15000)",
+    )
+    args = parser.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 2 if args.quick else 5
+    if args.rounds < 1:
+        parser.error("--rounds must be >= 1")
+    if args.node_timeout < 100:
+        parser.error("--node-timeout must be >= 100 (milliseconds)")
+    return args
+
+
+def build_clients(cluster: Cluster) -> dict[str, Any]:
+    config = validate(
+        {"CLUSTER": {"NODES": cluster.urls[:2]}, "SOCKET_TIMEOUT": 1.0, "CONNECT_TIMEOUT": 0.5}
+    )
+    return {
+        name: cluster_client(config)
+        for name in ("main", "hammer", "pusher", "lock", "task", "A", "B")
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.monotonic()
+    collect = Collect()
+    for name in ("django_redcoord", "bench.cluster_failover"):
+        logger = logging.getLogger(name)
+        logger.addHandler(collect)
+        logger.propagate = False
+    for tool in ("redis-server", "redis-cli"):
+        if shutil.which(tool) is None:
+            print(f"{tool} is not on PATH", file=sys.stderr)
+            return 2
+    clients: dict[str, Any] = {}
+    rounds: list[Round] = []
+    fences, probe_fences, unexpected = Fences(), Fences(), Unexpected()
+    terms: list[int] = []
+    with Cluster(args.node_timeout) as cluster:
+        print(header(cluster).replace("# Failover benchmark", "# Redis Cluster failover benchmark"))
+        ports = sorted(cluster.nodes)
+        print(
+            f"Cluster: {PRIMARIES} primaries + {PRIMARIES} replicas (redis-cli --cluster create --cluster-replicas 1), "
+            f"cluster-node-timeout {args.node_timeout} ms (tuned; Redis's default: 15000), "
+            f"cluster-replica-validity-factor 0, repl-diskless-sync yes / delay 0, no persistence; "
+            f"ports {ports[0]}-{ports[-1]} (bus +10000). Client: cluster_client(REDCOORD['CLUSTER'] naming 2 nodes), "
+            f"SOCKET_TIMEOUT 1 s, CONNECT_TIMEOUT 0.5 s, one per thread, built once. Victim: the primary serving "
+            f"{{{TAG}}} (slot {SLOT}: locks {LOCK_NAME!r} and {PROBE_LOCK!r}, queues 'jobs-N:{{{TAG}}}' and "
+            f"'probe-N:{{{TAG}}}', election {ELECTION!r}). Probes retry every {RETRY * 1000:g} ms; lock ttl "
+            f"{LOCK_TTL:g} s; leader lease {LEASE:g} / renew deadline {RENEW_DEADLINE:g} / retry period "
+            f"{RETRY_PERIOD:g} s; {LOAD:g} s of load before each SIGKILL; then the killed node restarts with its "
+            f"nodes.conf and rejoins as a replica; next kill once the cluster is whole for {STABLE:g} s"
+        )
+        try:
+            clients = build_clients(cluster)
+            candidates = [
+                LeaderElection(
+                    ELECTION,
+                    lease=LEASE,
+                    renew_deadline=RENEW_DEADLINE,
+                    retry_period=RETRY_PERIOD,
+                    identity=name,
+                    client=clients[name],
+                    prefix=PREFIX,
+                )  # fmt: skip
+                for name in ("A", "B")
+            ]
+            print("\n## Rounds (seconds after SIGKILL of the primary)\n")
+            for i in range(1, args.rounds + 1):
+                r = one_round(
+                    cluster, clients, i, fences, probe_fences, candidates, terms, unexpected
+                )
+                rounds.append(r)
+                print(
+                    f"round {i}: killed :{r.killed}, promoted :{r.promoted}; fail seen {seconds(r.failed_seen)}, "
+                    f"promoted {seconds(r.promoted_seen)}, all nodes agree {seconds(r.all_agree)}; "
+                    f"lock {seconds(r.lock.elapsed)}, task {seconds(r.task.elapsed)}, leader "
+                    f"{seconds(r.leader.elapsed)} (term {r.term_before} -> {r.term_after}{' ' + r.leader.note if r.leader.note else ''}), "
+                    f"hammer {seconds(r.hammer)}; lost {r.lost_before}/{r.acked_before_kill} acked before the kill, "
+                    f"{r.lost_after}/{len(r.pushes.acked) - r.acked_before_kill} after; settled in {r.settle:.1f} s"
+                    + (f"; {'; '.join(r.notes)}" if r.notes else ""),
+                    flush=True,
+                )
+        finally:
+            for client in clients.values():
+                client.close()
+
+    n = len(rounds)
+    print(f"\n## Time from SIGKILL of the primary to the first success ({n} failovers)\n")
+    print_table(
+        ["what", "median s", "max s", "all samples (s)"],
+        [
+            row("lock acquire+release", [r.lock.elapsed for r in rounds]),
+            row("task push+claim+ack", [r.task.elapsed for r in rounds]),
+            row(
+                "leader term (standby, term above the last)",
+                [r.leader.elapsed for r in rounds],
+                [r.leader.note for r in rounds],
+            ),  # fmt: skip
+            row(
+                "hammer: first grant of the busy lock",
+                [r.hammer for r in rounds],
+                [("held until TTL" if r.hammer_busy else "") for r in rounds],
+            ),  # fmt: skip
+            row(
+                "(ref.) the replica sees the primary flagged fail", [r.failed_seen for r in rounds]
+            ),
+            row(
+                "(ref.) the replica is promoted (myself,master)", [r.promoted_seen for r in rounds]
+            ),
+            row("(ref.) all 5 surviving nodes route the slot to it", [r.all_agree for r in rounds]),
+        ],
+    )
+    errors: Counter[str] = Counter()
+    for r in rounds:
+        for what, p in (("lock", r.lock), ("task", r.task), ("leader", r.leader)):
+            for kind, count in p.errors.items():
+                errors[f"{what}: {kind}"] += count
+        for kind, count in r.hammer_errors.items():
+            errors[f"hammer: {kind}"] += count
+    print("\nfailed attempts before the first success (all rounds): " +
+          ", ".join(f"{k} x{v}" for k, v in sorted(errors.items())))  # fmt: skip
+    settles = [r.settle for r in rounds]
+    print(f"restart of the killed node until the cluster is whole again: median {statistics.median(settles):.1f} s, "
+          f"max {max(settles):.1f} s (not in the table: no client waits for it)")  # fmt: skip
+
+    print("\n## Safety\n")
+    for label, ledger in (
+        (LOCK_NAME + " (hammer)", fences),
+        (PROBE_LOCK + " (probe)", probe_fences),
+    ):
+        print(
+            f"fencing, {label}: {len(ledger.grants)} grants, tokens not above every earlier one: "
+            f"{len(ledger.violations)}" + (f" {ledger.violations[:5]}" if ledger.violations else "")
+        )
+    held = sum(1 for r in rounds if r.hammer_busy)
+    print(f"lock releases lost (the hammer found {LOCK_NAME!r} held after the failover, until its TTL): "
+          f"{held} of {n} rounds")  # fmt: skip
+    before = sum(r.acked_before_kill for r in rounds)
+    after = sum(len(r.pushes.acked) - r.acked_before_kill for r in rounds)
+    print(
+        f"messages lost (acknowledged push, not delivered by the drain after the failover): "
+        f"{sum(r.lost_before for r in rounds)} of {before} acknowledged before the kill (per round: "
+        f"{', '.join(f'{r.lost_before}/{r.acked_before_kill}' for r in rounds)}), "
+        f"{sum(r.lost_after for r in rounds)} of {after} acknowledged after it; "
+        f"{sum(r.push_errors for r in rounds)} pushes raised (unknown outcome), of which delivered: "
+        f"{sum(r.stray for r in rounds)}; delivered twice: {sum(r.duplicates for r in rounds)}"
+    )
+    bad_terms = [f"{b} after {a}" for a, b in zip(terms, terms[1:], strict=False) if b <= a]
+    new_terms = sum(1 for r in rounds if r.leader.elapsed is not None and not r.leader.note)
+    print(
+        f"leader terms: {len(terms)} won in all ({terms[0]} ... {terms[-1]}), the standby began a new term in "
+        f"{new_terms} of {n} failovers; terms not above the last: {len(bad_terms)}"
+        + (f" {bad_terms}" if bad_terms else "")
+    )
+    if unexpected.counts:
+        print(
+            "\nexceptions other than CoordinationUnavailable from django_redcoord calls (library problems):"
+        )
+        for kind, count in unexpected.counts.most_common():
+            print(f"\n{kind} x{count}; first traceback:\n{unexpected.first[kind]}")
+    else:
+        print("exceptions other than CoordinationUnavailable from django_redcoord calls: none")
+    if collect.seen:
+        print("\ndjango_redcoord log records (WARNING and up): " +
+              "; ".join(f"{k} x{v}" for k, v in collect.seen.most_common()))  # fmt: skip
+    print(f"\n(total {time.monotonic() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)
