@@ -35,7 +35,7 @@ from itertools import pairwise
 from types import SimpleNamespace
 from typing import Any
 
-from .core.indexes import read_index
+from .core.indexes import read_index, reading_all
 from .core.keys import KeyBuilder, validate_name
 from .core.locks import read_holders
 from .core.queues import Message, Queue, depths
@@ -469,7 +469,7 @@ def overview(
 ) -> dict[str, Any]:
     """Everything the dashboard shows, as JSON-ready data."""
     keys = key_builder(prefix, client)
-    with unavailable_as_ours(client, "read the coordination overview"):
+    with unavailable_as_ours(client, "read the coordination overview"), reading_all(client, keys):
         now_ms = _server_ms(client)
         data = {
             "server_time_ms": now_ms,

@@ -13,7 +13,10 @@ scanned: only our buckets are read, by name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import contextvars
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
@@ -33,6 +36,28 @@ SLOTS_PER_CALL = 1024
 Shape = tuple[str, str, str]
 
 
+_prefetched: contextvars.ContextVar[dict[tuple[int, str, str], Any] | None] = contextvars.ContextVar(
+    "redcoord_prefetched_indexes", default=None
+)
+
+
+@contextlib.contextmanager
+def reading_all(client: Any, keys: KeyBuilder) -> Iterator[None]:
+    """Within the block, :func:`read_index` answers from one read of every index (a Cluster's
+    primaries are asked once for all kinds, not once per kind: the dashboard's page)."""
+    if not keys.cluster:
+        yield
+        return
+    kinds = list(INDEX_TYPES)
+    shapes = [(*keys.index_parts(kind), INDEX_TYPES[kind]) for kind in kinds]
+    found = read_slot_buckets(client, shapes)
+    token = _prefetched.set({(id(client), keys.prefix, kind): value for kind, value in zip(kinds, found, strict=True)})
+    try:
+        yield
+    finally:
+        _prefetched.reset(token)
+
+
 def read_index(client: Any, keys: KeyBuilder, kind: str) -> Any:
     """Everything the admin index ``kind`` holds, merged over its buckets, as text.
 
@@ -40,6 +65,9 @@ def read_index(client: Any, keys: KeyBuilder, kind: str) -> Any:
     index ``{member: score}``.
     """
     kind_type = INDEX_TYPES[kind]
+    prefetched = _prefetched.get()
+    if prefetched is not None and (id(client), keys.prefix, kind) in prefetched:
+        return prefetched[(id(client), keys.prefix, kind)]
     if keys.cluster:
         head, tail = keys.index_parts(kind)
         return read_slot_buckets(client, [(head, tail, kind_type)])[0]
@@ -58,8 +86,11 @@ def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -
     args = [len(shapes)] + [part for shape in shapes for part in shape]
     for attempt in (1, 2):
         try:
-            for node, tags in _slots_by_primary(client).items():
-                for shape_no, contents in _read_node(client, node, tags, args):
+            primaries = _slots_by_primary(client)
+            with ThreadPoolExecutor(len(primaries) or 1) as pool:  # the primaries read their buckets at once
+                per_node = list(pool.map(lambda item: list(_read_node(client, *item, args)), primaries.items()))
+            for node_found in per_node:
+                for shape_no, contents in node_found:
                     found[shape_no].append(contents)
             break
         except redis.exceptions.ResponseError as exc:  # noqa: PERF203

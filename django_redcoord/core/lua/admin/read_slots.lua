@@ -17,24 +17,32 @@
 -- Returns a flat array: for each bucket that is not empty, its shape's
 -- number (0-based) and its contents (HGETALL, SMEMBERS or ZRANGE WITHSCORES).
 
+-- Most slots hold none of our buckets: one EXISTS over a slot's buckets (they
+-- share its tag, so it is a one-slot command) skips them with one call.
+
 local shapes = tonumber(ARGV[1])
 local out = {}
+local keys = {}
 for t = 2 + 3 * shapes, #ARGV do
   local tag = ARGV[t]
   for i = 0, shapes - 1 do
-    local key = ARGV[2 + 3 * i] .. tag .. ARGV[3 + 3 * i]
-    local kind = ARGV[4 + 3 * i]
-    local items
-    if kind == 'hash' then
-      items = redis.call('HGETALL', key)
-    elseif kind == 'set' then
-      items = redis.call('SMEMBERS', key)
-    else
-      items = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
-    end
-    if #items > 0 then
-      out[#out + 1] = i
-      out[#out + 1] = items
+    keys[i + 1] = ARGV[2 + 3 * i] .. tag .. ARGV[3 + 3 * i]
+  end
+  if redis.call('EXISTS', unpack(keys)) > 0 then
+    for i = 0, shapes - 1 do
+      local key, kind = keys[i + 1], ARGV[4 + 3 * i]
+      local items
+      if kind == 'hash' then
+        items = redis.call('HGETALL', key)
+      elseif kind == 'set' then
+        items = redis.call('SMEMBERS', key)
+      else
+        items = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+      end
+      if #items > 0 then
+        out[#out + 1] = i
+        out[#out + 1] = items
+      end
     end
   end
 end
