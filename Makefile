@@ -43,8 +43,11 @@ test: lint
 # checkers' negative controls (unsafe variants that never touch our scripts),
 # and the Django layer's tests that drive the same scripts as tests/core
 # (admin, health, metrics, checks, settings, view decorators, rate-limited
-# views, Sentinel's client side) and the Cluster runs (a Cluster needs Redis 7:
-# script flags). The fault suite runs its smoke tier there
+# views, Sentinel's client side), the Cluster runs (a Cluster needs Redis 7:
+# script flags) and the asyncio runs and tests (`-k "not async"`: the same
+# scripts as the sync ones; the asyncio side does not depend on the server's
+# version). The fault suite
+# runs its smoke tier there
 # (one nemesis per subject).
 REDIS62 := .redcoord/redis62
 test-redis62: lint
@@ -60,7 +63,7 @@ test-redis62: lint
 		--ignore tests/test_metrics.py --ignore tests/test_checks.py --ignore tests/test_checks_deploy.py \
 		--ignore tests/test_conf.py --ignore tests/test_decorators.py --ignore tests/test_ratelimit_views.py \
 		--ignore tests/test_ratelimit_drf.py --ignore tests/test_dashboard_outage.py --ignore tests/test_redlock_views.py \
-		--ignore tests/test_sentinel.py --ignore tests/test_cluster.py -k "not sentinel and not cluster" \
+		--ignore tests/test_sentinel.py --ignore tests/test_cluster.py -k "not sentinel and not cluster and not async" \
 		--deselect tests/core/signals/test_signal_faults.py::test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects \
 		--deselect tests/core/leader/test_leader_faults.py::test_negative_control_bypassing_the_claim_runs_slots_twice
 
@@ -96,6 +99,8 @@ bench: $(STAMP)
 	$(PY) bench/bench_locks.py
 	$(PY) bench/bench_redlock.py
 	$(PY) bench/bench_failover.py
+	$(PY) bench/bench_cluster.py
+	$(PY) bench/bench_cluster_failover.py
 	$(PY) bench/bench_async_locks.py
 	@if command -v wrk >/dev/null; then $(PY) bench/bench_async_views.py; else echo "bench_async_views.py needs wrk (apt-get install wrk): left out"; fi
 	$(PY) bench/bench_semaphores.py
