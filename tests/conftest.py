@@ -105,8 +105,16 @@ def cluster_topology():
     """A Redis Cluster of 3 primaries with a replica each, for the whole session
     (the contract suites' Cluster runs; each flushes it first). Its ``config``
     is a validated REDCOORD whose ``CLUSTER`` names two of the nodes."""
-    from .redis_servers import ClusterTopology
+    import shutil
+    import subprocess
 
+    from .redis_servers import ClusterTopology, server_binary
+
+    version = subprocess.run([server_binary(), "--version"], capture_output=True, text=True).stdout
+    major = int(version.split("v=", 1)[1].split(".", 1)[0]) if "v=" in version else 0
+    if major < 7 or shutil.which("redis-cli") is None:
+        pytest.fail(f"the Cluster tests need redis-server 7.0+ and redis-cli on PATH (found: {version.strip() or 'none'}; "
+                    f"redis-cli {'found' if shutil.which('redis-cli') else 'missing'}): apt-get install redis-server")
     topology = ClusterTopology().start()
     yield topology
     topology.cleanup()
