@@ -16,8 +16,9 @@ tests and a script that writes an index never ran on one.
 
 from __future__ import annotations
 
-import binascii
 import threading
+
+from django_redcoord.core.keys import key_slot
 
 _lock = threading.Lock()
 #: script name -> one call's keys whose slots differ
@@ -31,13 +32,7 @@ INDEX_WRITERS: set[str] = set()
 
 
 def slot(key: str | bytes) -> int:
-    raw = key.encode() if isinstance(key, str) else bytes(key)
-    start = raw.find(b"{")
-    if start != -1:
-        end = raw.find(b"}", start + 1)
-        if end > start + 1:
-            raw = raw[start + 1 : end]
-    return binascii.crc_hqx(raw, 0) % 16384
+    return key_slot(key)
 
 
 def _one_server_index(key: str) -> bool:

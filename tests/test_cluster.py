@@ -367,3 +367,24 @@ def test_a_slot_being_migrated_refuses_for_now_and_then_moved_is_followed(cluste
     assert cluster.nodes_manager.get_node_from_slot(slot).name == target.name  # MOVED re-read the map
     assert dst.exists(again.keys.lock)
     again.release()
+
+
+def test_the_slot_recorder_catches_a_cross_slot_call_and_agrees_with_the_server(cluster):
+    """The run's slot check (tests/key_slots.py) must be able to fail: a call whose keys
+    span two slots is caught (negative control), and its slots are the server's own."""
+    from . import key_slots
+
+    samples = ["plain", "p:lock:{invoice:1}", "p:lock:{c-7}:invoice:{c-7}:2", "a{}b", "{}{x}", "x{y}{z}", "é{ü}"]
+    assert [key_slots.slot(k) for k in samples] == [cluster.execute_command("CLUSTER KEYSLOT", k) for k in samples]
+    seen, on_cluster = dict(key_slots.SEEN), set(key_slots.ON_CLUSTER)
+    try:
+        key_slots.record("negative/control", ["p:lock:{a}", "p:index:locks:{b}"], cluster=True)
+        assert "negative/control" in key_slots.SEEN and key_slots.problems()
+        key_slots.record("one-server/index", ["p:lock:{a}", "p:index:locks:7"], cluster=False)
+        assert "one-server/index" not in key_slots.SEEN  # a one-server index key is left out there
+    finally:
+        key_slots.SEEN.clear()
+        key_slots.SEEN.update(seen)
+        key_slots.ON_CLUSTER.clear()
+        key_slots.ON_CLUSTER.update(on_cluster)
+        key_slots.INDEX_WRITERS.discard("one-server/index")

@@ -230,19 +230,25 @@ async def acommands(
             return await pipe.execute(raise_on_error=raise_errors)
         conn = await _acheckout(pool)
         try:
-            await conn.send_packed_command(_pack_all(conn, cmds))
-            replies = []
-            for _ in cmds:
-                try:
-                    replies.append(await conn.read_response())
-                except redis.exceptions.ResponseError as exc:
-                    replies.append(exc)
+            replies = await _asend_all(conn, cmds)
         except BaseException:
             await conn.disconnect(nowait=True)
             raise
         finally:
             await pool.release(conn)
     return _raise_first_error(replies) if raise_errors else replies
+
+
+async def _asend_all(conn: Any, cmds: tuple[tuple[Any, ...], ...]) -> list[Any]:
+    """Send ``cmds`` on an asyncio connection and read every reply (error replies in their places)."""
+    await conn.send_packed_command(_pack_all(conn, cmds))
+    replies: list[Any] = []
+    for _ in cmds:
+        try:
+            replies.append(await conn.read_response())
+        except redis.exceptions.ResponseError as exc:
+            replies.append(exc)
+    return replies
 
 
 def _is_cluster(client: Any) -> bool:
@@ -314,13 +320,7 @@ async def _aon_node(
             node = client.nodes_manager.get_node_from_slot(key_slot(key))
             conn = node.acquire_connection()
             try:
-                await conn.send_packed_command(_pack_all(conn, cmds))
-                replies = []
-                for _ in cmds:
-                    try:
-                        replies.append(await conn.read_response())
-                    except redis.exceptions.ResponseError as exc:
-                        replies.append(exc)
+                replies = await _asend_all(conn, cmds)
             except BaseException as exc:
                 await conn.disconnect(nowait=True)
                 if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
