@@ -1,27 +1,43 @@
-"""Benchmark django_redcoord on a real Redis Cluster against one standalone Redis, next to a peer.
+"""Benchmark django_redcoord on a real Redis Cluster and through Sentinel against one standalone Redis, next to a peer.
 
-The question: do our throughput ratios to the peers hold on a Cluster as on
-one server (target: within +-15 %)? The script starts, on 127.0.0.1 (no
-persistence), one standalone redis-server and a Redis Cluster of 3 primaries
-with a replica each (``redis-cli --cluster create ... --cluster-replicas 1
---cluster-yes``; every node ``--cluster-enabled yes --cluster-config-file
-nodes.conf --cluster-node-timeout 1000``). Each node's bus port is set with
-``--cluster-port`` (Redis 7+) to a free port of its own, so the node's port
-need not leave port+10000 free. Every server is stopped at the end, also on
-error, Ctrl-C or SIGTERM, and dies with this process (PR_SET_PDEATHSIG, see
-bench/_servers.py).
+The question: do our throughput ratios to the peers hold on a Cluster, and
+through Sentinel, as on one server (target: within +-15 %)? The script
+starts, on 127.0.0.1 (no persistence), one standalone redis-server and, as
+``--topology`` says (``cluster``, ``sentinel`` or ``both``, the default):
 
-Clients: ours use ``client_from_url`` (one server) and ``cluster_client(
-validate({"CLUSTER": {"NODES": [...]}}))`` (all six nodes named); the peer
-uses redis-py's default clients, ``redis.Redis`` and
-``redis.cluster.RedisCluster``, as its users would build them. Every
-measurement runs in new forked processes with clients of their own.
+- a Redis Cluster of 3 primaries with ``--replicas`` replicas each (default
+  0; ``redis-cli --cluster create ... --cluster-replicas N --cluster-yes``;
+  every node ``--cluster-enabled yes --cluster-config-file nodes.conf
+  --cluster-node-timeout 1000``). Each node's bus port is set with
+  ``--cluster-port`` (Redis 7+) to a free port of its own, so the node's port
+  need not leave port+10000 free.
+- a Sentinel set: a master (``--repl-diskless-sync-delay 0``, so the replica
+  syncs at once), one replica (``--replicaof``, synced before the runs) and
+  one sentinel (``sentinel monitor mymaster 127.0.0.1 <port> 1``,
+  ``down-after-milliseconds`` 60000, so no failover happens during the bench;
+  the runs start once the sentinel sees the master up with its replica).
 
-Rows, each measured on the one server and on the Cluster with the same
-process counts, ``--rounds`` interleaved rounds (default 3; the order of the
-runs alternates from round to round, so drift hits all alike), median shown;
-every ratio is taken within a round (median over rounds, min-max in
-brackets):
+Every server is stopped at the end, also on error, Ctrl-C or SIGTERM, and dies
+with this process (PR_SET_PDEATHSIG, see bench/_servers.py; the sentinel is a
+RedisServer too).
+
+Clients: ours use ``client_from_url`` (one server), ``cluster_client(
+validate({"CLUSTER": {"NODES": [...]}}))`` (every node named) and
+``sentinel_client(validate({"SENTINEL": {"HOSTS": [("127.0.0.1", port)],
+"SERVICE": "mymaster"}}))``, which asks the sentinels where the master is at
+most once a second before a call (and on each new connection); the peer
+uses redis-py's default clients, ``redis.Redis``,
+``redis.cluster.RedisCluster`` and ``redis.sentinel.Sentinel([("127.0.0.1",
+port)]).master_for("mymaster")`` (asks on each new connection only), as its
+users would build them. Every measurement runs in new forked processes with
+clients of their own.
+
+Rows, each measured on the one server, the Cluster and the Sentinel master
+with the same process counts, ``--rounds`` interleaved rounds (default 3;
+all targets in every round, the order of the runs alternates from round to
+round, so drift hits all alike), median shown; every ratio is taken within a
+round (median over rounds, min-max in brackets). One table per topology,
+each next to the same one-server runs:
 
 1. Uncontended locks: 4 processes, each on a lock name of its own (the four
    names hash to slots on primaries 1, 2, 3 and 1 of the Cluster), loop
@@ -43,16 +59,19 @@ brackets):
    here under a threading lock, since four threads share the process's
    slot); worker shutdown and the last acknowledgement are outside. A run
    fails if any message ran twice or never. There is no Python queue peer
-   that runs on a Cluster, so this row compares ours on the Cluster with ours
-   on one server.
+   that runs on a Cluster, and the queue peers are not measured through
+   Sentinel here, so this row has no peer: it compares ours on the Cluster
+   or through Sentinel with ours on one server.
 
 Run from the repository root::
 
-    .venv/bin/python bench/bench_cluster.py [--quick] [--seconds N] [--rounds R] [--messages M]
+    .venv/bin/python bench/bench_cluster.py [--topology {cluster,sentinel,both}] [--quick]
+        [--seconds N] [--rounds R] [--messages M] [--replicas N]
 
-The default run takes about 65-90 s on 2 cores; ``--quick`` (~25 s: one
-round, 1 s windows, 5000 messages) is a smoke run whose numbers are only
-indicative. Absolute rates are noisy on a shared machine: read the ratios.
+The default run (both topologies) takes about 90 s on 2 cores (one topology:
+about 60 s); ``--quick`` (one round, 1 s windows, 5000 messages; ~20 s, ~13 s
+for one topology) is a smoke run whose numbers are only indicative. Absolute
+rates are noisy on a shared machine: read the ratios.
 """
 
 from __future__ import annotations
@@ -66,6 +85,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import traceback
@@ -73,16 +93,22 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import redis
 from redis.cluster import RedisCluster
+from redis.sentinel import Sentinel
 
 from django_redcoord.core.keys import key_slot
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.options import validate
 from django_redcoord.core.queues import Queue, Worker
-from django_redcoord.core.transport.clients import client_from_url, cluster_client
+from django_redcoord.core.transport.clients import (
+    client_from_url,
+    cluster_client,
+    sentinel_client,
+)
 
 try:
     from bench import _queue_jobs as jobs
@@ -90,6 +116,7 @@ try:
         CTX,
         HOST,
         RedisServer,
+        _die_with_parent,
         free_port,
         print_table,
         run_main,
@@ -97,7 +124,16 @@ try:
     )
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
     import _queue_jobs as jobs
-    from _servers import CTX, HOST, RedisServer, free_port, print_table, run_main, stop_process
+    from _servers import (
+        CTX,
+        HOST,
+        RedisServer,
+        _die_with_parent,
+        free_port,
+        print_table,
+        run_main,
+        stop_process,
+    )
 
 PRIMARIES, REPLICAS = 3, 1
 NODE_TIMEOUT_MS = 1000
@@ -115,6 +151,10 @@ SETUP_TIMEOUT = 60.0  # seconds for children to build clients and warm up
 CHILD_TIMEOUT = 60.0  # seconds a run may take beyond its window
 STALL = 30.0  # seconds without a drained message before a drain run fails
 OURS, PEER = "ours", "redis-py Lock"
+SERVICE = "mymaster"  # the master's name the sentinel monitors
+DOWN_AFTER_MS = 60_000  # no failover during the bench (a run never stalls the master this long)
+WIDTH = 92  # the notes' line width
+SENTINEL_READY = 30.0  # seconds for the replica to sync and the sentinel to see both
 
 
 # --- servers ----------------------------------------------------------------------------
@@ -218,28 +258,141 @@ class Cluster:
         raise RuntimeError("could not spread names over the primaries")
 
 
+class SentinelNode(RedisServer):
+    """A redis-server in Sentinel mode monitoring ``master_port`` as SERVICE (quorum 1).
+
+    Sentinel needs a writable config file as its first argument, so the spawn is
+    RedisServer's with that file in place of the options (same directory, same
+    PR_SET_PDEATHSIG, same session); each start attempt writes it for its port.
+    """
+
+    def __init__(self, master_port: int) -> None:
+        super().__init__()
+        self.master_port = master_port
+
+    def _spawn(self) -> None:
+        assert self._dir is not None
+        conf = Path(self._dir, "sentinel.conf")
+        conf.write_text(
+            f"port {self.port}\nbind {HOST}\ndir {self._dir}\nlogfile redis.log\n"
+            f"sentinel monitor {SERVICE} {HOST} {self.master_port} 1\n"
+            f"sentinel down-after-milliseconds {SERVICE} {DOWN_AFTER_MS}\n"
+        )
+        self.proc = subprocess.Popen(
+            [self.binary, str(conf), "--sentinel"],
+            cwd=self._dir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+
+
+class SentinelSet:
+    """A master, one replica (``--replicaof``) and one sentinel; ``with SentinelSet() as s``."""
+
+    def __init__(self) -> None:
+        # no diskless-sync delay (Redis 7 waits 5 s for more replicas before a full sync)
+        self.master = RedisServer(extra=["--repl-diskless-sync-delay", "0"])
+        self.replica: RedisServer | None = None
+        self.sentinel: SentinelNode | None = None
+
+    def __enter__(self) -> SentinelSet:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self, timeout: float = SENTINEL_READY) -> SentinelSet:
+        self.master.start()
+        self.replica = RedisServer(extra=["--replicaof", HOST, str(self.master.port)])
+        self.replica.start()
+        deadline = time.monotonic() + timeout
+        while not self._synced():  # before the sentinel: its first INFO then lists the replica
+            if time.monotonic() > deadline:
+                raise RuntimeError("the replica did not sync with the master")
+            time.sleep(0.05)
+        self.sentinel = SentinelNode(self.master.port)
+        self.sentinel.start()
+        while not self._monitored():
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the sentinel did not report {SERVICE} as a master with one replica"
+                )
+            time.sleep(0.05)
+        return self
+
+    def _synced(self) -> bool:
+        assert self.replica is not None
+        client = redis.Redis(host=HOST, port=self.replica.port, socket_timeout=1)
+        try:
+            return client.info("replication").get("master_link_status") == "up"
+        except redis.RedisError:
+            return False
+        finally:
+            client.close()
+
+    def _monitored(self) -> bool:
+        """The sentinel names our master, sees it up as a master, and knows its replica."""
+        assert self.sentinel is not None
+        client = redis.Redis(host=HOST, port=self.sentinel.port, socket_timeout=1)
+        try:
+            state = client.sentinel_master(SERVICE)
+        except redis.RedisError:
+            return False
+        finally:
+            client.close()
+        return (
+            int(state["port"]) == self.master.port
+            and state["is_master"]
+            and not state["is_sdown"]
+            and not state["is_odown"]
+            and int(state["num-slaves"]) >= 1
+        )
+
+    def stop(self) -> None:
+        for server in (self.sentinel, self.replica, self.master):
+            if server is not None:
+                server.stop()
+
+
 @dataclass(frozen=True)
 class Target:
-    """Where a run goes: the standalone server or the Cluster."""
+    """Where a run goes: the standalone server, the Cluster, or the master behind the sentinel."""
 
     label: str
-    ports: tuple[int, ...]  # the server; or every Cluster node, primaries first
-    cluster: bool
+    ports: tuple[int, ...]  # the server; every Cluster node, primaries first; or
+    # the sentinel, the master and the replica
+    mode: str  # "server", "cluster" or "sentinel"
 
     def ours_client(self) -> Any:
-        if self.cluster:
+        if self.mode == "cluster":
             nodes = [f"redis://{HOST}:{port}" for port in self.ports]
             return cluster_client(validate({"CLUSTER": {"NODES": nodes}}))
+        if self.mode == "sentinel":
+            hosts = [(HOST, self.ports[0])]
+            return sentinel_client(validate({"SENTINEL": {"HOSTS": hosts, "SERVICE": SERVICE}}))
         return client_from_url(f"redis://{HOST}:{self.ports[0]}/0")
 
     def peer_client(self) -> Any:
-        if self.cluster:
+        if self.mode == "cluster":
             return RedisCluster(host=HOST, port=self.ports[0])
+        if self.mode == "sentinel":
+            return Sentinel([(HOST, self.ports[0])]).master_for(SERVICE)
         return redis.Redis(host=HOST, port=self.ports[0])
 
     def flush(self) -> None:
-        """FLUSHALL on the server, or on each primary (the script cache stays)."""
-        for port in self.ports[: PRIMARIES if self.cluster else 1]:
+        """FLUSHALL on the server, on each primary, or on the master (the script cache stays)."""
+        ports = {
+            "cluster": self.ports[:PRIMARIES],
+            "sentinel": self.ports[1:2],  # the replica follows
+        }.get(self.mode, self.ports[:1])
+        for port in ports:
             client = redis.Redis(host=HOST, port=port)
             try:
                 client.flushall()
@@ -487,8 +640,8 @@ class Results:
 def measure(
     args: argparse.Namespace, targets: Sequence[Target], spread: Callable[[str, int], list[str]]
 ) -> Results:
-    """Every run of every round; each run on fresh names spread over the Cluster's primaries
-    (the one server gets the same names)."""
+    """Every run of every round, all targets interleaved; each run on fresh names spread over
+    the Cluster's primaries (the one server and the Sentinel master get the same names)."""
     results = Results()
     jobs_: list[tuple[str, Target, str]] = [
         (kind, target, impl)
@@ -546,14 +699,14 @@ def _fmt_ratio(ratios: Sequence[float], verdict: bool = False) -> str:
     return text
 
 
-def table(results: Results, targets: Sequence[Target]) -> None:
-    one, cl = (t.label for t in targets)
+def table(results: Results, one: str, cl: str) -> None:
+    """Target ``cl`` (the Cluster or Sentinel) next to ``one`` (the one server)."""
     rows = []
     for row in ROWS:
         get = results.rates.get
         ours_1, ours_c = get((row.kind, one, OURS), []), get((row.kind, cl, OURS), [])
         peer_1, peer_c = get((row.kind, one, PEER)), get((row.kind, cl, PEER))
-        if peer_1 is None or peer_c is None:  # no peer on a Cluster
+        if peer_1 is None or peer_c is None:  # the queue row has no peer
             cells = [_median_rate(ours_1), "n/a", "n/a", _median_rate(ours_c), "n/a", "n/a", "n/a"]
         else:
             r1, rc = _ratios(ours_1, peer_1), _ratios(ours_c, peer_c)
@@ -570,8 +723,8 @@ def table(results: Results, targets: Sequence[Target]) -> None:
         rows.append([f"{row.label} ({row.unit})", *cells, _fmt_ratio(_ratios(ours_c, ours_1))])
     print_table(
         [
-            "row", "1 server: ours", "peer", "ours/peer", "Cluster: ours", "peer", "ours/peer",
-            f"Cluster ratio / 1-server ratio (+-{TARGET:.0%})", "ours: Cluster / 1 server",
+            "row", f"{one}: ours", "peer", "ours/peer", f"{cl}: ours", "peer", "ours/peer",
+            f"{cl} ratio / {one.replace(' ', '-')} ratio (+-{TARGET:.0%})", f"ours: {cl} / {one}",
         ],
         rows,
     )  # fmt: skip
@@ -587,53 +740,111 @@ def notes(results: Results, targets: Sequence[Target], args: argparse.Namespace)
         f"{t.label}: ours {fair.get((t.label, OURS), 'n/a')}, peer {fair.get((t.label, PEER), 'n/a')}"
         for t in targets
     )
-    print(
-        f"""
-Peer: redis-py's Lock (`client.lock(name, timeout={TTL}, blocking_timeout={WAIT}, sleep={PEER_SLEEP:g})`,
-bench_locks.py's "redis-py Lock" settings) on redis-py's default `redis.Redis` /
-`redis.cluster.RedisCluster`. Ratios are taken within each round: median (min-max over
-{args.rounds} round(s)); "within" = the Cluster's ours/peer ratio is within +-{TARGET:.0%} of the
-one server's. Last column: ours on the Cluster over ours on one server (absolute cost).
-
-Notes:
-- python-redis-lock is left out: it does not run on a Cluster (it refuses a RedisCluster
-  client unless strict=False, and then its release script touches `lock:NAME` and
-  `lock-signal:NAME`, two hash slots: "EVALSHA - all keys must map to the same key slot").
-  pottery's Redlock is not measured here either, although given the RedisCluster client
-  as its one master it did acquire and release in a check (bench_locks.py and
-  bench_redlock.py compare it on one server). So only redis-py's Lock is a peer on both.
-- Row 2: redis-py's Lock polls every {PEER_SLEEP:g} s and its releasing process retries at
-  once, so its contended rate is mostly one process re-acquiring (unfair) and moves with
-  scheduling; ours hands off FIFO to the waiter (BLPOP). That row's ratio compares two
-  designs. Fairness (min/max acquisitions per process, median round):
-  {fairness}.
-- Row 3 has no peer: RQ, dramatiq and huey need one Redis server (none runs on a Cluster),
-  so it compares ours on the Cluster with ours on one server (last column). Left out: the
-  enqueue side (the fill is not timed), delays, retries, dead letters, more worker processes.
-- Left out of every row: network latency (all on loopback, one machine), MOVED/ASK
-  redirections, resharding and failover (the slot map is stable), and cross-primary load
-  imbalance beyond 4 names. The Cluster's servers ({PRIMARIES} primaries, {REPLICAS} replica(s)
-  each; --replicas) share the 2 cores with the client processes; the one server has no
-  replica. Absolute rates are noisy on a shared machine: read the ratios."""
+    modes = {t.mode for t in targets}
+    others = " or ".join(t.label for t in targets if t.mode != "server")
+    via = " or ".join(
+        {"cluster": "on the Cluster", "sentinel": "through Sentinel"}[t.mode]
+        for t in targets
+        if t.mode != "server"
     )
+    clients = ["`redis.Redis`"]
+    if "cluster" in modes:
+        clients.append("`redis.cluster.RedisCluster`")
+    if "sentinel" in modes:
+        clients.append(f'`redis.sentinel.Sentinel(hosts).master_for("{SERVICE}")`')
+    intro = (
+        f"Peer: redis-py's Lock (`client.lock(name, timeout={TTL}, blocking_timeout={WAIT}, "
+        f"sleep={PEER_SLEEP:g})`, bench_locks.py's \"redis-py Lock\" settings) on redis-py's "
+        f"default clients: {', '.join(clients)}. Ratios are taken within each round: median "
+        f'(min-max over {args.rounds} round(s)); "within" = the {others} ours/peer ratio is '
+        f"within +-{TARGET:.0%} of the one server's. Last column: ours {via} over ours on one "
+        "server (absolute cost)."
+    )
+    items: list[str] = []
+    if "cluster" in modes:
+        items.append(
+            "python-redis-lock is left out: it does not run on a Cluster (it refuses a "
+            "RedisCluster client unless strict=False, and then its release script touches "
+            '`lock:NAME` and `lock-signal:NAME`, two hash slots: "EVALSHA - all keys must map '
+            "to the same key slot\"). pottery's Redlock is not measured here either, although "
+            "given the RedisCluster client as its one master it did acquire and release in a "
+            "check (bench_locks.py and bench_redlock.py compare it on one server). So only "
+            "redis-py's Lock is a peer on both."
+        )
+    if "sentinel" in modes:
+        items.append(
+            "Sentinel rows: one master with one replica (`--replicaof`, synced before the "
+            f'runs) and one sentinel monitoring it as "{SERVICE}" (quorum 1, down-after '
+            f"{DOWN_AFTER_MS // 1000} s, so no failover happens during the bench). Ours is "
+            '`sentinel_client(validate({"SENTINEL": {"HOSTS": [(host, sentinel port)], '
+            f'"SERVICE": "{SERVICE}"}}}}))`: besides redis-py\'s ask on each new connection, it '
+            "asks the sentinels where the master is at most once a second before a call "
+            "(SENTINEL_CHECK, so an idle connection does not keep writing to a former "
+            "master); the peer's master_for asks only when it opens a connection. Both write "
+            "to the master, which also feeds its replica; the one server has no replica."
+        )
+    items.append(
+        f"Row 2: redis-py's Lock polls every {PEER_SLEEP:g} s and its releasing process "
+        "retries at once, so its contended rate is mostly one process re-acquiring (unfair) "
+        "and moves with scheduling; ours hands off FIFO to the waiter (BLPOP). That row's "
+        "ratio compares two designs. Fairness (min/max acquisitions per process, median "
+        f"round): {fairness}."
+    )
+    why = []
+    if "cluster" in modes:
+        why.append("RQ, dramatiq and huey need one Redis server (none runs on a Cluster)")
+    if "sentinel" in modes:
+        why.append(
+            "the queue peers are not measured through Sentinel here (bench_queues.py "
+            "compares them on one server)"
+        )
+    items.append(
+        f"Row 3 has no peer: {'; '.join(why)}. So it compares ours {via} with ours on one "
+        "server (last column). Left out: the enqueue side (the fill is not timed), delays, "
+        "retries, dead letters, more worker processes."
+    )
+    if "cluster" in modes:
+        items.append(
+            "Left out of the Cluster rows: MOVED/ASK redirections, resharding and failover "
+            "(the slot map is stable), and cross-primary load imbalance beyond 4 names. The "
+            f"Cluster has {PRIMARIES} primaries with {REPLICAS} replica(s) each (--replicas)."
+        )
+    if "sentinel" in modes:
+        items.append(
+            "Left out of the Sentinel rows: failover, a dead or slow sentinel, and more "
+            "sentinels (one answers every ask)."
+        )
+    items.append(
+        "Left out everywhere: network latency (all on loopback, one machine). Every server "
+        "shares the 2 cores with the client processes. Absolute rates are noisy on a shared "
+        "machine: read the ratios."
+    )
+    wrap = {"width": WIDTH, "break_long_words": False, "break_on_hyphens": False}
+    print("\n" + textwrap.fill(intro, **wrap) + "\n\nNotes:")
+    for item in items:
+        print(textwrap.fill(item, initial_indent="- ", subsequent_indent="  ", **wrap))
     for (kind, target, impl), error in results.errors.items():
         print(f"\nERROR in {kind} / {target} / {impl}:\n{error.rstrip()}")
     sys.stdout.flush()
 
 
-def header(server: RedisServer) -> str:
+def header(server: RedisServer, targets: Sequence[Target]) -> str:
     versions = ", ".join(
         f"{dist} {metadata.version(dist)}" for dist in ("django-redcoord", "redis", "hiredis")
     )
     return (
-        f"# Cluster benchmark: redis-server {server.version()}, Python "
+        f"# {' + '.join(t.label for t in targets[1:])} benchmark: redis-server {server.version()}, Python "
         f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
     )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="~25 s smoke run")
+    parser.add_argument("--quick", action="store_true", help="~20 s smoke run")
+    parser.add_argument(
+        "--topology", choices=("cluster", "sentinel", "both"), default="both",
+        help="what to measure next to the one server (default both: two tables, one set of rounds)",
+    )  # fmt: skip
     parser.add_argument(
         "--replicas", type=int, default=0,
         help="replicas per primary (default 0: on one 2-core machine replicas take the clients' CPU)",
@@ -668,27 +879,46 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def numbered(stem: str, count: int) -> list[str]:
+    """Names for a run without a Cluster: no slots to spread over."""
+    return [f"{stem}-{k}" for k in range(count)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
     with ExitStack() as stack:
         server = stack.enter_context(RedisServer())
-        cluster = stack.enter_context(Cluster())
-        primaries = cluster.primary_ports
-        others = [n.port for n in cluster.nodes if n.port not in primaries]
-        targets = (
-            Target("1 server", (server.port,), cluster=False),
-            Target("Cluster", (*primaries, *others), cluster=True),
-        )
-        print(header(server))
+        targets = [Target("1 server", (server.port,), "server")]
+        where = [f"one server {HOST}:{server.port}"]
+        spread: Callable[[str, int], list[str]] = numbered
+        if args.topology in ("cluster", "both"):
+            cluster = stack.enter_context(Cluster())
+            primaries = cluster.primary_ports
+            others = [n.port for n in cluster.nodes if n.port not in primaries]
+            targets.append(Target("Cluster", (*primaries, *others), "cluster"))
+            where.append(
+                f"Cluster: primaries {', '.join(map(str, primaries))}, "
+                f"replicas {', '.join(map(str, others)) or 'none'}"
+            )
+            spread = cluster.spread
+        if args.topology in ("sentinel", "both"):
+            sentinels = stack.enter_context(SentinelSet())
+            assert sentinels.sentinel is not None and sentinels.replica is not None
+            ports = (sentinels.sentinel.port, sentinels.master.port, sentinels.replica.port)
+            targets.append(Target("Sentinel", ports, "sentinel"))
+            where.append(f"Sentinel: sentinel {ports[0]}, master {ports[1]}, replica {ports[2]}")
+        print(header(server, targets))
         print(
-            f"one server 127.0.0.1:{server.port}; Cluster: primaries "
-            f"{', '.join(map(str, primaries))}, replicas {', '.join(map(str, others))} "
-            f"(started in {time.monotonic() - started:.1f} s); {args.rounds} interleaved round(s), "
-            f"lock window {args.seconds:g} s, {args.messages:,} messages per drain\n"
+            f"{'; '.join(where)} (started in {time.monotonic() - started:.1f} s); "
+            f"{args.rounds} interleaved round(s), lock window {args.seconds:g} s, "
+            f"{args.messages:,} messages per drain\n"
         )
-        results = measure(args, targets, cluster.spread)
-        table(results, targets)
+        results = measure(args, targets, spread)
+        for k, other in enumerate(targets[1:]):
+            if k:
+                print()
+            table(results, targets[0].label, other.label)
         notes(results, targets, args)
     print(f"\n(total {time.monotonic() - started:.0f} s)")
     return 0

@@ -72,7 +72,7 @@ def redis_cell_url(redis_cell_server):
 
 @pytest.fixture(scope="session")
 def sentinel_topology():
-    """A master, a replica and a sentinel for the whole session (the contract suites' Sentinel run).
+    """A master, two replicas and a sentinel for the whole session (the contract suites' Sentinel run).
 
     ``master_url`` is where the data is; ``config`` is a validated REDCOORD with
     ``SENTINEL`` naming the sentinel, for ``sentinel_client``. Nothing here
@@ -85,18 +85,19 @@ def sentinel_topology():
     from .redis_servers import SentinelServer
 
     master = RedisServer(extra=("--repl-diskless-sync-delay", "0")).start()
-    replica = RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start()
-    check = client_from_url(replica.url)
+    replicas = [RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start() for _ in range(2)]
     deadline = time.monotonic() + 15
-    while check.info("replication").get("master_link_status") != "up":
-        assert time.monotonic() < deadline, "the session's replica did not sync"
-        time.sleep(0.05)
-    check.close()
+    for replica in replicas:
+        check = client_from_url(replica.url)
+        while check.info("replication").get("master_link_status") != "up":
+            assert time.monotonic() < deadline, "the session's replicas did not sync"
+            time.sleep(0.05)
+        check.close()
     sentinel = SentinelServer(master.port, down_after_ms=60_000).start()  # no failover on a slow moment
     config = validate({"SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port)], "SERVICE": "mymaster"},
                        "SOCKET_TIMEOUT": 5.0, "CONNECT_TIMEOUT": 2.0})  # fmt: skip
     yield SimpleNamespace(master_url=master.url, config=config)
-    for server in (sentinel, replica, master):
+    for server in (sentinel, *replicas, master):
         server.cleanup()
 
 
