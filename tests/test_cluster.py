@@ -388,3 +388,21 @@ def test_the_slot_recorder_catches_a_cross_slot_call_and_agrees_with_the_server(
         key_slots.ON_CLUSTER.clear()
         key_slots.ON_CLUSTER.update(on_cluster)
         key_slots.INDEX_WRITERS.discard("one-server/index")
+
+
+def test_the_cluster_clients_own_outage_errors_are_ours_and_its_misuse_is_not():
+    """redis-py's Cluster client raises RedisClusterException (not a RedisError) when no
+    node serves a slot or none answers: an outage loops must ride out, so ours is
+    CoordinationUnavailable; a call that can never work stays what it is."""
+    from redis.exceptions import RedisClusterException, SlotNotCoveredError
+
+    from django_redcoord.core.exceptions import CoordinationUnavailable
+    from django_redcoord.core.transport.errors import unavailable_as_ours
+
+    for outage in (SlotNotCoveredError('Slot "7" is not covered by the cluster.'),
+                   RedisClusterException("Redis Cluster cannot be connected. Please provide at least one reachable node"),
+                   RedisClusterException("Cluster Node 127.0.0.1:1 has no redis_connection")):  # fmt: skip
+        with pytest.raises(CoordinationUnavailable), unavailable_as_ours(None, "a call"):
+            raise outage
+    with pytest.raises(RedisClusterException, match="same key slot"), unavailable_as_ours(None, "a call"):
+        raise RedisClusterException("EVALSHA - all keys must map to the same key slot")

@@ -161,7 +161,7 @@ def cluster_client(config: dict[str, Any]) -> Any:
 
     try:
         return RedisCluster(retry=no_retry(), retry_on_error=[], **_cluster_kwargs(config), **_no_cluster_retries())
-    except (redis.RedisError, OSError) as exc:  # no node answered the slot map: an outage, as for any call
+    except (redis.RedisError, OSError, redis.exceptions.RedisClusterException) as exc:  # no node gave the slot map: an outage
         from .errors import mask_url
 
         nodes = ", ".join(mask_url(u) for u in config["CLUSTER"]["NODES"])

@@ -1,8 +1,9 @@
 """Redis errors as ours: which failures are outages, and how a server is named in messages.
 
-An outage (refused, reset, timed out, or a reply that means "not now":
+An outage (refused, reset, timed out, a reply that means "not now":
 READONLY, LOADING, MASTERDOWN, BUSY, UNBLOCKED, TRYAGAIN, CLUSTERDOWN,
-NOREPLICAS, MISCONF, OOM) becomes :class:`CoordinationUnavailable`, naming the
+NOREPLICAS, MISCONF, OOM, or a Cluster with no node for a slot or none
+answering) becomes :class:`CoordinationUnavailable`, naming the
 server with its password masked and the operation that failed. Every
 long-running loop retries those; anything else is a bug to see.
 """
@@ -86,10 +87,21 @@ _PASSING_PREFIXES = (
 _WRAPPED_PASSING = re.compile(r": -(?:" + "|".join(_PASSING_PREFIXES) + r")\b")
 
 
+#: redis-py's Cluster client raises these (not RedisErrors) when no node serves a slot or
+#: none answers for its slot map: a Cluster in the middle of a failover.
+_CLUSTER_OUTAGES = (
+    "Redis Cluster cannot be connected", "Slot ", "startup_nodes could not agree", "Cluster Node ",
+    "All slots are not covered",
+)  # fmt: skip
+
+
 def is_passing(exc: BaseException) -> bool:
     """True for an error that means Redis is (for now) unavailable, not that the call is wrong."""
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
         return True
+    if isinstance(exc, redis.exceptions.RedisClusterException):
+        # an outage of the Cluster, not a call that could never work ("all keys must map to the same key slot")
+        return isinstance(exc, redis.exceptions.SlotNotCoveredError) or str(exc).startswith(_CLUSTER_OUTAGES)
     if isinstance(exc, _PASSING_CLASSES):
         return True
     if isinstance(exc, redis.ResponseError):
@@ -114,7 +126,7 @@ def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
         yield
     except CoordinationUnavailable:
         raise
-    except (redis.RedisError, OSError) as exc:
+    except (redis.RedisError, OSError, redis.exceptions.RedisClusterException) as exc:
         if not is_passing(exc):
             raise
         server = describe(client)
