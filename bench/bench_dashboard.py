@@ -95,6 +95,7 @@ def main() -> int:
         print(f"state: {args.locks:,} live locks, {args.other:,} other keys, {args.queues} queues, 200 lock names waited for "
               f"(built in {time.monotonic() - started:.1f} s)\n")  # fmt: skip
 
+        from django_redcoord.core.indexes import read_index
         from django_redcoord.core.keys import KeyBuilder
         from django_redcoord.core.transport.clients import client_from_url
         from django_redcoord.dashboard import list_locks, overview
@@ -104,12 +105,9 @@ def main() -> int:
         now_ms = lambda: int(time.time() * 1000)  # noqa: E731
 
         def ours() -> list[str]:
-            """Every live lock name from the index: its 256 bucket hashes in one pipeline, as list_locks reads them."""
-            pipe = client.pipeline(transaction=False)
-            for bucket in keys.lock_indexes():
-                pipe.hgetall(bucket)
+            """Every live lock name from the index (its 256 bucket hashes in one pipeline), as list_locks reads it."""
             now = now_ms()
-            return [n for entries in pipe.execute() for n, bound in entries.items() if int(bound) * 1000 >= now]
+            return [n for n, bound in read_index(client, keys, "locks").items() if int(bound) * 1000 >= now]
 
         assert len(ours()) == args.locks
         # SCAN also meets the fence/queue keys of each lock: count lock hashes only

@@ -148,7 +148,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from .core.exceptions import CoordinationUnavailable
-from .core.indexes import read_index
+from .core.indexes import read_index, reading_all
 from .core.keys import KeyBuilder, validate_name
 from .core.leader.election import DEFAULT_ELECTION
 from .core.locks import read_holders
@@ -232,7 +232,7 @@ class RedcoordCollector:
 
             prefix = conf.get_config()["KEY_PREFIX"]
         keys = key_builder(prefix, client)
-        with unavailable_as_ours(client, "read coordination metrics"):
+        with unavailable_as_ours(client, "read coordination metrics"), reading_all(client, keys):
             seconds, micros = client.time()
             now_ms = int(seconds) * 1000 + int(micros) // 1000
             return {
