@@ -6,8 +6,9 @@ it) and runs concurrent parties in threads; with the async driver it awaits
 ``obj.aacquire()``... on a ``redis.asyncio`` client and runs parties as tasks
 of one loop. ``await d.call(obj, "acquire", ...)`` picks the method.
 
-``KINDS`` adds a third run, ``sync-sentinel``: the sync API on the client
-``REDCOORD["SENTINEL"]`` builds (``sentinel_client``), against a master found
+``KINDS`` adds runs on other topologies: ``sync-sentinel`` and
+``async-sentinel``, both APIs on the clients ``REDCOORD["SENTINEL"]`` builds
+(``sentinel_client``, ``async_sentinel_client``), against a master found
 through a real sentinel (the session's ``sentinel_topology``), and two more,
 ``sync-cluster`` and ``async-cluster``: both APIs on the clients
 ``REDCOORD["CLUSTER"]`` builds, against a real 3-primary, 3-replica Redis
@@ -26,8 +27,8 @@ import redis.asyncio
 from django_redcoord.core.transport import drivers as steps
 from django_redcoord.core.transport.clients import client_from_url
 
-#: The runs of every contract suite: the sync API, the asyncio API, the sync API through Sentinel.
-KINDS = ("sync", "async", "sync-sentinel", "sync-cluster", "async-cluster")
+#: The runs of every contract suite: the sync and the asyncio API on one server, through Sentinel, on a Cluster.
+KINDS = ("sync", "async", "sync-sentinel", "async-sentinel", "sync-cluster", "async-cluster")
 
 
 class Driver:
