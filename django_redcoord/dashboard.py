@@ -432,7 +432,8 @@ def _summary(message: Message, task: tuple[str, str] | None) -> str:
 
 def list_workers(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
     since = now_ms - DEAD_WORKER_KEEP_MS
-    entries = sorted((w, deadline) for w, deadline in read_index(client, keys, "workers").items() if deadline >= since)
+    # by heartbeat deadline, oldest first, as the one-server zset read gave them
+    entries = sorted(((w, d) for w, d in read_index(client, keys, "workers").items() if d >= since), key=lambda e: (e[1], e[0]))
     pipe = client.pipeline(transaction=False)
     for worker_id, _ in entries:
         pipe.hgetall(keys.worker(_text(worker_id)))
