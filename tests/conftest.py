@@ -157,12 +157,29 @@ def _end_of_run_problems() -> list[str]:
     return found
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """Under pytest-xdist the controller gathers each worker's record (see ``pytest_sessionfinish``):
+    the checks hold over the union of the workers' calls, as in one process."""
+    record = getattr(node, "workeroutput", {}).get("redcoord_end_of_run")
+    if record:
+        STARTED_PIDS.extend(record["pids"])
+        key_slots.merge(record["slots"])
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if hasattr(config, "workeroutput"):
+        return
     for problem in _end_of_run_problems():
         terminalreporter.write_line(f"FAILED (end of run): {problem}", red=True)
 
 
 def pytest_sessionfinish(session, exitstatus):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: hand the record to the controller
+        workeroutput["redcoord_end_of_run"] = {"pids": [p for p in STARTED_PIDS if pid_alive(p)],
+                                               "slots": key_slots.export()}  # fmt: skip
+        return
     # after the summary above; the run fails (exit status 1) without hiding the tests' own report
     if os.environ.get("REDCOORD_SLOTS_REPORT"):
         with open(os.environ["REDCOORD_SLOTS_REPORT"], "w") as fh:

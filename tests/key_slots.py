@@ -36,8 +36,9 @@ def slot(key: str | bytes) -> int:
 
 
 def _one_server_index(key: str) -> bool:
-    """A one-server admin index key: ``<prefix>:index:...`` without a hash tag."""
-    return ":index:" in key and "{" not in key
+    """A one-server admin index key: ``<prefix>:index:...`` without a hash tag; or a quorum lock
+    master's boot record (``<prefix>:redlock:boot``: a Redlock master is one server by definition)."""
+    return (":index:" in key or key.endswith(":redlock:boot")) and "{" not in key
 
 
 def record(name: str, keys: list, *, cluster: bool) -> None:
@@ -67,6 +68,24 @@ def problems() -> list[str]:
     if ON_CLUSTER and never:
         found.append(f"scripts that write an admin index and never ran on the Cluster: {', '.join(never)}")
     return found
+
+
+def export() -> dict:
+    """This process's record, for an xdist controller (plain lists and dicts)."""
+    with _lock:
+        return {"seen": dict(SEEN), "calls": dict(CALLS), "on_cluster": sorted(ON_CLUSTER),
+                "index_writers": sorted(INDEX_WRITERS)}  # fmt: skip
+
+
+def merge(record: dict) -> None:
+    """Add a worker's :func:`export` to this process's record."""
+    with _lock:
+        for name, keys in record["seen"].items():
+            SEEN.setdefault(name, keys)
+        for name, count in record["calls"].items():
+            CALLS[name] = CALLS.get(name, 0) + count
+        ON_CLUSTER.update(record["on_cluster"])
+        INDEX_WRITERS.update(record["index_writers"])
 
 
 def _is_cluster(client) -> bool:
