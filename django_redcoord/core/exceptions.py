@@ -33,6 +33,20 @@ class CoordinationUnavailable(RedcoordError):
         self.sent = sent
 
 
+class PoolExhausted(CoordinationUnavailable):
+    """No connection of the client's pool came free in time: the pool is too small, Redis is fine.
+
+    Raised instead of an outage when every connection of the pool
+    (``max_connections``, ``REDCOORD['MAX_CONNECTIONS']``) stayed in use for
+    as long as one call may take. Nothing was sent (``sent`` is False), so the
+    outcome is known: nothing happened. ``max_connections`` is the pool's size.
+    """
+
+    def __init__(self, message: str, *, max_connections: int = 0, server: str = "", operation: str = "") -> None:
+        super().__init__(message, server=server, operation=operation, sent=False)
+        self.max_connections = max_connections
+
+
 class QuorumNotReached(CoordinationUnavailable):
     """Too few of a quorum lock's masters answered to decide (see :class:`~django_redcoord.core.redlock.Redlock`).
 

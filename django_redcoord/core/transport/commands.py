@@ -22,19 +22,22 @@ go through ``execute_command``.
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import contextlib
+import contextvars
 import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import redis
 from redis.asyncio import Redis as AsyncRedis
 
-from ..exceptions import CoordinationUnavailable
-from .errors import describe, unavailable_as_ours
+from ..exceptions import CoordinationUnavailable, PoolExhausted
+from .errors import describe, is_pool_full, unavailable_as_ours
 
 
 def as_text(value: Any) -> str:
@@ -98,10 +101,23 @@ def _checkout(pool: Any, command_name: str) -> Any:
             pool.get_master_address()
         except Exception:  # the sentinels cannot say now: keep the connections we have
             pool._redcoord_next_check = time.monotonic() + SENTINEL_BACKOFF
-    try:
-        return pool.get_connection()
-    except TypeError:  # redis-py 5 requires the command name
-        return pool.get_connection(command_name)
+    # Our shares keep our own calls within the pool; connections taken around
+    # us (the project's own calls on the same client) can still fill it: wait
+    # for one briefly, then PoolExhausted (see errors.unavailable_as_ours).
+    deadline = None
+    while True:
+        try:
+            try:
+                return pool.get_connection()
+            except TypeError:  # redis-py 5 requires the command name
+                return pool.get_connection(command_name)
+        except redis.ConnectionError as exc:
+            if not is_pool_full(exc):
+                raise
+            deadline = deadline or time.monotonic() + _call_timeout(pool)
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(FULL_POOL_RETRY)
 
 
 async def _acheckout(pool: Any) -> Any:
@@ -110,7 +126,21 @@ async def _acheckout(pool: Any) -> Any:
             await pool.get_master_address()
         except Exception:  # the sentinels cannot say now: keep the connections we have
             pool._redcoord_next_check = time.monotonic() + SENTINEL_BACKOFF
-    return await pool.get_connection()
+    deadline = None
+    while True:
+        try:
+            return await pool.get_connection()
+        except redis.ConnectionError as exc:
+            if not is_pool_full(exc):
+                raise
+            deadline = deadline or time.monotonic() + _call_timeout(pool)
+            if time.monotonic() >= deadline:
+                raise
+            await asyncio.sleep(FULL_POOL_RETRY)
+
+
+#: Seconds between two tries at a pool that connections taken around us fill.
+FULL_POOL_RETRY = 0.01
 
 
 def command(client: Any, *args: Any, operation: str) -> Any:
@@ -118,8 +148,10 @@ def command(client: Any, *args: Any, operation: str) -> Any:
 
     Raises CoordinationUnavailable when Redis cannot be reached, does not
     answer within the socket timeout, or refuses for a passing reason
-    (loading, read-only replica, failover); ResponseError for other error
-    replies.
+    (loading, read-only replica, failover); PoolExhausted (a subclass, nothing
+    sent) when no connection of the pool came free in time; ResponseError for
+    other error replies. Inside :func:`ending_waits` the call may use the
+    connections the pool keeps for releases.
     """
     pool = _direct_pool(client)
     if pool is None and _is_cluster(client):
@@ -129,22 +161,27 @@ def command(client: Any, *args: Any, operation: str) -> Any:
     with unavailable_as_ours(client, operation):
         if pool is None:
             return client.execute_command(*args)
-        conn = _checkout(pool, args[0])
-        try:
-            if _pack is not None and _plain(args) and _utf8(conn):
-                conn.send_packed_command((_pack(args),))
-            else:
-                conn.send_command(*args)
-            return conn.read_response()
-        except redis.exceptions.ResponseError:
-            raise  # an error reply: the stream is in step
-        except BaseException:
-            # Failed, timed out or interrupted (KeyboardInterrupt, a cancelled
-            # thread) mid-reply: the stream may be out of step. Never reuse it.
-            conn.disconnect()
-            raise
-        finally:
-            pool.release(conn)
+        with _slot(client, pool, _kind(), operation):
+            return _send(client, pool, args, operation)
+
+
+def _send(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
+    conn = _checkout(pool, args[0])
+    try:
+        if _pack is not None and _plain(args) and _utf8(conn):
+            conn.send_packed_command((_pack(args),))
+        else:
+            conn.send_command(*args)
+        return conn.read_response()
+    except redis.exceptions.ResponseError:
+        raise  # an error reply: the stream is in step
+    except BaseException:
+        # Failed, timed out or interrupted (KeyboardInterrupt, a cancelled
+        # thread) mid-reply: the stream may be out of step. Never reuse it.
+        conn.disconnect()
+        raise
+    finally:
+        pool.release(conn)
 
 
 async def acommand(client: Any, *args: Any, operation: str) -> Any:
@@ -161,20 +198,25 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
     with unavailable_as_ours(client, operation):
         if pool is None:
             return await client.execute_command(*args)
-        conn = await _acheckout(pool)
-        try:
-            if _pack is not None and _plain(args) and _utf8(conn):
-                await conn.send_packed_command((_pack(args),))
-            else:
-                await conn.send_command(*args)
-            return await conn.read_response()
-        except redis.exceptions.ResponseError:
-            raise
-        except BaseException:
-            await conn.disconnect(nowait=True)
-            raise
-        finally:
-            await pool.release(conn)
+        async with _aslot(client, pool, _kind(), operation):
+            return await _asend(client, pool, args, operation)
+
+
+async def _asend(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
+    conn = await _acheckout(pool)
+    try:
+        if _pack is not None and _plain(args) and _utf8(conn):
+            await conn.send_packed_command((_pack(args),))
+        else:
+            await conn.send_command(*args)
+        return await conn.read_response()
+    except redis.exceptions.ResponseError:
+        raise
+    except BaseException:
+        await conn.disconnect(nowait=True)
+        raise
+    finally:
+        await pool.release(conn)
 
 
 def commands(
@@ -202,15 +244,16 @@ def commands(
             for args in cmds:
                 pipe.execute_command(*args)
             return pipe.execute(raise_on_error=raise_errors)
-        conn = _checkout(pool, cmds[0][0])
-        try:
-            conn.send_packed_command(_pack_all(conn, cmds))
-            replies = [_reply_or_error(conn.read_response) for _ in cmds]
-        except BaseException:
-            conn.disconnect()
-            raise
-        finally:
-            pool.release(conn)
+        with _slot(client, pool, _kind(), operation):
+            conn = _checkout(pool, cmds[0][0])
+            try:
+                conn.send_packed_command(_pack_all(conn, cmds))
+                replies = [_reply_or_error(conn.read_response) for _ in cmds]
+            except BaseException:
+                conn.disconnect()
+                raise
+            finally:
+                pool.release(conn)
     return _raise_first_error(replies) if raise_errors else replies
 
 
@@ -228,14 +271,15 @@ async def acommands(
             for args in cmds:
                 pipe.execute_command(*args)
             return await pipe.execute(raise_on_error=raise_errors)
-        conn = await _acheckout(pool)
-        try:
-            replies = await _asend_all(conn, cmds)
-        except BaseException:
-            await conn.disconnect(nowait=True)
-            raise
-        finally:
-            await pool.release(conn)
+        async with _aslot(client, pool, _kind(), operation):
+            conn = await _acheckout(pool)
+            try:
+                replies = await _asend_all(conn, cmds)
+            except BaseException:
+                await conn.disconnect(nowait=True)
+                raise
+            finally:
+                await pool.release(conn)
     return _raise_first_error(replies) if raise_errors else replies
 
 
@@ -263,7 +307,32 @@ def _routing_key(args: tuple[Any, ...]) -> Any:
         return args[3] if len(args) > 3 and int(args[2]) > 0 else None
     if name == "BLPOP":
         return args[1]
+    if name == "XREAD" and "STREAMS" in args:  # a broadcast wait (holds/waits.py): one stream
+        return args[args.index("STREAMS") + 1]
     return None
+
+
+#: Seconds between the tries of a call that a Cluster slot in migration refused (``TRYAGAIN``: some
+#: of its keys moved, some not yet; nothing ran). A resharding moves a slot's keys in milliseconds,
+#: so the call is tried again for about a second before it is an outage (with ``sent=False``).
+TRYAGAIN_PAUSES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.3)
+
+#: Commands that change nothing: a batch whose other commands are these may be sent again whole.
+_HARMLESS = frozenset({"ASKING", "WAIT", "PING"})
+
+
+def _refused_for_now(cmds: tuple[tuple[Any, ...], ...], replies: list[Any]) -> bool:
+    """True when a command of the batch was refused with ``TRYAGAIN`` and every other one changed
+    nothing (so the whole batch may be sent again: nothing of it ran)."""
+    refused = False
+    for cmd, reply in zip(cmds, replies, strict=False):
+        if isinstance(reply, redis.exceptions.TryAgainError) or (
+            isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith("TRYAGAIN")
+        ):
+            refused = True
+        elif str(cmd[0]).upper() not in _HARMLESS:
+            return False
+    return refused
 
 
 def _moved(replies: list[Any]) -> bool:
@@ -293,18 +362,22 @@ def _on_node(client: Any, cmds: tuple[tuple[Any, ...], ...], key: str, *, operat
     from ..keys import key_slot
 
     with unavailable_as_ours(client, operation):
-        for attempt in (1, 2):
-            node = client.nodes_manager.get_node_from_slot(key_slot(key))
-            server = client.get_redis_connection(node)
-            try:
-                replies = commands(server, cmds, operation=operation, raise_errors=False)
-            except CoordinationUnavailable:
-                client.nodes_manager.initialize()  # a failover may have moved the slot: the next call asks
-                raise
-            if not _moved(replies) or attempt == 2:
+        for pause in (*TRYAGAIN_PAUSES, None):
+            for attempt in (1, 2):
+                node = client.nodes_manager.get_node_from_slot(key_slot(key))
+                server = client.get_redis_connection(node)
+                try:
+                    replies = commands(server, cmds, operation=operation, raise_errors=False)
+                except CoordinationUnavailable:
+                    client.nodes_manager.initialize()  # a failover may have moved the slot: the next call asks
+                    raise
+                if not _moved(replies) or attempt == 2:
+                    break
+                client.nodes_manager.initialize()
+            replies = _asked(client, replies, cmds, operation)
+            if pause is None or not _refused_for_now(cmds, replies):
                 break
-            client.nodes_manager.initialize()
-        replies = _asked(client, replies, cmds, operation)
+            time.sleep(pause)
         return _raise_first_error(replies) if raise_errors else replies  # TRYAGAIN, CLUSTERDOWN...: an outage
 
 
@@ -316,23 +389,29 @@ async def _aon_node(
 
     with unavailable_as_ours(client, operation):
         await client.initialize()  # the slot map is read on first use (a no-op later)
-        for attempt in (1, 2):
-            node = client.nodes_manager.get_node_from_slot(key_slot(key))
-            conn = node.acquire_connection()
-            try:
-                replies = await _asend_all(conn, cmds)
-            except BaseException as exc:
-                await conn.disconnect(nowait=True)
-                if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
-                    await client.nodes_manager.initialize()
-                raise
-            finally:
-                node.release(conn)
-            if not _moved(replies) or attempt == 2:
+        for pause in (*TRYAGAIN_PAUSES, None):
+            for attempt in (1, 2):
+                node = client.nodes_manager.get_node_from_slot(key_slot(key))
+                conn = node.acquire_connection()
+                try:
+                    replies = await _asend_all(conn, cmds)
+                except BaseException as exc:
+                    await conn.disconnect(nowait=True)
+                    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
+                        await client.nodes_manager.initialize()
+                    raise
+                finally:
+                    node.release(conn)
+                if not _moved(replies) or attempt == 2:
+                    break
+                await client.nodes_manager.initialize()
+            if any(isinstance(r, redis.exceptions.AskError) for r in replies):  # resharding: nothing ran
+                if pause is None:
+                    raise CoordinationUnavailable(f"{operation}: the slot is being migrated; try again",
+                                                  operation=operation, sent=False)  # fmt: skip
+            elif pause is None or not _refused_for_now(cmds, replies):
                 break
-            await client.nodes_manager.initialize()
-        if any(isinstance(r, redis.exceptions.AskError) for r in replies):  # resharding: nothing ran; the caller retries
-            raise CoordinationUnavailable(f"{operation}: the slot is being migrated; try again", operation=operation, sent=False)
+            await asyncio.sleep(pause)
         return _raise_first_error(replies) if raise_errors else replies  # TRYAGAIN, CLUSTERDOWN...: an outage
 
 
@@ -397,86 +476,325 @@ def blpop(client: Any, keys: list[str], timeout: float, *, operation: str) -> An
     """BLPOP ``keys`` for at most ``timeout`` seconds (capped by :func:`max_block`).
 
     Returns ``[key, value]`` or None. BLPOP's 0 means "forever": never sent.
-    Raises CoordinationUnavailable at once when the pool's connections that
-    may wait are all waiting (see :func:`_waiting_slot`).
+    When the pool's connections that may block are all blocking, the call
+    waits for one within the same ``timeout`` and returns None (a wait that
+    timed out: callers re-check) if none came free.
     """
     block = max(0.001, min(timeout, max_block(client)))
-    with _waiting_slot(client, _direct_pool(client), operation):
-        return command(client, "BLPOP", *keys, f"{block:.3f}", operation=operation)
+    return _blocking_call(client, ("BLPOP", *keys), block, (f"{block:.3f}",), operation)
 
 
 async def ablpop(client: Any, keys: list[str], timeout: float, *, operation: str) -> Any:
     """:func:`blpop` for a ``redis.asyncio`` client."""
     block = max(0.001, min(timeout, max_block(client)))
-    with _waiting_slot(client, _direct_async_pool(client), operation):
-        return await acommand(client, "BLPOP", *keys, f"{block:.3f}", operation=operation)
+    return await _ablocking_call(client, ("BLPOP", *keys), block, (f"{block:.3f}",), operation)
 
 
 def blocking(client: Any, *args: Any, operation: str) -> Any:
-    """A blocking command other than BLPOP (XREADGROUP ... BLOCK ms), counted like a wait
-    (see :func:`_waiting_slot`); the caller keeps its block below :func:`max_block`."""
-    with _waiting_slot(client, _direct_pool(client), operation):
-        return command(client, *args, operation=operation)
+    """A blocking command other than BLPOP (``XREADGROUP ... BLOCK ms``, ``BLMOVE ... seconds``), counted
+    like a wait (see :func:`blpop`); the caller keeps its block below :func:`max_block`."""
+    return _blocking_call(client, args, _block_of(client, args), (), operation)
 
 
 async def ablocking(client: Any, *args: Any, operation: str) -> Any:
     """:func:`blocking` for a ``redis.asyncio`` client."""
-    with _waiting_slot(client, _direct_async_pool(client), operation):
-        return await acommand(client, *args, operation=operation)
+    return await _ablocking_call(client, args, _block_of(client, args), (), operation)
 
 
-class _Waiters:
-    """How many connections of one pool are held by a blocking wait right now."""
+def _block_of(client: Any, args: tuple[Any, ...]) -> float:
+    """How long a blocking command blocks (seconds): its BLOCK ms, or its last argument in seconds."""
+    try:
+        words = [as_text(a).upper() if isinstance(a, (str, bytes)) else a for a in args]
+        if "BLOCK" in words:
+            return float(args[words.index("BLOCK") + 1]) / 1000.0
+        return float(as_text(args[-1]))
+    except (ValueError, IndexError, UnicodeDecodeError):
+        return max_block(client)
 
-    __slots__ = ("pid", "count", "lock")
 
-    def __init__(self) -> None:
-        self.pid, self.count, self.lock = os.getpid(), 0, threading.Lock()
+def _blocking_call(client: Any, args: tuple[Any, ...], block: float, tail: tuple[Any, ...], operation: str) -> Any:
+    pool = _direct_pool(client)
+    if pool is None:
+        return command(client, *args, *tail, operation=operation)
+    started = time.monotonic()
+    with unavailable_as_ours(client, operation), _slot(client, pool, WAITING, operation, block) as admitted:
+        if not admitted:
+            return None  # no connection came free for the wait within it: a wait that timed out
+        if tail and time.monotonic() - started > 0.001:  # (BLPOP) only what is left of the wait
+            tail = (f"{max(0.001, block - (time.monotonic() - started)):.3f}",)
+        return _send(client, pool, (*args, *tail), operation)
 
 
-_waiters: weakref.WeakKeyDictionary[Any, _Waiters] = weakref.WeakKeyDictionary()
-_waiters_lock = threading.Lock()
+async def _ablocking_call(client: Any, args: tuple[Any, ...], block: float, tail: tuple[Any, ...], operation: str) -> Any:
+    pool = _direct_async_pool(client)
+    if pool is None:
+        return await acommand(client, *args, *tail, operation=operation)
+    started = time.monotonic()
+    with unavailable_as_ours(client, operation):
+        async with _aslot(client, pool, WAITING, operation, block) as admitted:
+            if not admitted:
+                return None
+            if tail and time.monotonic() - started > 0.001:
+                tail = (f"{max(0.001, block - (time.monotonic() - started)):.3f}",)
+            return await _asend(client, pool, (*args, *tail), operation)
+
+
+# -- the pool's shares ------------------------------------------------------------------
+#
+# Every checkout through this module is counted against the client's pool, by
+# kind: a call that ends waits (a release, a hand-off, a waiter giving up its
+# place: see :func:`ending_waits`) may use every connection; any other call
+# (a waiter queueing, a re-check, an enqueue, a read) leaves ``reserve`` of
+# them free for those; a blocking wait (BLPOP, XREADGROUP BLOCK) leaves
+# ``reserve`` more, so the quick calls of waiters that do not block (a queue
+# place kept by its re-checks) still get through. A call the pool cannot admit
+# now waits for a connection to come free, in order: a quick call for at most
+# the socket timeout, then PoolExhausted (the pool is too small; never an
+# outage); a blocking wait for at most its own block, then it returns as a wait
+# that timed out (its caller re-checks, as after any wait).
+#
+#   300 waiters, max_connections=100: 80 block in BLPOP, 10 more connections
+#   serve the others' queueing and re-checks, 10 are kept for releases.
+
+ORDINARY, ENDING, WAITING = "ordinary", "ending", "waiting"
+
+_ending: contextvars.ContextVar[bool] = contextvars.ContextVar("redcoord_ending_waits", default=False)
+
+
+@contextlib.contextmanager
+def ending_waits() -> Iterator[None]:
+    """Mark the calls made inside as ending waits: they may use the pool's reserved share.
+
+    For a release, a hand-off, a waiter giving up its place: the calls that
+    serve the waiters, which must never find the pool taken by them. Works
+    for threads and asyncio tasks alike (a context variable).
+    """
+    token = _ending.set(True)
+    try:
+        yield
+    finally:
+        _ending.reset(token)
+
+
+def reserve(max_connections: int) -> int:
+    """Connections of a pool kept for the calls that end waits: a tenth, 2 to 16."""
+    return min(16, max(2, max_connections // 10))
 
 
 def waiting_limit(max_connections: int) -> int:
     """Connections of a pool of ``max_connections`` that may block in a wait at once.
 
-    The rest (a tenth, 2 to 16) is kept for the calls that end waits: a
-    release, a hand-off, a waiter giving up its place. Without it, waiters
-    holding every connection would make the releases that serve them fail.
+    Two :func:`reserve` shares are kept from the waits: one for the calls
+    that end waits (a release, a hand-off, a waiter giving up its place), one
+    for the quick calls of everyone else (a waiter queueing or keeping its
+    place). Without them, waiters holding every connection would make the
+    releases that serve them fail.
     """
-    return max(1, max_connections - min(16, max(2, max_connections // 10)))
+    return max(1, max_connections - 2 * reserve(max_connections))
+
+
+class _Sleeper:
+    """A call waiting for its share of the pool; ``granted`` once a connection was counted for it."""
+
+    __slots__ = ("kind", "granted", "wake")
+
+    def __init__(self, kind: str, wake: Callable[[], None]) -> None:
+        self.kind, self.granted, self.wake = kind, False, wake
+
+
+class _Share:
+    """Our checkouts of one pool, by kind, and the calls waiting for one (FIFO)."""
+
+    __slots__ = ("pid", "lock", "limit", "ordinary_limit", "waiting_limit", "total", "ordinary", "waits", "sleepers")
+
+    def __init__(self, limit: int) -> None:
+        self.pid, self.lock, self.limit = os.getpid(), threading.Lock(), limit
+        self.ordinary_limit = max(1, limit - reserve(limit))
+        self.waiting_limit = waiting_limit(limit)
+        self.total = self.ordinary = self.waits = 0
+        self.sleepers: collections.deque[_Sleeper] = collections.deque()
+
+    def _admits(self, kind: str) -> bool:
+        if self.total >= self.limit:
+            return False
+        if kind == ENDING:
+            return True
+        if self.ordinary >= self.ordinary_limit:
+            return False
+        return kind != WAITING or self.waits < self.waiting_limit
+
+    def _take(self, kind: str) -> None:
+        self.total += 1
+        if kind != ENDING:
+            self.ordinary += 1
+            if kind == WAITING:
+                self.waits += 1
+
+    def try_take(self, kind: str, sleeper: _Sleeper | None = None) -> bool:
+        """Count a checkout of ``kind`` if the pool admits it now, else queue ``sleeper`` (if any).
+
+        (A call of a kind the pool admits never finds an earlier one of its
+        kind waiting: every checkout given back admits the waiting calls first.)
+        """
+        with self.lock:
+            if self._admits(kind):
+                self._take(kind)
+                return True
+            if sleeper is not None:
+                self.sleepers.append(sleeper)
+            return False
+
+    def give(self, kind: str) -> None:
+        """A checkout of ``kind`` is back: hand the connection to the calls waiting that the pool now admits."""
+        with self.lock:
+            self.total -= 1
+            if kind != ENDING:
+                self.ordinary -= 1
+                if kind == WAITING:
+                    self.waits -= 1
+            woken = self._admit_sleepers()
+        _wake(self, woken)
+
+    def _admit_sleepers(self) -> list[_Sleeper]:
+        woken: list[_Sleeper] = []
+        # the calls that end waits first, then everyone else in order
+        for ending in (True, False):
+            for sleeper in list(self.sleepers):
+                if self.total >= self.limit or (not ending and self.ordinary >= self.ordinary_limit):
+                    break
+                if (sleeper.kind == ENDING) == ending and self._admits(sleeper.kind):
+                    self._take(sleeper.kind)
+                    sleeper.granted = True
+                    self.sleepers.remove(sleeper)
+                    woken.append(sleeper)
+        return woken
+
+    def leave(self, sleeper: _Sleeper) -> bool:
+        """A call stops waiting (timed out, cancelled): True when a connection was counted for it meanwhile."""
+        with self.lock:
+            if sleeper.granted:
+                return True
+            with contextlib.suppress(ValueError):
+                self.sleepers.remove(sleeper)
+            return False
+
+
+def _wake(share: _Share, woken: list[_Sleeper]) -> None:
+    for sleeper in woken:
+        try:
+            sleeper.wake()
+        except RuntimeError:  # its event loop is closed: nobody will use the connection counted for it
+            share.give(sleeper.kind)
+
+
+_shares: weakref.WeakKeyDictionary[Any, _Share] = weakref.WeakKeyDictionary()
+_shares_lock = threading.Lock()
+
+
+def _share(pool: Any) -> _Share | None:
+    """The share count of ``pool``, or None when it has no bound worth counting against."""
+    limit = getattr(pool, "max_connections", None)
+    if pool is None or not isinstance(limit, int) or limit >= 2**30:
+        return None
+    with _shares_lock:
+        state = _shares.get(pool)
+        if state is None or state.pid != os.getpid() or state.limit != limit:  # a forked child counts its own
+            state = _shares[pool] = _Share(limit)
+        return state
+
+
+def _call_timeout(pool: Any) -> float:
+    """How long a quick call may wait for a connection: as long as one may take to answer."""
+    timeout = (getattr(pool, "connection_kwargs", None) or {}).get("socket_timeout")
+    return float(timeout) if timeout else 5.0
+
+
+def _kind() -> str:
+    return ENDING if _ending.get() else ORDINARY
+
+
+def _exhausted(client: Any, share: _Share, kind: str, waited: float, operation: str) -> PoolExhausted:
+    server = describe(client)
+    kept = "" if kind == ENDING else f" ({share.limit - share.ordinary_limit} kept for releases)"
+    return PoolExhausted(
+        f"{operation}: no connection of the pool to {server} came free within {waited:g} s: all "
+        f"{share.limit} (max_connections{kept}) stayed in use; Redis itself is fine. Raise "
+        "REDCOORD['MAX_CONNECTIONS'] or pass a client whose pool is larger",
+        max_connections=share.limit,
+        server=server,
+        operation=operation,
+    )
 
 
 @contextlib.contextmanager
-def _waiting_slot(client: Any, pool: Any, operation: str) -> Iterator[None]:
-    """Count a blocking wait against its pool; refuse it when the waiters' share is full."""
-    limit = getattr(pool, "max_connections", None)
-    if pool is None or not isinstance(limit, int) or limit >= 2**30:
-        yield
+def _slot(client: Any, pool: Any, kind: str, operation: str, timeout: float | None = None) -> Iterator[bool]:
+    """Hold a connection's worth of ``pool`` for one call of ``kind`` (see above); yields False when a
+    wait's own ``timeout`` ran out first (nothing was sent)."""
+    share = _share(pool)
+    if share is None:
+        yield True
         return
-    with _waiters_lock:
-        state = _waiters.get(pool)
-        if state is None or state.pid != os.getpid():  # a forked child waits on its own
-            state = _waiters[pool] = _Waiters()
-    allowed = waiting_limit(limit)
-    with state.lock:
-        if state.count >= allowed:
-            server = describe(client)
-            raise CoordinationUnavailable(
-                f"{operation}: {allowed} connections of the pool to {server} are already blocked waiting "
-                f"(max_connections={limit}, the rest is kept for releases); raise REDCOORD['MAX_CONNECTIONS'] "
-                "or pass a client whose pool is larger",
-                server=server,
-                operation=operation,
-                sent=False,
-            )
-        state.count += 1
+    if not share.try_take(kind):
+        event = threading.Event()
+        sleeper = _Sleeper(kind, event.set)
+        if not share.try_take(kind, sleeper):
+            limit = _call_timeout(pool) if timeout is None else timeout
+            try:
+                event.wait(limit)
+            except BaseException:  # interrupted: a connection counted for us meanwhile goes to the next
+                if share.leave(sleeper):
+                    share.give(kind)
+                raise
+            if not share.leave(sleeper):
+                if kind == WAITING:
+                    yield False
+                    return
+                raise _exhausted(client, share, kind, limit, operation)
     try:
-        yield
+        yield True
     finally:
-        with state.lock:
-            state.count -= 1
+        share.give(kind)
+
+
+@contextlib.asynccontextmanager
+async def _aslot(client: Any, pool: Any, kind: str, operation: str, timeout: float | None = None) -> AsyncIterator[bool]:
+    """:func:`_slot` for an asyncio pool: the task waits on the loop, never blocking it."""
+    share = _share(pool)
+    if share is None:
+        yield True
+        return
+    if not share.try_take(kind):
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(_resolve, future)
+
+        sleeper = _Sleeper(kind, wake)
+        if not share.try_take(kind, sleeper):
+            limit = _call_timeout(pool) if timeout is None else timeout
+            try:
+                await asyncio.wait_for(future, limit)
+            except asyncio.TimeoutError:
+                pass
+            except BaseException:  # cancelled: a connection counted for us meanwhile goes to the next
+                if share.leave(sleeper):
+                    share.give(kind)
+                raise
+            if not share.leave(sleeper):
+                if kind == WAITING:
+                    yield False
+                    return
+                raise _exhausted(client, share, kind, limit, operation)
+    try:
+        yield True
+    finally:
+        share.give(kind)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def execute_pipeline(client: Any, build: Callable[[Any], None], *, operation: str) -> list[Any]:
@@ -494,7 +812,8 @@ def execute_pipeline(client: Any, build: Callable[[Any], None], *, operation: st
             pipe = client.pipeline(transaction=False)
             build(pipe)
             try:
-                return pipe.execute()
+                with _slot(client, _direct_pool(client), _kind(), operation):
+                    return pipe.execute()
             except redis.exceptions.NoScriptError:
                 if attempt == 2:
                     raise

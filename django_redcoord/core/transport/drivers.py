@@ -29,7 +29,7 @@ import time
 from collections.abc import Generator
 from typing import Any
 
-from .commands import ablocking, ablpop, acommand, blocking, blpop, command
+from .commands import ablocking, ablpop, acommand, blocking, blpop, command, ending_waits
 from .commands import acommands as asend_commands
 from .commands import commands as send_commands
 from .errors import unavailable_as_ours
@@ -109,6 +109,27 @@ class Blocking(Step):
 
     async def arun(self, client: Any) -> Any:
         return await ablocking(client, *self.args, operation=self.operation)
+
+
+class EndsWaits(Step):
+    """A round trip that ends waits (a release, a hand-off, a waiter giving up its place).
+
+    It may use the connections the pool keeps for such calls, which the
+    waiters' own calls never take (see ``commands.ending_waits``).
+    """
+
+    __slots__ = ("step",)
+
+    def __init__(self, step: Step) -> None:
+        self.step = step
+
+    def run(self, client: Any) -> Any:
+        with ending_waits():
+            return self.step.run(client)
+
+    async def arun(self, client: Any) -> Any:
+        with ending_waits():
+            return await self.step.arun(client)
 
 
 class Pause(Step):
@@ -202,6 +223,7 @@ async def arun(client: Any, steps: Steps) -> Any:
     yields to clean up run to completion even if the task is cancelled again.
     """
     reply, error, cleaning_up = None, None, False
+    cancelling = _cancelling()
     while True:
         done, step = _advance(steps, reply, error)
         if done:
@@ -209,9 +231,20 @@ async def arun(client: Any, steps: Steps) -> Any:
         reply, error = None, None
         try:
             reply = await (uncancellable(step.arun(client)) if cleaning_up else step.arun(client))
+            if not cleaning_up and _cancelling() > cancelling:
+                # Cancelled, yet the round trip returned: the cancellation was
+                # swallowed on the way (asyncio.wait_for's race in redis-py's
+                # connect on Python 3.11). Deliver it, or the wait goes on.
+                raise asyncio.CancelledError
         except BaseException as exc:
             cleaning_up = cleaning_up or isinstance(exc, asyncio.CancelledError)
             error = exc
+
+
+def _cancelling() -> int:
+    """How many cancellations of the current task are pending (Python 3.11+; 0 before)."""
+    task = asyncio.current_task()
+    return task.cancelling() if task is not None and hasattr(task, "cancelling") else 0
 
 
 async def uncancellable(awaitable: Any, *, reraise: bool = False) -> Any:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
-from ..exceptions import CoordinationUnavailable
+from ..exceptions import CoordinationUnavailable, PoolExhausted
 
 
 def mask_url(url: str) -> str:
@@ -95,6 +95,29 @@ _CLUSTER_OUTAGES = (
 )  # fmt: skip
 
 
+_POOL_FULL = ("Too many connections", "No connection available")
+
+
+def is_pool_full(exc: BaseException) -> bool:
+    """True for redis-py's "the pool is full" (MaxConnectionsError; a plain ConnectionError before 5.3)."""
+    return isinstance(exc, redis.ConnectionError) and str(exc).startswith(_POOL_FULL)
+
+
+def pool_exhausted(client: Any, operation: str) -> PoolExhausted:
+    """The error for a pool that had no connection for us: the pool is too small, not an outage."""
+    server = describe(client)
+    pool = getattr(client, "connection_pool", None)
+    limit = getattr(pool, "max_connections", None)
+    limit = limit if isinstance(limit, int) else 0
+    return PoolExhausted(
+        f"{operation}: every connection of the pool to {server} is in use (max_connections={limit}); Redis "
+        "itself is fine. Raise REDCOORD['MAX_CONNECTIONS'] or pass a client whose pool is larger",
+        max_connections=limit,
+        server=server,
+        operation=operation,
+    )
+
+
 def is_passing(exc: BaseException) -> bool:
     """True for an error that means Redis is (for now) unavailable, not that the call is wrong."""
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
@@ -120,13 +143,16 @@ def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
     """Turn outages into CoordinationUnavailable (naming the server and the operation).
 
     Outages are connection errors, timeouts and the error replies of a server
-    that cannot serve right now (see :func:`is_passing`).
+    that cannot serve right now (see :func:`is_passing`). A pool with no
+    connection free is not one: that is PoolExhausted (a subclass, nothing sent).
     """
     try:
         yield
     except CoordinationUnavailable:
         raise
     except (redis.RedisError, OSError, redis.exceptions.RedisClusterException) as exc:
+        if is_pool_full(exc):  # the pool is too small: nothing was sent, Redis is fine
+            raise pool_exhausted(client, operation) from exc
         if not is_passing(exc):
             raise
         server = describe(client)
@@ -140,4 +166,16 @@ def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
             f"Redis at {server} {kind} during {operation}: {type(exc).__name__}: {exc}",
             server=server,
             operation=operation,
+            sent=not _refused_whole(exc),
         ) from exc
+
+
+def _refused_whole(exc: BaseException) -> bool:
+    """True for an error reply refusing the command as a whole (TRYAGAIN, CLUSTERDOWN, LOADING,
+    READONLY, ...: it did not run), not one raised by a command inside a script that did run."""
+    if not isinstance(exc, redis.ResponseError) or isinstance(exc, redis.exceptions.RedisClusterException):
+        return False
+    text = str(exc)
+    if text.startswith("Error running script"):  # a script ran (some of it may have written)
+        return False
+    return isinstance(exc, _PASSING_CLASSES) or text.split(" ", 1)[0] in _PASSING_PREFIXES

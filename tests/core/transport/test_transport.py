@@ -280,27 +280,26 @@ def test_a_sentinel_failover_is_an_outage_the_next_call_recovers_from(redis_serv
 
 
 def test_waiters_never_take_the_connections_that_releases_need(redis_url):
-    """A pool of 10: 8 may block in a wait, 2 stay for releases. The 9th waiter
-    is refused at once with what to change; the holder's release goes through
-    and every admitted waiter is served in turn."""
+    """A pool of 10: 6 may block in a wait, 2 more serve the other waiters' quick calls, 2 stay
+    for releases. A 9th waiter is not refused: it waits for a connection (issue 31: pool
+    exhaustion is never an outage); the holder's release goes through and every waiter is
+    served in turn (tests/core/transport/test_pool_share.py has the rest)."""
     from django_redcoord.core.transport.commands import waiting_limit
 
-    assert waiting_limit(10) == 8 and waiting_limit(100) == 90 and waiting_limit(1000) == 984
+    assert waiting_limit(10) == 6 and waiting_limit(100) == 80 and waiting_limit(1000) == 968
 
     async def scenario():
         client = redis.asyncio.Redis.from_url(redis_url, max_connections=10)
         holder = Lock("pool|x", client=client, prefix="p", ttl=10)
         assert await holder.aacquire()
         waiters = [Lock("pool|x", client=client, prefix="p", ttl=10, wait=10) for _ in range(9)]
-        tasks = [asyncio.ensure_future(w.aacquire()) for w in waiters[:8]]
-        await asyncio.sleep(0.3)  # all 8 blocked in BLPOP
-        with pytest.raises(CoordinationUnavailable, match=r"8 connections of the pool .*MAX_CONNECTIONS.* or pass a client whose pool is larger"):
-            await waiters[8].aacquire()
-        assert await client.llen(waiters[8].keys.queue) == 8  # the refused one left no place behind
+        tasks = [asyncio.ensure_future(w.aacquire()) for w in waiters]
+        await asyncio.sleep(0.3)
+        assert await client.llen(waiters[8].keys.queue) == 9  # every waiter queued
         await holder.arelease()  # needs a connection: the reserve
-        served, deadline = 0, time.monotonic() + 10
-        while served < 8 and time.monotonic() < deadline:
-            for waiter in waiters[:8]:
+        served, deadline = 0, time.monotonic() + 20
+        while served < 9 and time.monotonic() < deadline:
+            for waiter in waiters:
                 if waiter.held:  # handed the lock: release it (through the reserve) for the next
                     await waiter.arelease()
                     served += 1
@@ -309,4 +308,4 @@ def test_waiters_never_take_the_connections_that_releases_need(redis_url):
         await client.aclose()
         return results
 
-    assert asyncio.run(scenario()) == [True] * 8
+    assert asyncio.run(scenario()) == [True] * 9

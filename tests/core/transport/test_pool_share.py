@@ -1,0 +1,273 @@
+"""The pool's shares hold for every checkout (issue 31, defect 14).
+
+A pool of ``max_connections`` keeps a reserve for the calls that end waits
+(a release, a hand-off, a waiter giving up its place); the waiters' own
+calls (queueing, re-checks) and their blocking waits never take it. A call
+the pool cannot admit waits for a connection; it never reads as an outage:
+a pool that stays full is ``PoolExhausted`` (naming MAX_CONNECTIONS).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+import redis
+import redis.asyncio
+
+from django_redcoord.core.exceptions import CoordinationUnavailable, PoolExhausted, RedcoordError
+from django_redcoord.core.locks import Lock
+from django_redcoord.core.transport import commands as transport
+from django_redcoord.core.transport.clients import client_from_url
+from django_redcoord.core.transport.commands import blpop, command, reserve, waiting_limit
+
+
+def _share_counts(pool):
+    share = transport._shares.get(pool)
+    return (0, 0, 0, 0) if share is None else (share.total, share.ordinary, share.waits, len(share.sleepers))
+
+
+class Overlap:
+    """An overlap detector: how many holders are inside at once (must never exceed 1)."""
+
+    def __init__(self) -> None:
+        self.inside = self.most = self.entered = 0
+
+    def enter(self) -> None:
+        self.inside += 1
+        self.entered += 1
+        self.most = max(self.most, self.inside)
+
+    def leave(self) -> None:
+        self.inside -= 1
+
+
+def test_the_overlap_detector_sees_an_overlap_without_the_lock():
+    """Negative control: the same tasks without the lock do overlap, and the detector says so."""
+
+    async def scenario():
+        overlap = Overlap()
+
+        async def one():
+            overlap.enter()
+            await asyncio.sleep(0.001)
+            overlap.leave()
+
+        await asyncio.gather(*(one() for _ in range(20)))
+        return overlap
+
+    assert asyncio.run(scenario()).most > 1
+
+
+def test_shares_of_a_pool():
+    assert [reserve(n) for n in (4, 10, 100, 1000)] == [2, 2, 10, 16]
+    assert waiting_limit(4) == 1 and waiting_limit(10) == 6 and waiting_limit(100) == 80 and waiting_limit(1000) == 968
+
+
+def test_three_hundred_asyncio_waiters_on_a_pool_of_a_hundred_all_get_the_lock(redis_url):
+    """Before: the waiters' queueing scripts took every connection; 200 acquires failed with
+    MaxConnectionsError reported as "Redis could not be reached"."""
+
+    async def scenario():
+        client = redis.asyncio.Redis.from_url(redis_url, max_connections=100, socket_timeout=5)
+        overlap, errors, release_errors = Overlap(), [], []
+
+        async def one(i):
+            lock = Lock("pool|300", client=client, prefix="p", ttl=30)
+            try:
+                got = await lock.aacquire(wait=120)
+            except RedcoordError as exc:
+                errors.append(repr(exc))
+                return
+            if not got:
+                errors.append("wait ran out")
+                return
+            overlap.enter()
+            await asyncio.sleep(0.002 if i % 10 else 0.05)  # some hold long enough for every waiter to block
+            overlap.leave()
+            try:
+                await lock.arelease()
+            except RedcoordError as exc:
+                release_errors.append(repr(exc))
+
+        await asyncio.gather(*(one(i) for i in range(300)))
+        pool = client.connection_pool
+        left = (len(pool._in_use_connections), _share_counts(pool))
+        await client.aclose()
+        return overlap, errors, release_errors, left
+
+    overlap, errors, release_errors, left = asyncio.run(scenario())
+    assert release_errors == []
+    assert errors == []
+    assert overlap.entered == 300 and overlap.most == 1
+    assert left == (0, (0, 0, 0, 0))
+
+
+def test_many_threads_on_a_small_sync_pool_all_get_the_lock(redis_url):
+    client = client_from_url(redis_url, max_connections=10)
+    overlap, errors, release_errors, guard = Overlap(), [], [], threading.Lock()
+
+    def one(i):
+        lock = Lock(f"pool|threads{i % 2}", client=client, prefix="p", ttl=30)
+        try:
+            got = lock.acquire(wait=120)
+        except RedcoordError as exc:
+            errors.append(repr(exc))
+            return
+        if not got:
+            errors.append("wait ran out")
+            return
+        if i % 2 == 0:
+            with guard:
+                overlap.enter()
+            time.sleep(0.005)
+            with guard:
+                overlap.leave()
+        try:
+            lock.release()
+        except RedcoordError as exc:
+            release_errors.append(repr(exc))
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(60)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(180)
+    assert not any(t.is_alive() for t in threads)
+    assert release_errors == [] and errors == []
+    assert overlap.entered == 30 and overlap.most == 1
+    pool = client.connection_pool
+    assert len(pool._in_use_connections) == 0 and _share_counts(pool) == (0, 0, 0, 0)
+    assert pool._created_connections <= 10
+
+
+def test_a_release_goes_through_while_the_waiters_fill_their_whole_share(redis_url):
+    """A pool of 10: 6 waiters block, 2 connections serve the others' re-checks, 2 are kept.
+    With the waiters' share full and more waiters asking, the holder's release runs at once."""
+
+    async def scenario():
+        client = redis.asyncio.Redis.from_url(redis_url, max_connections=10, socket_timeout=5)
+        pool = client.connection_pool
+        holder = Lock("pool|x", client=client, prefix="p", ttl=30)
+        assert await holder.aacquire()
+        waiters = [Lock("pool|x", client=client, prefix="p", ttl=30, wait=60) for _ in range(40)]
+        tasks = [asyncio.ensure_future(w.aacquire()) for w in waiters]
+        deadline = time.monotonic() + 20
+        while _share_counts(pool)[2] < 6 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        total, ordinary, waits, sleepers = _share_counts(pool)
+        assert waits == 6 and ordinary <= 8 and sleepers > 0
+        # the whole ordinary share taken by waiters' calls: a release still finds a connection
+        started = time.monotonic()
+        await holder.arelease()
+        assert time.monotonic() - started < 2.0
+        served, deadline = 0, time.monotonic() + 60
+        while served < 40 and time.monotonic() < deadline:
+            for waiter in waiters:
+                if waiter.held:
+                    await waiter.arelease()
+                    served += 1
+            await asyncio.sleep(0.005)
+        results = await asyncio.gather(*tasks)
+        left = (len(pool._in_use_connections), _share_counts(pool))
+        await client.aclose()
+        return results, left
+
+    results, left = asyncio.run(scenario())
+    assert results == [True] * 40
+    assert left == (0, (0, 0, 0, 0))
+
+
+def test_cancelled_waiters_give_their_share_back(redis_url):
+    async def scenario():
+        client = redis.asyncio.Redis.from_url(redis_url, max_connections=10, socket_timeout=5)
+        pool = client.connection_pool
+        holder = Lock("pool|c", client=client, prefix="p", ttl=30)
+        assert await holder.aacquire()
+        waiters = [Lock("pool|c", client=client, prefix="p", ttl=30, wait=60) for _ in range(30)]
+        tasks = [asyncio.ensure_future(w.aacquire()) for w in waiters]
+        deadline = time.monotonic() + 20
+        while not (_share_counts(pool)[2] == 6 and _share_counts(pool)[3]) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        busy = _share_counts(pool)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        queued = await client.llen(holder.keys.queue)
+        await holder.arelease()
+        left = (len(pool._in_use_connections), _share_counts(pool))
+        await client.aclose()
+        return busy, queued, left
+
+    busy, queued, left = asyncio.run(scenario())
+    assert busy[2] == 6 and busy[3] > 0  # waits at their limit, more calls waiting for a connection
+    assert queued == 0  # every cancelled waiter left its place
+    assert left == (0, (0, 0, 0, 0))
+
+
+def test_a_wait_with_no_connection_to_block_on_times_out_like_a_wait(redis_url):
+    """A pool of 4 lets one call block: a second wait waits for it within its own timeout and
+    returns None (a wait that timed out); before, it was refused as an outage at once."""
+    client = client_from_url(redis_url, max_connections=4)
+    results, errors = [], []
+
+    def wait():
+        try:
+            results.append(blpop(client, ["pool|nothing"], 1.0, operation="test wait"))
+        except Exception as exc:
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=wait) for _ in range(3)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert errors == [] and results == [None, None, None]
+    assert time.monotonic() - started < 6
+    assert _share_counts(client.connection_pool) == (0, 0, 0, 0)
+
+
+def test_a_pool_taken_around_us_is_pool_exhausted_not_an_outage(redis_url):
+    """Connections taken outside our calls fill the pool: the call waits, then says the pool is too small."""
+    pool = redis.ConnectionPool.from_url(redis_url, max_connections=4, socket_timeout=0.5)
+    client = redis.Redis(connection_pool=pool)
+    taken = [pool.get_connection() for _ in range(4)]
+    try:
+        with pytest.raises(PoolExhausted) as caught:
+            command(client, "PING", operation="ping for the test")
+        assert "MAX_CONNECTIONS" in str(caught.value) and "could not be reached" not in str(caught.value)
+        assert caught.value.sent is False and caught.value.max_connections == 4
+        assert isinstance(caught.value, CoordinationUnavailable)
+        threading.Timer(0.2, pool.release, (taken.pop(),)).start()  # one comes free during the wait: used
+        assert command(client, "PING", operation="ping for the test") in (True, b"PONG")
+    finally:
+        for conn in taken:
+            pool.release(conn)
+    assert command(client, "PING", operation="ping for the test") in (True, b"PONG")
+
+
+def test_our_own_calls_past_the_waiters_share_wait_then_raise_pool_exhausted(redis_url):
+    """The waiters' share of a pool of 4 (2 connections) in use by our calls for longer than the
+    socket timeout: a quick call waits that long, then raises PoolExhausted (never a raw
+    MaxConnectionsError); a call that ends waits goes through the reserve at once."""
+    client = client_from_url(redis_url, max_connections=4, socket_timeout=0.5)
+    pool = client.connection_pool
+    share = transport._share(pool)
+    assert share.try_take(transport.ORDINARY) and share.try_take(transport.WAITING)  # two calls in flight
+    assert not share.try_take(transport.ORDINARY)
+    try:
+        started = time.monotonic()
+        with pytest.raises(PoolExhausted, match="MAX_CONNECTIONS"):
+            command(client, "PING", operation="quick call")
+        assert time.monotonic() - started >= 0.45
+        assert blpop(client, ["pool|none"], 0.3, operation="a wait") is None  # a wait times out as a wait
+        with transport.ending_waits():  # a call that ends waits may use the reserve
+            assert command(client, "PING", operation="release") in (True, b"PONG")
+    finally:
+        share.give(transport.ORDINARY)
+        share.give(transport.WAITING)
+    assert command(client, "PING", operation="quick call") in (True, b"PONG")
+    assert _share_counts(pool) == (0, 0, 0, 0)
