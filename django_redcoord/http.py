@@ -3,7 +3,15 @@
 * :func:`client_ip`: the client's address. ``X-Forwarded-For`` is believed
   only from a reverse proxy listed in ``REDCOORD["TRUSTED_PROXIES"]`` (none
   by default): anyone can send that header, so trusting it from anyone lets
-  a client pick its own rate-limit key.
+  a client pick its own rate-limit key. ``"unix"`` in that list trusts the
+  peer of a Unix socket (gunicorn ``--bind unix:`` gives an empty
+  ``REMOTE_ADDR``, uvicorn ``--uds`` none at all). A request whose client
+  cannot be told raises :class:`RateLimitMisconfigured` (an
+  ``ImproperlyConfigured``): counting every such request as one client would
+  let one client lock out the site.
+* :func:`ip_key`: the address as a rate-limit key, masked to its network
+  (``RATE_LIMIT_IPV6_PREFIX``, a /64 by default: one IPv6 client owns at
+  least that; ``RATE_LIMIT_IPV4_PREFIX``, a /32 by default).
 * :func:`rate_limit_headers`: ``RateLimit-Policy`` and ``RateLimit`` as the
   IETF draft (draft-ietf-httpapi-ratelimit-headers) defines them: each policy
   a quoted name with ``q`` (its quota) and ``w`` (its window, seconds); its
@@ -21,23 +29,70 @@ from functools import lru_cache
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 
 from . import conf
+from .core.exceptions import ConfigurationError
 from .core.ratelimit import Decision
+
+#: The ``TRUSTED_PROXIES`` entry that trusts the peer of a Unix socket (no client address).
+UNIX = "unix"
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class RateLimitMisconfigured(ConfigurationError, ImproperlyConfigured):
+    """A rate limit cannot tell who the client is as the project is configured (a 500, loudly).
+
+    Both django_redcoord's ``ConfigurationError`` and Django's ``ImproperlyConfigured``.
+    """
 
 
 @lru_cache(maxsize=16)
-def _networks(proxies: tuple[str, ...]) -> tuple[Any, ...]:
-    return tuple(ipaddress.ip_network(p, strict=False) for p in proxies)
+def _trust(proxies: tuple[str, ...]) -> tuple[bool, tuple[Any, ...]]:
+    """(the Unix-socket peer is trusted, the trusted networks)."""
+    return UNIX in proxies, tuple(ipaddress.ip_network(p, strict=False) for p in proxies if p != UNIX)
 
 
-def _trusted(address: str, networks: tuple[Any, ...]) -> bool:
+@lru_cache(maxsize=4096)  # a client sends many requests: parse its address once
+def parse_ip(text: str | None) -> IPAddress | None:
+    """An address as a server or a proxy writes it, or None.
+
+    Accepts ``192.0.2.1``, ``192.0.2.1:8080``, ``2001:db8::1``,
+    ``[2001:db8::1]`` and ``[2001:db8::1]:443``; an IPv4-mapped IPv6 address
+    (``::ffff:192.0.2.1``, a dual-stack socket's view of an IPv4 client) is
+    that IPv4 address.
+    """
+    if not text:
+        return None
+    text = text.strip()
+    if text.startswith("["):
+        end = text.find("]")
+        text = text[1:end] if end > 0 else text
+    elif text.count(":") == 1:  # IPv4 with a port
+        text = text.split(":", 1)[0]
     try:
-        ip = ipaddress.ip_address(address.strip())
+        ip = ipaddress.ip_address(text)
     except ValueError:
-        return False
-    return any(ip in net for net in networks)
+        return None
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+NO_PEER = (
+    "rate limit by client IP: the request has no client address (REMOTE_ADDR is {remote}: "
+    "the server listens on a Unix socket behind a proxy, as gunicorn --bind unix: or uvicorn --uds do?). "
+    "Counting every such request as one client would let one client lock out the site, so it is refused. "
+    "Add \"unix\" to REDCOORD['TRUSTED_PROXIES'] to trust the proxy on the socket (its X-Forwarded-For "
+    "then names the client), or key the limit on something else."
+)
+NO_FORWARDED = (
+    "rate limit by client IP: the request came from the Unix socket's proxy (\"unix\" in "
+    "REDCOORD['TRUSTED_PROXIES']) without a usable X-Forwarded-For header ({header!r}); the proxy must "
+    "send one (nginx: proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;)."
+)
 
 
 def client_ip(request: HttpRequest) -> str:
@@ -45,21 +100,54 @@ def client_ip(request: HttpRequest) -> str:
 
     ``REMOTE_ADDR``, unless it is a trusted proxy: then ``X-Forwarded-For``
     is read from the right (the hop nearest to us), skipping trusted proxies;
-    the first address that is not one is the client. A header that names
-    only trusted proxies, or garbage, leaves ``REMOTE_ADDR``.
+    the first address that is not one is the client (if every hop is
+    trusted, the farthest one; a hop that is not an address ends the walk
+    there: nothing left of it can be believed).
+
+    Raises :class:`RateLimitMisconfigured` when the request has no client
+    address (empty, absent or not an IP ``REMOTE_ADDR``: a Unix socket)
+    and ``"unix"`` is not in ``TRUSTED_PROXIES``, or when the trusted proxy
+    on the socket sent no usable ``X-Forwarded-For``.
     """
-    remote = request.META.get("REMOTE_ADDR", "") or ""
-    networks = _networks(tuple(conf.get_config()["TRUSTED_PROXIES"]))
-    if not networks or not _trusted(remote, networks):
-        return remote
+    unix, networks = _trust(tuple(conf.get_config()["TRUSTED_PROXIES"]))
+    remote = request.META.get("REMOTE_ADDR")
+    peer = parse_ip(remote)
+    if peer is None:
+        if not unix:
+            raise RateLimitMisconfigured(NO_PEER.format(remote="absent" if remote is None else f"{remote!r}"))
+    elif not any(peer in net for net in networks):
+        return str(peer)
+    client = peer
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-    for hop in reversed([h.strip() for h in forwarded.split(",") if h.strip()]):
-        if not _trusted(hop, networks):
-            try:
-                return str(ipaddress.ip_address(hop))
-            except ValueError:
-                return remote  # a forged or broken hop: do not believe the rest
-    return remote
+    for hop in reversed([h for h in forwarded.split(",") if h.strip()]):
+        ip = parse_ip(hop)
+        if ip is None:
+            break  # a forged or broken hop: believe nothing left of it
+        client = ip
+        if not any(ip in net for net in networks):
+            break
+    if client is None:
+        raise RateLimitMisconfigured(NO_FORWARDED.format(header=forwarded))
+    return str(client)
+
+
+def ip_key(address: str) -> str:
+    """``ip:`` and the client's network: the address masked to ``RATE_LIMIT_IPV4_PREFIX``
+    (32: the address itself) or ``RATE_LIMIT_IPV6_PREFIX`` (64: a /64, which one
+    client owns at least, so it cannot take 2^64 budgets)."""
+    config = conf.get_config()
+    return _masked(address, config["RATE_LIMIT_IPV4_PREFIX"], config["RATE_LIMIT_IPV6_PREFIX"])
+
+
+@lru_cache(maxsize=4096)
+def _masked(address: str, v4: int, v6: int) -> str:
+    ip = parse_ip(address)
+    if ip is None:  # client_ip() gives addresses only
+        raise RateLimitMisconfigured(f"rate limit by client IP: {address!r} is not an IP address")
+    if ip.version == 4:
+        return f"ip:{ip}" if v4 == 32 else f"ip:{ipaddress.IPv4Network((int(ip), v4), strict=False)}"
+    bare = ipaddress.IPv6Address(int(ip))  # without a zone (%eth0)
+    return f"ip:{bare}" if v6 == 128 else f"ip:{ipaddress.IPv6Network((int(ip), v6), strict=False)}"
 
 
 def rate_limit_headers(decision: Decision) -> dict[str, str]:
@@ -95,22 +183,36 @@ def too_many_requests(request: HttpRequest, decision: Decision) -> HttpResponse:
     return response
 
 
+NO_USER = (
+    "rate limit key 'user': the request has no user (request.user is not set), so every request would be "
+    "counted by IP. Put django.contrib.auth.middleware.AuthenticationMiddleware in MIDDLEWARE "
+    "(before django_redcoord.middleware.RateLimitMiddleware), or use key='ip'."
+)
+
+
 def rate_limit_key(request: HttpRequest, key: Any) -> str:
     """The key a request counts against: ``"ip"``, ``"user"`` (its pk; the IP when
     anonymous), ``"header:<Name>"`` (that header; the IP without it) or a
-    callable taking the request."""
+    callable taking the request.
+
+    Raises :class:`RateLimitMisconfigured` when the client cannot be told
+    (see :func:`client_ip`) or ``"user"`` finds no ``request.user`` (no
+    ``AuthenticationMiddleware`` before this point).
+    """
     if callable(key):
         return str(key(request))
     if key == "user":
         user = getattr(request, "user", None)
-        if user is not None and getattr(user, "is_authenticated", False):
+        if user is None:
+            raise RateLimitMisconfigured(NO_USER)
+        if getattr(user, "is_authenticated", False):
             return f"user:{user.pk}"
-        return f"ip:{client_ip(request)}"
+        return ip_key(client_ip(request))
     if isinstance(key, str) and key.startswith("header:"):
         header = "HTTP_" + key[len("header:"):].upper().replace("-", "_")
         value = request.META.get(header)
-        return f"h:{value}" if value else f"ip:{client_ip(request)}"
-    return f"ip:{client_ip(request)}"
+        return f"h:{value}" if value else ip_key(client_ip(request))
+    return ip_key(client_ip(request))
 
 
 async def arate_limit_key(request: HttpRequest, key: Any) -> str:
@@ -128,9 +230,11 @@ async def arate_limit_key(request: HttpRequest, key: Any) -> str:
             user = await auser()
         else:
             user = await sync_to_async(lambda: getattr(request, "user", None))()
-        if user is not None and getattr(user, "is_authenticated", False):
+        if user is None:
+            raise RateLimitMisconfigured(NO_USER)
+        if getattr(user, "is_authenticated", False):
             return f"user:{user.pk}"
-        return f"ip:{client_ip(request)}"
+        return ip_key(client_ip(request))
     return rate_limit_key(request, key)
 
 

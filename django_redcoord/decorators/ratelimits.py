@@ -16,7 +16,15 @@ A refused request gets **429** with ``Retry-After``, the draft standard
 (``on_limited(request, decision)`` replaces it); every answer the view gives
 carries the headers too. With ``block=False`` nothing is refused: the view
 reads ``request.ratelimit`` (a Decision) and decides. A concurrency policy's
-slot is given back when the view returns. While Redis cannot be reached,
+slot is given back when the view returns, or, for a ``StreamingHttpResponse``
+(``FileResponse``), when its body has been sent or the response closed.
+
+Without ``name=`` the limiter is named after the view: a function view's
+module and qualified name; a class-based view's class (the one being
+dispatched, never the ``View.dispatch`` it inherits), and a decorated
+method's class and method name. Every view counts on its own, and so does
+each of several limits stacked on one view (the outer ones end in ``#2``...).
+While Redis cannot be reached,
 ``on_unavailable="open"`` (the default) lets requests through with a
 warning logged, ``"closed"`` answers 503 with ``Retry-After``, and a callable
 ``(request, exc)`` answers whatever it returns.
@@ -25,22 +33,27 @@ warning logged, ``"closed"`` answers 503 with ``Retry-After``, and a callable
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import logging
 import re
 from collections.abc import Callable
 from typing import Any
 
+from asgiref.sync import async_to_sync, iscoroutinefunction
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 
 from ..core.exceptions import CoordinationUnavailable
+from ..core.keys import _NAME_RE, MAX_NAME_LENGTH, validate_name
 from ..core.observe import observe, observers
 from ..core.ratelimit import Decision, RateLimiter, parse
+from ..core.transport.clients import is_async_client
 from ..core.transport.drivers import uncancellable
 from ..http import arate_limit_key, check_key, rate_limit_headers, rate_limit_key, too_many_requests
 from .holds import find_request, unavailable_response, view_dispatch
 from .locks import F
+from .streaming import release_after_body
 
 log = logging.getLogger("django_redcoord.ratelimit")
 
@@ -68,62 +81,194 @@ def rate_limit(
         methods: only these HTTP methods count (default: all).
         block: refuse over-limit requests (default); False only records the
             decision in ``request.ratelimit``.
-        name: the limiter's name (default: from the view's module and name);
-            views with the same name share their counts.
+        name: the limiter's name (default: from the view's module and
+            qualified name, a class-based view's own class); views with the
+            same name share their counts.
         on_limited, on_unavailable, track, native, client: see the module docstring
             and :class:`~django_redcoord.core.ratelimit.RateLimiter`.
 
     Raises ValueError/TypeError at decoration time for a bad policy or argument.
     """
     policies = parse(policy)
+    if sum(p.kind == "concurrency" for p in policies) > 1:
+        raise ValueError("a rate limiter takes at most one concurrency policy")
     check_key(key)
+    if name is not None:
+        validate_name(name, "rate_limit name", tag=False)
     if methods is not None:
         methods = tuple(m.upper() for m in methods)
     if on_limited is not None and not callable(on_limited):
         raise TypeError(f"on_limited must be a callable (request, decision) -> HttpResponse, not {on_limited!r}")
     if on_unavailable not in ("open", "closed") and not callable(on_unavailable):
         raise ValueError(f"on_unavailable must be 'open', 'closed' or a callable (request, exc), not {on_unavailable!r}")
+    # One guard per limiter name: a decorated class-based view has one per view
+    # class it serves, and method_decorator() decorates anew at every request.
+    guards: dict[str, _Guard] = {}
+
+    def guard_named(limiter: str) -> _Guard:
+        guard = guards.get(limiter)
+        if guard is None:
+            made = RateLimiter(policies, name=limiter, track=track, native=native, client=client)
+            guard = guards.setdefault(limiter, _Guard(made, key, methods, block, on_limited or too_many_requests, on_unavailable))
+        return guard
 
     def decorate(target: F) -> F:
         if isinstance(target, type):
             if not hasattr(target, "dispatch"):
                 raise TypeError(f"rate_limit on a class needs a class-based view (with dispatch()), not {target!r}")
-            target.dispatch = decorate(view_dispatch(target))  # type: ignore[attr-defined]
+            target.dispatch = wrap(view_dispatch(target), _view_namer(name))  # type: ignore[attr-defined]
             return target
-        limiter = RateLimiter(policies, name=name or _default_name(target), track=track, native=native, client=client)
-        guard = _Guard(limiter, key, methods, block, on_limited or too_many_requests, on_unavailable)
-        if inspect.iscoroutinefunction(target):
+        if not callable(target):
+            raise TypeError(f"rate_limit decorates views, methods of class-based views and view classes, not {target!r}")
+        return wrap(*_adapt_bound(target, name))  # type: ignore[return-value]
+
+    def wrap(target: Callable[..., Any], namer: Callable[[tuple], str]) -> Any:
+        # Stacked limits (@rate_limit("10/s") over @rate_limit("1000/h")) on one view
+        # would share a default name, and so their state: each layer gets its own.
+        layers = getattr(target, "_redcoord_rate_limits", 0)
+        if layers and name is None:
+            namer = _layer(namer, layers + 1)
+        if is_async(target):
 
             @functools.wraps(target)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                guard = guard_named(namer(args))
                 request = find_request(args)
                 decision, answer = await guard.adecide(request)
                 if answer is not None:
                     return answer
+                streaming = False
                 try:
-                    return guard.finish(await target(*args, **kwargs), decision)
+                    result = guard.finish(await target(*args, **kwargs), decision)
+                    streaming = holds_slot(decision) and release_after_body(result, *releases(guard.limiter, decision))
+                    return result
                 finally:
-                    if decision is not None and decision.token:
+                    if holds_slot(decision) and not streaming:
                         # to the end even if the view's task is cancelled (again) meanwhile
-                        await uncancellable(agive_back(limiter, decision), reraise=True)
+                        await uncancellable(agive_back(guard.limiter, decision), reraise=True)
 
-            return async_wrapper  # type: ignore[return-value]
+            async_wrapper._redcoord_rate_limits = layers + 1  # type: ignore[attr-defined]
+            return async_wrapper
 
         @functools.wraps(target)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            guard = guard_named(namer(args))
             request = find_request(args)
             decision, answer = guard.decide(request)
             if answer is not None:
                 return answer
+            streaming = False
             try:
-                return guard.finish(target(*args, **kwargs), decision)
+                result = guard.finish(target(*args, **kwargs), decision)
+                streaming = holds_slot(decision) and release_after_body(result, *releases(guard.limiter, decision))
+                return result
             finally:
-                if decision is not None and decision.token:
-                    give_back(limiter, decision)
+                if holds_slot(decision) and not streaming:
+                    give_back(guard.limiter, decision)
 
-        return wrapper  # type: ignore[return-value]
+        wrapper._redcoord_rate_limits = layers + 1  # type: ignore[attr-defined]
+        return wrapper
 
     return decorate
+
+
+def _layer(namer: Callable[[tuple], str], layer: int) -> Callable[[tuple], str]:
+    """``namer`` for the ``layer``-th stacked limit of a view: its names end in ``#<layer>``."""
+    return lambda args: limiter_name(f"{namer(args)}#{layer}")
+
+
+def holds_slot(decision: Decision | None) -> bool:
+    """True when ``decision`` holds a concurrency slot to give back at the end of the request."""
+    return decision is not None and bool(decision.token)
+
+
+def releases(limiter: RateLimiter, decision: Decision) -> tuple[Callable[[], None], Callable[[], Any]]:
+    """(release from sync code, release on the event loop) of a slot a streamed body holds until it ends."""
+    if is_async_client(limiter._client):  # only its loop can use it
+
+        def release() -> None:
+            async_to_sync(agive_back)(limiter, decision)
+
+    else:
+
+        def release() -> None:
+            give_back(limiter, decision)
+
+    return release, lambda: agive_back(limiter, decision)
+
+
+def is_async(target: Any) -> bool:
+    """True for an ``async def`` (also behind partials and bound methods, as ``method_decorator`` gives them)."""
+    while True:
+        if isinstance(target, functools.partial):
+            target = target.func
+        elif inspect.ismethod(target):
+            target = target.__func__
+        else:
+            break
+    return inspect.iscoroutinefunction(target) or iscoroutinefunction(target)
+
+
+def view_name(view: type, method: str | None = None) -> str:
+    """The limiter name of a class-based view (``module.QualName``), or of one of its methods."""
+    raw = f"{view.__module__}.{view.__qualname__}"
+    return limiter_name(raw if method in (None, "dispatch") else f"{raw}.{method}")
+
+
+def _view_namer(name: str | None) -> Callable[[tuple], str]:
+    """Names for a decorated view class: the class being dispatched (``self``), never the
+    ``View.dispatch`` it inherits, so every view (a subclass too) counts on its own."""
+    if name is not None:
+        return lambda args: name
+    names: dict[type, str] = {}
+
+    def namer(args: tuple) -> str:
+        view = type(args[0])
+        found = names.get(view)
+        if found is None:
+            found = names[view] = view_name(view)
+        return found
+
+    return namer
+
+
+def _adapt_bound(target: Callable[..., Any], name: str | None) -> tuple[Callable[..., Any], Callable[[tuple], str]]:
+    """(what to wrap, its namer) for a function, a method, or ``method_decorator``'s bound partial."""
+    bound = getattr(target.func, "__self__", None) if isinstance(target, functools.partial) else None
+    if bound is not None:  # method_decorator: called anew for each request, on the view instance
+        view = type(bound)
+        fixed = name or view_name(view, getattr(target, "__name__", None))
+        if getattr(view, "view_is_async", False) and not is_async(target):
+            # async handlers behind the inherited sync dispatch(): decide around their coroutine
+            inner = target
+
+            @functools.wraps(inner)
+            async def awaiting(*args: Any, **kwargs: Any) -> Any:
+                result = inner(*args, **kwargs)
+                return (await result) if inspect.isawaitable(result) else result
+
+            target = awaiting
+        return target, lambda args: fixed
+    if name is not None:
+        return target, lambda args: name
+    named = target
+    while isinstance(named, functools.partial) and not hasattr(named, "__qualname__"):
+        named = named.func  # a bare partial of a view: named after the view
+    own = limiter_name(f"{getattr(named, '__module__', 'view')}.{getattr(named, '__qualname__', 'view')}")
+    method = getattr(named, "__name__", None)
+    names: dict[type, str] = {}
+
+    def namer(args: tuple) -> str:
+        # a method of a class-based view: named after the view being dispatched
+        if len(args) >= 2 and isinstance(args[1], HttpRequest) and not isinstance(args[0], HttpRequest):
+            view = type(args[0])
+            found = names.get(view)
+            if found is None:
+                found = names[view] = view_name(view, method)
+            return found
+        return own
+
+    return target, namer
 
 
 class _Guard:
@@ -202,11 +347,16 @@ async def agive_back(limiter: RateLimiter, decision: Decision) -> None:
         log.warning("rate limit %s: slot not released, Redis unavailable (its lease returns it): %s", limiter.name, exc)
 
 
-def _default_name(target: Callable[..., Any]) -> str:
-    """A limiter name from the view's module and qualified name, in the allowed characters."""
-    return limiter_name(f"{getattr(target, '__module__', 'view')}.{getattr(target, '__qualname__', 'view')}")
-
-
 def limiter_name(raw: str) -> str:
-    """``raw`` as a limiter name: other characters than the allowed ones become ``_``."""
-    return re.sub(r"[^A-Za-z0-9_\-.:/@=+,#~|]", "_", raw)[:200] or "_"
+    """``raw`` (a qualified name, a path) as a valid limiter name, distinct for distinct ``raw``.
+
+    Returned as it is when valid. Otherwise characters outside the allowed
+    ones (``<locals>``, spaces, letters beyond ASCII, braces) become ``_``, and
+    a digest of ``raw`` is appended so that two names that differ only there
+    (or past the length cap) never share a limiter.
+    """
+    if raw and len(raw) <= MAX_NAME_LENGTH and _NAME_RE.fullmatch(raw):
+        return raw
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    readable = re.sub(r"[^A-Za-z0-9_\-.:/@=+,#~|]", "_", raw)[: MAX_NAME_LENGTH - len(digest) - 1]
+    return f"{readable}~{digest}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -24,16 +24,33 @@ FAILED, DONE, STREAMING = object(), object(), object()
 
 def handed_to_stream(result: Any, lock: Hold) -> object:
     """If ``result`` is a streamed response, keep the lock until it is sent or closed."""
+
+    def release() -> None:
+        if native(lock) and lock._client is not None:
+            async_to_sync(afinish)(lock, False, True)  # its client lives on the server's loop
+        else:
+            finish(lock, failed=False, quiet=True)
+
+    return STREAMING if release_after_body(result, release, lambda: afinish(lock, failed=False, quiet=True)) else DONE
+
+
+def release_after_body(result: Any, release: Callable[[], None], arelease: Callable[[], Awaitable[None]]) -> bool:
+    """If ``result`` is a streamed response, give back what the call holds once, when its body ends.
+
+    The body ends when it has been sent, when it fails, or when the response
+    is closed (a client that left, a middleware that replaced the response,
+    a body closed before its first chunk). ``release()`` runs in sync code,
+    ``await arelease()`` on the event loop that iterates an async body.
+    Returns True if the release was handed to the body (the caller must not
+    release), False if ``result`` does not stream.
+    """
     if not isinstance(result, StreamingHttpResponse):
-        return DONE
+        return False
     released = threading.Lock()
 
     def release_once() -> None:
         if released.acquire(blocking=False):
-            if native(lock) and lock._client is not None:
-                async_to_sync(afinish)(lock, False, True)  # its client lives on the server's loop
-            else:
-                finish(lock, failed=False, quiet=True)
+            release()
 
     content = result.streaming_content
     if result.is_async:
@@ -44,7 +61,7 @@ def handed_to_stream(result: Any, lock: Hold) -> object:
                     yield chunk
             finally:
                 if released.acquire(blocking=False):
-                    await afinish(lock, failed=False, quiet=True)
+                    await arelease()
 
         result.streaming_content = _ReleasingAsyncBody(streamed_async(), release_once)
     else:
@@ -56,7 +73,7 @@ def handed_to_stream(result: Any, lock: Hold) -> object:
                 release_once()
 
         result.streaming_content = _ReleasingBody(streamed(), release_once)
-    return STREAMING
+    return True
 
 
 class _ReleasingBody:

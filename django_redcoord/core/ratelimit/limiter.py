@@ -140,7 +140,7 @@ class RateLimiter(UsesClient):
         self.policies = tuple(parse(policies))
         if sum(p.kind == "concurrency" for p in self.policies) > 1:
             raise ValueError("a rate limiter takes at most one concurrency policy")
-        self.name = validate_name(name, "rate limiter name")
+        self.name = validate_name(name, "rate limiter name", tag=False)  # a composite key part: no {tag}
         self.track = bool(track)
         self._client = client
         self.keys = key_builder(prefix, client)

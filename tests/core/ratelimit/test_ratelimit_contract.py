@@ -178,3 +178,9 @@ def test_a_limiter_made_per_request_costs_one_round_trip_a_decision_and_is_liste
     rows = {row["name"]: row for row in busiest_keys(redis_client, prefix="rt")}
     assert rows["per-request"]["policies"] == "100/s & 1000/h"
     assert rows["per-request"]["keys"] == [{"key": "k", "hits": 5, "remaining": 95, "retry_after": 0.0, "allowed": True}]
+
+
+def test_a_limiter_name_with_braces_is_refused_when_the_limiter_is_built(redis_client):
+    # the name is part of composite keys (no {tag}): refused at construction, not at every hit()
+    with pytest.raises(ValueError, match="rate limiter name"):
+        RateLimiter("1/s", name="a{b}", client=redis_client)
