@@ -136,7 +136,7 @@ import pottery
 import redis
 
 from django_redcoord.core.locks import Lock, read_holders
-from django_redcoord.core.redlock import Redlock
+from django_redcoord.core.redlock import Redlock, trust_masters
 from django_redcoord.core.transport.clients import client_from_url
 
 try:
@@ -201,6 +201,15 @@ def _by_wait(make: Callable[[float], Any]) -> Contender:
         held.pop().release()
 
     return Contender(acquire, release)
+
+
+def _vouch(masters: Sequence[int]) -> None:
+    """Fresh masters forgot nothing: vouch for them, or ours refuses quorum grants for a max TTL
+    after their start (the restart guard, which cannot tell new from restarted empty)."""
+    clients = [client_from_url(_url(p)) for p in masters]
+    trust_masters(clients, prefix=PREFIX)
+    for client in clients:
+        client.close()
 
 
 def _build_ours(ports: Ports, name: str) -> Contender:
@@ -656,6 +665,7 @@ def with_masters_killed(
     with ExitStack() as stack:
         servers = [stack.enter_context(RedisServer()) for _ in range(MASTERS)]
         ports = Ports(tuple(s.port for s in servers))
+        _vouch(ports.masters)
         name = lock_name(f"c{killed}", impl)
         ready, go, out = CTX.Event(), CTX.Event(), CTX.Queue()
         args = (impl, ports, name, waits, measure, measure_args, (ready, go, out))
@@ -891,6 +901,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         masters = [stack.enter_context(RedisServer()) for _ in range(MASTERS)]
         single = stack.enter_context(RedisServer())
         ports = Ports(tuple(s.port for s in masters), single.port)
+        _vouch(ports.masters)
         print(header(single))
         print(
             f"masters 127.0.0.1:{', '.join(str(p) for p in ports.masters)}; "

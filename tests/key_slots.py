@@ -36,15 +36,21 @@ def slot(key: str | bytes) -> int:
 
 
 def _one_server_index(key: str) -> bool:
-    """A one-server admin index key: ``<prefix>:index:...`` without a hash tag; or a quorum lock
-    master's boot record (``<prefix>:redlock:boot``: a Redlock master is one server by definition)."""
-    return (":index:" in key or key.endswith(":redlock:boot")) and "{" not in key
+    """A one-server admin index key: ``<prefix>:index:...`` without a hash tag."""
+    return ":index:" in key and "{" not in key
+
+
+def _redlock_boot(key: str) -> bool:
+    """A quorum lock master's boot record (``<prefix>:redlock:boot``): a Redlock master is one
+    server by definition, never a Cluster, so the key needs no hash tag."""
+    return key.endswith(":redlock:boot") and "{" not in key
 
 
 def record(name: str, keys: list, *, cluster: bool) -> None:
     texts = [k if isinstance(k, str) else k.decode() for k in keys]
     checked = texts
     if not cluster:
+        texts = [k for k in texts if not _redlock_boot(k)]
         checked = [k for k in texts if not _one_server_index(k)]
     with _lock:
         CALLS[name] = CALLS.get(name, 0) + 1

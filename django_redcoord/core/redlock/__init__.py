@@ -1,5 +1,5 @@
 """Quorum locks over several independent Redis masters (Redlock), fenced; sync and asyncio."""
 
-from .redlock import Redlock, masters
+from .redlock import Redlock, masters, trust_masters
 
-__all__ = ["Redlock", "masters"]
+__all__ = ["Redlock", "masters", "trust_masters"]

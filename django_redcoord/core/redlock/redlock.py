@@ -24,6 +24,22 @@ empty starts above it from its clock. So tokens keep growing when a
 minority of masters is lost or restarted empty (the clocks of the masters
 must agree within that minute, as NTP keeps them).
 
+Restarts: a master that restarts empty can grant a held lock again (it and
+the masters that were down at the grant form a new majority). As the Redlock
+design prescribes, a master that restarted (with or without its data) or
+lost its data refuses quorum grants for one max TTL (``REDLOCK_MAX_TTL``;
+no quorum lock may have a longer TTL), so every grant it may have forgotten
+has expired first: the acquire script checks the master's ``run_id`` and a
+boot record on every call (``lua/redlock/guard.lua``), no extra round trip.
+A master seen for the first time refuses likewise (it cannot be told from
+one that restarted empty) unless vouched for (:func:`trust_masters`).
+
+Answers: each attempt decides on the first majority (granted, or refused
+and failed so that a majority is out of reach) and waits for the masters
+``timeout`` seconds at most, a fifth of the TTL by default: a hung master
+neither holds up a grant nor reads as a busy lock (``QuorumNotReached``);
+see :mod:`.fanout`.
+
 Waiting: a quorum lock has no single queue to wait in (each master would
 order waiters its own way and split grants), so a busy lock is retried after
 a random pause of up to ``retry_delay`` (bounded by the wait left), as the
@@ -59,10 +75,12 @@ from ..transport.drivers import Run, Steps, arun, run
 from ..transport.errors import describe, mask_url
 from ..transport.scripts import Script
 from ..values import DEFAULT, check_seconds, check_ttl, check_wait, ms
-from .fanout import Fanout, Pause
+from .fanout import Fanout, NotNeeded, Pause
 
 _COMMON = ("common/waiters", "locks/common")
-ACQUIRE = Script("locks/acquire", includes=_COMMON)
+#: locks/acquire.lua behind the restart guard (lua/redlock/guard.lua: KEYS[7], ARGV[10])
+ACQUIRE = Script("locks/acquire", includes=(*_COMMON, "redlock/guard"))
+TRUST = Script("redlock/trust")
 RELEASE = Script("locks/release", includes=_COMMON)
 EXTEND = Script("locks/extend", includes=_COMMON)
 RAISE_FENCE = Script("locks/raise_fence", includes=_COMMON)
@@ -71,6 +89,11 @@ RAISE_FENCE = Script("locks/raise_fence", includes=_COMMON)
 DRIFT_FACTOR = 0.01
 #: Default longest pause between two attempts on a busy lock (seconds).
 RETRY_DELAY = 0.2
+
+
+def answer_timeout(ttl: float) -> float:
+    """The default time the masters are given to answer: a fifth of the TTL, from 0.1 s to 1 s."""
+    return min(1.0, max(0.1, ttl / 5))
 
 
 class Redlock:
@@ -90,6 +113,14 @@ class Redlock:
         drift_factor: clock drift allowance as a fraction of ``ttl``.
         retry_delay: longest random pause between two attempts on a busy lock.
         prefix: key prefix (default ``KEY_PREFIX``).
+        max_ttl: the longest TTL any quorum lock on these masters has
+            (default ``REDLOCK_MAX_TTL``, 60 s; every user of the masters must
+            agree): ``ttl`` and ``extend()`` may not exceed it, and a master
+            that restarted or lost its data refuses grants for this long.
+        timeout: seconds each attempt waits for the masters' answers at
+            most (default a fifth of ``ttl``, from 0.1 to 1 s); it decides
+            on the first majority and never waits for a straggler it does
+            not need.
 
     ``token`` is the fencing token after ``acquire()``; ``validity`` the
     seconds the grant is still certain to last on a majority.
@@ -109,12 +140,19 @@ class Redlock:
         drift_factor: float = DRIFT_FACTOR,
         retry_delay: float = RETRY_DELAY,
         prefix: str | None = None,
+        max_ttl: float = DEFAULT,
+        timeout: float = DEFAULT,
     ) -> None:
         default_ttl, default_wait = lock_defaults()
         self.ttl = check_ttl(default_ttl if ttl is DEFAULT else ttl)
         self.wait = check_wait(default_wait if wait is DEFAULT else wait)
-        self.keys = KeyBuilder(prefix or default_prefix()).lock(name)
         self.name = name
+        self.max_ttl = check_seconds(runtime.config.get("REDLOCK_MAX_TTL", 60.0) if max_ttl is DEFAULT else max_ttl, "max_ttl")
+        self._check_max_ttl(self.ttl)
+        self.timeout = answer_timeout(self.ttl) if timeout is DEFAULT else check_seconds(timeout, "timeout")
+        builder = KeyBuilder(prefix or default_prefix())
+        self.keys = builder.lock(name)
+        self._boot = builder.redlock_boot()
         if clients is not None:
             clients = list(clients)
             if not clients:
@@ -139,9 +177,19 @@ class Redlock:
         self._owner: str | None = None
         self._valid_until = 0.0
         self._interrupted = threading.Event()
+        self._stragglers: dict[int, Any] = {}  # master -> a call of ours there still running
 
     def __repr__(self) -> str:
         return f"Redlock({self.name!r}, quorum={self.quorum} of {self.masters})"
+
+    def _check_max_ttl(self, ttl: float) -> None:
+        if ttl > self.max_ttl:
+            raise ValueError(
+                f"quorum lock {self.name!r}: ttl={ttl:g} s is longer than the longest a quorum lock may have "
+                f"({self.max_ttl:g} s, REDCOORD['REDLOCK_MAX_TTL'] or max_ttl=): a master that restarted refuses grants "
+                "for that long, which protects only grants no longer than it. Raise REDLOCK_MAX_TTL (everywhere these "
+                "masters are used), or use a shorter ttl and extend() or renew"
+            )
 
     # -- clients ---------------------------------------------------------------------------
 
@@ -201,19 +249,21 @@ class Redlock:
         while True:
             owner = f"q:{secrets.token_urlsafe(12)}"
             started = time.monotonic()
-            args = [owner, ttl_ms, "try", 1000, self.name, "0", host(), os.getpid(), threading.current_thread().name]
+            args = [owner, ttl_ms, "try", 1000, self.name, "0", host(), os.getpid(), threading.current_thread().name,
+                    ms(self.max_ttl)]  # fmt: skip
             keys = [self.keys.lock, self.keys.queue, self.keys.index, self.keys.waits, self.keys.wait_index,
-                    self.keys.wake(owner)]  # fmt: skip
+                    self.keys.wake(owner), self._boot]  # fmt: skip
+            too_late = None
             try:
-                replies = yield self._fanout(Run(ACQUIRE, keys, args, f"acquire quorum lock {self.name!r}"))
-                granted = {i: int(r[1]) for i, r in enumerate(replies) if _ok(r) and int(r[0]) == 1}
+                replies = yield from self._ask(Run(ACQUIRE, keys, args, f"acquire quorum lock {self.name!r}"), yes=_granted)
+                granted = {i: int(r[1]) for i, r in enumerate(replies) if _granted(r)}
                 if len(granted) >= self.quorum:
                     top = max(granted.values())
                     lift = [i for i, fence in granted.items() if fence < top]
                     if lift:
-                        lifted = yield self._fanout(
+                        lifted = yield from self._ask(
                             Run(RAISE_FENCE, [self.keys.lock], [owner, top], f"fence quorum lock {self.name!r}"),
-                            only=lift,
+                            only=lift, need=None,
                         )
                         for i in lift:
                             if not (_ok(lifted[i]) and int(lifted[i]) == 1):
@@ -224,14 +274,24 @@ class Redlock:
                         self._valid_until = time.monotonic() + validity
                         self.retry_after = None
                         return True
+                    too_late = time.monotonic() - started  # a majority granted, but not in time to be trusted
             except BaseException:  # interrupted or cancelled mid-attempt: give back what it took
-                yield self._fanout(Run(RELEASE, self._release_keys(), [owner, self.name], "give back a quorum lock"))
+                yield from self._ask(Run(RELEASE, self._release_keys(), [owner, self.name], "give back a quorum lock"), need=None)
                 raise
             # Not enough: give back every grant of this attempt (a master that did
             # not answer may have granted), then wait or report why.
-            yield self._fanout(Run(RELEASE, self._release_keys(), [owner, self.name], f"give back quorum lock {self.name!r}"))
+            yield from self._ask(
+                Run(RELEASE, self._release_keys(), [owner, self.name], f"give back quorum lock {self.name!r}"), need=None
+            )
             failed = _failures(replies, self._describe())
             answered = self.masters - len(failed)
+            if too_late is not None:  # the masters granted, but too slowly to be trusted: not a busy lock
+                raise QuorumNotReached(
+                    f"quorum lock {self.name!r}: {len(granted)} of {self.masters} masters granted it, but the answers took "
+                    f"{too_late:.3f} s of its {self.ttl:g} s TTL: too late to be trusted (given back)"
+                    + "".join(f"; {where}: {why}" for where, why in failed.items()),
+                    answered=answered, needed=self.quorum, errors=failed, operation=f"acquire quorum lock {self.name!r}",
+                )  # fmt: skip
             if answered < self.quorum:
                 raise QuorumNotReached(
                     f"quorum lock {self.name!r}: only {answered} of {self.masters} masters answered, {self.quorum} needed; "
@@ -265,7 +325,10 @@ class Redlock:
         if owner is None:
             raise LockNotOwned(f"quorum lock {self.name!r} is not held by this object", name=self.name)
         self._owner = None
-        replies = yield self._fanout(Run(RELEASE, self._release_keys(), [owner, self.name], f"release quorum lock {self.name!r}"))
+        # every master's answer is awaited (within ``timeout``): a released lock is free everywhere
+        replies = yield from self._ask(
+            Run(RELEASE, self._release_keys(), [owner, self.name], f"release quorum lock {self.name!r}"), need=None
+        )
         self._check_majority(replies, "release", "was lost before release")
 
     def extend(self, ttl: float | None = None) -> None:
@@ -281,9 +344,11 @@ class Redlock:
         if owner is None:
             raise LockNotOwned(f"quorum lock {self.name!r} is not held by this object", name=self.name)
         new_ttl = self.ttl if ttl is None else check_ttl(ttl)
+        self._check_max_ttl(new_ttl)
         started = time.monotonic()
-        replies = yield self._fanout(
-            Run(EXTEND, [self.keys.lock, self.keys.index], [owner, ms(new_ttl), self.name], f"extend quorum lock {self.name!r}")
+        replies = yield from self._ask(
+            Run(EXTEND, [self.keys.lock, self.keys.index], [owner, ms(new_ttl), self.name], f"extend quorum lock {self.name!r}"),
+            yes=_done,
         )
         try:
             self._check_majority(replies, "extend", "was lost before it could be extended")
@@ -316,9 +381,28 @@ class Redlock:
     def _release_keys(self) -> list[str]:
         return [self.keys.lock, self.keys.queue, self.keys.index, self.keys.waits, self.keys.wait_index]
 
-    def _fanout(self, step: Run, only: list[int] | None = None) -> Fanout:
-        """The same round trip on every master (or on those in ``only``), at once."""
-        return Fanout([step if only is None or i in only else None for i in range(self.masters)])
+    def _ask(
+        self, step: Run, only: list[int] | None = None, *, need: int | None = DEFAULT, yes: Any = None
+    ) -> Steps:
+        """The same round trip on every master (or on those in ``only``), at once; the outcomes.
+
+        It decides once ``need`` (default: the quorum) answers pass ``yes``, or
+        can no longer; ``need=None`` waits for every answer. At most ``timeout``.
+        A master's call waits for this object's call there that is still
+        running (see :class:`.fanout.Fanout`, ``after``); an acquire's calls
+        not sent yet when it decided are not sent.
+        """
+        steps: list[Any] = [step if only is None or i in only else None for i in range(self.masters)]
+        if need is DEFAULT:
+            need = self.quorum
+        fan = Fanout(steps, timeout=self.timeout, need=need, after=dict(self._stragglers),
+                     droppable=step.script is ACQUIRE, **({"yes": yes} if yes is not None else {}))  # fmt: skip
+        try:
+            return (yield fan)
+        finally:
+            self._stragglers.update(fan.stragglers)
+            for i in [i for i, call in self._stragglers.items() if call.done()]:
+                del self._stragglers[i]
 
     def _describe(self) -> list[str]:
         if self._given is None:
@@ -352,11 +436,31 @@ def _ok(reply: Any) -> bool:
     return reply is not None and not isinstance(reply, BaseException)
 
 
+def _granted(reply: Any) -> bool:
+    """An acquire's reply that grants ({1, fence, depth})."""
+    return _ok(reply) and int(reply[0]) == 1
+
+
+def _done(reply: Any) -> bool:
+    """A release's or extend's reply that did it (1 or more)."""
+    return _ok(reply) and int(reply) >= 1
+
+
 def _failures(replies: list[Any], where: list[str]) -> dict[str, str]:
-    """``{"master <i> (<server>)": why}`` for each master whose round trip failed."""
-    return {
-        f"master {i} ({where[i]})": f"{type(r).__name__}: {r}" for i, r in enumerate(replies) if isinstance(r, BaseException)
-    }
+    """``{"master <i> (<server>)": why}`` for each master whose round trip failed, or that refuses
+    grants after a restart or a loss of its data (``{2, wait_ms}``, see ``lua/redlock/guard.lua``)."""
+    found = {}
+    for i, r in enumerate(replies):
+        if isinstance(r, NotNeeded):  # decided without it: not a failure
+            continue
+        if isinstance(r, BaseException):
+            found[f"master {i} ({where[i]})"] = f"{type(r).__name__}: {r}"
+        elif _ok(r) and isinstance(r, list) and int(r[0]) == 2:
+            found[f"master {i} ({where[i]})"] = (
+                f"it restarted or lost its data: it refuses quorum grants for {int(r[1]) / 1000:.1f} s more "
+                "(one REDLOCK_MAX_TTL, until every grant it may have forgotten has expired)"
+            )
+    return found
 
 
 # -- the configured masters: one client each per process, one async client each per loop --------
@@ -402,6 +506,30 @@ def amasters() -> list[Any]:
                 del _async_masters[old]
             clients = _async_masters[loop] = [async_client_like(c) for c in sync]
     return clients
+
+
+def trust_masters(clients: Sequence[Any] | None = None, *, prefix: str | None = None) -> list[str]:
+    """Vouch that each master has forgotten no quorum grant, so it grants at once.
+
+    A master refuses quorum grants for one ``REDLOCK_MAX_TTL`` when it is
+    first used, after a restart and after it lost its data (it cannot tell
+    a brand-new server from one that restarted empty). Call this only for
+    masters you know are brand new, or whose every write survived
+    (``appendfsync always``): vouching for a master that forgot a grant
+    lets that lock be granted twice. It holds for the running server
+    process only (a restart is detected again). Returns each master's
+    ``run_id``. Sync clients only (default: the ``REDLOCK`` masters).
+    """
+    boot = KeyBuilder(prefix or default_prefix()).redlock_boot()
+    found = []
+    for client in masters() if clients is None else list(clients):
+        run_id = run(client, _trust_steps(boot))
+        found.append(run_id.decode() if isinstance(run_id, bytes) else str(run_id))
+    return found
+
+
+def _trust_steps(boot: str) -> Steps:
+    return (yield Run(TRUST, [boot], [], "vouch for a quorum lock master"))
 
 
 def reset() -> None:

@@ -23,7 +23,7 @@ from django_redcoord.core.exceptions import (
     LockNotOwned,
     QuorumNotReached,
 )
-from django_redcoord.core.redlock import Redlock
+from django_redcoord.core.redlock import Redlock, trust_masters
 from django_redcoord.core.transport.clients import client_from_url
 
 from ...redis_servers import RedisServer
@@ -33,6 +33,7 @@ from ...redis_servers import RedisServer
 def five():
     servers = [RedisServer().start() for _ in range(5)]
     clients = [client_from_url(s.url, socket_timeout=0.5, connect_timeout=0.5) for s in servers]
+    trust_masters(clients, prefix="t")  # brand-new servers: nothing to forget (else they refuse for REDLOCK_MAX_TTL)
     yield servers, clients
     for c in clients:
         c.close()
@@ -98,17 +99,20 @@ def test_a_paused_minority_costs_one_socket_timeout_not_one_per_master(five):
         servers[2].resume()
 
 
-def test_a_grant_whose_validity_ran_out_is_given_back(five):
+def test_a_grant_whose_validity_ran_out_is_given_back_and_is_not_reported_busy(five):
     servers, clients = five
-    servers[0].pause()  # answers after the 0.5 s socket timeout: longer than the TTL
-    servers[1].pause()
+    for s in servers[:3]:  # no majority without them: they answer after 0.35 s, longer than the TTL
+        s.pause()
+    timer = threading.Timer(0.35, lambda: [s.resume() for s in servers[:3]])
+    timer.start()
     try:
-        lock = make(clients, ttl=0.3)
-        assert not lock.acquire()  # 3 grants, but too late to be trusted
-        assert holders(clients[2:], lock) == 0
+        lock = make(clients, ttl=0.3, timeout=1.0)
+        with pytest.raises(QuorumNotReached, match="too late to be trusted"):
+            lock.acquire()  # 5 grants, but too late to be trusted: not a busy lock
+        assert not lock.held
+        assert holders(clients, lock) == 0
     finally:
-        servers[0].resume()
-        servers[1].resume()
+        timer.join()
 
 
 def test_extend_and_release_after_expiry_raise_lock_lost(five):
@@ -196,6 +200,9 @@ def test_fencing_tokens_grow_while_a_minority_is_restarted_empty(five):
         lock.release()
         for s in (servers[i % 5], servers[(i + 2) % 5]):  # two masters lose everything
             s.restart()
+            # vouched for again (wrongly: what is tested here is the fence, not the restart guard,
+            # which would keep them refusing for REDLOCK_MAX_TTL; see test_restarts.py)
+            trust_masters([clients[servers.index(s)]], prefix="t")
     assert all(b > a for a, b in zip(tokens, tokens[1:], strict=False)), tokens
 
 
@@ -240,7 +247,7 @@ def test_async_acquire_release_and_a_cancelled_attempt_gives_back_its_grants(fiv
 
     async def live(clients, key):
         """Masters holding a live grant of ``key`` (a released name leaves a 2-field tombstone)."""
-        values = [await c.get(key) for c in clients[2:]]
+        values = [await c.get(key) for c in clients[3:]]  # (the first three get paused)
         return sum(1 for v in values if v is not None and v[:1] != b"\x92")
 
     async def main():
@@ -256,20 +263,20 @@ def test_async_acquire_release_and_a_cancelled_attempt_gives_back_its_grants(fiv
             raise AssertionError("a busy lock must not be entered")
         try:
             await a.arelease()
-            # two masters paused: an attempt waits 0.5 s for them after three granted
-            servers[0].pause()
-            servers[1].pause()
+            # three masters paused: after the two others granted, an attempt needs one of them
+            for s in servers[:3]:
+                s.pause()
             waiter = Redlock("res", clients=clients, prefix="t", ttl=10, wait=5)
             task = asyncio.ensure_future(waiter.aacquire())
             await asyncio.sleep(0.2)
-            assert await live(clients, waiter.keys.lock) == 3  # granted, reply awaited from the paused ones
+            assert await live(clients, waiter.keys.lock) == 2  # granted, replies awaited from the paused ones
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
             assert await live(clients, waiter.keys.lock) == 0 and not waiter.held  # given back
         finally:
-            servers[0].resume()
-            servers[1].resume()
+            for s in servers[:3]:
+                s.resume()
             for c in clients:
                 await c.aclose()
 

@@ -167,3 +167,95 @@ def test_with_the_check_the_missed_grant_never_happened(pair):
     token, second = _failover_after_a_missed_grant(pair, replicas=1)
     assert isinstance(token, ReplicasNotSynced)  # refused: only the promoted replica's grant exists
     assert second > 0
+
+
+# -- extends and renewals are confirmed too; a check must fit within the socket timeout ----------
+
+
+def _cut_the_replica_off(pair) -> None:
+    """The replica stops receiving anything from now on (paused, its link cut)."""
+    _, replica, m, _ = pair
+    replica.pause()
+    m.execute_command("CLIENT", "KILL", "TYPE", "replica")
+
+
+def _fail_over(pair) -> None:
+    master, replica, _, r = pair
+    master.kill()
+    replica.resume()
+    r.execute_command("REPLICAOF", "NO", "ONE")
+
+
+def test_an_unconfirmed_extend_raises_and_does_not_count_so_a_failover_finds_the_holder_knowing(pair):
+    _, _, m, r = pair
+    first = make(m, replicas=1, replica_timeout=0.3, ttl=1)
+    assert first.acquire()  # confirmed: the replica has the grant (1 s)
+    _cut_the_replica_off(pair)
+    try:
+        with pytest.raises(ReplicasNotSynced, match=r"the extend reached 0 of the 1 replica\(s\)") as caught:
+            first.extend(30)  # written on the master only
+        assert caught.value.acked == 0 and caught.value.needed == 1
+        assert first.held  # still held on the master, but only as long as it was confirmed
+    finally:
+        _fail_over(pair)
+    second = make(r, wait=5)
+    assert second.acquire()  # the promoted replica never saw the extend: the 1 s grant lapsed there
+    # the first holder must not believe it holds while the second does
+    assert first.lost, "an unconfirmed extend kept the first holder believing it holds"
+
+
+def test_unconfirmed_renewals_do_not_keep_the_hold_and_report_it_lost(pair):
+    _, replica, m, _ = pair
+    lost = threading.Event()
+    first = make(m, replicas=1, replica_timeout=0.2, ttl=1.5, auto_renew=True, on_lost=lambda lock: lost.set())
+    assert first.acquire()
+    _cut_the_replica_off(pair)
+    try:
+        assert lost.wait(8), "the watchdog kept renewing without the replica's confirmation"
+        assert first.lost
+    finally:
+        replica.resume()
+    from django_redcoord.core.exceptions import LockLost
+
+    with pytest.raises(LockLost):
+        first.release()
+
+
+def test_confirmed_renewals_keep_the_hold(pair):
+    _, _, m, _ = pair
+    lost = threading.Event()
+    lock = make(m, replicas=1, replica_timeout=0.5, ttl=0.6, auto_renew=True, on_lost=lambda _: lost.set())
+    assert lock.acquire()
+    time.sleep(1.5)  # several renewals, each confirmed
+    assert not lost.is_set() and not lock.lost
+    lock.extend()
+    lock.release()
+
+
+def test_a_replica_timeout_that_does_not_fit_the_socket_timeout_is_refused_at_construction(pair):
+    _, _, m, _ = pair
+    short = client_from_url(f"redis://127.0.0.1:{m.connection_pool.connection_kwargs['port']}/0", socket_timeout=1.0)
+    try:
+        with pytest.raises(ValueError, match=r"replica_timeout=1 s does not fit within the client's socket_timeout \(1 s\)"):
+            make(short, replicas=1, replica_timeout=1.0)
+        assert make(short, replicas=1).replica_timeout == 0.5  # the default leaves room
+        make(short, replicas=0, replica_timeout=5)  # no check: nothing to fit
+    finally:
+        short.close()
+
+
+def test_a_replica_check_that_outlasts_the_socket_timeout_gives_the_grant_back(pair):
+    _, _, m, _ = pair
+    port = m.connection_pool.connection_kwargs["port"]
+    short = client_from_url(f"redis://127.0.0.1:{port}/0", socket_timeout=0.5)
+    try:
+        _cut_the_replica_off(pair)
+        lock = make(short, replicas=1)
+        lock.replica_timeout = 2.0  # past the construction check: WAIT outlasts the 0.5 s socket timeout
+        with pytest.raises(ReplicasNotSynced, match="the replica check got no answer"):
+            lock.acquire()
+        assert not lock.held
+        assert not make(m).locked(), "the grant whose reply arrived was kept for its TTL"
+    finally:
+        pair[1].resume()
+        short.close()

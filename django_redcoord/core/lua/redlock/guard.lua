@@ -1,0 +1,65 @@
+-- redlock/guard.lua (common/time.lua, common/waiters.lua, locks/common.lua prepended; locks/acquire.lua
+-- follows it): a quorum lock's acquire on one master, which refuses while the master may have forgotten
+-- grants. Redlock's "delayed restart": a master that restarted (with or without its data) or lost its
+-- data otherwise grants nothing for one max TTL, so every grant it may have forgotten has expired on
+-- the other masters before it grants again (else it and the masters that were down at that grant form
+-- a new majority: the lock is granted twice).
+--
+-- KEYS[1..6]  as for locks/acquire.lua (lock, queue, index, waits, windex, wake)
+-- KEYS[7] boot        string, no TTL: "<run_id> <lost_ms>": the server process a quorum lock saw last
+--                     (INFO server run_id) and the server time (ms) from which it may have forgotten
+--                     grants (0: nothing forgotten, see redlock/trust.lua)
+-- ARGV[1..9]  as for locks/acquire.lua
+-- ARGV[10] max_ttl_ms the longest TTL of any quorum lock on these masters (REDLOCK_MAX_TTL), ms
+--
+-- Returns {2, wait_ms} when this master refuses (for wait_ms more), else what locks/acquire.lua
+-- returns. What it finds:
+--   no boot key        first use, or the data is gone. A restart without persistence: from its start
+--                      (uptime), as for another run_id below, so a master that has run for longer than
+--                      max TTL grants at its first use (adding REDLOCK to servers already running costs no
+--                      wait). If the server flushed (FLUSHALL/FLUSHDB in INFO commandstats) or evicted
+--                      keys since its start, the data may have gone at any moment: from now
+--   another run_id     restarted with its data (RDB/AOF): the writes after its last fsync may be gone,
+--                      from its start (uptime, whole seconds: the latest the start can be)
+--   the same run_id    refuse until lost_ms + max_ttl_ms
+-- INFO and TIME are read on every call (a few microseconds): a restart is seen on the first call after it.
+
+local function redlock_guard(boot, max_ttl)
+  local info = redis.call('INFO', 'server')
+  local run_id = string.match(info, 'run_id:(%x+)')
+  local now = server_now_ms()
+  local seen, lost
+  local record = redis.call('GET', boot)
+  if record then
+    seen, lost = string.match(record, '^(%x+) (%d+)$')
+  end
+  -- uptime is whole seconds, rounded down: the start is at most this long ago (the latest it can be,
+  -- so the refusal never ends before one max TTL after the real start)
+  local started = now - (tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or 0) * 1000
+  if not seen then
+    local stats = redis.call('INFO', 'stats') .. redis.call('INFO', 'commandstats')
+    local flushed = string.match(stats, 'cmdstat_flushall:calls=(%d+)') or string.match(stats, 'cmdstat_flushdb:calls=(%d+)')
+    local evicted = tonumber(string.match(stats, 'evicted_keys:(%d+)')) or 0
+    if flushed or evicted > 0 then
+      lost = now
+    else
+      lost = started
+    end
+    redis.call('SET', boot, run_id .. ' ' .. int(lost))
+  elseif seen ~= run_id then
+    lost = started
+    redis.call('SET', boot, run_id .. ' ' .. int(lost))
+  else
+    lost = tonumber(lost)
+  end
+  local wait = lost + max_ttl - now
+  if wait > 0 then
+    return {2, wait}
+  end
+  return nil
+end
+
+local refused = redlock_guard(KEYS[7], tonumber(ARGV[10]))
+if refused then
+  return refused
+end
