@@ -31,13 +31,13 @@ from typing import Any
 from ..exceptions import CoordinationUnavailable, LockError, LockNotAcquired, RedcoordError
 from ..keys import KeyBuilder, validate_name
 from ..observe import observe, observers
-from ..runtime import lock_defaults
+from ..runtime import lock_defaults, runtime
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import execute_pipeline, max_block
 from ..transport.drivers import Steps, arun, run
 from ..values import DEFAULT, check_count, check_seconds, check_ttl, check_wait
 from .identity import fork_generation, task_owner_token, thread_owner_token, watch_forks
-from .steps import HoldSteps, log
+from .steps import HoldSteps, check_replica_timeout, default_replica_timeout, log
 from .watchdog import AsyncRenewer, Renewer
 
 
@@ -62,9 +62,13 @@ class Hold(HoldSteps, UsesClient):
             the hold gone (``auto_renew=True`` only); may be a coroutine
             function for holds taken with ``aacquire()``.
         replicas: confirm each grant on this many replicas of the master
-            (``WAIT``) before using it; fewer within ``replica_timeout``
-            seconds gives the grant back and raises ``ReplicasNotSynced``.
-            0 (the default) does not wait.
+            (``WAIT``) before using it, and each ``extend()`` and renewal;
+            fewer within ``replica_timeout`` seconds (default
+            ``REDCOORD["REPLICA_TIMEOUT"]``, 1 s; it must end within the
+            client's socket timeout, or ``ValueError``) gives a grant back and
+            raises ``ReplicasNotSynced``; an unconfirmed extend or renewal
+            raises it too and does not count (``lost`` turns True when the
+            last confirmed one runs out). 0 (the default) does not wait.
     """
 
     def __init__(
@@ -79,11 +83,17 @@ class Hold(HoldSteps, UsesClient):
         prefix: str | None = None,
         on_lost: Callable[[Any], Any] | None = None,
         replicas: int = 0,
-        replica_timeout: float = 1.0,
+        replica_timeout: float = DEFAULT,
     ) -> None:
         self.name = validate_name(name, f"{self.kind} name")
         self.replicas = check_count(replicas, "replicas", 0, 100)
+        if replica_timeout is DEFAULT:
+            replica_timeout = runtime.config.get("REPLICA_TIMEOUT")
+        if replica_timeout is None:  # 1 s, or what the socket timeout leaves room for
+            replica_timeout = default_replica_timeout(client)
         self.replica_timeout = check_seconds(replica_timeout, "replica_timeout")
+        if self.replicas:
+            check_replica_timeout(self.replica_timeout, client)
         default_ttl, default_wait = lock_defaults() if DEFAULT in (ttl, wait) else (0, 0)
         self.ttl = check_ttl(default_ttl if ttl is DEFAULT else ttl)
         self.wait = default_wait if wait is DEFAULT else check_wait(wait)

@@ -3,8 +3,9 @@ send to Redis and how they read the replies, as steps.
 
 Every primitive that is *held* — a lock, a semaphore permit, a read or a
 write hold of a read-write lock — takes it the same way: one acquire script
-that grants it or queues the caller FIFO, a ``BLPOP`` on the caller's own
-wake list onto which a release pushes the new fencing token, re-checks
+that grants it or queues the caller FIFO, a ``BLPOP`` on a wake list onto
+which a release pushes the new fencing token (a chain of wake lists, so that
+every script names the keys it touches: see :mod:`.chain`), re-checks
 within a lease so a dead waiter's place lapses, and one release script that
 hands the hold to the oldest live waiter. :class:`HoldSteps` is that
 protocol without I/O; each primitive gives it its scripts and keys
@@ -31,7 +32,11 @@ script (a write through the hold, which also checks it is still ours) and
 replicas that acknowledged everything that connection wrote, so also the
 grant written before it (by our acquire, or by the releaser that handed it
 to us: one replication stream). Fewer acknowledgements: the grant is given
-back and ``ReplicasNotSynced`` raised (fail closed).
+back and ``ReplicasNotSynced`` raised (fail closed); a check whose reply
+does not come (it outlasted the socket timeout) gives the grant back too.
+``extend()`` and the watchdog's renewals are confirmed the same way; an
+unconfirmed one raises ``ReplicasNotSynced`` and does not move the hold's
+validity (see :func:`check_replica_timeout` for the limit on the wait).
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ from ..exceptions import (
 )
 from ..observe import observe, observers
 from ..transport.commands import as_text as _text
-from ..transport.drivers import Batch, Blpop, Pause, Run, Steps
+from ..transport.drivers import Batch, Blpop, EndsWaits, Pause, Run, Step, Steps
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
 from .identity import host
@@ -124,6 +129,23 @@ class HoldSteps:
 
     def _wake_key(self, owner: str) -> str:
         return self._wake_prefix + owner
+
+    def _release_keys_for(self, owner: str) -> list[str]:
+        """The release script's KEYS for ``owner`` (a primitive whose release names the owner's keys overrides it)."""
+        return self._release_keys()
+
+    def _wait_keys(self, owner: str, reply: Any) -> list[str]:
+        """What a queued waiter BLPOPs, given its acquire script's reply: its own wake list by default."""
+        return [self._wake_key(owner)]
+
+    def _popped_fence(self, owner: str, popped: Any) -> int | None:
+        """The fencing token a BLPOP brought us (a hand-off), or None: re-check (anything else)."""
+        value = _text(popped[1])
+        return int(value) if value.isdigit() else None
+
+    def _tell_next(self, owner: str) -> Step | None:
+        """A step run after a hand-off popped from a shared list: tell the waiter behind us (or None)."""
+        return None
 
     def _extra_args(self) -> list[Any]:
         """ARGV the primitive adds after the standard ones (acquire, release and extend)."""
@@ -224,7 +246,7 @@ class HoldSteps:
             block = min(remaining, chunk, pttl + 0.002 if pttl else chunk)
             sent = time.monotonic()
             try:
-                popped = yield Blpop([self._wake_key(owner)], block, f"waiting for {self.kind} {self.name!r}")
+                popped = yield Blpop(self._wait_keys(owner, reply), block, f"waiting for {self.kind} {self.name!r}")
             except CoordinationUnavailable as exc:
                 if not exc.sent or self._interrupted or deadline - time.monotonic() <= 0:
                     raise  # (not sent: the pool's waiting connections are all taken, not an outage)
@@ -232,13 +254,19 @@ class HoldSteps:
                 outage = exc
                 continue
             if popped is not None:
-                value = _text(popped[1])
-                if value.isdigit():
-                    return (yield from self._grant_steps(int(value), sent))
+                fence = self._popped_fence(owner, popped)
+                if fence is not None:
+                    tell = self._tell_next(owner)
+                    if tell is not None:
+                        try:
+                            yield tell
+                        except CoordinationUnavailable as exc:  # it finds out at its next re-check
+                            log.warning("%s %s: could not pass the turn on: %s", self.kind, self.name, exc)
+                    return (yield from self._grant_steps(fence, sent))
 
-    def _acquire_call(self, mode: str, lease: float) -> Run:
+    def _acquire_call(self, mode: str, lease: float) -> Step:
         owner = self._owner or ""
-        return Run(
+        call = Run(
             self._acquire_script,
             self._acquire_keys(owner),
             [
@@ -255,6 +283,7 @@ class HoldSteps:
             ],
             self._ops[0],
         )
+        return EndsWaits(call) if mode == "cancel" else call  # giving up a place may use the pool's reserve
 
     def _grant_steps(self, fence: int, sent: float) -> Steps:
         last = self._fence
@@ -281,30 +310,52 @@ class HoldSteps:
 
     def _sync_replicas_steps(self, owner: str) -> Steps:
         """Confirm a new grant on ``replicas`` replicas (see the module docstring), or raise ReplicasNotSynced."""
-        keys, args = self._extend_keys(), [owner, ms(self.ttl), self.name, *self._extra_args()]
-        wait = ("WAIT", self.replicas, ms(self.replica_timeout))
         operation = f"confirm {self.kind} {self.name!r} on {self.replicas} replica(s)"
+        try:
+            extended, acked = yield from self._confirmed_extend_steps(owner, self.ttl, operation)
+        except ReplicasNotSynced:
+            raise
+        except CoordinationUnavailable as exc:
+            # The grant's reply arrived, the check's did not (it outlasted the
+            # socket timeout, or the connection broke): the grant is known and
+            # unconfirmed, so it is given back (by _acquire_flow), not kept as
+            # an unknown outcome that would hold the name for its TTL.
+            raise ReplicasNotSynced(
+                f"{self.kind} {self.name!r}: the replica check got no answer ({exc}), so the grant was given back "
+                "(a failover now could lose it)",
+                acked=0, needed=self.replicas, server=exc.server, operation=operation,
+            ) from exc  # fmt: skip
+        if not extended:
+            raise LockLost(f"{self.kind} {self.name!r} was lost right after it was granted", name=self.name)
+        if acked < self.replicas:
+            raise ReplicasNotSynced(
+                f"{self.kind} {self.name!r}: the grant reached {acked} of the {self.replicas} replica(s) asked "
+                f"for within {self.replica_timeout:g} s, so it was given back (a failover now could lose it)",
+                acked=acked, needed=self.replicas, operation=operation,
+            )  # fmt: skip
+
+    def _confirmed_extend_steps(self, owner: str, ttl: float, operation: str) -> Steps:
+        """The extend script and ``WAIT replicas replica_timeout`` in one batch on one connection.
+
+        Returns (1 extended or 0 not ours, replicas that acknowledged).
+        """
+        keys, args = self._extend_keys(), [owner, ms(ttl), self.name, *self._extra_args()]
+        wait = ("WAIT", self.replicas, ms(self.replica_timeout))
         script = self._extend_script
         replies = yield Batch(("EVALSHA", script.sha, len(keys), *keys, *args), wait, operation=operation, raise_errors=False, key=keys[0])
         if isinstance(replies[0], redis.exceptions.NoScriptError):  # first use on this server: load it
             replies = yield Batch(
                 ("EVAL", script.source, len(keys), *keys, *args), wait, operation=operation, raise_errors=False, key=keys[0]
             )
-        extended, acked = replies
         for reply in replies:
             if isinstance(reply, Exception):
                 raise reply
-        if not int(extended):
-            raise LockLost(f"{self.kind} {self.name!r} was lost right after it was granted", name=self.name)
-        if int(acked) < self.replicas:
-            raise ReplicasNotSynced(
-                f"{self.kind} {self.name!r}: the grant reached {int(acked)} of the {self.replicas} replica(s) asked "
-                f"for within {self.replica_timeout:g} s, so it was given back (a failover now could lose it)",
-                acked=int(acked), needed=self.replicas, operation=operation,
-            )  # fmt: skip
+        extended, acked = replies
+        return int(extended), int(acked)
 
-    def _release_call(self, owner: str) -> Run:
-        return Run(self._release_script, self._release_keys(), [owner, self.name, *self._extra_args()], self._ops[1])
+    def _release_call(self, owner: str) -> Step:
+        # a release hands the hold to the next waiter: it may use the pool's reserve (never the waiters')
+        return EndsWaits(Run(self._release_script, self._release_keys_for(owner), [owner, self.name, *self._extra_args()], self._ops[1]))
 
     def _give_back_steps(self) -> Steps:
         """An acquire was interrupted or failed: leave nothing held or queued (best effort)."""
@@ -332,6 +383,13 @@ class HoldSteps:
             renewer.stop()  # first: a release that fails must not leave the lock renewed
         try:
             result = yield self._release_call(owner)
+        except CoordinationUnavailable as exc:
+            if not exc.sent:  # refused whole, nothing ran (a Cluster slot in migration): still ours, try again
+                raise
+            self._depth -= 1
+            if not self._depth:
+                self._end_hold()
+            raise
         except BaseException:
             self._depth -= 1
             if not self._depth:
@@ -376,12 +434,74 @@ class HoldSteps:
 
     def _extend_steps(self, owner: str, ttl: float) -> Steps:
         sent = time.monotonic()
-        ok = yield Run(
-            self._extend_script,
-            self._extend_keys(),
-            [owner, ms(ttl), self.name, *self._extra_args()],
-            f"extend {self.kind} {self.name!r}",
-        )
+        if self.replicas:
+            # Confirmed like a grant: an extend the replicas never saw is lost in
+            # a failover while the holder believes it holds. Unconfirmed, it does
+            # not count: the hold stays valid only until the last confirmed grant
+            # or renewal runs out (then ``lost`` is True; the watchdog retries and
+            # reports it lost as for any failed renewal).
+            operation = f"extend {self.kind} {self.name!r} (confirmed on {self.replicas} replica(s))"
+            extended, acked = yield from self._confirmed_extend_steps(owner, ttl, operation)
+            if extended and acked < self.replicas:
+                raise ReplicasNotSynced(
+                    f"{self.kind} {self.name!r}: the extend reached {acked} of the {self.replicas} replica(s) asked for "
+                    f"within {self.replica_timeout:g} s, so it does not count: the hold is certain only until its last "
+                    "confirmed grant or renewal runs out",
+                    acked=acked, needed=self.replicas, operation=operation,
+                )  # fmt: skip
+            ok = extended
+        else:
+            ok = yield Run(
+                self._extend_script,
+                self._extend_keys(),
+                [owner, ms(ttl), self.name, *self._extra_args()],
+                f"extend {self.kind} {self.name!r}",
+            )
         if ok and self._owner == owner:
             self._valid_until = sent + ttl
         return bool(ok)
+
+
+def replica_check_limit(socket_timeout: float | None) -> float | None:
+    """Longest ``replica_timeout`` a client with this socket timeout can wait (None: no limit).
+
+    The replica check's ``WAIT`` blocks on the server: its reply must come
+    before the client's socket timeout, with room for the round trip, or it
+    reads as an outage (the margin is the one blocking waits keep).
+    """
+    if not socket_timeout:
+        return None
+    return socket_timeout - min(0.5, socket_timeout / 2)
+
+
+#: The replica check's wait when neither ``replica_timeout`` nor REPLICA_TIMEOUT says (seconds).
+REPLICA_TIMEOUT = 1.0
+
+
+def _socket_timeout(client: Any) -> tuple[float | None, str]:
+    """(socket timeout, where it comes from) of ``client``, or of the configured client when None."""
+    from ..runtime import runtime
+
+    if client is None:
+        return runtime.config["SOCKET_TIMEOUT"], "REDCOORD['SOCKET_TIMEOUT']"
+    holder = getattr(client, "connection_pool", None) or getattr(client, "nodes_manager", None)
+    return (getattr(holder, "connection_kwargs", None) or {}).get("socket_timeout"), "the client's socket_timeout"
+
+
+def default_replica_timeout(client: Any) -> float:
+    """1 s, or less when ``client``'s socket timeout leaves less room (see :func:`replica_check_limit`)."""
+    limit = replica_check_limit(_socket_timeout(client)[0])
+    return REPLICA_TIMEOUT if limit is None else min(REPLICA_TIMEOUT, limit)
+
+
+def check_replica_timeout(replica_timeout: float, client: Any) -> None:
+    """ValueError unless ``replica_timeout`` fits within ``client``'s socket timeout
+    (the configured ``SOCKET_TIMEOUT`` when ``client`` is None)."""
+    socket_timeout, where = _socket_timeout(client)
+    limit = replica_check_limit(socket_timeout)
+    if limit is not None and replica_timeout > limit:
+        raise ValueError(
+            f"replica_timeout={replica_timeout:g} s does not fit within {where} ({socket_timeout:g} s): the replica "
+            f"check (WAIT) must answer before the socket times out, so it may wait at most {limit:g} s; "
+            "lower replica_timeout (REDCOORD['REPLICA_TIMEOUT']) or raise the socket timeout"
+        )

@@ -6,15 +6,17 @@ How it works (every operation is one round trip, one Lua script):
   queued, it writes one string, ``{token, fence, expiry, holder...}`` in
   MessagePack, with a ``PX`` TTL, and the name into its live-lock index
   bucket. Otherwise the caller appends its entry to a FIFO queue list in the
-  same script and blocks with ``BLPOP`` on its own wake list. A live lock is
-  one key and one small index entry; a contended acquisition runs 15 Redis
-  commands in all (4 to queue, the BLPOP, 10 in the release that hands over,
-  two of which add the wait to the name's per-minute wait list).
+  same script and blocks with ``BLPOP`` on the wake list of whoever is just
+  ahead of it (the holder, or the waiter queued before it; the script's reply
+  names it). A live lock is one key and one small index entry.
 * ``release`` runs ``locks/release.lua``: if the token matches it hands the
   lock straight to the oldest live waiter (new token, new fence) and pushes
-  the fence onto that waiter's wake list; the waiter returns from ``BLPOP``
-  already owning the lock. No polling, no thundering herd, no barging: a
-  process that releases and re-acquires at once queues behind the others.
+  the fence onto the releaser's own wake list, where that waiter blocks; the
+  waiter returns from ``BLPOP`` already owning the lock. Every key a script
+  touches is in its KEYS (a Cluster node migrating the slot never aborts one
+  half-way). No polling, no thundering herd, no barging: a process that
+  releases and re-acquires at once queues behind the others. A waiter that
+  gives up tells the one behind it (``moved``) to re-check.
 * A holder that crashed never releases. Its lock expires after its TTL and
   the waiters' ``BLPOP`` timeouts are bounded by that TTL, so the oldest
   live waiter takes it over right after expiry (the first re-check hands it
@@ -105,6 +107,26 @@ class Lock(Hold):
         self._release_base = [k.lock, k.queue, k.index, k.waits, k.wait_index]
         self._extend_base = [k.lock, k.index]
         self._wake_prefix = k.wake_prefix
+
+    # A queued waiter blocks on the wake list of whoever is just ahead of it
+    # (the holder, or the waiter queued before it: the acquire script's reply
+    # names it), so a release pushes the hand-off onto its own wake list, a
+    # key it declares (see lua/locks/common.lua). Interruptions go to a list
+    # of the waiter's own, which it blocks on too.
+
+    def _release_keys_for(self, owner: str) -> list[str]:
+        return [*self._release_base, self._wake_prefix + owner]
+
+    def _wake_key(self, owner: str) -> str:
+        return self.keys.interrupt(owner)
+
+    def _wait_keys(self, owner: str, reply: Any) -> list[str]:
+        ahead = _text(reply[2]) if len(reply) > 2 else owner
+        return [self._wake_prefix + ahead, self.keys.interrupt(owner)]
+
+    def _popped_fence(self, owner: str, popped: Any) -> int | None:
+        fence, _, token = _text(popped[1]).partition(" ")
+        return int(fence) if token == owner and fence.isdigit() else None  # 'moved', an interruption, another's grant
 
 
 

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import LockError, LockLost, LockNotOwned
+from ..holds.chain import FirstInLine
 from ..holds.hold import Hold
 from ..holds.watchdog import AsyncRenewer, Renewer
 from ..keys import KeyBuilder, RWLockKeys, validate_name
@@ -56,7 +57,7 @@ DOWNGRADE = Script("rwlocks/downgrade", includes=_COMMON)
 INSPECT = Script("rwlocks/inspect", includes=_COMMON)
 
 
-class _RWHold(Hold):
+class _RWHold(FirstInLine, Hold):
     """A read or a write hold of a :class:`ReadWriteLock` (made by ``read()`` / ``write()``)."""
 
     _acquire_script = ACQUIRE
@@ -71,7 +72,7 @@ class _RWHold(Hold):
 
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.rwlock(self.name)
-        self._release_base = [k.state, k.readers, k.queue, k.index]
+        self._release_base = [k.state, k.readers, k.queue, k.index, k.first()]
         self._extend_base = [k.state, k.readers, k.index]
         self._wake_prefix = k.wake_prefix
 
@@ -195,7 +196,7 @@ class ReadWriteLock:
         prefix: str | None = None,
         on_lost: Callable[[Hold], Any] | None = None,
         replicas: int = 0,
-        replica_timeout: float = 1.0,
+        replica_timeout: float = DEFAULT,
     ) -> None:
         self.name = validate_name(name, "read-write lock name")
         self.keys_prefix = prefix or default_prefix()

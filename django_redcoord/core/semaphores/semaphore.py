@@ -1,8 +1,9 @@
 """Counting semaphores on Redis: at most ``permits`` holders at once, FIFO, leased, fenced.
 
 ``Semaphore("exports", permits=5)`` lets five holders in at a time; the
-sixth waits (no polling: it blocks on its own wake list, and the release
-that frees a permit hands it over directly, oldest waiter first). Every
+sixth waits (no polling: it blocks on a wake list, and the release that
+frees a permit hands it over directly, oldest waiter first; see
+:mod:`..holds.chain`). Every
 permit is a lease: a holder that is killed or paused past its TTL loses its
 permit, and the waiter at the head of the queue takes it as soon as the
 lease runs out (its wait is bounded by the earliest lease). With
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..holds.chain import FirstInLine
 from ..holds.hold import Hold
 from ..keys import KeyBuilder, SemaphoreKeys
 from ..transport.commands import as_text
@@ -47,7 +49,7 @@ def check_permits(permits: object, *, allow_zero: bool = False) -> int:
     return check_count(permits, "permits", 0 if allow_zero else 1, MAX_PERMITS)
 
 
-class Semaphore(Hold):
+class Semaphore(FirstInLine, Hold):
     """At most ``permits`` holders of ``name`` at once; one object holds one permit.
 
     Args:
@@ -90,7 +92,7 @@ class Semaphore(Hold):
         prefix: str | None = None,
         on_lost: Callable[[Semaphore], Any] | None = None,
         replicas: int = 0,
-        replica_timeout: float = 1.0,
+        replica_timeout: float = DEFAULT,
     ) -> None:
         self.permits = check_permits(permits)
         super().__init__(name, ttl, wait, auto_renew=auto_renew, client=client, prefix=prefix, on_lost=on_lost,
@@ -98,7 +100,7 @@ class Semaphore(Hold):
 
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.semaphore(self.name)
-        self._release_base = [k.state, k.holders, k.queue, k.index]
+        self._release_base = [k.state, k.holders, k.queue, k.index, k.first()]
         self._extend_base = [k.state, k.holders, k.index]
         self._wake_prefix = k.wake_prefix
 

@@ -88,7 +88,11 @@ def test_cancelling_at_every_await_point_gives_back_everything(redis_url, monkey
             k = waiter.keys
             assert await holder.aholder() is None
             assert await client.llen(k.queue) == 0
-            assert not [w async for w in client.scan_iter(k.wake_prefix + "*")]
+            # A wake list left behind is a hint in the chain of wake lists (a hand-off found by a
+            # re-check, a 'moved' nobody popped): it expires on its own within a queue lease.
+            left = [w async for w in client.scan_iter(k.wake_prefix + "*")]
+            for w in left:
+                assert 0 < await client.pttl(w) <= 15_000, left
             return bool(target.get("hit"))
         finally:
             monkeypatch.undo()

@@ -92,6 +92,49 @@ local function leave_queue(queue, token, wake)
   redis.call('DEL', wake)
 end
 
+-- A chain of wake lists (semaphores): the waiter first in line blocks on the
+-- primitive's `first` list, onto which every hand-off pushes "<fence> <token>"
+-- (a declared key); every other waiter blocks on the wake list of the live
+-- waiter just ahead of it, which pushes 'moved' there when it leaves the line
+-- (see tell_next), so the next one takes its turn.
+
+-- The owner token of the live waiter just ahead of `token` in the queue, or ''
+-- when `token` is first. `last`: our place was just made at the back.
+local function waiter_ahead(queue, token, clock, last)
+  if last then
+    local raw = redis.call('LINDEX', queue, -2)
+    if not raw then return '' end
+    local e = live_entry(raw, clock)
+    if e and e[1] ~= token then return e[1] end
+  end
+  local ahead = ''
+  for _, raw in ipairs(redis.call('LRANGE', queue, 0, -1)) do
+    local e = live_entry(raw, clock)
+    if e then
+      if e[1] == token then return ahead end
+      ahead = e[1]
+    end
+  end
+  return ''
+end
+
+-- We leave the line (granted, or giving up): tell the waiter behind us, which
+-- blocks on our wake list, to re-check (`word`: 'moved'; holds/chain.py sends
+-- the same after popping its own hand-off from `first`). Always pushed: the one
+-- behind may have left the queue too (granted in the same batch: readers, a
+-- resize) and still block.
+local function tell_next(wake, word)
+  redis.call('DEL', wake)
+  redis.call('LPUSH', wake, word)
+  redis.call('PEXPIRE', wake, QUEUE_KEEP_MS)
+end
+
+-- Hand-off for the waiter first in line: "<fence> <token>" onto `first`.
+local function push_first(first, token, fence)
+  redis.call('RPUSH', first, int(fence) .. ' ' .. token)
+  redis.call('PEXPIRE', first, QUEUE_KEEP_MS)
+end
+
 -- Wake a waiter that was granted: push its fencing token onto its wake list.
 local function wake_waiter(e, fence)
   redis.call('LPUSH', e[4], int(fence))

@@ -6,7 +6,8 @@
 -- KEYS[3] index    hash (the name's live-lock index bucket): name -> expiry bound
 -- KEYS[4] waits    list: the name's waits per minute (see locks/common.lua)
 -- KEYS[5] windex   hash (the name's wait-index bucket): name -> last minute with a wait
--- KEYS[6] wake     list this caller blocks on while queued
+-- KEYS[6] wake     list: the caller's own wake list (the waiter queued behind
+--                  it blocks on it; see locks/common.lua)
 -- ARGV[1] token    the caller's owner token
 -- ARGV[2] ttl_ms   lock time-to-live, milliseconds
 -- ARGV[3] mode     'try'    take it if free and nobody is queued; never queue
@@ -20,9 +21,12 @@
 -- ARGV[6] reentrant '1' if the same token nests (depth + 1), else '0'
 -- ARGV[7] host, ARGV[8] pid, ARGV[9] thread: holder metadata for the admin page
 --
--- Returns {1, fence, depth} when the caller holds the lock,
---         {0, pttl_ms}      when not (pttl_ms: time left on the current
---                           holder's grant).
+-- Returns {1, fence, depth}      when the caller holds the lock,
+--         {0, pttl_ms}            when not (mode 'try' or 'cancel'; pttl_ms:
+--                                 time left on the current holder's grant),
+--         {0, pttl_ms, ahead}     when queued (modes 'queue' and 'wait'): block
+--                                 on the wake list of owner token `ahead` (the
+--                                 holder, or the live waiter just ahead).
 
 local lock, queue, index, waits, windex, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
@@ -54,7 +58,7 @@ end
 if not rec[1] then
   -- Free. Waiters queued before us go first: a lock that expired under its
   -- holder (crash) is handed to the oldest live waiter right here.
-  local new = hand_off(lock, queue, index, waits, windex, name, rec, clock, token)
+  local new = hand_off(lock, queue, index, waits, windex, name, rec, clock, token, nil)
   if new then
     if new[1] == token then
       -- We were the oldest live waiter: ours, no wake-up needed.
@@ -79,7 +83,7 @@ end
 local pttl = redis.call('PTTL', lock)
 if pttl < 0 then pttl = 0 end
 if mode == 'cancel' then
-  leave_queue(queue, token, wake)
+  leave_lock_queue(queue, token, wake)
 elseif mode ~= 'try' then
   -- Server time without TIME: the holder's grant runs out at rec[3], in pttl.
   local now_ms = tonumber(rec[3]) - pttl
@@ -93,5 +97,6 @@ elseif mode ~= 'try' then
     rec[8] = now_ms + 2 * QUEUE_KEEP_MS
     redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
   end
+  return {0, pttl, ahead_of(queue, token, rec[1], clock, length ~= nil)}
 end
 return {0, pttl}

@@ -100,16 +100,30 @@ local function write_grant(lock, index, name, rec, token, ttl, now_us, host, pid
   return new
 end
 
--- Hand the lock to the oldest live waiter and wake it with its fencing token
--- (unless it is `caller`, who gets the reply instead); its wait goes to the
--- name's wait list (`waits`, `windex`: see record_wait). Returns the new
--- record, or nil when no live waiter is queued.
-local function hand_off(lock, queue, index, waits, windex, name, rec, clock, caller)
+-- Waking a queued waiter touches only declared keys: a waiter blocks on the
+-- wake list of whoever is just ahead of it (the holder, or the live waiter
+-- queued before it; see ahead_of), so the release that hands it the lock
+-- pushes onto the releaser's OWN wake list, which the releaser names in its
+-- KEYS. A waiter that leaves the queue pushes 'moved' onto its own wake list
+-- for the one behind it (see leave_lock_queue). When a waiter ahead dies, the
+-- one behind it finds out at its next re-check (within its wait chunk).
+
+-- Hand the lock to the oldest live waiter and wake it with "<fence> <token>"
+-- pushed onto `wake` (the releasing holder's own wake list, on which the head
+-- blocks), unless the waiter is `caller` (it gets the reply instead) or
+-- `wake` is nil (no releaser to name: the head re-checks when the expired
+-- grant's TTL runs out, or within its wait chunk). Its wait goes to the name's
+-- wait list (`waits`, `windex`: see record_wait). Returns the new record, or
+-- nil when no live waiter is queued.
+local function hand_off(lock, queue, index, waits, windex, name, rec, clock, caller, wake)
   local e = pop_live_waiter(queue, clock)
   if not e then return nil end
   local now_us = clock()
   local new = write_grant(lock, index, name, rec, e[1], tonumber(e[3]), now_us, e[5], e[6], e[7])
-  if e[1] ~= caller then wake_waiter(e, new[2]) end
+  if wake and e[1] ~= caller then
+    redis.call('LPUSH', wake, int(new[2]) .. ' ' .. e[1])
+    redis.call('PEXPIRE', wake, tonumber(e[3]))
+  end
   local queued_ms = tonumber(e[9])
   if queued_ms then
     local now_ms = math.floor(now_us / 1000)
@@ -118,12 +132,48 @@ local function hand_off(lock, queue, index, waits, windex, name, rec, clock, cal
   return new
 end
 
+-- The owner token on whose wake list `token`, queued, blocks: the live waiter
+-- just ahead of it, else `holder`. `last`: our place was just made at the
+-- back, so the entry before it is read alone (when live); else a scan.
+local function ahead_of(queue, token, holder, clock, last)
+  if last then
+    local raw = redis.call('LINDEX', queue, -2)
+    local e = raw and live_entry(raw, clock)
+    if not raw then return holder end
+    if e and e[1] ~= token then return e[1] end
+  end
+  local ahead = holder
+  for _, raw in ipairs(redis.call('LRANGE', queue, 0, -1)) do
+    local e = live_entry(raw, clock)
+    if e then
+      if e[1] == token then return ahead end
+      ahead = e[1]
+    end
+  end
+  return holder
+end
+
+-- Give up our place (mode 'cancel'). The waiter queued just behind us blocks
+-- on our wake list (`wake`): 'moved' makes it re-check and block on the list
+-- of whoever is ahead of it now.
+local function leave_lock_queue(queue, token, wake)
+  local at, raw = find_waiter(queue, token)
+  redis.call('DEL', wake)
+  if at then
+    redis.call('LREM', queue, 1, raw)
+    if at < redis.call('LLEN', queue) then
+      redis.call('LPUSH', wake, 'moved')
+      redis.call('PEXPIRE', wake, QUEUE_KEEP_MS)
+    end
+  end
+end
+
 -- End the grant in `rec`: hand the lock to the oldest live waiter, else leave
 -- a tombstone with the last fence and drop the index entry. Returns 2 when
 -- handed off, 1 when freed (the index entry stays while the lock passes from
 -- hand to hand).
-local function release_grant(lock, queue, index, waits, windex, name, rec)
-  if hand_off(lock, queue, index, waits, windex, name, rec, lazy_clock_us(), nil) then
+local function release_grant(lock, queue, index, waits, windex, name, rec, wake)
+  if hand_off(lock, queue, index, waits, windex, name, rec, lazy_clock_us(), nil, wake) then
     return 2
   end
   redis.call('SET', lock, cmsgpack.pack({false, rec[2]}), 'PX', FENCE_KEEP_MS)

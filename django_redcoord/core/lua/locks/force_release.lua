@@ -3,7 +3,9 @@
 --
 -- Only the grant the operator saw is released: if the lock changed hands
 -- since (another fencing token), nothing happens. Like a release, the lock
--- goes to the oldest live waiter if any; the former holder's next release or
+-- goes to the oldest live waiter if any (which blocks on the holder's wake
+-- list, a key the operator cannot name: it finds the grant at its next
+-- re-check, within its wait chunk); the former holder's next release or
 -- extend raises LockLost.
 --
 -- KEYS[1] lock     string: the lock record (see locks/common.lua)

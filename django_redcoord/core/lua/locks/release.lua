@@ -6,6 +6,9 @@
 -- KEYS[3] index    hash (the name's live-lock index bucket): name -> expiry bound
 -- KEYS[4] waits    list: the name's waits per minute (see locks/common.lua)
 -- KEYS[5] windex   hash (the name's wait-index bucket): name -> last minute with a wait
+-- KEYS[6] wake     list: the caller's own wake list, on which the oldest waiter
+--                  blocks; a hand-off pushes "<fence> <token>" onto it (see
+--                  locks/common.lua). Optional (a Redlock master has no waiters).
 -- ARGV[1] token    the caller's owner token
 -- ARGV[2] name     the lock's name (field of the index bucket)
 --
@@ -14,7 +17,7 @@
 --         2 released and handed to the oldest live waiter (woken),
 --         3 still held: a reentrant hold was unwound by one level.
 
-local lock, queue, index, waits, windex = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local lock, queue, index, waits, windex, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, name = ARGV[1], ARGV[2]
 
 local rec = read_lock(lock)
@@ -27,4 +30,4 @@ if depth > 1 then
   redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
   return 3
 end
-return release_grant(lock, queue, index, waits, windex, name, rec)
+return release_grant(lock, queue, index, waits, windex, name, rec, wake)

@@ -5,15 +5,19 @@
 -- KEYS[2] readers  zset: reader token -> lease expiry (ms)
 -- KEYS[3] queue    list: waiter entries, oldest first
 -- KEYS[4] index    hash (shared): name -> bound (s)
--- KEYS[5] wake     list this caller blocks on while queued
+-- KEYS[5] wake     list: the caller's own wake list (the waiter queued behind it
+--                  blocks on it: see common/waiters.lua)
+-- KEYS[6] first    list: hand-offs for the waiter first in line
 -- ARGV[1] token, ARGV[2] ttl_ms, ARGV[3] mode ('try' | 'queue' | 'wait' | 'cancel',
 --         as for locks), ARGV[4] lease_ms, ARGV[5] name, ARGV[6] reentrant (unused),
 --         ARGV[7] host, ARGV[8] pid, ARGV[9] thread
 -- ARGV[10] kind    'r' a read hold, 'w' a write hold
 --
--- Returns {1, fence, 1} when the caller holds, {0, retry_ms} when not.
+-- Returns {1, fence, 1} when the caller holds, {0, retry_ms} when not, and
+-- {0, retry_ms, ahead} when queued ('queue', 'wait'): block on `first` if ahead
+-- is '', else on the wake list of token `ahead`.
 
-local state, readers, queue, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local state, readers, queue, index, wake, first = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local host, pid, thread, kind = ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9], ARGV[10]
 local queued_before = mode == 'wait' or mode == 'cancel'
@@ -26,25 +30,31 @@ prune(state, readers, meta, now_ms)
 local ours = held_by(state, kind, token)
 if ours then
   -- Ours already: handed to us while we were not blocked, or a retry (idempotent).
-  if queued_before then redis.call('DEL', wake) end
+  if queued_before then tell_next(wake, 'moved') end
   return {1, ours[2], 1}
 end
 if mode == 'cancel' then
-  leave_queue(queue, token, wake)
+  local at, raw = find_waiter(queue, token)
+  if at then redis.call('LREM', queue, 1, raw) end
+  tell_next(wake, 'moved')
   return {0, next_expiry(readers, meta, now_ms)}
 end
 
 -- Waiters before us first: whatever the state allows now (a lease ran out).
-local _, mine = admit(state, readers, queue, index, name, meta, clock, token)
+local _, mine = admit(state, readers, queue, index, name, meta, clock, token, first)
 if mine then
-  redis.call('DEL', wake)
+  tell_next(wake, 'moved')
   return {1, mine, 1}
 end
 if not peek_live_waiter(queue, clock) and not meta.writer
     and (kind == 'r' or live_readers(readers, now_ms) == 0) then
   -- Nobody live waits before us and the state allows it.
   local fence = grant(state, readers, index, name, meta, kind, token, ttl, clock(), host, pid, thread)
-  if queued_before then leave_queue(queue, token, wake) end
+  if queued_before then
+    local at, raw = find_waiter(queue, token)
+    if at then redis.call('LREM', queue, 1, raw) end
+    tell_next(wake, 'moved')
+  end
   return {1, fence, 1}
 end
 
@@ -58,5 +68,6 @@ if mode ~= 'try' then
       redis.call('PEXPIRE', state, 2 * QUEUE_KEEP_MS)
     end
   end
+  return {0, next_expiry(readers, meta, now_ms), waiter_ahead(queue, token, clock, length ~= nil)}
 end
 return {0, next_expiry(readers, meta, now_ms)}

@@ -77,8 +77,9 @@ end
 
 -- Admit the waiters at the head of the queue while the state allows: one
 -- writer when nobody holds, or every reader up to the next writer while no
--- writer holds. The caller, if admitted, is not woken: its fence is returned.
-local function admit(state, readers, queue, index, name, meta, clock, caller)
+-- writer holds; each hand-off is pushed onto `first` (common/waiters.lua).
+-- The caller, if admitted, is not woken: its fence is returned.
+local function admit(state, readers, queue, index, name, meta, clock, caller, first)
   local handed, mine = 0, nil
   while true do
     local head = peek_live_waiter(queue, clock)
@@ -87,7 +88,7 @@ local function admit(state, readers, queue, index, name, meta, clock, caller)
     if kind == 'w' and live_readers(readers, math.floor(clock() / 1000)) > 0 then break end
     redis.call('LPOP', queue)
     local f = grant(state, readers, index, name, meta, kind, head[1], tonumber(head[3]), clock(), head[5], head[6], head[7])
-    if head[1] == caller then mine = f else wake_waiter(head, f) end
+    if head[1] == caller then mine = f else push_first(first, head[1], f) end
     handed = handed + 1
     if kind == 'w' then break end
   end

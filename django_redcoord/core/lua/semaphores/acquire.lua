@@ -5,7 +5,9 @@
 -- KEYS[2] holders  zset: holder token -> lease expiry (ms)
 -- KEYS[3] queue    list: waiter entries, oldest first (common/waiters.lua)
 -- KEYS[4] index    hash (shared): semaphore name -> bound (s)
--- KEYS[5] wake     list this caller blocks on while queued
+-- KEYS[5] wake     list: the caller's own wake list (the waiter queued behind it
+--                  blocks on it: see common/waiters.lua)
+-- KEYS[6] first    list: hand-offs for the waiter first in line
 -- ARGV[1] token    the caller's owner token
 -- ARGV[2] ttl_ms   lease of the permit, milliseconds
 -- ARGV[3] mode     'try' take a permit if one is free and nobody live waits
@@ -19,10 +21,12 @@
 -- ARGV[7] host, ARGV[8] pid, ARGV[9] thread: holder metadata for the admin
 -- ARGV[10] permits the caller's limit (a limit set by resize() wins)
 --
--- Returns {1, fence, 1} when the caller holds a permit,
---         {0, retry_ms} when not (retry_ms: until the earliest lease runs out).
+-- Returns {1, fence, 1}         when the caller holds a permit,
+--         {0, retry_ms}         when not (retry_ms: until the earliest lease runs out),
+--         {0, retry_ms, ahead}  when queued ('queue', 'wait'): block on `first` if
+--                               ahead is '', else on the wake list of token `ahead`.
 
-local state, holders, queue, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local state, holders, queue, index, wake, first = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local host, pid, thread = ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9]
 local queued_before = mode == 'wait' or mode == 'cancel'
@@ -36,12 +40,14 @@ if ours then
   -- Ours already: handed to us while we were not blocked, or a retry of an
   -- acquire whose reply was lost (idempotent).
   local ok, rec = pcall(cmsgpack.unpack, ours)
-  if queued_before then redis.call('DEL', wake) end
+  if queued_before then tell_next(wake, 'moved') end
   return {1, ok and rec[1] or 0, 1}
 end
 
 if mode == 'cancel' then
-  leave_queue(queue, token, wake)
+  local at, raw = find_waiter(queue, token)
+  if at then redis.call('LREM', queue, 1, raw) end
+  tell_next(wake, 'moved')
   return {0, next_expiry(holders, now_ms)}
 end
 
@@ -52,15 +58,19 @@ if meta.cp ~= tonumber(ARGV[10]) then
   if redis.call('PTTL', state) == -1 then redis.call('PEXPIRE', state, SEM_KEEP_MS) end
 end
 -- Free permits go to the waiters queued before us first (no barging).
-local handed, mine, held = fill(state, holders, queue, index, name, meta, limit, clock, token)
+local handed, mine, held = fill(state, holders, queue, index, name, meta, limit, clock, token, first)
 if mine then
-  redis.call('DEL', wake)
+  tell_next(wake, 'moved')
   return {1, mine, 1}
 end
 if held < limit then
   -- A permit is free and nobody live waits ahead of us.
   local fence = grant(state, holders, index, name, meta, token, ttl, clock(), host, pid, thread)
-  if queued_before then leave_queue(queue, token, wake) end
+  if queued_before then
+    local at, raw = find_waiter(queue, token)
+    if at then redis.call('LREM', queue, 1, raw) end
+    tell_next(wake, 'moved')
+  end
   return {1, fence, 1}
 end
 
@@ -76,5 +86,6 @@ if mode ~= 'try' then
       redis.call('PEXPIRE', state, 2 * QUEUE_KEEP_MS)
     end
   end
+  return {0, next_expiry(holders, now_ms), waiter_ahead(queue, token, clock, length ~= nil)}
 end
 return {0, next_expiry(holders, now_ms)}

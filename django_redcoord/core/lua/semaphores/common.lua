@@ -70,17 +70,18 @@ local function live_holders(holders, now_ms)
   return redis.call('ZCOUNT', holders, now_ms, '+inf')
 end
 
--- Hand free permits to the oldest live waiters (waking each with its fence)
--- until the limit is reached or nobody live waits. The caller, if popped, is
--- not woken: its fence is returned instead. Returns handed, caller's fence.
-local function fill(state, holders, queue, index, name, meta, limit, clock, caller)
+-- Hand free permits to the oldest live waiters (each hand-off pushed onto
+-- `first`, see common/waiters.lua) until the limit is reached or nobody live
+-- waits. The caller, if popped, is not woken: its fence is returned instead.
+-- Returns handed, caller's fence.
+local function fill(state, holders, queue, index, name, meta, limit, clock, caller, first)
   local held = live_holders(holders, math.floor(clock() / 1000))
   local handed, mine = 0, nil
   while held < limit do
     local e = pop_live_waiter(queue, clock)
     if not e then break end
     local f = grant(state, holders, index, name, meta, e[1], tonumber(e[3]), clock(), e[5], e[6], e[7])
-    if e[1] == caller then mine = f else wake_waiter(e, f) end
+    if e[1] == caller then mine = f else push_first(first, e[1], f) end
     held, handed = held + 1, handed + 1
   end
   return handed, mine, held

@@ -1,7 +1,7 @@
 -- semaphores/resize.lua (common/time, common/waiters, semaphores/common
 -- prepended): change the limit while permits are held.
 --
--- KEYS[1] state, KEYS[2] holders, KEYS[3] queue, KEYS[4] index (see acquire.lua)
+-- KEYS[1] state, KEYS[2] holders, KEYS[3] queue, KEYS[4] index, KEYS[5] first (see acquire.lua)
 -- ARGV[1] permits  the new limit (0 or more); it applies to every caller until
 --                  the semaphore has been unused for SEM_KEEP_MS
 -- ARGV[2] name     the semaphore's name
@@ -10,7 +10,7 @@
 -- a higher limit hands the new permits to waiters at once.
 -- Returns {held, handed}.
 
-local state, holders, queue, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local state, holders, queue, index, first = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local permits, name = tonumber(ARGV[1]), ARGV[2]
 
 local clock = lazy_clock_us()
@@ -21,5 +21,5 @@ if redis.call('PTTL', state) < SEM_KEEP_MS then
   redis.call('PEXPIRE', state, SEM_KEEP_MS)
 end
 local meta = read_meta(state)
-local handed, _, held = fill(state, holders, queue, index, name, meta, permits, clock, nil)
+local handed, _, held = fill(state, holders, queue, index, name, meta, permits, clock, nil, first)
 return {held, handed}
