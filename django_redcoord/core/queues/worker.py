@@ -12,7 +12,10 @@ raises gets the message retried with backoff (dead-lettered after the last
 attempt); raising :class:`Retry` sets the delay before that retry, and
 :class:`DeadLetter` sends the message to the dead-letter list at once.
 An idle thread blocks on the queues' wake lists (no polling), waking early
-when a delayed message falls due.
+when a delayed message falls due. On a Redis Cluster the wake lists of
+queues in different hash slots cannot be named in one ``BLPOP``
+(``CROSSSLOT``): there one thread per slot blocks on its slot's lists and
+hands what it pops to the idle threads (see :class:`_SlotWakers`).
 
 Stopping (``stop()``, e.g. from SIGTERM): threads finish the job in hand (up
 to ``shutdown_timeout``), hand back the prefetched messages they did not start
@@ -49,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..exceptions import CoordinationUnavailable, RedcoordError
-from ..keys import validate_name
+from ..keys import key_slot, validate_name
 from ..observe import observe, observers
 from ..transport.commands import blpop, execute_pipeline
 from ..transport.scripts import Script
@@ -152,6 +155,51 @@ class _Outage:
         self.since, self.failures = None, 0
 
 
+class _SlotWakers:
+    """Idle waits over several hash slots of a Redis Cluster (one ``BLPOP`` cannot span slots).
+
+    One thread per slot blocks on that slot's wake lists, in chunks of at most
+    1 s, and turns each token it pops into a permit for the idle worker
+    threads (a counter capped at the thread count, so a token popped while
+    every thread is busy costs one empty claim round at most, never a lost
+    wake-up: the threads claim from every queue before they idle again).
+    """
+
+    def __init__(self, groups: list[list[str]], concurrency: int) -> None:
+        self.groups = groups
+        self.limit = concurrency
+        self.permits = 0
+        self.cond = threading.Condition()
+
+    def woken(self) -> None:
+        with self.cond:
+            self.permits = min(self.limit, self.permits + 1)
+            self.cond.notify()
+
+    def wait(self, timeout: float) -> bool:
+        """Take a permit, waiting up to ``timeout`` seconds; True if one was taken."""
+        with self.cond:
+            if self.cond.wait_for(lambda: self.permits > 0, timeout):
+                self.permits -= 1
+                return True
+            return False
+
+
+def wake_groups(queues: Sequence[Queue], *, cluster: bool) -> list[list[str]]:
+    """The queues' wake lists, grouped so that each group can be one ``BLPOP``.
+
+    One group on one server; on a Redis Cluster one group per hash slot (queues
+    whose names share a ``{tag}`` share a slot), in the order of the queues.
+    """
+    keys = [q.keys.wake for q in queues]
+    if not cluster:
+        return [keys]
+    groups: dict[int, list[str]] = {}
+    for key in keys:
+        groups.setdefault(key_slot(key), []).append(key)
+    return list(groups.values())
+
+
 class Worker:
     """Consume ``queues`` with ``handler`` until stopped (or drained, with ``burst``).
 
@@ -231,6 +279,10 @@ class Worker:
         self._consumers = [
             [q.consumer(f"{self.id}.{i}", timeout=self.timeout) for q in self.queues] for i in range(self.concurrency)
         ]
+        self._resting: dict[int, tuple[float, int]] = {}  # id(consumer) -> (left out until, failures in a row)
+        groups = wake_groups(self.queues, cluster=self.keys.cluster)
+        self._wake_keys = groups[0]
+        self._wakers = _SlotWakers(groups, self.concurrency) if len(groups) > 1 else None
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -254,13 +306,17 @@ class Worker:
         )  # fmt: skip
         self._timeout_of = self._resolve_job_timeout()
         beater = self._start(f"redcoord-beat:{self.id}", self._beat_loop)
+        wakers = []
+        if self._wakers is not None and not self.burst:
+            wakers = [self._start(f"redcoord-wake-{i}:{self.id}", self._wake_loop, keys)
+                      for i, keys in enumerate(self._wakers.groups)]  # fmt: skip
         self._threads = [self._start(f"redcoord-worker-{i}", self._thread_main, i) for i in range(self.concurrency)]
         try:
             while not self._stopping.is_set():
                 self._stopping.wait(0.1)
                 if self.burst and all(t.name in self._finished for t in self._threads):
                     break
-                for t in [beater, *self._threads]:
+                for t in [beater, *wakers, *self._threads]:
                     if not t.is_alive() and t.name not in self._finished and self._crash is None:
                         self._crash = (t.name, RuntimeError(f"thread {t.name} ended unexpectedly"))
                 if self._jobs and self._crash is None:
@@ -280,6 +336,8 @@ class Worker:
                     self.id, len(still), self.shutdown_timeout,
                 )  # fmt: skip
             beater.join(max(0.0, min(2.0, deadline - time.monotonic())))
+            for t in wakers:  # each blocks 1 s at most
+                t.join(max(0.0, min(1.5, deadline - time.monotonic())))
             self._retire(keep_consumers=bool(still))
             close = getattr(self.write_behind, "close", None)
             if close is not None:
@@ -355,16 +413,37 @@ class Worker:
     def _one_round(
         self, index: int, consumers: list[Consumer], leftovers: list[tuple[Consumer, list[Message]]]
     ) -> tuple[bool, float | None]:
-        """Claim from the queues in order; run the first non-empty batch."""
+        """Claim from the queues in order; run the first non-empty batch.
+
+        A queue whose claim fails (its Redis Cluster primary is down) is left
+        out for a backoff while the others are served; raises the outage only
+        when no queue could be asked.
+        """
         hints = []
+        failure: CoordinationUnavailable | None = None
+        now = time.monotonic()
         for consumer in consumers:
-            messages, hint = self._claim(consumer)
+            if len(consumers) > 1 and self._resting.get(id(consumer), (0.0, 0))[0] > now:
+                continue
+            try:
+                messages, hint = self._claim(consumer)
+            except CoordinationUnavailable as exc:
+                failure = exc
+                if len(consumers) > 1:
+                    failures = self._resting.get(id(consumer), (0.0, 0))[1] + 1
+                    self._resting[id(consumer)] = (time.monotonic() + min(5.0, 0.1 * 2**failures), failures)
+                continue
+            self._resting.pop(id(consumer), None)
             if messages:
                 rest = self._run_batch(index, consumer, messages)
                 if rest:
                     leftovers.append((consumer, rest))
                 return True, None
             hints.append(hint)
+        if failure is not None and (self.burst or not hints):
+            for consumer in consumers:  # every queue failed: an outage of the whole Redis, the caller backs off
+                self._resting.pop(id(consumer), None)
+            raise failure
         due = [h for h in hints if h is not None]
         return False, min(due) if due else None
 
@@ -503,8 +582,26 @@ class Worker:
     def _idle(self, hint: float | None) -> None:
         """Block on the wake lists until a push, a due delayed message, or 1 s."""
         wait = 1.0 if hint is None else max(0.001, min(hint, 1.0))
-        blpop(self.client, [q.keys.wake for q in self.queues], wait,
-              operation=f"wait for messages on {self.queues[0].name!r}")  # fmt: skip
+        if self._wakers is not None:  # a Cluster, queues in several slots: the wakers block for us
+            self._wakers.wait(wait)
+            return
+        blpop(self.client, self._wake_keys, wait, operation=f"wait for messages on {self.queues[0].name!r}")
+
+    def _wake_loop(self, keys: list[str]) -> None:
+        """On a Cluster: block on one slot's wake lists; each token popped lets one idle thread claim."""
+        wakers = self._wakers
+        if wakers is None:  # one BLPOP serves every queue: nothing to do here
+            return
+        outage = _Outage(f"worker {self.id} wait on {len(keys)} wake list(s) of slot {key_slot(keys[0])}")
+        while not self._stopping.is_set():
+            try:
+                popped = blpop(self.client, keys, 1.0, operation=f"wait for messages on {keys[0]!r}")
+                outage.ok()
+            except CoordinationUnavailable as exc:
+                self._stopping.wait(outage.failed(exc))
+                continue
+            if popped is not None:
+                wakers.woken()
 
     # -- heartbeat and reaping ----------------------------------------------------
 
@@ -516,14 +613,20 @@ class Worker:
             pause = self.heartbeat
             try:
                 self._beat()
-                for queue in self.queues:
-                    requeued, buried, reaped = queue.reap()
-                    if reaped:
-                        log.warning(
-                            "queue %s: reaped %d dead consumer(s): %d message(s) requeued, %d dead-lettered",
-                            queue.name, reaped, requeued, buried,
-                        )  # fmt: skip
-                    self._settle(queue)
+                failure: CoordinationUnavailable | None = None
+                for queue in self.queues:  # one queue's primary down (Cluster): the others are still reaped
+                    try:
+                        requeued, buried, reaped = queue.reap()
+                        if reaped:
+                            log.warning(
+                                "queue %s: reaped %d dead consumer(s): %d message(s) requeued, %d dead-lettered",
+                                queue.name, reaped, requeued, buried,
+                            )  # fmt: skip
+                        self._settle(queue)
+                    except CoordinationUnavailable as exc:
+                        failure = exc
+                if failure is not None:
+                    raise failure
                 reported = self._sample(time.time(), reported)
                 outage.ok()
             except CoordinationUnavailable as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from typing import Any
 
 import redis
@@ -155,12 +156,13 @@ def cluster_client(config: dict[str, Any]) -> Any:
     ``require_full_coverage=False``: while one primary is down, the slots of
     the others keep working.
     """
-    from redis.cluster import RedisCluster
-
     from ..exceptions import CoordinationUnavailable
 
     try:
-        return RedisCluster(retry=no_retry(), retry_on_error=[], **_cluster_kwargs(config), **_no_cluster_retries())
+        return _cluster_classes()[0](
+            retry=no_retry(), retry_on_error=[], redcoord_nodes=_node_names(config), **_cluster_kwargs(config),
+            **_no_cluster_retries(),
+        )  # fmt: skip
     except (redis.RedisError, OSError, redis.exceptions.RedisClusterException) as exc:  # no node gave the slot map: an outage
         from .errors import mask_url
 
@@ -173,10 +175,100 @@ def cluster_client(config: dict[str, Any]) -> Any:
 
 def async_cluster_client(config: dict[str, Any]) -> Any:
     """:func:`cluster_client` for ``redis.asyncio`` (no I/O)."""
-    from redis.asyncio.cluster import RedisCluster
     from redis.asyncio.retry import Retry as AsyncRetry
 
-    return RedisCluster(retry=AsyncRetry(NoBackoff(), 0), **_cluster_kwargs(config), **_no_cluster_retries())
+    client = _cluster_classes()[1](retry=AsyncRetry(NoBackoff(), 0), **_cluster_kwargs(config), **_no_cluster_retries())
+    client.commands_parser = _cluster_classes()[2](client, _node_names(config))
+    return client
+
+
+def _node_names(config: dict[str, Any]) -> tuple[str, ...]:
+    """``host:port`` of each node ``config["CLUSTER"]`` names, as redis-py names its nodes."""
+    from urllib.parse import urlsplit
+
+    names = []
+    for url in config["CLUSTER"]["NODES"]:
+        parts = urlsplit(url)
+        names.append(f"{parts.hostname}:{parts.port or 6379}")
+    return tuple(names)
+
+
+def _answering_order(nodes: dict[str, Any], default: Any, named: tuple[str, ...]) -> list[Any]:
+    """The nodes to ask for ``COMMAND``: those the settings name first (one of them just gave
+    the slot map), then the others, the default node (slot 0's primary) last."""
+    first = [nodes[name] for name in named if name in nodes]
+    rest = [node for node in nodes.values() if node not in first and node is not default]
+    return [*first, *rest, *([default] if default is not None and default not in first else [])]
+
+
+_classes: tuple[Any, Any, Any] | None = None
+
+
+def _cluster_classes() -> tuple[Any, Any, Any]:
+    """redis-py's Cluster clients (ours, sync; redis-py's, asyncio) and an asyncio command parser, asking any node.
+
+    redis-py builds a Cluster client by reading the slot map from any
+    configured node that answers, then asks one node, the primary of slot 0,
+    for ``COMMAND``: while that primary is down (killed, paused, before its
+    replica is promoted) no client could be built, though every other node
+    answers. Ours asks the configured nodes first, then the others, and makes
+    the first that answers the client's default node (the asyncio client gets
+    a command parser that does the same when it connects, on first use).
+    Built on first use (nothing imported at import time); the sync class keeps
+    redis-py's name, which is how a Cluster client is recognised (:func:`is_cluster`).
+    """
+    global _classes
+    if _classes is not None:
+        return _classes
+    from redis._parsers.commands import AsyncCommandsParser
+    from redis.asyncio.cluster import RedisCluster as AsyncBase
+    from redis.cluster import RedisCluster as Base
+
+    class RedisCluster(Base):
+        def __init__(self, *args: Any, redcoord_nodes: tuple[str, ...] = (), **kwargs: Any) -> None:
+            self._redcoord_nodes = tuple(redcoord_nodes)
+            super().__init__(*args, **kwargs)
+
+        def command(self, **kwargs: Any) -> Any:
+            if kwargs:
+                return super().command(**kwargs)
+            manager = self.nodes_manager
+            failure: BaseException | None = None
+            for node in _answering_order(dict(manager.nodes_cache), manager.default_node, self._redcoord_nodes):
+                try:
+                    reply = self.get_redis_connection(node).command()
+                except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+                    failure = exc
+                    continue
+                manager.default_node = node
+                return reply
+            raise redis.ConnectionError(f"no node of the Redis Cluster answered COMMAND: {failure}")
+
+    class AnyNodeCommandsParser(AsyncCommandsParser):
+        def __init__(self, client: Any, named: tuple[str, ...]) -> None:
+            super().__init__()
+            self._redcoord = (weakref.ref(client), named)
+
+        async def initialize(self, node: Any = None) -> None:
+            ref, named = self._redcoord
+            client = ref()
+            if client is None or node is None:
+                await super().initialize(node)
+                return
+            manager = client.nodes_manager
+            failure: BaseException | None = None
+            for candidate in _answering_order(dict(manager.nodes_cache), node, named):
+                try:
+                    await super().initialize(candidate)
+                except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+                    failure = exc
+                    continue
+                manager.default_node = candidate
+                return
+            raise redis.ConnectionError(f"no node of the Redis Cluster answered COMMAND: {failure}")
+
+    _classes = (RedisCluster, AsyncBase, AnyNodeCommandsParser)
+    return _classes
 
 
 def _no_cluster_retries() -> dict[str, Any]:
