@@ -195,7 +195,9 @@ class DashboardAdmin(admin.ModelAdmin):
             raise PermissionDenied
         params = request.POST if request.method == "POST" else request.GET
         try:
-            name = validate_name(params.get("name", ""), "name")
+            # a job's name is part of its state key: no {tag} (registration refuses one too)
+            name = validate_name(params.get("name", ""), "job name" if action in JOB_ACTIONS else "name",
+                                 tag=action not in JOB_ACTIONS)  # fmt: skip
             fence = int(params.get("fence", "0")) if action in ("force-release", "revoke-permit") else None
             key = validate_name(params.get("key", ""), "key") if action == "reset-ratelimit" else None
             mid = validate_name(params.get("id", ""), "message id") if action.endswith("-dead-letter") else None
@@ -227,7 +229,7 @@ class DashboardAdmin(admin.ModelAdmin):
                 outcome = self._act_on_job(action, election or "default", name, by=request.user.get_username())
             else:
                 outcome = self._act(action, name, fence, key, mid)
-        except RedcoordError as exc:
+        except (RedcoordError, TypeError, ValueError) as exc:  # a name a primitive refuses: say so, never a 500
             messages.error(request, f"Not done: {exc}")
             return redirect(back)
         self.log_change(request, Dashboard(pk=1), f"{description}: {outcome}")
@@ -323,12 +325,13 @@ class DashboardAdmin(admin.ModelAdmin):
         aliases = _our_task_backends()
         result_id = request.GET.get("id", "").strip()[:300]
         alias = request.GET.get("backend", "") or (aliases[0] if aliases else "")
-        result, problem = None, None
+        result, problem, status = None, None, 200
         if result_id:
             if alias not in aliases:
                 problem = f"No Redis Tasks backend {alias!r} in TASKS." if alias else "No Redis Tasks backend in TASKS."
+                status = 404
             else:
-                result, problem = _read_result(alias, result_id)
+                result, problem, status = _read_result(alias, result_id)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -340,7 +343,7 @@ class DashboardAdmin(admin.ModelAdmin):
             "problem": problem,
             "home": self._home(),
         }
-        return TemplateResponse(request, "admin/django_redcoord/task_result.html", context)
+        return TemplateResponse(request, "admin/django_redcoord/task_result.html", context, status=status)
 
     def _dead_letters_url(self, name: str) -> str:
         url = reverse("admin:django_redcoord_dashboard_dead_letters", current_app=self.admin_site.name)
@@ -421,8 +424,8 @@ def _our_task_backends() -> list[str]:
     return aliases
 
 
-def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str | None]:
-    """(what the page shows of a task result, None) or (None, why there is none)."""
+def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str | None, int]:
+    """(what the page shows of a task result, None, 200) or (None, why there is none, its HTTP status)."""
     import json
 
     from .tasks.backend import task_backends_for
@@ -431,18 +434,18 @@ def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str
     try:
         backend = task_backends_for(alias)
     except Exception as exc:  # a misconfigured backend: say so on the page
-        return None, f"The Tasks backend {alias!r} is not usable: {exc}"
+        return None, f"The Tasks backend {alias!r} is not usable: {exc}", 503
     try:
         result = backend.get_result(result_id)
     except TaskResultDoesNotExist as exc:
         why = str(exc).strip("'\"")
         detail = "" if why in ("", result_id) else f" ({why})"
         return None, (
-            f"No such result: {result_id}{detail}. Results are kept {backend.result_ttl} s (RESULT_TTL) "
-            "after their last change: it may have expired, or the id is not one of this backend's."
-        )
+            f"No such result: {result_id!r}{detail}. Results are kept {backend.result_ttl} s (RESULT_TTL) "
+            "after they finish (or are due): it may have expired, or the id is not one of this backend's."
+        ), 404
     except RedcoordError as exc:
-        return None, f"The result could not be read: {exc}"
+        return None, f"The result could not be read: {exc}", 503
     task = result.task
 
     def short(value: Any) -> str:
@@ -467,4 +470,4 @@ def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str
         "run_after": task.run_after and timezone.localtime(task.run_after),
         "return_value": short(result.return_value) if result.status == TaskResultStatus.SUCCESSFUL else None,
     }
-    return shown, None
+    return shown, None, 200

@@ -404,7 +404,8 @@ def _task_of(message: Message) -> tuple[str, str] | None:
     if not isinstance(body, dict) or not isinstance(body.get("task"), str) or not isinstance(body.get("result"), str):
         return None
     try:
-        return body["task"], validate_name(body["result"], "task result id")
+        # as the record's key takes it: no {tag} (a message naming one is not a task of ours)
+        return body["task"], validate_name(body["result"], "task result id", tag=False)
     except (TypeError, ValueError):
         return None
 

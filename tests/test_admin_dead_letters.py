@@ -248,7 +248,7 @@ def test_an_unknown_task_result_says_it_may_have_expired(operator):
     for rid in ("no-such-result", "not a valid id*"):
         page = operator.get(URL + "task-result/", {"id": rid})
         html = page.content.decode()
-        assert page.status_code == 200 and "No such result" in html and "RESULT_TTL" in html
+        assert page.status_code == 404 and "No such result" in html and "RESULT_TTL" in html
         assert 'id="rc-result"' not in html
 
 

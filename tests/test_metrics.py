@@ -337,3 +337,104 @@ def test_run_leader_serves_metrics_on_its_metrics_port(redis_url):
         assert f"metrics: serving on 127.0.0.1:{port}" in err
     finally:
         proc.kill()
+
+
+# -- issue 31, defect 24: a scrape's cost is bounded; a token protects the view ------------
+
+
+def _token_settings(settings, token):
+    settings.REDCOORD = {**settings.REDCOORD, "METRICS_TOKEN": token}
+
+
+def test_with_a_token_the_view_answers_401_without_it(client, settings):
+    """Before: the view was open to anyone, and METRICS_TOKEN was an unknown setting."""
+    token = "s3cret-token_0123456789"
+    _token_settings(settings, token)
+    for headers in ({}, {"HTTP_AUTHORIZATION": "Bearer wrong"}, {"HTTP_AUTHORIZATION": f"Basic {token}"},
+                    {"HTTP_AUTHORIZATION": f"Bearer {token}x"}, {"HTTP_AUTHORIZATION": "Bearer"},
+                    {"HTTP_AUTHORIZATION": f"Bearer {token[:-1]}"}, {"HTTP_AUTHORIZATION": "Bearer é\x00"}):  # fmt: skip
+        response = client.get("/metrics/", **headers)
+        assert response.status_code == 401, headers
+        assert response["WWW-Authenticate"].startswith("Bearer") and b"redcoord_up" not in response.content
+    for header in (f"Bearer {token}", f"bearer {token}", f"  Bearer  {token} "):
+        response = client.get("/metrics/", HTTP_AUTHORIZATION=header)
+        assert response.status_code == 200, header
+        assert value(parse(response.content.decode()), "redcoord_up") == 1
+
+
+@pytest.mark.parametrize("token", ["", "a b", "tab\there", "é-unicode", 12345, b"bytes"])
+def test_an_unusable_metrics_token_is_refused_without_echoing_it(token):
+    from django_redcoord.core.options import problems
+
+    [problem] = problems({"METRICS_TOKEN": token})
+    assert "METRICS_TOKEN" in problem and "Bearer" in problem
+    if isinstance(token, str) and token:
+        assert token not in problem
+
+
+def test_a_scrape_reads_at_most_lock_detail_locks_and_the_waiters_add_up_in_turn(redis_client, monkeypatch):
+    """30 live locks, one with a waiter, and a detail of 10: each scrape reads 10 lock records
+    (before: all of them), the held count stays exact from the index, and within three scrapes
+    (a full turn) the waiter is counted."""
+    from django_redcoord import metrics
+
+    read = []
+    real = metrics.read_holders
+
+    def counting(client, names, **kwargs):
+        read.append(len(names))
+        return real(client, names, **kwargs)
+
+    monkeypatch.setattr(metrics, "read_holders", counting)
+    locks = [Lock(f"many:{i:02d}", ttl=30, wait=0, client=redis_client, prefix="test") for i in range(30)]
+    assert all(lock.acquire() for lock in locks)
+    waiter = Lock("many:17", ttl=30, wait=10, client=redis_client, prefix="test")
+    got = []
+    thread = threading.Thread(target=lambda: got.append(waiter.acquire()))
+    thread.start()
+    try:
+        time.sleep(0.3)
+        collector = metrics.RedcoordCollector(redis_client, prefix="test", lock_detail=10)
+        snapshots = [collector.read()["locks"] for _ in range(4)]
+        assert read == [10, 10, 10, 10]
+        assert [s["held"] for s in snapshots] == [30] * 4 and [s["complete"] for s in snapshots] == [0] * 4
+        assert snapshots[2]["waiters"] == snapshots[3]["waiters"] == 1  # a full turn read every lock once
+        read.clear()
+        exact = metrics.RedcoordCollector(redis_client, prefix="test", lock_detail=30).read()["locks"]
+        assert read == [30] and exact == {"held": 30, "waiters": 1, "complete": 1}
+        read.clear()
+        none = metrics.RedcoordCollector(redis_client, prefix="test", lock_detail=0).read()["locks"]
+        assert read == [] and none["held"] == 30 and none["complete"] == 0
+    finally:
+        locks[17].release()
+        thread.join(10)
+    assert got == [True]
+    waiter.release()
+    for i, lock in enumerate(locks):
+        if i != 17:
+            lock.release()
+
+
+def test_concurrent_scrapes_share_one_read(redis_client, monkeypatch):
+    """However many scrape at once, the process reads Redis once at a time (anyone hammering an
+    open endpoint costs Redis one read per read, not one per request)."""
+    from django_redcoord import metrics
+
+    reads, gate = [], threading.Event()
+    collector = metrics.RedcoordCollector(redis_client, prefix="test")
+    real = collector._read
+
+    def slow_read():
+        reads.append(1)
+        gate.wait(5)
+        return real()
+
+    monkeypatch.setattr(collector, "_read", slow_read)
+    threads = [threading.Thread(target=collector.read) for _ in range(20)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert 1 <= len(reads) <= 2  # the first read, and at most one more for those that came during it

@@ -437,3 +437,94 @@ def test_a_message_dead_lettered_by_the_reaper_fails_its_result(settings):
     [(dead, _)] = Queue("default").dead_letters()
     assert dead.id == result.id
     assert Queue("default").unsettled() == []
+
+
+# -- issue 31: results outlive a task's wait; odd ids ----------------------------------
+
+
+def _tasks_with(settings, **options):
+    settings.TASKS = {
+        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default", "receipts"],
+                    "OPTIONS": options},
+    }  # fmt: skip
+
+
+def test_a_task_due_after_result_ttl_keeps_its_record_and_records_its_outcome(settings, redis_client):
+    """Before: the record expired RESULT_TTL after enqueue, before the task ran; its outcome was never recorded."""
+    from django_redcoord.tasks import task_backends_for
+
+    _tasks_with(settings, RESULT_TTL=1)
+    result = task_defs.add.using(run_after=timezone.now() + timedelta(seconds=3)).enqueue(2, 3)
+    key = task_backends_for("default")._result_key(result.id)
+    assert redis_client.ttl(key) >= 3  # RESULT_TTL past the time it is due
+    time.sleep(3.3)  # past RESULT_TTL since enqueue, and due now
+    assert task_defs.add.get_result(result.id).status == TaskResultStatus.READY
+    work()
+    result.refresh()
+    assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == 5
+    assert 0 < redis_client.ttl(key) <= 1  # the result's life counts from when it finished
+
+
+def test_a_retry_due_after_result_ttl_keeps_its_record(settings, redis_client):
+    from django_redcoord.tasks import task_backends_for
+
+    _tasks_with(settings, RESULT_TTL=1, BACKOFF=lambda exc, result: 5.0)
+    result = task_defs.knows_its_attempt.enqueue(fail_first=True)
+    work()
+    key = task_backends_for("default")._result_key(result.id)
+    assert redis_client.ttl(key) >= 5  # the retry is due in 5 s: the record lives RESULT_TTL past that
+    result.refresh()
+    assert result.status == TaskResultStatus.READY and len(result.errors) == 1
+
+
+ODD_IDS = [
+    "{x}", "{", "}", "a{b}c", "{}", "x y", " ", "%", "%7Bx%7D", "a*b", "a?b", "[a]", "\\", "'", '"', "\x00",
+    "\n", "\r\n", "\x1b[31m", "é", "😀", "a" * 201, "a" * 5000, "", "..", "../x", "a|b", "<script>",
+]
+
+
+@pytest.mark.parametrize("odd", ODD_IDS)
+def test_get_result_of_any_odd_id_is_does_not_exist(odd):
+    import asyncio
+
+    with pytest.raises(TaskResultDoesNotExist):
+        task_defs.add.get_result(odd)
+
+    async def aget():
+        with pytest.raises(TaskResultDoesNotExist):
+            await task_defs.add.aget_result(odd)
+
+    asyncio.run(aget())
+
+
+@pytest.mark.parametrize("odd", [None, 7, b"abc", ["x"]])
+def test_get_result_of_an_id_that_is_not_a_string_is_does_not_exist(odd):
+    from django_redcoord.tasks import task_backends_for
+
+    with pytest.raises(TaskResultDoesNotExist):
+        task_backends_for("default").get_result(odd)
+
+
+def test_get_result_of_an_unreadable_record_is_does_not_exist(redis_client):
+    from django_redcoord.tasks import task_backends_for
+
+    result = task_defs.add.enqueue(1, 2)
+    key = task_backends_for("default")._result_key(result.id)
+    for field, value in (("args", "{not json"), ("status", "EXPLODED"), ("enqueued_at", "yesterday")):
+        good = redis_client.hget(key, field)
+        redis_client.hset(key, field, value)
+        with pytest.raises(TaskResultDoesNotExist, match="cannot be read"):
+            task_defs.add.get_result(result.id)
+        redis_client.hset(key, field, good)
+    assert task_defs.add.get_result(result.id).args == [1, 2]
+
+
+def test_a_task_message_naming_an_odd_result_id_is_dead_lettered_at_once_and_the_worker_goes_on(redis_client):
+    queue = Queue("default")
+    queue.push({"task": "tests.task_defs.add", "result": "{x}", "args": [1, 2], "kwargs": {}})
+    result = task_defs.add.enqueue(2, 2)
+    work()
+    result.refresh()
+    assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == 4
+    [(message, error)] = queue.dead_letters()
+    assert message.body["result"] == "{x}" and "is not one of ours" in error["error"] and message.attempt <= 1

@@ -14,7 +14,9 @@ Enqueue is one command: the push script also writes the result record
 (status READY). ``manage.py run_worker`` runs the tasks; results
 (status, times, return value, errors, worker ids) live in a Redis hash that
 expires ``RESULT_TTL`` seconds after its last change (``RESULT_TTL_SUCCESSFUL``
-/ ``RESULT_TTL_FAILED`` once it is final). Inside a transaction a task is sent
+/ ``RESULT_TTL_FAILED`` once it is final): a task that is due later
+(``run_after``, a retry's backoff) keeps its record ``RESULT_TTL`` seconds
+past the time it is due, whatever that is. Inside a transaction a task is sent
 only once it commits (``ENQUEUE_ON_COMMIT``, default True).
 
 Per task: ``max_attempts``, ``backoff`` and ``timeout`` from
@@ -58,6 +60,7 @@ from .compat import (
     TaskResultStatus,
     iso,
     task_enqueued,
+    until,
     utcnow,
     valid_id,
     when,
@@ -261,28 +264,37 @@ class RedisTaskBackend(BaseTaskBackend):
         )
         push = {
             "body": body, "id": result.id, "record_key": self._result_key(result.id), "record": record,
-            "ttl": self.result_ttl, "eta": task.run_after, "priority": task.priority,
+            "ttl": self.result_ttl + until(task.run_after, now), "eta": task.run_after, "priority": task.priority,
         }  # fmt: skip
         return self.queue(task.queue_name, options_of(task).max_attempts), push
 
     # -- results -------------------------------------------------------------------
 
     def get_result(self, result_id: str) -> TaskResult:
+        """The result of ``result_id``; TaskResultDoesNotExist for any id that is not one of ours
+        (whatever its characters or type), an expired one, or a record that can no longer be read."""
+        if not valid_id(result_id):
+            raise TaskResultDoesNotExist(result_id)
         with unavailable_as_ours(self.client, f"read task result {result_id!r}"):
-            raw = self.client.hgetall(self._result_key(result_id)) if valid_id(result_id) else {}
+            raw = self.client.hgetall(self._result_key(result_id))
         return self._from_record(result_id, raw)
 
     async def aget_result(self, result_id: str) -> TaskResult:
         """``get_result()`` on the event loop, with a ``redis.asyncio`` client."""
+        if not valid_id(result_id):
+            raise TaskResultDoesNotExist(result_id)
         client = get_async_client()
         with unavailable_as_ours(client, f"read task result {result_id!r}"):
-            raw = await client.hgetall(self._result_key(result_id)) if valid_id(result_id) else {}
+            raw = await client.hgetall(self._result_key(result_id))
         return self._from_record(result_id, raw)
 
     def _from_record(self, result_id: str, raw: dict[Any, Any]) -> TaskResult:
         if not raw:
             raise TaskResultDoesNotExist(result_id)
-        return self._to_result(result_id, {as_text(k): as_text(v) for k, v in raw.items()})
+        try:
+            return self._to_result(result_id, {as_text(k): as_text(v) for k, v in raw.items()})
+        except (ValueError, TypeError, KeyError) as exc:  # a record this version cannot read (JSON, a status, a time)
+            raise TaskResultDoesNotExist(f"{result_id}: the result record cannot be read ({exc})") from None
 
     def _to_result(self, result_id: str, rec: dict[str, str]) -> TaskResult:
         if "task" not in rec or "status" not in rec:

@@ -8,6 +8,7 @@ times are ISO 8601 with their offset, values and errors JSON.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from typing import Any
 
@@ -55,9 +56,19 @@ def utcnow() -> datetime:
 
 
 
-def valid_id(result_id: str) -> bool:
+def until(moment: datetime | None, now: datetime) -> int:
+    """Whole seconds from ``now`` to ``moment`` (0 when it is past or None): how much longer a
+    result record must live for a task that is due then."""
+    if moment is None:
+        return 0
+    return max(0, math.ceil((moment - now).total_seconds()))
+
+
+def valid_id(result_id: object) -> bool:
+    """True for an id that can name a result record: what a key may hold (no braces: the
+    record's key wraps the id in its own hash tag). Anything else is no result of ours."""
     try:
-        validate_name(result_id)
+        validate_name(result_id, tag=False)
     except (TypeError, ValueError):
         return False
     return True
@@ -65,5 +76,5 @@ def valid_id(result_id: str) -> bool:
 
 __all__ = [
     "RESULTS", "BaseTaskBackend", "Task", "TaskContext", "TaskError", "TaskResult", "TaskResultDoesNotExist",
-    "TaskResultStatus", "iso", "normalize_json", "task_enqueued", "task_finished", "task_started", "utcnow", "valid_id", "when",
+    "TaskResultStatus", "iso", "normalize_json", "task_enqueued", "task_finished", "task_started", "until", "utcnow", "valid_id", "when",
 ]  # fmt: skip

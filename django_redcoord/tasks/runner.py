@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 from datetime import datetime, timezone
@@ -20,7 +21,7 @@ from django.utils.module_loading import import_string
 from ..core.exceptions import DeliveryFailed
 from ..core.keys import key_slot
 from ..core.queues import Message, Queue
-from ..core.queues.messages import REQUEUED, to_json
+from ..core.queues.messages import REQUEUED, queue_defaults, to_json
 from ..core.queues.worker import DeadLetter, Retry
 from ..core.transport.commands import execute_pipeline
 from .compat import (
@@ -143,6 +144,8 @@ class TaskRunner:
         ):  # fmt: skip
             raise DeadLetter(f"not a task message: {str(body)[:200]}")
         path, result_id = body["task"], body["result"]
+        if not valid_id(result_id):  # no record could hold its outcome: it can never run as a task
+            raise DeadLetter(f"not a task message: result id {result_id[:200]!r} is not one of ours")
         key = self.backend._result_key(result_id)
         delivery = message.attempt + 1
         try:
@@ -224,7 +227,11 @@ class TaskRunner:
         fields = {**attempt, f"error.{delivery}": error, "status": str(status)}
         if final:
             fields["finished_at"] = iso(utcnow())
-        self._write(key, fields, guard=delivery, ttl=self.backend.result_ttl_failed if final else None)
+            ttl = self.backend.result_ttl_failed
+        else:  # the record must outlive the wait for the retry (a backoff may be days)
+            wait = delay if delay is not None else queue_defaults()["QUEUE_RETRY_MAX_DELAY"]
+            ttl = self.backend.result_ttl + math.ceil(wait)
+        self._write(key, fields, guard=delivery, ttl=ttl)
         if final:
             _settle(result, status, utcnow())
             task_finished.send(type(self.backend), task_result=result)
@@ -273,6 +280,8 @@ class TaskRunner:
         """
         body = message.body
         path, result_id = body["task"], body["result"]
+        if not valid_id(result_id):
+            raise DeadLetter(f"not a task message: result id {str(result_id)[:200]!r} is not one of ours")
         key = self.backend._result_key(result_id)
         delivery = message.attempt + 1
         exc = TaskTimedOut(f"task {path} ran past its timeout of {seconds:g} s; its thread was abandoned")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from typing import Any
@@ -75,24 +76,24 @@ class Command(BaseCommand):
             else:
                 self._ping()
         except RedcoordError as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(printable(exc)) from exc
 
     def _embedded(self, action: str) -> None:
         directory = conf.embedded_dir(conf.get_config())
         if action == "start":
             url = embedded.ensure_running(directory)
-            self.stdout.write(f"embedded Redis running at {url} (pid {embedded.running_pid(directory)})")
+            self._write(f"embedded Redis running at {url} (pid {embedded.running_pid(directory)})")
         elif action == "stop":
             if embedded.stop(directory):
-                self.stdout.write(f"embedded Redis in {directory} stopped")
+                self._write(f"embedded Redis in {directory} stopped")
             else:
-                self.stdout.write(f"no embedded Redis running in {directory}")
+                self._write(f"no embedded Redis running in {directory}")
         else:
             pid = embedded.running_pid(directory)
             if pid:
-                self.stdout.write(f"embedded Redis running at {embedded.socket_url(directory)} (pid {pid})")
+                self._write(f"embedded Redis running at {embedded.socket_url(directory)} (pid {pid})")
             else:
-                self.stdout.write(f"no embedded Redis running in {directory}")
+                self._write(f"no embedded Redis running in {directory}")
 
     def _ping(self) -> None:
         from ...core.transport.clients import get_client
@@ -101,7 +102,7 @@ class Command(BaseCommand):
         client = get_client()
         with unavailable_as_ours(client, "ping"):
             client.ping()
-        self.stdout.write(f"Redis at {describe(client)} answered PING")
+        self._write(f"Redis at {describe(client)} answered PING")
 
     def _health(self, options: dict[str, Any]) -> None:
         from ...health import Probe, check
@@ -115,7 +116,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=2) from exc
         results = check(probe, timeout=options["timeout"])
         for result in results:
-            self.stdout.write(result.line(), self.style.SUCCESS if result.ok else self.style.ERROR)
+            self._write(result.line(), self.style.SUCCESS if result.ok else self.style.ERROR)
         failed = [r.name for r in results if not r.ok]
         if failed:
             raise CommandError(f"unhealthy: {', '.join(failed)} failed ({len(failed)} of {len(results)} checks)")
@@ -128,7 +129,7 @@ class Command(BaseCommand):
             get_client(), conf.get_config()["KEY_PREFIX"], contains=options["contains"], page=max(1, options["page"])
         )
         if options["json"]:
-            self.stdout.write(json.dumps(data, indent=2))
+            self.stdout.write(json.dumps(data, indent=2))  # (JSON escapes control characters itself)
             return
         locks = data["locks"]
         self._table(
@@ -198,16 +199,39 @@ class Command(BaseCommand):
             )  # fmt: skip
 
     def _table(self, title: str, header: list[str], rows: list[list[Any]]) -> None:
-        cells = [header] + [[str(c) for c in row] for row in rows]
+        cells = [[printable(c) for c in header]] + [[printable(c) for c in row] for row in rows]
         widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-        self.stdout.write(self.style.MIGRATE_HEADING(title))
+        self._write(title, self.style.MIGRATE_HEADING)
         for i, row in enumerate(cells):
-            self.stdout.write("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+            self._write("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
             if i == 0:
-                self.stdout.write("  " + "  ".join("-" * w for w in widths))
+                self._write("  " + "  ".join("-" * w for w in widths))
         if not rows:
-            self.stdout.write("  (none)")
-        self.stdout.write("")
+            self._write("  (none)")
+        self._write("")
+
+    def _write(self, text: str, style: Any = None) -> None:
+        """Print a line with every control character escaped (see :func:`printable`)."""
+        self.stdout.write(printable(text), style)
+
+
+#: Characters never sent to a terminal as they are: C0 and C1 controls, DEL (an escape sequence
+#: starts with ESC or CSI), and the invisible format characters (bidirectional overrides,
+#: zero-width) that make a line read differently from what it holds.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
+
+
+def printable(value: Any) -> str:
+    """``str(value)`` safe to print on an operator's terminal: every control or invisible format
+    character written as an escape (``\\x1b``, ``\\u202e``). Names, holders' thread names, hosts and
+    worker ids come from Redis, which anyone with write access to it can fill."""
+    text = str(value)
+    return _UNPRINTABLE.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def _dash(value: Any) -> str:
