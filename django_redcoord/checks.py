@@ -15,6 +15,17 @@ Ids are stable; tests assert the exact messages:
 * ``redcoord.W008`` a sentinel of ``SENTINEL`` does not answer (its number and address shown).
 * ``redcoord.W009`` a node of ``CLUSTER`` does not answer, is not a Cluster node, or says the
   Cluster is not ok (its number and URL shown, password masked).
+* ``redcoord.W015`` (``--deploy``) a Cluster primary has ``cluster-require-full-coverage yes``
+  (or it could not be read): while one primary is down, the others refuse every call.
+* ``redcoord.E031`` a ``RATE_LIMITS`` rule keys on ``"user"`` but ``RateLimitMiddleware``
+  comes before ``AuthenticationMiddleware`` (or there is none): it would see no user.
+* ``redcoord.E017`` two ``REDLOCK`` URLs reach one Redis server (the same ``run_id``: ``/0``
+  and ``/1`` of one server, or two spellings of one host).
+* ``redcoord.W017`` (``--deploy``) a ``REDLOCK`` master evicts keys under memory pressure.
+* ``redcoord.I018`` (``--deploy``) a ``REDLOCK`` master persists nothing (after a restart it
+  refuses quorum grants for ``REDLOCK_MAX_TTL``).
+* ``redcoord.E019`` ``REPLICA_TIMEOUT`` does not fit within ``SOCKET_TIMEOUT`` (a replica check
+  would read as an outage).
 
 ``redcoord.E003`` comes once per problem, so one ``check`` lists them all.
 W001 does one PING with a 0.5 s timeout: it is the check people need when a
@@ -41,7 +52,12 @@ HINT_CONFIGURE = (
 
 def register() -> None:
     checks.register(check_settings, "redcoord")
+    checks.register(check_rate_limit_middleware, "redcoord")
     checks.register(check_what_redis_keeps, "redcoord", deploy=True)
+    checks.register(check_redlock_masters_distinct, "redcoord")
+    checks.register(check_what_redlock_masters_keep, "redcoord", deploy=True)
+    checks.register(check_replica_timeout, "redcoord")
+    checks.register(check_cluster_coverage, "redcoord", deploy=True)
 
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
@@ -319,3 +335,252 @@ def _unverified(server: str, command: str, exc: Exception) -> checks.CheckMessag
         "or allow the check's user INFO and CONFIG GET.",
         id="redcoord.W005",
     )
+
+
+COVERAGE_HINT = (
+    "Set cluster-require-full-coverage no on every node (CONFIG SET cluster-require-full-coverage no, "
+    "and in redis.conf), so the other primaries' slots keep working while one primary is down; "
+    "see the README section 'Redis Cluster'."
+)
+
+
+def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``check --deploy`` on a Cluster: every primary must serve its slots while another is down (W015).
+
+    With Redis's default ``cluster-require-full-coverage yes`` a node whose
+    Cluster has a slot without a primary refuses every command
+    (``CLUSTERDOWN``): one dead primary stops every lock, queue and leader,
+    whatever their slot, until its replica is promoted (or forever, without one).
+    """
+    import redis
+    from django.conf import settings
+
+    from .conf import build_client
+    from .core.exceptions import CoordinationUnavailable
+
+    try:
+        config = conf.validate(getattr(settings, "REDCOORD", None))
+    except ConfigurationError:
+        return []  # E003 says why
+    if config["CLUSTER"] is None:
+        return []
+    try:
+        client = build_client({**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5})
+    except (ConfigurationError, CoordinationUnavailable):
+        return []  # W009 reports the Cluster's nodes
+    found: list[checks.CheckMessage] = []
+    try:
+        for node in client.get_primaries():
+            server = f"{node.name} (a Cluster primary)"
+            try:
+                reply = client.get_redis_connection(node).config_get("cluster-require-full-coverage")
+            except (redis.ConnectionError, redis.TimeoutError, OSError):
+                continue  # W009 reports a node that does not answer
+            except redis.RedisError as exc:
+                found.append(checks.Warning(
+                    f"Could not read cluster-require-full-coverage of Redis at {server}: CONFIG GET was refused ({exc}).",
+                    hint=COVERAGE_HINT, id="redcoord.W015",
+                ))  # fmt: skip
+                continue
+            value = {str(k): v for k, v in (reply or {}).items()}.get("cluster-require-full-coverage", "yes")
+            value = value.decode() if isinstance(value, bytes) else str(value)
+            if value.strip().lower() != "no":
+                found.append(checks.Warning(
+                    f"Redis at {server} has cluster-require-full-coverage {value}: while any primary of the "
+                    "Cluster is down it refuses every call (CLUSTERDOWN), for the slots it serves too.",
+                    hint=COVERAGE_HINT, id="redcoord.W015",
+                ))  # fmt: skip
+    finally:
+        client.close()
+    return found
+
+
+RATE_LIMIT_MIDDLEWARE = "django_redcoord.middleware.RateLimitMiddleware"
+
+
+def check_rate_limit_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """E031: a ``key="user"`` rule of ``RATE_LIMITS`` needs ``request.user`` set before the rate-limit middleware.
+
+    Any middleware that is (or subclasses) Django's ``AuthenticationMiddleware``
+    counts; without one before it, every such request would be counted by IP.
+    """
+    from django.conf import settings
+    from django.contrib.auth.middleware import AuthenticationMiddleware
+    from django.utils.module_loading import import_string
+
+    middleware = list(getattr(settings, "MIDDLEWARE", None) or [])
+    if RATE_LIMIT_MIDDLEWARE not in middleware:
+        return []
+    try:
+        rules = conf.validate(getattr(settings, "REDCOORD", None))["RATE_LIMITS"]
+    except ConfigurationError:
+        return []  # E003 says why
+    by_user = [i for i, rule in enumerate(rules) if rule.get("key", "ip") == "user"]
+    if not by_user:
+        return []
+
+    def authenticates(path: str) -> bool:
+        try:
+            found = import_string(path)
+        except ImportError:
+            return False
+        return isinstance(found, type) and issubclass(found, AuthenticationMiddleware)
+
+    ours = middleware.index(RATE_LIMIT_MIDDLEWARE)
+    if any(authenticates(path) for path in middleware[:ours]):
+        return []
+    after = any(authenticates(path) for path in middleware[ours + 1 :])
+    where = "comes before django.contrib.auth.middleware.AuthenticationMiddleware" if after else (
+        "has no django.contrib.auth.middleware.AuthenticationMiddleware before it")  # fmt: skip
+    rules_text = ", ".join(f"REDCOORD['RATE_LIMITS'][{i}]" for i in by_user)
+    return [
+        checks.Error(
+            f"{rules_text} key(s) the rate limit on 'user', but {RATE_LIMIT_MIDDLEWARE} {where} in MIDDLEWARE: "
+            "it would find no request.user (every request is refused with ImproperlyConfigured rather than "
+            "silently counted by IP).",
+            hint=f"Move {RATE_LIMIT_MIDDLEWARE} after AuthenticationMiddleware in MIDDLEWARE, or key the rule on 'ip'.",
+            id="redcoord.E031",
+        )
+    ]
+
+
+# -- quorum lock masters and replica checks ----------------------------------------------------
+
+
+def _redlock_config() -> dict[str, Any] | None:
+    """The validated REDCOORD, or None when it is invalid (E003 reports that)."""
+    from django.conf import settings
+
+    try:
+        return conf.validate(getattr(settings, "REDCOORD", None))
+    except ConfigurationError:
+        return None  # E003 says why
+
+
+def _redlock_infos(urls: list[str]) -> list[dict[str, Any] | None]:
+    """``INFO`` of every ``REDLOCK`` master at once (0.5 s each); None where it did not answer (W006 says so)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .core.transport.clients import client_from_url
+
+    def ask(url: str) -> dict[str, Any] | None:
+        client = client_from_url(url, socket_timeout=0.5, connect_timeout=0.5)
+        try:
+            return client.info()
+        except Exception:  # unreachable, or INFO refused: W006 / nothing to compare
+            return None
+        finally:
+            client.connection_pool.disconnect()
+
+    with ThreadPoolExecutor(min(len(urls), 16)) as pool:
+        return list(pool.map(ask, urls))
+
+
+def check_redlock_masters_distinct(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Two ``REDLOCK`` URLs must not reach one server (E017): compared by ``run_id``.
+
+    ``redis://h/0`` and ``redis://h/1``, or ``localhost`` and ``127.0.0.1``,
+    are different URLs of one server: a "majority" of them is one server.
+    """
+    from .core.transport.errors import mask_url
+
+    config = _redlock_config()
+    urls = config["REDLOCK"] if config else []
+    if len(urls) < 2:
+        return []
+    infos = _redlock_infos(urls)
+    seen: dict[str, int] = {}
+    found: list[checks.CheckMessage] = []
+    for i, info in enumerate(infos):
+        run_id = str((info or {}).get("run_id") or "")
+        if not run_id:
+            continue
+        if run_id in seen:
+            first = seen[run_id]
+            found.append(
+                checks.Error(
+                    f"REDCOORD['REDLOCK'] masters {first + 1} ({mask_url(urls[first])}) and {i + 1} ({mask_url(urls[i])}) "
+                    f"are one Redis server (run_id {run_id}): a quorum lock over them is not held on independent masters, "
+                    "and losing that server loses both.",
+                    hint="Name each independent master once (another database or another spelling of the host is the "
+                    "same server).",
+                    id="redcoord.E017",
+                )
+            )
+        else:
+            seen[run_id] = i
+    return found
+
+
+def check_what_redlock_masters_keep(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``check --deploy``: a ``REDLOCK`` master that evicts keys (W017) or persists nothing (I018)."""
+    from .core.transport.errors import mask_url
+
+    config = _redlock_config()
+    urls = config["REDLOCK"] if config else []
+    if not urls:
+        return []
+    found: list[checks.CheckMessage] = []
+    count = len(urls)
+    for i, (url, info) in enumerate(zip(urls, _redlock_infos(urls), strict=True)):
+        if info is None:
+            continue  # W006 reports it
+        where = f"Redlock master {i + 1} of {count} ({mask_url(url)})"
+        policy = str(info.get("maxmemory_policy", "noeviction"))
+        if policy != "noeviction":
+            found.append(
+                checks.Warning(
+                    f"{where} uses maxmemory-policy {policy}: under memory pressure it evicts keys, and a quorum "
+                    "lock's grant with them; the master then grants that lock again while it is held (its restart "
+                    "guard does not see an eviction).",
+                    hint="Use 'maxmemory-policy noeviction' on every Redlock master: a full master then refuses "
+                    "grants instead of forgetting them.",
+                    id="redcoord.W017",
+                )
+            )
+        if str(info.get("aof_enabled", "0")) != "1" and _saves_nothing(url):
+            found.append(
+                checks.Info(
+                    f"{where} persists nothing: after each restart it refuses quorum grants for REDLOCK_MAX_TTL "
+                    f"({config['REDLOCK_MAX_TTL']:g} s), so that it grants no lock it forgot; a majority restarting "
+                    "at once leaves quorum locks unavailable that long.",
+                    hint="That is safe as it is. With 'appendonly yes' and 'appendfsync always' a restarted master "
+                    "forgets nothing and may be vouched for at once (django_redcoord.core.redlock.trust_masters).",
+                    id="redcoord.I018",
+                )
+            )
+    return found
+
+
+def _saves_nothing(url: str) -> bool:
+    """True when ``CONFIG GET save`` says no RDB save points (False when it cannot be read)."""
+    from .core.transport.clients import client_from_url
+
+    client = client_from_url(url, socket_timeout=0.5, connect_timeout=0.5)
+    try:
+        return not str(client.config_get("save").get("save", "")).strip()
+    except Exception:  # refused or unreachable: nothing to say
+        return False
+    finally:
+        client.connection_pool.disconnect()
+
+
+def check_replica_timeout(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``REPLICA_TIMEOUT`` must end within ``SOCKET_TIMEOUT`` (E019), else every replica check reads as an outage."""
+    from .core.holds.steps import replica_check_limit
+
+    config = _redlock_config()
+    if not config or config.get("REPLICA_TIMEOUT") is None:
+        return []
+    limit = replica_check_limit(config["SOCKET_TIMEOUT"])
+    if limit is None or config["REPLICA_TIMEOUT"] <= limit:
+        return []
+    return [
+        checks.Error(
+            f"REDCOORD['REPLICA_TIMEOUT'] ({config['REPLICA_TIMEOUT']:g} s) does not fit within "
+            f"REDCOORD['SOCKET_TIMEOUT'] ({config['SOCKET_TIMEOUT']:g} s): a replica check (replicas=n) waits on the "
+            "server, and its answer must come before the socket times out, or the grant reads as an outage.",
+            hint=f"Set REPLICA_TIMEOUT to at most {limit:g} s, or raise SOCKET_TIMEOUT.",
+            id="redcoord.E019",
+        )
+    ]

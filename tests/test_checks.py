@@ -101,3 +101,24 @@ def test_redlock_masters_are_checked_each_unreachable_one_named(settings, redis_
     settings.REDCOORD = {"URL": redis_url, "REDLOCK": "redis://a:6379/0"}
     [message] = check_settings()
     assert message.id == "redcoord.E003" and "must be a list of the quorum lock masters' URLs" in message.msg
+
+
+def test_a_replica_timeout_that_does_not_fit_the_socket_timeout_is_e019(settings, redis_url):
+    from django.core.checks import run_checks
+
+    settings.REDCOORD = {"URL": redis_url, "SOCKET_TIMEOUT": 1.0, "REPLICA_TIMEOUT": 1.0}
+    [message] = [m for m in run_checks() if m.id == "redcoord.E019"]
+    assert message.msg.startswith("REDCOORD['REPLICA_TIMEOUT'] (1 s) does not fit within REDCOORD['SOCKET_TIMEOUT'] (1 s)")
+    assert message.hint == "Set REPLICA_TIMEOUT to at most 0.5 s, or raise SOCKET_TIMEOUT."
+    settings.REDCOORD = {"URL": redis_url, "SOCKET_TIMEOUT": 1.0, "REPLICA_TIMEOUT": 0.5}
+    assert [m for m in run_checks() if m.id == "redcoord.E019"] == []
+    settings.REDCOORD = {"URL": redis_url, "SOCKET_TIMEOUT": 1.0}  # the default fits whatever the socket timeout
+    assert [m for m in run_checks() if m.id == "redcoord.E019"] == []
+    from django_redcoord.core.locks import Lock
+
+    assert Lock("x", replicas=1).replica_timeout == 0.5
+    settings.REDCOORD = {"URL": redis_url, "SOCKET_TIMEOUT": 1.0, "REPLICA_TIMEOUT": 1.0}
+    import pytest
+
+    with pytest.raises(ValueError, match=r"replica_timeout=1 s does not fit within REDCOORD\['SOCKET_TIMEOUT'\] \(1 s\)"):
+        Lock("x", replicas=1)

@@ -81,3 +81,49 @@ def test_every_problem_of_the_settings_is_its_own_e003(settings):
         "REDCOORD['LOCK_TTL'] must be a finite number of seconds from 0.001 up to 31536000 (got nan)",
         "REDCOORD['WORKER_PREFETCH'] must be a whole number from 1 to 1000 (got 0)",
     ]
+
+
+# -- the quorum lock masters (REDLOCK) -----------------------------------------------------------
+
+
+@pytest.fixture
+def redlock(redis_servers, settings, redis_url):
+    servers = redis_servers(3)
+    for s in servers:  # persistence is not the point unless a test says so
+        client_from_url(s.url).config_set("save", "900 1")
+    settings.REDCOORD = {"URL": redis_url, "REDLOCK": [s.url for s in servers]}
+    return servers
+
+
+def ids(messages):
+    return sorted(m.id for m in messages if m.id.startswith(("redcoord.E017", "redcoord.W017", "redcoord.I018")))
+
+
+def test_an_evicting_redlock_master_is_w017_and_one_that_persists_nothing_is_i018(redlock):
+    assert ids(redcoord()) == []
+    client = client_from_url(redlock[1].url)
+    client.config_set("maxmemory-policy", "volatile-lru")
+    [message] = [m for m in redcoord() if m.id == "redcoord.W017"]
+    assert message.msg.startswith(f"Redlock master 2 of 3 ({redlock[1].url}) uses maxmemory-policy volatile-lru: ")
+    assert "maxmemory-policy noeviction" in message.hint
+    assert ids(redcoord(include_deployment_checks=False)) == []  # deploy only
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("save", "")
+    [message] = [m for m in redcoord() if m.id == "redcoord.I018"]
+    assert message.msg.startswith(f"Redlock master 2 of 3 ({redlock[1].url}) persists nothing: after each restart it "
+                                  "refuses quorum grants for REDLOCK_MAX_TTL (60 s)")  # fmt: skip
+    client.config_set("appendonly", "yes")
+    assert ids(redcoord()) == []
+    client.config_set("appendonly", "no")
+
+
+def test_one_server_named_twice_in_redlock_is_e017(redlock, settings, redis_url):
+    a, b, _ = redlock
+    for second in (f"redis://127.0.0.1:{a.port}/1", f"redis://localhost:{a.port}/0"):
+        settings.REDCOORD = {"URL": redis_url, "REDLOCK": [a.url, b.url, second]}
+        [message] = [m for m in redcoord(include_deployment_checks=False) if m.id.startswith("redcoord.")
+                     and m.level >= 40]  # fmt: skip
+        assert message.id == "redcoord.E017"
+        assert message.msg.startswith(f"REDCOORD['REDLOCK'] masters 1 ({a.url}) and 3 ({second}) are one Redis server (run_id ")
+    settings.REDCOORD = {"URL": redis_url, "REDLOCK": [s.url for s in redlock]}
+    assert [m for m in redcoord() if m.id == "redcoord.E017"] == []

@@ -45,6 +45,14 @@ DEFAULTS: dict[str, Any] = {
     # between them; an odd number, 3 or more), e.g. ["redis://a:6379/0",
     # "redis://b:6379/0", "redis://c:6379/0"]. Empty: no quorum locks.
     "REDLOCK": [],
+    # The longest TTL a quorum lock may have (seconds): a master that restarted
+    # or lost its data refuses quorum grants for this long, so every grant it
+    # may have forgotten has expired first (Redlock's "delayed restart").
+    "REDLOCK_MAX_TTL": 60.0,
+    # Default seconds a replica check (replicas=n) waits for the replicas; it
+    # must end within SOCKET_TIMEOUT (see "Confirming grants on replicas").
+    # None: 1 s, or less when SOCKET_TIMEOUT leaves less room.
+    "REPLICA_TIMEOUT": None,
     # Locks: default time-to-live and default wait, in seconds.
     "LOCK_TTL": 30.0,
     "LOCK_WAIT": 10.0,
@@ -68,8 +76,12 @@ DEFAULTS: dict[str, Any] = {
     # Dead letters kept per queue; the oldest are dropped past it (None: keep all).
     "QUEUE_DEAD_LETTER_LIMIT": 10_000,
     # Rate limits. The reverse proxies (IP addresses or CIDR networks) whose
-    # X-Forwarded-For is believed; nobody's by default.
+    # X-Forwarded-For is believed; nobody's by default. "unix" trusts the peer
+    # of a Unix socket (an empty or absent REMOTE_ADDR).
     "TRUSTED_PROXIES": [],
+    # Rate limits by IP count a client's network: IPv4 /32, IPv6 /64 by default.
+    "RATE_LIMIT_IPV4_PREFIX": 32,
+    "RATE_LIMIT_IPV6_PREFIX": 64,
     # The middleware's rules: [{"path": "/api/", "policy": "10/s;burst=20",
     # "key": "ip", "methods": ["POST"], "on_unavailable": "open"}, ...]
     "RATE_LIMITS": [],
@@ -77,6 +89,12 @@ DEFAULTS: dict[str, Any] = {
     # project's LOGGING configures nothing for them: "text" or "json" (one
     # JSON object per line).
     "LOG_FORMAT": "text",
+    # The metrics view (django_redcoord.metrics): a token it asks for as
+    # "Authorization: Bearer <token>" (None: open, protect it otherwise), and
+    # the most lock records one scrape reads (above it: counts from the index,
+    # waiters of that many locks per scrape in turn; 0: never read them).
+    "METRICS_TOKEN": None,
+    "METRICS_LOCK_DETAIL": 1000,
 }
 
 # Seconds: (low, high, low_inclusive). NaN and infinities are never allowed.
@@ -85,6 +103,7 @@ _SECONDS: dict[str, tuple[float, float, bool]] = {
     "SOCKET_TIMEOUT": (0.01, 3600.0, True),
     "CONNECT_TIMEOUT": (0.01, 3600.0, True),
     "LOCK_TTL": (0.001, 365 * _DAY, True),
+    "REDLOCK_MAX_TTL": (0.001, 365 * _DAY, True),
     "LEADER_LEASE": (0.001, _DAY, True),
     "LEADER_RENEW_DEADLINE": (0.001, _DAY, True),
     "LEADER_RETRY_PERIOD": (0.001, _DAY, True),
@@ -96,6 +115,7 @@ _SECONDS: dict[str, tuple[float, float, bool]] = {
     "WORKER_SHUTDOWN_TIMEOUT": (0.0, _DAY, False),
 }
 _COUNTS = {"QUEUE_MAX_ATTEMPTS": (1, 1000), "WORKER_PREFETCH": (1, 1000), "MAX_CONNECTIONS": (4, 1_000_000)}
+_COUNTS["METRICS_LOCK_DETAIL"] = (0, 1_000_000)
 EMBEDDED = "embedded"
 LOG_FORMATS = ("text", "json")
 URL_SCHEMES = ("redis://", "rediss://", "unix://")
@@ -178,6 +198,7 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
         found.append(f"REDCOORD['JOBS'] must be a list of dotted module paths (got {jobs!r})")
     found.extend(_redlock_problems(config))
     found.extend(_rate_limit_problems(config))
+    found.extend(_metrics_problems(config))
     if config["LOG_FORMAT"] not in LOG_FORMATS:
         found.append(f"REDCOORD['LOG_FORMAT'] must be 'text' or 'json' (got {config['LOG_FORMAT']!r})")
     wait = config["LOCK_WAIT"]
@@ -189,6 +210,15 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
             )
         else:
             config["LOCK_WAIT"] = float(wait)
+    replica_timeout = config["REPLICA_TIMEOUT"]
+    if replica_timeout is not None:
+        if isinstance(replica_timeout, bool) or not isinstance(replica_timeout, (int, float)) or not 0.001 <= replica_timeout <= 3600:
+            found.append(
+                "REDCOORD['REPLICA_TIMEOUT'] must be seconds from 0.001 to 3600 (it must also end within SOCKET_TIMEOUT), "
+                f"or None for the default (got {replica_timeout!r})"
+            )
+        else:
+            config["REPLICA_TIMEOUT"] = float(replica_timeout)
     found.extend(_relations(config, valid))
     return config, found
 
@@ -311,12 +341,19 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
         found.append(f"REDCOORD['TRUSTED_PROXIES'] must be a list of IP addresses or networks (got {proxies!r})")
     else:
         for proxy in proxies:
+            if proxy == "unix":  # the peer of a Unix socket
+                continue
             try:
                 ipaddress.ip_network(proxy, strict=False)
             except (TypeError, ValueError):
                 found.append(
-                    f"REDCOORD['TRUSTED_PROXIES']: {proxy!r} is not an IP address or network (e.g. '10.0.0.0/8')"
+                    f"REDCOORD['TRUSTED_PROXIES']: {proxy!r} is not an IP address or network (e.g. '10.0.0.0/8'), "
+                    "or 'unix' (the proxy on a Unix socket)"
                 )
+    for key, most in (("RATE_LIMIT_IPV4_PREFIX", 32), ("RATE_LIMIT_IPV6_PREFIX", 128)):
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+            found.append(f"REDCOORD[{key!r}] must be a prefix length from 1 to {most} (got {value!r})")
     rules = config["RATE_LIMITS"]
     if not isinstance(rules, (list, tuple)):
         return [*found, f"REDCOORD['RATE_LIMITS'] must be a list of rules (dicts), not {rules!r}"]
@@ -340,7 +377,7 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
             found.append(f"{where}['key'] must be 'ip', 'user' or 'header:<Name>', not {key!r}")
         if "name" in rule:
             try:
-                validate_name(rule["name"], f"{where}['name']")
+                validate_name(rule["name"], f"{where}['name']", tag=False)
             except (TypeError, ValueError) as exc:
                 found.append(str(exc))
         if rule.get("on_unavailable", "open") not in ("open", "closed"):
@@ -391,3 +428,17 @@ def _relations(config: dict[str, Any], valid: set[str]) -> list[str]:
             f"REDCOORD['QUEUE_RETRY_MAX_DELAY'] ({config['QUEUE_RETRY_MAX_DELAY']:g} s), the cap of the backoff"
         )
     return found
+
+
+def _metrics_problems(config: dict[str, Any]) -> list[str]:
+    """METRICS_TOKEN: None, or a token that fits in an Authorization header."""
+    token = config["METRICS_TOKEN"]
+    if token is None:
+        return []
+    if not isinstance(token, str) or not token or any(c.isspace() or not c.isprintable() or ord(c) > 126 for c in token):
+        return [
+            "REDCOORD['METRICS_TOKEN'] must be None or a non-empty string of printable ASCII without spaces "
+            "(e.g. secrets.token_urlsafe(32)), sent by the scraper as 'Authorization: Bearer <token>'"
+            f" (got {'a ' + type(token).__name__ if not isinstance(token, str) else 'an unusable string'})"
+        ]
+    return []
