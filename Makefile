@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # The suite waits far more than it computes (Redis round trips, leases, restarts):
-# 4 workers, each with its own servers, on 2 cores. PYTEST_WORKERS= runs it in one process.
-PYTEST_WORKERS ?= -n 4
+# 4 workers, each with its own servers, on 2 cores (tests/deploy's servers stay on one of them:
+# xdist_group). PYTEST_WORKERS= runs it in one process.
+PYTEST_WORKERS ?= -n 4 --dist loadgroup
 STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.installed-demo-stamp
 
@@ -46,7 +47,7 @@ test: lint
 # checkers' negative controls (unsafe variants that never touch our scripts),
 # and the Django layer's tests that drive the same scripts as tests/core
 # (admin, health, metrics, checks, settings, view decorators, rate-limited
-# views, Sentinel's client side), the Cluster runs (a Cluster needs Redis 7:
+# views, Sentinel's client side, the deployment matrix in tests/deploy), the Cluster runs (a Cluster needs Redis 7:
 # script flags) and the asyncio runs and tests (`-k "not async"`: the same
 # scripts as the sync ones; the asyncio side does not depend on the server's
 # version). The fault suite
@@ -66,7 +67,7 @@ test-redis62: lint
 		--ignore tests/test_metrics.py --ignore tests/test_checks.py --ignore tests/test_checks_deploy.py \
 		--ignore tests/test_conf.py --ignore tests/test_decorators.py --ignore tests/test_ratelimit_views.py \
 		--ignore tests/test_ratelimit_drf.py --ignore tests/test_dashboard_outage.py --ignore tests/test_redlock_views.py \
-		--ignore tests/test_sentinel.py --ignore tests/test_cluster.py -k "not sentinel and not cluster and not async" \
+		--ignore tests/test_sentinel.py --ignore tests/test_cluster.py --ignore tests/deploy -k "not sentinel and not cluster and not async" \
 		--deselect tests/core/signals/test_signal_faults.py::test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects \
 		--deselect tests/core/leader/test_leader_faults.py::test_negative_control_bypassing_the_claim_runs_slots_twice
 
