@@ -288,3 +288,212 @@ class ClusterTopology:
     def cleanup(self) -> None:
         for node in self.nodes:
             node.cleanup()
+
+
+# -- nemesis helpers (the fault matrix, tests/faults/matrix/) -------------------------------------
+
+
+class RestartableServer(RedisServer):
+    """A redis-server that keeps its data in an AOF written with ``appendfsync always``:
+    :meth:`restart_keeping_data` (kill -9, start again on the same port and directory:
+    every acknowledged write is back) and :meth:`restart_losing_data` (kill -9, the
+    files deleted, start again empty: what a restart without persistence does)."""
+
+    def __init__(self, port: int | None = None, *, extra: tuple[str, ...] = ()) -> None:
+        super().__init__(port, extra=("--appendonly", "yes", "--appendfsync", "always", *extra))
+
+    def restart_keeping_data(self, down: float = 0.0) -> RestartableServer:
+        self.kill()
+        time.sleep(down)
+        return self.start()
+
+    def restart_losing_data(self, down: float = 0.0) -> RestartableServer:
+        self.kill()
+        for entry in os.listdir(self.dir):
+            if entry != "redis.log":
+                path = os.path.join(self.dir, entry)
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+        time.sleep(down)
+        return self.start()
+
+    def ensure_running(self) -> RestartableServer:
+        """Start it again if a scenario left it killed or paused; flush it."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+        else:
+            self.proc = None
+            self.start()
+        client = redis.Redis(port=self.port, socket_timeout=5)
+        try:
+            client.flushall()
+            client.script_flush()
+        finally:
+            client.close()
+        return self
+
+
+def kill_connections(port: int, *, skip_ids: tuple[int, ...] = ()) -> int:
+    """``CLIENT KILL`` every normal and Pub/Sub connection of the server on ``port``
+    (but the one asking and ``skip_ids``): a proxy restart, an idle timeout. Returns how many."""
+    admin = redis.Redis(port=port, socket_timeout=5)
+    try:
+        killed = 0
+        for entry in admin.client_list():
+            if int(entry["id"]) in skip_ids or entry.get("flags", "").find("S") >= 0:
+                continue  # a replica's link is not a client connection
+            if entry.get("name") == "redcoord-admin":
+                continue
+            try:
+                killed += int(admin.client_kill_filter(_id=int(entry["id"]), skipme=True))
+            except redis.ResponseError:
+                pass  # gone meanwhile
+        return killed
+    finally:
+        admin.close()
+
+
+def blocked_clients(port: int) -> int:
+    """How many connections of the server on ``port`` are blocked in a command (BLPOP, BLMOVE, XREADGROUP...)."""
+    admin = redis.Redis(port=port, socket_timeout=5)
+    try:
+        return int(admin.info("clients")["blocked_clients"])
+    finally:
+        admin.close()
+
+
+def _node_client(node: RedisServer) -> redis.Redis:
+    return redis.Redis(port=node.port, socket_timeout=5, decode_responses=True)
+
+
+def _node_id(node: RedisServer) -> str:
+    client = _node_client(node)
+    try:
+        return client.execute_command("CLUSTER", "MYID")
+    finally:
+        client.close()
+
+
+def _own_slots(node: RedisServer) -> tuple[str, list[tuple[int, int]]]:
+    """(role flags, slot ranges) the node claims for itself (its ``myself`` line of CLUSTER NODES)."""
+    client = _node_client(node)
+    try:
+        for line in client.execute_command("CLUSTER", "NODES").splitlines():
+            parts = line.split()
+            if "myself" in parts[2]:
+                ranges = []
+                for part in parts[8:]:
+                    if part.startswith("["):
+                        continue  # a slot being migrated or imported
+                    start, _, end = part.partition("-")
+                    ranges.append((int(start), int(end or start)))
+                return parts[2], ranges
+    finally:
+        client.close()
+    return "", []
+
+
+def slot_owner(topology: ClusterTopology, slot: int) -> RedisServer:
+    """The primary serving ``slot`` now (by its own account, not a possibly stale peer's)."""
+    for node in topology.primaries():
+        flags, ranges = _own_slots(node)
+        if "master" in flags and any(start <= slot <= end for start, end in ranges):
+            return node
+    raise RuntimeError(f"no primary serves slot {slot}")
+
+
+class SlotMigration:
+    """Move one hash slot to another primary the way ``redis-cli --cluster reshard`` does:
+    :meth:`begin` (``CLUSTER SETSLOT IMPORTING`` on the target, ``MIGRATING`` on the
+    source), :meth:`move_keys` (``MIGRATE`` them, all or some), :meth:`finish`
+    (``SETSLOT NODE`` everywhere). Between begin and finish the slot is half-moved:
+    clients get ``ASK`` for keys already moved and ``TRYAGAIN`` for multi-key calls
+    split across the two nodes."""
+
+    def __init__(self, topology: ClusterTopology, slot: int, to: RedisServer | None = None) -> None:
+        self.topology, self.slot = topology, slot
+        self.source = slot_owner(topology, slot)
+        self.target = to or next(n for n in topology.primaries() if n.port != self.source.port)
+
+    def begin(self) -> SlotMigration:
+        self.source_id, self.target_id = _node_id(self.source), _node_id(self.target)
+        target, source = _node_client(self.target), _node_client(self.source)
+        try:
+            target.execute_command("CLUSTER", "SETSLOT", self.slot, "IMPORTING", self.source_id)
+            source.execute_command("CLUSTER", "SETSLOT", self.slot, "MIGRATING", self.target_id)
+        finally:
+            target.close()
+            source.close()
+        return self
+
+    def keys(self) -> list[str]:
+        source = _node_client(self.source)
+        try:
+            return source.execute_command("CLUSTER", "GETKEYSINSLOT", self.slot, 100_000)
+        finally:
+            source.close()
+
+    def move_keys(self, keys: list[str] | None = None) -> int:
+        """MIGRATE ``keys`` (default: every key of the slot still on the source) to the target."""
+        keys = self.keys() if keys is None else keys
+        if not keys:
+            return 0
+        source = _node_client(self.source)
+        try:
+            source.execute_command("MIGRATE", "127.0.0.1", self.target.port, "", 0, 5000, "REPLACE", "KEYS", *keys)
+        finally:
+            source.close()
+        return len(keys)
+
+    def finish(self) -> None:
+        self.move_keys()
+        for node in [self.target, self.source, *(n for n in self.topology.primaries()
+                                                  if n.port not in (self.source.port, self.target.port))]:
+            client = _node_client(node)
+            try:
+                client.execute_command("CLUSTER", "SETSLOT", self.slot, "NODE", self.target_id)
+            finally:
+                client.close()
+        self.topology.wait_ok()
+
+
+def fail_over_slot(topology: ClusterTopology, slot: int, *, timeout: float = 30.0) -> RedisServer:
+    """``CLUSTER FAILOVER`` on a replica of the primary serving ``slot`` (a manual,
+    coordinated failover: the replica catches up first, no acknowledged write is lost);
+    returns the new primary once the old one serves as its replica.
+
+    A primary votes once per two node timeouts for the replicas of one primary, so a
+    failover right after another one can time out unelected: it is asked again.
+    """
+    owner = slot_owner(topology, slot)
+    replica = None
+    for node in topology.nodes:
+        if node.proc is None or node.port == owner.port:
+            continue
+        client = _node_client(node)
+        try:
+            info = client.info("replication")
+            if info.get("role") == "slave" and int(info.get("master_port", 0)) == owner.port:
+                replica = node
+                break
+        finally:
+            client.close()
+    if replica is None:
+        raise RuntimeError(f"the primary of slot {slot} ({owner.port}) has no replica")
+    topology.wait_ok(timeout)
+    client = _node_client(replica)
+    try:
+        deadline = time.monotonic() + timeout
+        while client.info("replication").get("role") != "master":
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"replica {replica.port} did not take over slot {slot}")
+            client.execute_command("CLUSTER", "FAILOVER")
+            asked = time.monotonic()
+            while client.info("replication").get("role") != "master" and time.monotonic() - asked < 6.0:
+                time.sleep(0.05)
+        stepped = time.monotonic() + 10.0
+        while "slave" not in _own_slots(owner)[0] and time.monotonic() < stepped:
+            time.sleep(0.05)  # its writes are paused until it steps down
+    finally:
+        client.close()
+    topology.wait_ok(timeout)
+    return replica
