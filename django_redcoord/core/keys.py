@@ -168,10 +168,14 @@ class LockKeys:
     index: str  # hash (the name's index bucket, shared with other locks): name -> expiry bound (s)
     waits: str  # list: "<minute> <grants> <sum_ms> <max_ms>" of grants that waited, newest first
     wait_index: str  # hash (the name's wait-index bucket): name -> last minute with a wait
-    wake_prefix: str  # a waiter blocks on wake_prefix + its token
+    wake_prefix: str  # a waiter blocks on wake_prefix + the token of whoever is just ahead of it
 
     def wake(self, token: str) -> str:
         return self.wake_prefix + token
+
+    def interrupt(self, token: str) -> str:
+        """List: ``interrupt`` markers for the waiter of owner ``token`` (its wake list is its successor's)."""
+        return f"{self.lock}:stop:{token}"
 
 
 @dataclass(frozen=True)
@@ -224,7 +228,15 @@ class SemaphoreKeys:
     holders: str  # zset: holder token -> lease expiry (ms)
     queue: str  # list: MessagePack waiter entries, oldest first
     index: str  # hash (shared by all semaphores): name -> bound on its holders' expiry (s)
-    wake_prefix: str  # a waiter blocks on wake_prefix + its token
+    wake_prefix: str  # wake_prefix + token: the list the waiter queued behind that token blocks on
+
+    def first(self) -> str:
+        """List: hand-offs (``"<fence> <token>"``) for the waiter first in line, the only one blocking on it."""
+        return f"{self.state}:wake"
+
+    def interrupt(self, token: str) -> str:
+        """List: ``interrupt`` markers for the waiter of owner ``token``."""
+        return f"{self.state}:stop:{token}"
 
 
 @dataclass(frozen=True)
@@ -235,7 +247,15 @@ class RWLockKeys:
     readers: str  # zset: reader token -> lease expiry (ms)
     queue: str  # list: MessagePack waiter entries ('r' or 'w'), oldest first
     index: str  # hash (shared by all read-write locks): name -> bound on its holders' expiry (s)
-    wake_prefix: str  # a waiter blocks on wake_prefix + its token
+    wake_prefix: str  # wake_prefix + token: the list the waiter queued behind that token blocks on
+
+    def first(self) -> str:
+        """List: hand-offs (``"<fence> <token>"``) for the waiter first in line, the only one blocking on it."""
+        return f"{self.state}:wake"
+
+    def interrupt(self, token: str) -> str:
+        """List: ``interrupt`` markers for the waiter of owner ``token``."""
+        return f"{self.state}:stop:{token}"
 
 
 @dataclass(frozen=True)
@@ -246,7 +266,13 @@ class LatchKeys:
     parties: str  # zset: party token -> lease expiry (ms)
     waiters: str  # zset: wake list -> registration deadline (ms), see common/broadcast.lua
     index: str  # hash (shared): name -> a bound on when it was last used (s)
-    wake_prefix: str  # a waiter blocks on wake_prefix + its token
+    wake_prefix: str  # (before issue 31: a waiter's own wake list; no longer used)
+    #: stream: one entry per wake-up (open, break, trip, reset); every waiter reads it
+    #: (XREAD BLOCK from the entry its last look saw), so one entry wakes them all
+    wake: str = ""
+    #: never written: declared last by every script that writes, so that a Cluster node
+    #: refuses the script whole (TRYAGAIN) while the slot migrates (common/broadcast.lua)
+    probe: str = ""
 
 
 @dataclass(frozen=True)
@@ -256,7 +282,13 @@ class SignalKeys:
     state: str  # hash (events): set, data, gen
     waiters: str  # zset (events): wake list -> registration deadline; list (signals): waiter entries, oldest first
     index: str  # hash (shared): name -> a bound on when it was last used (s)
-    wake_prefix: str  # a waiter blocks on wake_prefix + its token
+    wake_prefix: str  # (before issue 31: a waiter's own wake list; no longer used)
+    #: stream: one entry per set() / send() / broadcast(), naming its recipient (signals);
+    #: every waiter reads it (XREAD BLOCK from the entry its last look saw)
+    wake: str = ""
+    deliveries: str = ""  # hash (signals): waiter token -> its signals not yet confirmed taken (cmsgpack)
+    due: str = ""  # zset (signals): waiter token -> when its deliveries are forgotten (ms)
+    probe: str = ""  # never written: see LatchKeys.probe
 
 
 #: The admin indexes: kind -> the Redis type of each of its keys (see KeyBuilder.index_keys).
@@ -341,6 +373,10 @@ class KeyBuilder:
             wake_prefix=f"{base}:wake:",
         )
 
+    def redlock_boot(self) -> str:
+        """A quorum lock master's boot record (one per master and prefix; see ``lua/redlock/guard.lua``)."""
+        return f"{self.prefix}:redlock:boot"
+
     def semaphore(self, name: str) -> SemaphoreKeys:
         validate_name(name, "semaphore name")
         base = self._base("sem", name)
@@ -375,18 +411,24 @@ class KeyBuilder:
         base = self._base(kind, name)
         return LatchKeys(
             state=base, parties=f"{base}:parties", waiters=f"{base}:waiters", index=self._index(index, base),
-            wake_prefix=f"{base}:wake:",
+            wake_prefix=f"{base}:wake:", wake=f"{base}:wake", probe=f"{base}:probe",
         )  # fmt: skip
 
     def event(self, name: str) -> SignalKeys:
         validate_name(name, "event name")
         base = self._base("event", name)
-        return SignalKeys(state=base, waiters=f"{base}:waiters", index=self._index("events", base), wake_prefix=f"{base}:wake:")
+        return SignalKeys(
+            state=base, waiters=f"{base}:waiters", index=self._index("events", base), wake_prefix=f"{base}:wake:",
+            wake=f"{base}:wake", probe=f"{base}:probe",
+        )  # fmt: skip
 
     def signal(self, name: str) -> SignalKeys:
         validate_name(name, "signal name")
         base = self._base("signal", name)
-        return SignalKeys(state=base, waiters=f"{base}:waiters", index=self._index("signals", base), wake_prefix=f"{base}:wake:")
+        return SignalKeys(
+            state=base, waiters=f"{base}:waiters", index=self._index("signals", base), wake_prefix=f"{base}:wake:",
+            wake=f"{base}:wake", deliveries=f"{base}:deliveries", due=f"{base}:due", probe=f"{base}:probe",
+        )  # fmt: skip
 
     def topic(self, name: str) -> str:
         """stream: the messages of a durable topic (consumer groups are the subscribers)."""

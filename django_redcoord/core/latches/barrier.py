@@ -14,8 +14,11 @@ past its lease, the barrier breaks and every waiting party raises
 instead of waiting for a party that will never come. As with
 ``threading.Barrier``, a party whose ``timeout`` runs out (or that is
 cancelled) breaks the barrier too, and ``reset()`` breaks the current wait
-and starts afresh. Waiting blocks on a wake list (no polling); the state is
-re-read after every wake-up.
+and starts afresh. Waiting blocks reading the barrier's wake stream (no
+polling; a trip, break or reset adds one entry, which wakes every party);
+the state is re-read after every wake-up. A dropped connection or a short outage is
+ridden out (:mod:`..holds.waits`); when Redis loses the barrier's data the
+waiting parties see its epoch change and raise BarrierBroken saying so.
 """
 
 from __future__ import annotations
@@ -29,10 +32,11 @@ from typing import Any
 
 from ..exceptions import BarrierBroken
 from ..holds.identity import host
+from ..holds.waits import BroadcastWait, Look, read_wake, wait_steps
 from ..keys import LatchKeys, validate_name
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
-from ..transport.drivers import Blpop, Run, Steps, arun, run
+from ..transport.drivers import EndsWaits, Run, Step, Steps, arun, run
 from ..transport.scripts import Script
 from ..values import check_count, check_seconds, check_wait, ms
 
@@ -91,46 +95,32 @@ class Barrier(UsesClient):
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         k = self.keys
         token = secrets.token_urlsafe(9)
-        wake = k.wake_prefix + token
-        reply = yield Run(
-            ARRIVE, [k.state, k.parties, k.index, wake],
-            [token, self.parties, ms(self.ttl), host(), os.getpid(), threading.current_thread().name,
-             self.name, ms(self.keep)],
-            f"arrive at barrier {self.name!r}",
-        )  # fmt: skip
+        wake = k.wake
+        try:
+            reply = yield EndsWaits(Run(  # the last arrival trips it: the pool's reserve serves arrivals
+                ARRIVE, [k.state, k.parties, k.index, wake, k.probe],
+                [token, self.parties, ms(self.ttl), host(), os.getpid(), threading.current_thread().name,
+                 self.name, ms(self.keep)],
+                f"arrive at barrier {self.name!r}",
+            ))  # fmt: skip
+        except BaseException:  # interrupted or failed: the arrival may be recorded; undo it if it is
+            try:
+                yield EndsWaits(Run(CHECK, [k.state, k.parties, wake, k.probe], [token, "", "cancel", 1, "", ms(self.keep)],
+                                    f"leave barrier {self.name!r}"))  # fmt: skip
+            except Exception:  # the original error matters more
+                pass
+            raise
         status = int(reply[0])
         if status == -1:
             raise self._broken(as_text(reply[1]))
         index, gen = int(reply[1]), int(reply[2])
         if status == 1:
             return index
-        next_expiry = int(reply[3]) / 1000.0
-        check = [k.state, k.parties, wake]
-        try:
-            while True:
-                remaining = deadline - time.monotonic()
-                block = min(max(remaining, 0.0), chunk)
-                if remaining > 0:
-                    # Until the last party trips it, a break, or an arrival's lease may have run out.
-                    yield Blpop([wake], min(block, next_expiry + 0.002) if next_expiry else block, f"wait at barrier {self.name!r}")
-                mode = "wait" if deadline - time.monotonic() > 0 else "timeout"
-                reply = yield Run(
-                    CHECK, check, [token, gen, mode, ms(self.ttl)], f"wait at barrier {self.name!r}"
-                )
-                status = int(reply[0])
-                if status == 1:
-                    return index
-                if status == -1:
-                    raise self._broken(as_text(reply[1]))
-                next_expiry = int(reply[1]) / 1000.0
-        except BarrierBroken:
-            raise
-        except BaseException:  # interrupted or cancelled: the others cannot trip it now
-            try:
-                yield Run(CHECK, check, [token, gen, "cancel", 1], f"leave barrier {self.name!r}")
-            except Exception:  # the original error matters more
-                pass
-            raise
+        waiter = _BarrierWait(self, token, wake, gen, as_text(reply[4]))
+        waiter.mark = as_text(reply[5])
+        waiter.next_expiry = int(reply[3]) / 1000.0
+        yield from wait_steps(waiter, deadline, chunk)
+        return index
 
     def reset(self) -> None:
         """Back to empty and whole; the parties waiting now raise BarrierBroken."""
@@ -149,7 +139,8 @@ class Barrier(UsesClient):
         await arun(self._async_client(), self._reset_steps("abort", str(reason)[:500]))
 
     def _reset_steps(self, mode: str, why: str) -> Steps:
-        yield Run(RESET, [self.keys.state, self.keys.parties], [mode, why], f"{mode} barrier {self.name!r}")
+        k = self.keys
+        yield EndsWaits(Run(RESET, [k.state, k.parties, k.wake, k.probe], [mode, why, ms(self.keep)], f"{mode} barrier {self.name!r}"))
 
     def state(self) -> dict[str, Any]:
         """``{"generation", "broken", "waiting": [...]}`` now (one round trip)."""
@@ -165,6 +156,53 @@ class Barrier(UsesClient):
 
     def _broken(self, reason: str) -> BarrierBroken:
         return BarrierBroken(f"barrier {self.name!r} is broken: {reason}", name=self.name, reason=reason)
+
+
+class _BarrierWait(BroadcastWait):
+    """An arrived party's wait (the loop and its outage policy: :mod:`..holds.waits`).
+
+    Its look renews the party's arrival; a blocked wait that loses its
+    connection is issued again (the arrival lives in Redis), so a connection
+    blip breaks nothing. Time running out, or an interruption, breaks the
+    barrier (as ``threading.Barrier``).
+    """
+
+    outcomes = (BarrierBroken,)
+
+    def __init__(self, barrier: Barrier, token: str, wake: str, gen: int, epoch: str) -> None:
+        self.barrier, self.token, self.wake, self.gen, self.epoch = barrier, token, wake, gen, epoch
+        k = barrier.keys
+        self.keys = [k.state, k.parties, wake, k.probe]
+        self.operation = f"wait at barrier {barrier.name!r}"
+        self.next_expiry = 0.0
+        self.mark = "0-0"  # the wake stream's last entry at our last look: we read what comes after
+
+    def _check(self, mode: str, lease_ms: int) -> Run:
+        b = self.barrier
+        return Run(CHECK, self.keys, [self.token, self.gen, mode, lease_ms, self.epoch, ms(b.keep)], self.operation)
+
+    def check(self, final: bool, lease: float) -> Steps:
+        if not final and lease > 0 and self.next_expiry is not None:
+            # Just arrived: block first (the arrival's reply was the first look).
+            expiry, self.next_expiry = self.next_expiry, None
+            return Look(False, block=expiry + 0.002 if expiry else None)
+        reply = yield self._check("timeout" if final else "wait", ms(self.barrier.ttl))
+        status = int(reply[0])
+        if status == 1:
+            return Look(True)
+        if status == -1:
+            raise self.barrier._broken(as_text(reply[1]))
+        if final:  # (a 'timeout' look always ends: tripped or broken)
+            raise self.barrier._broken("a party timed out waiting")
+        expiry = int(reply[1]) / 1000.0
+        self.mark = as_text(reply[2])
+        return Look(False, block=expiry + 0.002 if expiry else None)
+
+    def block(self, seconds: float) -> Step:
+        return read_wake(self.wake, self.mark, seconds, self.operation)
+
+    def leave(self) -> Steps:  # interrupted or cancelled: the others cannot trip it now
+        yield EndsWaits(self._check("cancel", 1))
 
 
 def state_from_reply(reply: Any) -> dict[str, Any]:

@@ -14,11 +14,20 @@ watchdog thread, or an asyncio task after ``ajoin``) until it counts down.
 If it dies or is paused past its lease before counting down, the latch
 breaks, and every waiter raises :class:`~django_redcoord.core.exceptions.LatchBroken`
 within one lease — instead of waiting for a count-down that will never come.
-Waiters block on their own wake lists (no polling); a count-down that opens
-the latch, or a break, wakes all of them at once, and each re-reads the
+Waiters block reading the latch's wake stream (no polling); a count-down
+that opens the latch, or a break, adds one entry there, which wakes all of
+them at once, and each re-reads the
 state (the wake-up is a hint, the state the truth), so nothing is missed
 across reconnects. ``count_down()`` without joining counts down anonymously
 (no lease: nobody notices if such a party dies).
+
+**Faults.** A wait rides out a dropped connection or an outage (see
+:mod:`..holds.waits`). When Redis loses the latch's data (a restart without
+persistence, a failover, eviction), its waiters see the latch's epoch
+change and its parties find their entries gone: the latch breaks with a
+reason that says so, instead of silently counting from the start again.
+**Open stays open:** once open, a surplus party that fails or dies breaks
+nothing.
 """
 
 from __future__ import annotations
@@ -31,10 +40,11 @@ from typing import Any
 
 from ..exceptions import LatchBroken, LockNotOwned
 from ..holds.hold import Hold
+from ..holds.waits import BroadcastWait, Look, read_wake, wait_steps
 from ..keys import KeyBuilder, LatchKeys, validate_name
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
-from ..transport.drivers import Blpop, Run, Steps, arun, run
+from ..transport.drivers import EndsWaits, Run, Step, Steps, arun, run
 from ..transport.scripts import Script
 from ..values import check_count, check_seconds, check_wait, ms
 
@@ -100,10 +110,10 @@ class CountDownLatch(UsesClient):
 
     def _count_down_steps(self) -> Steps:
         k = self.keys
-        result = yield Run(
-            COUNT_DOWN, [k.state, k.parties, k.waiters, k.index], ["", self.name, *self._args()],
+        result = yield EndsWaits(Run(  # it may open the latch: the pool's reserve serves it
+            COUNT_DOWN, [k.state, k.parties, k.waiters, k.index, k.wake, k.probe], ["", self.name, *self._args()],
             f"count down latch {self.name!r}",
-        )  # fmt: skip
+        ))  # fmt: skip
         if int(result) == 4:
             state = yield from self._inspect_steps()
             raise self._broken(state["broken"])
@@ -115,7 +125,9 @@ class CountDownLatch(UsesClient):
         """Block until the latch opens: True; False when ``timeout`` seconds ran out.
 
         ``timeout=None`` waits forever, 0 only looks. Raises LatchBroken as
-        soon as the latch breaks (a party died or failed).
+        soon as the latch breaks (a party died or failed, or Redis lost its
+        data). A dropped connection or an outage is ridden out while the wait
+        lasts; CoordinationUnavailable when the wait ran out during one.
         """
         client = self.client
         return run(client, self._wait_steps(timeout, max_block(client)))
@@ -128,39 +140,7 @@ class CountDownLatch(UsesClient):
     def _wait_steps(self, timeout: float | None, chunk: float) -> Steps:
         timeout = check_wait(timeout)
         deadline = math.inf if timeout is None else time.monotonic() + timeout
-        k = self.keys
-        wake = k.wake_prefix + secrets.token_urlsafe(9)
-        keys = [k.state, k.parties, k.waiters, k.index, wake]
-        registered = False
-        try:
-            while True:
-                remaining = deadline - time.monotonic()
-                mode = "wait" if remaining > 0 else "cancel"
-                block = min(max(remaining, 0.0), chunk)
-                reply = yield Run(
-                    CHECK, keys, [self.count, mode, ms(block + _GRACE), self.name, ms(self.keep)],
-                    f"wait for latch {self.name!r}",
-                )  # fmt: skip
-                registered = mode == "wait"
-                status = int(reply[0])
-                if status == 1:
-                    return True
-                if status == -1:
-                    raise self._broken(as_text(reply[1]))
-                if mode == "cancel":
-                    return False
-                registered = True
-                next_expiry = int(reply[2]) / 1000.0
-                # Block until a count-down opens it or a break, or until a party's
-                # lease may have run out (then the check finds the latch broken).
-                yield Blpop([wake], min(block, next_expiry + 0.002) if next_expiry else block, f"wait for latch {self.name!r}")
-        except BaseException:
-            if registered:
-                try:
-                    yield Run(CHECK, keys, [self.count, "cancel", 1, self.name, ms(self.keep)], f"stop waiting for latch {self.name!r}")
-                except Exception:  # the original error matters more
-                    pass
-            raise
+        return (yield from wait_steps(_LatchWait(self), deadline, chunk))
 
     # -- inspection and operation -------------------------------------------------------
 
@@ -173,7 +153,9 @@ class CountDownLatch(UsesClient):
         return await arun(self._async_client(), self._inspect_steps())
 
     def abort(self, reason: str = "aborted") -> None:
-        """Break the latch on purpose: every waiter raises LatchBroken with ``reason``."""
+        """Break the latch on purpose: every waiter raises LatchBroken with ``reason``.
+
+        An open latch stays open: aborting it does nothing."""
         run(self.client, self._abort_steps(reason, ""))
 
     async def aabort(self, reason: str = "aborted") -> None:
@@ -182,7 +164,11 @@ class CountDownLatch(UsesClient):
 
     def _abort_steps(self, reason: str, token: str) -> Steps:
         k = self.keys
-        yield Run(ABORT, [k.state, k.parties, k.waiters], [str(reason)[:500], token], f"abort latch {self.name!r}")
+        yield EndsWaits(Run(
+            ABORT, [k.state, k.parties, k.waiters, k.index, k.wake, k.probe],
+            [str(reason)[:500], token, self.count, self.name, ms(self.keep)],
+            f"abort latch {self.name!r}",
+        ))  # fmt: skip
 
     def _inspect_steps(self) -> Steps:
         k = self.keys
@@ -191,6 +177,54 @@ class CountDownLatch(UsesClient):
 
     def _broken(self, reason: str) -> LatchBroken:
         return LatchBroken(f"latch {self.name!r} is broken: {reason}", name=self.name, reason=reason)
+
+
+class _LatchWait(BroadcastWait):
+    """One ``wait()`` on a latch (the loop and its outage policy: :mod:`..holds.waits`)."""
+
+    outcomes = (LatchBroken,)
+
+    def __init__(self, latch: CountDownLatch) -> None:
+        self.latch = latch
+        k = latch.keys
+        self.token = secrets.token_urlsafe(9)
+        self.wake = k.wake
+        self.mark = "0-0"  # the wake stream's last entry at our last look: we read what comes after
+        self.keys = [k.state, k.parties, k.waiters, k.index, self.wake, k.probe]
+        self.operation = f"wait for latch {latch.name!r}"
+        self.epoch = ""  # the latch's epoch at our first look: another one later means Redis lost its data
+        self.registered = False
+
+    def _args(self, mode: str, lease: float) -> list[Any]:
+        latch = self.latch
+        return [latch.count, mode, ms(lease + _GRACE), latch.name, ms(latch.keep), self.epoch, self.token]
+
+    def check(self, final: bool, lease: float) -> Steps:
+        mode = "cancel" if final else "wait"
+        self.registered = self.registered or not final  # (from the moment it is sent: its outcome may be unknown)
+        reply = yield Run(CHECK, self.keys, self._args(mode, lease), self.operation)
+        self.registered = mode == "wait"
+        status = int(reply[0])
+        if status == 1:
+            return Look(True, True)
+        if status == -1:
+            self.registered = False
+            raise self.latch._broken(as_text(reply[1]))
+        if final:
+            return Look(True, False)
+        self.epoch = self.epoch or as_text(reply[3])
+        self.mark = as_text(reply[4])
+        next_expiry = int(reply[2]) / 1000.0
+        # Block until a count-down opens it or a break, or until a party's
+        # lease may have run out (then the check finds the latch broken).
+        return Look(False, block=next_expiry + 0.002 if next_expiry else None)
+
+    def block(self, seconds: float) -> Step:
+        return read_wake(self.wake, self.mark, seconds, self.operation)
+
+    def leave(self) -> Steps:
+        if self.registered:
+            yield EndsWaits(Run(CHECK, self.keys, self._args("cancel", 0), f"stop waiting for latch {self.latch.name!r}"))
 
 
 class LatchParty(Hold):
@@ -215,9 +249,12 @@ class LatchParty(Hold):
 
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.latch(self.name)
-        self._release_base = [k.state, k.parties, k.waiters, k.index]
-        self._extend_base = [k.state, k.parties, k.index]
+        self._release_base = [k.state, k.parties, k.waiters, k.index, k.wake, k.probe]
+        self._extend_base = [k.state, k.parties, k.index, k.waiters, k.wake, k.probe]
         self._wake_prefix = k.wake_prefix
+
+    def _acquire_keys(self, owner: str) -> list[str]:
+        return self._release_base  # (joining never waits: no wake list of its own)
 
     def _extra_args(self) -> list[Any]:
         return self.latch._args()

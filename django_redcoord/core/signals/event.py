@@ -10,30 +10,35 @@
 
 Unlike Pub/Sub, an event *stays set* until ``clear()``: a waiter that comes
 after ``set()`` still sees it, and nothing is lost when a connection drops.
-Waiters block on their own wake lists (no polling); ``set()`` wakes all of
-them in one script, and each re-reads the state before it returns (a wake-up
-is a hint, the state the truth).
+Waiters block reading the event's wake stream (no polling); ``set()`` adds
+one entry there, which wakes all of them at once, and each re-reads the
+state before it returns (a wake-up is a hint, the state the truth). Every
+script declares every key it touches (a Cluster slot migration refuses or
+runs it whole).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import secrets
 import time
 from typing import Any
 
-from ..exceptions import CoordinationUnavailable
+from ..holds.waits import BroadcastWait, Look, read_wake, wait_steps
 from ..keys import SignalKeys, validate_name
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
-from ..transport.drivers import Blpop, Command, Run, Steps, arun, run
+from ..transport.drivers import Command, EndsWaits, Run, Step, Steps, arun, run
 from ..transport.scripts import Script
 from ..values import check_seconds, check_wait, ms
 
 _COMMON = ("common/broadcast",)
 SET = Script("signals/event_set", includes=_COMMON)
 WAIT = Script("signals/event_wait", includes=_COMMON)
+
+log = logging.getLogger("django_redcoord.signals")
 
 #: A waiter re-checks at least this often; its registration outlives its current block by this.
 GRACE = 1.0
@@ -83,7 +88,9 @@ class Event(UsesClient):
 
     def _set_steps(self, op: str, data: str) -> Steps:
         k = self.keys
-        woken = yield Run(SET, [k.state, k.waiters, k.index], [op, data, self.name, ms(self.keep)], f"{op} event {self.name!r}")
+        woken = yield EndsWaits(Run(
+            SET, [k.state, k.waiters, k.index, k.wake, k.probe], [op, data, self.name, ms(self.keep)], f"{op} event {self.name!r}"
+        ))  # fmt: skip
         return int(woken)
 
     def is_set(self) -> bool:
@@ -120,37 +127,51 @@ class Event(UsesClient):
     def _wait_steps(self, timeout: float | None, chunk: float) -> Steps:
         timeout = check_wait(timeout)
         deadline = math.inf if timeout is None else time.monotonic() + timeout
-        k = self.keys
-        wake = k.wake_prefix + secrets.token_urlsafe(9)
-        keys = [k.state, k.waiters, wake]
-        operation = f"wait for event {self.name!r}"
-        registered, failures, seen = False, 0, ""
-        try:
-            while True:
-                remaining = deadline - time.monotonic()
-                mode = "wait" if remaining > 0 else "cancel"
-                block = min(max(remaining, 0.0), chunk)
-                try:
-                    reply = yield Run(WAIT, keys, [mode, ms(block + GRACE), seen], operation)
-                    registered = mode == "wait"
-                    if int(reply[0]) == 1:
-                        return True
-                    if mode == "cancel":
-                        return False
-                    if not seen:
-                        seen = str(int(reply[1]))  # a set() after this counts, even if cleared since
-                    yield Blpop([wake], block, operation)
-                    failures = 0
-                except CoordinationUnavailable:
-                    # A dropped connection (a failover, a proxy, CLIENT KILL): the
-                    # state is in Redis, not in the connection; look again once.
-                    failures += 1
-                    if failures > 1 or deadline - time.monotonic() <= 0:
-                        raise
-        except BaseException:
-            if registered:
-                try:
-                    yield Run(WAIT, keys, ["cancel", 1, ""], f"stop waiting for event {self.name!r}")
-                except Exception:  # the original error matters more
-                    pass
-            raise
+        return (yield from wait_steps(_EventWait(self), deadline, chunk))
+
+
+class _EventWait(BroadcastWait):
+    """One ``wait()`` on an event (the loop and its outage policy: :mod:`..holds.waits`)."""
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        k = event.keys
+        self.token = secrets.token_urlsafe(9)
+        self.wake = k.wake
+        self.mark = "0-0"  # the wake stream's last entry at our last look: we read what comes after
+        self.keys = [k.state, k.waiters, self.wake, k.probe]
+        self.operation = f"wait for event {event.name!r}"
+        self.seen = ""  # the generation at our first look: a set() after it counts, even if cleared since
+        self.registered = False
+        self.lost = False
+
+    def check(self, final: bool, lease: float) -> Steps:
+        mode = "cancel" if final else "wait"
+        self.registered = self.registered or not final  # (from the moment it is sent: its outcome may be unknown)
+        reply = yield Run(WAIT, self.keys, [mode, ms(lease + GRACE), self.seen, self.token], self.operation)
+        self.registered = mode == "wait"
+        if int(reply[0]) == 1:
+            self.registered = False
+            return Look(True, True)
+        if final:
+            return Look(True, False)
+        gen = int(reply[1])
+        if self.seen and gen < int(self.seen) and not self.lost:
+            # The generation went back: Redis lost the event's data while we
+            # waited (a restart without persistence, a failover, eviction).
+            self.lost = True
+            log.warning(
+                "%s: Redis lost the event's data while it waited; it now reads as not set and the wait goes on "
+                "for the next set() (a set() whose wake-up was lost with the data is lost)", self.operation,
+            )  # fmt: skip
+        if not self.seen or gen < int(self.seen):
+            self.seen = str(gen)  # (after a loss: a set() from the new start counts, even if cleared since)
+        self.mark = as_text(reply[2])
+        return Look(False)
+
+    def block(self, seconds: float) -> Step:
+        return read_wake(self.wake, self.mark, seconds, self.operation)
+
+    def leave(self) -> Steps:
+        if self.registered:
+            yield EndsWaits(Run(WAIT, self.keys, ["cancel", 1, "", self.token], f"stop waiting for event {self.event.name!r}"))

@@ -11,15 +11,18 @@
 A signal goes to the waiters waiting *now* (a waiter that comes later does
 not see it: use an :class:`~.event.Event` for a state that stays, and a
 :class:`~.topic.Topic` for messages that must not be lost). Delivery does not
-ride on Pub/Sub: each waiter has a place in a FIFO and its own wake list in
-Redis, and a signal is pushed onto that list, where it stays until the waiter
-takes it — so a waiter whose connection drops (a failover, a proxy restart,
-CLIENT KILL) finds it when it reconnects. Taking it moves it to the waiter's
-in-flight list (``BLMOVE``), where it stays until the waiter's next call says
-it arrived: a reply lost with a dropped connection is delivered again, not
-lost. A waiter that dies stops renewing
-its place and is skipped once the place lapses; a ``send()`` that reached a
-waiter which then died is lost with it.
+ride on Pub/Sub: each waiter has a place in a FIFO in Redis; ``send()`` takes
+the oldest live place and stores the signal for that waiter (in the signal's
+``deliveries`` hash, by the waiter's token), where it stays until the waiter
+says it got it — so a waiter whose connection drops (a failover, a proxy
+restart, CLIENT KILL) finds it when it reconnects, and a reply lost with a
+dropped connection is returned again, not lost, never twice. The sender then
+adds one entry naming the recipient to the signal's wake stream, which every
+blocked waiter reads (``XREAD BLOCK``): the recipient looks at once, the
+others block again. Every script declares every key it touches (a Cluster
+slot migration refuses it or runs it whole). A waiter that dies stops
+renewing its place and is skipped once the place lapses; a ``send()`` that
+reached a waiter which then died is lost with it (forgotten a minute later).
 """
 
 from __future__ import annotations
@@ -32,17 +35,17 @@ import threading
 import time
 from typing import Any
 
-from ..exceptions import CoordinationUnavailable
 from ..holds.identity import host
+from ..holds.waits import BroadcastWait, Look, read_wake, wait_steps, wake_entries
 from ..keys import SignalKeys, validate_name
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
-from ..transport.drivers import Blocking, Run, Steps, arun, run
+from ..transport.drivers import EndsWaits, Run, Step, Steps, arun, run
 from ..transport.scripts import Script
 from ..values import check_wait, ms
 from .event import GRACE, to_json
 
-_COMMON = ("common/waiters", "common/broadcast")
+_COMMON = ("common/waiters", "common/broadcast", "signals/signal_common")
 WAIT = Script("signals/signal_wait", includes=_COMMON)
 SEND = Script("signals/signal_send", includes=_COMMON)
 
@@ -52,8 +55,8 @@ class Signal(UsesClient):
 
     One waiter per object at a time: threads and tasks that wait at once
     each use their own ``Signal`` object (a second concurrent ``wait()`` on
-    one object raises RuntimeError). Signals that reached this object's wake
-    list while it was not waiting are taken by its next ``wait()``.
+    one object raises RuntimeError). Signals sent to this object that it had
+    not taken when its wait ended are taken by its next ``wait()``.
 
     Args:
         name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
@@ -66,7 +69,7 @@ class Signal(UsesClient):
         self.keys: SignalKeys = key_builder(prefix, client).signal(self.name)
         self._token = secrets.token_urlsafe(9)
         self._waiting = threading.Lock()
-        self._settle = ""  # what our last move to the in-flight list left to settle: '', 'done' or 'recover'
+        self._settle = ""  # the id of the signal our last look returned (we got it: the next call forgets it)
 
     def __repr__(self) -> str:
         return f"<Signal {self.name!r}>"
@@ -90,7 +93,8 @@ class Signal(UsesClient):
         return await arun(self._async_client(), self._send_steps("all", data))
 
     def _send_steps(self, how: str, data: Any) -> Steps:
-        sent = yield Run(SEND, [self.keys.waiters], [how, "m:" + to_json(data)], f"signal {self.name!r}")
+        k = self.keys
+        sent = yield Run(SEND, [k.waiters, k.deliveries, k.due, k.wake, k.probe], [how, "m:" + to_json(data)], f"signal {self.name!r}")
         return int(sent)
 
     # -- waiting ------------------------------------------------------------------------
@@ -98,9 +102,9 @@ class Signal(UsesClient):
     def wait(self, timeout: float | None = None, default: Any = None) -> Any:
         """Block until a signal comes: its data; ``default`` when ``timeout`` seconds ran out.
 
-        None waits forever. A dropped connection is ridden out once (the
-        signal waits in Redis); a second failure in a row raises
-        CoordinationUnavailable.
+        None waits forever. A dropped connection or an outage is ridden out
+        while the wait lasts (the signal waits in Redis); CoordinationUnavailable
+        is raised when the wait runs out during an outage.
         """
         client = self.client
         return run(client, self._wait_steps(timeout, default, max_block(client)))
@@ -121,69 +125,77 @@ class Signal(UsesClient):
 
     def _wait_loop(self, timeout: float | None, default: Any, chunk: float) -> Steps:
         deadline = math.inf if timeout is None else time.monotonic() + timeout
-        k = self.keys
-        wake = k.wake_prefix + self._token
-        inflight = wake + ":inflight"
-        keys = [k.waiters, wake, inflight, k.index]
-        operation = f"wait for signal {self.name!r}"
-        mode, failures = "queue", 0
-        try:
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                block = min(remaining, chunk)
-                try:
-                    reply = yield Run(WAIT, keys, self._wait_args(mode, block), operation)
-                except CoordinationUnavailable:
-                    failures += 1  # a dropped connection: the state is in Redis; look again once
-                    if failures > 1:
-                        raise
-                    continue
-                self._settle = ""
-                if reply[1]:  # the signal our last move took, whose reply was lost
-                    self._settle = "done"
-                    return _data(reply[1])
-                mode = "wait"
-                try:
-                    # The signal moves to our in-flight list as we take it: a reply
-                    # lost to a dropped connection leaves it there, not nowhere.
-                    moved = yield Blocking(
-                        "BLMOVE", wake, inflight, "LEFT", "RIGHT", f"{max(0.001, block):.3f}", operation=operation
-                    )
-                    failures = 0
-                except CoordinationUnavailable:
-                    failures += 1
-                    self._settle = "recover"  # the next call returns what the lost reply carried, if anything
-                    if failures > 1:
-                        raise
-                    continue
-                if moved is not None:
-                    self._settle = "done"
-                    return _data(moved)
-            # Time is up: leave the queue, and take a signal that came meanwhile
-            # (moved in flight: if this reply is lost, the next wait gets it).
-            self._settle = "recover"
-            reply = yield Run(WAIT, keys, self._wait_args("cancel", 0), f"stop waiting for signal {self.name!r}")
-            self._settle = ""
-            if reply[1]:
-                self._settle = "done"
-                return _data(reply[1])
-            return default
-        except BaseException:
-            # Interrupted or failed: leave the queue only; a signal that came
-            # stays on our wake list for our next wait.
-            try:
-                yield Run(WAIT, keys, self._wait_args("leave", 0), f"stop waiting for signal {self.name!r}")
-            except Exception:  # the original error matters more
-                pass
-            raise
+        return (yield from wait_steps(_SignalWait(self, default), deadline, chunk))
 
     def _wait_args(self, mode: str, block: float) -> list[Any]:
         return [
             self._token, mode, ms(block + GRACE), self.name, host(), os.getpid(), threading.current_thread().name,
             self._settle,
         ]  # fmt: skip
+
+
+class _SignalWait(BroadcastWait):
+    """One ``wait()`` on a signal (the loop and its outage policy: :mod:`..holds.waits`).
+
+    A look takes the oldest signal sent to this waiter (it stays stored until
+    the next call names its id: a reply lost with a dropped connection is
+    returned by the next look, never lost, never twice), or takes (or renews)
+    the waiter's place. The blocked wait reads the signal's wake stream: an
+    entry naming this waiter (or every waiter) ends it; one for another waiter
+    blocks again.
+    """
+
+    def __init__(self, signal: Signal, default: Any) -> None:
+        self.signal, self.default = signal, default
+        k = signal.keys
+        self.wake = k.wake
+        self.mark = "0-0"  # the wake stream's last entry at our last look: we read what comes after
+        self.keys = [k.waiters, k.deliveries, k.due, k.wake, k.index, k.probe]
+        self.operation = f"wait for signal {signal.name!r}"
+        self.mode = "queue"
+
+    def _got(self, reply: Any) -> Any:
+        """The look's reply: (True, data) when it returned a signal (settled by the next call)."""
+        sig = self.signal
+        sig._settle = ""  # (the reply came: what it settled is settled)
+        if reply[1]:
+            sig._settle = as_text(reply[0])
+            return True, _data(reply[1])
+        return False, None
+
+    def check(self, final: bool, lease: float) -> Steps:
+        sig = self.signal
+        if not final:
+            reply = yield Run(WAIT, self.keys, sig._wait_args(self.mode, lease), self.operation)
+            got, data = self._got(reply)
+            if got:
+                return Look(True, data)
+            self.mode = "wait"
+            self.mark = as_text(reply[2])
+            return Look(False)
+        # Time is up: leave the queue, and take a signal that came meanwhile
+        # (it stays stored until our next call: if this reply is lost, the next wait gets it).
+        reply = yield EndsWaits(Run(WAIT, self.keys, sig._wait_args("cancel", 0), f"stop waiting for signal {sig.name!r}"))
+        got, data = self._got(reply)
+        return Look(True, data if got else self.default)
+
+    def block(self, seconds: float) -> Step:
+        return read_wake(self.wake, self.mark, seconds, self.operation)
+
+    def woken(self, reply: Any) -> Look | None:
+        entries = wake_entries(reply)
+        if not entries:
+            return None  # the chunk ran out: look again
+        self.mark = entries[-1][0]
+        token = self.signal._token
+        if len(entries) >= 32 or any(fields.get("t") in ("*", token) for _, fields in entries):
+            return None  # ours (or everyone's; or so many that ours may have been trimmed): the look takes it
+        return Look(False)  # for another waiter: block again
+
+    def leave(self) -> Steps:
+        # Interrupted or failed: leave the queue only; a signal sent to us
+        # stays stored for our next wait.
+        yield EndsWaits(Run(WAIT, self.keys, self.signal._wait_args("leave", 0), f"stop waiting for signal {self.signal.name!r}"))
 
 
 def _data(payload: Any) -> Any:

@@ -17,26 +17,36 @@ that does not acknowledge it within ``lease`` seconds (it died, or hangs) is
 taken over by the group's next ``receive()`` (``XAUTOCLAIM``) — at least once,
 never lost. **Bounded retention:** about ``maxlen`` messages are kept
 (``XADD MAXLEN ~``). ``receive`` blocks on the stream (no polling), in chunks
-below the socket timeout, and rides out one dropped connection.
+below the socket timeout, and rides out dropped connections and outages while
+its timeout lasts. **A vanished group** (Redis lost it: a restart without
+persistence, a failover, ``XGROUP DESTROY``) is created again by the next
+``receive()``, after the last message this subscriber received (see the
+README for what is lost); never a raw ``NOGROUP``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import redis
+
 from ..exceptions import CoordinationUnavailable
+from ..holds.steps import OUTAGE_RETRY
 from ..keys import validate_name
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
-from ..transport.drivers import Blocking, Command, Run, Steps, arun, run
+from ..transport.drivers import Blocking, Command, Pause, Run, Steps, arun, run
 from ..transport.scripts import Script
 from ..values import check_count, check_seconds, check_wait
 from .event import to_json
+
+log = logging.getLogger("django_redcoord.topics")
 
 PUBLISH = Script("signals/topic_publish")
 RECEIVE = Script("signals/topic_receive")
@@ -107,7 +117,10 @@ class Subscription:
         if start not in ("new", "all"):
             raise ValueError(f"start must be 'new' or 'all', not {start!r}")
         self._start = "$" if start == "new" else "0"
-        self._group_ready = False
+        self._group_ready = False  # this object has seen its group (so a missing one was lost)
+        self._last_id: str | None = None  # the newest message id this object received
+        #: How often this subscriber found its group gone (Redis lost it) and created it again.
+        self.groups_recreated = 0
 
     def __repr__(self) -> str:
         return f"<Subscription {self.topic.name!r} group={self.group!r} consumer={self.consumer!r}>"
@@ -134,7 +147,12 @@ class Subscription:
     def _ack_steps(self, messages: tuple[TopicMessage, ...]) -> Steps:
         if not messages:
             return 0
-        done = yield Command("XACK", self.topic.key, self.group, *(m.id for m in messages), operation=self._op("acknowledge"))
+        try:
+            done = yield Command("XACK", self.topic.key, self.group, *(m.id for m in messages), operation=self._op("acknowledge"))
+        except redis.ResponseError as exc:
+            if not _is_nogroup(exc):
+                raise
+            return 0  # the group was lost with its pending messages: none was pending
         return int(done)
 
     def _op(self, what: str) -> str:
@@ -145,17 +163,30 @@ class Subscription:
         timeout = check_wait(timeout)
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         key, operation = self.topic.key, self._op("receive")
-        # One round trip when messages are there: stale ones taken over, else new ones.
-        create = "" if self._group_ready else ("new" if self._start == "$" else "all")
-        redelivered, entries = yield Run(
-            RECEIVE, [key], [self.group, self.consumer, int(self.lease * 1000), count, create], operation
-        )
-        self._group_ready = True
-        received = _entries(entries, redelivered=bool(int(redelivered)))
-        if received:
-            return received
-        failures = 0
+        look, outage = True, None
         while True:
+            if look:
+                # One round trip when messages are there: stale ones taken over,
+                # else new ones; a missing group is created (again) first.
+                try:
+                    redelivered, entries, created = yield Run(
+                        RECEIVE, [key], [self.group, self.consumer, int(self.lease * 1000), count, self._from()], operation
+                    )
+                except CoordinationUnavailable as exc:
+                    if not exc.sent or deadline - time.monotonic() <= 0:
+                        raise
+                    if outage is None:
+                        log.warning("%s: Redis cannot answer (%s); looking again while the wait lasts", operation, exc)
+                    outage = exc
+                    yield Pause(min(OUTAGE_RETRY, max(0.0, deadline - time.monotonic())))
+                    continue
+                outage, look = None, False
+                if int(created) and self._group_ready:
+                    self._recreated()
+                self._group_ready = True
+                received = _entries(entries, redelivered=bool(int(redelivered)))
+                if received:
+                    return self._got(received)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return []
@@ -165,15 +196,52 @@ class Subscription:
                     "XREADGROUP", "GROUP", self.group, self.consumer, "COUNT", count, "BLOCK", block,
                     "STREAMS", key, ">", operation=operation,
                 )  # fmt: skip
-                failures = 0
-            except CoordinationUnavailable:
-                failures += 1  # a dropped connection: unread messages stay in the stream; look again once
-                if failures > 1:
+            except CoordinationUnavailable as exc:
+                if not exc.sent:
+                    raise  # the pool's waiting connections are all taken: not an outage
+                # A dropped connection: unread messages stay in the stream; look again.
+                log.warning("%s: the blocked read lost its connection (%s); issuing it again", operation, exc)
+                look = True
+                continue
+            except redis.ResponseError as exc:
+                if not _is_nogroup(exc):
                     raise
+                look = True  # the group vanished (Redis lost it): the look creates it again
                 continue
             received = _stream_entries(reply)
             if received:
-                return received
+                return self._got(received)
+
+    def _from(self) -> str:
+        """Where the group starts if it is missing (see topic_receive.lua)."""
+        if self._last_id is not None:
+            return self._last_id  # after the last message we received: nothing after it is skipped
+        return "0" if self._group_ready else self._start
+
+    def _got(self, received: list[TopicMessage]) -> list[TopicMessage]:
+        newest = max(received, key=lambda m: _id_key(m.id)).id
+        if self._last_id is None or _id_key(newest) > _id_key(self._last_id):
+            self._last_id = newest
+        return received
+
+    def _recreated(self) -> None:
+        self.groups_recreated += 1
+        log.warning(
+            "%s: the consumer group was missing (Redis lost it: a restart without persistence, a failover to a "
+            "replica without it, or XGROUP DESTROY); created again from %s. Messages published before the loss that "
+            "the group had not received were lost with it if the stream was lost too; messages received but not "
+            "acknowledged are no longer pending (not handed on if their subscriber dies)",
+            self._op("receive"), "after " + self._last_id if self._last_id else "the oldest kept message",
+        )  # fmt: skip
+
+
+def _is_nogroup(exc: BaseException) -> bool:
+    return str(exc).startswith("NOGROUP") or "-NOGROUP" in str(exc)
+
+
+def _id_key(mid: str) -> tuple[int, int]:
+    ms_part, _, seq = mid.partition("-")
+    return int(ms_part), int(seq or 0)
 
 
 def _stream_entries(reply: Any) -> list[TopicMessage]:

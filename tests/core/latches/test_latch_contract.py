@@ -104,11 +104,20 @@ def test_a_party_that_stops_renewing_breaks_the_latch_within_its_lease(driver):
     driver.play(scenario)
 
 
+async def until_waiting(d, barrier, n, within=10.0):
+    """Until ``n`` parties wait at ``barrier`` (spawned parties on clients of their own may take a
+    while to arrive on a loaded machine: a fixed sleep made the arrival order a race)."""
+    deadline = time.monotonic() + within
+    while len((await d.call(barrier, "state"))["waiting"]) < n:
+        assert time.monotonic() < deadline, f"{n} parties never arrived"
+        await asyncio.sleep(0.02)
+
+
 def test_a_barrier_trips_when_every_party_arrived_and_can_be_used_again(driver):
     async def scenario(d):
         for _round in range(2):
             parties = [d.spawn(lambda: d.wait(d.own(lambda c: d.barrier(name=HOSTILE, client=c)), 5)) for _ in range(2)]
-            await asyncio.sleep(0.2)
+            await until_waiting(d, d.barrier(name=HOSTILE), 2)
             tripped = time.monotonic()
             mine = await d.wait(d.barrier(name=HOSTILE), 5)
             others = await asyncio.gather(*parties)
@@ -123,7 +132,7 @@ def test_a_party_that_times_out_breaks_the_barrier_for_the_others_until_reset(dr
     async def scenario(d):
         barrier = d.barrier()
         other = d.spawn(lambda: d.wait(d.own(lambda c: d.barrier(client=c)), 5))
-        await asyncio.sleep(0.2)
+        await until_waiting(d, barrier, 1)
         with pytest.raises(BarrierBroken, match="timed out"):
             await d.wait(barrier, 0.3)
         with pytest.raises(BarrierBroken, match="timed out"):
@@ -132,7 +141,7 @@ def test_a_party_that_times_out_breaks_the_barrier_for_the_others_until_reset(dr
             await d.wait(barrier, 0.1)  # broken until reset
         await d.call(barrier, "reset")
         parties = [d.spawn(lambda: d.wait(d.own(lambda c: d.barrier(client=c)), 5)) for _ in range(2)]
-        await asyncio.sleep(0.1)
+        await until_waiting(d, barrier, 2)
         assert await d.wait(barrier, 5) == 2 and sorted(await asyncio.gather(*parties)) == [0, 1]
 
     driver.play(scenario)
@@ -141,7 +150,7 @@ def test_a_party_that_times_out_breaks_the_barrier_for_the_others_until_reset(dr
 def test_reset_breaks_the_wait_of_the_parties_waiting_now(driver):
     async def scenario(d):
         waiting = d.spawn(lambda: d.wait(d.own(lambda c: d.barrier(client=c)), 5))
-        await asyncio.sleep(0.2)
+        await until_waiting(d, d.barrier(), 1)
         await d.call(d.barrier(), "reset")
         with pytest.raises(BarrierBroken, match="reset"):
             await waiting

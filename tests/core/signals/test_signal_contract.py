@@ -148,9 +148,8 @@ def _dead_places(client, name, n):
     from django_redcoord.core.signals.signal import WAIT
 
     k = Signal(name, client=client, prefix="sg").keys
+    keys = [k.waiters, k.deliveries, k.due, k.wake, k.index, k.probe]
     for i in range(n):
-        wake = k.wake_prefix + f"dead{i}"
-        keys = [k.waiters, wake, wake + ":inflight", k.index]
         WAIT(client, keys, [f"dead{i}", "queue", 1, name, "h", 1, "t", ""], operation="a place that will lapse")
     time.sleep(0.01)
 

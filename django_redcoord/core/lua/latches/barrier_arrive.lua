@@ -2,7 +2,8 @@
 -- prepended): a party arrives at the barrier; the last one trips it.
 --
 -- KEYS[1] state, KEYS[2] parties, KEYS[3] index (see latches/barrier_common.lua)
--- KEYS[4] wake     the caller's wake list
+-- KEYS[4] wake     stream: the arrived parties' wake-ups (common/broadcast.lua)
+-- KEYS[5] probe    never written: refuses the script whole while its slot migrates (common/broadcast.lua)
 -- ARGV[1] token    the caller's token for this wait
 -- ARGV[2] parties  how many parties trip the barrier
 -- ARGV[3] lease_ms how long the arrival stays without a re-check
@@ -10,24 +11,27 @@
 -- ARGV[7] name, ARGV[8] keep_ms
 --
 -- Returns {1, index, gen} tripped by this arrival (index: parties - 1),
---         {0, index, gen, ms until the earliest arrival's lease runs out} waiting,
+--         {0, index, gen, ms until the earliest arrival's lease runs out, epoch, mark}
+--         waiting (block reading the wake stream after entry `mark`),
 --         {-1, why} broken.
 
+do local refused = keys_moving() if refused then return refused end end
 local state, parties, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, n = ARGV[1], tonumber(ARGV[2])
 local now_ms = server_now_ms()
 
+local epoch = barrier_epoch(state)
 barrier_keep(state, parties, index, ARGV[7], tonumber(ARGV[8]), now_ms)
-prune_arrived(state, parties, now_ms)
+prune_arrived(state, parties, wake, now_ms)
 local m = redis.call('HMGET', state, 'gen', 'broken')
 local gen = tonumber(m[1]) or 0
 if m[2] then return {-1, m[2]} end
 redis.call('ZADD', parties, now_ms + tonumber(ARGV[3]), token)
-redis.call('HSET', state, 'a:' .. token, cmsgpack.pack({wake, ARGV[4], ARGV[5], ARGV[6]}))
+redis.call('HSET', state, 'a:' .. token, cmsgpack.pack({token, ARGV[4], ARGV[5], ARGV[6]}))
 local arrived = redis.call('ZCOUNT', parties, now_ms, '+inf')  -- lapsed arrivals broke it above
 if arrived >= n then
   redis.call('HSET', state, 'gen', gen + 1)
-  wake_arrived(state, parties, 'tripped', token)
+  wake_arrived(state, parties, wake, 'tripped')
   return {1, arrived - 1, gen}
 end
-return {0, arrived - 1, gen, next_arrival_expiry(parties, now_ms)}
+return {0, arrived - 1, gen, next_arrival_expiry(parties, now_ms), epoch, wake_mark(wake)}

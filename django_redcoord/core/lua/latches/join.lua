@@ -3,7 +3,8 @@
 -- Follows the hold contract (see core/holds/steps.py).
 --
 -- KEYS[1] state, KEYS[2] parties, KEYS[3] waiters, KEYS[4] index (see latches/common.lua)
--- KEYS[5] wake     unused (the contract's wake list)
+-- KEYS[5] wake     stream: the waiters' wake-ups (a break wakes them; common/broadcast.lua)
+-- KEYS[6] probe    never written: refuses the script whole while its slot migrates (common/broadcast.lua)
 -- ARGV[1] token, ARGV[2] ttl_ms (the lease), ARGV[3] mode (unused: joining
 --         never waits), ARGV[4] lease_ms (unused), ARGV[5] name,
 --         ARGV[6] reentrant (unused), ARGV[7] host, ARGV[8] pid, ARGV[9] thread
@@ -12,12 +13,13 @@
 --
 -- Returns {1, fence, 1} joined, {0, -1} broken, {0, -2} already open.
 
-local state, parties, waiters, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+do local refused = keys_moving() if refused then return refused end end
+local state, parties, waiters, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local token, ttl, name = ARGV[1], tonumber(ARGV[2]), ARGV[5]
 local now_us = lazy_clock_us()()
 local now_ms = math.floor(now_us / 1000)
 
-prune_parties(state, parties, waiters, now_ms)
+prune_parties(state, parties, waiters, wake, now_ms)
 local count, broken = latch_state(state, ARGV[10])
 latch_keep(state, parties, waiters, index, name, tonumber(ARGV[11]), now_ms)
 if broken then return {0, -1} end

@@ -1,47 +1,46 @@
--- signals/signal_wait.lua (common/time, common/waiters prepended): a waiter
--- takes (or renews) its place in the signal's FIFO of waiters, or leaves it;
--- and settles what its last move from its wake list left in flight.
+-- signals/signal_wait.lua (common/time, common/waiters, common/broadcast,
+-- signals/signal_common prepended): a waiter takes a signal sent to it, or
+-- takes (or renews) its place in the signal's FIFO of waiters, or leaves it.
 --
--- KEYS[1] queue    list: waiter entries, oldest first (common/waiters.lua)
--- KEYS[2] wake     the caller's wake list: signals are pushed onto it and wait
---                  there (across reconnects) until it takes them
--- KEYS[3] inflight the caller's in-flight list: a signal moves here from the
---                  wake list as it is taken (BLMOVE), and stays until the
---                  caller says it got it, so a reply lost to a dropped
---                  connection loses nothing
--- KEYS[4] index    hash (shared): signal name -> a bound on when it was last used (s)
+-- KEYS[1] queue       list: waiter entries, oldest first (common/waiters.lua)
+-- KEYS[2] deliveries  hash: waiter token -> its signals not yet taken (signal_common.lua)
+-- KEYS[3] due         zset: waiter token -> when its deliveries are forgotten (ms)
+-- KEYS[4] wake        stream: the waiters' wake-ups (common/broadcast.lua)
+-- KEYS[5] index       hash (shared): signal name -> a bound on when it was last used (s)
+-- KEYS[6] probe    never written: refuses the script whole while its slot migrates (common/broadcast.lua)
 -- ARGV[1] token, ARGV[2] mode ('queue' first call, 'wait' renew, 'cancel' leave
 --         and take a signal that came meanwhile, 'leave' leave only: signals
---         stay on the wake list for the next wait)
+--         stay for the next wait)
 -- ARGV[3] lease_ms, ARGV[4] name, ARGV[5] host, ARGV[6] pid, ARGV[7] thread
--- ARGV[8] inflight 'done' the caller got the signal it moved: forget it;
---                  'recover' its last move may have been lost: return it;
---                  '' nothing to settle
+-- ARGV[8] taken    the id of the signal the caller's last call returned (it got
+--                  it: forget it), or ''
 --
--- Returns {n, recovered}: signals waiting on the caller's wake list, and the
--- in-flight signal to deliver now (or false). After 'cancel', a signal that
--- came meanwhile is moved in flight and returned as `recovered`.
+-- Returns {id, payload, mark}: the caller's oldest signal (its wait ends;
+-- its next call names `id`), or {'', '', mark}: none, block reading the
+-- wake stream after entry `mark` (after 'queue'/'wait').
 
-local queue, wake, inflight, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+do local refused = keys_moving() if refused then return refused end end
+local queue, deliveries, due, wake, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local token, mode, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now_ms = server_now_ms()
 
-if ARGV[8] == 'done' then redis.call('DEL', inflight) end
-local recovered = false
-if ARGV[8] == 'recover' then recovered = redis.call('LINDEX', inflight, 0) end
-if mode == 'cancel' or mode == 'leave' then
+prune_deliveries(deliveries, due, now_ms)
+local mine = deliveries_of(deliveries, token)
+if ARGV[8] ~= '' and mine[1] and mine[1][1] == ARGV[8] then
+  table.remove(mine, 1)
+  keep_deliveries(deliveries, due, token, mine, now_ms)
+end
+local got = mine[1]
+if mode == 'leave' then got = nil end
+if got then keep_deliveries(deliveries, due, token, mine, now_ms) end
+if got or mode == 'cancel' or mode == 'leave' then
   local at, raw = find_waiter(queue, token)
   if at then redis.call('LREM', queue, 1, raw) end
-  if mode == 'cancel' and not recovered then
-    recovered = redis.call('LMOVE', wake, inflight, 'LEFT', 'RIGHT')
-    if recovered then redis.call('PEXPIRE', inflight, WAKE_KEEP_MS) end
-  end
-  return {redis.call('LLEN', wake), recovered}
+  if got then return {got[1], got[2], ''} end
+  return {'', '', ''}
 end
-if not recovered then
-  local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
-  place_waiter(queue, token, {token, deadline, 0, wake, ARGV[5], tonumber(ARGV[6]) or 0, ARGV[7]}, mode, now_ms)
-  redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS)
-  redis.call('HSET', index, ARGV[4], math.ceil((now_ms + 2 * QUEUE_KEEP_MS) / 1000))
-end
-return {redis.call('LLEN', wake), recovered}
+local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
+place_waiter(queue, token, {token, deadline, 0, '', ARGV[5], tonumber(ARGV[6]) or 0, ARGV[7]}, mode, now_ms)
+redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS)
+redis.call('HSET', index, ARGV[4], math.ceil((now_ms + 2 * QUEUE_KEEP_MS) / 1000))
+return {'', '', wake_mark(wake)}

@@ -8,24 +8,38 @@
 -- ARGV[2] consumer this subscriber
 -- ARGV[3] lease_ms a message pending this long with another subscriber is taken over
 -- ARGV[4] count    at most this many messages
--- ARGV[5] create   'new' or 'all' to create the group first if it is missing
---                  (from the next message, or from the oldest kept), '' not to
+-- ARGV[5] from     where the group starts if it is missing: '$' (the next
+--                  message), '0' (the oldest kept) or a message id (after it:
+--                  the last one this subscriber received). A group goes
+--                  missing on first use, and when Redis lost it (a restart
+--                  without persistence, a failover to a replica without it,
+--                  XGROUP DESTROY): it is created again from there
 --
--- Returns {redelivered (1 or 0), entries}: entries as XREADGROUP gives them.
+-- Returns {redelivered (1 or 0), entries, created (1 the group was missing
+-- and was created now, else 0)}: entries as XREADGROUP gives them.
 
 local stream, group, consumer = KEYS[1], ARGV[1], ARGV[2]
-if ARGV[5] ~= '' then
-  local ok, err = pcall(redis.call, 'XGROUP', 'CREATE', stream, group, ARGV[5] == 'all' and '0' or '$', 'MKSTREAM')
-  if not ok and not string.find(tostring(err.err or err), 'BUSYGROUP', 1, true) then
+
+local function is_nogroup(err)
+  return string.find(tostring(type(err) == 'table' and err.err or err), 'NOGROUP', 1, true) ~= nil
+end
+
+local created = 0
+local ok, claimed = pcall(redis.call, 'XAUTOCLAIM', stream, group, consumer, ARGV[3], '0-0', 'COUNT', ARGV[4])
+if not ok then
+  if not is_nogroup(claimed) then return redis.error_reply(tostring(claimed.err or claimed)) end
+  local made, err = pcall(redis.call, 'XGROUP', 'CREATE', stream, group, ARGV[5], 'MKSTREAM')
+  if not made and not string.find(tostring(err.err or err), 'BUSYGROUP', 1, true) then
     return redis.error_reply(tostring(err.err or err))
   end
+  created = 1
+  claimed = redis.call('XAUTOCLAIM', stream, group, consumer, ARGV[3], '0-0', 'COUNT', ARGV[4])
 end
-local claimed = redis.call('XAUTOCLAIM', stream, group, consumer, ARGV[3], '0-0', 'COUNT', ARGV[4])
 local taken = {}
 for _, entry in ipairs(claimed[2]) do
   if entry[2] then table.insert(taken, entry) end -- a message trimmed while pending has no fields
 end
-if #taken > 0 then return {1, taken} end
+if #taken > 0 then return {1, taken, created} end
 local fresh = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', ARGV[4], 'STREAMS', stream, '>')
-if fresh and fresh[1] then return {0, fresh[1][2]} end
-return {0, {}}
+if fresh and fresh[1] then return {0, fresh[1][2], created} end
+return {0, {}, created}
