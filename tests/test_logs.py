@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from django_redcoord.core.transport.clients import client_from_url
 from django_redcoord.logs import LOGGERS, log_to_console
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,16 +22,25 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run_leader(redis_url, *args, seconds=2.5):
     """A real `manage.py run_leader` process, SIGTERM-ed after ``seconds``: (exit code, stderr lines)."""
+    prefix = f"logs{time.monotonic_ns()}"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.log_settings",
         "REDCOORD_REDIS_URL": redis_url,
-        "REDCOORD_KEY_PREFIX": f"logs{time.monotonic_ns()}",
+        "REDCOORD_KEY_PREFIX": prefix,
         "LEADER_TEST_JOBS": "",
     }
     proc = subprocess.Popen([sys.executable, "manage.py", "run_leader", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
+        # Up and campaigning (its first key written) before the clock starts: a loaded machine can
+        # take seconds to start Django, and a SIGTERM before the handler is installed kills it (-15).
+        client = client_from_url(redis_url)
+        deadline = time.monotonic() + 30
+        while next(client.scan_iter(match=f"{prefix}:*", count=1000), None) is None and proc.poll() is None:
+            assert time.monotonic() < deadline, "run_leader wrote nothing in 30 s"
+            time.sleep(0.05)
+        client.close()
         time.sleep(seconds)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)

@@ -33,12 +33,21 @@ def driver(request, redis_url):
     return Driver.for_param(request, redis_url)
 
 
+async def registered(d, event, n, within=10.0):
+    """Until ``n`` waiters are registered at ``event`` (waiters on clients of their own may take a while
+    to get there on a loaded machine: a fixed sleep made the count a race)."""
+    client, deadline = d.sync_client(), time.monotonic() + within
+    while client.zcard(event.keys.waiters) < n:
+        assert time.monotonic() < deadline, f"{n} waiters never registered"
+        await asyncio.sleep(0.02)
+
+
 def test_an_event_wakes_every_waiter_and_stays_set_for_latecomers(driver):
     async def scenario(d):
         event = d.make(Event, HOSTILE)
         assert not await d.call(event, "is_set") and await d.call(event, "get") is None
         waiters = [d.spawn(lambda: d.wait(d.own(Event, HOSTILE), 5)) for _ in range(3)]
-        await asyncio.sleep(0.2)
+        await registered(d, event, 3)
         started = time.monotonic()
         assert await d.call(event, "set", {"rows": 12}) == 3
         assert await asyncio.gather(*waiters) == [True, True, True]
