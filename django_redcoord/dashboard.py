@@ -30,19 +30,24 @@ Plain Python over redis-py; returns JSON-ready dicts.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from itertools import pairwise
 from types import SimpleNamespace
 from typing import Any
 
-from .core.indexes import read_index, reading_all
+import redis
+
+from .core.indexes import counting_unreadable, read_index, reading_all, skip_unreadable
 from .core.keys import KeyBuilder, validate_name
 from .core.locks import read_holders
 from .core.queues import Message, Queue, depths
 from .core.queues.queue import Sample, read_history
 from .core.transport.clients import key_builder
 from .core.transport.commands import as_text as _text
-from .core.transport.errors import unavailable_as_ours
+from .core.transport.errors import is_passing, unavailable_as_ours
+
+log = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
 #: The queue charts show this much history (ms).
@@ -469,24 +474,46 @@ def overview(
     page: int = 1,
     elections: tuple[str, ...] = ("default",),
 ) -> dict[str, Any]:
-    """Everything the dashboard shows, as JSON-ready data."""
+    """Everything the dashboard shows, as JSON-ready data.
+
+    ``unreadable`` counts the records left out because Redis held what we did
+    not write there (what -> how many; each logged): a section that cannot be
+    read at all is shown empty and counted, never a raw error or a traceback.
+    """
     keys = key_builder(prefix, client)
-    with unavailable_as_ours(client, "read the coordination overview"), reading_all(client, keys):
+    with unavailable_as_ours(client, "read the coordination overview"), reading_all(client, keys), \
+            counting_unreadable() as unreadable:  # fmt: skip
         now_ms = _server_ms(client)
+
+        def section(what: str, read: Any, empty: Any) -> Any:
+            try:
+                return read()
+            except (redis.exceptions.RedisError, ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+                if isinstance(exc, redis.exceptions.RedisError) and is_passing(exc):
+                    raise  # an outage: CoordinationUnavailable, for the whole page
+                # what we did not write: logged as a warning; the traceback only at DEBUG
+                # (never on the operator's terminal)
+                skip_unreadable(what, 1, what, f"{type(exc).__name__}: {exc}")
+                log.debug("admin: could not read the %s", what, exc_info=True)
+                return empty
+
         data = {
             "server_time_ms": now_ms,
             "prefix": prefix,
-            "locks": list_locks(client, keys, now_ms=now_ms, contains=contains, page=page),
-            "lock_waits": list_lock_waits(client, keys, now_ms=now_ms, contains=contains),
-            "semaphores": list_semaphores(client, keys, now_ms=now_ms),
-            "rwlocks": list_rwlocks(client, keys, now_ms=now_ms),
-            "latches": list_latches(client, keys, now_ms=now_ms),
-            "signals": list_signals(client, keys, now_ms=now_ms),
-            "rate_limits": list_rate_limits(client, keys),
-            "queues": list_queues(client, keys, now_ms=now_ms),
-            "workers": list_workers(client, keys, now_ms=now_ms),
-            "leaders": leaders(client, keys, elections, now_ms=now_ms),
-        }
+            "locks": section("locks", lambda: list_locks(client, keys, now_ms=now_ms, contains=contains, page=page),
+                             {"total": 0, "page": page, "pages": 1, "contains": contains, "items": []}),
+            "lock_waits": section("lock waits", lambda: list_lock_waits(client, keys, now_ms=now_ms, contains=contains),
+                                  {"total": 0, "items": []}),
+            "semaphores": section("semaphores", lambda: list_semaphores(client, keys, now_ms=now_ms), []),
+            "rwlocks": section("read-write locks", lambda: list_rwlocks(client, keys, now_ms=now_ms), []),
+            "latches": section("latches and barriers", lambda: list_latches(client, keys, now_ms=now_ms), []),
+            "signals": section("events, signals and topics", lambda: list_signals(client, keys, now_ms=now_ms), []),
+            "rate_limits": section("rate limits", lambda: list_rate_limits(client, keys), []),
+            "queues": section("queues", lambda: list_queues(client, keys, now_ms=now_ms), []),
+            "workers": section("workers", lambda: list_workers(client, keys, now_ms=now_ms), []),
+            "leaders": section("leaders", lambda: leaders(client, keys, elections, now_ms=now_ms), []),
+        }  # fmt: skip
+        data["unreadable"] = dict(unreadable)
     return data
 
 

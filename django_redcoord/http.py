@@ -89,9 +89,11 @@ NO_PEER = (
     "then names the client), or key the limit on something else."
 )
 NO_FORWARDED = (
-    "rate limit by client IP: the request came from the Unix socket's proxy (\"unix\" in "
-    "REDCOORD['TRUSTED_PROXIES']) without a usable X-Forwarded-For header ({header!r}); the proxy must "
-    "send one (nginx: proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;)."
+    "rate limit by client IP: the request came from {proxy} without a usable X-Forwarded-For header "
+    "({header!r}); counting every such request as the proxy's own address would make all its clients one "
+    "client, so it is refused. The proxy must send X-Forwarded-For with the client's address "
+    "(nginx: proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;), or take it out of "
+    "REDCOORD['TRUSTED_PROXIES'] if it is not a proxy."
 )
 
 
@@ -102,12 +104,14 @@ def client_ip(request: HttpRequest) -> str:
     is read from the right (the hop nearest to us), skipping trusted proxies;
     the first address that is not one is the client (if every hop is
     trusted, the farthest one; a hop that is not an address ends the walk
-    there: nothing left of it can be believed).
+    there: nothing left of it can be believed). The answer never is the
+    trusted proxy's own address: that would count all its clients as one.
 
     Raises :class:`RateLimitMisconfigured` when the request has no client
     address (empty, absent or not an IP ``REMOTE_ADDR``: a Unix socket)
-    and ``"unix"`` is not in ``TRUSTED_PROXIES``, or when the trusted proxy
-    on the socket sent no usable ``X-Forwarded-For``.
+    and ``"unix"`` is not in ``TRUSTED_PROXIES``, or when a trusted proxy
+    (on a Unix socket or TCP) sent no usable ``X-Forwarded-For`` (absent,
+    empty, or its nearest hop not an address).
     """
     unix, networks = _trust(tuple(conf.get_config()["TRUSTED_PROXIES"]))
     remote = request.META.get("REMOTE_ADDR")
@@ -117,7 +121,7 @@ def client_ip(request: HttpRequest) -> str:
             raise RateLimitMisconfigured(NO_PEER.format(remote="absent" if remote is None else f"{remote!r}"))
     elif not any(peer in net for net in networks):
         return str(peer)
-    client = peer
+    client = None  # never the proxy itself (peer): only what it forwarded
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
     for hop in reversed([h for h in forwarded.split(",") if h.strip()]):
         ip = parse_ip(hop)
@@ -127,7 +131,9 @@ def client_ip(request: HttpRequest) -> str:
         if not any(ip in net for net in networks):
             break
     if client is None:
-        raise RateLimitMisconfigured(NO_FORWARDED.format(header=forwarded))
+        proxy = ("the Unix socket's proxy (\"unix\" in REDCOORD['TRUSTED_PROXIES'])" if peer is None
+                 else f"the trusted proxy {peer} (in REDCOORD['TRUSTED_PROXIES'])")  # fmt: skip
+        raise RateLimitMisconfigured(NO_FORWARDED.format(proxy=proxy, header=forwarded[:200]))
     return str(client)
 
 

@@ -11,7 +11,8 @@
         ],
     }
 
-Every rule whose ``path`` prefixes the request's path applies (each with its
+Every rule whose ``path`` prefixes the request's ``path_info`` (the path within the
+app, as URL patterns see it: without ``SCRIPT_NAME``, the prefix it is mounted at) applies (each with its
 own limiter and counts, named ``name`` or after its path and methods, see
 :func:`rule_names`); the first that refuses
 answers 429 as ``@rate_limit`` does. A concurrency rule's slot is held until
@@ -50,7 +51,9 @@ class _Rule:
         self.limiter = RateLimiter(rule["policy"], name=name, native=rule.get("native", True))
 
     def applies(self, request: Any) -> bool:
-        return request.path.startswith(self.path) and (self.methods is None or request.method in self.methods)
+        # path_info: the path within the app, without SCRIPT_NAME (where the app is mounted),
+        # as Django's URL patterns match it: a rule for /login/ holds under /app/login/ too.
+        return request.path_info.startswith(self.path) and (self.methods is None or request.method in self.methods)
 
 
 def rule_names(rules: list[dict[str, Any]]) -> list[str]:

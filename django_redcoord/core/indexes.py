@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterable, Iterator
+import logging
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
 
-from .keys import INDEX_TYPES, SLOTS, KeyBuilder, slot_tag
+from .keys import _NAME_RE, INDEX_TYPES, MAX_NAME_LENGTH, SLOTS, KeyBuilder, slot_tag, validate_name
 from .transport.clients import is_cluster
-from .transport.commands import as_text, command, commands
-from .transport.errors import unavailable_as_ours
+from .transport.commands import as_text, command, commands, execute_pipeline
+from .transport.errors import is_passing, unavailable_as_ours
 from .transport.scripts import Script
+
+log = logging.getLogger(__name__)
 
 _READ = Script("admin/read_slots", flags="no-writes,allow-cross-slot-keys")
 
@@ -34,6 +37,78 @@ SLOTS_PER_CALL = 1024
 
 #: (head, tail, type) of a per-slot bucket on a Cluster: its key is head + slot tag + tail.
 Shape = tuple[str, str, str]
+
+
+#: Hash indexes whose values are whole numbers (a bound in s, a minute); the others hold text.
+NUMERIC_INDEXES = frozenset({"locks", "lockwaits", "semaphores", "rwlocks", "latches", "barriers", "events", "signals"})
+
+_unreadable: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
+    "redcoord_unreadable_records", default=None
+)
+
+
+@contextlib.contextmanager
+def counting_unreadable() -> Iterator[dict[str, int]]:
+    """Within the block, records the admin readers skip are counted in the dict yielded
+    (what -> how many), besides being logged (see :func:`skip_unreadable`)."""
+    counts: dict[str, int] = {}
+    token = _unreadable.set(counts)
+    try:
+        yield counts
+    finally:
+        _unreadable.reset(token)
+
+
+def skip_unreadable(what: str, count: int, example: Any, why: str) -> None:
+    """Log (and count, see :func:`counting_unreadable`) ``count`` records of ``what`` the
+    admin could not read: a key of another type or a value we did not write. They are
+    left out of what the admin shows, never raised: one bad record must not hide the rest."""
+    if not count:
+        return
+    log.warning("admin: skipped %d unreadable record(s) of %s (e.g. %r: %s)", count, what, example, why)
+    counts = _unreadable.get()
+    if counts is not None:
+        counts[what] = counts.get(what, 0) + count
+
+
+def read_records(client: Any, names: list[str], queue: Callable[[Any, str], None],
+                 parse: Callable[[str, Any], Any], *, what: str, operation: str) -> list[Any]:
+    """``parse(name, reply)`` of each record ``queue(pipe, name)`` reads, in one pipelined
+    round trip; None for a record that could not be read (a key of another type, a value
+    ``parse`` refuses), which is skipped (logged and counted), never raised."""
+    if not names:
+        return []
+    try:
+        replies: list[Any] = execute_pipeline(
+            client, lambda pipe: [queue(pipe, name) for name in names], operation=operation
+        )
+    except redis.exceptions.ResponseError as exc:
+        if is_passing(exc):
+            raise
+        # Some record could not be read (WRONGTYPE): read them one by one to skip only those.
+        replies = []
+        for name in names:
+            try:
+                replies.append(execute_pipeline(client, lambda pipe, name=name: queue(pipe, name), operation=operation)[0])
+            except redis.exceptions.ResponseError as one:  # noqa: PERF203
+                if is_passing(one):
+                    raise
+                replies.append(one)
+    out: list[Any] = []
+    bad: list[tuple[str, str]] = []
+    for name, reply in zip(names, replies, strict=True):
+        if isinstance(reply, Exception):
+            bad.append((name, str(reply)))
+            out.append(None)
+            continue
+        try:
+            out.append(parse(name, reply))
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            bad.append((name, f"{type(exc).__name__}: {exc}"))
+            out.append(None)
+    if bad:
+        skip_unreadable(what, len(bad), bad[0][0], bad[0][1])
+    return out
 
 
 _prefetched: contextvars.ContextVar[dict[tuple[int, str, str], Any] | None] = contextvars.ContextVar(
@@ -51,7 +126,9 @@ def reading_all(client: Any, keys: KeyBuilder) -> Iterator[None]:
     kinds = list(INDEX_TYPES)
     shapes = [(*keys.index_parts(kind), INDEX_TYPES[kind]) for kind in kinds]
     found = read_slot_buckets(client, shapes)
-    token = _prefetched.set({(id(client), keys.prefix, kind): value for kind, value in zip(kinds, found, strict=True)})
+    token = _prefetched.set(
+        {(id(client), keys.prefix, kind): _clean(kind, value) for kind, value in zip(kinds, found, strict=True)}
+    )
     try:
         yield
     finally:
@@ -62,19 +139,59 @@ def read_index(client: Any, keys: KeyBuilder, kind: str) -> Any:
     """Everything the admin index ``kind`` holds, merged over its buckets, as text.
 
     A hash index gives ``{name: value}``, a set index ``{name, ...}``, a zset
-    index ``{member: score}``.
+    index ``{member: score}``. What we did not write is left out (logged and
+    counted, see :func:`skip_unreadable`): a bucket of another type, a name
+    that is not a valid name, a value of a numeric index that is not a whole
+    number; so every name returned builds keys, and every value parses.
     """
-    kind_type = INDEX_TYPES[kind]
     prefetched = _prefetched.get()
     if prefetched is not None and (id(client), keys.prefix, kind) in prefetched:
         return prefetched[(id(client), keys.prefix, kind)]
+    return _clean(kind, _read_raw(client, keys, kind))
+
+
+def _read_raw(client: Any, keys: KeyBuilder, kind: str) -> Any:
+    kind_type = INDEX_TYPES[kind]
     if keys.cluster:
         head, tail = keys.index_parts(kind)
         return read_slot_buckets(client, [(head, tail, kind_type)])[0]
+    index_keys = keys.index_keys(kind)
     pipe = client.pipeline(transaction=False)
-    for key in keys.index_keys(kind):
+    for key in index_keys:
         _queue_read(pipe, key, kind_type)
-    return _merge(kind_type, pipe.execute())
+    replies = []
+    for key, reply in zip(index_keys, pipe.execute(raise_on_error=False), strict=True):
+        if isinstance(reply, Exception):
+            if isinstance(reply, redis.exceptions.ResponseError) and "WRONGTYPE" in str(reply):
+                skip_unreadable(f"the {kind} index", 1, key, f"not a {kind_type}")
+                continue
+            with unavailable_as_ours(client, f"read the {kind} index"):
+                raise reply
+        replies.append(reply)
+    return _merge(kind_type, replies)
+
+
+def _clean(kind: str, found: Any) -> Any:
+    """``found`` without the entries we did not write (see :func:`read_index`)."""
+    bad: list[tuple[Any, str]] = []
+    numeric = kind in NUMERIC_INDEXES
+    plain = _NAME_RE.fullmatch  # most names: one regex (validate_name says why the others fail)
+    pairs = ((name, None) for name in found) if isinstance(found, set) else found.items()
+    kept = []
+    for name, value in pairs:
+        try:
+            if not (plain(name) and len(name) <= MAX_NAME_LENGTH):
+                validate_name(name)
+            if numeric:
+                int(value)
+        except (TypeError, ValueError) as exc:
+            bad.append((name, str(exc)))
+            continue
+        kept.append((name, value))
+    cleaned: Any = {name for name, _ in kept} if isinstance(found, set) else dict(kept)
+    if bad:
+        skip_unreadable(f"the {kind} index", len(bad), bad[0][0], bad[0][1])
+    return cleaned
 
 
 def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -> Any:
@@ -91,6 +208,9 @@ def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -
                 per_node = list(pool.map(lambda item: list(_read_node(client, *item, args)), primaries.items()))
             for node_found in per_node:
                 for shape_no, contents in node_found:
+                    if shape_no < 0:  # counted here, in the caller's context (not the pool's threads)
+                        skip_unreadable("an admin index", 1, as_text(contents), "a key of another type")
+                        continue
                     found[shape_no].append(contents)
             break
         except redis.exceptions.ResponseError as exc:  # noqa: PERF203
@@ -142,7 +262,7 @@ def _read_node(client: Any, node: Any, tags: list[str], args: list[Any]) -> Iter
             with unavailable_as_ours(server, operation):
                 raise reply
         for i in range(0, len(reply), 2):
-            yield int(reply[i]), reply[i + 1]
+            yield int(reply[i]), reply[i + 1]  # -1 and a key: a bucket of another type (read_slots.lua)
 
 
 def _queue_read(pipe: Any, key: str, kind_type: str) -> None:

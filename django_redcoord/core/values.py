@@ -48,14 +48,23 @@ def check_ttl(ttl: object) -> float:
     return float(ttl)
 
 
+#: The longest finite wait (s): a year, as REDCOORD["LOCK_WAIT"] allows; longer is None (forever).
+MAX_WAIT = 365 * 24 * 3600.0
+
+
 def check_wait(wait: object) -> float | None:
-    """Validate a wait in seconds: a number >= 0 (0: try once), or None (forever)."""
+    """Validate a wait in seconds: a number from 0 (try once) to a year, or None (forever)."""
     if wait is None:
         return None
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or math.isnan(wait):
         raise TypeError(f"wait must be seconds >= 0 or None (wait forever), not {wait!r}")
     if wait < 0:
         raise ValueError(f"wait must be seconds >= 0 (0 tries once) or None (forever), not {wait!r}")
+    if wait > MAX_WAIT:
+        raise ValueError(
+            f"wait must be at most {MAX_WAIT:g} seconds (a year, as REDCOORD['LOCK_WAIT']), "
+            f"or None (forever), not {wait!r}"
+        )
     return float(wait)
 
 

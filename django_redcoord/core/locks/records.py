@@ -9,22 +9,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..indexes import read_records
 from ..transport.clients import get_client, key_builder
-from ..transport.commands import execute_pipeline
 from .lock import FORCE_RELEASE, INSPECT, holder_from_reply
 
 
 def read_holders(client: Any, names: list[str], *, prefix: str | None = None) -> list[dict[str, Any] | None]:
-    """The holders of several locks (see :meth:`Lock.holder`), in one pipelined round trip."""
+    """The holders of several locks (see :meth:`Lock.holder`), in one pipelined round trip.
+
+    None for a lock not held, or whose keys hold what we did not write (skipped:
+    logged and counted, see :func:`~django_redcoord.core.indexes.read_records`)."""
     builder = key_builder(prefix, client)
-    lock_keys = [builder.lock(name) for name in names]
 
-    def build(pipe: Any) -> None:
-        for k in lock_keys:
-            INSPECT.queue(pipe, [k.lock, k.queue], [])
+    def queue(pipe: Any, name: str) -> None:
+        k = builder.lock(name)
+        INSPECT.queue(pipe, [k.lock, k.queue], [])
 
-    replies = execute_pipeline(client, build, operation="inspect locks") if names else []
-    return [holder_from_reply(reply) for reply in replies]
+    return read_records(client, names, queue, lambda name, reply: holder_from_reply(reply),
+                        what="locks", operation="inspect locks")  # fmt: skip
 
 
 def force_release(name: str, fence: int, *, client: Any = None, prefix: str | None = None) -> str:

@@ -24,12 +24,16 @@ import re
 from dataclasses import dataclass
 
 _UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
-_RATE = re.compile(r"^(\d+)\s*/\s*(\d*)\s*([a-z]+)$")
+# ASCII digits only: \d (and str.isdigit) would take '٣' or '²' for a number.
+_RATE = re.compile(r"^([0-9]+)\s*/\s*([0-9]*)\s*([a-z]+)$", re.ASCII)
+_SECONDS = re.compile(r"^(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?$", re.ASCII)
 SYNTAX = (
     "'<count>/<period>' (GCRA, e.g. '10/s', '100/5m'), with ';burst=<n>' or ';window' "
     "(sliding window), or 'concurrency=<n>' with ';lease=<seconds>'; join several with '&'"
 )
 MAX_COUNT = 10**9
+#: The longest period (and concurrency lease) a policy takes, in seconds: a year.
+MAX_PERIOD = 86400 * 365
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,8 @@ def _one(text: str) -> Policy:
     period = float(unit * int(match.group(2) or 1))
     if period <= 0:
         raise ValueError(f"policy {text!r}: the period must be at least 1 {match.group(3)}")
+    if period > MAX_PERIOD:
+        raise ValueError(f"policy {text!r}: the period must be at most 365 days ({MAX_PERIOD} s), not {period:g} s")
     kind, burst = "gcra", limit
     for option in options:
         name, _, value = option.partition("=")
@@ -105,16 +111,13 @@ def _one(text: str) -> Policy:
 
 def _count(value: str, text: str, what: str) -> int:
     value = value.strip()
-    if not value.isdigit() or not 1 <= int(value) <= MAX_COUNT:
-        raise ValueError(f"policy {text!r}: {what} must be a whole number from 1 to {MAX_COUNT}, not {value!r}")
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_COUNT:
+        raise ValueError(f"policy {text!r}: {what} must be a whole number (digits 0-9) from 1 to {MAX_COUNT}, not {value!r}")
     return int(value)
 
 
 def _seconds(value: str, text: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not 0.001 <= seconds <= 86400 * 365:
+    seconds = float(value) if _SECONDS.match(value) else -1.0  # ASCII digits: float() takes '٣' and '1_0'
+    if not 0.001 <= seconds <= MAX_PERIOD:
         raise ValueError(f"policy {text!r}: lease must be seconds from 0.001 to a year, not {value!r}")
     return seconds

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..indexes import read_index, read_slot_buckets
+import redis
+
+from ..indexes import read_index, read_slot_buckets, skip_unreadable
 from ..transport.clients import key_builder
 from ..transport.commands import as_text, execute_pipeline
 from ..transport.drivers import Run
-from ..transport.errors import unavailable_as_ours
+from ..transport.errors import is_passing, unavailable_as_ours
 from . import native
 from .limiter import RateLimiter
 
@@ -79,10 +81,16 @@ def _counts(client: Any, builder: Any, names: list[str], top: int) -> list[dict[
         for zset in builder.rate_limit_top(name):  # this minute's, the one before's
             pipe.zscore(zset, "")  # minus the minute it counts
             pipe.zrevrangebyscore(zset, "+inf", "(0", start=0, num=top, withscores=True)
-    replies = pipe.execute()
+    replies = pipe.execute(raise_on_error=False)
     for i, hits in enumerate(counted):
         for j in (0, 1):
             marker, members = replies[4 * i + 2 * j], replies[4 * i + 2 * j + 1]
+            if isinstance(marker, Exception) or isinstance(members, Exception):
+                error = marker if isinstance(marker, Exception) else members
+                if not isinstance(error, redis.exceptions.ResponseError) or is_passing(error):
+                    raise error
+                skip_unreadable("rate limit hit counts", 1, names[i], str(error))  # WRONGTYPE: not ours
+                continue
             if marker is None or float(marker) not in fresh:
                 continue  # older: no hit since
             for member, score in members:

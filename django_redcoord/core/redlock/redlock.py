@@ -518,11 +518,20 @@ def trust_masters(clients: Sequence[Any] | None = None, *, prefix: str | None = 
     (``appendfsync always``): vouching for a master that forgot a grant
     lets that lock be granted twice. It holds for the running server
     process only (a restart is detected again). Returns each master's
-    ``run_id``. Sync clients only (default: the ``REDLOCK`` masters).
+    ``run_id``. Sync clients only (default: the ``REDLOCK`` masters);
+    raises TypeError, vouching for none, if any is a ``redis.asyncio`` one.
     """
     boot = KeyBuilder(prefix or default_prefix()).redlock_boot()
+    chosen = masters() if clients is None else list(clients)
+    for client in chosen:  # all checked before any is vouched for
+        if is_async_client(client):
+            raise TypeError(
+                f"trust_masters() takes sync clients (redis.Redis), not {type(client).__module__}."
+                f"{type(client).__name__} ({describe(client)}): it is an operator's one-off step; "
+                "pass redis.Redis clients of the same masters"
+            )
     found = []
-    for client in masters() if clients is None else list(clients):
+    for client in chosen:
         run_id = run(client, _trust_steps(boot))
         found.append(run_id.decode() if isinstance(run_id, bytes) else str(run_id))
     return found

@@ -93,6 +93,20 @@ class ReadHold(_RWHold):
 
     kind = "read lock"
     _mode = "r"
+    #: made by a downgrade, held already: ``with w.downgrade() as r:`` enters without acquiring
+    _adopted = False
+
+    def __enter__(self) -> Any:
+        if self._adopted and self.held:
+            self._adopted = False
+            return self
+        return super().__enter__()
+
+    async def __aenter__(self) -> Any:
+        if self._adopted and self.held:
+            self._adopted = False
+            return self
+        return await super().__aenter__()
 
     def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
         granted = yield from super()._acquire_flow(mode, deadline, chunk)
@@ -110,6 +124,33 @@ class WriteHold(_RWHold):
 
     kind = "write lock"
     _mode = "w"
+    #: after downgrade(): the read hold it returned (False if the downgrade failed);
+    #: leaving a ``with`` block then ends that one instead (see __exit__)
+    _after_downgrade: Any = None
+
+    def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
+        granted = yield from super()._acquire_flow(mode, deadline, chunk)
+        if granted:
+            self._after_downgrade = None
+        return granted
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        # After a downgrade the block ends what it holds then: the read hold
+        # (unless it was released already), not the write hold it no longer has.
+        read, self._after_downgrade = self._after_downgrade, None
+        if read is None:
+            return super().__exit__(exc_type, exc, tb)
+        if read and read.held:
+            return read.__exit__(exc_type, exc, tb)
+        return None
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        read, self._after_downgrade = self._after_downgrade, None
+        if read is None:
+            return await super().__aexit__(exc_type, exc, tb)
+        if read and read.held:
+            return await read.__aexit__(exc_type, exc, tb)
+        return None
 
     def _take(self, me: Any, wait: float | None, owner_token: Callable[[], str]) -> str | None:
         if self.rwlock._reads_in(me):
@@ -125,7 +166,10 @@ class WriteHold(_RWHold):
         """Turn this write hold into a read hold, with nobody writing in between.
 
         Returns the read hold (release that one); this object holds nothing
-        afterwards. Raises LockLost if the write hold's lease ran out.
+        afterwards. Raises LockLost if the write hold's lease ran out. In a
+        ``with`` block of this write hold, leaving the block releases the read
+        hold if it is still held (and does nothing if it was released, or if
+        the downgrade failed).
         """
         read = run(self.client, self._downgrade_steps())
         if self.auto_renew:
@@ -151,6 +195,7 @@ class WriteHold(_RWHold):
             renewer.stop()
         sent = time.monotonic()
         reply = yield Run(DOWNGRADE, self._release_base, [owner, self.name], f"downgrade write lock {self.name!r}")
+        self._after_downgrade = False  # the write hold is gone (read hold or not)
         valid_until, holder = self._valid_until, self._holder
         self._depth = 0
         self._end_hold()
@@ -163,9 +208,10 @@ class WriteHold(_RWHold):
         read = ReadHold(self.rwlock, ttl=self.ttl, wait=0, auto_renew=self.auto_renew, on_lost=self.on_lost)
         # The read hold takes over the grant as it stands: same owner token, a new fence.
         read._taken, read._holder, read._owner = True, holder, owner
-        read._fence, read._depth = int(reply[1]), 1
+        read._fence, read._depth, read._adopted = int(reply[1]), 1, True
         read._valid_until = min(valid_until, sent + self.ttl)
         self.rwlock._reading(read, True)
+        self._after_downgrade = read
         return read
 
 

@@ -4,29 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..indexes import read_index
+from ..indexes import read_index, read_records
 from ..transport.clients import get_client, key_builder
-from ..transport.commands import as_text, execute_pipeline
 from ..transport.errors import unavailable_as_ours
 from .semaphore import INSPECT, REVOKE, state_from_reply
 
 
 def read_semaphores(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
-    """Every semaphore with live holders (from the index; no scan), with its holders: two round trips."""
+    """Every semaphore with live holders (from the index; no scan), with its holders: two round trips.
+
+    A semaphore whose keys hold what we did not write is left out (logged and counted, see
+    :func:`~django_redcoord.core.indexes.read_records`)."""
     builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list semaphores"):
         entries = read_index(client, builder, "semaphores")
-    names = sorted(as_text(n) for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
-    if not names:
-        return []
-    keys = [builder.semaphore(name) for name in names]
+    names = sorted(n for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
 
-    def build(pipe: Any) -> None:
-        for k in keys:
-            INSPECT.queue(pipe, [k.state, k.holders, k.queue], [""])
+    def queue(pipe: Any, name: str) -> None:
+        k = builder.semaphore(name)
+        INSPECT.queue(pipe, [k.state, k.holders, k.queue], [""])
 
-    replies = execute_pipeline(client, build, operation="inspect semaphores")
-    return [{"name": name, **state_from_reply(reply)} for name, reply in zip(names, replies, strict=True)]
+    found = read_records(client, names, queue, lambda name, reply: {"name": name, **state_from_reply(reply)},
+                         what="semaphores", operation="inspect semaphores")  # fmt: skip
+    return [x for x in found if x is not None]
 
 
 def revoke_permit(name: str, fence: int, *, client: Any = None, prefix: str | None = None) -> str:

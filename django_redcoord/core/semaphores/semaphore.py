@@ -44,9 +44,10 @@ REVOKE = Script("semaphores/revoke", includes=_COMMON)
 MAX_PERMITS = 1_000_000
 
 
-def check_permits(permits: object, *, allow_zero: bool = False) -> int:
-    """Validate a number of permits: a whole number from 1 (0 for resize) to a million."""
-    return check_count(permits, "permits", 0 if allow_zero else 1, MAX_PERMITS)
+def check_permits(permits: object, what: str = "permits") -> int:
+    """Validate a number of permits: a whole number from 1 to a million (for the
+    constructor and resize() alike: a limit of 0 would make every waiter wait for nothing)."""
+    return check_count(permits, what, 1, MAX_PERMITS)
 
 
 class Semaphore(FirstInLine, Hold):
@@ -132,7 +133,7 @@ class Semaphore(FirstInLine, Hold):
         return _available(await arun(self._async_client(), self._inspect_steps()))
 
     def resize(self, permits: int) -> int:
-        """Set the limit for every holder of this name (0 or more); returns the holders now.
+        """Set the limit for every holder of this name (1 to a million); returns the holders now.
 
         A higher limit hands the new permits to waiters at once. With a lower
         one, holders above it keep their permits until they release them
@@ -147,7 +148,7 @@ class Semaphore(FirstInLine, Hold):
         return await arun(self._async_client(), self._resize_steps(permits))
 
     def _resize_steps(self, permits: int) -> Steps:
-        permits = check_permits(permits, allow_zero=True)
+        permits = check_permits(permits, "resize() permits")
         held, _handed = yield Run(RESIZE, self._release_base, [permits, self.name], f"resize semaphore {self.name!r}")
         return int(held)
 

@@ -197,6 +197,9 @@ class Command(BaseCommand):
                   "paused" if j.get("paused") else _when(j.get("next_due"), now)]
                  for j in election["jobs"]],
             )  # fmt: skip
+        for what, count in sorted(data.get("unreadable", {}).items()):
+            self._write(f"Skipped {count} unreadable record(s) of {what}: Redis holds there what redcoord "
+                        "did not write (see the log)", self.style.WARNING)  # fmt: skip
 
     def _table(self, title: str, header: list[str], rows: list[list[Any]]) -> None:
         cells = [[printable(c) for c in header]] + [[printable(c) for c in row] for row in rows]

@@ -103,9 +103,9 @@ def test_extend_and_auto_renew_keep_the_permit_and_on_lost_reports_a_revocation(
         assert await d.call(sem, "owned")
         await d.call(sem, "release")
         lost = []
-        renewed = d.sem(permits=1, ttl=0.6, auto_renew=True, on_lost=lambda s: lost.append(s.name))
+        renewed = d.sem(permits=1, ttl=1.2, auto_renew=True, on_lost=lambda s: lost.append(s.name))
         assert await d.call(renewed, "acquire")
-        await d.sleep(1.5)  # 2.5 leases: renewed
+        await d.sleep(3.0)  # 2.5 leases: renewed (a lease of 1.2 s leaves a loaded machine room to renew)
         assert await d.call(renewed, "owned") and not renewed.lost
         assert revoke_permit("exports", renewed.token, client=d.sync_client(), prefix="s") == "revoked"
         for _ in range(40):
@@ -136,8 +136,9 @@ def test_resize_hands_new_permits_to_waiters_and_a_lower_limit_takes_none_away(d
         await d.call(b, "release")
         assert await d.call(c, "acquire")
         await d.call(c, "release")
-        with pytest.raises(ValueError, match="permits must be a whole number from 0"):
-            await d.call(c, "resize", -1)
+        for bad in (-1, 0):  # as for the constructor's permits: 0 would starve every waiter
+            with pytest.raises(ValueError, match="permits must be a whole number from 1"):
+                await d.call(c, "resize", bad)
 
     driver.play(scenario)
 

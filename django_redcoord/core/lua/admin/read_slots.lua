@@ -15,7 +15,8 @@
 -- ARGV[2+3P ..]    slot tags (core.keys.slot_tag) of slots this node serves
 --
 -- Returns a flat array: for each bucket that is not empty, its shape's
--- number (0-based) and its contents (HGETALL, SMEMBERS or ZRANGE WITHSCORES).
+-- number (0-based) and its contents (HGETALL, SMEMBERS or ZRANGE WITHSCORES);
+-- for a bucket key holding another type, -1 and the key's name.
 
 -- Most slots hold none of our buckets: one EXISTS over a slot's buckets (they
 -- share its tag, so it is a one-slot command) skips them with one call.
@@ -33,13 +34,17 @@ for t = 2 + 3 * shapes, #ARGV do
       local key, kind = keys[i + 1], ARGV[4 + 3 * i]
       local items
       if kind == 'hash' then
-        items = redis.call('HGETALL', key)
+        items = redis.pcall('HGETALL', key)
       elseif kind == 'set' then
-        items = redis.call('SMEMBERS', key)
+        items = redis.pcall('SMEMBERS', key)
       else
-        items = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+        items = redis.pcall('ZRANGE', key, 0, -1, 'WITHSCORES')
       end
-      if #items > 0 then
+      if items.err then
+        -- a key of another type (not ours): named, for the admin to skip and log
+        out[#out + 1] = -1
+        out[#out + 1] = key
+      elseif #items > 0 then
         out[#out + 1] = i
         out[#out + 1] = items
       end

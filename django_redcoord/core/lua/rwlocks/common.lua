@@ -12,6 +12,8 @@
 --   queue    list: waiter entries, oldest first (common/waiters.lua), each
 --            with 'r' or 'w' as its extra field (e[8])
 --   index    hash (shared): name -> a bound on its holders' expiry (s)
+-- The state and readers keys expire RW_KEEP_MS after the index bound, and the
+-- index RW_KEEP_MS after its longest bound (nothing is left behind).
 -- Fair in request order: a request is granted only when nobody live waits
 -- before it, so a waiting writer holds back readers that come after it, and
 -- readers queued together enter together.
@@ -52,8 +54,24 @@ local function keep(state, readers, index, name, meta, expires, ttl)
     meta.ib = math.ceil((expires + ttl) / 1000)
     redis.call('HSET', state, 'ib', meta.ib)
     redis.call('HSET', index, name, meta.ib)
-    redis.call('PEXPIREAT', state, meta.ib * 1000 + RW_KEEP_MS)
-    redis.call('PEXPIREAT', readers, meta.ib * 1000 + RW_KEEP_MS)
+    local at = meta.ib * 1000 + RW_KEEP_MS
+    redis.call('PEXPIREAT', state, at)
+    redis.call('PEXPIREAT', readers, at)
+    -- The shared index lives as long as its longest-lived entry (pushed out,
+    -- never shortened; no PEXPIREAT GT on Redis 6.2): entries a crashed holder
+    -- left behind go with it. `expires - ttl` is now (ms).
+    local left = redis.call('PTTL', index)
+    if left == -1 or expires - ttl + left < at then redis.call('PEXPIREAT', index, at) end
+  end
+end
+
+-- A lease zset emptied by its last release is deleted by Redis; the ZADD of the
+-- next grant re-creates it without a TTL, and keep() sets one only when the bound
+-- moves: give it the keys' expiry (else a holder that then crashes leaves the
+-- zset behind forever).
+local function keep_ttl(key, meta)
+  if redis.call('PTTL', key) < 0 then
+    redis.call('PEXPIREAT', key, meta.ib * 1000 + RW_KEEP_MS)
   end
 end
 
@@ -72,6 +90,7 @@ local function grant(state, readers, index, name, meta, kind, token, ttl, now_us
     redis.call('HSET', state, 'fence', int(fence), 'r:' .. token, rec)
   end
   keep(state, readers, index, name, meta, expires, ttl)
+  keep_ttl(readers, meta)
   return fence
 end
 

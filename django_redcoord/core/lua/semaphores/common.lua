@@ -12,8 +12,9 @@
 --            expired (its holder crashed or paused) is pruned by the next call
 --   queue    list: waiter entries, oldest first (common/waiters.lua)
 --   index    hash (shared): semaphore name -> a bound on its holders' expiry (s)
--- The state and holder keys expire SEM_KEEP_MS after the index bound, so a
--- semaphore nobody uses leaves nothing behind.
+-- The state and holder keys expire SEM_KEEP_MS after the index bound, and the
+-- index SEM_KEEP_MS after its longest bound, so a semaphore nobody uses (or
+-- whose holder crashed) leaves nothing behind.
 
 local SEM_KEEP_MS = 60000
 
@@ -47,8 +48,24 @@ local function keep(state, holders, index, name, meta, expires, ttl)
     meta.ib = math.ceil((expires + ttl) / 1000)
     redis.call('HSET', state, 'ib', meta.ib)
     redis.call('HSET', index, name, meta.ib)
-    redis.call('PEXPIREAT', state, meta.ib * 1000 + SEM_KEEP_MS)
-    redis.call('PEXPIREAT', holders, meta.ib * 1000 + SEM_KEEP_MS)
+    local at = meta.ib * 1000 + SEM_KEEP_MS
+    redis.call('PEXPIREAT', state, at)
+    redis.call('PEXPIREAT', holders, at)
+    -- The shared index lives as long as its longest-lived entry (pushed out,
+    -- never shortened; no PEXPIREAT GT on Redis 6.2): entries a crashed holder
+    -- left behind go with it. `expires - ttl` is now (ms).
+    local left = redis.call('PTTL', index)
+    if left == -1 or expires - ttl + left < at then redis.call('PEXPIREAT', index, at) end
+  end
+end
+
+-- A lease zset emptied by its last release is deleted by Redis; the ZADD of the
+-- next grant re-creates it without a TTL, and keep() sets one only when the bound
+-- moves: give it the keys' expiry (else a holder that then crashes leaves the
+-- zset behind forever).
+local function keep_ttl(key, meta)
+  if redis.call('PTTL', key) < 0 then
+    redis.call('PEXPIREAT', key, meta.ib * 1000 + SEM_KEEP_MS)
   end
 end
 
@@ -62,6 +79,7 @@ local function grant(state, holders, index, name, meta, token, ttl, now_us, host
   redis.call('ZADD', holders, expires, token)
   redis.call('HSET', state, 'fence', int(fence), 'h:' .. token, cmsgpack.pack({fence, expires, host, pid, thread}))
   keep(state, holders, index, name, meta, expires, ttl)
+  keep_ttl(holders, meta)
   return fence
 end
 

@@ -2,7 +2,7 @@
 -- prepended): change the limit while permits are held.
 --
 -- KEYS[1] state, KEYS[2] holders, KEYS[3] queue, KEYS[4] index, KEYS[5] first (see acquire.lua)
--- ARGV[1] permits  the new limit (0 or more); it applies to every caller until
+-- ARGV[1] permits  the new limit (1 or more); it applies to every caller until
 --                  the semaphore has been unused for SEM_KEEP_MS
 -- ARGV[2] name     the semaphore's name
 --
