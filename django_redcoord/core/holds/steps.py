@@ -54,6 +54,7 @@ from ..exceptions import (
     LockError,
     LockLost,
     LockNotOwned,
+    PoolExhausted,
     ReplicasNotSynced,
 )
 from ..observe import observe, observers
@@ -248,8 +249,8 @@ class HoldSteps:
             try:
                 popped = yield Blpop(self._wait_keys(owner, reply), block, f"waiting for {self.kind} {self.name!r}")
             except CoordinationUnavailable as exc:
-                if not exc.sent or self._interrupted or deadline - time.monotonic() <= 0:
-                    raise  # (not sent: the pool's waiting connections are all taken, not an outage)
+                if isinstance(exc, PoolExhausted) or self._interrupted or deadline - time.monotonic() <= 0:
+                    raise  # (a full pool is not an outage: waiting again would not help)
                 log.warning("%s %s: the wait lost its server (%s); issuing it again", self.kind, self.name, exc)
                 outage = exc
                 continue

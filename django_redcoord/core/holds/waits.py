@@ -43,7 +43,7 @@ from typing import Any
 
 from ..exceptions import CoordinationUnavailable, PoolExhausted
 from ..transport.commands import as_text
-from ..transport.drivers import Blocking, Pause, Step, Steps
+from ..transport.drivers import Blocking, Pause, Step, Steps, Within
 from .steps import OUTAGE_RETRY
 
 log = logging.getLogger("django_redcoord.waits")
@@ -98,6 +98,7 @@ class BroadcastWait:
 def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
     """Run ``waiter`` until its look says done or ``deadline`` (time.monotonic()) passed."""
     outage: CoordinationUnavailable | None = None
+    yield Within(deadline)  # a paused server: the blocked read, the last look and the leave end by one bound
     try:
         while True:
             remaining = deadline - time.monotonic()

@@ -36,7 +36,7 @@ from ..holds.waits import BroadcastWait, Look, read_wake, wait_steps
 from ..keys import LatchKeys, validate_name
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
-from ..transport.drivers import EndsWaits, Run, Step, Steps, arun, run
+from ..transport.drivers import EndsWaits, Run, Step, Steps, Within, arun, run
 from ..transport.scripts import Script
 from ..values import check_count, check_seconds, check_wait, ms
 
@@ -96,6 +96,7 @@ class Barrier(UsesClient):
         k = self.keys
         token = secrets.token_urlsafe(9)
         wake = k.wake
+        yield Within(deadline)  # the arrival, the wait and the leave end by deadline + one socket timeout
         try:
             reply = yield EndsWaits(Run(  # the last arrival trips it: the pool's reserve serves arrivals
                 ARRIVE, [k.state, k.parties, k.index, wake, k.probe],

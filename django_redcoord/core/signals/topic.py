@@ -36,12 +36,12 @@ from typing import Any
 
 import redis
 
-from ..exceptions import CoordinationUnavailable
+from ..exceptions import CoordinationUnavailable, PoolExhausted
 from ..holds.steps import OUTAGE_RETRY
 from ..keys import validate_name
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
-from ..transport.drivers import Blocking, Command, Pause, Run, Steps, arun, run
+from ..transport.drivers import Blocking, Command, Pause, Run, Steps, Within, arun, run
 from ..transport.scripts import Script
 from ..values import check_count, check_seconds, check_wait
 from .event import to_json
@@ -164,6 +164,7 @@ class Subscription:
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         key, operation = self.topic.key, self._op("receive")
         look, outage = True, None
+        yield Within(deadline)  # a paused server: the look and the blocked read end by one bound
         while True:
             if look:
                 # One round trip when messages are there: stale ones taken over,
@@ -173,7 +174,7 @@ class Subscription:
                         RECEIVE, [key], [self.group, self.consumer, int(self.lease * 1000), count, self._from()], operation
                     )
                 except CoordinationUnavailable as exc:
-                    if not exc.sent or deadline - time.monotonic() <= 0:
+                    if isinstance(exc, PoolExhausted) or deadline - time.monotonic() <= 0:
                         raise
                     if outage is None:
                         log.warning("%s: Redis cannot answer (%s); looking again while the wait lasts", operation, exc)
@@ -197,8 +198,8 @@ class Subscription:
                     "STREAMS", key, ">", operation=operation,
                 )  # fmt: skip
             except CoordinationUnavailable as exc:
-                if not exc.sent:
-                    raise  # the pool's waiting connections are all taken: not an outage
+                if isinstance(exc, PoolExhausted) or deadline - time.monotonic() <= 0:
+                    raise  # a full pool is not an outage; nor is there time left to look again
                 # A dropped connection: unread messages stay in the stream; look again.
                 log.warning("%s: the blocked read lost its connection (%s); issuing it again", operation, exc)
                 look = True

@@ -27,6 +27,7 @@ import collections
 import contextlib
 import contextvars
 import os
+import select
 import threading
 import time
 import weakref
@@ -166,13 +167,15 @@ def command(client: Any, *args: Any, operation: str) -> Any:
 
 
 def _send(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
+    cap = _time_left(client, operation)
     conn = _checkout(pool, args[0])
     try:
         if _pack is not None and _plain(args) and _utf8(conn):
             conn.send_packed_command((_pack(args),))
         else:
             conn.send_command(*args)
-        return conn.read_response()
+        with _read_within(conn, cap):
+            return conn.read_response()
     except redis.exceptions.ResponseError:
         raise  # an error reply: the stream is in step
     except BaseException:
@@ -203,13 +206,15 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
 
 
 async def _asend(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
+    cap = _time_left(client, operation)
     conn = await _acheckout(pool)
     try:
+        await _aready(conn)
         if _pack is not None and _plain(args) and _utf8(conn):
             await conn.send_packed_command((_pack(args),))
         else:
             await conn.send_command(*args)
-        return await conn.read_response()
+        return await _aread(conn, cap)
     except redis.exceptions.ResponseError:
         raise
     except BaseException:
@@ -244,11 +249,13 @@ def commands(
             for args in cmds:
                 pipe.execute_command(*args)
             return pipe.execute(raise_on_error=raise_errors)
+        cap = _time_left(client, operation)
         with _slot(client, pool, _kind(), operation):
             conn = _checkout(pool, cmds[0][0])
             try:
                 conn.send_packed_command(_pack_all(conn, cmds))
-                replies = [_reply_or_error(conn.read_response) for _ in cmds]
+                with _read_within(conn, cap):
+                    replies = [_reply_or_error(conn.read_response) for _ in cmds]
             except BaseException:
                 conn.disconnect()
                 raise
@@ -271,10 +278,12 @@ async def acommands(
             for args in cmds:
                 pipe.execute_command(*args)
             return await pipe.execute(raise_on_error=raise_errors)
+        cap = _time_left(client, operation)
         async with _aslot(client, pool, _kind(), operation):
             conn = await _acheckout(pool)
             try:
-                replies = await _asend_all(conn, cmds)
+                await _aready(conn)
+                replies = await _asend_all(conn, cmds, cap)
             except BaseException:
                 await conn.disconnect(nowait=True)
                 raise
@@ -283,13 +292,144 @@ async def acommands(
     return _raise_first_error(replies) if raise_errors else replies
 
 
-async def _asend_all(conn: Any, cmds: tuple[tuple[Any, ...], ...]) -> list[Any]:
-    """Send ``cmds`` on an asyncio connection and read every reply (error replies in their places)."""
+async def _aready(conn: Any) -> None:
+    """Make sure a pooled asyncio connection is fit to send on: reconnect it if its peer closed it.
+
+    A connection that sat in the pool while Redis closed it (``timeout`` in
+    redis.conf, ``CLIENT KILL``, a proxy's idle timeout, a failover) has its
+    end of stream already read by the event loop, yet a send on it succeeds
+    and only the read fails ("Connection closed by server"): an outage for a
+    call that never reached Redis. redis-py's asyncio pool means to check this
+    on checkout (``ensure_connection``) but skips the check while maintenance
+    notifications are "auto" (its default; the sync pool checks). Nothing was
+    sent on this connection yet, so opening a fresh one is safe. Data waiting
+    on an idle connection (a reply nobody read) means it is out of step:
+    dropped too. A peer that closes between this check and the send is an
+    outage as before (the outcome of a sent command is never guessed).
+    """
+    if not getattr(conn, "is_connected", False):
+        return  # the send connects it
+    stale = _unread(conn)
+    if not stale:
+        check = getattr(conn, "can_read", None) or conn.can_read_destructive
+        try:
+            stale = await check()
+        except (redis.ConnectionError, OSError):  # (can_read already disconnected it)
+            stale = True
+    if stale:
+        await conn.disconnect(nowait=True)
+        await conn.connect()
+
+
+# -- an operation's time bound ----------------------------------------------------------
+#
+# A wait bounded by a deadline must end by its deadline plus one socket timeout
+# (the round trip under way when it ran out), however many round trips it
+# still makes: on a paused server, a blocked read, a last look and the
+# unregistering would each wait out a whole socket timeout otherwise. The
+# driver sets the bound (``drivers.Within``) for the round trips of one
+# operation: each reads for at most what is left of it, and one that starts
+# with nothing left is not sent (an outage, ``sent`` False).
+
+_until: contextvars.ContextVar[float | None] = contextvars.ContextVar("redcoord_until", default=None)
+
+
+@contextlib.contextmanager
+def answered_by(until: float | None) -> Iterator[None]:
+    """Bound the round trips made inside: each must be answered by ``until`` (time.monotonic()), or
+    fails as a timeout (an outage); None: no bound but the socket timeout."""
+    token = _until.set(until)
+    try:
+        yield
+    finally:
+        _until.reset(token)
+
+
+def _time_left(client: Any, operation: str) -> float | None:
+    """Seconds a round trip may take under :func:`answered_by` (None: no bound); raises
+    CoordinationUnavailable (nothing sent) when none is left."""
+    until = _until.get()
+    if until is None:
+        return None
+    left = until - time.monotonic()
+    if left <= 0.001:
+        raise out_of_time(client, operation)
+    return left
+
+
+def out_of_time(client: Any, operation: str) -> CoordinationUnavailable:
+    """The outage of a round trip not sent because its wait's bound ran out (see :func:`answered_by`)."""
+    server = describe(client)
+    return CoordinationUnavailable(
+        f"Redis at {server} did not answer in time during {operation}: the wait's time ran out "
+        "(its deadline and one socket timeout, the server did not answer), so this round trip was not sent",
+        server=server, operation=operation, sent=False,
+    )  # fmt: skip
+
+
+async def _aread(conn: Any, cap: float | None) -> Any:
+    """Read an asyncio connection's reply within ``cap`` seconds (None: its socket timeout)."""
+    timeout = getattr(conn, "socket_timeout", None)
+    if cap is None or (timeout is not None and timeout <= cap):
+        return await conn.read_response()
+    try:  # (not read_response(timeout=...): that returns None when the time runs out)
+        return await asyncio.wait_for(conn.read_response(), cap)
+    except asyncio.TimeoutError:
+        raise redis.TimeoutError(f"Timeout reading from {conn.host}:{conn.port} (the wait's time ran out)") from None
+
+
+@contextlib.contextmanager
+def _read_within(conn: Any, cap: float | None) -> Iterator[None]:
+    """Read a sync connection's replies within ``cap`` seconds (None: its socket timeout)."""
+    sock = getattr(conn, "_sock", None)
+    timeout = getattr(conn, "socket_timeout", None)
+    if cap is None or sock is None or (timeout is not None and timeout <= cap):
+        yield
+        return
+    sock.settimeout(cap)
+    try:
+        yield
+    finally:
+        sock = getattr(conn, "_sock", None)
+        if sock is not None:  # (None: disconnected on a failure)
+            with contextlib.suppress(OSError):
+                sock.settimeout(timeout)
+
+
+def _unread(conn: Any) -> bool:
+    """True when an idle asyncio connection's socket has something the event loop has not read yet
+    (its peer's close, most often: a ``CLIENT KILL`` made just before, while the loop was busy).
+
+    A non-blocking ``poll`` of the socket, no read. TLS connections are left to
+    ``can_read`` (a TLS socket may be readable with no reply in it).
+    """
+    transport = getattr(getattr(conn, "_writer", None), "transport", None)
+    if transport is None:
+        return False
+    if transport.is_closing():
+        return True
+    if _poll is None or transport.get_extra_info("ssl_object") is not None:
+        return False
+    sock = transport.get_extra_info("socket")
+    try:
+        poller = _poll()
+        poller.register(sock.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+_poll = getattr(select, "poll", None)
+
+
+async def _asend_all(conn: Any, cmds: tuple[tuple[Any, ...], ...], cap: float | None = None) -> list[Any]:
+    """Send ``cmds`` on an asyncio connection and read every reply (error replies in their places),
+    each read within ``cap`` seconds (None: the socket timeout)."""
     await conn.send_packed_command(_pack_all(conn, cmds))
     replies: list[Any] = []
     for _ in cmds:
         try:
-            replies.append(await conn.read_response())
+            replies.append(await _aread(conn, cap))
         except redis.exceptions.ResponseError as exc:
             replies.append(exc)
     return replies
@@ -392,9 +532,11 @@ async def _aon_node(
         for pause in (*TRYAGAIN_PAUSES, None):
             for attempt in (1, 2):
                 node = client.nodes_manager.get_node_from_slot(key_slot(key))
+                cap = _time_left(client, operation)
                 conn = node.acquire_connection()
                 try:
-                    replies = await _asend_all(conn, cmds)
+                    await _aready(conn)
+                    replies = await _asend_all(conn, cmds, cap)
                 except BaseException as exc:
                     await conn.disconnect(nowait=True)
                     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):

@@ -29,7 +29,17 @@ import time
 from collections.abc import Generator
 from typing import Any
 
-from .commands import ablocking, ablpop, acommand, blocking, blpop, command, ending_waits
+from .commands import (
+    ablocking,
+    ablpop,
+    acommand,
+    answered_by,
+    blocking,
+    blpop,
+    command,
+    ending_waits,
+    out_of_time,
+)
 from .commands import acommands as asend_commands
 from .commands import commands as send_commands
 from .errors import unavailable_as_ours
@@ -147,6 +157,34 @@ class Pause(Step):
         await asyncio.sleep(self.seconds)
 
 
+class Within(Step):
+    """No round trip: the operation's later round trips must all be answered by ``deadline``
+    (time.monotonic()) plus one socket timeout.
+
+    A wait yields it once, first: on a paused server its blocked read, its
+    last look and its unregistering then end by that bound together, instead
+    of each waiting out a socket timeout (a round trip started with nothing
+    left is not sent: an outage, ``sent`` False). Clean-up after a
+    cancellation is bounded the same way.
+    """
+
+    __slots__ = ("deadline",)
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def until(self, client: Any) -> float | None:
+        holder = getattr(client, "connection_pool", None) or getattr(client, "nodes_manager", None)
+        timeout = (getattr(holder, "connection_kwargs", None) or {}).get("socket_timeout")
+        return self.deadline + float(timeout) if timeout else None  # no socket timeout: no bound
+
+    def run(self, client: Any) -> None:  # (the drivers apply it; run alone it does nothing)
+        return None
+
+    async def arun(self, client: Any) -> None:
+        return None
+
+
 class Transaction(Step):
     """Send commands in one MULTI/EXEC (a consistent read of several keys); replies as a list."""
 
@@ -204,15 +242,20 @@ def _advance(steps: Steps, reply: Any, error: BaseException | None) -> tuple[boo
 
 def run(client: Any, steps: Steps) -> Any:
     """Run an operation's steps on a sync client; returns its result."""
-    reply, error = None, None
+    reply, error, within = None, None, _Bound()
     while True:
         done, step = _advance(steps, reply, error)
         if done:
             return step
         reply, error = None, None
+        if within.takes(step, client):
+            continue
         try:
-            reply = step.run(client)
+            within.check(step, client)
+            with answered_by(within.until):
+                reply = step.run(client)
         except BaseException as exc:  # thrown in: the operation gives back what it took
+            within.saw(exc)
             error = exc
 
 
@@ -222,23 +265,80 @@ async def arun(client: Any, steps: Steps) -> Any:
     Once a cancellation has been thrown into the operation, the steps it
     yields to clean up run to completion even if the task is cancelled again.
     """
-    reply, error, cleaning_up = None, None, False
+    reply, error, cleaning_up, within = None, None, False, _Bound()
     cancelling = _cancelling()
     while True:
         done, step = _advance(steps, reply, error)
         if done:
             return step
         reply, error = None, None
+        if within.takes(step, client):
+            continue
         try:
-            reply = await (uncancellable(step.arun(client)) if cleaning_up else step.arun(client))
+            within.check(step, client)
+            with answered_by(within.until):  # (uncancellable's task copies this context)
+                reply = await (uncancellable(step.arun(client)) if cleaning_up else step.arun(client))
             if not cleaning_up and _cancelling() > cancelling:
                 # Cancelled, yet the round trip returned: the cancellation was
                 # swallowed on the way (asyncio.wait_for's race in redis-py's
                 # connect on Python 3.11). Deliver it, or the wait goes on.
                 raise asyncio.CancelledError
         except BaseException as exc:
+            if not cleaning_up and not isinstance(exc, asyncio.CancelledError) and _cancelling() > cancelling:
+                # Cancelled, and the round trip raised something else: the
+                # cancellation landed inside redis-py's read, which turned it
+                # into a "Timeout reading" error. It is a cancellation: the
+                # operation gives back what it took, and the task stops.
+                cancelled = asyncio.CancelledError()
+                cancelled.__cause__ = exc
+                exc = cancelled
             cleaning_up = cleaning_up or isinstance(exc, asyncio.CancelledError)
+            within.saw(exc)
             error = exc
+
+
+class _Bound:
+    """An operation's :class:`Within` bound, as the drivers apply it.
+
+    Every round trip reads for at most what is left of the bound (the
+    deadline plus one socket timeout). Once one timed out (the server does
+    not answer) and the deadline has passed, the later ones are not sent at
+    all (an outage, ``sent`` False): each would wait for a new connection's
+    handshake too, which the bound cannot shorten.
+    """
+
+    __slots__ = ("deadline", "until", "stalled")
+
+    def __init__(self) -> None:
+        self.deadline: float | None = None
+        self.until: float | None = None
+        self.stalled = False
+
+    def takes(self, step: Step, client: Any) -> bool:
+        if not isinstance(step, Within):
+            return False
+        self.deadline, self.until = step.deadline, step.until(client)
+        return True
+
+    def check(self, step: Step, client: Any) -> None:
+        if self.stalled and self.until is not None and time.monotonic() >= self.deadline:  # type: ignore[operator]
+            operation = getattr(step, "operation", None) or getattr(getattr(step, "step", None), "operation", None)
+            if operation is not None:  # (a Pause is not a round trip)
+                raise out_of_time(client, operation)
+
+    def saw(self, exc: BaseException) -> None:
+        if self.until is not None and not self.stalled:
+            self.stalled = _timed_out(exc)
+
+
+def _timed_out(exc: BaseException | None) -> bool:
+    """True when ``exc`` (or what caused it) is a timeout: the server did not answer."""
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or type(exc).__name__ == "TimeoutError":
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def _cancelling() -> int:
