@@ -129,3 +129,28 @@ def test_a_section_that_cannot_be_read_at_all_is_shown_empty_and_counted(redis_c
     assert [s["name"] for s in data["semaphores"]] == ["good-sem"]
     assert data["queues"] == [] and data["unreadable"] == {"queues": 1}
     assert "Traceback" not in caplog.text and "WRONGTYPE" in caplog.text
+
+
+def test_latch_barrier_event_signal_and_topic_records_of_another_type_are_skipped(redis_client):
+    from django_redcoord.core.latches import Barrier, CountDownLatch
+    from django_redcoord.core.latches.records import read_barriers, read_latches
+    from django_redcoord.core.signals import Event, Signal
+    from django_redcoord.core.signals.records import read_signals
+
+    CountDownLatch("good-latch", 2, client=redis_client, prefix=PREFIX).count_down()
+    Barrier("good-barrier", 2, client=redis_client, prefix=PREFIX).reset()
+    Event("good-event", client=redis_client, prefix=PREFIX).set()
+    Signal("good-signal", client=redis_client, prefix=PREFIX).wait(0)
+    far = _now_ms(redis_client) // 1000 + 3600
+    for kind, key in (("latches", KEYS.latch("bad").state), ("barriers", KEYS.barrier("bad").state),
+                      ("events", KEYS.event("bad").waiters), ("signals", KEYS.signal("bad").waiters)):  # fmt: skip
+        redis_client.hset(KEYS.index_keys(kind)[0], "bad", far)
+        redis_client.set(key, "not ours")  # a key of another type where a record should be
+    now = _now_ms(redis_client)
+    with counting_unreadable() as counts:
+        assert [x["name"] for x in read_latches(redis_client, prefix=PREFIX, now_ms=now)] == ["good-latch"]
+        assert "bad" not in [x["name"] for x in read_barriers(redis_client, prefix=PREFIX, now_ms=now)]
+        found = read_signals(redis_client, prefix=PREFIX, now_ms=now)
+    assert [x["name"] for x in found["events"]] == ["good-event"]
+    assert "bad" not in [x["name"] for x in found["signals"]]
+    assert counts == {"latches": 1, "barriers": 1, "events, signals and topics": 2}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..indexes import read_index
+from ..indexes import read_index, read_records
 from ..transport.clients import key_builder
-from ..transport.commands import as_text, execute_pipeline
+from ..transport.commands import as_text
 from ..transport.errors import unavailable_as_ours
 from . import barrier, latch
 
@@ -23,13 +23,15 @@ def read_latches(client: Any, *, prefix: str | None = None, now_ms: int) -> list
     names = _live_names(client, builder, "latches", now_ms)
     keys = [builder.latch(name) for name in names]
 
-    def build(pipe: Any) -> None:
-        for k in keys:
-            latch.INSPECT.queue(pipe, [k.state, k.parties, k.waiters], [])
+    by_name = dict(zip(names, keys, strict=True))
 
-    replies = execute_pipeline(client, build, operation="inspect latches") if names else []
-    found = [{"name": name, **latch.state_from_reply(reply)} for name, reply in zip(names, replies, strict=True)]
-    return [x for x in found if x["count"] is not None]
+    def queue(pipe: Any, name: str) -> None:
+        k = by_name[name]
+        latch.INSPECT.queue(pipe, [k.state, k.parties, k.waiters], [])
+
+    replies = read_records(client, names, queue, lambda name, reply: {"name": name, **latch.state_from_reply(reply)},
+                           what="latches", operation="inspect latches")  # fmt: skip
+    return [x for x in replies if x is not None and x["count"] is not None]
 
 
 def read_barriers(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
@@ -38,9 +40,12 @@ def read_barriers(client: Any, *, prefix: str | None = None, now_ms: int) -> lis
     names = _live_names(client, builder, "barriers", now_ms)
     keys = [builder.barrier(name) for name in names]
 
-    def build(pipe: Any) -> None:
-        for k in keys:
-            barrier.INSPECT.queue(pipe, [k.state, k.parties], [])
+    by_name = dict(zip(names, keys, strict=True))
 
-    replies = execute_pipeline(client, build, operation="inspect barriers") if names else []
-    return [{"name": name, **barrier.state_from_reply(reply)} for name, reply in zip(names, replies, strict=True)]
+    def queue(pipe: Any, name: str) -> None:
+        k = by_name[name]
+        barrier.INSPECT.queue(pipe, [k.state, k.parties], [])
+
+    replies = read_records(client, names, queue, lambda name, reply: {"name": name, **barrier.state_from_reply(reply)},
+                           what="barriers", operation="inspect barriers")  # fmt: skip
+    return [x for x in replies if x is not None]

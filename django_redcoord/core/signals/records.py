@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..indexes import read_index
+from ..indexes import read_index, skip_unreadable
 from ..transport.clients import key_builder
 from ..transport.commands import as_text
-from ..transport.errors import unavailable_as_ours
+from ..transport.errors import is_passing, unavailable_as_ours
 
 
 def read_signals(client: Any, *, prefix: str | None = None, now_ms: int) -> dict[str, list[dict[str, Any]]]:
@@ -29,19 +29,37 @@ def read_signals(client: Any, *, prefix: str | None = None, now_ms: int) -> dict
             pipe.llen(builder.signal(name).waiters)
         for name in topics:
             pipe.xlen(builder.topic(name))
-        replies = pipe.execute() if events or signals or topics else []
+        # a record of another type (WRONGTYPE) is skipped and counted, never raised: one bad
+        # record must not hide the rest (an outage still raises)
+        replies = pipe.execute(raise_on_error=False) if events or signals or topics else []
+        for reply in replies:
+            if isinstance(reply, Exception) and is_passing(reply):
+                raise reply
         groups = {}
         for name in topics:
             try:
                 groups[name] = client.xinfo_groups(builder.topic(name))
-            except Exception:  # the stream was trimmed away or is not there yet
+            except Exception:  # the stream was trimmed away, is not there yet, or is not a stream
                 groups[name] = []
+    bad: list[tuple[str, str]] = []
+
+    def readable(name: str, *found: Any) -> bool:
+        errors = [r for r in found if isinstance(r, Exception)]
+        if errors:
+            bad.append((name, str(errors[0])))
+        return not errors
+
     out_events = [
         {"name": name, "set": as_text(replies[2 * i] or "") == "1", "waiters": int(replies[2 * i + 1])}
         for i, name in enumerate(events)
+        if readable(name, replies[2 * i], replies[2 * i + 1])
     ]
     base = 2 * len(events)
-    out_signals = [{"name": name, "waiters": int(replies[base + i])} for i, name in enumerate(signals)]
+    out_signals = [
+        {"name": name, "waiters": int(replies[base + i])}
+        for i, name in enumerate(signals)
+        if readable(name, replies[base + i])
+    ]
     base += len(signals)
     out_topics = [
         {
@@ -54,5 +72,8 @@ def read_signals(client: Any, *, prefix: str | None = None, now_ms: int) -> dict
             ],
         }  # fmt: skip
         for i, name in enumerate(topics)
+        if readable(name, replies[base + i])
     ]
+    if bad:
+        skip_unreadable("events, signals and topics", len(bad), bad[0][0], bad[0][1])
     return {"events": out_events, "signals": out_signals, "topics": out_topics}
