@@ -78,13 +78,21 @@ def test_a_waiting_writer_holds_back_later_readers_and_queued_readers_enter_toge
         def make(kind):
             return lambda client: (d.rw(wait=5, ttl=10, client=client).read if kind == "r" else d.rw(wait=5, ttl=10, client=client).write)()
 
+        queue = d.sync_client()
+
+        async def queued(n):  # each party in line before the next is started: the order is the test's
+            deadline = time.monotonic() + 10
+            while queue.llen(rw.keys.queue) < n:
+                assert time.monotonic() < deadline, f"{n} waiters never queued"
+                await asyncio.sleep(0.01)
+
         parties = [d.party(make("w"), record, "w1")]
-        await asyncio.sleep(0.15)  # the writer queues behind the reader
-        for label in ("r2", "r3"):
+        await queued(1)  # the writer queues behind the reader
+        for n, label in enumerate(("r2", "r3"), 2):
             parties.append(d.party(make("r"), record, label))
-            await asyncio.sleep(0.05)  # readers after a waiting writer queue too
+            await queued(n)  # readers after a waiting writer queue too
         parties.append(d.party(make("w"), record, "w2"))
-        await asyncio.sleep(0.15)
+        await queued(4)
         assert [e[0] for e in record] == []  # nobody entered while the first reader holds
         await d.call(first, "release")
         await asyncio.gather(*parties)
