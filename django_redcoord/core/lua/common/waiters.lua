@@ -98,16 +98,19 @@ end
 -- waiter just ahead of it, which pushes 'moved' there when it leaves the line
 -- (see tell_next), so the next one takes its turn.
 
--- The owner token of the live waiter just ahead of `token` in the queue, or ''
--- when `token` is first. `last`: our place was just made at the back.
-local function waiter_ahead(queue, token, clock, last)
+-- The owner token of the live waiter just ahead of `token` in the queue, or
+-- `none` ('' if not given) when `token` is first (a lock passes its holder's).
+-- `last`: our place was just made at the back, so the entry before it is read
+-- alone (when live); else a scan.
+local function waiter_ahead(queue, token, clock, last, none)
+  none = none or ''
   if last then
     local raw = redis.call('LINDEX', queue, -2)
-    if not raw then return '' end
+    if not raw then return none end
     local e = live_entry(raw, clock)
     if e and e[1] ~= token then return e[1] end
   end
-  local ahead = ''
+  local ahead = none
   for _, raw in ipairs(redis.call('LRANGE', queue, 0, -1)) do
     local e = live_entry(raw, clock)
     if e then
@@ -115,7 +118,7 @@ local function waiter_ahead(queue, token, clock, last)
       ahead = e[1]
     end
   end
-  return ''
+  return none
 end
 
 -- We leave the line (granted, or giving up): tell the waiter behind us, which

@@ -133,24 +133,9 @@ local function hand_off(lock, queue, index, waits, windex, name, rec, clock, cal
 end
 
 -- The owner token on whose wake list `token`, queued, blocks: the live waiter
--- just ahead of it, else `holder`. `last`: our place was just made at the
--- back, so the entry before it is read alone (when live); else a scan.
+-- just ahead of it, else `holder` (common/waiters.lua's waiter_ahead).
 local function ahead_of(queue, token, holder, clock, last)
-  if last then
-    local raw = redis.call('LINDEX', queue, -2)
-    local e = raw and live_entry(raw, clock)
-    if not raw then return holder end
-    if e and e[1] ~= token then return e[1] end
-  end
-  local ahead = holder
-  for _, raw in ipairs(redis.call('LRANGE', queue, 0, -1)) do
-    local e = live_entry(raw, clock)
-    if e then
-      if e[1] == token then return ahead end
-      ahead = e[1]
-    end
-  end
-  return holder
+  return waiter_ahead(queue, token, clock, last, holder)
 end
 
 -- Give up our place (mode 'cancel'). The waiter queued just behind us blocks
