@@ -93,4 +93,8 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    print(render())
+    # run as a script this module is __main__, while the cells register into
+    # tests.faults.matrix.table: render from that one
+    from tests.faults.matrix.table import render as _render
+
+    print(_render())
