@@ -456,7 +456,8 @@ def list_workers(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
                 "queues": _names(h.get("queues", "")),
                 "concurrency": _int(h.get("concurrency"), 1),
                 "current": _names(h.get("current", "")),
-                "heartbeat_age": round((now_ms - beat) / 1000.0, 1) if beat else None,
+                # (a beat written after this read's clock was taken is "now", not in the future)
+                "heartbeat_age": round(max(0, now_ms - beat) / 1000.0, 1) if beat else None,
                 "dead": deadline < now_ms,
                 "ok": _int(h.get("ok")),
                 "failed": _int(h.get("failed")),

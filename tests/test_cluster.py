@@ -96,6 +96,10 @@ def test_every_primitive_and_the_admin_indexes_span_all_primaries(cluster):
         time.sleep(0.02)
 
     prefix = default_prefix()  # the objects above use the configured KEY_PREFIX
+    deadline = time.monotonic() + 10
+    while not overview(cluster, prefix)["workers"]:  # its first heartbeat may come after its first job
+        assert time.monotonic() < deadline, "the worker never listed itself"
+        time.sleep(0.05)
     data = overview(cluster, prefix)
     assert data["locks"]["total"] == 65
     listed = {row["name"] for row in data["locks"]["items"]}

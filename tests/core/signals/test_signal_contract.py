@@ -42,6 +42,14 @@ async def registered(d, event, n, within=10.0):
         await asyncio.sleep(0.02)
 
 
+async def queued(d, signal, n, within=10.0):
+    """Until ``n`` places are in the signal's queue (see :func:`registered`)."""
+    client, deadline = d.sync_client(), time.monotonic() + within
+    while client.llen(signal.keys.waiters) < n:
+        assert time.monotonic() < deadline, f"{n} waiters never queued"
+        await asyncio.sleep(0.02)
+
+
 def test_an_event_wakes_every_waiter_and_stays_set_for_latecomers(driver):
     async def scenario(d):
         event = d.make(Event, HOSTILE)
@@ -76,9 +84,13 @@ def test_send_reaches_exactly_the_oldest_waiter_and_broadcast_every_waiter(drive
         tasks = []
         for i in range(3):
             tasks.append(d.spawn(waiter(i)))
-            await asyncio.sleep(0.1)  # queued in this order
+            await queued(d, signal, i + 1)  # queued in this order
         assert await d.call(signal, "send", {"job": 1}) == 1
-        await asyncio.sleep(0.3)
+        deadline = time.monotonic() + 5
+        while not got:
+            assert time.monotonic() < deadline, "nobody got the signal"
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)  # (room for a second delivery, which must not come)
         assert got == {0: {"job": 1}}  # the oldest, and only it
         assert await d.call(signal, "broadcast", "reload") == 2
         await asyncio.gather(*tasks)
@@ -93,7 +105,7 @@ def test_signals_that_arrive_between_two_waits_are_kept_for_the_next(driver):
     async def scenario(d):
         waiter, sender = d.own(Signal, "burst"), d.make(Signal, "burst")
         first = d.spawn(lambda: d.wait(waiter, 5))
-        await asyncio.sleep(0.2)
+        await queued(d, sender, 1)
         assert await d.call(sender, "broadcast", 1) == 1
         await d.call(sender, "broadcast", 2)  # nobody is queued now: not delivered
         assert await first == 1
@@ -143,8 +155,8 @@ def test_a_topic_keeps_about_maxlen_messages(driver):
 def test_a_waiter_woken_by_set_returns_true_even_if_cleared_at_once(driver):
     async def scenario(d):
         event = d.make(Event, "flash")
-        waiters = [d.spawn(lambda: d.wait(d.own(Event, "flash"), 3)) for _ in range(5)]
-        await asyncio.sleep(0.3)
+        waiters = [d.spawn(lambda: d.wait(d.own(Event, "flash"), 10)) for _ in range(5)]
+        await registered(d, event, 5)
         assert await d.call(event, "set") == 5
         await d.call(event, "clear")  # before the waiters re-read the state
         assert await asyncio.gather(*waiters) == [True] * 5  # as threading.Event
@@ -167,9 +179,12 @@ def _dead_places(client, name, n):
 def test_a_live_waiter_behind_hundreds_of_dead_places_is_reached(driver, redis_client, how):
     async def scenario(d):
         _dead_places(redis_client, "crowded", 300)
-        waiting = d.spawn(lambda: d.wait(d.own(Signal, "crowded"), 3, default="timeout"))
-        await asyncio.sleep(0.3)
-        assert await d.call(d.make(Signal, "crowded"), how, "hello") == 1
+        waiting = d.spawn(lambda: d.wait(d.own(Signal, "crowded"), 10, default="timeout"))
+        deadline = time.monotonic() + 8
+        while (sent := await d.call(d.make(Signal, "crowded"), how, "hello")) == 0:  # not queued yet: nobody got it
+            assert time.monotonic() < deadline, "the live waiter was never reached"
+            await asyncio.sleep(0.05)
+        assert sent == 1
         assert await waiting == "hello"
 
     driver.play(scenario)
