@@ -52,11 +52,20 @@ def holders(clients, lock):
     return sum(1 for c in clients if c.pttl(lock.keys.lock) > 0 and c.get(lock.keys.lock)[:1] != b"\x92")
 
 
+def settled_holders(clients, lock, want=5, within=2.0):
+    """:func:`holders`, once the attempt's stragglers landed: an acquire returns on the first
+    majority, the other masters' grants may come a moment later (under load)."""
+    deadline = time.monotonic() + within
+    while (found := holders(clients, lock)) < want and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return found
+
+
 def test_a_grant_is_on_a_majority_with_one_fencing_token_and_release_frees_all(five):
     _, clients = five
     a, b = make(clients), make(clients)
     assert a.acquire() and a.held and a.token > 0 and 9 < a.validity <= 10
-    assert holders(clients, a) == 5
+    assert settled_holders(clients, a) == 5
     assert not b.acquire() and 0 < b.retry_after <= 10
     a.release()
     assert holders(clients, a) == 0 and not a.held
@@ -129,7 +138,7 @@ def test_extend_and_release_after_expiry_raise_lock_lost(five):
     assert other.acquire()
     with pytest.raises(LockLost, match="was lost before release"):
         lock.release()
-    assert holders(clients, other) == 5  # the new holder untouched
+    assert settled_holders(clients, other) == 5  # the new holder untouched
     other.release()
 
 
