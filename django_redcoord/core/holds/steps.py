@@ -210,6 +210,7 @@ class HoldSteps:
         """
         owner = self._owner or ""
         outage: CoordinationUnavailable | None = None
+        queued = False  # our place is in the queue: an outage is ridden out within the wait
         while True:
             remaining = deadline - time.monotonic()
             if mode == "wait" and (remaining <= 0 or self._interrupted):
@@ -220,8 +221,13 @@ class HoldSteps:
             try:
                 reply = yield self._acquire_call(mode, min(max(remaining, 0.0), chunk))
             except CoordinationUnavailable as exc:
-                if outage is None or mode != "wait" or self._interrupted:
+                if not (outage is not None or queued) or mode != "wait" or self._interrupted:
                     raise
+                if isinstance(exc, PoolExhausted) or deadline - time.monotonic() <= 0:
+                    raise
+                if outage is None:
+                    log.warning("%s %s: a re-check lost its server (%s); looking again while the wait lasts",
+                                self.kind, self.name, exc)  # fmt: skip
                 outage = exc
                 yield Pause(min(OUTAGE_RETRY, max(0.0, deadline - time.monotonic())))
                 continue
@@ -236,7 +242,7 @@ class HoldSteps:
             if mode in ("try", "cancel"):
                 self.retry_after = pttl or None
                 return False
-            mode = "wait"
+            mode, queued = "wait", True
             remaining = deadline - time.monotonic()
             if remaining <= 0 or self._interrupted:
                 continue
@@ -245,7 +251,10 @@ class HoldSteps:
             # wait ends. Anything else on the wake list is an interruption
             # (see Hold._interrupt): re-check in 'cancel' mode.
             block = min(remaining, chunk, pttl + 0.002 if pttl else chunk)
-            sent = time.monotonic()
+            # `sent` stays the start of the look that found us not granted: a hand-off we pop was
+            # made after that look ran (its lease began later), but maybe long before we pop it (a
+            # process paused between the look and the pop, or a hand-off left on the list): the
+            # lease must not be counted from the pop.
             try:
                 popped = yield Blpop(self._wait_keys(owner, reply), block, f"waiting for {self.kind} {self.name!r}")
             except CoordinationUnavailable as exc:
