@@ -12,7 +12,6 @@ never a hang); an open latch stays open.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 
 import pytest
@@ -22,42 +21,11 @@ from django_redcoord.core.exceptions import BarrierBroken, LatchBroken, LockLost
 from django_redcoord.core.latches import Barrier, CountDownLatch
 from django_redcoord.core.transport.clients import client_from_url
 
-#: Every character a name may have, and a {tag}.
-NAME = "a_b-c.d:e/f@g=h+i,j#k~l|m{t-1}"
+from ...waits_under_faults import NAME, Outcome, client, kill_waiters
+
 PREFIX = "lf"
 
 
-class Outcome:
-    """A call run in a thread: its result or its exception, and when it ended."""
-
-    def __init__(self, call) -> None:
-        self.result = self.error = self.ended = None
-        self.thread = threading.Thread(target=self._run, args=(call,), daemon=True)
-        self.thread.start()
-
-    def _run(self, call) -> None:
-        try:
-            self.result = call()
-        except BaseException as exc:  # the test looks at it
-            self.error = exc
-        self.ended = time.monotonic()
-
-    def join(self, bound: float) -> Outcome:
-        self.thread.join(bound)
-        assert not self.thread.is_alive(), f"still waiting after {bound} s (hung)"
-        return self
-
-
-def client(server, **kwargs):
-    return client_from_url(server.url, client_name="waiter", **kwargs)
-
-
-def kill_waiters(server) -> int:
-    admin = client_from_url(server.url)
-    try:
-        return admin.execute_command("CLIENT", "KILL", "TYPE", "normal")
-    finally:
-        admin.close()
 
 
 def wait_registered(latch: CountDownLatch, n: int, bound: float = 10.0) -> None:

@@ -9,7 +9,6 @@ pauses or restarts, with names made of every allowed character.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 
 import pytest
@@ -18,41 +17,11 @@ import redis.asyncio
 from django_redcoord.core.signals import Event, Signal, Topic
 from django_redcoord.core.transport.clients import client_from_url
 
-#: Every character a name may have, and a {tag}.
-NAME = "a_b-c.d:e/f@g=h+i,j#k~l|m{t-1}"
+from ...waits_under_faults import NAME, Outcome, client, kill_waiters
+
 PREFIX = "sf"
 
 
-class Outcome:
-    """A call run in a thread: its result or its exception."""
-
-    def __init__(self, call) -> None:
-        self.result = self.error = None
-        self.thread = threading.Thread(target=self._run, args=(call,), daemon=True)
-        self.thread.start()
-
-    def _run(self, call) -> None:
-        try:
-            self.result = call()
-        except BaseException as exc:  # the test looks at it
-            self.error = exc
-
-    def join(self, bound: float) -> Outcome:
-        self.thread.join(bound)
-        assert not self.thread.is_alive(), f"still waiting after {bound} s (hung)"
-        return self
-
-
-def client(server, **kwargs):
-    return client_from_url(server.url, client_name="waiter", **kwargs)
-
-
-def kill_waiters(server) -> int:
-    admin = client_from_url(server.url)
-    try:
-        return admin.execute_command("CLIENT", "KILL", "TYPE", "normal")
-    finally:
-        admin.close()
 
 
 def blocked_clients(server) -> int:
