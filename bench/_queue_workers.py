@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -191,8 +192,10 @@ def worker_main(
     barrier: Any,
     stop: Any,
     profile: str | None = None,
+    starts: Any = None,
 ) -> None:
-    """Entry point of one worker process (multiprocessing, spawn start method)."""
+    """Entry point of one worker process (multiprocessing, spawn start method); ``starts[slot]``
+    gets the time it passed the barrier (the parent may be descheduled right then)."""
     global _profile_path
     _die_with_parent()
     logging.basicConfig(level=logging.WARNING)
@@ -205,4 +208,6 @@ def worker_main(
         barrier.abort()
         sys.exit(1)
     barrier.wait()
+    if starts is not None:
+        starts[slot] = time.monotonic()
     runner(stop)

@@ -25,7 +25,7 @@ releases).
 
 Run from the repository root::
 
-    .venv/bin/python bench/bench_async_locks.py [--seconds N] [--rounds R] [--tasks N]
+    .venv/bin/python bench/bench_async_locks.py [--seconds N] [--rounds R] [--tasks N] [--quick]
 """
 
 from __future__ import annotations
@@ -110,21 +110,45 @@ async def contend(url: str, make, name: str, tasks: int, seconds: float) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 1 round of 0.5 s, 20 coroutines"
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=None, help="per run (default 3, --quick 0.5)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="interleaved rounds (default 3, --quick 1)"
+    )
+    parser.add_argument(
+        "--tasks", type=int, default=None, help="coroutines (default 100, --quick 20)"
+    )
     options = parser.parse_args()
+    for option, default, quick in (("seconds", 3.0, 0.5), ("rounds", 3, 1), ("tasks", 100, 20)):
+        if getattr(options, option) is None:
+            setattr(options, option, quick if options.quick else default)
     results: dict[str, list[dict]] = {name: [] for name in IMPLEMENTATIONS}
     with RedisServer() as server:
         for r in range(options.rounds):
             order = list(IMPLEMENTATIONS) if r % 2 == 0 else list(reversed(IMPLEMENTATIONS))
             for impl in order:
-                row = asyncio.run(contend(server.url, IMPLEMENTATIONS[impl], f"{impl}:{r}", options.tasks, options.seconds))
+                row = asyncio.run(
+                    contend(
+                        server.url,
+                        IMPLEMENTATIONS[impl],
+                        f"{impl}:{r}",
+                        options.tasks,
+                        options.seconds,
+                    )
+                )
                 results[impl].append(row)
                 print(f"round {r + 1} {impl}: {row['acq/s']:.0f} acq/s", file=sys.stderr)
     base = statistics.median(row["acq/s"] for row in results["redis-py asyncio Lock"]) or 1.0
-    print(f"\n{options.tasks} coroutines, one loop, one lock, hold 1 ms; median of {options.rounds} rounds of {options.seconds:g} s\n")
-    print("| | acq/s (vs redis-py asyncio Lock) | fairness | handoff p50 / p99 µs | cmds/acq | starved | overlaps |")
+    print(
+        f"\n{options.tasks} coroutines, one loop, one lock, hold 1 ms; median of {options.rounds} rounds of {options.seconds:g} s\n"
+    )
+    print(
+        "| | acq/s (vs redis-py asyncio Lock) | fairness | handoff p50 / p99 µs | cmds/acq | starved | overlaps |"
+    )
     print("|---|---|---|---|---|---|---|")
     for impl, rows in results.items():
         mid = sorted(rows, key=lambda row: row["acq/s"])[len(rows) // 2]

@@ -24,7 +24,7 @@ the ones inside the Lua scripts included.
 
 Run from the repository root::
 
-    .venv/bin/python bench/bench_leader.py [--rounds 5] [--window 5]
+    .venv/bin/python bench/bench_leader.py [--rounds 5] [--window 5] [--quick]
 
 The default run takes about a minute on 2 cores.
 """
@@ -179,14 +179,26 @@ def part_b(
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="failovers per signal (default 5)")
     parser.add_argument(
-        "--window", type=float, default=5.0, help="seconds per commandstats window (default 5)"
+        "--quick", action="store_true",
+        help="smoke run: 1 failover per signal, 1 s windows, lease 1.5 / renew 1 / retry 0.25 s",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="failovers per signal (default 5, --quick 1)"
     )
-    parser.add_argument("--lease", type=float, default=3.0)
-    parser.add_argument("--renew", type=float, default=2.0)
-    parser.add_argument("--retry", type=float, default=0.5)
+    parser.add_argument(
+        "--window", type=float, default=None,
+        help="seconds per commandstats window (default 5, --quick 1)",
+    )  # fmt: skip
+    parser.add_argument("--lease", type=float, default=None, help="default 3, --quick 1.5")
+    parser.add_argument("--renew", type=float, default=None, help="default 2, --quick 1")
+    parser.add_argument("--retry", type=float, default=None, help="default 0.5, --quick 0.25")
     args = parser.parse_args(argv)
+    for option, default, quick in (
+        ("rounds", 5, 1), ("window", 5.0, 1.0), ("lease", 3.0, 1.5), ("renew", 2.0, 1.0), ("retry", 0.5, 0.25)
+    ):  # fmt: skip
+        if getattr(args, option) is None:
+            setattr(args, option, quick if args.quick else default)
     if args.rounds < 1 or args.window <= 0:
         parser.error("--rounds must be >= 1 and --window > 0")
     return args

@@ -112,9 +112,16 @@ from importlib import metadata
 from itertools import pairwise
 from typing import Any, NamedTuple
 
-import pottery
 import redis
-import redis_lock
+
+try:
+    import pottery
+except ImportError:  # a peer: its rows say "not installed"
+    pottery = None
+try:
+    import redis_lock
+except ImportError:
+    redis_lock = None
 
 from django_redcoord import Lock
 from django_redcoord.core.transport import commands as scripting
@@ -195,6 +202,8 @@ def _redis_py_builder(sleep: float) -> Callable[..., Contender]:
 def _build_python_redis_lock(
     port: int, name: str, *, client: redis.Redis | None = None, ttl: float = TTL
 ) -> Contender:
+    if redis_lock is None:
+        raise ModuleNotFoundError("not installed (python-redis-lock)")
     if client is None:
         client = _plain_client(port)
     lock = redis_lock.Lock(client, name, expire=int(ttl))
@@ -204,6 +213,8 @@ def _build_python_redis_lock(
 def _build_pottery(
     port: int, name: str, *, client: redis.Redis | None = None, ttl: float = TTL
 ) -> Contender:
+    if pottery is None:
+        raise ModuleNotFoundError("not installed (pottery)")
     if client is None:
         client = _plain_client(port)
     lock = pottery.Redlock(key=name, masters={client}, auto_release_time=ttl)
@@ -909,10 +920,16 @@ _ELEMENT = {"hash": "field", "list": "item", "set": "member", "zset": "member"}
 # --- output and main -----------------------------------------------------------------
 
 
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def header(server: RedisServer) -> str:
     versions = ", ".join(
-        f"{dist} {metadata.version(dist)}"
-        for dist in ("redis", "hiredis", "python-redis-lock", "pottery")
+        f"{dist} {_version(dist)}" for dist in ("redis", "hiredis", "python-redis-lock", "pottery")
     )
     return (
         f"# Lock benchmark: redis-server {server.version()}, Python "

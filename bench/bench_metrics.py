@@ -13,7 +13,7 @@ each scrape):
   count from the index, the waiters in turn);
 * ``METRICS_LOCK_DETAIL = 0`` (no lock record read).
 
-Run: ``.venv/bin/python bench/bench_metrics.py [--locks N] [--runs N]``
+Run: ``.venv/bin/python bench/bench_metrics.py [--locks N] [--runs N] [--quick]``
 """
 
 from __future__ import annotations
@@ -65,28 +65,41 @@ def scrape_cost(client, prefix: str, detail: int, runs: int) -> tuple[float, flo
         walls.append((time.perf_counter() - started) * 1000)
         redis_times.append(redis_ms(client))
     assert b"redcoord_up 1.0" in text
-    return statistics.median(walls), statistics.median(redis_times), collector.read()["locks"]["complete"]
+    return (
+        statistics.median(walls),
+        statistics.median(redis_times),
+        collector.read()["locks"]["complete"],
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--locks", type=int, default=20_000)
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1,500 locks, 3 runs")
+    parser.add_argument("--locks", type=int, default=None, help="default 20,000, --quick 1,500")
     parser.add_argument("--queues", type=int, default=20)
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=None, help="default 7, --quick 3")
     args = parser.parse_args()
+    for option, default, quick in (("locks", 20_000, 1500), ("runs", 7, 3)):
+        if getattr(args, option) is None:
+            setattr(args, option, quick if args.quick else default)
     prefix = "benchmetrics"
     with RedisServer() as server:
         print(f"# Metrics scrape benchmark: redis-server {server.version()}, Python {sys.version.split()[0]}, "
               f"{os.cpu_count()} cores")  # fmt: skip
         started = time.monotonic()
         build_state(server.url, args.locks, args.queues, prefix)
-        print(f"state: {args.locks:,} live locks, {args.queues} queues (built in {time.monotonic() - started:.1f} s)\n")
+        print(
+            f"state: {args.locks:,} live locks, {args.queues} queues (built in {time.monotonic() - started:.1f} s)\n"
+        )
 
         from django_redcoord.core.transport.clients import client_from_url
 
         client = client_from_url(server.url)
         rows = [
-            (f"every lock read at each scrape (before; METRICS_LOCK_DETAIL >= {args.locks:,})", args.locks),
+            (
+                f"every lock read at each scrape (before; METRICS_LOCK_DETAIL >= {args.locks:,})",
+                args.locks,
+            ),
             ("METRICS_LOCK_DETAIL = 1,000 (the default)", 1000),
             ("METRICS_LOCK_DETAIL = 0 (no lock record read)", 0),
         ]

@@ -23,9 +23,10 @@ default settings unless named otherwise (worker side: bench/_queue_workers.py):
   processing list, runs it and LREMs it (two round trips per message, redis-py)
 
 Part 1, enqueue/s, in this process, single-threaded: one call per job and,
-where the library has a bulk API, batches of 1000 (ours ``push_many``, RQ
-``Queue.enqueue_many`` of ``Queue.prepare_data``, raw: a pipeline of 1000
-LPUSH); huey, dramatiq and the Tasks API have no bulk enqueue (n/a). Every
+where the library has a bulk API, batches of 1000 (ours ``push_many``, the
+Tasks backend's ``enqueue_many``, RQ ``Queue.enqueue_many`` of
+``Queue.prepare_data``, raw: a pipeline of 1000 LPUSH); huey and dramatiq
+have no bulk enqueue (n/a). Every
 job carries one small int. ``--enqueue-jobs`` (default 5000) one-by-one jobs
 per library and round are timed in 5 blocks, interleaved across libraries
 (this machine's speed drifts), with 4 times as many jobs per batched block.
@@ -76,6 +77,7 @@ peers: ``pip install rq huey 'dramatiq[redis]'`` (the ``bench`` extra).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import multiprocessing as mp
 import os
 import platform
@@ -199,7 +201,13 @@ class Producers:
                 pipe.lpush(workers.RAW_QUEUE, f'{{"n":{i}}}')
             pipe.execute()
 
-    batch_ours_tasks = batch_huey = batch_dramatiq = None
+    def batch_ours_tasks(self, n: int) -> None:
+        app = _import_app("_queue_tasks")
+        enqueue_many, noop = app.enqueue_many, app.noop
+        for start in range(0, n, BATCH):
+            enqueue_many(noop, [((i,), {}) for i in range(start, min(n, start + BATCH))])
+
+    batch_huey = batch_dramatiq = None
 
     def fill(self, family: str, n: int) -> None:
         """Pre-enqueue ``n`` jobs for a drain (not timed), the fastest way the library offers:
@@ -239,12 +247,12 @@ class Impl:
     family: str  # producer side: ours, ours_tasks, rq, huey, dramatiq, raw
     kind: str  # worker side: a key of _queue_workers.SETUPS
     options: dict[str, Any] = field(default_factory=dict)
-    share: int = 1  # drains max(200, --jobs // share) jobs: the slow ones fewer
+    share: int = 1  # drains max(200, --jobs // share) jobs (at most --jobs): the slow ones fewer
     once: bool = False  # a slow reference row: measured in the first round only
     burst: bool = True  # its workers exit by themselves once the queue is empty
 
     def jobs(self, total: int) -> int:
-        return total if self.share == 1 else max(200, total // self.share)
+        return total if self.share == 1 else max(min(200, total), total // self.share)
 
 
 IMPLS = [
@@ -271,6 +279,28 @@ ENQUEUERS = [
     ("dramatiq", "dramatiq (actor.send)"),
     ("raw", "raw floor (LPUSH / pipelined)"),
 ]
+#: The peers' libraries (distribution, modules: any one will do); a family whose library is
+#: not installed is left out of the runs, and its rows say so.
+PEERS = {
+    "ours_tasks": ("django-tasks", ("django.tasks", "django_tasks")),  # Django 6 has its own
+    "rq": ("rq", ("rq",)),
+    "huey": ("huey", ("huey",)),
+    "dramatiq": ("dramatiq", ("dramatiq",)),
+}
+
+
+def _not_installed(family: str) -> str:
+    """``"not installed (<dist>)"`` when the library a family needs cannot be imported, else ``""``."""
+    if family not in PEERS:
+        return ""
+    dist, modules = PEERS[family]
+    for module in modules:
+        try:
+            if importlib.util.find_spec(module) is not None:
+                return ""
+        except ImportError:  # its parent package is missing
+            pass
+    return f"not installed ({dist})"
 
 
 # -- measurements ------------------------------------------------------------------------
@@ -315,13 +345,14 @@ def measure_drain(
         raise DrainFailed(f"{impl.key}: enqueued {njobs} but {queued} are queued")
     counts = ctx.RawArray("q", nworkers)
     lasts = ctx.RawArray("d", nworkers)
+    starts = ctx.RawArray("d", nworkers)  # when each worker passed the barrier
     barrier = ctx.Barrier(nworkers + 1)
     stop = ctx.Event()
     procs = [
         ctx.Process(
             target=workers.worker_main,
             args=(impl.kind, impl.options, slot, counts, lasts, barrier, stop),
-            kwargs={"profile": f"{profile}.{slot}" if profile else None},
+            kwargs={"profile": f"{profile}.{slot}" if profile else None, "starts": starts},
             name=f"bench-{impl.key}-{slot}",
             daemon=True,
         )
@@ -349,7 +380,9 @@ def measure_drain(
             if not any(p.is_alive() for p in procs):
                 raise DrainFailed(f"{impl.key}: workers exited after {done}/{njobs} jobs")
             time.sleep(0.005)
-        elapsed = max(lasts) - started
+        # from the first worker past the barrier: a small drain may be over before this process,
+        # descheduled on a busy machine, reads the clock after the barrier
+        elapsed = max(lasts) - min([started, *(t for t in starts if t)])
         t_stop = time.monotonic()
     finally:
         stop.set()
@@ -473,6 +506,11 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
     families = [
         (f, label) for f, label in ENQUEUERS if not only or any(i.family == f for i in impls)
     ]
+    missing = {f: why for f, _ in families if (why := _not_installed(f))}
+    left_out = ([(f, label) for f, label in families if f in missing],
+                [i for i in impls if i.family in missing])  # fmt: skip
+    impls = [i for i in impls if i.family not in missing]
+    families = [(f, label) for f, label in families if f not in missing]
     print(header(server))
     print(
         f"\nsettings: --jobs {args.jobs}, --enqueue-jobs {args.enqueue_jobs}, "
@@ -534,6 +572,7 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
              _ratio(batched[f], huey_one)]
             for f, label in families
         ]  # fmt: skip
+        rows += [[label, missing[f], "", "", ""] for f, label in left_out[0]]
         print(_table(["implementation", "one by one", "batched", "one by one vs huey",
                       "batched vs huey one by one"], rows))  # fmt: skip
 
@@ -549,6 +588,7 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
             njobs = impl.jobs(args.jobs)
             rows.append([impl.label, f"{njobs:,}", str(len(rates)), _fmt_rate(rates),
                          _ratio(rates, huey_r), _ratio(rates, dram_r), _ratio(rates, raw_r)])  # fmt: skip
+        rows += [[impl.label, "", "", missing[impl.family], "", "", ""] for impl in left_out[1]]
         print(_table(["implementation", "jobs", "runs", "jobs/s", "vs huey", "vs dramatiq pf=64",
                       "vs raw floor"], rows))  # fmt: skip
 

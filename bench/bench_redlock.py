@@ -132,8 +132,12 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, NamedTuple
 
-import pottery
 import redis
+
+try:
+    import pottery
+except ImportError:  # the peer: its rows say "not installed"
+    pottery = None
 
 from django_redcoord.core.locks import Lock, read_holders
 from django_redcoord.core.redlock import Redlock, trust_masters
@@ -225,6 +229,8 @@ def _build_single(ports: Ports, name: str) -> Contender:
 
 
 def _pottery(name: str, masters: Sequence[redis.Redis]) -> Contender:
+    if pottery is None:
+        raise ModuleNotFoundError("not installed (pottery)")
     lock = pottery.Redlock(key=name, masters=set(masters), auto_release_time=TTL)
 
     def acquire(wait: float) -> bool:
@@ -817,7 +823,9 @@ def part_c2(probes: int, waits: tuple[float, ...]) -> None:
     for impl in FAILOVER_IMPLS:
         runs = results[impl.label]
         if not runs:
-            rows.append([impl.label, "ERROR", "", "; ".join(errors[impl.label])])
+            rows.append(
+                [impl.label, "ERROR", *[""] * (len(waits) - 1), "; ".join(errors[impl.label])]
+            )
             continue
         cells = []
         for call in range(len(waits)):
@@ -843,10 +851,15 @@ def call_label(wait: float) -> str:
 # --- output and main -----------------------------------------------------------------
 
 
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def header(server: RedisServer) -> str:
-    versions = ", ".join(
-        f"{dist} {metadata.version(dist)}" for dist in ("redis", "hiredis", "pottery")
-    )
+    versions = ", ".join(f"{dist} {_version(dist)}" for dist in ("redis", "hiredis", "pottery"))
     return (
         f"# Redlock benchmark: redis-server {server.version()}, Python "
         f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"

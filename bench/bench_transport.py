@@ -23,7 +23,7 @@ contention (one thread).
 
 Run from the repository root::
 
-    .venv/bin/python bench/bench_transport.py [--rounds R] [--calls N]
+    .venv/bin/python bench/bench_transport.py [--rounds R] [--calls N] [--quick]
 """
 
 from __future__ import annotations
@@ -62,14 +62,22 @@ def _rows(client: Any, sha: str) -> dict[str, Callable[[int], None]]:
         client.execute_command("EVALSHA", sha, 2, *KEYS, i)
         client.execute_command("BLPOP", KEYS[1], "1")
 
-    return {"ours": ours, "ours, redis-py packing": ours_redis_py_packing, "redis-py execute_command": execute_command}
+    return {
+        "ours": ours,
+        "ours, redis-py packing": ours_redis_py_packing,
+        "redis-py execute_command": execute_command,
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2 rounds of 200 calls")
+    parser.add_argument("--rounds", type=int, default=None, help="default 7, --quick 2")
+    parser.add_argument("--calls", type=int, default=None, help="default 3000, --quick 200")
     options = parser.parse_args()
+    for option, default, quick in (("rounds", 7, 2), ("calls", 3000, 200)):
+        if getattr(options, option) is None:
+            setattr(options, option, quick if options.quick else default)
     with RedisServer() as server:
         client = client_from_url(server.url)
         sha = client.script_load(SCRIPT)
@@ -81,7 +89,7 @@ def main() -> int:
             for i in range(200):
                 rows[name](i)
         for r in range(options.rounds):
-            order = names[r % len(names):] + names[: r % len(names)]
+            order = names[r % len(names) :] + names[: r % len(names)]
             for name in order:
                 run = rows[name]
                 cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -91,14 +99,18 @@ def main() -> int:
                 cpu[name].append((cpu1 - cpu0) / options.calls * 1e6)
                 rate[name].append(options.calls / (wall1 - wall0))
         base_cpu = statistics.median(cpu["ours"])
-        print(f"redis-server {server.version()} | {options.rounds} interleaved rounds x {options.calls} "
-              "iterations (an EVALSHA and a BLPOP each)\n")
+        print(
+            f"redis-server {server.version()} | {options.rounds} interleaved rounds x {options.calls} "
+            "iterations (an EVALSHA and a BLPOP each)\n"
+        )
         print("| path | client CPU us / iteration (range) | vs ours | iterations/s (range) |")
         print("|---|---|---|---|")
         for name in names:
             c, w = cpu[name], rate[name]
-            print(f"| {name} | {statistics.median(c):.1f} ({min(c):.1f}-{max(c):.1f}) | "
-                  f"{statistics.median(c) / base_cpu:.2f}x | {statistics.median(w):,.0f} ({min(w):,.0f}-{max(w):,.0f}) |")
+            print(
+                f"| {name} | {statistics.median(c):.1f} ({min(c):.1f}-{max(c):.1f}) | "
+                f"{statistics.median(c) / base_cpu:.2f}x | {statistics.median(w):,.0f} ({min(w):,.0f}-{max(w):,.0f}) |"
+            )
     return 0
 
 

@@ -28,8 +28,11 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.functional import cached_property
 
 from . import conf
+from .admin_rows import lock_rows, lock_wait_rows, queue_rows
+from .admin_schedules import schedule_urls
 from .core.exceptions import RedcoordError
 from .core.keys import validate_name
 from .models import Dashboard
@@ -41,6 +44,8 @@ ACTIONS = {
     "requeue-dead": "Requeue the dead letters of queue {name}",
     "purge-dead": "Delete the dead letters of queue {name}",
     "purge-queue": "Delete every ready and delayed message of queue {name}",
+    "pause-queue": "Pause queue {name}",
+    "resume-queue": "Resume queue {name}",
     "requeue-dead-letter": "Requeue dead letter {id} of queue {name}",
     "delete-dead-letter": "Delete dead letter {id} of queue {name}",
     "run-job": "Ask the leader of election {election} to run periodic job {name} now",
@@ -65,6 +70,10 @@ CONSEQUENCES = {
     "purge-dead": "The dead letters and their errors are deleted for good.",
     "purge-queue": "Every message waiting in the queue (ready or delayed) is deleted for good. "
     "Messages being processed and dead letters stay.",
+    "pause-queue": "Its workers claim nothing new from it until it is resumed. Pushes go on and wait in it; "
+    "jobs a worker already claimed finish (each worker thread may hold up to WORKER_PREFETCH claimed "
+    "messages). The pause lasts across worker restarts; the dashboard shows it.",
+    "resume-queue": "Its workers claim from it again at once, in the usual order.",
     "requeue-dead-letter": "The message goes back to the ready queue with its attempts reset, and its "
     "error is forgotten; a worker will run it again. Nothing happens if it is no longer a dead letter.",
     "delete-dead-letter": "The message and its error are deleted for good (a task's result record stays "
@@ -84,6 +93,7 @@ SECTIONS = tuple(
     (section_id, f"admin/django_redcoord/fragments/{name}.html", css)
     for section_id, name, css in (
         ("rc-asof", "asof", "rc-asof rc-muted"),
+        ("rc-section-trouble", "trouble", "module rc-section rc-trouble-panel"),
         ("rc-section-locks", "locks", "module rc-section"),
         ("rc-section-lockwaits", "lockwaits", "module rc-section"),
         ("rc-section-semaphores", "semaphores", "module rc-section"),
@@ -108,7 +118,9 @@ class DashboardAdmin(admin.ModelAdmin):
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         user = request.user
-        return user.is_active and (user.has_perm("django_redcoord.view_dashboard") or self.has_change_permission(request))
+        return user.is_active and (
+            user.has_perm("django_redcoord.view_dashboard") or self.has_change_permission(request)
+        )
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.is_active and request.user.has_perm("django_redcoord.change_dashboard")
@@ -120,11 +132,15 @@ class DashboardAdmin(admin.ModelAdmin):
             path("", wrap(self.dashboard_view), name=f"{base}_changelist"),
             path("data.json", wrap(self.data_view), name=f"{base}_data"),
             path("fragments/", wrap(self.fragments_view), name=f"{base}_fragments"),
+            path("trouble/", wrap(self.trouble_view), name=f"{base}_trouble"),
             path("action/<slug:action>/", wrap(self.action_view), name=f"{base}_action"),
             # the queue name is a query parameter, not a path segment: names may
             # hold "/" and ".", which browsers rewrite in paths ("a/../b")
             path("dead-letters/", wrap(self.dead_letters_view), name=f"{base}_dead_letters"),
             path("task-result/", wrap(self.task_result_view), name=f"{base}_task_result"),
+            *schedule_urls(
+                self
+            ),  # schedule/?name=<job>&election=<election>: the "Edit schedule" page
         ]
 
     # -- views ----------------------------------------------------------------
@@ -142,10 +158,13 @@ class DashboardAdmin(admin.ModelAdmin):
 
     def _section_context(self, request: HttpRequest, data: dict[str, Any] | None) -> dict[str, Any]:
         """What the section templates need, the page's and ``fragments/``'s alike."""
+        shown = _for_display(data) if data else None
+        can_change = self.has_change_permission(request)
         return {
-            "data": _for_display(data) if data else None,
-            "can_change": self.has_change_permission(request),
+            "data": shown,
+            "can_change": can_change,
             "q": request.GET.get("q", ""),
+            "rows": _Rows(shown, can_change),
         }
 
     def dashboard_view(self, request: HttpRequest) -> HttpResponse:
@@ -162,7 +181,10 @@ class DashboardAdmin(admin.ModelAdmin):
             "opts": self.opts,
             "title": "Coordination dashboard",
             "error": error,
-            "sections": [{"id": section_id, "template": template, "css": css} for section_id, template, css in SECTIONS],
+            "sections": [
+                {"id": section_id, "template": template, "css": css}
+                for section_id, template, css in SECTIONS
+            ],
         }
         return TemplateResponse(request, "admin/django_redcoord/dashboard.html", context)
 
@@ -180,7 +202,33 @@ class DashboardAdmin(admin.ModelAdmin):
         except RedcoordError as exc:
             return JsonResponse({"error": str(exc)}, status=503)
         context = self._section_context(request, data)
-        return JsonResponse({section_id: render_to_string(template, context, request) for section_id, template, _ in SECTIONS})
+        return JsonResponse(
+            {
+                section_id: render_to_string(template, context, request)
+                for section_id, template, _ in SECTIONS
+            }
+        )
+
+    def trouble_view(self, request: HttpRequest) -> JsonResponse:
+        """The trouble panel alone, ``{"rc-section-trouble": html}`` as ``fragments/`` gives it, from
+        only what it judges (``overview(only=TROUBLE_ONLY)``: no lock page, lock waits or charts)."""
+        from .core.transport.clients import get_client
+        from .dashboard import TROUBLE_ONLY, overview
+
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            data = overview(get_client(), conf.get_config()["KEY_PREFIX"], only=TROUBLE_ONLY)
+        except RedcoordError as exc:
+            return JsonResponse({"error": str(exc)}, status=503)
+        context = self._section_context(request, data)
+        return JsonResponse(
+            {
+                s: render_to_string(t, context, request)
+                for s, t, _ in SECTIONS
+                if s == "rc-section-trouble"
+            }
+        )
 
     def data_view(self, request: HttpRequest) -> JsonResponse:
         if not self.has_view_permission(request):
@@ -198,14 +246,30 @@ class DashboardAdmin(admin.ModelAdmin):
             # a job's name is part of its state key: no {tag} (registration refuses one too)
             name = validate_name(params.get("name", ""), "job name" if action in JOB_ACTIONS else "name",
                                  tag=action not in JOB_ACTIONS)  # fmt: skip
-            fence = int(params.get("fence", "0")) if action in ("force-release", "revoke-permit") else None
-            key = validate_name(params.get("key", ""), "key") if action == "reset-ratelimit" else None
-            mid = validate_name(params.get("id", ""), "message id") if action.endswith("-dead-letter") else None
-            election = validate_name(params.get("election", "default"), "election") if action in JOB_ACTIONS else None
+            fence = (
+                int(params.get("fence", "0"))
+                if action in ("force-release", "revoke-permit")
+                else None
+            )
+            key = (
+                validate_name(params.get("key", ""), "key") if action == "reset-ratelimit" else None
+            )
+            mid = (
+                validate_name(params.get("id", ""), "message id")
+                if action.endswith("-dead-letter")
+                else None
+            )
+            election = (
+                validate_name(params.get("election", "default"), "election")
+                if action in JOB_ACTIONS
+                else None
+            )
         except (TypeError, ValueError) as exc:
             messages.error(request, f"Not done: {exc}")
             return redirect(self._home())
-        description = ACTIONS[action].format(name=name, fence=fence, key=key, id=mid, election=election)
+        description = ACTIONS[action].format(
+            name=name, fence=fence, key=key, id=mid, election=election
+        )
         back = self._dead_letters_url(name) if action in DEAD_LETTER_ACTIONS else self._home()
         if request.method != "POST":
             context = {
@@ -226,10 +290,18 @@ class DashboardAdmin(admin.ModelAdmin):
             return TemplateResponse(request, "admin/django_redcoord/confirm.html", context)
         try:
             if action in JOB_ACTIONS:
-                outcome = self._act_on_job(action, election or "default", name, by=request.user.get_username())
+                outcome = self._act_on_job(
+                    action, election or "default", name, by=request.user.get_username()
+                )
+            elif action == "pause-queue":
+                outcome = self._pause_queue(name, by=request.user.get_username())
             else:
                 outcome = self._act(action, name, fence, key, mid)
-        except (RedcoordError, TypeError, ValueError) as exc:  # a name a primitive refuses: say so, never a 500
+        except (
+            RedcoordError,
+            TypeError,
+            ValueError,
+        ) as exc:  # a name a primitive refuses: say so, never a 500
             messages.error(request, f"Not done: {exc}")
             return redirect(back)
         self.log_change(request, Dashboard(pk=1), f"{description}: {outcome}")
@@ -247,7 +319,23 @@ class DashboardAdmin(admin.ModelAdmin):
             return "paused" if pause_job(leader, name) else "it was paused already"
         return "resumed" if resume_job(leader, name) else "it was not paused"
 
-    def _act(self, action: str, name: str, fence: int | None, key: str | None = None, mid: str | None = None) -> str:
+    def _pause_queue(self, name: str, *, by: str) -> str:
+        from .core.queues import Queue
+
+        return (
+            "paused"
+            if Queue(name).pause(f"paused in the admin by {by}"[:500])
+            else "it was paused already"
+        )
+
+    def _act(
+        self,
+        action: str,
+        name: str,
+        fence: int | None,
+        key: str | None = None,
+        mid: str | None = None,
+    ) -> str:
         from .core.locks import force_release
         from .core.queues import Queue
 
@@ -271,11 +359,21 @@ class DashboardAdmin(admin.ModelAdmin):
             return f"{queue.requeue_dead(limit=100_000)} message(s) requeued"
         if action == "purge-dead":
             return f"{purge_dead_letters(queue)} dead letter(s) deleted"
+        if action == "resume-queue":
+            return "resumed" if queue.resume() else "it was not paused"
         gone = "0: it is no longer a dead letter (requeued, deleted or dropped since)"
         if action == "requeue-dead-letter":
-            return "1 message requeued" if queue.requeue_dead_letter(mid or "") else f"{gone}, nothing requeued"
+            return (
+                "1 message requeued"
+                if queue.requeue_dead_letter(mid or "")
+                else f"{gone}, nothing requeued"
+            )
         if action == "delete-dead-letter":
-            return "1 dead letter deleted" if queue.delete_dead_letter(mid or "") else f"{gone}, nothing deleted"
+            return (
+                "1 dead letter deleted"
+                if queue.delete_dead_letter(mid or "")
+                else f"{gone}, nothing deleted"
+            )
         queue.purge()
         return "queue purged"
 
@@ -328,7 +426,11 @@ class DashboardAdmin(admin.ModelAdmin):
         result, problem, status = None, None, 200
         if result_id:
             if alias not in aliases:
-                problem = f"No Redis Tasks backend {alias!r} in TASKS." if alias else "No Redis Tasks backend in TASKS."
+                problem = (
+                    f"No Redis Tasks backend {alias!r} in TASKS."
+                    if alias
+                    else "No Redis Tasks backend in TASKS."
+                )
                 status = 404
             else:
                 result, problem, status = _read_result(alias, result_id)
@@ -343,18 +445,26 @@ class DashboardAdmin(admin.ModelAdmin):
             "problem": problem,
             "home": self._home(),
         }
-        return TemplateResponse(request, "admin/django_redcoord/task_result.html", context, status=status)
+        return TemplateResponse(
+            request, "admin/django_redcoord/task_result.html", context, status=status
+        )
 
     def _dead_letters_url(self, name: str) -> str:
-        url = reverse("admin:django_redcoord_dashboard_dead_letters", current_app=self.admin_site.name)
+        url = reverse(
+            "admin:django_redcoord_dashboard_dead_letters", current_app=self.admin_site.name
+        )
         return f"{url}?{urlencode({'name': name})}"
 
     def _task_result_url(self, result_id: str) -> str:
-        url = reverse("admin:django_redcoord_dashboard_task_result", current_app=self.admin_site.name)
+        url = reverse(
+            "admin:django_redcoord_dashboard_task_result", current_app=self.admin_site.name
+        )
         return f"{url}?{urlencode({'id': result_id})}"
 
     def _home(self) -> str:
-        return reverse("admin:django_redcoord_dashboard_changelist", current_app=self.admin_site.name)
+        return reverse(
+            "admin:django_redcoord_dashboard_changelist", current_app=self.admin_site.name
+        )
 
 
 def _page(request: HttpRequest) -> int:
@@ -378,11 +488,20 @@ def _for_display(data: dict[str, Any]) -> dict[str, Any]:
 
     now_ms = data["server_time_ms"]
     data = {**data, "server_time": _local(now_ms)}
-    data["locks"] = {**data["locks"], "items": [{**x, "acquired_at": _local(x["acquired_ms"])} for x in data["locks"]["items"]]}
+    data["locks"] = {
+        **data["locks"],
+        "items": [{**x, "acquired_at": _local(x["acquired_ms"])} for x in data["locks"]["items"]],
+    }
 
     def charted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [
-            {**x, "charts": {series: sparkline(points, now_ms=now_ms) for series, points in x.get("history", {}).items()}}
+            {
+                **x,
+                "charts": {
+                    series: sparkline(points, now_ms=now_ms)
+                    for series, points in x.get("history", {}).items()
+                },
+            }
             for x in rows
         ]
 
@@ -393,13 +512,37 @@ def _for_display(data: dict[str, Any]) -> dict[str, Any]:
             **e,
             "leader": e["leader"] and {**e["leader"], "since_at": _local(e["leader"]["since_ms"])},
             "jobs": [
-                {**j, "last_start_at": _local(_ms(j.get("last_start"))), "next_due_at": _local(_ms(j.get("next_due")))}
+                {
+                    **j,
+                    "last_start_at": _local(_ms(j.get("last_start"))),
+                    "next_due_at": _local(_ms(j.get("next_due"))),
+                }
                 for j in e["jobs"]
             ],
         }
         for e in data["leaders"]
     ]
     return data
+
+
+class _Rows:
+    """The big tables' rows (:mod:`.admin_rows`), each written when a template first asks for it
+    (the trouble panel alone asks for none)."""
+
+    def __init__(self, data: dict[str, Any] | None, can_change: bool) -> None:
+        self._data, self._can_change = data or {}, can_change
+
+    @cached_property
+    def locks(self) -> str:
+        return lock_rows(self._data.get("locks", {}).get("items", ()), self._can_change)
+
+    @cached_property
+    def lock_waits(self) -> str:
+        return lock_wait_rows(self._data.get("lock_waits", {}).get("items", ()))
+
+    @cached_property
+    def queues(self) -> str:
+        return queue_rows(self._data.get("queues", ()), self._can_change)
 
 
 def _ms(value: Any) -> int | None:
@@ -440,10 +583,14 @@ def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str
     except TaskResultDoesNotExist as exc:
         why = str(exc).strip("'\"")
         detail = "" if why in ("", result_id) else f" ({why})"
-        return None, (
-            f"No such result: {result_id!r}{detail}. Results are kept {backend.result_ttl} s (RESULT_TTL) "
-            "after they finish (or are due): it may have expired, or the id is not one of this backend's."
-        ), 404
+        return (
+            None,
+            (
+                f"No such result: {result_id!r}{detail}. Results are kept {backend.result_ttl} s (RESULT_TTL) "
+                "after they finish (or are due): it may have expired, or the id is not one of this backend's."
+            ),
+            404,
+        )
     except RedcoordError as exc:
         return None, f"The result could not be read: {exc}", 503
     task = result.task
@@ -462,12 +609,17 @@ def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str
         "kwargs": short(result.kwargs),
         "attempts": len(result.worker_ids),
         "worker_ids": list(result.worker_ids),
-        "errors": [{"exception": e.exception_class_path, "traceback": e.traceback} for e in result.errors],
+        "errors": [
+            {"exception": e.exception_class_path, "traceback": e.traceback} for e in result.errors
+        ],
         "enqueued_at": result.enqueued_at and timezone.localtime(result.enqueued_at),
         "started_at": result.started_at and timezone.localtime(result.started_at),
-        "last_attempted_at": result.last_attempted_at and timezone.localtime(result.last_attempted_at),
+        "last_attempted_at": result.last_attempted_at
+        and timezone.localtime(result.last_attempted_at),
         "finished_at": result.finished_at and timezone.localtime(result.finished_at),
         "run_after": task.run_after and timezone.localtime(task.run_after),
-        "return_value": short(result.return_value) if result.status == TaskResultStatus.SUCCESSFUL else None,
+        "return_value": short(result.return_value)
+        if result.status == TaskResultStatus.SUCCESSFUL
+        else None,
     }
     return shown, None, 200

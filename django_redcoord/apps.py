@@ -9,9 +9,12 @@ class RedcoordConfig(AppConfig):
         from django.core.signals import setting_changed
 
         from . import checks, conf
+        from .contrib import otel
 
         checks.register()
         setting_changed.connect(conf.clear_cache, dispatch_uid="redcoord-clear-config")
+        otel.install_from_settings()  # REDCOORD["TRACING"]; imports opentelemetry only when it is on
+        setting_changed.connect(otel.on_setting_changed, dispatch_uid="redcoord-tracing")
         # The core's runtime gets REDCOORD (with the client factory, TIME_ZONE
         # and the DB hooks) on first use, from the settings as they are then;
         # setting_changed makes the next use read them again (conf.install_if_django).

@@ -26,12 +26,13 @@ Ids are stable; tests assert the exact messages:
   refuses quorum grants for ``REDLOCK_MAX_TTL``).
 * ``redcoord.E019`` ``REPLICA_TIMEOUT`` does not fit within ``SOCKET_TIMEOUT`` (a replica check
   would read as an outage).
+* ``redcoord.E040`` ``TRACING`` is on but ``opentelemetry-api`` is not installed.
 
 ``redcoord.E003`` comes once per problem, so one ``check`` lists them all.
 W001 does one PING with a 0.5 s timeout: it is the check people need when a
 deploy points at the wrong server, and cheap enough for every ``check``. The
 deploy checks ask the server what it keeps (``INFO``, ``CONFIG GET save``):
-locks' holders, queued tasks and results live there (see the README section
+locks' holders, queued tasks and results live there (see docs/production.md,
 "What Redis must keep").
 """
 
@@ -58,6 +59,36 @@ def register() -> None:
     checks.register(check_what_redlock_masters_keep, "redcoord", deploy=True)
     checks.register(check_replica_timeout, "redcoord")
     checks.register(check_cluster_coverage, "redcoord", deploy=True)
+    checks.register(check_tracing, "redcoord")
+
+
+def check_tracing(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """E040: REDCOORD["TRACING"] on without opentelemetry-api (a bad value is E003's)."""
+    from importlib.util import find_spec
+
+    from django.conf import settings
+
+    from .core.options import tracing_option
+
+    user = getattr(settings, "REDCOORD", None)
+    try:
+        on = (
+            tracing_option(user.get("TRACING", False) if isinstance(user, dict) else False)
+            is not None
+        )
+    except ValueError:
+        return []
+    try:
+        missing = on and find_spec("opentelemetry.trace") is None
+    except ImportError:  # no opentelemetry package at all
+        missing = True
+    if not missing:
+        return []
+    return [checks.Error(
+        "REDCOORD['TRACING'] is on but opentelemetry-api is not installed.",
+        hint="pip install 'django-redcoord[otel]' (and configure a tracer provider), or set TRACING to False.",
+        id="redcoord.E040",
+    )]  # fmt: skip
 
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
@@ -67,14 +98,25 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         config = conf.validate(getattr(settings, "REDCOORD", None))
     except ConfigurationError as exc:
         return [
-            checks.Error(problem, hint="See the Configuration section of the django_redcoord README.", id="redcoord.E003")
+            checks.Error(
+                problem,
+                hint="See docs/configuration.md of django_redcoord (the settings table).",
+                id="redcoord.E003",
+            )
             for problem in getattr(exc, "problems", [str(exc)])
         ]
     redlock = _check_redlock(config["REDLOCK"])
     if config["CLUSTER"] is not None:
         return [*redlock, *_check_cluster(config["CLUSTER"])]
     if config["URL"] is None and config["CACHE"] is None and config["SENTINEL"] is None:
-        return [checks.Error("No Redis is configured for django_redcoord.", hint=HINT_CONFIGURE, id="redcoord.E001"), *redlock]
+        return [
+            checks.Error(
+                "No Redis is configured for django_redcoord.",
+                hint=HINT_CONFIGURE,
+                id="redcoord.E001",
+            ),
+            *redlock,
+        ]
     if config["CACHE"] is not None:
         from .conf import DJANGO_REDIS_BACKENDS
 
@@ -214,8 +256,14 @@ def _check_redlock(urls: list[str]) -> list[checks.CheckMessage]:
             )
         )
 
-    answers = _ping_each([client_from_url(url, socket_timeout=0.5, connect_timeout=0.5) for url in urls])
-    down = [(i, url, why) for i, (url, why) in enumerate(zip(urls, answers, strict=True)) if why is not None]
+    answers = _ping_each(
+        [client_from_url(url, socket_timeout=0.5, connect_timeout=0.5) for url in urls]
+    )
+    down = [
+        (i, url, why)
+        for i, (url, why) in enumerate(zip(urls, answers, strict=True))
+        if why is not None
+    ]
     for i, url, why in down:
         messages.append(
             checks.Warning(
@@ -251,7 +299,7 @@ EVICTING_HINT = (
 PERSISTENCE_HINT = (
     "Enable 'appendonly yes' (or RDB snapshots): without persistence a restart loses queued "
     "tasks, results and held locks (fencing tokens and terms stay monotonic across data loss; "
-    "see the README section 'What Redis must keep')."
+    "see 'What Redis must keep' in docs/production.md)."
 )
 
 
@@ -268,7 +316,12 @@ def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[check
         config = conf.validate(getattr(settings, "REDCOORD", None))
     except ConfigurationError:
         return []  # E003 says why
-    if config["URL"] in (None, conf.EMBEDDED) and config["CACHE"] is None and config["SENTINEL"] is None and config["CLUSTER"] is None:
+    if (
+        config["URL"] in (None, conf.EMBEDDED)
+        and config["CACHE"] is None
+        and config["SENTINEL"] is None
+        and config["CLUSTER"] is None
+    ):
         return []  # nothing configured (E001), or the development server that keeps nothing on purpose
     try:
         client = build_client({**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5})
@@ -278,10 +331,15 @@ def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[check
         return []  # W009 reports the Cluster's nodes
     try:
         if type(client).__name__ == "RedisCluster":  # every primary keeps its own slots' data
-            servers = [(f"{node.name} (a Cluster primary)", client.get_redis_connection(node)) for node in client.get_primaries()]
+            servers = [
+                (f"{node.name} (a Cluster primary)", client.get_redis_connection(node))
+                for node in client.get_primaries()
+            ]
         else:
             servers = [(describe(client), client)]
-        return [message for server, node in servers for message in _what_one_server_keeps(server, node)]
+        return [
+            message for server, node in servers for message in _what_one_server_keeps(server, node)
+        ]
     except (redis.ConnectionError, redis.TimeoutError, OSError):
         return []  # W001 / W009 report an unreachable server
     finally:
@@ -340,7 +398,7 @@ def _unverified(server: str, command: str, exc: Exception) -> checks.CheckMessag
 COVERAGE_HINT = (
     "Set cluster-require-full-coverage no on every node (CONFIG SET cluster-require-full-coverage no, "
     "and in redis.conf), so the other primaries' slots keep working while one primary is down; "
-    "see the README section 'Redis Cluster'."
+    "see 'Redis Cluster' in docs/topologies.md."
 )
 
 
@@ -373,7 +431,9 @@ def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[check
         for node in client.get_primaries():
             server = f"{node.name} (a Cluster primary)"
             try:
-                reply = client.get_redis_connection(node).config_get("cluster-require-full-coverage")
+                reply = client.get_redis_connection(node).config_get(
+                    "cluster-require-full-coverage"
+                )
             except (redis.ConnectionError, redis.TimeoutError, OSError):
                 continue  # W009 reports a node that does not answer
             except redis.RedisError as exc:
@@ -382,7 +442,9 @@ def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[check
                     hint=COVERAGE_HINT, id="redcoord.W015",
                 ))  # fmt: skip
                 continue
-            value = {str(k): v for k, v in (reply or {}).items()}.get("cluster-require-full-coverage", "yes")
+            value = {str(k): v for k, v in (reply or {}).items()}.get(
+                "cluster-require-full-coverage", "yes"
+            )
             value = value.decode() if isinstance(value, bytes) else str(value)
             if value.strip().lower() != "no":
                 found.append(checks.Warning(
@@ -398,7 +460,9 @@ def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[check
 RATE_LIMIT_MIDDLEWARE = "django_redcoord.middleware.RateLimitMiddleware"
 
 
-def check_rate_limit_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_rate_limit_middleware(
+    app_configs: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     """E031: a ``key="user"`` rule of ``RATE_LIMITS`` needs ``request.user`` set before the rate-limit middleware.
 
     Any middleware that is (or subclasses) Django's ``AuthenticationMiddleware``
@@ -476,7 +540,9 @@ def _redlock_infos(urls: list[str]) -> list[dict[str, Any] | None]:
         return list(pool.map(ask, urls))
 
 
-def check_redlock_masters_distinct(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_redlock_masters_distinct(
+    app_configs: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     """Two ``REDLOCK`` URLs must not reach one server (E017): compared by ``run_id``.
 
     ``redis://h/0`` and ``redis://h/1``, or ``localhost`` and ``127.0.0.1``,
@@ -512,7 +578,9 @@ def check_redlock_masters_distinct(app_configs: Any = None, **kwargs: Any) -> li
     return found
 
 
-def check_what_redlock_masters_keep(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_what_redlock_masters_keep(
+    app_configs: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     """``check --deploy``: a ``REDLOCK`` master that evicts keys (W017) or persists nothing (I018)."""
     from .core.transport.errors import mask_url
 

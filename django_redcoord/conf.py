@@ -129,7 +129,9 @@ def build_client(config: dict[str, Any]) -> Any:
     return from_url({**config, "EMBEDDED_DIR": embedded_dir(config)})
 
 
-def _client_from_cache(alias: str, *, socket_timeout: float, connect_timeout: float, max_connections: int) -> Any:
+def _client_from_cache(
+    alias: str, *, socket_timeout: float, connect_timeout: float, max_connections: int
+) -> Any:
     """A client for the server of a django-redis cache alias.
 
     We reuse the alias's connection settings (server, credentials, TLS, db) but
@@ -166,5 +168,7 @@ def _client_from_cache(alias: str, *, socket_timeout: float, connect_timeout: fl
         health_check_interval=0,
     )
     kwargs.pop("max_connections", None)
-    new_pool = type(pool)(connection_class=pool.connection_class, max_connections=max_connections, **kwargs)
+    new_pool = type(pool)(
+        connection_class=pool.connection_class, max_connections=max_connections, **kwargs
+    )
     return redis.Redis(connection_pool=new_pool)

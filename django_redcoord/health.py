@@ -14,7 +14,11 @@ exist — never ``KEYS``, never a scan of the keyspace, never the database:
 * ``leader:<election>``: the election's leader record still has a lease;
 * ``queue:<name>``: the oldest ready message, and any delayed
   message already due, has waited less than ``max_age`` seconds (the
-  queue's depths as the dashboard reads them, plus its earliest due time).
+  queue's depths as the dashboard reads them, plus its earliest due time);
+* ``job:<name>``: the dead-man's switch of a periodic job of the ``default``
+  election (:func:`~django_redcoord.core.periodic.overdue.job_health`): its
+  due slot was claimed within its allowed lateness (``max_late``, else the
+  job's own), and its last run did not fail; a paused job passes.
 
 A check never raises: a failure of any kind is a failing result that says
 why, in words an operator reading a probe log understands, with the server's
@@ -24,12 +28,12 @@ as not checked.
 
 from __future__ import annotations
 
-import math
 import socket
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import redis
@@ -41,10 +45,13 @@ from . import conf
 from .core.exceptions import RedcoordError
 from .core.keys import KeyBuilder, validate_name
 from .core.leader.election import DEFAULT_ELECTION, read_leader
+from .core.periodic.jobs import MAX_LATE_LIMIT, Job
+from .core.periodic.overdue import job_health
 from .core.queues import Queue, depths
 from .core.transport.clients import key_builder
 from .core.transport.commands import commands, execute_pipeline
 from .core.transport.errors import describe
+from .core.values import check_seconds, finite_number
 from .dashboard import DEAD_WORKER_KEEP_MS, list_workers
 
 #: Seconds a probe waits for Redis to connect, and for each reply.
@@ -58,7 +65,9 @@ class Probe:
 
     ``workers``: worker ids, ``""`` for "any live worker" (on this host when
     no ``queues`` are given, else one serving each queue); ``leaders``:
-    election names; ``queues`` with ``max_age`` (seconds): queue ages.
+    election names; ``queues`` with ``max_age`` (seconds): queue ages;
+    ``jobs``: periodic job names, with ``max_late`` (seconds) instead of each
+    job's own allowed lateness; ``all_jobs``: every registered job.
     """
 
     workers: tuple[str, ...] = ()
@@ -66,6 +75,13 @@ class Probe:
     queues: tuple[str, ...] = ()
     max_age: float | None = None
     this_host: bool = False
+    jobs: tuple[str, ...] = ()
+    all_jobs: bool = False
+    max_late: float | None = None
+
+    @property
+    def checks_jobs(self) -> bool:
+        return bool(self.jobs) or self.all_jobs
 
     @classmethod
     def build(
@@ -76,6 +92,9 @@ class Probe:
         queues: Iterable[str] = (),
         max_age: float | None = None,
         this_host: bool = False,
+        jobs: Iterable[str] = (),
+        all_jobs: bool = False,
+        max_late: float | None = None,
     ) -> Probe:
         """Validate the options; raise ValueError (or TypeError) saying what is allowed."""
         workers = _unique(workers)
@@ -89,7 +108,7 @@ class Probe:
         for name in queues:
             validate_name(name, "queue name")
         if max_age is not None:
-            if isinstance(max_age, bool) or not isinstance(max_age, (int, float)) or not math.isfinite(max_age):
+            if not finite_number(max_age):
                 raise TypeError(f"max age must be a finite number of seconds, not {max_age!r}")
             if max_age <= 0:
                 raise ValueError(f"max age must be > 0 seconds, not {max_age!r}")
@@ -101,8 +120,23 @@ class Probe:
                 "or --worker without an ID (view: worker=) to check that a live worker serves it"
             )
         if this_host and "" not in workers:
-            raise ValueError("--this-host (view: this_host=1) applies to --worker without an ID (view: worker=)")
-        return cls(workers, leaders, queues, None if max_age is None else float(max_age), this_host)
+            raise ValueError(
+                "--this-host (view: this_host=1) applies to --worker without an ID (view: worker=)"
+            )
+        jobs = _unique(jobs)
+        for name in jobs:
+            validate_name(name, "job name", tag=False)
+        if max_late is not None:
+            if not jobs:
+                raise ValueError("a max late needs a job: add --job NAME (view: job=); --jobs (view: jobs=1) "
+                                 "checks each job against its own @periodic(max_late=...)")  # fmt: skip
+            max_late = check_seconds(max_late, "max late (--max-late, view: max_late=)")
+            if max_late > MAX_LATE_LIMIT:
+                raise ValueError(
+                    f"max late must be at most {MAX_LATE_LIMIT:g} seconds (400 days), not {max_late:g}"
+                )
+        return cls(workers, leaders, queues, None if max_age is None else float(max_age), this_host,
+                   jobs, bool(all_jobs), max_late)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -117,13 +151,22 @@ class CheckResult:
         return f"{'OK  ' if self.ok else 'FAIL'} {self.name}: {self.detail}"
 
 
-def run_checks(client: Any, prefix: str, probe: Probe, *, hostname: str | None = None) -> list[CheckResult]:
+def run_checks(
+    client: Any,
+    prefix: str,
+    probe: Probe,
+    *,
+    hostname: str | None = None,
+    registry: Mapping[str, Job] | None = None,
+) -> list[CheckResult]:
     """Run the Redis check, then the checks ``probe`` asks for; never raises for Redis' sake.
 
     Args:
         client: a redis-py client (ideally one with short timeouts: :func:`probe_client`).
         prefix: the ``KEY_PREFIX`` the processes checked use.
         hostname: "this host" (default: ``socket.gethostname()``, as workers record it).
+        registry: the registered periodic jobs by name, for the job checks
+            (default: none; :func:`check` discovers them).
     """
     keys = key_builder(prefix, client)
     host = hostname or socket.gethostname()
@@ -131,6 +174,8 @@ def run_checks(client: Any, prefix: str, probe: Probe, *, hostname: str | None =
     names = [_worker_check_name(w, q) for w, q in specs]
     names += [f"leader:{e}" for e in probe.leaders]
     names += [f"queue:{q}" for q in probe.queues] if probe.max_age is not None else []
+    job_names = _job_names(probe, registry or {})
+    names += [f"job:{j}" for j in job_names] or (["jobs"] if probe.all_jobs else [])
     try:
         started = time.perf_counter()
         _, now = commands(client, (("PING",), ("TIME",)), operation="health check (PING)")
@@ -141,17 +186,50 @@ def run_checks(client: Any, prefix: str, probe: Probe, *, hostname: str | None =
             CheckResult(name, False, "not checked: Redis did not answer") for name in names
         ]
     now_ms = int(now[0]) * 1000 + int(now[1]) // 1000
-    results = [CheckResult("redis", True, f"{describe(client)} answered PING in {elapsed_ms:.1f} ms")]
+    results = [
+        CheckResult("redis", True, f"{describe(client)} answered PING in {elapsed_ms:.1f} ms")
+    ]
     if specs:
         results += _guarded(client, [_worker_check_name(w, q) for w, q in specs],
                             lambda: check_workers(client, keys, specs, now_ms=now_ms, hostname=host,
                                                   this_host=probe.this_host))  # fmt: skip
     for election in probe.leaders:
-        results += _guarded(client, [f"leader:{election}"], lambda e=election: [check_leader(client, keys, e)])
+        results += _guarded(
+            client, [f"leader:{election}"], lambda e=election: [check_leader(client, keys, e)]
+        )
     if probe.max_age is not None:
         max_age = probe.max_age
         results += _guarded(client, [f"queue:{q}" for q in probe.queues],
                             lambda: check_queues(client, prefix, probe.queues, max_age, now_ms=now_ms))  # fmt: skip
+    if probe.checks_jobs:
+        results += _guarded(client, [f"job:{j}" for j in job_names] or ["jobs"],
+                            lambda: check_jobs(client, keys, probe, registry or {}, now_ms=now_ms))  # fmt: skip
+    return results
+
+
+def check_jobs(
+    client: Any, keys: KeyBuilder, probe: Probe, registry: Mapping[str, Job], *, now_ms: int
+) -> list[CheckResult]:
+    """One result per periodic job of the ``default`` election: the dead-man's switch (one round trip).
+
+    A job named by the probe that this process has not registered is judged
+    from its state in Redis alone (the next due time its leader recorded, the
+    default allowed lateness).
+    """
+    names = _job_names(probe, registry)
+    if not names:
+        return [CheckResult("jobs", False, "no periodic job is registered in this process: autodiscover found "
+                            "none (<app>.jobs modules, REDCOORD['JOBS'])")]  # fmt: skip
+    election = SimpleNamespace(client=client, keys=keys.leader(DEFAULT_ELECTION))
+    jobs = {name: registry.get(name) for name in names}
+    overrides = dict.fromkeys(probe.jobs, probe.max_late) if probe.max_late is not None else {}
+    results = []
+    for found in job_health(election, jobs, now_ms=now_ms, max_late=overrides):  # type: ignore[arg-type]
+        detail = f"{found.status}: {found.reason}"
+        if found.name not in registry:
+            known = ", ".join(sorted(registry)) or "none"
+            detail = f"not registered in this process (registered: {known}); {detail}"
+        results.append(CheckResult(f"job:{found.name}", found.ok, detail))
     return results
 
 
@@ -186,18 +264,31 @@ def check_workers(
                                f"{_age(found)} ago, serving {', '.join(found['queues']) or '-'}"))  # fmt: skip
             continue
         on_host = this_host or not queue
-        where = " and ".join(filter(None, [f"on host {hostname}" if on_host else "", f"serving {queue}" if queue else ""]))
-        matching = [w for w in workers if (not on_host or w["host"] == hostname) and (not queue or queue in w["queues"])]
+        where = " and ".join(
+            filter(
+                None,
+                [f"on host {hostname}" if on_host else "", f"serving {queue}" if queue else ""],
+            )
+        )
+        matching = [
+            w
+            for w in workers
+            if (not on_host or w["host"] == hostname) and (not queue or queue in w["queues"])
+        ]
         alive = [w for w in matching if not w["dead"]]
         dead = [w for w in matching if w["dead"]]
         if alive:
             shown = ", ".join(f"{w['id']} (heartbeat {_age(w)} ago)" for w in alive[:_SHOWN])
             more = f" and {len(alive) - _SHOWN} more" if len(alive) > _SHOWN else ""
-            results.append(CheckResult(name, True, f"{len(alive)} live worker(s) {where}: {shown}{more}"))
+            results.append(
+                CheckResult(name, True, f"{len(alive)} live worker(s) {where}: {shown}{more}")
+            )
         else:
             why = f"no live worker {where}"
             if dead:
-                shown = ", ".join(f"{w['id']} (last heartbeat {_age(w)} ago)" for w in dead[:_SHOWN])
+                shown = ", ".join(
+                    f"{w['id']} (last heartbeat {_age(w)} ago)" for w in dead[:_SHOWN]
+                )
                 why += f"; dead or stuck: {shown}"
             results.append(CheckResult(name, False, why))
     return results
@@ -215,7 +306,9 @@ def check_leader(client: Any, keys: KeyBuilder, election: str) -> CheckResult:
                        f"lease {lead.expires_in:.1f} s left)")  # fmt: skip
 
 
-def check_queues(client: Any, prefix: str, names: Sequence[str], max_age: float, *, now_ms: int) -> list[CheckResult]:
+def check_queues(
+    client: Any, prefix: str, names: Sequence[str], max_age: float, *, now_ms: int
+) -> list[CheckResult]:
     """Each queue's oldest waiting message is younger than ``max_age`` seconds (two round trips).
 
     Waiting: the next ready message to be delivered (by priority, then
@@ -243,9 +336,19 @@ def check_queues(client: Any, prefix: str, names: Sequence[str], max_age: float,
             continue
         age = max(ages)
         if age < max_age:
-            results.append(CheckResult(name, True, f"oldest waiting message {age:.1f} s old (max {max_age:g} s); {state}"))
+            results.append(
+                CheckResult(
+                    name,
+                    True,
+                    f"oldest waiting message {age:.1f} s old (max {max_age:g} s); {state}",
+                )
+            )
         else:
-            hint = " — nothing consumes it" if d.consumers == 0 else " — the workers are not keeping up"
+            hint = (
+                " — nothing consumes it"
+                if d.consumers == 0
+                else " — the workers are not keeping up"
+            )
             results.append(CheckResult(name, False, f"oldest waiting message {age:.1f} s old, over the max of "
                                        f"{max_age:g} s{hint}; {state}"))  # fmt: skip
     return results
@@ -271,7 +374,9 @@ def probe_client(timeout: float = DEFAULT_TIMEOUT) -> Any:
         cached = _probe
         if cached is not None and cached[0] is config and cached[1] == timeout:
             return cached[2]
-        client = conf.build_client({**config, "SOCKET_TIMEOUT": timeout, "CONNECT_TIMEOUT": timeout})
+        client = conf.build_client(
+            {**config, "SOCKET_TIMEOUT": timeout, "CONNECT_TIMEOUT": timeout}
+        )
         _probe = (config, timeout, client)
     if cached is not None:
         cached[2].connection_pool.disconnect()
@@ -279,12 +384,35 @@ def probe_client(timeout: float = DEFAULT_TIMEOUT) -> Any:
 
 
 def check(probe: Probe, *, timeout: float = DEFAULT_TIMEOUT) -> list[CheckResult]:
-    """Run ``probe`` against the configured Redis and ``KEY_PREFIX``."""
+    """Run ``probe`` against the configured Redis and ``KEY_PREFIX``.
+
+    Job checks discover the project's periodic jobs first (``<app>.jobs``
+    and ``REDCOORD["JOBS"]``, as ``run_leader`` does); a jobs module that
+    fails to import fails the check, saying why.
+    """
     try:
         client = probe_client(timeout)
     except RedcoordError as exc:  # nothing configured: unhealthy, and why
         return [CheckResult("redis", False, str(exc))]
-    return run_checks(client, conf.get_config()["KEY_PREFIX"], probe)
+    registry: Mapping[str, Job] = {}
+    broken = None
+    if probe.checks_jobs:
+        from .discovery import autodiscover
+
+        try:
+            registry = autodiscover()
+        except Exception as exc:  # a probe reports, it never crashes; the other checks still run
+            broken = CheckResult(
+                "jobs",
+                False,
+                f"the periodic jobs could not be discovered: {type(exc).__name__}: {exc}",
+            )
+    results = run_checks(client, conf.get_config()["KEY_PREFIX"], probe, registry=registry)
+    if (
+        broken is not None
+    ):  # (the --job NAMEs are judged from their state alone; --jobs has none to judge)
+        results = [r for r in results if r.name != "jobs"] + [broken]
+    return results
 
 
 @never_cache
@@ -294,32 +422,62 @@ def health_view(request: HttpRequest) -> JsonResponse:
 
     Query: ``worker`` (an id, or empty for "any": on the web server's host,
     or serving the ``queue`` given), ``leader`` (an election, empty for
-    ``default``), ``queue`` and ``max_age`` (seconds), ``this_host``. Each
+    ``default``), ``queue`` and ``max_age`` (seconds), ``this_host``,
+    ``job`` (a periodic job) and ``max_late`` (seconds), ``jobs=1`` (every
+    registered job, each with its own allowed lateness). Each
     may repeat (``?queue=a&queue=b``). Unauthenticated: it names queues,
     workers, hosts and the Redis address (never its password), so route it
     on an internal port or path only. A bad query is a 400.
     """
     params = request.GET
     try:
-        max_age = params.get("max_age")
+        max_age, max_late = params.get("max_age"), params.get("max_late")
         probe = Probe.build(
             workers=params.getlist("worker"),
             leaders=params.getlist("leader"),
             queues=params.getlist("queue"),
-            max_age=None if max_age in (None, "") else float(max_age),
+            max_age=None if max_age in (None, "") else _seconds(max_age, "max_age"),
             this_host=params.get("this_host", "0").lower() not in ("0", "false", "no", "off"),
+            jobs=params.getlist("job"),
+            all_jobs=_flag(params.get("jobs", "0")),
+            max_late=None if max_late in (None, "") else _seconds(max_late, "max_late"),
         )
     except (TypeError, ValueError) as exc:
         return JsonResponse({"status": "error", "error": str(exc)}, status=400)
     results = check(probe)
     healthy = all(r.ok for r in results)
     return JsonResponse(
-        {"status": "ok" if healthy else "fail", "checks": {r.name: {"ok": r.ok, "detail": r.detail} for r in results}},
+        {
+            "status": "ok" if healthy else "fail",
+            "checks": {r.name: {"ok": r.ok, "detail": r.detail} for r in results},
+        },
         status=200 if healthy else 503,
     )
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def _flag(value: str) -> bool:
+    """A yes/no query parameter; anything else is a ValueError saying what is allowed."""
+    text = value.strip().lower()
+    if text in ("1", "true", "yes", "on", ""):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"jobs must be 1 or 0 (true/false, yes/no, on/off), not {value!r}")
+
+
+def _seconds(value: str, what: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{what} must be a number of seconds, not {value!r}") from None
+
+
+def _job_names(probe: Probe, registry: Mapping[str, Job]) -> list[str]:
+    """The jobs a probe checks: those it names, and every registered one with ``all_jobs``."""
+    return sorted(set(probe.jobs) | (set(registry) if probe.all_jobs else set()))
 
 
 def _unique(values: Iterable[str]) -> tuple[str, ...]:

@@ -52,7 +52,9 @@ class RateLimitMisconfigured(ConfigurationError, ImproperlyConfigured):
 @lru_cache(maxsize=16)
 def _trust(proxies: tuple[str, ...]) -> tuple[bool, tuple[Any, ...]]:
     """(the Unix-socket peer is trusted, the trusted networks)."""
-    return UNIX in proxies, tuple(ipaddress.ip_network(p, strict=False) for p in proxies if p != UNIX)
+    return UNIX in proxies, tuple(
+        ipaddress.ip_network(p, strict=False) for p in proxies if p != UNIX
+    )
 
 
 @lru_cache(maxsize=4096)  # a client sends many requests: parse its address once
@@ -118,7 +120,9 @@ def client_ip(request: HttpRequest) -> str:
     peer = parse_ip(remote)
     if peer is None:
         if not unix:
-            raise RateLimitMisconfigured(NO_PEER.format(remote="absent" if remote is None else f"{remote!r}"))
+            raise RateLimitMisconfigured(
+                NO_PEER.format(remote="absent" if remote is None else f"{remote!r}")
+            )
     elif not any(peer in net for net in networks):
         return str(peer)
     client = None  # never the proxy itself (peer): only what it forwarded
@@ -151,7 +155,9 @@ def _masked(address: str, v4: int, v6: int) -> str:
     if ip is None:  # client_ip() gives addresses only
         raise RateLimitMisconfigured(f"rate limit by client IP: {address!r} is not an IP address")
     if ip.version == 4:
-        return f"ip:{ip}" if v4 == 32 else f"ip:{ipaddress.IPv4Network((int(ip), v4), strict=False)}"
+        return (
+            f"ip:{ip}" if v4 == 32 else f"ip:{ipaddress.IPv4Network((int(ip), v4), strict=False)}"
+        )
     bare = ipaddress.IPv6Address(int(ip))  # without a zone (%eth0)
     return f"ip:{bare}" if v6 == 128 else f"ip:{ipaddress.IPv6Network((int(ip), v6), strict=False)}"
 
@@ -215,7 +221,7 @@ def rate_limit_key(request: HttpRequest, key: Any) -> str:
             return f"user:{user.pk}"
         return ip_key(client_ip(request))
     if isinstance(key, str) and key.startswith("header:"):
-        header = "HTTP_" + key[len("header:"):].upper().replace("-", "_")
+        header = "HTTP_" + key[len("header:") :].upper().replace("-", "_")
         value = request.META.get(header)
         return f"h:{value}" if value else ip_key(client_ip(request))
     return ip_key(client_ip(request))
@@ -246,6 +252,12 @@ async def arate_limit_key(request: HttpRequest, key: Any) -> str:
 
 def check_key(key: Any) -> Any:
     """Validate a key spec at decoration or start-up time."""
-    if callable(key) or key in ("ip", "user") or (isinstance(key, str) and key.startswith("header:") and len(key) > 7):
+    if (
+        callable(key)
+        or key in ("ip", "user")
+        or (isinstance(key, str) and key.startswith("header:") and len(key) > 7)
+    ):
         return key
-    raise ValueError(f"key must be 'ip', 'user', 'header:<Name>' or a callable taking the request, not {key!r}")
+    raise ValueError(
+        f"key must be 'ip', 'user', 'header:<Name>' or a callable taking the request, not {key!r}"
+    )

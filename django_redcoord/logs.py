@@ -19,7 +19,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-#: logger name -> what it tells (documented in the README)
+#: logger name -> what it tells (documented in docs/operations.md, Logs)
 LOGGERS = {
     "django_redcoord": "the parent of all below",
     "django_redcoord.locks": "locks, semaphores, read-write locks, latches: renewals, losses, releases that failed",
@@ -41,7 +41,9 @@ class JsonLines(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created).astimezone().isoformat(timespec="milliseconds"),
+            "time": datetime.fromtimestamp(record.created)
+            .astimezone()
+            .isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
@@ -83,7 +85,9 @@ def log_to_console(verbosity: int = 1, fmt: str | None = None) -> bool:
         handler.setFormatter(formatter(fmt))
         logger.addHandler(handler)
     if logger.level == logging.NOTSET or ours:
-        logger.setLevel(logging.WARNING if verbosity < 1 else logging.DEBUG if verbosity >= 3 else logging.INFO)
+        logger.setLevel(
+            logging.WARNING if verbosity < 1 else logging.DEBUG if verbosity >= 3 else logging.INFO
+        )
     return not ours
 
 

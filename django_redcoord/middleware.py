@@ -53,7 +53,9 @@ class _Rule:
     def applies(self, request: Any) -> bool:
         # path_info: the path within the app, without SCRIPT_NAME (where the app is mounted),
         # as Django's URL patterns match it: a rule for /login/ holds under /app/login/ too.
-        return request.path_info.startswith(self.path) and (self.methods is None or request.method in self.methods)
+        return request.path_info.startswith(self.path) and (
+            self.methods is None or request.method in self.methods
+        )
 
 
 def rule_names(rules: list[dict[str, Any]]) -> list[str]:
@@ -68,7 +70,11 @@ def rule_names(rules: list[dict[str, Any]]) -> list[str]:
     derived = []
     for rule in rules:
         methods = sorted({m.upper() for m in rule.get("methods") or ()})
-        base = "path" + rule["path"].replace("/", ":").rstrip(":") + (":" + "+".join(methods) if methods else "")
+        base = (
+            "path"
+            + rule["path"].replace("/", ":").rstrip(":")
+            + (":" + "+".join(methods) if methods else "")
+        )
         derived.append(base)
     names: list[str] = []
     seen: dict[str, int] = {}
@@ -77,7 +83,9 @@ def rule_names(rules: list[dict[str, Any]]) -> list[str]:
             names.append(rule["name"])
             continue
         if derived.count(base) > 1:
-            what = json.dumps([rule.get("key", "ip"), str(rule["policy"]), rule.get("native", True)])
+            what = json.dumps(
+                [rule.get("key", "ip"), str(rule["policy"]), rule.get("native", True)]
+            )
             base = f"{base}~{hashlib.sha256(what.encode()).hexdigest()[:8]}"
         name = limiter_name(base)
         seen[name] = seen.get(name, 0) + 1
@@ -100,7 +108,10 @@ class RateLimitMiddleware:
     def _current(self) -> list[_Rule]:
         config = conf.get_config()["RATE_LIMITS"]
         if self._rules[0] is not config:
-            self._rules = (config, [_Rule(rule, name) for rule, name in zip(config, rule_names(config), strict=True)])
+            self._rules = (
+                config,
+                [_Rule(rule, name) for rule, name in zip(config, rule_names(config), strict=True)],
+            )
         return self._rules[1]
 
     def __call__(self, request: Any) -> Any:
@@ -178,7 +189,11 @@ class RateLimitMiddleware:
     def _unavailable(self, request: Any, rule: _Rule, exc: CoordinationUnavailable) -> Any:
         if rule.on_unavailable == "closed":
             return unavailable_response(request, exc)
-        log.warning("rate limit %s: Redis unavailable, request let through (on_unavailable='open'): %s", rule.limiter.name, exc)
+        log.warning(
+            "rate limit %s: Redis unavailable, request let through (on_unavailable='open'): %s",
+            rule.limiter.name,
+            exc,
+        )
         return None
 
     @staticmethod
@@ -187,5 +202,7 @@ class RateLimitMiddleware:
         if decisions and hasattr(response, "setdefault"):
             for _, decision in decisions:
                 for name, value in rate_limit_headers(decision).items():
-                    response[name] = f"{response[name]}, {value}" if response.has_header(name) else value
+                    response[name] = (
+                        f"{response[name]}, {value}" if response.has_header(name) else value
+                    )
         return response

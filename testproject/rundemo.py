@@ -73,7 +73,9 @@ def main() -> int:
         commands = available_commands()
         for command in BACKGROUND_COMMANDS:
             if command in commands:
-                children.append(subprocess.Popen([PY, "manage.py", command], cwd=ROOT, start_new_session=True))
+                children.append(
+                    subprocess.Popen([PY, "manage.py", command], cwd=ROOT, start_new_session=True)
+                )
         time.sleep(1.0)
         print(
             f"\n  Demo site:  http://127.0.0.1:{port}/\n"

@@ -26,13 +26,19 @@ REDCOORD = {
     "CONNECT_TIMEOUT": 1.0,
 }
 
-TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend",
-                     "QUEUES": ["default", *os.environ.get("REDCOORD_TEST_QUEUES", "q1,q2,q3").split(",")]}}
+TASKS = {
+    "default": {
+        "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+        "QUEUES": ["default", *os.environ.get("REDCOORD_TEST_QUEUES", "q1,q2,q3").split(",")],
+    }
+}
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"stamped": {"format": "%(created).3f %(process)d %(name)s %(levelname)s %(message)s"}},
+    "formatters": {
+        "stamped": {"format": "%(created).3f %(process)d %(name)s %(levelname)s %(message)s"}
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "stamped"}},
     "loggers": {"django_redcoord": {"handlers": ["console"], "level": "INFO"}},
 }

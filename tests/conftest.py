@@ -85,7 +85,9 @@ def sentinel_topology():
     from .redis_servers import SentinelServer
 
     master = RedisServer(extra=("--repl-diskless-sync-delay", "0")).start()
-    replicas = [RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start() for _ in range(2)]
+    replicas = [
+        RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start() for _ in range(2)
+    ]
     deadline = time.monotonic() + 15
     for replica in replicas:
         check = client_from_url(replica.url)
@@ -93,7 +95,9 @@ def sentinel_topology():
             assert time.monotonic() < deadline, "the session's replicas did not sync"
             time.sleep(0.05)
         check.close()
-    sentinel = SentinelServer(master.port, down_after_ms=60_000).start()  # no failover on a slow moment
+    sentinel = SentinelServer(
+        master.port, down_after_ms=60_000
+    ).start()  # no failover on a slow moment
     config = validate({"SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port)], "SERVICE": "mymaster"},
                        "SOCKET_TIMEOUT": 5.0, "CONNECT_TIMEOUT": 2.0})  # fmt: skip
     yield SimpleNamespace(master_url=master.url, config=config)
@@ -114,8 +118,10 @@ def cluster_topology():
     version = subprocess.run([server_binary(), "--version"], capture_output=True, text=True).stdout
     major = int(version.split("v=", 1)[1].split(".", 1)[0]) if "v=" in version else 0
     if major < 7 or shutil.which("redis-cli") is None:
-        pytest.fail(f"the Cluster tests need redis-server 7.0+ and redis-cli on PATH (found: {version.strip() or 'none'}; "
-                    f"redis-cli {'found' if shutil.which('redis-cli') else 'missing'}): apt-get install redis-server")
+        pytest.fail(
+            f"the Cluster tests need redis-server 7.0+ and redis-cli on PATH (found: {version.strip() or 'none'}; "
+            f"redis-cli {'found' if shutil.which('redis-cli') else 'missing'}): apt-get install redis-server"
+        )
     topology = ClusterTopology().start()
     yield topology
     topology.cleanup()
@@ -184,7 +190,9 @@ def pytest_sessionfinish(session, exitstatus):
     if os.environ.get("REDCOORD_SLOTS_REPORT"):
         with open(os.environ["REDCOORD_SLOTS_REPORT"], "w") as fh:
             for name in sorted(key_slots.CALLS):
-                fh.write(f"{name} {key_slots.CALLS[name]} {' '.join(key_slots.SEEN.get(name, []))}\n")
+                fh.write(
+                    f"{name} {key_slots.CALLS[name]} {' '.join(key_slots.SEEN.get(name, []))}\n"
+                )
     if _end_of_run_problems() and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -195,7 +203,9 @@ def staff(django_user_model):
     from django.contrib.auth.models import Permission
 
     def make(*perms):
-        user = django_user_model.objects.create_user(f"staff{len(perms)}{time.monotonic_ns()}", password="pw", is_staff=True)
+        user = django_user_model.objects.create_user(
+            f"staff{len(perms)}{time.monotonic_ns()}", password="pw", is_staff=True
+        )
         for codename in perms:
             user.user_permissions.add(Permission.objects.get(codename=codename))
         return user

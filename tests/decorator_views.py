@@ -19,7 +19,9 @@ LOCK = {"ttl": 5, "wait": 0}
 
 def _describe(request, **extra):
     lock = request.redcoord_lock
-    return JsonResponse({"name": lock.name, "token": lock.token, "same": current_lock() is lock, **extra})
+    return JsonResponse(
+        {"name": lock.name, "token": lock.token, "same": current_lock() is lock, **extra}
+    )
 
 
 @with_lock("invoice:{pk}", **LOCK)

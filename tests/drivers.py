@@ -34,7 +34,9 @@ KINDS = ("sync", "async", "sync-sentinel", "async-sentinel", "sync-cluster", "as
 class Driver:
     """Runs a scenario through the sync or the asyncio API (``kind``)."""
 
-    def __init__(self, kind: str, url: str, sentinel: dict | None = None, cluster: dict | None = None) -> None:
+    def __init__(
+        self, kind: str, url: str, sentinel: dict | None = None, cluster: dict | None = None
+    ) -> None:
         self.kind, self.url, self.sentinel, self.cluster = kind, url, sentinel, cluster
         self.client = None
 
@@ -68,10 +70,14 @@ class Driver:
                 sentinel_client,
             )
 
-            return (sentinel_client if self.kind == "sync" else async_sentinel_client)(self.sentinel)
+            return (sentinel_client if self.kind == "sync" else async_sentinel_client)(
+                self.sentinel
+            )
         if self.kind == "sync":
             return client_from_url(url or self.url)
-        return redis.asyncio.Redis.from_url(url or self.url, socket_timeout=5, socket_connect_timeout=2)
+        return redis.asyncio.Redis.from_url(
+            url or self.url, socket_timeout=5, socket_connect_timeout=2
+        )
 
     def sync_client(self):
         """A synchronous client of the same topology (for the admin's side, inspection and damage)."""

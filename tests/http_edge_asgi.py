@@ -47,7 +47,10 @@ async def asgi_request(
         "raw_path": path.encode(),
         "query_string": b"",
         "root_path": "",
-        "headers": [(b"host", b"testserver"), *((k.lower().encode(), v.encode()) for k, v in (headers or {}).items())],
+        "headers": [
+            (b"host", b"testserver"),
+            *((k.lower().encode(), v.encode()) for k, v in (headers or {}).items()),
+        ],
         "server": ("testserver", 80),
     }
     if client is not None:
@@ -75,7 +78,10 @@ async def asgi_request(
                     await on_chunk(answer)
             if not message.get("more_body", False):
                 answer.complete = True
-            elif disconnect_after_chunks is not None and len(answer.chunks) >= disconnect_after_chunks:
+            elif (
+                disconnect_after_chunks is not None
+                and len(answer.chunks) >= disconnect_after_chunks
+            ):
                 gone.set()
                 await asyncio.sleep(0)  # let the handler see it
 

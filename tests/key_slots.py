@@ -76,7 +76,9 @@ def problems() -> list[str]:
         )
     never = sorted(INDEX_WRITERS - ON_CLUSTER - NEEDS_A_MODULE)
     if ON_CLUSTER and never:
-        found.append(f"scripts that write an admin index and never ran on the Cluster: {', '.join(never)}")
+        found.append(
+            f"scripts that write an admin index and never ran on the Cluster: {', '.join(never)}"
+        )
     return found
 
 
@@ -124,4 +126,3 @@ def install() -> None:
 
     Script.__call__, Script.arun, Script.queue = __call__, arun, queued
     Script._slots_recorded = True
-

@@ -20,5 +20,11 @@ SLOTS_KEY = "leadertest:slots"
 @periodic(every=float(os.environ.get("LEADER_TEST_EVERY", "0.5")), misfire="catchup", name="tick")
 def tick():
     job = current_job()
-    entry = {"slot": job.slot_ms, "pid": os.getpid(), "term": job.term, "at": time.time(), "leader": job.is_leader()}
+    entry = {
+        "slot": job.slot_ms,
+        "pid": os.getpid(),
+        "term": job.term,
+        "at": time.time(),
+        "leader": job.is_leader(),
+    }
     get_client().rpush(SLOTS_KEY, json.dumps(entry))

@@ -32,7 +32,9 @@ class Proc:
 
     def __init__(self, func: Callable[..., Any], index: int, args: tuple) -> None:
         self.queue = _ctx.Queue()
-        self.process = _ctx.Process(target=_child, args=(func, index, args, self.queue), daemon=True)
+        self.process = _ctx.Process(
+            target=_child, args=(func, index, args, self.queue), daemon=True
+        )
         self.process.start()
 
     @property
@@ -64,7 +66,9 @@ def start(func: Callable[..., Any], *args: Any, index: int = 0) -> Proc:
     return Proc(func, index, args)
 
 
-def run_in_processes(func: Callable[..., Any], n: int, *args: Any, timeout: float = 60.0) -> list[Any]:
+def run_in_processes(
+    func: Callable[..., Any], n: int, *args: Any, timeout: float = 60.0
+) -> list[Any]:
     """Run ``func(i, *args)`` in ``n`` processes at once; return results in index order."""
     procs = [Proc(func, i, args) for i in range(n)]
     try:
@@ -92,5 +96,10 @@ def run_python_without_settings(
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"} | env_vars
     root = Path(__file__).resolve().parent.parent
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-c", code],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )

@@ -22,7 +22,12 @@ STARTED_PIDS: list[int] = []
 
 
 #: the redis-cell module (CL.THROTTLE), built by `make redis-cell`
-REDIS_CELL = Path(os.environ.get("REDCOORD_REDIS_CELL", Path(__file__).parent.parent / ".redcoord/redis-cell/libredis_cell.so"))
+REDIS_CELL = Path(
+    os.environ.get(
+        "REDCOORD_REDIS_CELL",
+        Path(__file__).parent.parent / ".redcoord/redis-cell/libredis_cell.so",
+    )
+)
 
 
 def server_binary() -> str:
@@ -103,7 +108,9 @@ class RedisServer:
                     return self
                 except redis.ConnectionError:
                     if self.proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"redis-server on port {self.port} did not start") from None
+                        raise RuntimeError(
+                            f"redis-server on port {self.port} did not start"
+                        ) from None
                     time.sleep(0.01)
         finally:
             client.close()
@@ -216,7 +223,9 @@ class ClusterTopology:
         """A validated REDCOORD naming the first nodes (as a user would: some of them)."""
         from django_redcoord.core.options import validate
 
-        return validate({"CLUSTER": {"NODES": self.urls[:2]}, "SOCKET_TIMEOUT": 5.0, "CONNECT_TIMEOUT": 2.0})
+        return validate(
+            {"CLUSTER": {"NODES": self.urls[:2]}, "SOCKET_TIMEOUT": 5.0, "CONNECT_TIMEOUT": 2.0}
+        )
 
     def start(self, timeout: float = 30.0) -> ClusterTopology:
         for _ in range(self.count):
@@ -439,15 +448,24 @@ class SlotMigration:
             return 0
         source = _node_client(self.source)
         try:
-            source.execute_command("MIGRATE", "127.0.0.1", self.target.port, "", 0, 5000, "REPLACE", "KEYS", *keys)
+            source.execute_command(
+                "MIGRATE", "127.0.0.1", self.target.port, "", 0, 5000, "REPLACE", "KEYS", *keys
+            )
         finally:
             source.close()
         return len(keys)
 
     def finish(self) -> None:
         self.move_keys()
-        for node in [self.target, self.source, *(n for n in self.topology.primaries()
-                                                  if n.port not in (self.source.port, self.target.port))]:
+        for node in [
+            self.target,
+            self.source,
+            *(
+                n
+                for n in self.topology.primaries()
+                if n.port not in (self.source.port, self.target.port)
+            ),
+        ]:
             client = _node_client(node)
             try:
                 client.execute_command("CLUSTER", "SETSLOT", self.slot, "NODE", self.target_id)
@@ -488,7 +506,10 @@ def fail_over_slot(topology: ClusterTopology, slot: int, *, timeout: float = 30.
                 raise RuntimeError(f"replica {replica.port} did not take over slot {slot}")
             client.execute_command("CLUSTER", "FAILOVER")
             asked = time.monotonic()
-            while client.info("replication").get("role") != "master" and time.monotonic() - asked < 6.0:
+            while (
+                client.info("replication").get("role") != "master"
+                and time.monotonic() - asked < 6.0
+            ):
                 time.sleep(0.05)
         stepped = time.monotonic() + 10.0
         while "slave" not in _own_slots(owner)[0] and time.monotonic() < stepped:

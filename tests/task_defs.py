@@ -95,3 +95,29 @@ def counted_then_returns(label, value_kind):
 @task()
 def returns_a_tuple():
     return (1, 2)
+
+
+def run_until_finished(result, rounds=20):
+    """``run_worker --burst`` until ``result`` is finished (a retry may be due a moment later)."""
+    import time
+
+    from django.core.management import call_command
+
+    for _ in range(rounds):
+        call_command("run_worker", "--burst", verbosity=0)
+        result.refresh()
+        if result.is_finished:
+            return
+        time.sleep(0.03)
+
+
+@task()
+def dies_at_once_the_first_time():
+    """SIGKILLs its worker process at its first attempt, at once (before the runner's own
+    writes); returns the pid of the worker of the next one."""
+    import signal
+
+    client = get_client()
+    if client.incr("dies-at-once") == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return os.getpid()

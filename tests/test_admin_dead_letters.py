@@ -61,26 +61,42 @@ def last_log():
     return LogEntry.objects.latest("action_time").change_message
 
 
-def test_dead_letters_are_listed_newest_first_with_errors_attempts_and_when_they_died(operator, redis_client):
+def test_dead_letters_are_listed_newest_first_with_errors_attempts_and_when_they_died(
+    operator, redis_client
+):
     queue = emails(redis_client)
     bury(queue, "m1", "m2")
     page = operator.get(URL + "dead-letters/?name=emails")
     assert page.status_code == 200
     html = page.content.decode()
     assert html.index('data-id="m2"') < html.index('data-id="m1"')  # newest first
-    assert "boom m1" in html and "boom m2" in html and "1 / 1" in html and '{&quot;n&quot;: &quot;m1&quot;}' in html
+    assert (
+        "boom m1" in html
+        and "boom m2" in html
+        and "1 / 1" in html
+        and "{&quot;n&quot;: &quot;m1&quot;}" in html
+    )
     # when it died: date, time and TIME_ZONE's zone (Europe/Paris in the test project)
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d CES?T", html), html
     assert "action/requeue-dead-letter/?name=emails&amp;id=m1" in html
 
 
 def test_a_tasks_dead_letter_shows_the_traceback_from_its_result_record(operator, settings):
-    settings.REDCOORD = {**settings.REDCOORD, "QUEUE_RETRY_DELAY": 0.01, "QUEUE_RETRY_MAX_DELAY": 0.02}
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "QUEUE_RETRY_DELAY": 0.01,
+        "QUEUE_RETRY_MAX_DELAY": 0.02,
+    }
     result = fail_for_good(task_defs.always_fails, "broken")
     html = operator.get(URL + "dead-letters/?name=default").content.decode()
-    assert f'data-id="{result.id}"' in html and "tests.task_defs.always_fails(&quot;broken&quot;)" in html
+    assert (
+        f'data-id="{result.id}"' in html
+        and "tests.task_defs.always_fails(&quot;broken&quot;)" in html
+    )
     assert "builtins.RuntimeError: broken" in html  # the queue's error
-    assert "Traceback (most recent call last)" in html and "raise RuntimeError(reason)" in html  # the record's
+    assert (
+        "Traceback (most recent call last)" in html and "raise RuntimeError(reason)" in html
+    )  # the record's
     assert "result: FAILED" in html and f"task-result/?id={result.id}" in html
 
 
@@ -91,7 +107,11 @@ def test_dead_letters_are_read_a_page_at_a_time(operator, redis_client):
     assert len(re.findall(r'<tr data-id="', html)) == 20 and "Page 3 of 3" in html
     assert 'data-id="m19"' in html and 'data-id="m0"' in html and 'data-id="m20"' not in html
     first = operator.get(URL + "dead-letters/?name=emails").content.decode()
-    assert len(re.findall(r'<tr data-id="', first)) == 50 and 'data-id="m119"' in first and 'data-id="m69"' not in first
+    assert (
+        len(re.findall(r'<tr data-id="', first)) == 50
+        and 'data-id="m119"' in first
+        and 'data-id="m69"' not in first
+    )
 
 
 def test_the_dashboard_links_a_queue_with_dead_letters_to_its_page(operator, redis_client):
@@ -107,16 +127,22 @@ def test_requeue_one_dead_letter(operator, redis_client):
     done = operator.post(URL + "action/requeue-dead-letter/", {"name": "emails", "id": "m1"})
     assert done.status_code == 302 and done["Location"].endswith("dead-letters/?name=emails")
     assert (queue.depths().ready, queue.depths().dead) == (1, 1)
-    assert [m.id for m, _ in queue.dead_letters()] == ["m2"] and not redis_client.hexists(queue.keys.errors, "m1")
+    assert [m.id for m, _ in queue.dead_letters()] == ["m2"] and not redis_client.hexists(
+        queue.keys.errors, "m1"
+    )
     [message], _ = queue.consumer("again").claim(5)
-    assert message.id == "m1" and message.attempt == 0 and message.body == {"n": "m1"}  # attempts reset
+    assert (
+        message.id == "m1" and message.attempt == 0 and message.body == {"n": "m1"}
+    )  # attempts reset
     assert "Requeue dead letter m1 of queue emails: 1 message requeued" in last_log()
     operator.post(URL + "action/requeue-dead-letter/", {"name": "emails", "id": "m1"})
     assert "no longer a dead letter" in last_log() and queue.depths().dead == 1
 
 
 @pytest.mark.parametrize("how", ["one", "all"])
-def test_a_requeued_task_runs_again_and_its_result_tells_the_new_outcome(operator, redis_client, how):
+def test_a_requeued_task_runs_again_and_its_result_tells_the_new_outcome(
+    operator, redis_client, how
+):
     task_defs.TOLD["fail"] = True
     try:
         result = fail_for_good(task_defs.fails_while_told, "again")
@@ -128,8 +154,12 @@ def test_a_requeued_task_runs_again_and_its_result_tells_the_new_outcome(operato
             operator.post(URL + "action/requeue-dead/", {"name": "default"})
         call_command("run_worker", "--burst", verbosity=0)
         result.refresh()
-        assert result.status == "SUCCESSFUL" and result.return_value == "again"  # not the old FAILED
-        assert result.errors == [] and len(result.worker_ids) == 1  # the earlier deliveries are gone
+        assert (
+            result.status == "SUCCESSFUL" and result.return_value == "again"
+        )  # not the old FAILED
+        assert (
+            result.errors == [] and len(result.worker_ids) == 1
+        )  # the earlier deliveries are gone
     finally:
         task_defs.TOLD["fail"] = True
 
@@ -137,10 +167,14 @@ def test_a_requeued_task_runs_again_and_its_result_tells_the_new_outcome(operato
 def test_delete_one_dead_letter(operator, redis_client):
     queue = emails(redis_client)
     bury(queue, "m1", "m2")
-    page = operator.post(URL + "action/delete-dead-letter/", {"name": "emails", "id": "m2"}, follow=True)
+    page = operator.post(
+        URL + "action/delete-dead-letter/", {"name": "emails", "id": "m2"}, follow=True
+    )
     assert "Delete dead letter m2 of queue emails: 1 dead letter deleted" in page.content.decode()
     assert [m.id for m, _ in queue.dead_letters()] == ["m1"] and queue.depths().ready == 0
-    assert not redis_client.hexists(queue.keys.errors, "m2") and redis_client.hexists(queue.keys.errors, "m1")
+    assert not redis_client.hexists(queue.keys.errors, "m2") and redis_client.hexists(
+        queue.keys.errors, "m1"
+    )
     assert "1 dead letter deleted" in last_log()
 
 
@@ -166,7 +200,10 @@ def test_acting_needs_the_change_permission(client, staff, redis_client):
     assert b"Requeue" not in client.get(URL + "dead-letters/?name=emails").content
     for action in ("requeue-dead-letter", "delete-dead-letter", "requeue-dead", "purge-dead"):
         assert client.get(URL + f"action/{action}/?name=emails&id=m1").status_code == 403
-        assert client.post(URL + f"action/{action}/", {"name": "emails", "id": "m1"}).status_code == 403
+        assert (
+            client.post(URL + f"action/{action}/", {"name": "emails", "id": "m1"}).status_code
+            == 403
+        )
     assert queue.depths().dead == 1 and not LogEntry.objects.exists()
     client.force_login(staff())
     assert client.get(URL + "dead-letters/?name=emails").status_code == 403
@@ -180,7 +217,10 @@ def test_actions_need_a_csrf_token(staff, redis_client):
     bury(queue, "m1")
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(staff("view_dashboard", "change_dashboard"))
-    assert browser.post(URL + "action/delete-dead-letter/", {"name": "emails", "id": "m1"}).status_code == 403
+    assert (
+        browser.post(URL + "action/delete-dead-letter/", {"name": "emails", "id": "m1"}).status_code
+        == 403
+    )
     assert queue.depths().dead == 1
 
 
@@ -190,8 +230,15 @@ def test_get_on_an_action_only_asks_for_confirmation(operator, redis_client):
     for action in ("requeue-dead-letter", "delete-dead-letter"):
         confirm = operator.get(URL + f"action/{action}/?name=emails&id=m1")
         html = confirm.content.decode()
-        assert confirm.status_code == 200 and "Are you sure?" in html and "dead letter m1 of queue emails" in html
-        assert '<input type="hidden" name="id" value="m1">' in html and "dead-letters/?name=emails" in html
+        assert (
+            confirm.status_code == 200
+            and "Are you sure?" in html
+            and "dead letter m1 of queue emails" in html
+        )
+        assert (
+            '<input type="hidden" name="id" value="m1">' in html
+            and "dead-letters/?name=emails" in html
+        )
     assert queue.depths().dead == 1 and queue.depths().ready == 0 and not LogEntry.objects.exists()
 
 
@@ -204,13 +251,17 @@ def test_an_id_with_every_odd_allowed_character_works(operator, redis_client):
     from urllib.parse import quote
 
     assert f"id={quote(ODD_ID, safe='')}" in html  # the link carries it whole
-    confirm = operator.get(URL + f"action/requeue-dead-letter/?name=emails&id={quote(ODD_ID, safe='')}")
+    confirm = operator.get(
+        URL + f"action/requeue-dead-letter/?name=emails&id={quote(ODD_ID, safe='')}"
+    )
     assert f'value="{ODD_ID}"' in confirm.content.decode()
     operator.post(URL + "action/requeue-dead-letter/", {"name": "emails", "id": ODD_ID})
     assert [m.id for m, _ in queue.dead_letters()] == ["a", ODD_ID[:-1], "m|" + ODD_ID]
     [message], _ = queue.consumer("again").claim(5)
     assert message.id == ODD_ID and message.attempt == 0
-    assert redis_client.hexists(queue.keys.errors, ODD_ID[:-1]) and not redis_client.hexists(queue.keys.errors, ODD_ID)
+    assert redis_client.hexists(queue.keys.errors, ODD_ID[:-1]) and not redis_client.hexists(
+        queue.keys.errors, ODD_ID
+    )
     operator.post(URL + "action/delete-dead-letter/", {"name": "emails", "id": "m|" + ODD_ID})
     assert [m.id for m, _ in queue.dead_letters()] == ["a", ODD_ID[:-1]]
 
@@ -228,16 +279,27 @@ def test_the_core_methods_say_whether_the_letter_was_there(redis_client):
 def test_a_task_result_is_looked_up_by_id(operator):
     result = enqueue(task_defs.add, 2, b=3)
     html = operator.get(URL + f"task-result/?id={result.id}").content.decode()
-    assert "READY" in html and "tests.task_defs.add" in html and "[2]" in html and "{&quot;b&quot;: 3}" in html
+    assert (
+        "READY" in html
+        and "tests.task_defs.add" in html
+        and "[2]" in html
+        and "{&quot;b&quot;: 3}" in html
+    )
     assert re.search(r"Enqueued</th><td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d CES?T", html), html
     call_command("run_worker", "--burst", verbosity=0)
     html = operator.get(URL + f"task-result/?id={result.id}").content.decode()
     assert "SUCCESSFUL" in html and "Return value" in html and "<code>5</code>" in html
-    assert 'id="rc-task-lookup"' in operator.get(URL).content.decode()  # the form is on the dashboard
+    assert (
+        'id="rc-task-lookup"' in operator.get(URL).content.decode()
+    )  # the form is on the dashboard
 
 
 def test_a_failed_task_result_shows_its_errors_and_workers(operator, redis_client, settings):
-    settings.REDCOORD = {**settings.REDCOORD, "QUEUE_RETRY_DELAY": 0.01, "QUEUE_RETRY_MAX_DELAY": 0.02}
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "QUEUE_RETRY_DELAY": 0.01,
+        "QUEUE_RETRY_MAX_DELAY": 0.02,
+    }
     result = fail_for_good(task_defs.always_fails, "broken")
     html = operator.get(URL + f"task-result/?id={result.id}").content.decode()
     assert "FAILED" in html and html.count("Traceback (most recent call last)") == 3
@@ -252,18 +314,31 @@ def test_an_unknown_task_result_says_it_may_have_expired(operator):
         assert 'id="rc-result"' not in html
 
 
-def test_a_periodic_job_can_be_run_now_paused_and_resumed_from_the_dashboard(operator, redis_client):
+def test_a_periodic_job_can_be_run_now_paused_and_resumed_from_the_dashboard(
+    operator, redis_client
+):
     from django_redcoord.core.leader.election import DEFAULT_ELECTION, LeaderElection
     from django_redcoord.core.periodic import pending_requests
     from django_redcoord.core.periodic.scheduler import read_job_states
 
     election = LeaderElection(DEFAULT_ELECTION, client=redis_client, prefix="test")
     redis_client.sadd(election.keys.jobs, "nightly|report")
-    redis_client.hset(election.keys.job("nightly|report"), mapping={"schedule": "every 60 s", "runs": 1})
+    redis_client.hset(
+        election.keys.job("nightly|report"), mapping={"schedule": "every 60 s", "runs": 1}
+    )
     html = operator.get(URL).content.decode()
-    assert "action/run-job/?name=nightly%7Creport&amp;election=default" in html and "action/pause-job/" in html
-    confirm = operator.get(URL + "action/run-job/?name=nightly|report&election=default").content.decode()
-    assert "Are you sure?" in confirm and 'name="election" value="default"' in confirm and not pending_requests(election)
+    assert (
+        "action/run-job/?name=nightly%7Creport&amp;election=default" in html
+        and "action/pause-job/" in html
+    )
+    confirm = operator.get(
+        URL + "action/run-job/?name=nightly|report&election=default"
+    ).content.decode()
+    assert (
+        "Are you sure?" in confirm
+        and 'name="election" value="default"' in confirm
+        and not pending_requests(election)
+    )
     operator.post(URL + "action/run-job/", {"name": "nightly|report", "election": "default"})
     [request] = pending_requests(election)
     assert request.job == "nightly|report" and request.by.startswith("staff2")  # who asked
@@ -273,4 +348,6 @@ def test_a_periodic_job_can_be_run_now_paused_and_resumed_from_the_dashboard(ope
     html = operator.get(URL).content.decode()
     assert "<td>paused</td>" in html and "action/resume-job/?name=nightly%7Creport" in html
     operator.post(URL + "action/resume-job/", {"name": "nightly|report", "election": "default"})
-    assert not read_job_states(election)["nightly|report"].get("paused") and last_log().endswith("resumed")
+    assert not read_job_states(election)["nightly|report"].get("paused") and last_log().endswith(
+        "resumed"
+    )

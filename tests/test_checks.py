@@ -64,7 +64,12 @@ def test_embedded_with_debug_false_is_w002(settings, tmp_path):
 def _manage_check(env_url):
     env = {**os.environ, "REDCOORD_REDIS_URL": env_url, "DEMO_DB_PATH": ":memory:"}
     return subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -79,7 +84,7 @@ def test_manage_py_check_prints_the_error_id_and_how_to_fix_it():
     assert result.returncode != 0
     assert "redcoord.E003" in result.stderr
     assert "must start with redis://, rediss:// or unix://" in result.stderr
-    assert "HINT: See the Configuration section" in result.stderr
+    assert "HINT: See docs/configuration.md" in result.stderr
 
 
 def test_redlock_masters_are_checked_each_unreachable_one_named(settings, redis_servers, redis_url):
@@ -100,7 +105,10 @@ def test_redlock_masters_are_checked_each_unreachable_one_named(settings, redis_
     assert message.id == "redcoord.E003" and "names a master twice" in message.msg
     settings.REDCOORD = {"URL": redis_url, "REDLOCK": "redis://a:6379/0"}
     [message] = check_settings()
-    assert message.id == "redcoord.E003" and "must be a list of the quorum lock masters' URLs" in message.msg
+    assert (
+        message.id == "redcoord.E003"
+        and "must be a list of the quorum lock masters' URLs" in message.msg
+    )
 
 
 def test_a_replica_timeout_that_does_not_fit_the_socket_timeout_is_e019(settings, redis_url):
@@ -108,11 +116,16 @@ def test_a_replica_timeout_that_does_not_fit_the_socket_timeout_is_e019(settings
 
     settings.REDCOORD = {"URL": redis_url, "SOCKET_TIMEOUT": 1.0, "REPLICA_TIMEOUT": 1.0}
     [message] = [m for m in run_checks() if m.id == "redcoord.E019"]
-    assert message.msg.startswith("REDCOORD['REPLICA_TIMEOUT'] (1 s) does not fit within REDCOORD['SOCKET_TIMEOUT'] (1 s)")
+    assert message.msg.startswith(
+        "REDCOORD['REPLICA_TIMEOUT'] (1 s) does not fit within REDCOORD['SOCKET_TIMEOUT'] (1 s)"
+    )
     assert message.hint == "Set REPLICA_TIMEOUT to at most 0.5 s, or raise SOCKET_TIMEOUT."
     settings.REDCOORD = {"URL": redis_url, "SOCKET_TIMEOUT": 1.0, "REPLICA_TIMEOUT": 0.5}
     assert [m for m in run_checks() if m.id == "redcoord.E019"] == []
-    settings.REDCOORD = {"URL": redis_url, "SOCKET_TIMEOUT": 1.0}  # the default fits whatever the socket timeout
+    settings.REDCOORD = {
+        "URL": redis_url,
+        "SOCKET_TIMEOUT": 1.0,
+    }  # the default fits whatever the socket timeout
     assert [m for m in run_checks() if m.id == "redcoord.E019"] == []
     from django_redcoord.core.locks import Lock
 
@@ -120,5 +133,8 @@ def test_a_replica_timeout_that_does_not_fit_the_socket_timeout_is_e019(settings
     settings.REDCOORD = {"URL": redis_url, "SOCKET_TIMEOUT": 1.0, "REPLICA_TIMEOUT": 1.0}
     import pytest
 
-    with pytest.raises(ValueError, match=r"replica_timeout=1 s does not fit within REDCOORD\['SOCKET_TIMEOUT'\] \(1 s\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"replica_timeout=1 s does not fit within REDCOORD\['SOCKET_TIMEOUT'\] \(1 s\)",
+    ):
         Lock("x", replicas=1)

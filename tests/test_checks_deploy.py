@@ -7,7 +7,11 @@ from django_redcoord.core.transport.clients import client_from_url
 
 
 def redcoord(include_deployment_checks=True):
-    return [m for m in run_checks(include_deployment_checks=include_deployment_checks) if m.id.startswith("redcoord.")]
+    return [
+        m
+        for m in run_checks(include_deployment_checks=include_deployment_checks)
+        if m.id.startswith("redcoord.")
+    ]
 
 
 @pytest.fixture
@@ -56,7 +60,9 @@ def test_a_user_that_may_not_read_the_config_is_w005(server, settings):
     settings.REDCOORD = {"URL": f"redis://limited:pw@127.0.0.1:{server.port}/0"}
     [message] = redcoord()
     assert message.id == "redcoord.W005"
-    assert message.msg.startswith(f"Could not verify what Redis at redis://limited:***@127.0.0.1:{server.port}/0 keeps: CONFIG GET save was refused")
+    assert message.msg.startswith(
+        f"Could not verify what Redis at redis://limited:***@127.0.0.1:{server.port}/0 keeps: CONFIG GET save was refused"
+    )
 
 
 def test_the_deploy_checks_only_run_with_deploy(server):
@@ -68,13 +74,22 @@ def test_the_embedded_server_and_an_unreachable_one_are_not_deploy_warnings(sett
     from .redis_servers import free_port
 
     settings.REDCOORD = {"URL": "embedded", "EMBEDDED_DIR": str(tmp_path)}
-    assert [m.id for m in run_checks(include_deployment_checks=True) if m.id in ("redcoord.W003", "redcoord.W004")] == []
+    assert [
+        m.id
+        for m in run_checks(include_deployment_checks=True)
+        if m.id in ("redcoord.W003", "redcoord.W004")
+    ] == []
     settings.REDCOORD = {"URL": f"redis://127.0.0.1:{free_port()}/0"}
     assert [m.id for m in redcoord()] == ["redcoord.W001"]
 
 
 def test_every_problem_of_the_settings_is_its_own_e003(settings):
-    settings.REDCOORD = {"URL": "redis://x", "LOCK_TTL": float("nan"), "SOCKET_TIMEOUT": float("inf"), "WORKER_PREFETCH": 0}
+    settings.REDCOORD = {
+        "URL": "redis://x",
+        "LOCK_TTL": float("nan"),
+        "SOCKET_TIMEOUT": float("inf"),
+        "WORKER_PREFETCH": 0,
+    }
     messages = [m for m in run_checks() if m.id == "redcoord.E003"]
     assert [m.msg for m in messages] == [
         "REDCOORD['SOCKET_TIMEOUT'] must be a finite number of seconds from 0.01 up to 3600 (got inf)",
@@ -96,7 +111,11 @@ def redlock(redis_servers, settings, redis_url):
 
 
 def ids(messages):
-    return sorted(m.id for m in messages if m.id.startswith(("redcoord.E017", "redcoord.W017", "redcoord.I018")))
+    return sorted(
+        m.id
+        for m in messages
+        if m.id.startswith(("redcoord.E017", "redcoord.W017", "redcoord.I018"))
+    )
 
 
 def test_an_evicting_redlock_master_is_w017_and_one_that_persists_nothing_is_i018(redlock):
@@ -104,7 +123,9 @@ def test_an_evicting_redlock_master_is_w017_and_one_that_persists_nothing_is_i01
     client = client_from_url(redlock[1].url)
     client.config_set("maxmemory-policy", "volatile-lru")
     [message] = [m for m in redcoord() if m.id == "redcoord.W017"]
-    assert message.msg.startswith(f"Redlock master 2 of 3 ({redlock[1].url}) uses maxmemory-policy volatile-lru: ")
+    assert message.msg.startswith(
+        f"Redlock master 2 of 3 ({redlock[1].url}) uses maxmemory-policy volatile-lru: "
+    )
     assert "maxmemory-policy noeviction" in message.hint
     assert ids(redcoord(include_deployment_checks=False)) == []  # deploy only
     client.config_set("maxmemory-policy", "noeviction")
@@ -124,6 +145,8 @@ def test_one_server_named_twice_in_redlock_is_e017(redlock, settings, redis_url)
         [message] = [m for m in redcoord(include_deployment_checks=False) if m.id.startswith("redcoord.")
                      and m.level >= 40]  # fmt: skip
         assert message.id == "redcoord.E017"
-        assert message.msg.startswith(f"REDCOORD['REDLOCK'] masters 1 ({a.url}) and 3 ({second}) are one Redis server (run_id ")
+        assert message.msg.startswith(
+            f"REDCOORD['REDLOCK'] masters 1 ({a.url}) and 3 ({second}) are one Redis server (run_id "
+        )
     settings.REDCOORD = {"URL": redis_url, "REDLOCK": [s.url for s in redlock]}
     assert [m for m in redcoord() if m.id == "redcoord.E017"] == []

@@ -48,7 +48,9 @@ def test_a_tag_in_a_name_chooses_the_slot_and_bad_braces_are_refused():
     keys = KeyBuilder("p", cluster=True)
     a, b = keys.lock("invoice:{customer-7}:1"), keys.lock("invoice:{customer-7}:2")
     assert key_slot(a.lock) == key_slot(b.lock) == key_slot("{customer-7}") == key_slot(a.index)
-    assert keys.lock("x").lock == "p:lock:{x}" and keys.lock("{x}").lock == "p:lock:{x}:{x}"  # never the same key
+    assert (
+        keys.lock("x").lock == "p:lock:{x}" and keys.lock("{x}").lock == "p:lock:{x}:{x}"
+    )  # never the same key
     assert key_slot(keys.queue("q").ready) == key_slot(keys.queue("q").index)
     for bad, why in (("a{b", "misplaced braces"), ("a{}b", "misplaced braces"), ("{a}{b}", "misplaced braces"),
                      ("a}b{", "misplaced braces"), ("a {b}", "contains ' '")):  # fmt: skip
@@ -66,7 +68,9 @@ def test_every_primitive_and_the_admin_indexes_span_all_primaries(cluster):
     names = [f"invoice:{i}" for i in range(60)]
     held = [Lock(n, client=cluster, ttl=30, wait=0) for n in names]
     assert all(lock.acquire() for lock in held)
-    assert len({_primary_of(cluster, lock.keys.lock) for lock in held}) == 3  # the names spread over every primary
+    assert (
+        len({_primary_of(cluster, lock.keys.lock) for lock in held}) == 3
+    )  # the names spread over every primary
     tagged = [Lock(f"order:{{tenant-9}}:{i}", client=cluster, ttl=30, wait=0) for i in range(5)]
     assert all(lock.acquire() for lock in tagged)
     assert len({_primary_of(cluster, lock.keys.lock) for lock in tagged}) == 1
@@ -76,7 +80,8 @@ def test_every_primitive_and_the_admin_indexes_span_all_primaries(cluster):
     assert reader.acquire(wait=0)
     CountDownLatch("boot", 2, client=cluster).count_down()
     barrier = Barrier("phase", 2, client=cluster)
-    waiting = threading.Thread(target=lambda: barrier.wait(timeout=3))
+    # 30 s: the party waits while the overview below is read (and judged) several times over 3 primaries
+    waiting = threading.Thread(target=lambda: barrier.wait(timeout=30))
     waiting.start()
     Event("ready", client=cluster).set()
     Topic("orders", client=cluster).publish({"id": 1})
@@ -97,23 +102,44 @@ def test_every_primitive_and_the_admin_indexes_span_all_primaries(cluster):
 
     prefix = default_prefix()  # the objects above use the configured KEY_PREFIX
     deadline = time.monotonic() + 10
-    while not overview(cluster, prefix)["workers"]:  # its first heartbeat may come after its first job
+    while not overview(cluster, prefix)[
+        "workers"
+    ]:  # its first heartbeat may come after its first job
         assert time.monotonic() < deadline, "the worker never listed itself"
         time.sleep(0.05)
     data = overview(cluster, prefix)
     assert data["locks"]["total"] == 65
     listed = {row["name"] for row in data["locks"]["items"]}
-    assert listed <= set(names) | {lock.name for lock in tagged} and len(listed) == len(data["locks"]["items"])
+    assert listed <= set(names) | {lock.name for lock in tagged} and len(listed) == len(
+        data["locks"]["items"]
+    )
     assert [s["name"] for s in data["semaphores"]] == ["exports"]
     assert [r["name"] for r in data["rwlocks"]] == ["catalog"]
-    assert {(x["kind"], x["name"]) for x in data["latches"]} >= {("latch", "boot"), ("barrier", "phase")}
-    assert {(x["kind"], x["name"]) for x in data["signals"]} >= {("event", "ready"), ("topic", "orders")}
-    assert {(r["name"], r["key"], r["hits"]) for r in data["rate_limits"]} >= {("api", "alice", 2), ("api", "bob", 1)}
+    assert {(x["kind"], x["name"]) for x in data["latches"]} >= {
+        ("latch", "boot"),
+        ("barrier", "phase"),
+    }
+    assert {(x["kind"], x["name"]) for x in data["signals"]} >= {
+        ("event", "ready"),
+        ("topic", "orders"),
+    }
+    assert {(r["name"], r["key"], r["hits"]) for r in data["rate_limits"]} >= {
+        ("api", "alice", 2),
+        ("api", "bob", 1),
+    }
     queues = {q["name"]: q for q in data["queues"]}
-    assert set(queues) == {"emails", "reports", "sms"} and queues["reports"]["ready"] == 1 and queues["emails"]["ready"] == 0
+    assert (
+        set(queues) == {"emails", "reports", "sms"}
+        and queues["reports"]["ready"] == 1
+        and queues["emails"]["ready"] == 0
+    )
     assert [w["id"] for w in data["workers"]] == ["w-cluster"]
-    assert indexes.read_index(cluster, KeyBuilder(prefix, cluster=True), "queues") == {"emails", "reports", "sms"}
-    Barrier("phase", 2, client=cluster).wait(timeout=3)
+    assert indexes.read_index(cluster, KeyBuilder(prefix, cluster=True), "queues") == {
+        "emails",
+        "reports",
+        "sms",
+    }
+    Barrier("phase", 2, client=cluster).wait(timeout=30)
     waiting.join(5)
     worker.stop()
     working.join(10)
@@ -132,7 +158,9 @@ def test_waiters_queues_and_the_leader_on_the_cluster(cluster):
     holder = Lock("report", client=cluster, ttl=10, wait=0)
     assert holder.acquire()
     got = []
-    waiter = threading.Thread(target=lambda: got.append(Lock("report", client=cluster, ttl=5, wait=10).acquire()))
+    waiter = threading.Thread(
+        target=lambda: got.append(Lock("report", client=cluster, ttl=5, wait=10).acquire())
+    )
     waiter.start()
     time.sleep(0.3)
     holder.release()
@@ -152,18 +180,47 @@ def test_waiters_queues_and_the_leader_on_the_cluster(cluster):
     Worker(queues, handler=handle, concurrency=4, burst=True, worker_id="w-drain").run()
     assert sorted(done) == list(range(400))
 
-    first = Election("cluster-jobs", lease=2, renew_deadline=1.5, retry_period=0.5, identity="a", client=cluster)
-    second = Election("cluster-jobs", lease=2, renew_deadline=1.5, retry_period=0.5, identity="b", client=cluster)
+    first = Election(
+        "cluster-jobs", lease=2, renew_deadline=1.5, retry_period=0.5, identity="a", client=cluster
+    )
+    second = Election(
+        "cluster-jobs", lease=2, renew_deadline=1.5, retry_period=0.5, identity="b", client=cluster
+    )
     assert first.campaign() and not second.campaign()
     term = first.term
     assert first.resign() and second.campaign() and second.term > term
+
+
+def test_a_queue_paused_on_the_cluster_is_not_claimed_from_and_is_listed(cluster):
+    # The pause key, the claim's and the queue's index entry are in the queue's slot (one script each).
+    jobs, other = Queue("paused-jobs", client=cluster), Queue("other-jobs", client=cluster)
+    assert jobs.pause("cluster maintenance")
+    jobs.push_many(range(3))
+    other.push("x")
+    ran = []
+    Worker(
+        [jobs, other], handler=lambda m: ran.append(m.body), burst=True, worker_id="w-paused"
+    ).run()
+    assert (
+        ran == ["x"]
+        and jobs.depths().ready == 3
+        and jobs.depths().paused["reason"] == "cluster maintenance"
+    )
+    assert "paused-jobs" in indexes.read_index(
+        cluster, KeyBuilder(default_prefix(), cluster=True), "queues"
+    )
+    assert jobs.resume()
+    Worker([jobs], handler=lambda m: ran.append(m.body), burst=True, worker_id="w-resumed").run()
+    assert sorted(ran[1:]) == [0, 1, 2]
 
 
 def test_the_replica_check_waits_on_the_grants_own_primary(cluster):
     lock = Lock("payroll", client=cluster, ttl=10, wait=0, replicas=1, replica_timeout=2)
     assert lock.acquire()
     lock.release()
-    with pytest.raises(ReplicasNotSynced):  # each primary has one replica: two can never acknowledge
+    with pytest.raises(
+        ReplicasNotSynced
+    ):  # each primary has one replica: two can never acknowledge
         Lock("payroll", client=cluster, ttl=10, wait=0, replicas=2, replica_timeout=0.2).acquire()
     assert not Lock("payroll", client=cluster, wait=0).locked()  # the grant was given back
 
@@ -193,7 +250,9 @@ def test_django_tasks_run_worker_and_the_check_on_the_cluster(settings, cluster_
     settings.REDCOORD = {"CLUSTER": {"NODES": ["redis://a:1/3"]}}
     assert any("only database 0" in m.msg for m in check_settings())
     settings.REDCOORD = {"URL": "redis://a:1/0", "CLUSTER": {"NODES": ["redis://a:1"]}}
-    assert any("more than one of URL, CACHE, SENTINEL and CLUSTER" in m.msg for m in check_settings())
+    assert any(
+        "more than one of URL, CACHE, SENTINEL and CLUSTER" in m.msg for m in check_settings()
+    )
 
 
 def _until(what, deadline, fn):
@@ -214,7 +273,9 @@ def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_
         config = topo.config
         client = cluster_client(config)
         lock_name = "ledger"
-        victim_addr = _primary_of(client, KeyBuilder(default_prefix(), cluster=True).lock(lock_name).lock)
+        victim_addr = _primary_of(
+            client, KeyBuilder(default_prefix(), cluster=True).lock(lock_name).lock
+        )
         stop = threading.Event()
         fences, pushed = [], []
 
@@ -244,13 +305,22 @@ def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_
         threads = [threading.Thread(target=locker), threading.Thread(target=pusher)]
         for t in threads:
             t.start()
-        election = Election("leader:{ledger}", lease=2, renew_deadline=1.5, retry_period=0.3, identity="a", client=client)
+        election = Election(
+            "leader:{ledger}",
+            lease=2,
+            renew_deadline=1.5,
+            retry_period=0.3,
+            identity="a",
+            client=client,
+        )
         assert election.campaign()
         term_before = election.term
         # a lock waiter and an idle worker blocked on the primary that dies, in the same slot
         holder = Lock("report:{ledger}", client=client, ttl=4, wait=0)
         assert holder.acquire()
-        client.get_redis_connection(client.nodes_manager.get_node(node_name=victim_addr)).execute_command("WAIT", 1, 1000)
+        client.get_redis_connection(
+            client.nodes_manager.get_node(node_name=victim_addr)
+        ).execute_command("WAIT", 1, 1000)
         waited = []
         waiter = threading.Thread(target=lambda: waited.append(Lock("report:{ledger}", client=cluster_client(config),
                                                                        ttl=5, wait=25).acquire()))  # fmt: skip
@@ -265,14 +335,20 @@ def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_
         new_client = cluster_client(config)
         victim.kill()
         killed = time.monotonic()
-        _until("lock", killed + 15, lambda: Lock("after-kill", client=new_client, ttl=5, wait=0).acquire() or 1 / 0)
+        _until(
+            "lock",
+            killed + 15,
+            lambda: Lock("after-kill", client=new_client, ttl=5, wait=0).acquire() or 1 / 0,
+        )
         lock_back = time.monotonic() - killed
         time.sleep(1.0)
         stop.set()
         for t in threads:
             t.join(15)
         assert lock_back < 10, f"locks resumed {lock_back:.1f} s after the kill"
-        assert fences == sorted(fences) and len(set(fences)) == len(fences), "a fencing token went backwards"
+        assert fences == sorted(fences) and len(set(fences)) == len(fences), (
+            "a fencing token went backwards"
+        )
         assert len(fences) > 10
         # every acknowledged push is delivered
         seen = []
@@ -280,17 +356,30 @@ def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_
                worker_id="w-after").run()  # fmt: skip
         lost = set(pushed) - set(seen)
         assert not lost, f"{len(lost)} acknowledged pushes were lost"
-        _until("push", time.monotonic() + 15, lambda: Queue("jobs:{ledger}", client=new_client).push("after"))
+        _until(
+            "push",
+            time.monotonic() + 15,
+            lambda: Queue("jobs:{ledger}", client=new_client).push("after"),
+        )
         waiter.join(30)
         assert waited == [True], "the lock waiter blocked on the dead primary never got the lock"
         deadline = time.monotonic() + 15
         while not ran:
-            assert time.monotonic() < deadline, "the idle worker never ran the message pushed after the failover"
+            assert time.monotonic() < deadline, (
+                "the idle worker never ran the message pushed after the failover"
+            )
             time.sleep(0.05)
         idle.stop()
         idling.join(15)
         assert ran == ["after"]
-        successor = Election("leader:{ledger}", lease=2, renew_deadline=1.5, retry_period=0.3, identity="b", client=new_client)
+        successor = Election(
+            "leader:{ledger}",
+            lease=2,
+            renew_deadline=1.5,
+            retry_period=0.3,
+            identity="b",
+            client=new_client,
+        )
         _until("leader", time.monotonic() + 15, lambda: successor.campaign() or 1 / 0)
         assert successor.term > term_before
     finally:
@@ -318,7 +407,9 @@ def test_a_script_unknown_to_a_promoted_replica_is_loaded_again():
         topo.cleanup()
 
 
-def test_health_metrics_status_and_the_deploy_check_read_every_primary(settings, cluster_topology, capsys):
+def test_health_metrics_status_and_the_deploy_check_read_every_primary(
+    settings, cluster_topology, capsys
+):
     from django.core.management import call_command
 
     from django_redcoord.checks import check_what_redis_keeps
@@ -335,12 +426,17 @@ def test_health_metrics_status_and_the_deploy_check_read_every_primary(settings,
     results = run_checks(client, "ops", Probe.build(queues=("mail", "sms"), max_age=3600))
     assert [r.ok for r in results] == [True, True, True], [r.line() for r in results]
     snapshot = RedcoordCollector(client, prefix="ops").read()
-    assert snapshot["locks"]["held"] == 12 and {q["name"] for q in snapshot["queues"]} == {"mail", "sms"}
+    assert snapshot["locks"]["held"] == 12 and {q["name"] for q in snapshot["queues"]} == {
+        "mail",
+        "sms",
+    }
     call_command("redcoord", "status")
     out = capsys.readouterr().out
     assert "ops:3" in out and "mail" in out
     persisted = [m for m in check_what_redis_keeps() if m.id == "redcoord.W004"]
-    assert len(persisted) == 3 and all("a Cluster primary" in m.msg for m in persisted)  # our nodes persist nothing
+    assert len(persisted) == 3 and all(
+        "a Cluster primary" in m.msg for m in persisted
+    )  # our nodes persist nothing
     for lock in held:
         lock.release()
 
@@ -368,7 +464,9 @@ def test_a_slot_being_migrated_refuses_for_now_and_then_moved_is_followed(cluste
             node.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
     again = Lock("moving", client=cluster, ttl=10, wait=0)
     _until("lock after the move", time.monotonic() + 10, lambda: again.acquire() or 1 / 0)
-    assert cluster.nodes_manager.get_node_from_slot(slot).name == target.name  # MOVED re-read the map
+    assert (
+        cluster.nodes_manager.get_node_from_slot(slot).name == target.name
+    )  # MOVED re-read the map
     assert dst.exists(again.keys.lock)
     again.release()
 
@@ -378,8 +476,18 @@ def test_the_slot_recorder_catches_a_cross_slot_call_and_agrees_with_the_server(
     span two slots is caught (negative control), and its slots are the server's own."""
     from . import key_slots
 
-    samples = ["plain", "p:lock:{invoice:1}", "p:lock:{c-7}:invoice:{c-7}:2", "a{}b", "{}{x}", "x{y}{z}", "é{ü}"]
-    assert [key_slots.slot(k) for k in samples] == [cluster.execute_command("CLUSTER KEYSLOT", k) for k in samples]
+    samples = [
+        "plain",
+        "p:lock:{invoice:1}",
+        "p:lock:{c-7}:invoice:{c-7}:2",
+        "a{}b",
+        "{}{x}",
+        "x{y}{z}",
+        "é{ü}",
+    ]
+    assert [key_slots.slot(k) for k in samples] == [
+        cluster.execute_command("CLUSTER KEYSLOT", k) for k in samples
+    ]
     seen, on_cluster = dict(key_slots.SEEN), set(key_slots.ON_CLUSTER)
     try:
         key_slots.record("negative/control", ["p:lock:{a}", "p:index:locks:{b}"], cluster=True)
@@ -408,5 +516,8 @@ def test_the_cluster_clients_own_outage_errors_are_ours_and_its_misuse_is_not():
                    RedisClusterException("Cluster Node 127.0.0.1:1 has no redis_connection")):  # fmt: skip
         with pytest.raises(CoordinationUnavailable), unavailable_as_ours(None, "a call"):
             raise outage
-    with pytest.raises(RedisClusterException, match="same key slot"), unavailable_as_ours(None, "a call"):
+    with (
+        pytest.raises(RedisClusterException, match="same key slot"),
+        unavailable_as_ours(None, "a call"),
+    ):
         raise RedisClusterException("EVALSHA - all keys must map to the same key slot")

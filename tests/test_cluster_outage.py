@@ -72,9 +72,13 @@ def _names(paused: tuple[int, int], prefix: str = "lock") -> tuple[list[str], li
 
 def test_a_new_client_connects_through_any_node_while_the_primary_of_slot_0_is_down(slot0_paused):
     topo, live_urls, paused = slot0_paused
-    config = validate({"CLUSTER": {"NODES": live_urls}, "SOCKET_TIMEOUT": 2.0, "CONNECT_TIMEOUT": 1.0})
+    config = validate(
+        {"CLUSTER": {"NODES": live_urls}, "SOCKET_TIMEOUT": 2.0, "CONNECT_TIMEOUT": 1.0}
+    )
     started = time.monotonic()
-    client = cluster_client(config)  # redis-py alone: TimeoutError asking the paused node for COMMAND
+    client = cluster_client(
+        config
+    )  # redis-py alone: TimeoutError asking the paused node for COMMAND
     assert time.monotonic() - started < 1.5, "building the client waited on the paused primary"
     live, dead = _names(paused)
     assert live and dead
@@ -101,7 +105,9 @@ def test_a_new_client_connects_through_any_node_while_the_primary_of_slot_0_is_d
     asyncio.run(asyncio.wait_for(on_the_loop(), 20))
 
 
-def test_a_worker_started_while_the_primary_of_slot_0_is_down_serves_the_other_queues(slot0_paused, settings):
+def test_a_worker_started_while_the_primary_of_slot_0_is_down_serves_the_other_queues(
+    slot0_paused, settings
+):
     topo, live_urls, paused = slot0_paused
     from . import task_defs
 
@@ -109,8 +115,17 @@ def test_a_worker_started_while_the_primary_of_slot_0_is_down_serves_the_other_q
     assert paused[0] <= key_slot("{q0}") <= paused[1]
     assert not any(paused[0] <= key_slot("{" + q + "}") <= paused[1] for q in queues[1:])
     prefix = f"outage{time.monotonic_ns()}"
-    settings.REDCOORD = {"CLUSTER": {"NODES": live_urls}, "KEY_PREFIX": prefix, "SOCKET_TIMEOUT": 2.0}
-    settings.TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default", *queues]}}
+    settings.REDCOORD = {
+        "CLUSTER": {"NODES": live_urls},
+        "KEY_PREFIX": prefix,
+        "SOCKET_TIMEOUT": 2.0,
+    }
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default", *queues],
+        }
+    }
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.cluster_settings", "DEMO_DB_PATH": ":memory:",
            "REDCOORD_CLUSTER_NODES": ",".join(live_urls), "REDCOORD_KEY_PREFIX": prefix,
            "REDCOORD_TEST_QUEUES": ",".join(queues)}  # fmt: skip
@@ -119,8 +134,12 @@ def test_a_worker_started_while_the_primary_of_slot_0_is_down_serves_the_other_q
                               start_new_session=True)  # fmt: skip
     try:
         time.sleep(3.0)
-        assert worker.poll() is None, f"run_worker exited {worker.returncode}: {worker.communicate()[1][-3000:]}"
-        results = [task_defs.add.using(queue_name=q).enqueue(i, 1) for i, q in enumerate(queues[1:])]
+        assert worker.poll() is None, (
+            f"run_worker exited {worker.returncode}: {worker.communicate()[1][-3000:]}"
+        )
+        results = [
+            task_defs.add.using(queue_name=q).enqueue(i, 1) for i, q in enumerate(queues[1:])
+        ]
         for i, result in enumerate(results):
             deadline = time.monotonic() + 30
             while True:
@@ -151,7 +170,10 @@ def test_the_deploy_check_names_full_coverage_on_each_primary(settings, cluster_
         _set_coverage(cluster_topology, "yes")  # Redis's default
         found = check_cluster_coverage()
         assert [m.id for m in found] == ["redcoord.W015"] * 3  # one per primary
-        assert all("cluster-require-full-coverage yes" in m.msg and "a Cluster primary" in m.msg for m in found)
+        assert all(
+            "cluster-require-full-coverage yes" in m.msg and "a Cluster primary" in m.msg
+            for m in found
+        )
         assert "cluster-require-full-coverage no" in found[0].hint
         _set_coverage(cluster_topology, "no")
         assert check_cluster_coverage() == []

@@ -132,20 +132,27 @@ def _hand_off(make_holder, make_waiter) -> None:
 def test_the_checker_catches_an_undeclared_key_and_passes_a_declared_one(redis_client):
     """Negative control: the checker must be able to fail."""
     bad = f"{CHECKER}\nredis.call('SET', KEYS[1], 1)\nredis.call('LPUSH', KEYS[1] .. ':other', 1)\nreturn 1"
-    with pytest.raises(redis.exceptions.ResponseError, match="REDCOORD-UNDECLARED-KEY LPUSH k:other"):
+    with pytest.raises(
+        redis.exceptions.ResponseError, match="REDCOORD-UNDECLARED-KEY LPUSH k:other"
+    ):
         redis_client.eval(bad, 1, "k")
     good = f"{CHECKER}\nredis.call('SET', KEYS[1], 1)\nredis.call('DEL', KEYS[1], KEYS[2])\nreturn redis.call('TIME')[1]"
     assert redis_client.eval(good, 2, "k", "k2")
 
 
-def test_every_script_of_the_hand_offs_declares_its_keys_but_the_known_ones(redis_client, checked_scripts):
+def test_every_script_of_the_hand_offs_declares_its_keys_but_the_known_ones(
+    redis_client, checked_scripts
+):
     from django_redcoord.core.locks import Lock
     from django_redcoord.core.rwlocks import ReadWriteLock
     from django_redcoord.core.semaphores import Semaphore, revoke_permit
     from django_redcoord.core.signals import Event, Signal
 
     c = redis_client
-    _hand_off(lambda: Lock("keys-lock", client=c, ttl=5, wait=0), lambda: Lock("keys-lock", client=c, ttl=5, wait=5))
+    _hand_off(
+        lambda: Lock("keys-lock", client=c, ttl=5, wait=0),
+        lambda: Lock("keys-lock", client=c, ttl=5, wait=5),
+    )
     _hand_off(lambda: Semaphore("keys-sem", 1, client=c, ttl=5),
               lambda: Semaphore("keys-sem", 1, client=c, ttl=5, wait=5))  # fmt: skip
     sem = Semaphore("keys-sem", 1, client=c, ttl=5)
@@ -173,16 +180,24 @@ def test_every_script_of_the_hand_offs_declares_its_keys_but_the_known_ones(redi
     t.join(10)
     _wait_and(lambda: [Signal("keys-signal", client=c) for _ in range(2)],
               lambda s: s.wait(timeout=5), lambda: Signal("keys-signal", client=c).broadcast("all"))  # fmt: skip
-    _wait_and(lambda: [Event("keys-event", client=c)], lambda e: e.wait(timeout=5), Event("keys-event", client=c).set)
+    _wait_and(
+        lambda: [Event("keys-event", client=c)],
+        lambda e: e.wait(timeout=5),
+        Event("keys-event", client=c).set,
+    )
     _quietly(Event("keys-event", client=c).clear)
     _broadcast_primitives(c)
 
-    assert set(checked_scripts) == set(KNOWN_UNDECLARED), {k: v[:1] for k, v in checked_scripts.items()}
+    assert set(checked_scripts) == set(KNOWN_UNDECLARED), {
+        k: v[:1] for k, v in checked_scripts.items()
+    }
 
 
 def _wait_and(make_waiters, wait, act) -> None:
     """Waiters blocked in ``wait``, then ``act`` (which wakes them)."""
-    threads = [threading.Thread(target=lambda w=w: _quietly(lambda: wait(w))) for w in make_waiters()]
+    threads = [
+        threading.Thread(target=lambda w=w: _quietly(lambda: wait(w))) for w in make_waiters()
+    ]
     for t in threads:
         t.start()
     time.sleep(0.3)
@@ -202,7 +217,11 @@ def _broadcast_primitives(c) -> None:
     _wait_and(lambda: [CountDownLatch("keys-latch", 2, client=c)], lambda w: w.wait(timeout=5),
               lambda: (party.count_down(), latch.count_down()))  # fmt: skip
     _quietly(lambda: latch.wait(0))
-    for name, act in (("keys-aborted", lambda w: w.abort("x")), ("keys-failed", None), ("keys-lapsed", None)):
+    for name, act in (
+        ("keys-aborted", lambda w: w.abort("x")),
+        ("keys-failed", None),
+        ("keys-lapsed", None),
+    ):
         waiter_latch = CountDownLatch(name, 2, client=c, ttl=0.3)
         p = waiter_latch.party(auto_renew=False)
         _quietly(p.join)
@@ -210,7 +229,11 @@ def _broadcast_primitives(c) -> None:
             act = lambda w, p=p: p.abort("a party failed")  # noqa: E731
         elif name == "keys-lapsed":
             act = lambda w: time.sleep(0.5)  # noqa: E731 - the party's lease lapses: the waiter's look breaks it
-        _wait_and(lambda n=name: [CountDownLatch(n, 2, client=c)], lambda w: w.wait(timeout=2), lambda a=act, w=waiter_latch: a(w))
+        _wait_and(
+            lambda n=name: [CountDownLatch(n, 2, client=c)],
+            lambda w: w.wait(timeout=2),
+            lambda a=act, w=waiter_latch: a(w),
+        )
         _quietly(p.count_down)
     _wait_and(lambda: [Barrier("keys-barrier", 2, client=c)], lambda b: b.wait(timeout=5),
               lambda: Barrier("keys-barrier", 2, client=c).wait(timeout=5))  # fmt: skip
@@ -219,7 +242,9 @@ def _broadcast_primitives(c) -> None:
     _wait_and(lambda: [Barrier("keys-barrier", 3, client=c)], lambda b: b.wait(timeout=5),
               lambda: Barrier("keys-barrier", 3, client=c).abort("x"))  # fmt: skip
     _quietly(Barrier("keys-barrier", 3, client=c).reset)
-    _wait_and(lambda: [Barrier("keys-barrier", 3, client=c)], lambda b: b.wait(timeout=0.5), lambda: None)  # times out
+    _wait_and(
+        lambda: [Barrier("keys-barrier", 3, client=c)], lambda b: b.wait(timeout=0.5), lambda: None
+    )  # times out
     _quietly(lambda: Barrier("keys-barrier", 3, client=c).state())
     _quietly(lambda: latch.state())
 
@@ -262,7 +287,9 @@ def test_a_waiter_behind_one_that_gives_up_is_handed_over_promptly(redis_client,
     for t in threads:
         t.join(30)
     assert order == ["b", "c"]
-    assert when["b"] - released < 1.0, f"B got the lock {when['b'] - released:.2f} s after the release"
+    assert when["b"] - released < 1.0, (
+        f"B got the lock {when['b'] - released:.2f} s after the release"
+    )
     assert when["c"] - when["b"] < 1.2
 
 
@@ -292,16 +319,23 @@ def test_a_release_during_a_slot_migration_runs_whole_or_not_at_all(cluster_topo
         source = client.nodes_manager.get_node_from_slot(slot)
         target = next(n for n in client.get_primaries() if n.name != source.name)
         src, dst = client.get_redis_connection(source), client.get_redis_connection(target)
-        src_id, dst_id = src.execute_command("CLUSTER", "MYID"), dst.execute_command("CLUSTER", "MYID")
+        src_id, dst_id = (
+            src.execute_command("CLUSTER", "MYID"),
+            dst.execute_command("CLUSTER", "MYID"),
+        )
         dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id)
         src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id)
         fence = holder.token
         try:
             try:
-                outcome = holder.release()  # old scripts: a raw ResponseError ("non local key"), half done
+                outcome = (
+                    holder.release()
+                )  # old scripts: a raw ResponseError ("non local key"), half done
             except CoordinationUnavailable as exc:
                 outcome = exc
-            if isinstance(outcome, CoordinationUnavailable):  # refused before it ran: still held, nobody granted
+            if isinstance(
+                outcome, CoordinationUnavailable
+            ):  # refused before it ran: still held, nobody granted
                 time.sleep(0.5)
                 assert not got, "the waiter was granted by a release that reported an outage"
         finally:
@@ -309,7 +343,9 @@ def test_a_release_during_a_slot_migration_runs_whole_or_not_at_all(cluster_topo
                 node.execute_command("CLUSTER", "SETSLOT", slot, "STABLE")
         if isinstance(outcome, CoordinationUnavailable):
             assert "TryAgain" in str(outcome) or "rehashing" in str(outcome), outcome
-            assert force_release("moving", fence, client=client) == "handed-off"  # the grant was intact
+            assert (
+                force_release("moving", fence, client=client) == "handed-off"
+            )  # the grant was intact
         waiter.join(20)
         assert got == [True], "the waiter never got the lock"
     finally:
@@ -345,7 +381,9 @@ def test_each_release_of_a_semaphore_reaches_the_next_waiter_promptly(redis_clie
     for t in threads:
         t.join(30)
     assert when["a"] - first < 0.4, f"A got its permit {when['a'] - first:.2f} s after the release"
-    assert when["b"] - second < 0.4, f"B got its permit {when['b'] - second:.2f} s after the release"
+    assert when["b"] - second < 0.4, (
+        f"B got its permit {when['b'] - second:.2f} s after the release"
+    )
 
 
 def _migrating(client, key):
@@ -379,7 +417,11 @@ def test_a_send_or_set_during_a_slot_migration_runs_whole_or_not_at_all(cluster_
 
     cluster_topology.flush()
     client = cluster_client(cluster_topology.config)
-    make = (lambda c: Event("moving-event", client=c)) if kind == "set" else (lambda c: Signal("moving-signal", client=c))
+    make = (
+        (lambda c: Event("moving-event", client=c))
+        if kind == "set"
+        else (lambda c: Signal("moving-signal", client=c))
+    )
     try:
         # one round first, so that the keys the old scripts declared exist (they ran, then failed mid-way)
         if kind == "set":
@@ -387,10 +429,15 @@ def test_a_send_or_set_during_a_slot_migration_runs_whole_or_not_at_all(cluster_
             make(client).clear()
         else:
             first = []
-            t = threading.Thread(target=lambda: first.append(make(cluster_client(cluster_topology.config)).wait(10)))
+            t = threading.Thread(
+                target=lambda: first.append(make(cluster_client(cluster_topology.config)).wait(10))
+            )
             t.start()
-            time.sleep(0.3)
-            make(client).send(0)
+            deadline = (
+                time.monotonic() + 10
+            )  # send until the waiter is there (a slow start under load)
+            while make(client).send(0) == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
             t.join(10)
             assert first == [0]
         got = []
@@ -402,10 +449,14 @@ def test_a_send_or_set_during_a_slot_migration_runs_whole_or_not_at_all(cluster_
         stable = _migrating(client, primitive.keys.waiters)
         try:
             try:
-                outcome = getattr(primitive, kind)({"n": 1}) if kind != "set" else primitive.set({"n": 1})
+                outcome = (
+                    getattr(primitive, kind)({"n": 1}) if kind != "set" else primitive.set({"n": 1})
+                )
             except CoordinationUnavailable as exc:
                 outcome = exc
-            if isinstance(outcome, CoordinationUnavailable):  # refused before it ran: nobody got anything
+            if isinstance(
+                outcome, CoordinationUnavailable
+            ):  # refused before it ran: nobody got anything
                 assert "TryAgain" in str(outcome) or "rehashing" in str(outcome), outcome
                 time.sleep(0.5)
                 assert not got, "a waiter got a signal from a call that reported an outage"
@@ -420,7 +471,9 @@ def test_a_send_or_set_during_a_slot_migration_runs_whole_or_not_at_all(cluster_
         waiter.join(20)
         assert got == [{"n": 1}] if kind != "set" else got == [True], got
         if kind != "set":
-            assert Signal("moving-signal", client=client).send(2) == 0  # delivered once, nobody left waiting
+            assert (
+                Signal("moving-signal", client=client).send(2) == 0
+            )  # delivered once, nobody left waiting
         own.close()
     finally:
         client.close()

@@ -21,11 +21,16 @@ def test_defaults_are_documented_values():
         ({"URL": "redis://x", "CACHE": "default"}, "set exactly one of them"),
         ({"URLS": "redis://x"}, "unknown REDCOORD key(s) URLS"),
         ({"URL": "redis://x", "KEY_PREFIX": "a{b}"}, "KEY_PREFIX must be"),
-        ({"URL": "redis://x", "LOCK_TTL": 0}, "['LOCK_TTL'] must be a finite number of seconds from 0.001 up to 31536000 (got 0)"),
+        (
+            {"URL": "redis://x", "LOCK_TTL": 0},
+            "['LOCK_TTL'] must be a finite number of seconds from 0.001 up to 31536000 (got 0)",
+        ),
         ({"URL": "redis://x", "LOCK_WAIT": -1}, "['LOCK_WAIT'] must be seconds >= 0"),
         ("redis://x", "must be a dict"),
-        ({"URL": "redis://x", "RATE_LIMITS": [{"path": "/a/", "policy": "1/s", "name": "a b"}]},
-         "REDCOORD['RATE_LIMITS'][0]['name'] 'a b' contains ' '"),
+        (
+            {"URL": "redis://x", "RATE_LIMITS": [{"path": "/a/", "policy": "1/s", "name": "a b"}]},
+            "REDCOORD['RATE_LIMITS'][0]['name'] 'a b' contains ' '",
+        ),
         ({"URL": "redis://x", "RATE_LIMITS": [{"path": "a/", "policy": "1/x"}]}, "['policy']: "),
     ],
 )
@@ -77,11 +82,15 @@ def test_importing_the_package_touches_neither_settings_nor_redis():
         "assert 'django.conf' not in sys.modules, 'django.conf imported';"
         "print('ok')"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PATH": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={"PATH": ""}
+    )
     assert out.stdout.strip() == "ok", out.stderr
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"), True, "5", None, -1, 0, 10**9])
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("inf"), float("-inf"), True, "5", None, -1, 0, 10**9]
+)
 def test_nan_infinity_and_out_of_range_seconds_are_refused(value):
     problems = conf.problems({"URL": "redis://x", "SOCKET_TIMEOUT": value})
     assert problems == [
@@ -104,9 +113,18 @@ def test_every_problem_is_reported_at_once():
 @pytest.mark.parametrize(
     "settings_, message",
     [
-        ({"WORKER_HEARTBEAT": 5, "WORKER_TIMEOUT": 5}, "REDCOORD['WORKER_TIMEOUT'] (5 s) must be longer than REDCOORD['WORKER_HEARTBEAT'] (5 s)"),
-        ({"QUEUE_RETRY_DELAY": 10, "QUEUE_RETRY_MAX_DELAY": 1}, "REDCOORD['QUEUE_RETRY_DELAY'] (10 s) must not exceed REDCOORD['QUEUE_RETRY_MAX_DELAY'] (1 s)"),
-        ({"LEADER_LEASE": 5, "LEADER_RENEW_DEADLINE": 6}, "REDCOORD LEADER_*: lease (5 s) must be longer than renew_deadline (6 s)"),
+        (
+            {"WORKER_HEARTBEAT": 5, "WORKER_TIMEOUT": 5},
+            "REDCOORD['WORKER_TIMEOUT'] (5 s) must be longer than REDCOORD['WORKER_HEARTBEAT'] (5 s)",
+        ),
+        (
+            {"QUEUE_RETRY_DELAY": 10, "QUEUE_RETRY_MAX_DELAY": 1},
+            "REDCOORD['QUEUE_RETRY_DELAY'] (10 s) must not exceed REDCOORD['QUEUE_RETRY_MAX_DELAY'] (1 s)",
+        ),
+        (
+            {"LEADER_LEASE": 5, "LEADER_RENEW_DEADLINE": 6},
+            "REDCOORD LEADER_*: lease (5 s) must be longer than renew_deadline (6 s)",
+        ),
     ],
 )
 def test_related_settings_must_agree(settings_, message):
@@ -122,7 +140,12 @@ def test_a_relation_is_not_reported_for_a_key_already_wrong():
 
 def test_the_dead_letter_limit_setting():
     assert conf.validate({"URL": "redis://x"})["QUEUE_DEAD_LETTER_LIMIT"] == 10_000
-    assert conf.validate({"URL": "redis://x", "QUEUE_DEAD_LETTER_LIMIT": None})["QUEUE_DEAD_LETTER_LIMIT"] is None
+    assert (
+        conf.validate({"URL": "redis://x", "QUEUE_DEAD_LETTER_LIMIT": None})[
+            "QUEUE_DEAD_LETTER_LIMIT"
+        ]
+        is None
+    )
     assert conf.problems({"URL": "redis://x", "QUEUE_DEAD_LETTER_LIMIT": 1.5}) == [
         "REDCOORD['QUEUE_DEAD_LETTER_LIMIT'] must be a whole number from 1 to 1000000000, "
         "or None to keep every dead letter (got 1.5)"

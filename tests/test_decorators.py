@@ -25,7 +25,9 @@ def test_function_view_holds_the_lock_named_by_its_arguments(client):
     assert response.status_code == 200
     first = response.json()
     assert first["name"] == "invoice:42" and first["same"] is True and first["token"] > 0
-    assert client.get("/invoice/42/").json()["token"] > first["token"]  # released, then fenced again
+    assert (
+        client.get("/invoice/42/").json()["token"] > first["token"]
+    )  # released, then fenced again
     assert not Lock("invoice:42").locked()
 
 
@@ -37,14 +39,22 @@ def test_attribute_access_in_the_template(client, django_user_model):
 
 def test_cbv_method(client):
     data = client.get("/report/q3/").json()
-    assert data["token"] > 0 and data == {"name": "report:q3", "token": data["token"], "same": True, "view": "method"}
+    assert data["token"] > 0 and data == {
+        "name": "report:q3",
+        "token": data["token"],
+        "same": True,
+        "view": "method",
+    }
 
 
 def test_whole_cbv_wraps_dispatch(client):
     assert client.get("/export/csv/").json()["name"] == "export:csv"
 
 
-@pytest.mark.parametrize("url, name", [("/invoice/7/", "invoice:7"), ("/report/q3/", "report:q3"), ("/export/csv/", "export:csv")])
+@pytest.mark.parametrize(
+    "url, name",
+    [("/invoice/7/", "invoice:7"), ("/report/q3/", "report:q3"), ("/export/csv/", "export:csv")],
+)
 def test_busy_view_answers_409_with_retry_after(client, url, name):
     held = hold(name)
     response = client.get(url)
@@ -92,7 +102,10 @@ def test_an_async_view_may_name_its_lock_after_the_signed_in_user(async_client, 
 def test_an_async_class_based_view_holds_the_lock_while_its_handler_runs(async_client):
     async def scenario():
         ok = await async_client.get("/async-export/q3/")
-        assert ok.status_code == 200 and ok.json() == {"name": "async-export:q3", "held_meanwhile": True}
+        assert ok.status_code == 200 and ok.json() == {
+            "name": "async-export:q3",
+            "held_meanwhile": True,
+        }
         held = hold("async-export:q3")
         busy = await async_client.get("/async-export/q3/")
         assert busy.status_code == 409  # a refusal Django can await
@@ -132,7 +145,9 @@ def test_plain_function_raises_lock_not_acquired_when_busy():
 
 
 def test_key_naming_a_missing_argument_fails_at_decoration_and_says_which_arguments_exist():
-    with pytest.raises(ValueError, match=r"\{order_id\} names no argument \(its arguments are pk\)"):
+    with pytest.raises(
+        ValueError, match=r"\{order_id\} names no argument \(its arguments are pk\)"
+    ):
 
         @with_lock("order:{order_id}", wait=0)
         def ship(pk):
@@ -150,7 +165,10 @@ def test_key_over_var_keyword_arguments_is_checked_at_call_time(redis_client):
         return kw["slug"]
 
     assert ship(None, slug="a1") == "a1"  # {slug} reads **kw, whatever it is called
-    with pytest.raises(ValueError, match=r"could not be formatted: KeyError\('slug'\); the call's arguments are request, kw"):
+    with pytest.raises(
+        ValueError,
+        match=r"could not be formatted: KeyError\('slug'\); the call's arguments are request, kw",
+    ):
         ship(None, other=1)
 
 
@@ -165,7 +183,11 @@ def test_key_producing_an_unsafe_name_is_refused():
 
 @pytest.mark.parametrize(
     "kwargs, message",
-    [({"ttl": 0}, "ttl must be between"), ({"wait": -2}, "wait must be seconds >= 0"), ({"on_busy": 5}, "on_busy must be a callable")],
+    [
+        ({"ttl": 0}, "ttl must be between"),
+        ({"wait": -2}, "wait must be seconds >= 0"),
+        ({"on_busy": 5}, "on_busy must be a callable"),
+    ],
 )
 def test_bad_decorator_arguments_fail_at_decoration(kwargs, message):
     with pytest.raises((TypeError, ValueError), match=message):
@@ -314,7 +336,11 @@ def test_an_async_call_cancelled_just_as_it_is_granted_gives_the_lock_back():
 def test_a_view_answers_503_with_retry_after_while_redis_is_down(client, settings):
     from tests.redis_servers import free_port
 
-    settings.REDCOORD = {**settings.REDCOORD, "URL": f"redis://127.0.0.1:{free_port()}/0", "CONNECT_TIMEOUT": 0.2}
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "URL": f"redis://127.0.0.1:{free_port()}/0",
+        "CONNECT_TIMEOUT": 0.2,
+    }
     response = client.get("/invoice/5/")
     assert response.status_code == 503 and response["Retry-After"] == "5"
     custom = client.get("/unavailable/5/")
@@ -375,7 +401,9 @@ def test_async_calls_given_a_sync_client_never_wait_behind_each_other_in_threads
 
 
 @pytest.mark.parametrize("url", ["/limited/pdf/", "/alimited/pdf/"])
-def test_a_semaphore_view_lets_permits_in_then_answers_429_with_retry_after(client, url, redis_client):
+def test_a_semaphore_view_lets_permits_in_then_answers_429_with_retry_after(
+    client, url, redis_client
+):
     from django_redcoord import Semaphore
 
     held = [Semaphore("exports:pdf", 2, ttl=5, wait=0) for _ in range(2)]
@@ -411,6 +439,8 @@ def test_read_and_write_lock_views(client):
     assert reading.acquire()
     assert client.get("/catalog/1/").status_code == 200  # readers share
     busy = client.get("/catalog/1/write/")
-    assert busy.status_code == 409 and b"'catalog:1'" in busy.content and int(busy["Retry-After"]) >= 1
+    assert (
+        busy.status_code == 409 and b"'catalog:1'" in busy.content and int(busy["Retry-After"]) >= 1
+    )
     reading.release()
     assert client.get("/catalog/1/write/").status_code == 200

@@ -4,7 +4,6 @@ Workers are real ``Worker`` objects (in a thread, or a forked process killed
 with SIGKILL), the leader a real ``LeaderElection``, the queue real messages.
 """
 
-import io
 import os
 import re
 import socket
@@ -15,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.urls import path
 
 from django_redcoord.core.keys import KeyBuilder
@@ -26,22 +24,13 @@ from django_redcoord.core.transport.clients import client_from_url
 from django_redcoord.health import health_view
 
 from . import multiproc
+from .health_probe import health
 from .redis_servers import free_port
 
 PREFIX = "test"  # the KEY_PREFIX conftest configures
 HOST = socket.gethostname()
 
 urlpatterns = [path("-/health", health_view)]
-
-
-def health(*args):
-    """Run ``redcoord health``; return (exit code, the lines it printed, the error)."""
-    out = io.StringIO()
-    try:
-        call_command("redcoord", "health", *args, stdout=out)
-    except CommandError as exc:
-        return exc.returncode, out.getvalue(), str(exc)
-    return 0, out.getvalue(), ""
 
 
 def wait_until(predicate, timeout, what):
@@ -70,7 +59,9 @@ def test_stopped_redis_exits_1_naming_the_server_with_its_password_masked(redis_
     client.config_set("requirepass", "s3cret")
     client.close()
     settings.REDCOORD = {"URL": f"redis://:s3cret@127.0.0.1:{server.port}/0", "KEY_PREFIX": PREFIX}
-    assert health("--leader")[1].startswith(f"OK   redis: redis://:***@127.0.0.1:{server.port}/0 answered PING")
+    assert health("--leader")[1].startswith(
+        f"OK   redis: redis://:***@127.0.0.1:{server.port}/0 answered PING"
+    )
 
     server.stop()
     started = time.monotonic()
@@ -78,7 +69,9 @@ def test_stopped_redis_exits_1_naming_the_server_with_its_password_masked(redis_
     assert time.monotonic() - started < 2
     assert code == 1
     lines = out.splitlines()
-    assert lines[0].startswith(f"FAIL redis: Redis at redis://:***@127.0.0.1:{server.port}/0 could not be reached")
+    assert lines[0].startswith(
+        f"FAIL redis: Redis at redis://:***@127.0.0.1:{server.port}/0 could not be reached"
+    )
     assert "Connection refused" in lines[0]
     assert lines[1] == "FAIL leader:default: not checked: Redis did not answer"
     assert error == "unhealthy: redis, leader:default failed (2 of 2 checks)"
@@ -116,11 +109,15 @@ def test_a_live_worker_passes_and_one_that_stopped_fails(redis_client):
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     try:
-        wait_until(lambda: registered(redis_client, "probe-live"), 5, "the worker's first heartbeat")
+        wait_until(
+            lambda: registered(redis_client, "probe-live"), 5, "the worker's first heartbeat"
+        )
         code, out, _ = health("--worker", "probe-live")
         assert code == 0
         line = out.splitlines()[1]
-        assert line.startswith(f"OK   worker:probe-live: alive on {HOST} (pid {os.getpid()}), heartbeat ")
+        assert line.startswith(
+            f"OK   worker:probe-live: alive on {HOST} (pid {os.getpid()}), heartbeat "
+        )
         assert line.endswith(" s ago, serving default")
 
         code, out, _ = health("--worker")  # this host's workers
@@ -149,17 +146,25 @@ def _serve(index, url, worker_id):
 def test_a_worker_killed_fails_once_its_heartbeat_is_stale(redis_url, redis_client):
     proc = multiproc.start(_serve, redis_url, "probe-killed")
     try:
-        wait_until(lambda: registered(redis_client, "probe-killed"), 5, "the worker's first heartbeat")
+        wait_until(
+            lambda: registered(redis_client, "probe-killed"), 5, "the worker's first heartbeat"
+        )
         assert health("--worker", "probe-killed")[0] == 0
         proc.kill()
-        wait_until(lambda: health("--worker", "probe-killed")[0] == 1, 3, "the heartbeat to go stale")
+        wait_until(
+            lambda: health("--worker", "probe-killed")[0] == 1, 3, "the heartbeat to go stale"
+        )
     finally:
         proc.stop()
-    code, out, _ = health("--worker", "probe-killed", "--worker", "--this-host", "--queue", "default")
+    code, out, _ = health(
+        "--worker", "probe-killed", "--worker", "--this-host", "--queue", "default"
+    )
     assert code == 1
     lines = out.splitlines()
     assert lines[1].startswith("FAIL worker:probe-killed: last heartbeat ")
-    assert lines[1].endswith(" ago, past its timeout: the worker is dead or stuck (its messages are being requeued)")
+    assert lines[1].endswith(
+        " ago, past its timeout: the worker is dead or stuck (its messages are being requeued)"
+    )
     assert lines[2].startswith(f"FAIL workers:default: no live worker on host {HOST} and serving default; "
                                "dead or stuck: probe-killed (last heartbeat ")  # fmt: skip
 
@@ -189,7 +194,10 @@ def test_leader_present_passes_and_fails_once_its_lease_expired(redis_client):
 def test_queue_fails_once_its_oldest_message_is_older_than_max_age(redis_client):
     queue = Queue("emails", client=redis_client, prefix=PREFIX)
     code, out, _ = health("--queue", "emails", "--max-age", "0.2")
-    assert (code, out.splitlines()[1]) == (0, "OK   queue:emails: no message waiting; 0 ready, 0 delayed, 0 processing, 0 consumer(s)")
+    assert (code, out.splitlines()[1]) == (
+        0,
+        "OK   queue:emails: no message waiting; 0 ready, 0 delayed, 0 processing, 0 consumer(s)",
+    )
 
     queue.push({"to": "a@example.com"})
     queue.push({"later": True}, delay=60)  # not due: not waiting yet
@@ -202,7 +210,9 @@ def test_queue_fails_once_its_oldest_message_is_older_than_max_age(redis_client)
     assert code == 1
     line = out.splitlines()[1]
     assert line.startswith("FAIL queue:emails: oldest waiting message 0.")
-    assert line.endswith("over the max of 0.2 s — nothing consumes it; 1 ready, 1 delayed, 0 processing, 0 consumer(s)")
+    assert line.endswith(
+        "over the max of 0.2 s — nothing consumes it; 1 ready, 1 delayed, 0 processing, 0 consumer(s)"
+    )
     assert error == "unhealthy: queue:emails failed (1 of 2 checks)"
 
 
@@ -212,7 +222,10 @@ def test_a_due_delayed_message_nobody_claims_counts_as_waiting(redis_client):
     time.sleep(0.4)
     code, out, _ = health("--queue", "later", "--max-age", "0.2")
     assert code == 1
-    found = re.match(r"FAIL queue:later: oldest waiting message ([0-9.]+) s old, over the max of 0.2 s", out.splitlines()[1])
+    found = re.match(
+        r"FAIL queue:later: oldest waiting message ([0-9.]+) s old, over the max of 0.2 s",
+        out.splitlines()[1],
+    )
     assert found and 0.3 <= float(found[1]) < 5  # waiting since it fell due, 0.35 s ago
 
 
@@ -264,7 +277,7 @@ def test_view_answers_503_without_the_password_when_redis_is_down(client, settin
     "query, message",
     [
         ("max_age=60", "a max age needs a queue"),
-        ("queue=emails&max_age=soon", "could not convert string to float"),
+        ("queue=emails&max_age=soon", "max_age must be a number of seconds, not 'soon'"),
         ("queue=emails", "a queue needs --max-age SECONDS (view: max_age=)"),
         ("queue={x&max_age=1", "queue name '{x' has misplaced braces"),
     ],

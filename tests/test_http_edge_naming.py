@@ -105,7 +105,9 @@ def used(name: str, key: str = "ip:127.0.0.1") -> int:
 
 def test_two_class_based_views_without_a_name_count_apart(client):
     assert [client.get("/search/").status_code for _ in range(3)] == [200, 429, 429]
-    assert client.get("/login/").status_code == 200  # was 429: both were "django.views.generic.base.View.dispatch"
+    assert (
+        client.get("/login/").status_code == 200
+    )  # was 429: both were "django.views.generic.base.View.dispatch"
     assert used(f"{__name__}.LoginView") == 1 and used(f"{__name__}.SearchView") == 1
     assert used("django.views.generic.base.View.dispatch") == 0
 
@@ -119,10 +121,14 @@ def test_two_async_class_based_views_without_a_name_count_apart(async_client):
     assert used(f"{__name__}.AsyncLoginView") == 1 and used(f"{__name__}.AsyncSearchView") == 1
 
 
-def test_method_decorator_on_dispatch_is_named_after_the_view_being_dispatched(client, async_client):
+def test_method_decorator_on_dispatch_is_named_after_the_view_being_dispatched(
+    client, async_client
+):
     assert [client.get("/dispatch-a/").status_code for _ in range(2)] == [200, 429]
     assert client.get("/dispatch-b/").status_code == 200
-    assert used(f"{__name__}.DecoratedDispatchA") == 1 and used(f"{__name__}.DecoratedDispatchB") == 1
+    assert (
+        used(f"{__name__}.DecoratedDispatchA") == 1 and used(f"{__name__}.DecoratedDispatchB") == 1
+    )
 
     async def gets():  # async handlers behind the inherited dispatch: decided around their coroutine
         return [(await async_client.get("/adispatch/")).status_code for _ in range(2)]
@@ -174,11 +180,25 @@ def test_a_name_derived_from_any_text_is_valid(raw):
 
 
 def test_derived_names_never_collide_where_the_text_differs():
-    raws = ["a b", "a_b", "a.b", "über", "_ber", "<locals>", "_locals_", "x" * 300, "x" * 299 + "y", "a{b}", "a_b_"]
+    raws = [
+        "a b",
+        "a_b",
+        "a.b",
+        "über",
+        "_ber",
+        "<locals>",
+        "_locals_",
+        "x" * 300,
+        "x" * 299 + "y",
+        "a{b}",
+        "a_b_",
+    ]
     names = [limiter_name(raw) for raw in raws]
     assert len(set(names)) == len(raws)
     allowed = "abcXYZ019_-.:/@=+,#~|"
-    assert all(limiter_name(f"view.{c}") == f"view.{c}" for c in allowed)  # valid names are kept as they are
+    assert all(
+        limiter_name(f"view.{c}") == f"view.{c}" for c in allowed
+    )  # valid names are kept as they are
 
 
 def test_an_explicit_invalid_name_fails_at_decoration():
@@ -211,7 +231,11 @@ def test_a_drf_throttle_defined_in_a_function_limits_instead_of_failing():
 
     throttle, view = make()
     factory = APIRequestFactory()
-    assert [view(factory.get("/orders/")).status_code for _ in range(3)] == [200, 200, 429]  # was 500, 500, 500
+    assert [view(factory.get("/orders/")).status_code for _ in range(3)] == [
+        200,
+        200,
+        429,
+    ]  # was 500, 500, 500
     name = throttle.limiter_name()
     assert validate_name(name, tag=False) == name and "_locals_" in name
 
@@ -230,7 +254,9 @@ def test_a_drf_throttle_with_an_invalid_name_fails_where_it_is_written():
 def test_a_middleware_rule_name_that_no_key_can_hold_is_refused_by_the_settings_check():
     from django_redcoord.core.options import problems
 
-    found = problems({"URL": "redis://x", "RATE_LIMITS": [{"path": "/a/", "policy": "1/s", "name": "a{b}"}]})
+    found = problems(
+        {"URL": "redis://x", "RATE_LIMITS": [{"path": "/a/", "policy": "1/s", "name": "a{b}"}]}
+    )
     assert found == [
         "REDCOORD['RATE_LIMITS'][0]['name'] 'a{b}' contains '{}'; allowed characters are letters, digits and "
         "_ - . : / @ = + , # ~ |"
@@ -244,8 +270,12 @@ def test_stacked_limits_on_one_view_keep_their_own_state(rf):
         return ok(request)
 
     assert [search(rf.get("/")).status_code for _ in range(3)] == [200, 200, 429]
-    base = limiter_name(f"{__name__}.test_stacked_limits_on_one_view_keep_their_own_state.<locals>.search")
-    assert RateLimiter("5/m", name=base).peek("ip:127.0.0.1").remaining == 3  # the inner one saw two
+    base = limiter_name(
+        f"{__name__}.test_stacked_limits_on_one_view_keep_their_own_state.<locals>.search"
+    )
+    assert (
+        RateLimiter("5/m", name=base).peek("ip:127.0.0.1").remaining == 3
+    )  # the inner one saw two
     assert RateLimiter("2/m", name=limiter_name(f"{base}#2")).peek("ip:127.0.0.1").remaining == 0
 
 
@@ -259,5 +289,7 @@ def test_stacked_limits_on_a_class_based_view_keep_their_own_state(rf):
     view = Stacked.as_view()
     answers = [view(rf.get("/")).status_code for _ in range(3)]
     assert answers == [200, 200, 429]
-    base = limiter_name(f"{__name__}.test_stacked_limits_on_a_class_based_view_keep_their_own_state.<locals>.Stacked")
+    base = limiter_name(
+        f"{__name__}.test_stacked_limits_on_a_class_based_view_keep_their_own_state.<locals>.Stacked"
+    )
     assert RateLimiter("5/m", name=base).peek("ip:127.0.0.1").remaining == 3

@@ -140,7 +140,9 @@ def test_a_file_response_holds_its_slot_until_sent(client):
     assert not held("edge-file")
 
 
-@pytest.mark.parametrize(("url", "name"), [("/astream/", "edge-astream"), ("/cbv-stream/", "edge-cbv-stream")])
+@pytest.mark.parametrize(
+    ("url", "name"), [("/astream/", "edge-astream"), ("/cbv-stream/", "edge-cbv-stream")]
+)
 def test_an_async_streamed_body_under_asgi_holds_its_slot_to_the_end(url, name):
     seen = {}
 
@@ -155,7 +157,9 @@ def test_an_async_streamed_body_under_asgi_holds_its_slot_to_the_end(url, name):
     assert not held(name)
 
 
-@pytest.mark.parametrize(("url", "name"), [("/astream/", "edge-astream"), ("/cbv-stream/", "edge-cbv-stream")])
+@pytest.mark.parametrize(
+    ("url", "name"), [("/astream/", "edge-astream"), ("/cbv-stream/", "edge-cbv-stream")]
+)
 def test_a_client_that_disconnects_mid_body_gives_the_slot_back(url, name):
     seen = []
 
@@ -190,11 +194,16 @@ def test_a_sync_streamed_body_served_under_asgi_gives_the_slot_back():
 
 def concurrency_rule(settings):
     settings.MIDDLEWARE = [*settings.MIDDLEWARE, MIDDLEWARE]
-    settings.REDCOORD = {**settings.REDCOORD, "RATE_LIMITS": [{"path": "/mw/", "policy": "concurrency=1", "name": "edge-mw"}]}
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "RATE_LIMITS": [{"path": "/mw/", "policy": "concurrency=1", "name": "edge-mw"}],
+    }
 
 
 @pytest.mark.django_db  # response.close() sends request_finished: Django closes old DB connections
-def test_the_middleware_holds_a_streamed_responses_slot_until_the_body_has_been_sent(client, settings):
+def test_the_middleware_holds_a_streamed_responses_slot_until_the_body_has_been_sent(
+    client, settings
+):
     concurrency_rule(settings)
     first = client.get("/mw/stream/")
     assert first.status_code == 200 and held("edge-mw")
@@ -206,7 +215,9 @@ def test_the_middleware_holds_a_streamed_responses_slot_until_the_body_has_been_
     assert not held("edge-mw")
 
 
-def test_the_middleware_under_asgi_holds_an_async_bodys_slot_and_gives_it_back_on_disconnect(settings):
+def test_the_middleware_under_asgi_holds_an_async_bodys_slot_and_gives_it_back_on_disconnect(
+    settings,
+):
     concurrency_rule(settings)
     seen = {}
 
@@ -246,7 +257,11 @@ def test_rules_on_one_path_with_different_keys_count_apart(client, settings):
         {"path": "/keys/", "policy": "2/m"},
         {"path": "/keys/", "policy": "2/m", "key": "header:X-Api-Key"},  # no header: by IP, its own count
     ]}  # fmt: skip
-    assert [client.get("/keys/").status_code for _ in range(3)] == [200, 200, 429]  # was [200, 429, 429]
+    assert [client.get("/keys/").status_code for _ in range(3)] == [
+        200,
+        200,
+        429,
+    ]  # was [200, 429, 429]
 
 
 def test_rule_names_are_distinct_and_stable():
@@ -259,7 +274,11 @@ def test_rule_names_are_distinct_and_stable():
         {"path": "/x/", "policy": "2/s"},
         {"path": "/über uns/", "policy": "1/s"},
         {"path": "/shared/", "policy": "1/s", "name": "mine"},
-        {"path": "/also-shared/", "policy": "1/s", "name": "mine"},  # the same name on purpose: shared
+        {
+            "path": "/also-shared/",
+            "policy": "1/s",
+            "name": "mine",
+        },  # the same name on purpose: shared
     ]
     names = rule_names(rules)
     assert names[:3] == ["path:api", "path:login:POST", "path:login:GET"]

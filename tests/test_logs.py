@@ -37,7 +37,10 @@ def run_leader(redis_url, *args, seconds=2.5):
         # take seconds to start Django, and a SIGTERM before the handler is installed kills it (-15).
         client = client_from_url(redis_url)
         deadline = time.monotonic() + 30
-        while next(client.scan_iter(match=f"{prefix}:*", count=1000), None) is None and proc.poll() is None:
+        while (
+            next(client.scan_iter(match=f"{prefix}:*", count=1000), None) is None
+            and proc.poll() is None
+        ):
             assert time.monotonic() < deadline, "run_leader wrote nothing in 30 s"
             time.sleep(0.05)
         client.close()
@@ -52,7 +55,9 @@ def run_leader(redis_url, *args, seconds=2.5):
 def test_run_leader_tells_what_it_does_without_any_logging_setting(redis_url):
     code, lines = run_leader(redis_url)
     assert code == 0, lines
-    stamped = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d{4} (INFO|WARNING|ERROR) (django_redcoord[.\w]*): ")
+    stamped = re.compile(
+        r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d{4} (INFO|WARNING|ERROR) (django_redcoord[.\w]*): "
+    )
     assert lines and all(stamped.match(line) for line in lines), lines
     text = "\n".join(lines)
     assert "INFO django_redcoord.leader: run_leader:" in text and "campaigning" in text
@@ -66,7 +71,9 @@ def test_json_lines_on_request_and_quiet_at_verbosity_0(redis_url):
     assert code == 0, lines
     records = [json.loads(line) for line in lines]  # every line is one JSON object
     assert all({"time", "level", "logger", "message", "process"} <= set(r) for r in records)
-    assert any(r["logger"] == "django_redcoord.leader" and "elected" in r["message"] for r in records), records
+    assert any(
+        r["logger"] == "django_redcoord.leader" and "elected" in r["message"] for r in records
+    ), records
     assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$", records[0]["time"])
     code, lines = run_leader(redis_url, "--verbosity", "0", seconds=1.5)
     assert code == 0 and not [line for line in lines if " INFO " in line], lines

@@ -54,7 +54,13 @@ def serve_market(tmp_path, redis_url):
             **extra_env,
         }
         for args in (["migrate", "--noinput", "-v", "0"], ["demo_setup"]):
-            subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, "manage.py", *args],
+                cwd=ROOT,
+                env=env,
+                check=True,
+                capture_output=True,
+            )
         port = free_port()
         server = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
@@ -68,7 +74,9 @@ def serve_market(tmp_path, redis_url):
                 urllib.request.urlopen(base + "/market/", timeout=2)
                 break
             except (urllib.error.URLError, ConnectionError):
-                assert time.monotonic() < deadline and server.poll() is None, "runserver did not start"
+                assert time.monotonic() < deadline and server.poll() is None, (
+                    "runserver did not start"
+                )
                 time.sleep(0.1)
         return base, env, dict(_db(env, "select name, id from demo_item"))
 
@@ -112,8 +120,18 @@ def shopper(index, base, items, path):
 
 def _invariants(env):
     stock = dict(_db(env, "select name, stock from demo_item"))
-    funds = dict(_db(env, "select u.username, a.funds from demo_account a join auth_user u on u.id = a.user_id"))
-    sold = dict(_db(env, "select i.name, count(*) from demo_purchase p join demo_item i on i.id = p.item_id group by i.name"))
+    funds = dict(
+        _db(
+            env,
+            "select u.username, a.funds from demo_account a join auth_user u on u.id = a.user_id",
+        )
+    )
+    sold = dict(
+        _db(
+            env,
+            "select i.name, count(*) from demo_purchase p join demo_item i on i.id = p.item_id group by i.name",
+        )
+    )
     return stock, funds, sold
 
 
@@ -130,8 +148,15 @@ def test_locked_buy_never_oversells_or_overdraws(market):
         assert sold.get(name, 0) == initial - stock[name]
     assert statuses.count(200) == sum(sold.values()) > 0
     for item_id in items.values():
-        fences = [f for (f,) in _db(env, f"select fence from demo_purchase where item_id = {item_id} order by id")]
-        assert fences == sorted(set(fences)), f"fencing tokens of one item must strictly increase: {fences}"
+        fences = [
+            f
+            for (f,) in _db(
+                env, f"select fence from demo_purchase where item_id = {item_id} order by id"
+            )
+        ]
+        assert fences == sorted(set(fences)), (
+            f"fencing tokens of one item must strictly increase: {fences}"
+        )
 
 
 def test_negative_control_unlocked_buy_breaks_the_invariants(market):
@@ -176,7 +201,9 @@ def test_page_shows_an_oversell_in_red(client):
     call_command("demo_setup", stdout=io.StringIO())
     chair = Item.objects.get(name="Chair")  # listed 2
     buyer = get_user_model().objects.get(username="alice")
-    Purchase.objects.bulk_create(Purchase(item=chair, buyer=buyer, price=45, fence=0) for _ in range(5))
+    Purchase.objects.bulk_create(
+        Purchase(item=chair, buyer=buyer, price=45, fence=0) for _ in range(5)
+    )
     Item.objects.filter(pk=chair.pk).update(stock=1)  # lost writes: 5 sales, one decrement
     row = _item_rows(client.get("/market/").content.decode())[str(chair.pk)]
     assert '<span class="oversold">sold 5 of 2 — oversold by 3</span>' in row, row
@@ -193,7 +220,12 @@ def _violations(env):
             found.append(f"{name} oversold: {sold} sold of {listed}")
         if stock != listed - sold:
             found.append(f"{name} stock {stock}, should be {listed - sold}")
-    funds = dict(_db(env, "select u.username, a.funds from demo_account a join auth_user u on u.id = a.user_id"))
+    funds = dict(
+        _db(
+            env,
+            "select u.username, a.funds from demo_account a join auth_user u on u.id = a.user_id",
+        )
+    )
     if any(v < 0 for v in funds.values()) or sum(funds.values()) != TOTAL_FUNDS:
         found.append(f"funds {funds}, total should be {TOTAL_FUNDS}")
     return found
@@ -202,7 +234,9 @@ def _violations(env):
 def _burst(base, path, item_id, n):
     """n threads POST one purchase each at the same instant; their statuses."""
     jar = http.cookiejar.CookieJar()
-    urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar)).open(base + "/market/", timeout=30).read()
+    urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar)).open(
+        base + "/market/", timeout=30
+    ).read()
     csrf = next(c.value for c in jar if c.name == "csrftoken")
     start = threading.Barrier(n)
     statuses = [None] * n
@@ -211,7 +245,11 @@ def _burst(base, path, item_id, n):
         request = urllib.request.Request(
             f"{base}/market/{path}/{item_id}/",
             data=f"buyer={['alice', 'bob', 'carol'][i % 3]}".encode(),
-            headers={"X-CSRFToken": csrf, "Cookie": f"csrftoken={csrf}", "Referer": base + "/market/"},
+            headers={
+                "X-CSRFToken": csrf,
+                "Cookie": f"csrftoken={csrf}",
+                "Referer": base + "/market/",
+            },
         )
         start.wait(10)
         try:
@@ -243,7 +281,9 @@ class Page:
     def post(self, path, **fields):
         csrf = next(c.value for c in self.jar if c.name == "csrftoken")
         data = urllib.parse.urlencode({"csrfmiddlewaretoken": csrf, **fields}).encode()
-        request = urllib.request.Request(self.base + path, data=data, headers={"Referer": self.base + "/market/"})
+        request = urllib.request.Request(
+            self.base + path, data=data, headers={"Referer": self.base + "/market/"}
+        )
         with self.opener.open(request, timeout=60) as response:
             self.url, self.html = response.url, response.read().decode()
         return self.html
@@ -257,11 +297,18 @@ SLOW = {"DEMO_MARKET_THINK_TIME": "0.2"}
 def test_locked_buttons_hammered_at_once_never_oversell(serve_market):
     base, env, items = serve_market(**SLOW)
     statuses = _burst(base, "buy", items["Chair"], 8)
-    assert statuses.count(200) == 2 and set(statuses) <= {200, 402, 409}, statuses  # 402: carol is out of funds
+    assert statuses.count(200) == 2 and set(statuses) <= {200, 402, 409}, (
+        statuses
+    )  # 402: carol is out of funds
     html = Page(base).post(f"/market/stampede/{items['Lamp']}/", lock="yes")
-    message = re.search(r'class="message success">(Stampede: 10 buyers at once on Lamp through @with_lock: .*?)</p>', html)
+    message = re.search(
+        r'class="message success">(Stampede: 10 buyers at once on Lamp through @with_lock: .*?)</p>',
+        html,
+    )
     assert message, html
-    assert ": 3 bought, " in message[1] and message[1].endswith("Sold 3 of 3, never more."), message[1]  # the rest: sold out or broke
+    assert ": 3 bought, " in message[1] and message[1].endswith("Sold 3 of 3, never more."), (
+        message[1]
+    )  # the rest: sold out or broke
     assert _violations(env) == []
     for name in ("Chair", "Lamp"):
         assert "Sold out" in _item_rows(html)[str(items[name])]
@@ -272,11 +319,19 @@ def test_negative_control_unlocked_buttons_hammered_at_once_oversell(serve_marke
     statuses = _burst(base, "buy-unlocked", items["Chair"], 8)
     assert statuses.count(200) > 2, statuses
     found = _violations(env)
-    assert any(v.startswith("Chair oversold") for v in found), f"the checker saw no oversell: {found}"
+    assert any(v.startswith("Chair oversold") for v in found), (
+        f"the checker saw no oversell: {found}"
+    )
     html = Page(base).post(f"/market/stampede/{items['Lamp']}/", lock="no")
-    assert re.search(r'class="message error">Stampede: 10 buyers at once on Lamp without a lock: .* Sold \d+ of 3 — oversold by \d+', html), html
+    assert re.search(
+        r'class="message error">Stampede: 10 buyers at once on Lamp without a lock: .* Sold \d+ of 3 — oversold by \d+',
+        html,
+    ), html
     chair_row = _item_rows(html)[str(items["Chair"])]
-    assert re.search(rf'<span class="oversold">sold {statuses.count(200)} of 2 — oversold by \d+</span>', chair_row), chair_row
+    assert re.search(
+        rf'<span class="oversold">sold {statuses.count(200)} of 2 — oversold by \d+</span>',
+        chair_row,
+    ), chair_row
 
 
 def test_busy_lock_sends_the_page_back_with_a_message(serve_market, redis_client):
@@ -287,7 +342,9 @@ def test_busy_lock_sends_the_page_back_with_a_message(serve_market, redis_client
         html = page.post(f"/market/buy/{lamp}/", buyer="alice", **{"from": "page"})
         assert page.url == base + "/market/"
         assert "Someone else is buying this item right now — try again." in html, html
-        with pytest.raises(urllib.error.HTTPError) as busy:  # scripts still get the 409 with Retry-After
+        with pytest.raises(
+            urllib.error.HTTPError
+        ) as busy:  # scripts still get the 409 with Retry-After
             page.post(f"/market/buy/{lamp}/", buyer="alice")
         assert busy.value.code == 409 and busy.value.headers["Retry-After"]
     with Lock("market:funds:alice", ttl=30, wait=0, client=redis_client, prefix="demo"):

@@ -132,7 +132,9 @@ def test_locks_held_and_waiting_and_semaphore_permits_are_counted(client, redis_
     time.sleep(0.3)
     assert value(scrape(client), "redcoord_locks_held") == 0
 
-    permits = [Semaphore("pool", 3, ttl=30, wait=0, client=redis_client, prefix="test") for _ in range(2)]
+    permits = [
+        Semaphore("pool", 3, ttl=30, wait=0, client=redis_client, prefix="test") for _ in range(2)
+    ]
     assert all(p.acquire() for p in permits)
     m = scrape(client)
     assert value(m, "redcoord_locks_held") == 0
@@ -171,14 +173,18 @@ def test_leader_and_job_metrics_follow_a_campaign_a_run_and_a_resignation(client
     job_labels = {"election": "default", "job": "rates"}
     assert value(m, "redcoord_periodic_job_runs_total", **job_labels) == 1
     assert value(m, "redcoord_periodic_job_failures_total", **job_labels) == 1
-    assert value(m, "redcoord_periodic_job_missed_slots_total", **job_labels) == 0  # an ad-hoc run misses none
+    assert (
+        value(m, "redcoord_periodic_job_missed_slots_total", **job_labels) == 0
+    )  # an ad-hoc run misses none
     assert value(m, "redcoord_periodic_job_running", **job_labels) == 0
     assert value(m, "redcoord_periodic_job_last_outcome", outcome="error", **job_labels) == 1
     assert value(m, "redcoord_periodic_job_last_outcome", outcome="ok", **job_labels) == 0
     start = value(m, "redcoord_periodic_job_last_start_timestamp_seconds", **job_labels)
     end = value(m, "redcoord_periodic_job_last_end_timestamp_seconds", **job_labels)
     assert start <= end and abs(end - time.time()) < 10
-    assert value(m, "redcoord_periodic_job_last_duration_seconds", **job_labels) == pytest.approx(run.duration, abs=0.002)
+    assert value(m, "redcoord_periodic_job_last_duration_seconds", **job_labels) == pytest.approx(
+        run.duration, abs=0.002
+    )
 
     release = threading.Event()
     slow = Job("slow", lambda: release.wait(5), 60_000, None, None, 0.0, False, "coalesce")
@@ -186,13 +192,25 @@ def test_leader_and_job_metrics_follow_a_campaign_a_run_and_a_resignation(client
     try:
         m = scrape(client)
         assert value(m, "redcoord_periodic_job_running", election="default", job="slow") == 1
-        assert value(m, "redcoord_periodic_job_last_outcome", election="default", job="slow", outcome="ok") is None
+        assert (
+            value(
+                m,
+                "redcoord_periodic_job_last_outcome",
+                election="default",
+                job="slow",
+                outcome="ok",
+            )
+            is None
+        )
     finally:
         release.set()
         assert slow_run.done.wait(5)
     m = scrape(client)
     assert value(m, "redcoord_periodic_job_running", election="default", job="slow") == 0
-    assert value(m, "redcoord_periodic_job_last_outcome", election="default", job="slow", outcome="ok") == 1
+    assert (
+        value(m, "redcoord_periodic_job_last_outcome", election="default", job="slow", outcome="ok")
+        == 1
+    )
     assert value(m, "redcoord_periodic_job_runs_total", election="default", job="slow") == 1
     assert value(m, "redcoord_periodic_job_failures_total", election="default", job="slow") == 0
 
@@ -200,7 +218,9 @@ def test_leader_and_job_metrics_follow_a_campaign_a_run_and_a_resignation(client
     m = scrape(client)
     assert value(m, "redcoord_leader_present", election="default") == 0
     assert names(m, "redcoord_leader_info", "holder") == set()
-    assert value(m, "redcoord_periodic_job_runs_total", **job_labels) == 1  # the job's record outlives the term
+    assert (
+        value(m, "redcoord_periodic_job_runs_total", **job_labels) == 1
+    )  # the job's record outlives the term
 
 
 def test_a_running_worker_is_counted_with_its_heartbeat_and_its_work(client, redis_client):
@@ -214,14 +234,19 @@ def test_a_running_worker_is_counted_with_its_heartbeat_and_its_work(client, red
         q.push({"image": 1})
         assert done.wait(5)
         labels = {"worker": "w-metrics", "outcome": "ok"}
-        m = scrape_until(client, lambda s: value(s, "redcoord_worker_processed_messages_total", **labels) == 1)
+        m = scrape_until(
+            client, lambda s: value(s, "redcoord_worker_processed_messages_total", **labels) == 1
+        )
         assert m is not None, "the processed message never showed in the worker's counter"
         assert value(m, "redcoord_workers", queue="thumbs") == 1
         assert value(m, "redcoord_worker_up", worker="w-metrics", host=socket.gethostname()) == 1
         assert value(m, "redcoord_worker_threads", worker="w-metrics") == 2
         assert value(m, "redcoord_worker_busy_threads", worker="w-metrics") == 0
         assert 0 <= value(m, "redcoord_worker_last_heartbeat_age_seconds", worker="w-metrics") < 1.0
-        assert value(m, "redcoord_worker_processed_messages_total", worker="w-metrics", outcome="dead") == 0
+        assert (
+            value(m, "redcoord_worker_processed_messages_total", worker="w-metrics", outcome="dead")
+            == 0
+        )
         assert value(m, "redcoord_queue_consumers", queue="thumbs") == 2
     finally:
         worker.stop()
@@ -233,7 +258,9 @@ def test_a_running_worker_is_counted_with_its_heartbeat_and_its_work(client, red
 
 def test_a_worker_that_died_without_retiring_is_listed_down_and_not_counted(client, redis_client):
     q = Queue("thumbs", client=redis_client, prefix="test")
-    worker = Worker([q], handler=lambda message: None, heartbeat=0.1, timeout=0.3, worker_id="w-gone")
+    worker = Worker(
+        [q], handler=lambda message: None, heartbeat=0.1, timeout=0.3, worker_id="w-gone"
+    )
     worker._retire = lambda **kwargs: None  # as if SIGKILLed: it never says goodbye
     thread = threading.Thread(target=worker.run)
     thread.start()
@@ -242,14 +269,21 @@ def test_a_worker_that_died_without_retiring_is_listed_down_and_not_counted(clie
     finally:
         worker.stop()
         thread.join(10)
-    m = scrape_until(client, lambda s: value(s, "redcoord_worker_up", worker="w-gone", host=socket.gethostname()) == 0)
+    m = scrape_until(
+        client,
+        lambda s: value(s, "redcoord_worker_up", worker="w-gone", host=socket.gethostname()) == 0,
+    )
     assert m is not None, "the lapsed worker never showed as down"
     assert value(m, "redcoord_workers", queue="thumbs") == 0
     assert value(m, "redcoord_worker_last_heartbeat_age_seconds", worker="w-gone") >= 0.3
 
 
 def test_redis_down_answers_200_with_redcoord_up_0_and_nothing_else(client, settings):
-    settings.REDCOORD = {"URL": f"redis://127.0.0.1:{free_port()}/0", "KEY_PREFIX": "test", "CONNECT_TIMEOUT": 0.2}
+    settings.REDCOORD = {
+        "URL": f"redis://127.0.0.1:{free_port()}/0",
+        "KEY_PREFIX": "test",
+        "CONNECT_TIMEOUT": 0.2,
+    }
     m = scrape(client)
     assert value(m, "redcoord_up") == 0
     # besides this process's own counters (test_metrics_events.py), which need no Redis
@@ -282,7 +316,9 @@ def test_start_metrics_server_serves_the_same_metrics(redis_client):
     Queue("served", client=redis_client, prefix="test").push({"n": 1})
     server, thread = start_metrics_server(0, "127.0.0.1")
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{server.server_port}/metrics", timeout=5) as reply:
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{server.server_port}/metrics", timeout=5
+        ) as reply:
             m = parse(reply.read().decode())
     finally:
         server.shutdown()
@@ -292,7 +328,10 @@ def test_start_metrics_server_serves_the_same_metrics(redis_client):
     assert value(m, "redcoord_queue_messages", queue="served") == 1
 
 
-@pytest.mark.parametrize(("port", "error"), [("9100", TypeError), (True, TypeError), (70000, ValueError), (-1, ValueError)])
+@pytest.mark.parametrize(
+    ("port", "error"),
+    [("9100", TypeError), (True, TypeError), (70000, ValueError), (-1, ValueError)],
+)
 def test_start_metrics_server_refuses_a_bad_port(port, error):
     with pytest.raises(error, match="port must be"):
         start_metrics_server(port)
@@ -304,8 +343,13 @@ def test_without_prometheus_client_the_module_imports_and_use_says_what_to_insta
         "import django_redcoord.metrics as m\n"
         "try:\n    m.require_prometheus()\nexcept ImportError as exc:\n    print(exc)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.strip() == "django_redcoord.metrics needs prometheus_client: pip install 'django-redcoord[metrics]'"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert (
+        out.stdout.strip()
+        == "django_redcoord.metrics needs prometheus_client: pip install 'django-redcoord[metrics]'"
+    )
     monkeypatch.setitem(sys.modules, "prometheus_client", None)
     with pytest.raises(ImportError, match=r"pip install 'django-redcoord\[metrics\]'"):
         require_prometheus()
@@ -324,10 +368,17 @@ def test_run_leader_serves_metrics_on_its_metrics_port(redis_url):
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         body, deadline = "", time.monotonic() + 15
-        while time.monotonic() < deadline and 'redcoord_leader_present{election="default"} 1.0' not in body:
+        while (
+            time.monotonic() < deadline
+            and 'redcoord_leader_present{election="default"} 1.0' not in body
+        ):
             time.sleep(0.2)
             try:
-                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+                body = (
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+                    .read()
+                    .decode()
+                )
             except OSError:
                 continue
         assert 'redcoord_leader_present{election="default"} 1.0' in body, body
@@ -355,7 +406,10 @@ def test_with_a_token_the_view_answers_401_without_it(client, settings):
                     {"HTTP_AUTHORIZATION": f"Bearer {token[:-1]}"}, {"HTTP_AUTHORIZATION": "Bearer é\x00"}):  # fmt: skip
         response = client.get("/metrics/", **headers)
         assert response.status_code == 401, headers
-        assert response["WWW-Authenticate"].startswith("Bearer") and b"redcoord_up" not in response.content
+        assert (
+            response["WWW-Authenticate"].startswith("Bearer")
+            and b"redcoord_up" not in response.content
+        )
     for header in (f"Bearer {token}", f"bearer {token}", f"  Bearer  {token} "):
         response = client.get("/metrics/", HTTP_AUTHORIZATION=header)
         assert response.status_code == 200, header
@@ -372,7 +426,9 @@ def test_an_unusable_metrics_token_is_refused_without_echoing_it(token):
         assert token not in problem
 
 
-def test_a_scrape_reads_at_most_lock_detail_locks_and_the_waiters_add_up_in_turn(redis_client, monkeypatch):
+def test_a_scrape_reads_at_most_lock_detail_locks_and_the_waiters_add_up_in_turn(
+    redis_client, monkeypatch
+):
     """30 live locks, one with a waiter, and a detail of 10: each scrape reads 10 lock records
     (before: all of them), the held count stays exact from the index, and within three scrapes
     (a full turn) the waiter is counted."""
@@ -386,7 +442,9 @@ def test_a_scrape_reads_at_most_lock_detail_locks_and_the_waiters_add_up_in_turn
         return real(client, names, **kwargs)
 
     monkeypatch.setattr(metrics, "read_holders", counting)
-    locks = [Lock(f"many:{i:02d}", ttl=30, wait=0, client=redis_client, prefix="test") for i in range(30)]
+    locks = [
+        Lock(f"many:{i:02d}", ttl=30, wait=0, client=redis_client, prefix="test") for i in range(30)
+    ]
     assert all(lock.acquire() for lock in locks)
     waiter = Lock("many:17", ttl=30, wait=10, client=redis_client, prefix="test")
     got = []
@@ -397,10 +455,16 @@ def test_a_scrape_reads_at_most_lock_detail_locks_and_the_waiters_add_up_in_turn
         collector = metrics.RedcoordCollector(redis_client, prefix="test", lock_detail=10)
         snapshots = [collector.read()["locks"] for _ in range(4)]
         assert read == [10, 10, 10, 10]
-        assert [s["held"] for s in snapshots] == [30] * 4 and [s["complete"] for s in snapshots] == [0] * 4
-        assert snapshots[2]["waiters"] == snapshots[3]["waiters"] == 1  # a full turn read every lock once
+        assert [s["held"] for s in snapshots] == [30] * 4 and [
+            s["complete"] for s in snapshots
+        ] == [0] * 4
+        assert (
+            snapshots[2]["waiters"] == snapshots[3]["waiters"] == 1
+        )  # a full turn read every lock once
         read.clear()
-        exact = metrics.RedcoordCollector(redis_client, prefix="test", lock_detail=30).read()["locks"]
+        exact = metrics.RedcoordCollector(redis_client, prefix="test", lock_detail=30).read()[
+            "locks"
+        ]
         assert read == [30] and exact == {"held": 30, "waiters": 1, "complete": 1}
         read.clear()
         none = metrics.RedcoordCollector(redis_client, prefix="test", lock_detail=0).read()["locks"]
@@ -437,4 +501,6 @@ def test_concurrent_scrapes_share_one_read(redis_client, monkeypatch):
     gate.set()
     for t in threads:
         t.join(10)
-    assert 1 <= len(reads) <= 2  # the first read, and at most one more for those that came during it
+    assert (
+        1 <= len(reads) <= 2
+    )  # the first read, and at most one more for those that came during it

@@ -53,11 +53,20 @@ class Delta:
         self.before = [metrics(name, **labels) for name, labels in samples]
 
     def changed(self) -> list[float]:
-        return [round(self.metrics(n, **labels) - b, 6) for (n, labels), b in zip(self.samples, self.before, strict=True)]
+        return [
+            round(self.metrics(n, **labels) - b, 6)
+            for (n, labels), b in zip(self.samples, self.before, strict=True)
+        ]
 
 
-def test_a_lock_that_waited_then_was_released_counts_its_acquisitions_wait_and_hold(metrics, redis_client):
-    lock, acquired, timeout = {"kind": "lock"}, {"kind": "lock", "outcome": "acquired"}, {"kind": "lock", "outcome": "timeout"}
+def test_a_lock_that_waited_then_was_released_counts_its_acquisitions_wait_and_hold(
+    metrics, redis_client
+):
+    lock, acquired, timeout = (
+        {"kind": "lock"},
+        {"kind": "lock", "outcome": "acquired"},
+        {"kind": "lock", "outcome": "timeout"},
+    )
     d = Delta(
         metrics,
         ("redcoord_hold_acquisitions_total", acquired),
@@ -71,7 +80,9 @@ def test_a_lock_that_waited_then_was_released_counts_its_acquisitions_wait_and_h
     )
     first = Lock("ev:1", ttl=30, wait=0, client=redis_client, prefix="test")
     assert first.acquire()
-    assert not Lock("ev:1", ttl=30, wait=0, client=redis_client, prefix="test").acquire()  # busy: a timeout
+    assert not Lock(
+        "ev:1", ttl=30, wait=0, client=redis_client, prefix="test"
+    ).acquire()  # busy: a timeout
     threading.Timer(0.4, first.release).start()
     second = Lock("ev:1", ttl=30, wait=5, client=redis_client, prefix="test")
     assert second.acquire()  # waits ~0.4 s for the first to be released
@@ -86,12 +97,16 @@ def test_a_lock_that_waited_then_was_released_counts_its_acquisitions_wait_and_h
     assert 0.45 <= held_sum < 3.0  # first held ~0.4 s, second ~0.1 s
 
 
-def test_a_lost_lock_is_counted_once_whether_a_release_or_an_extend_finds_out(metrics, redis_client):
+def test_a_lost_lock_is_counted_once_whether_a_release_or_an_extend_finds_out(
+    metrics, redis_client
+):
     d = Delta(metrics, ("redcoord_holds_lost_total", {"kind": "lock"}))
     expired = Lock("ev:lost", ttl=0.2, wait=0, client=redis_client, prefix="test")
     assert expired.acquire()
     time.sleep(0.3)
-    assert Lock("ev:lost", ttl=30, wait=0, client=redis_client, prefix="test").acquire()  # someone else now
+    assert Lock(
+        "ev:lost", ttl=30, wait=0, client=redis_client, prefix="test"
+    ).acquire()  # someone else now
     with pytest.raises(LockLost):
         expired.release()
     assert d.changed() == [1]
@@ -118,7 +133,9 @@ def test_a_lost_lock_is_counted_once_whether_a_release_or_an_extend_finds_out(me
     assert d.changed() == [3]
 
 
-def test_a_workers_deliveries_count_outcomes_durations_retries_and_dead_letters(metrics, redis_client):
+def test_a_workers_deliveries_count_outcomes_durations_retries_and_dead_letters(
+    metrics, redis_client
+):
     q = Queue("ev-jobs", max_attempts=2, client=redis_client, prefix="test")
     ok = {"queue": "ev-jobs", "task": "app.tasks.ok"}
     bad = {"queue": "ev-jobs", "task": "app.tasks.bad"}
@@ -157,7 +174,9 @@ def test_a_workers_deliveries_count_outcomes_durations_retries_and_dead_letters(
         deadline = time.monotonic() + 8
         while time.monotonic() < deadline:
             got = d.changed()
-            if [g if e is not None else None for g, e in zip(got, expected, strict=True)] == expected:
+            if [
+                g if e is not None else None for g, e in zip(got, expected, strict=True)
+            ] == expected:
                 break
             time.sleep(0.05)
     finally:
@@ -176,7 +195,9 @@ def test_a_job_past_its_timeout_counts_as_timeout_and_its_retry(metrics, redis_c
               ("redcoord_message_process_duration_seconds_sum", {**labels, "outcome": "timeout"}))  # fmt: skip
     release = threading.Event()
     q.push({"n": 1})
-    worker = Worker([q], lambda message: release.wait(5), heartbeat=0.2, timeout=1.0, job_timeout=0.3)
+    worker = Worker(
+        [q], lambda message: release.wait(5), heartbeat=0.2, timeout=1.0, job_timeout=0.3
+    )
     try:
         with pytest.raises(WorkerCrashed):
             worker.run()
@@ -198,7 +219,9 @@ def test_a_leader_counts_its_election_its_runs_missed_slots_and_its_demotion(met
         ("redcoord_periodic_missed_slots_total", job_labels),
         ("redcoord_periodic_run_duration_seconds_count", {**job_labels, "outcome": "ok"}),
     )
-    election = LeaderElection("ev", lease=30, renew_deadline=20, retry_period=1, client=redis_client, prefix="test")
+    election = LeaderElection(
+        "ev", lease=30, renew_deadline=20, retry_period=1, client=redis_client, prefix="test"
+    )
     assert election.campaign()
     job = Job("tick", lambda: None, 1000, None, None, 0.0, False, "coalesce")
     scheduler = Scheduler(election, [job])
@@ -248,7 +271,12 @@ def test_the_view_serves_redis_state_and_this_process_metrics_together(client, r
     response = client.get("/metrics/")
     assert response.status_code == 200
     names = {family.name for family in text_string_to_metric_families(response.content.decode())}
-    assert {"redcoord_up", "redcoord_queue_messages", "redcoord_hold_acquisitions", "redcoord_hold_wait_seconds"} <= names
+    assert {
+        "redcoord_up",
+        "redcoord_queue_messages",
+        "redcoord_hold_acquisitions",
+        "redcoord_hold_wait_seconds",
+    } <= names
 
 
 def test_without_an_observer_nothing_breaks_and_nothing_is_counted(metrics, redis_client):
@@ -261,12 +289,23 @@ def test_without_an_observer_nothing_breaks_and_nothing_is_counted(metrics, redi
         assert hooks.observers == []
         with Lock("ev:quiet", ttl=30, wait=0, client=redis_client, prefix="test"):
             pass
-        assert RateLimiter("5/m", name="ev-quiet", client=redis_client, prefix="test").hit("k").allowed
-        election = LeaderElection("ev-quiet", lease=30, renew_deadline=20, retry_period=1, client=redis_client, prefix="test")
+        assert (
+            RateLimiter("5/m", name="ev-quiet", client=redis_client, prefix="test").hit("k").allowed
+        )
+        election = LeaderElection(
+            "ev-quiet",
+            lease=30,
+            renew_deadline=20,
+            retry_period=1,
+            client=redis_client,
+            prefix="test",
+        )
         assert election.campaign() and election.resign()
         lost = Lock("ev:quiet2", ttl=0.2, wait=0, client=redis_client, prefix="test")
         assert lost.acquire()
-        hooks.add_observer(observer)  # added while held: the grant was not timed, the release is not reported
+        hooks.add_observer(
+            observer
+        )  # added while held: the grant was not timed, the release is not reported
         time.sleep(0.3)
         with pytest.raises(LockLost):
             lost.release()
@@ -290,5 +329,9 @@ def test_an_observer_that_raises_is_logged_once_and_breaks_nothing(redis_client,
     finally:
         hooks.remove_observer(broken)
     assert calls.count("hold.acquire") == 2 and calls.count("hold.release") == 2
-    failures = [r for r in caplog.records if "observer bug" in (r.exc_text or "") or "failed on event" in r.getMessage()]
+    failures = [
+        r
+        for r in caplog.records
+        if "observer bug" in (r.exc_text or "") or "failed on event" in r.getMessage()
+    ]
     assert len([r for r in failures if "hold.acquire" in r.getMessage()]) == 1

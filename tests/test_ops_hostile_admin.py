@@ -17,9 +17,39 @@ URL = "/admin/django_redcoord/dashboard/"
 pytestmark = pytest.mark.django_db
 
 HOSTILE = [
-    "{x}", "{", "}", "a{b}c", "{}", "job{1}", "'", '"', "a'b\"c", "é", "ü:名前", "😀", "%", "%7B", "%s", "%(x)s",
-    "a b", " x ", "\t", "\x00", "\x1b[31mred", "\n", "a\r\nb", "\x7f", "*", "?", "[a]", "..", "../x", "a/b",
-    "<script>alert(1)</script>", "a" * 300, "",
+    "{x}",
+    "{",
+    "}",
+    "a{b}c",
+    "{}",
+    "job{1}",
+    "'",
+    '"',
+    "a'b\"c",
+    "é",
+    "ü:名前",
+    "😀",
+    "%",
+    "%7B",
+    "%s",
+    "%(x)s",
+    "a b",
+    " x ",
+    "\t",
+    "\x00",
+    "\x1b[31mred",
+    "\n",
+    "a\r\nb",
+    "\x7f",
+    "*",
+    "?",
+    "[a]",
+    "..",
+    "../x",
+    "a/b",
+    "<script>alert(1)</script>",
+    "a" * 300,
+    "",
 ]
 
 
@@ -54,7 +84,9 @@ def test_every_action_with_hostile_names_never_answers_500(admin_client, action)
 @pytest.mark.parametrize("action", ["run-job", "pause-job", "resume-job"])
 def test_job_actions_on_a_name_with_braces_say_what_is_allowed(admin_client, action):
     """Before: Run now / Pause / Resume on a job name with braces answered 500."""
-    response = admin_client.post(URL + f"action/{action}/", {"name": "job{1}", "election": "default"}, follow=True)
+    response = admin_client.post(
+        URL + f"action/{action}/", {"name": "job{1}", "election": "default"}, follow=True
+    )
     assert response.status_code == 200
     text = response.content.decode()
     assert "Not done" in text and "job name" in text and "allowed characters" in text
@@ -62,8 +94,14 @@ def test_job_actions_on_a_name_with_braces_say_what_is_allowed(admin_client, act
 
 def test_dead_letters_and_the_dashboard_with_hostile_names_never_answer_500(admin_client):
     for hostile in HOSTILE:
-        assert admin_client.get(URL + "dead-letters/", {"name": hostile}).status_code in (200, 302), hostile
-        assert admin_client.get(URL + "dead-letters/", {"name": "q", "page": hostile}).status_code == 200, hostile
+        assert admin_client.get(URL + "dead-letters/", {"name": hostile}).status_code in (
+            200,
+            302,
+        ), hostile
+        assert (
+            admin_client.get(URL + "dead-letters/", {"name": "q", "page": hostile}).status_code
+            == 200
+        ), hostile
         assert admin_client.get(URL, {"q": hostile, "page": hostile}).status_code == 200, hostile
         assert admin_client.get(URL + "data.json", {"q": hostile}).status_code == 200, hostile
         assert admin_client.get(URL + "fragments/", {"q": hostile}).status_code == 200, hostile
@@ -86,7 +124,9 @@ def test_a_task_result_lookup_of_any_odd_id_is_a_404_with_a_clear_message(admin_
 def test_a_job_name_with_braces_is_refused_clearly_at_registration():
     from django_redcoord.core.periodic import periodic
 
-    with pytest.raises(ValueError, match=r"job name 'job\{1\}' contains '\{\}'; allowed characters are"):
+    with pytest.raises(
+        ValueError, match=r"job name 'job\{1\}' contains '\{\}'; allowed characters are"
+    ):
         periodic(every=60, name="job{1}")
 
 

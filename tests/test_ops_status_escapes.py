@@ -19,7 +19,9 @@ from django_redcoord.core.semaphores import Semaphore
 from django_redcoord.management.commands.redcoord import printable
 
 HOSTILE = "evil\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eright-to-left\r\x00\x7f"
-CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]")  # anything but the newline ending each line
+CONTROL = re.compile(
+    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]"
+)  # anything but the newline ending each line
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +33,9 @@ def _held_by_a_hostile_thread(redis_client, release):
     def hold():
         Lock("status|lock", ttl=60, wait=0, client=redis_client, prefix="test").acquire()
         Semaphore("status|sem", 2, ttl=60, wait=0, client=redis_client, prefix="test").acquire()
-        ReadWriteLock("status|rw", client=redis_client, prefix="test").read(ttl=60, wait=0).acquire()
+        ReadWriteLock("status|rw", client=redis_client, prefix="test").read(
+            ttl=60, wait=0
+        ).acquire()
         ready.set()
         release.wait(30)
 
@@ -55,13 +59,17 @@ def test_status_escapes_control_characters_in_every_table(capsys, redis_client):
     try:
         keys = LeaderElection(DEFAULT_ELECTION, client=redis_client, prefix="test").keys
         redis_client.sadd(keys.jobs, "report")
-        redis_client.hset(keys.job("report"), mapping={"schedule": HOSTILE, "outcome": HOSTILE, "runs": 1})
+        redis_client.hset(
+            keys.job("report"), mapping={"schedule": HOSTILE, "outcome": HOSTILE, "runs": 1}
+        )
         call_command("redcoord", "status")
         out = capsys.readouterr().out
     finally:
         release.set()
         thread.join(10)
-    assert out.count("evil\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202eright-to-left\\x0d\\x00\\x7f") >= 4, out
+    assert (
+        out.count("evil\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202eright-to-left\\x0d\\x00\\x7f") >= 4
+    ), out
     assert CONTROL.search(out) is None, repr(CONTROL.search(out))
     assert "status|lock" in out and "status|sem" in out and "status|rw" in out
 

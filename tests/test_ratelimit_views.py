@@ -19,8 +19,12 @@ def test_a_view_answers_429_with_retry_after_the_draft_headers_and_problem_json(
     assert ok["RateLimit-Policy"] == '"3/m";q=3;w=60' and ok["RateLimit"].startswith('"3/m";r=2;t=')
     assert refused["Content-Type"] == "application/problem+json"
     body = json.loads(refused.content)
-    assert body["status"] == 429 and body["title"] == "Too Many Requests" and body["policy"] == "3/m"
-    assert 1 <= int(refused["Retry-After"]) <= 20 and body["retry_after"] == int(refused["Retry-After"])
+    assert (
+        body["status"] == 429 and body["title"] == "Too Many Requests" and body["policy"] == "3/m"
+    )
+    assert 1 <= int(refused["Retry-After"]) <= 20 and body["retry_after"] == int(
+        refused["Retry-After"]
+    )
     assert refused["RateLimit"].startswith('"3/m";r=0;t=')
 
 
@@ -34,7 +38,9 @@ def test_the_same_answers_when_the_servers_cl_throttle_decides(client, settings,
     assert [a.status_code for a in answers] == [200, 200, 200, 429]
     assert [a.json()["remaining"] for a in answers[:3]] == [2, 1, 0]
     refused = answers[3]
-    assert answers[0]["RateLimit-Policy"] == '"3/m";q=3;w=60' and refused["RateLimit"].startswith('"3/m";r=0;t=')
+    assert answers[0]["RateLimit-Policy"] == '"3/m";q=3;w=60' and refused["RateLimit"].startswith(
+        '"3/m";r=0;t='
+    )
     assert 1 <= int(refused["Retry-After"]) <= 21 and json.loads(refused.content)["policy"] == "3/m"
     redis = client_from_url(redis_cell_url)
     try:  # the command decided: its key holds the count, the script's does not exist
@@ -45,7 +51,11 @@ def test_the_same_answers_when_the_servers_cl_throttle_decides(client, settings,
 
 
 def test_x_forwarded_for_is_not_believed_unless_the_peer_is_a_trusted_proxy(client, settings):
-    for forged in ("1.1.1.1", "2.2.2.2", "3.3.3.3"):  # a client inventing addresses stays one client
+    for forged in (
+        "1.1.1.1",
+        "2.2.2.2",
+        "3.3.3.3",
+    ):  # a client inventing addresses stays one client
         client.get("/rl/search/", HTTP_X_FORWARDED_FOR=forged)
     assert client.get("/rl/search/", HTTP_X_FORWARDED_FOR="4.4.4.4").status_code == 429
     settings.REDCOORD = {**settings.REDCOORD, "TRUSTED_PROXIES": ["127.0.0.0/8"]}
@@ -58,11 +68,17 @@ def test_x_forwarded_for_is_not_believed_unless_the_peer_is_a_trusted_proxy(clie
     assert client.get("/rl/search/", HTTP_X_FORWARDED_FOR="8.8.8.8, 6.6.6.6").status_code == 429
 
 
-def test_only_the_given_methods_count_and_async_views_are_limited_per_user(async_client, django_user_model):
+def test_only_the_given_methods_count_and_async_views_are_limited_per_user(
+    async_client, django_user_model
+):
     import asyncio
 
     async def scenario():
-        assert [(await async_client.get("/rl/post/")).status_code for _ in range(3)] == [200, 200, 200]
+        assert [(await async_client.get("/rl/post/")).status_code for _ in range(3)] == [
+            200,
+            200,
+            200,
+        ]
         return [(await async_client.post("/rl/post/")).status_code for _ in range(3)]
 
     assert asyncio.run(scenario()) == [200, 200, 429]
@@ -79,7 +95,11 @@ def test_a_concurrency_slot_is_given_back_when_the_view_returns(client):
 def test_redis_down_is_fail_open_by_default_and_503_when_closed(client, settings):
     from tests.redis_servers import free_port
 
-    settings.REDCOORD = {**settings.REDCOORD, "URL": f"redis://127.0.0.1:{free_port()}/0", "CONNECT_TIMEOUT": 0.2}
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "URL": f"redis://127.0.0.1:{free_port()}/0",
+        "CONNECT_TIMEOUT": 0.2,
+    }
     assert client.get("/rl/search/").status_code == 200  # open: let through, logged
     closed = client.get("/rl/closed/")
     assert closed.status_code == 503 and closed["Retry-After"] == "5"
@@ -93,15 +113,24 @@ def test_the_middleware_limits_by_path_prefix(client, settings):
     }
     answers = [client.get("/rl/soft/") for _ in range(3)]
     assert [a.status_code for a in answers] == [200, 200, 429]
-    assert '"2/m";q=2;w=60' in answers[0]["RateLimit-Policy"] and '"1/m"' in answers[0]["RateLimit-Policy"]
+    assert (
+        '"2/m";q=2;w=60' in answers[0]["RateLimit-Policy"]
+        and '"1/m"' in answers[0]["RateLimit-Policy"]
+    )
     assert client.get("/rl/one/").status_code == 200  # another path: not limited by the rule
     assert RateLimiter("2/m", name="mw").peek("ip:127.0.0.1").remaining == 0
 
 
 def test_a_middleware_rule_for_any_path_needs_no_name(client, settings):
     settings.MIDDLEWARE = [*settings.MIDDLEWARE, "django_redcoord.middleware.RateLimitMiddleware"]
-    settings.REDCOORD = {**settings.REDCOORD, "RATE_LIMITS": [{"path": "/rl/über uns/", "policy": "1/m"}]}
-    assert [client.get("/rl/über uns/").status_code for _ in range(2)] == [404, 429]  # no view there; limited all the same
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "RATE_LIMITS": [{"path": "/rl/über uns/", "policy": "1/m"}],
+    }
+    assert [client.get("/rl/über uns/").status_code for _ in range(2)] == [
+        404,
+        429,
+    ]  # no view there; limited all the same
     assert client.get("/rl/one/").status_code == 200
 
 
@@ -143,7 +172,9 @@ def test_key_functions_of_async_views_may_read_the_user(async_client, django_use
         return [(await async_client.get(path)).status_code for _ in range(n)]
 
     for name in ("carol", "dave"):
-        async_client.force_login(django_user_model.objects.create_user(name, email=f"{name}@example.com"))
+        async_client.force_login(
+            django_user_model.objects.create_user(name, email=f"{name}@example.com")
+        )
         assert asyncio.run(gets(2)) == [200, 429], name
 
 
@@ -151,7 +182,10 @@ def test_class_based_views_whole_or_one_method(client, async_client):
     import asyncio
 
     assert [client.get("/rl/cbv/").status_code for _ in range(2)] == [200, 429]
-    assert [client.get("/rl/cbv-method/").status_code for _ in range(2)] == [200, 200]  # only post() is limited
+    assert [client.get("/rl/cbv-method/").status_code for _ in range(2)] == [
+        200,
+        200,
+    ]  # only post() is limited
     assert [client.post("/rl/cbv-method/").status_code for _ in range(2)] == [200, 429]
 
     async def gets():

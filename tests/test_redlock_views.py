@@ -17,7 +17,11 @@ from django_redcoord.core.redlock import Redlock, trust_masters
 @pytest.fixture
 def masters(settings, redis_servers, redis_url):
     servers = redis_servers(3)
-    settings.REDCOORD = {"URL": redis_url, "KEY_PREFIX": "test", "REDLOCK": [s.url for s in servers]}
+    settings.REDCOORD = {
+        "URL": redis_url,
+        "KEY_PREFIX": "test",
+        "REDLOCK": [s.url for s in servers],
+    }
     trust_masters()  # brand-new servers: nothing to forget (else each refuses for REDLOCK_MAX_TTL)
     return servers
 

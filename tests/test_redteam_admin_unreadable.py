@@ -45,8 +45,12 @@ def test_garbage_entries_of_an_index_are_skipped_and_counted(redis_client, caplo
         redis_client.hset(index, "bad-bound", "\xff\x00notmsgpack")  # not a number
     now = _now_ms(redis_client)
     with caplog.at_level(logging.WARNING), counting_unreadable() as counts:
-        assert [s["name"] for s in read_semaphores(redis_client, prefix=PREFIX, now_ms=now)] == ["good-sem"]
-        assert [r["name"] for r in read_rwlocks(redis_client, prefix=PREFIX, now_ms=now)] == ["good-rw"]
+        assert [s["name"] for s in read_semaphores(redis_client, prefix=PREFIX, now_ms=now)] == [
+            "good-sem"
+        ]
+        assert [r["name"] for r in read_rwlocks(redis_client, prefix=PREFIX, now_ms=now)] == [
+            "good-rw"
+        ]
     assert counts == {"the semaphores index": 2, "the rwlocks index": 2}
     assert "skipped 2 unreadable record(s) of the semaphores index" in caplog.text
 
@@ -61,8 +65,12 @@ def test_a_record_key_of_another_type_is_skipped_not_raised(redis_client):
     redis_client.set(KEYS.rwlock("broken-rw").state, "x")
     now = _now_ms(redis_client)
     with counting_unreadable() as counts:
-        assert [s["name"] for s in read_semaphores(redis_client, prefix=PREFIX, now_ms=now)] == ["good-sem"]
-        assert [r["name"] for r in read_rwlocks(redis_client, prefix=PREFIX, now_ms=now)] == ["good-rw"]
+        assert [s["name"] for s in read_semaphores(redis_client, prefix=PREFIX, now_ms=now)] == [
+            "good-sem"
+        ]
+        assert [r["name"] for r in read_rwlocks(redis_client, prefix=PREFIX, now_ms=now)] == [
+            "good-rw"
+        ]
     assert counts == {"semaphores": 1, "read-write locks": 1}
 
 
@@ -103,7 +111,9 @@ def test_on_a_cluster_a_bucket_of_another_type_and_garbage_entries_are_skipped(c
     cluster_topology.flush()
     client = cluster_client(cluster_topology.config)
     try:
-        _hold_some(client)  # (every index writer of this file runs on the Cluster too: tests/key_slots.py)
+        _hold_some(
+            client
+        )  # (every index writer of this file runs on the Cluster too: tests/key_slots.py)
         keys = KeyBuilder(PREFIX, cluster=True)
         head, tail = keys.index_parts("rwlocks")
         client.set(head + slot_tag(7) + tail, "wrongtype")  # an rwlocks bucket that is a string
@@ -148,8 +158,12 @@ def test_latch_barrier_event_signal_and_topic_records_of_another_type_are_skippe
         redis_client.set(key, "not ours")  # a key of another type where a record should be
     now = _now_ms(redis_client)
     with counting_unreadable() as counts:
-        assert [x["name"] for x in read_latches(redis_client, prefix=PREFIX, now_ms=now)] == ["good-latch"]
-        assert "bad" not in [x["name"] for x in read_barriers(redis_client, prefix=PREFIX, now_ms=now)]
+        assert [x["name"] for x in read_latches(redis_client, prefix=PREFIX, now_ms=now)] == [
+            "good-latch"
+        ]
+        assert "bad" not in [
+            x["name"] for x in read_barriers(redis_client, prefix=PREFIX, now_ms=now)
+        ]
         found = read_signals(redis_client, prefix=PREFIX, now_ms=now)
     assert [x["name"] for x in found["events"]] == ["good-event"]
     assert "bad" not in [x["name"] for x in found["signals"]]

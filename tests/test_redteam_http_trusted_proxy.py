@@ -34,7 +34,9 @@ def trust(settings, *proxies):
 
 @pytest.mark.parametrize("forwarded", [None, "", "garbage", " , ,", "unknown", "10.0.0.3, garbage"])
 @pytest.mark.parametrize("proxy", ["10.0.0.1", "::1", "::ffff:10.0.0.1"])
-def test_a_trusted_tcp_proxy_without_a_usable_forwarded_for_is_refused(rf, settings, proxy, forwarded):
+def test_a_trusted_tcp_proxy_without_a_usable_forwarded_for_is_refused(
+    rf, settings, proxy, forwarded
+):
     trust(settings, "10.0.0.0/8", "::1")
     extra = {} if forwarded is None else {"HTTP_X_FORWARDED_FOR": forwarded}
     request = rf.get("/", REMOTE_ADDR=proxy, **extra)
@@ -48,12 +50,24 @@ def test_the_view_refuses_loudly_instead_of_counting_every_client_as_the_proxy(c
     with pytest.raises(ImproperlyConfigured, match="X-Forwarded-For"):
         client.get("/ip/", REMOTE_ADDR="10.0.0.1")
     # what the proxy does forward still counts per client
-    assert client.get("/ip/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.1").status_code == 200
-    assert client.get("/ip/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.2").status_code == 200
-    assert client.get("/ip/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.1").status_code == 429
+    assert (
+        client.get("/ip/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.1").status_code
+        == 200
+    )
+    assert (
+        client.get("/ip/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.2").status_code
+        == 200
+    )
+    assert (
+        client.get("/ip/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.1").status_code
+        == 429
+    )
 
 
 def test_an_untrusted_peer_is_its_own_client_whatever_it_forwards(rf, settings):
     trust(settings, "10.0.0.0/8")
     assert client_ip(rf.get("/", REMOTE_ADDR="192.0.2.9")) == "192.0.2.9"
-    assert client_ip(rf.get("/", REMOTE_ADDR="192.0.2.9", HTTP_X_FORWARDED_FOR="garbage")) == "192.0.2.9"
+    assert (
+        client_ip(rf.get("/", REMOTE_ADDR="192.0.2.9", HTTP_X_FORWARDED_FOR="garbage"))
+        == "192.0.2.9"
+    )

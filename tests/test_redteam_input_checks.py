@@ -27,7 +27,9 @@ def test_a_policy_takes_ascii_digits_only(text):
         parse(text)
 
 
-@pytest.mark.parametrize("text", ["1/999999999d", "1/366d", "1/8761h", "1/525601m", "1/31536001s", "5/400d;window"])
+@pytest.mark.parametrize(
+    "text", ["1/999999999d", "1/366d", "1/8761h", "1/525601m", "1/31536001s", "5/400d;window"]
+)
 def test_a_period_longer_than_a_year_is_refused_saying_so(text):
     with pytest.raises(ValueError, match="at most 365 days"):
         parse(text)
@@ -69,7 +71,9 @@ def test_resize_to_zero_is_refused_as_permits_zero_is(redis_client):
     with pytest.raises(ValueError, match="from 1 to 1000000"):
         Semaphore("rz", 0, client=redis_client)
     sem = Semaphore("rz", 2, client=redis_client)
-    with pytest.raises(ValueError, match=r"resize\(\) permits must be a whole number from 1 to 1000000"):
+    with pytest.raises(
+        ValueError, match=r"resize\(\) permits must be a whole number from 1 to 1000000"
+    ):
         sem.resize(0)
     assert not redis_client.exists(sem.keys.state)  # nothing was written
     assert sem.resize(1) == 0

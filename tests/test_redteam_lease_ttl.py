@@ -196,4 +196,7 @@ def test_the_checker_sees_a_key_without_ttl(redis_client):
     """Negative control: forever_keys() finds a key with no TTL under the prefix."""
     redis_client.zadd(f"{PREFIX}:sem:{{S}}:holders", {"x": 1})
     redis_client.hset(f"{PREFIX}:index:semaphores", "S", 1)
-    assert sorted(forever_keys(redis_client)) == [f"{PREFIX}:index:semaphores", f"{PREFIX}:sem:{{S}}:holders"]
+    assert sorted(forever_keys(redis_client)) == [
+        f"{PREFIX}:index:semaphores",
+        f"{PREFIX}:sem:{{S}}:holders",
+    ]

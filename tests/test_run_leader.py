@@ -58,7 +58,9 @@ def test_serve_runs_jobs_as_leader_and_resigns_on_sigterm(redis_client):
     assert redis_client.exists(election(redis_client).keys.record) == 0  # resigned
     entries = [json.loads(e) for e in redis_client.lrange(SLOTS_KEY, 0, -1)]
     assert len(entries) >= 2 and {e["pid"] for e in entries} == {os.getpid()}
-    assert len({e["term"] for e in entries}) == 1 and all(e["term"] > 0 and e["leader"] for e in entries)
+    assert len({e["term"] for e in entries}) == 1 and all(
+        e["term"] > 0 and e["leader"] for e in entries
+    )
     slots = [e["slot"] for e in entries]
     assert slots == sorted(set(slots)) and all(b - a == 500 for a, b in pairwise(slots))
 
@@ -69,7 +71,18 @@ def test_list_shows_the_leader_and_every_job(redis_client):
     out = run("--list")
     lines = out.splitlines()
     assert lines[0].startswith(f"leader: box-1:123 (term {other.term}, since ")
-    assert lines[1].split() == ["JOB", "SCHEDULE", "MISFIRE", "NEXT", "DUE", "LAST", "SLOT", "OUTCOME", "RUNS", "RUNNING"]
+    assert lines[1].split() == [
+        "JOB",
+        "SCHEDULE",
+        "MISFIRE",
+        "NEXT",
+        "DUE",
+        "LAST",
+        "SLOT",
+        "OUTCOME",
+        "RUNS",
+        "RUNNING",
+    ]
     rows = {line.split()[0]: line for line in lines[2:]}
     assert set(rows) == {"demo.heartbeat", "demo.market_report", "tick"}
     assert "every 0.5s" in rows["tick"] and "catchup" in rows["tick"]
@@ -91,7 +104,9 @@ def test_run_runs_one_job_now_when_nobody_leads(redis_client):
 def test_run_refuses_while_another_process_leads(redis_client):
     other = election(redis_client, "box-2:9")
     assert other.campaign()
-    with pytest.raises(CommandError, match=rf"cannot run 'tick': box-2:9 leads \(term {other.term}\)"):
+    with pytest.raises(
+        CommandError, match=rf"cannot run 'tick': box-2:9 leads \(term {other.term}\)"
+    ):
         run("--run", "tick", *FAST)
     assert redis_client.llen(SLOTS_KEY) == 0
 
@@ -99,10 +114,19 @@ def test_run_refuses_while_another_process_leads(redis_client):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--run", "nope"], "no periodic job named 'nope'; registered jobs: demo.heartbeat, demo.market_report, tick"),
+        (
+            ["--run", "nope"],
+            "no periodic job named 'nope'; registered jobs: demo.heartbeat, demo.market_report, tick",
+        ),
         (["--list", "--run", "tick"], "--list and --run cannot be combined"),
-        (["--lease", "1", "--renew-deadline", "2"], r"bad leader timing or identity: lease \(1 s\) must be longer"),
-        (["--retry-period", "9"], r"renew_deadline \(10 s\) must be longer than 1.2 × retry_period"),
+        (
+            ["--lease", "1", "--renew-deadline", "2"],
+            r"bad leader timing or identity: lease \(1 s\) must be longer",
+        ),
+        (
+            ["--retry-period", "9"],
+            r"renew_deadline \(10 s\) must be longer than 1.2 × retry_period",
+        ),
         (["--identity", " "], "--identity must not be empty"),
     ],
 )
@@ -128,7 +152,9 @@ def test_a_failing_job_run_by_hand_raises_command_error(redis_client):
 
 def test_an_unreachable_redis_raises_command_error_naming_it(settings):
     settings.REDCOORD = {**settings.REDCOORD, "URL": "redis://127.0.0.1:1/0"}
-    with pytest.raises(CommandError, match=r"Redis at redis://127.0.0.1:1/0 could not be reached during campaign"):
+    with pytest.raises(
+        CommandError, match=r"Redis at redis://127.0.0.1:1/0 could not be reached during campaign"
+    ):
         run("--run", "tick", *FAST)
 
 
@@ -141,13 +167,17 @@ def past_slot(seconds_ago=5.0, every_ms=500):
 
 def test_run_with_a_slot_redoes_that_slot_and_the_job_sees_it(redis_client):
     slot = past_slot()
-    iso = datetime.fromtimestamp(slot / 1000, timezone(timedelta(hours=2))).isoformat(timespec="milliseconds")
+    iso = datetime.fromtimestamp(slot / 1000, timezone(timedelta(hours=2))).isoformat(
+        timespec="milliseconds"
+    )
     out = run("--run", "tick", "--slot", iso, *FAST)
     run("--run", "tick", "--slot", str(slot - 500), *FAST)  # epoch ms
     first, second = [json.loads(e) for e in redis_client.lrange(SLOTS_KEY, 0, -1)]
     assert (first["slot"], second["slot"]) == (slot, slot - 500)
     assert out.startswith("job tick: ok in ") and f"(term {first['term']}, slot " in out
-    assert "last_slot" not in read_job_states(election(redis_client), also=["tick"])["tick"]  # schedule untouched
+    assert (
+        "last_slot" not in read_job_states(election(redis_client), also=["tick"])["tick"]
+    )  # schedule untouched
 
 
 def test_request_queues_a_run_that_the_current_leader_runs_once_with_its_slot(redis_client):
@@ -159,8 +189,11 @@ def test_request_queues_a_run_that_the_current_leader_runs_once_with_its_slot(re
     request_id = out.split()[1].rstrip(":")
     assert "pending run requests (1):" in run("--list")
     scheduler = Scheduler(other, [get_jobs()["tick"]], request_interval=0)
+    now = (
+        time.time()
+    )  # one instant: ticks straddling a 0.5 s slot boundary would run a scheduled slot too
     for _ in range(3):
-        scheduler.tick(time.time())
+        scheduler.tick(now)
         assert not scheduler.wait_idle(5)
     (entry,) = [json.loads(e) for e in redis_client.lrange(SLOTS_KEY, 0, -1)]
     assert (entry["slot"], entry["term"], entry["pid"]) == (slot, other.term, os.getpid())
@@ -191,10 +224,22 @@ def test_pause_and_resume_show_in_the_list_and_the_state(redis_client):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--run", "tick", "--slot", "yesterday"], r"--slot 'yesterday' is not a time: give ISO 8601 with an offset"),
-        (["--run", "tick", "--slot", "2024-01-01T00:00:00"], r"--slot '2024-01-01T00:00:00' has no UTC offset"),
-        (["--request", "tick", "--slot", "2024-01-01T00:00:00.200Z"], r"is not a slot of job 'tick' \(every 0.5s\)"),
-        (["--run", "tick", "--slot", "99999999999999"], "is in the future: only past slots can be redone"),
+        (
+            ["--run", "tick", "--slot", "yesterday"],
+            r"--slot 'yesterday' is not a time: give ISO 8601 with an offset",
+        ),
+        (
+            ["--run", "tick", "--slot", "2024-01-01T00:00:00"],
+            r"--slot '2024-01-01T00:00:00' has no UTC offset",
+        ),
+        (
+            ["--request", "tick", "--slot", "2024-01-01T00:00:00.200Z"],
+            r"is not a slot of job 'tick' \(every 0.5s\)",
+        ),
+        (
+            ["--run", "tick", "--slot", "99999999999999"],
+            "is in the future: only past slots can be redone",
+        ),
         (["--request", "nope"], "no periodic job named 'nope'; registered jobs: demo.heartbeat"),
         (["--pause", "nope"], "no periodic job named 'nope'"),
         (["--resume", "nope"], "no periodic job named 'nope'"),

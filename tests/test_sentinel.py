@@ -40,7 +40,9 @@ def topology(settings, redis_url):
 
 
 def _master_port(sentinel):
-    return redis.Redis(port=sentinel.port).execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")[1]
+    return redis.Redis(port=sentinel.port).execute_command(
+        "SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"
+    )[1]
 
 
 def _failover(sentinel):
@@ -48,7 +50,9 @@ def _failover(sentinel):
     deadline = time.monotonic() + 15
     while True:
         try:
-            return redis.Redis(port=sentinel.port).execute_command("SENTINEL", "FAILOVER", "mymaster")
+            return redis.Redis(port=sentinel.port).execute_command(
+                "SENTINEL", "FAILOVER", "mymaster"
+            )
         except redis.ResponseError as exc:
             assert "NOGOODSLAVE" in str(exc) and time.monotonic() < deadline, exc
             time.sleep(0.2)
@@ -73,17 +77,30 @@ def test_every_primitive_works_through_the_sentinels(topology):
 def test_check_names_a_sentinel_that_does_not_answer_and_refuses_bad_settings(settings, topology):
     _, _, sentinel = topology
     dead = free_port()
-    settings.REDCOORD = {"SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port), f"127.0.0.1:{dead}"], "SERVICE": "mymaster"}}
+    settings.REDCOORD = {
+        "SENTINEL": {
+            "HOSTS": [("127.0.0.1", sentinel.port), f"127.0.0.1:{dead}"],
+            "SERVICE": "mymaster",
+        }
+    }
     [message] = check_settings()
-    assert message.id == "redcoord.W008" and message.msg.startswith(f"Sentinel 2 of 2 (127.0.0.1:{dead}) did not answer")
+    assert message.id == "redcoord.W008" and message.msg.startswith(
+        f"Sentinel 2 of 2 (127.0.0.1:{dead}) did not answer"
+    )
     settings.REDCOORD = {"SENTINEL": {"HOSTS": [], "SERVICE": "mymaster"}}
     assert [m.id for m in check_settings()] == ["redcoord.E003"]
-    settings.REDCOORD = {"SENTINEL": {"HOSTS": ["localhost:26379"], "SERVICE": "", "DB": -1, "COLOR": 1}}
+    settings.REDCOORD = {
+        "SENTINEL": {"HOSTS": ["localhost:26379"], "SERVICE": "", "DB": -1, "COLOR": 1}
+    }
     msgs = [m.msg for m in check_settings()]
-    assert any("unknown key(s) COLOR" in m for m in msgs) and any("['SERVICE'] must be" in m for m in msgs)
+    assert any("unknown key(s) COLOR" in m for m in msgs) and any(
+        "['SERVICE'] must be" in m for m in msgs
+    )
     assert any("['DB'] must be a database number" in m for m in msgs)
     settings.REDCOORD = {"URL": "redis://x:6379/0", "SENTINEL": {"HOSTS": ["a:1"], "SERVICE": "m"}}
-    assert any("more than one of URL, CACHE, SENTINEL and CLUSTER" in m.msg for m in check_settings())
+    assert any(
+        "more than one of URL, CACHE, SENTINEL and CLUSTER" in m.msg for m in check_settings()
+    )
 
 
 def test_after_the_master_is_killed_locks_are_granted_by_the_promoted_replica(topology):
@@ -121,7 +138,9 @@ def test_waits_in_progress_when_the_master_dies_are_served_by_the_new_master(top
     assert holder.acquire()
     client_from_url(master.url).execute_command("WAIT", 1, 1000)  # the grant is on the replica
     outcome, ran = [], []
-    waiter = threading.Thread(target=lambda: outcome.append(Lock("report", ttl=5, wait=25).acquire()))
+    waiter = threading.Thread(
+        target=lambda: outcome.append(Lock("report", ttl=5, wait=25).acquire())
+    )
     waiter.start()
     worker = Worker([Queue("jobs")], handler=lambda m: ran.append(m.body), worker_id="w-failover")
     runner = threading.Thread(target=worker.run)
@@ -141,7 +160,9 @@ def test_waits_in_progress_when_the_master_dies_are_served_by_the_new_master(top
         assert outcome == [True]
         deadline = time.monotonic() + 15
         while not ran:
-            assert time.monotonic() < deadline, "the worker never ran the message pushed after the failover"
+            assert time.monotonic() < deadline, (
+                "the worker never ran the message pushed after the failover"
+            )
             time.sleep(0.05)
         assert ran == ["after the failover"]
         assert _master_port(sentinel) == str(replica.port).encode()
@@ -156,20 +177,26 @@ def test_idle_connections_to_a_former_master_are_dropped_within_a_second(topolog
     second, drops its idle connections to the old master, and writes reach the new one."""
     master, replica, sentinel = topology
     Queue("jobs").push("before")  # an idle pooled connection to the old master
-    assert client_from_url(master.url).execute_command("WAIT", 1, 5000) == 1  # "before" is on the replica
+    assert (
+        client_from_url(master.url).execute_command("WAIT", 1, 5000) == 1
+    )  # "before" is on the replica
     client = get_client()
     assert client.connection_pool.get_master_address()[1] == master.port
     # The old master must go on answering as a master after the failover (as it does until
     # a sentinel demotes it): it refuses to be demoted, so a write sent to it would succeed
     # there and be lost.
-    client_from_url(master.url).execute_command("ACL", "SETUSER", "default", "-slaveof", "-replicaof")
+    client_from_url(master.url).execute_command(
+        "ACL", "SETUSER", "default", "-slaveof", "-replicaof"
+    )
     _failover(sentinel)
     deadline = time.monotonic() + 10
     while _master_port(sentinel) != str(replica.port).encode():
         assert time.monotonic() < deadline, "the failover did not happen"
         time.sleep(0.05)
     time.sleep(1.1)  # the pool's next check is due
-    assert client_from_url(master.url).info("replication")["role"] == "master"  # still taking writes
+    assert (
+        client_from_url(master.url).info("replication")["role"] == "master"
+    )  # still taking writes
     Queue("jobs").push("after")
     on_new = client_from_url(replica.url)
     assert on_new.info("replication")["role"] == "master"

@@ -66,7 +66,11 @@ def fails_once():
 
 @pytest.fixture(autouse=True)
 def _fast_retries_and_release(settings):
-    settings.REDCOORD = {**settings.REDCOORD, "QUEUE_RETRY_DELAY": 0.01, "QUEUE_RETRY_MAX_DELAY": 0.02}
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "QUEUE_RETRY_DELAY": 0.01,
+        "QUEUE_RETRY_MAX_DELAY": 0.02,
+    }
     RELEASE.clear()
     yield
     RELEASE.set()
@@ -84,7 +88,9 @@ def delayed_in(redis_client):
     seconds, micros = redis_client.time()
     now_ms = seconds * 1000 + micros // 1000
     key = task_backends_for("default").queue("default").keys.delayed
-    return [(score - now_ms) / 1000 for _, score in redis_client.zrange(key, 0, -1, withscores=True)]
+    return [
+        (score - now_ms) / 1000 for _, score in redis_client.zrange(key, 0, -1, withscores=True)
+    ]
 
 
 def make_due(redis_client):
@@ -102,7 +108,9 @@ def dead_letters():
 
 def test_max_attempts_travels_in_the_message_and_dead_letters_after_two(redis_client):
     result = fails_with_two_attempts.enqueue("a")
-    [envelope] = redis_client.zrange(task_backends_for("default").queue("default").keys.ready, 0, -1)
+    [envelope] = redis_client.zrange(
+        task_backends_for("default").queue("default").keys.ready, 0, -1
+    )
     assert envelope.split(b"|")[1] == b"2"  # max attempts in the envelope, not the default 3
     for _ in range(20):
         work()
@@ -158,7 +166,11 @@ def test_backoff_returning_none_dead_letters_at_once(redis_client):
     assert result.errors[0].exception_class is KeyError
     assert redis_client.lrange("ran", 0, -1) == [b"no-retry"] and delayed_in(redis_client) == []
     [(message, error)] = dead_letters()
-    assert message.id == result.id and error["attempts"] == 1 and "backoff returned None" in error["error"]
+    assert (
+        message.id == result.id
+        and error["attempts"] == 1
+        and "backoff returned None" in error["error"]
+    )
 
 
 def test_backoff_helpers():
@@ -167,7 +179,12 @@ def test_backoff_helpers():
             self.attempts = n
 
     exc = RuntimeError()
-    assert [exponential(base=2, cap=10, jitter=False)(exc, Attempts(n)) for n in (1, 2, 3, 4)] == [2, 4, 8, 10]
+    assert [exponential(base=2, cap=10, jitter=False)(exc, Attempts(n)) for n in (1, 2, 3, 4)] == [
+        2,
+        4,
+        8,
+        10,
+    ]
     assert all(4 <= exponential(base=2, cap=300)(exc, Attempts(3)) <= 8 for _ in range(50))
     assert [linear(5, cap=12)(exc, Attempts(n)) for n in (1, 2, 3)] == [5, 10, 12]
     assert fixed(7)(exc, Attempts(9)) == 7
@@ -236,7 +253,11 @@ def test_results_expire_by_outcome(settings, redis_client):
                                   "OPTIONS": {"RESULT_TTL": 1000, "RESULT_TTL_SUCCESSFUL": 100,
                                               "RESULT_TTL_FAILED": 500}}}  # fmt: skip
     backend = task_backends_for("default")
-    ok, failed, retried = succeeds.enqueue(), fails_once.enqueue(), fails_with_linear_backoff.enqueue()
+    ok, failed, retried = (
+        succeeds.enqueue(),
+        fails_once.enqueue(),
+        fails_with_linear_backoff.enqueue(),
+    )
     ttl = lambda result: redis_client.ttl(backend._result_key(result.id))  # noqa: E731
     assert 990 <= ttl(ok) <= 1000
     work()  # one batch: the success is held back and lands with the failure (two TTLs, one round trip)

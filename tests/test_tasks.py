@@ -31,7 +31,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def _fast_retries(settings):
-    settings.REDCOORD = {**settings.REDCOORD, "QUEUE_RETRY_DELAY": 0.01, "QUEUE_RETRY_MAX_DELAY": 0.02}
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "QUEUE_RETRY_DELAY": 0.01,
+        "QUEUE_RETRY_MAX_DELAY": 0.02,
+    }
 
 
 def work(*queues):
@@ -52,11 +56,19 @@ def test_enqueue_then_run_then_get_the_result():
     result = task_defs.add.enqueue(2, b=3)
     assert result.status == TaskResultStatus.READY and result.enqueued_at is not None
     fetched = task_defs.add.get_result(result.id)
-    assert fetched.status == TaskResultStatus.READY and fetched.args == [2] and fetched.kwargs == {"b": 3}
+    assert (
+        fetched.status == TaskResultStatus.READY
+        and fetched.args == [2]
+        and fetched.kwargs == {"b": 3}
+    )
     work()
     result.refresh()
     assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == 5
-    assert result.started_at <= result.finished_at and len(result.worker_ids) == 1 and result.errors == []
+    assert (
+        result.started_at <= result.finished_at
+        and len(result.worker_ids) == 1
+        and result.errors == []
+    )
 
 
 def test_aenqueue_and_aget_result_run_on_the_event_loop(monkeypatch):
@@ -80,7 +92,11 @@ def test_aenqueue_and_aget_result_run_on_the_event_loop(monkeypatch):
         return result, fetched
 
     result, fetched = asyncio.run(send_and_read())
-    assert fetched.status == TaskResultStatus.READY and fetched.args == [2] and fetched.kwargs == {"b": 3}
+    assert (
+        fetched.status == TaskResultStatus.READY
+        and fetched.args == [2]
+        and fetched.kwargs == {"b": 3}
+    )
     assert fetched.enqueued_at == result.enqueued_at
     monkeypatch.undo()
     work()
@@ -127,7 +143,11 @@ def test_status_transitions_and_signals():
 
         return receiver
 
-    receivers = [(task_enqueued, on("enqueued")), (task_started, on("started")), (task_finished, on("finished"))]
+    receivers = [
+        (task_enqueued, on("enqueued")),
+        (task_started, on("started")),
+        (task_finished, on("finished")),
+    ]
     for signal_, receiver in receivers:
         signal_.connect(receiver)
     try:
@@ -144,7 +164,10 @@ def test_failing_task_is_retried_then_failed_and_dead_lettered():
     work_until_finished(result)
     assert result.status == TaskResultStatus.FAILED
     assert len(result.errors) == 3 and len(result.worker_ids) == 3
-    assert result.errors[-1].exception_class is RuntimeError and "broken" in result.errors[-1].traceback
+    assert (
+        result.errors[-1].exception_class is RuntimeError
+        and "broken" in result.errors[-1].traceback
+    )
     [(message, error)] = Queue("default").dead_letters()
     assert message.id == result.id and "RuntimeError: broken" in error["error"]
 
@@ -173,7 +196,9 @@ def test_arguments_that_are_not_json_are_refused_at_enqueue():
 def test_a_return_value_that_is_not_json_fails_the_task():
     result = task_defs.returns_a_set.enqueue()
     work_until_finished(result)
-    assert result.status == TaskResultStatus.FAILED and result.errors[0].exception_class is TypeError
+    assert (
+        result.status == TaskResultStatus.FAILED and result.errors[0].exception_class is TypeError
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -195,7 +220,9 @@ def test_enqueue_inside_a_transaction_is_sent_only_on_commit():
 
 
 def test_unknown_task_path_is_dead_lettered_and_the_worker_keeps_going():
-    Queue("default").push({"task": "tests.task_defs.removed_long_ago", "result": "gone1", "args": [], "kwargs": {}})
+    Queue("default").push(
+        {"task": "tests.task_defs.removed_long_ago", "result": "gone1", "args": [], "kwargs": {}}
+    )
     ok = task_defs.add.enqueue(1, 2)
     work()
     ok.refresh()
@@ -218,6 +245,14 @@ def _worker_process(redis_url):
         [sys.executable, "manage.py", "run_worker", "-v", "0"], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
+
+
+def _kill_left(*procs):
+    """SIGKILL and reap the worker processes a test left running (it failed half-way)."""
+    for proc in procs:
+        if proc and proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
 
 
 def test_run_worker_killed_mid_task_the_task_completes_elsewhere(redis_url, redis_client):
@@ -248,10 +283,33 @@ def test_run_worker_killed_mid_task_the_task_completes_elsewhere(redis_url, redi
         os.kill(second.pid, signal.SIGTERM)
         assert second.wait(15) == 0
     finally:
-        for proc in (first, second):
-            if proc and proc.poll() is None:
-                proc.kill()
-                proc.wait(5)
+        _kill_left(first, second)
+
+
+def test_an_attempt_whose_worker_was_killed_at_once_is_counted(redis_url, redis_client):
+    # The task SIGKILLs its own worker the moment it starts, before the runner writes anything of
+    # its own; the worker was recorded when the batch was claimed, so attempts counts both.
+    result = task_defs.dies_at_once_the_first_time.enqueue()
+    first = _worker_process(redis_url)
+    second = None
+    try:
+        assert first.wait(30) == -signal.SIGKILL
+        second = _worker_process(redis_url)
+        deadline = time.monotonic() + 30
+        while not result.is_finished:
+            assert time.monotonic() < deadline and second.poll() is None, (
+                f"not redelivered: {result.status}"
+            )
+            time.sleep(0.1)
+            result.refresh()
+        assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == second.pid
+        assert (
+            result.attempts == 2 and len(set(result.worker_ids)) == 2
+        )  # each attempt, each worker
+        os.kill(second.pid, signal.SIGTERM)
+        assert second.wait(15) == 0
+    finally:
+        _kill_left(first, second)
 
 
 def test_task_finished_is_sent_once_the_outcome_is_in_redis():
@@ -275,14 +333,20 @@ def test_a_periodic_task_is_enqueued_by_the_leader_and_run_by_a_worker(redis_cli
     from django_redcoord.core.periodic.jobs import get_jobs, periodic, unregister
     from django_redcoord.core.periodic.scheduler import Scheduler
 
-    periodic(every=60, name="test_tasks.periodic_tick")(task_defs.periodic_tick)  # a name no other test uses
+    periodic(every=60, name="test_tasks.periodic_tick")(
+        task_defs.periodic_tick
+    )  # a name no other test uses
     job = get_jobs()["test_tasks.periodic_tick"]
     unregister("test_tasks.periodic_tick")
-    election = LeaderElection("default", lease=3, renew_deadline=2, retry_period=0.5, client=redis_client, prefix="test")
+    election = LeaderElection(
+        "default", lease=3, renew_deadline=2, retry_period=0.5, client=redis_client, prefix="test"
+    )
     assert election.campaign()
     run = Scheduler(election, [job]).run_now(job, timeout=5)
     assert run is not None and run.outcome == "ok"
-    assert Queue("default").depths().ready == 1 and redis_client.llen("ran") == 0  # enqueued, not run
+    assert (
+        Queue("default").depths().ready == 1 and redis_client.llen("ran") == 0
+    )  # enqueued, not run
     work()
     assert redis_client.lrange("ran", 0, -1) == [b"periodic"]
 
@@ -296,10 +360,41 @@ def test_a_late_running_mark_never_overwrites_an_outcome(redis_client):
     mark = ["1", 1, "status", "RUNNING"]
     assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 0
     assert task_defs.add.get_result(result.id).status == TaskResultStatus.SUCCESSFUL
-    redis_client.hset(key, mapping={"status": "READY", "error.1": "{}"})  # delivery 1 failed, retry pending
+    redis_client.hset(
+        key, mapping={"status": "READY", "error.1": "{}"}
+    )  # delivery 1 failed, retry pending
     assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 0
     redis_client.hdel(key, "error.1")
-    assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 1  # still running: marked
+    assert (
+        _RESULTS(redis_client, [key], [60, *mark], operation="test") == 1
+    )  # still running: marked
+
+
+@pytest.mark.django_db(
+    transaction=True
+)  # the runner closes old database connections, as run_worker does
+def test_a_stalled_retry_never_reopens_a_record_its_dead_letter_settled(redis_client):
+    """A retry claimed, then stalled past WORKER_TIMEOUT before its RUNNING mark: the
+    reaper dead-lettered it and the settle pass wrote FAILED. The late mark must not
+    turn the record back to RUNNING (SPIN's counterexample in core/lua/queues/delivery.pml)."""
+    from django_redcoord.tasks import TaskRunner, task_backends_for
+
+    backend = task_backends_for("default")
+    result = task_defs.add.enqueue(1, 1)
+    consumer = backend.queue("default").consumer("stalled.0", timeout=5)
+    [first], _ = consumer.claim(1)
+    consumer.nack(first, "boom", delay=0)  # delivery 1 failed: a retry is due at once
+    time.sleep(0.01)  # (at once is 1 ms: a delay is whole ms, at least 1)
+    key = backend._result_key(result.id)
+    redis_client.hset(key, mapping={"status": "READY", "error.1": "{}"})
+    [retry], _ = consumer.claim(1)
+    assert retry.attempt + 1 == 2
+    # meanwhile the reaper dead-lettered it and the settle pass recorded the failure
+    redis_client.hset(key, mapping={"status": "FAILED", "error.2": "{}"})
+    runner = TaskRunner(backend, "stalled")
+    runner(retry)  # the stalled worker resumes: its mark, its run, its outcome
+    runner.flush()
+    assert redis_client.hget(key, "status") == b"FAILED"
 
 
 def test_a_server_that_forgot_our_scripts_strands_nothing(redis_client):
@@ -384,18 +479,27 @@ def test_a_bad_argument_inside_a_transaction_is_refused_at_enqueue_not_at_commit
 
 def test_get_result_keeps_the_queue_priority_and_run_after_it_was_enqueued_with(settings):
     settings.TASKS = {
-        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default", "other"]}
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default", "other"],
+        }
     }
     when = timezone.now() + timedelta(hours=1)
     result = task_defs.add.using(queue_name="other", priority=-20, run_after=when).enqueue(1, 2)
     fetched = task_defs.add.get_result(result.id)
-    assert (fetched.task.queue_name, fetched.task.priority, fetched.task.run_after) == ("other", -20, when)
+    assert (fetched.task.queue_name, fetched.task.priority, fetched.task.run_after) == (
+        "other",
+        -20,
+        when,
+    )
 
 
 def test_an_empty_queues_list_is_refused(settings):
     from django.core.checks import run_checks
 
-    settings.TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": []}}
+    settings.TASKS = {
+        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": []}
+    }
     errors = [e for e in run_checks() if e.id == "redcoord.E004"]
     assert errors and "QUEUES is empty" in errors[0].msg
     with pytest.raises(ValueError, match="QUEUES is empty"):
@@ -449,7 +553,9 @@ def _tasks_with(settings, **options):
     }  # fmt: skip
 
 
-def test_a_task_due_after_result_ttl_keeps_its_record_and_records_its_outcome(settings, redis_client):
+def test_a_task_due_after_result_ttl_keeps_its_record_and_records_its_outcome(
+    settings, redis_client
+):
     """Before: the record expired RESULT_TTL after enqueue, before the task ran; its outcome was never recorded."""
     from django_redcoord.tasks import task_backends_for
 
@@ -472,14 +578,42 @@ def test_a_retry_due_after_result_ttl_keeps_its_record(settings, redis_client):
     result = task_defs.knows_its_attempt.enqueue(fail_first=True)
     work()
     key = task_backends_for("default")._result_key(result.id)
-    assert redis_client.ttl(key) >= 5  # the retry is due in 5 s: the record lives RESULT_TTL past that
+    assert (
+        redis_client.ttl(key) >= 5
+    )  # the retry is due in 5 s: the record lives RESULT_TTL past that
     result.refresh()
     assert result.status == TaskResultStatus.READY and len(result.errors) == 1
 
 
 ODD_IDS = [
-    "{x}", "{", "}", "a{b}c", "{}", "x y", " ", "%", "%7Bx%7D", "a*b", "a?b", "[a]", "\\", "'", '"', "\x00",
-    "\n", "\r\n", "\x1b[31m", "é", "😀", "a" * 201, "a" * 5000, "", "..", "../x", "a|b", "<script>",
+    "{x}",
+    "{",
+    "}",
+    "a{b}c",
+    "{}",
+    "x y",
+    " ",
+    "%",
+    "%7Bx%7D",
+    "a*b",
+    "a?b",
+    "[a]",
+    "\\",
+    "'",
+    '"',
+    "\x00",
+    "\n",
+    "\r\n",
+    "\x1b[31m",
+    "é",
+    "😀",
+    "a" * 201,
+    "a" * 5000,
+    "",
+    "..",
+    "../x",
+    "a|b",
+    "<script>",
 ]
 
 
@@ -510,7 +644,11 @@ def test_get_result_of_an_unreadable_record_is_does_not_exist(redis_client):
 
     result = task_defs.add.enqueue(1, 2)
     key = task_backends_for("default")._result_key(result.id)
-    for field, value in (("args", "{not json"), ("status", "EXPLODED"), ("enqueued_at", "yesterday")):
+    for field, value in (
+        ("args", "{not json"),
+        ("status", "EXPLODED"),
+        ("enqueued_at", "yesterday"),
+    ):
         good = redis_client.hget(key, field)
         redis_client.hset(key, field, value)
         with pytest.raises(TaskResultDoesNotExist, match="cannot be read"):
@@ -519,7 +657,9 @@ def test_get_result_of_an_unreadable_record_is_does_not_exist(redis_client):
     assert task_defs.add.get_result(result.id).args == [1, 2]
 
 
-def test_a_task_message_naming_an_odd_result_id_is_dead_lettered_at_once_and_the_worker_goes_on(redis_client):
+def test_a_task_message_naming_an_odd_result_id_is_dead_lettered_at_once_and_the_worker_goes_on(
+    redis_client,
+):
     queue = Queue("default")
     queue.push({"task": "tests.task_defs.add", "result": "{x}", "args": [1, 2], "kwargs": {}})
     result = task_defs.add.enqueue(2, 2)
@@ -527,4 +667,8 @@ def test_a_task_message_naming_an_odd_result_id_is_dead_lettered_at_once_and_the
     result.refresh()
     assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == 4
     [(message, error)] = queue.dead_letters()
-    assert message.body["result"] == "{x}" and "is not one of ours" in error["error"] and message.attempt <= 1
+    assert (
+        message.body["result"] == "{x}"
+        and "is not one of ours" in error["error"]
+        and message.attempt <= 1
+    )

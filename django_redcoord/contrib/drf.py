@@ -62,7 +62,9 @@ class RedisThrottle(BaseThrottle):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("name") is not None:  # a bad name fails where it is written, not at every request
+        if (
+            cls.__dict__.get("name") is not None
+        ):  # a bad name fails where it is written, not at every request
             validate_name(cls.__dict__["name"], f"{cls.__qualname__}.name", tag=False)
 
     def __init__(self) -> None:
@@ -95,7 +97,12 @@ class RedisThrottle(BaseThrottle):
         try:
             self.decision = limiter.hit(rate_limit_key(request, self.key))
         except CoordinationUnavailable as exc:
-            log.warning("throttle %s: Redis unavailable (%s): %s", type(self).__name__, exc, "allowed" if self.fail_open else "refused")
+            log.warning(
+                "throttle %s: Redis unavailable (%s): %s",
+                type(self).__name__,
+                exc,
+                "allowed" if self.fail_open else "refused",
+            )
             self.decision = None
             return self.fail_open
         if self.decision.token:
@@ -107,7 +114,9 @@ class RedisThrottle(BaseThrottle):
 
 
 def _hookable(view: Any) -> bool:
-    return callable(getattr(view, "finalize_response", None)) and callable(getattr(view, "handle_exception", None))
+    return callable(getattr(view, "finalize_response", None)) and callable(
+        getattr(view, "handle_exception", None)
+    )
 
 
 def _release_at_end(view: Any, limiter: RateLimiter, decision: Decision) -> None:
@@ -141,4 +150,3 @@ def _release_at_end(view: Any, limiter: RateLimiter, decision: Decision) -> None
 
     view.finalize_response = finalize_response
     view.handle_exception = handle_exception
-

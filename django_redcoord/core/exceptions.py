@@ -23,7 +23,9 @@ class CoordinationUnavailable(RedcoordError):
     operation is idempotent for the same owner, so retrying it is safe.
     """
 
-    def __init__(self, message: str, *, server: str = "", operation: str = "", sent: bool = True) -> None:
+    def __init__(
+        self, message: str, *, server: str = "", operation: str = "", sent: bool = True
+    ) -> None:
         super().__init__(message)
         self.server = server
         self.operation = operation
@@ -42,7 +44,9 @@ class PoolExhausted(CoordinationUnavailable):
     outcome is known: nothing happened. ``max_connections`` is the pool's size.
     """
 
-    def __init__(self, message: str, *, max_connections: int = 0, server: str = "", operation: str = "") -> None:
+    def __init__(
+        self, message: str, *, max_connections: int = 0, server: str = "", operation: str = ""
+    ) -> None:
         super().__init__(message, server=server, operation=operation, sent=False)
         self.max_connections = max_connections
 
@@ -56,7 +60,15 @@ class QuorumNotReached(CoordinationUnavailable):
     ``errors`` maps each master that failed (its URL, password masked) to why.
     """
 
-    def __init__(self, message: str, *, answered: int, needed: int, errors: dict[str, str], operation: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        answered: int,
+        needed: int,
+        errors: dict[str, str],
+        operation: str = "",
+    ) -> None:
         super().__init__(message, server=", ".join(errors), operation=operation)
         self.answered, self.needed, self.errors = answered, needed, errors
 
@@ -70,7 +82,9 @@ class ReplicasNotSynced(CoordinationUnavailable):
     how many were asked for.
     """
 
-    def __init__(self, message: str, *, acked: int, needed: int, server: str = "", operation: str = "") -> None:
+    def __init__(
+        self, message: str, *, acked: int, needed: int, server: str = "", operation: str = ""
+    ) -> None:
         super().__init__(message, server=server, operation=operation)
         self.acked, self.needed = acked, needed
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -40,7 +41,9 @@ Shape = tuple[str, str, str]
 
 
 #: Hash indexes whose values are whole numbers (a bound in s, a minute); the others hold text.
-NUMERIC_INDEXES = frozenset({"locks", "lockwaits", "semaphores", "rwlocks", "latches", "barriers", "events", "signals"})
+NUMERIC_INDEXES = frozenset(
+    {"locks", "lockwaits", "semaphores", "rwlocks", "latches", "barriers", "events", "signals"}
+)
 
 _unreadable: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
     "redcoord_unreadable_records", default=None
@@ -65,14 +68,23 @@ def skip_unreadable(what: str, count: int, example: Any, why: str) -> None:
     left out of what the admin shows, never raised: one bad record must not hide the rest."""
     if not count:
         return
-    log.warning("admin: skipped %d unreadable record(s) of %s (e.g. %r: %s)", count, what, example, why)
+    log.warning(
+        "admin: skipped %d unreadable record(s) of %s (e.g. %r: %s)", count, what, example, why
+    )
     counts = _unreadable.get()
     if counts is not None:
         counts[what] = counts.get(what, 0) + count
 
 
-def read_records(client: Any, names: list[str], queue: Callable[[Any, str], None],
-                 parse: Callable[[str, Any], Any], *, what: str, operation: str) -> list[Any]:
+def read_records(
+    client: Any,
+    names: list[str],
+    queue: Callable[[Any, str], None],
+    parse: Callable[[str, Any], Any],
+    *,
+    what: str,
+    operation: str,
+) -> list[Any]:
     """``parse(name, reply)`` of each record ``queue(pipe, name)`` reads, in one pipelined
     round trip; None for a record that could not be read (a key of another type, a value
     ``parse`` refuses), which is skipped (logged and counted), never raised."""
@@ -89,7 +101,11 @@ def read_records(client: Any, names: list[str], queue: Callable[[Any, str], None
         replies = []
         for name in names:
             try:
-                replies.append(execute_pipeline(client, lambda pipe, name=name: queue(pipe, name), operation=operation)[0])
+                replies.append(
+                    execute_pipeline(
+                        client, lambda pipe, name=name: queue(pipe, name), operation=operation
+                    )[0]
+                )
             except redis.exceptions.ResponseError as one:  # noqa: PERF203
                 if is_passing(one):
                     raise
@@ -111,23 +127,33 @@ def read_records(client: Any, names: list[str], queue: Callable[[Any, str], None
     return out
 
 
-_prefetched: contextvars.ContextVar[dict[tuple[int, str, str], Any] | None] = contextvars.ContextVar(
-    "redcoord_prefetched_indexes", default=None
+_prefetched: contextvars.ContextVar[dict[tuple[int, str, str], Any] | None] = (
+    contextvars.ContextVar("redcoord_prefetched_indexes", default=None)
 )
 
 
 @contextlib.contextmanager
-def reading_all(client: Any, keys: KeyBuilder) -> Iterator[None]:
-    """Within the block, :func:`read_index` answers from one read of every index (a Cluster's
-    primaries are asked once for all kinds, not once per kind: the dashboard's page)."""
-    if not keys.cluster:
+def reading_all(
+    client: Any, keys: KeyBuilder, *, kinds: Iterable[str] | None = None
+) -> Iterator[None]:
+    """Within the block, :func:`read_index` answers from one read of every index (or of
+    ``kinds``): each of a Cluster's primaries asked once for all kinds, not once per kind (the
+    dashboard's page, which reads them all). On one server only when ``kinds`` are named (one
+    pipelined round trip for them all); without, each is read when it is first asked for."""
+    if not keys.cluster and kinds is None:
         yield
         return
-    kinds = list(INDEX_TYPES)
-    shapes = [(*keys.index_parts(kind), INDEX_TYPES[kind]) for kind in kinds]
-    found = read_slot_buckets(client, shapes)
+    kinds = list(INDEX_TYPES if kinds is None else kinds)
+    if keys.cluster:
+        shapes = [(*keys.index_parts(kind), INDEX_TYPES[kind]) for kind in kinds]
+        found = read_slot_buckets(client, shapes)
+    else:
+        found = _read_raw_many(client, keys, kinds)
     token = _prefetched.set(
-        {(id(client), keys.prefix, kind): _clean(kind, value) for kind, value in zip(kinds, found, strict=True)}
+        {
+            (id(client), keys.prefix, kind): _clean(kind, value)
+            for kind, value in zip(kinds, found, strict=True)
+        }
     )
     try:
         yield
@@ -151,28 +177,40 @@ def read_index(client: Any, keys: KeyBuilder, kind: str) -> Any:
 
 
 def _read_raw(client: Any, keys: KeyBuilder, kind: str) -> Any:
-    kind_type = INDEX_TYPES[kind]
     if keys.cluster:
         head, tail = keys.index_parts(kind)
-        return read_slot_buckets(client, [(head, tail, kind_type)])[0]
-    index_keys = keys.index_keys(kind)
+        return read_slot_buckets(client, [(head, tail, INDEX_TYPES[kind])])[0]
+    return _read_raw_many(client, keys, [kind])[0]
+
+
+def _read_raw_many(client: Any, keys: KeyBuilder, kinds: list[str]) -> list[Any]:
+    """On one server: the raw contents of each index of ``kinds``, in one pipelined round trip."""
+    per_kind = [(kind, keys.index_keys(kind)) for kind in kinds]
     pipe = client.pipeline(transaction=False)
-    for key in index_keys:
-        _queue_read(pipe, key, kind_type)
-    replies = []
-    for key, reply in zip(index_keys, pipe.execute(raise_on_error=False), strict=True):
-        if isinstance(reply, Exception):
-            if isinstance(reply, redis.exceptions.ResponseError) and "WRONGTYPE" in str(reply):
-                skip_unreadable(f"the {kind} index", 1, key, f"not a {kind_type}")
-                continue
-            with unavailable_as_ours(client, f"read the {kind} index"):
-                raise reply
-        replies.append(reply)
-    return _merge(kind_type, replies)
+    for kind, index_keys in per_kind:
+        for key in index_keys:
+            _queue_read(pipe, key, INDEX_TYPES[kind])
+    replies = iter(pipe.execute(raise_on_error=False))
+    out = []
+    for kind, index_keys in per_kind:
+        kind_type = INDEX_TYPES[kind]
+        found = []
+        for key, reply in zip(index_keys, replies, strict=False):  # replies: every kind's, in turn
+            if isinstance(reply, Exception):
+                if isinstance(reply, redis.exceptions.ResponseError) and "WRONGTYPE" in str(reply):
+                    skip_unreadable(f"the {kind} index", 1, key, f"not a {kind_type}")
+                    continue
+                with unavailable_as_ours(client, f"read the {kind} index"):
+                    raise reply
+            found.append(reply)
+        out.append(_merge(kind_type, found))
+    return out
 
 
 def _clean(kind: str, found: Any) -> Any:
     """``found`` without the entries we did not write (see :func:`read_index`)."""
+    if _all_plain(kind, found):
+        return found
     bad: list[tuple[Any, str]] = []
     numeric = kind in NUMERIC_INDEXES
     plain = _NAME_RE.fullmatch  # most names: one regex (validate_name says why the others fail)
@@ -194,22 +232,58 @@ def _clean(kind: str, found: Any) -> Any:
     return cleaned
 
 
+#: Every name in the allowed charset, one per line (the fast check of :func:`_all_plain`).
+_PLAIN_LINES = re.compile(r"[A-Za-z0-9_\-.:/@=+,#~|\n]*")
+
+
+def _all_plain(kind: str, found: Any) -> bool:
+    """Whether every entry of ``found`` is one we wrote, checked at once (C loops, not a
+    Python one per entry: 10,000 live locks are read on every refresh of the admin page).
+
+    True only when each name is a plain name (allowed characters, 1 to 200 of them; a
+    tagged name goes the slow way) and, for a numeric index, each value is ASCII digits.
+    False says nothing: :func:`_clean` then checks entry by entry."""
+    if not found:
+        return True
+    names = list(found)
+    if min(map(len, names)) < 1 or max(map(len, names)) > MAX_NAME_LENGTH:
+        return False
+    text = "\n".join(names)
+    if text.count("\n") != len(names) - 1 or not _PLAIN_LINES.fullmatch(text):
+        return False  # (a name holding a newline would pass as two lines)
+    if kind in NUMERIC_INDEXES:
+        values = found.values()
+        digits = "".join(values)
+        return digits.isascii() and digits.isdigit() and min(map(len, values)) > 0
+    return True
+
+
 def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -> Any:
     """On a Cluster: for each shape (head, tail, type), its buckets of every slot merged (see
     :func:`read_index`); with ``merge=False``, ``(shape number, flat contents)`` of each non-empty bucket."""
     if not is_cluster(client):
-        raise TypeError(f"read_slot_buckets needs a Redis Cluster client, not {type(client).__name__}")
+        raise TypeError(
+            f"read_slot_buckets needs a Redis Cluster client, not {type(client).__name__}"
+        )
     found: list[list[Any]] = [[] for _ in shapes]
     args = [len(shapes)] + [part for shape in shapes for part in shape]
     for attempt in (1, 2):
         try:
             primaries = _slots_by_primary(client)
-            with ThreadPoolExecutor(len(primaries) or 1) as pool:  # the primaries read their buckets at once
-                per_node = list(pool.map(lambda item: list(_read_node(client, *item, args)), primaries.items()))
+            with ThreadPoolExecutor(
+                len(primaries) or 1
+            ) as pool:  # the primaries read their buckets at once
+                per_node = list(
+                    pool.map(lambda item: list(_read_node(client, *item, args)), primaries.items())
+                )
             for node_found in per_node:
                 for shape_no, contents in node_found:
-                    if shape_no < 0:  # counted here, in the caller's context (not the pool's threads)
-                        skip_unreadable("an admin index", 1, as_text(contents), "a key of another type")
+                    if (
+                        shape_no < 0
+                    ):  # counted here, in the caller's context (not the pool's threads)
+                        skip_unreadable(
+                            "an admin index", 1, as_text(contents), "a key of another type"
+                        )
                         continue
                     found[shape_no].append(contents)
             break
@@ -220,8 +294,12 @@ def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -
             found = [[] for _ in shapes]
             client.nodes_manager.initialize()
     if not merge:
-        return [(shape_no, contents) for shape_no, buckets in enumerate(found) for contents in buckets]
-    return [_merge(shape[2], contents, flat=True) for shape, contents in zip(shapes, found, strict=True)]
+        return [
+            (shape_no, contents) for shape_no, buckets in enumerate(found) for contents in buckets
+        ]
+    return [
+        _merge(shape[2], contents, flat=True) for shape, contents in zip(shapes, found, strict=True)
+    ]
 
 
 _by_primary: tuple[Any, dict[str, list[str]]] | None = None
@@ -246,11 +324,14 @@ def _slots_by_primary(client: Any) -> dict[Any, list[str]]:
     return {client.get_node(node_name=name): tags for name, tags in known[1].items()}
 
 
-def _read_node(client: Any, node: Any, tags: list[str], args: list[Any]) -> Iterable[tuple[int, list[Any]]]:
+def _read_node(
+    client: Any, node: Any, tags: list[str], args: list[Any]
+) -> Iterable[tuple[int, list[Any]]]:
     """(shape number, contents) of each non-empty bucket among the slots (``tags``) of ``node``: one round trip."""
     server = client.get_redis_connection(node)
     calls = tuple(
-        ("EVALSHA", _READ.sha, 0, *args, *tags[i : i + SLOTS_PER_CALL]) for i in range(0, len(tags), SLOTS_PER_CALL)
+        ("EVALSHA", _READ.sha, 0, *args, *tags[i : i + SLOTS_PER_CALL])
+        for i in range(0, len(tags), SLOTS_PER_CALL)
     )
     operation = f"read the admin index buckets of {node.name}"
     replies = commands(server, calls, operation=operation, raise_errors=False)
@@ -262,7 +343,10 @@ def _read_node(client: Any, node: Any, tags: list[str], args: list[Any]) -> Iter
             with unavailable_as_ours(server, operation):
                 raise reply
         for i in range(0, len(reply), 2):
-            yield int(reply[i]), reply[i + 1]  # -1 and a key: a bucket of another type (read_slots.lua)
+            yield (
+                int(reply[i]),
+                reply[i + 1],
+            )  # -1 and a key: a bucket of another type (read_slots.lua)
 
 
 def _queue_read(pipe: Any, key: str, kind_type: str) -> None:
@@ -281,10 +365,29 @@ def _merge(kind_type: str, replies: list[Any], *, flat: bool = False) -> Any:
     merged: dict[str, Any] = {}
     for reply in replies:
         if flat:
-            pairs = zip(reply[0::2], reply[1::2], strict=True)
+            fields, values = reply[0::2], reply[1::2]
+        elif isinstance(reply, dict):
+            fields, values = list(reply), list(reply.values())
         else:
-            pairs = reply.items() if isinstance(reply, dict) else reply
-        for field, value in pairs:
-            merged[as_text(field)] = float(value) if kind_type == "zset" else as_text(value)
+            fields, values = [f for f, _ in reply], [v for _, v in reply]
+        if len(fields) != len(values):
+            raise ValueError(f"an index reply of {len(fields)} fields and {len(values)} values")
+        try:  # bytes (a client that does not decode replies): decoded in C loops, no Python call per entry
+            merged.update(
+                zip(
+                    map(bytes.decode, fields),
+                    map(float, values) if kind_type == "zset" else map(bytes.decode, values),
+                    strict=True,
+                )
+            )
+        except (
+            TypeError
+        ):  # str replies (decode_responses) or a mix: one by one (what was merged is merged again)
+            merged.update(
+                zip(
+                    map(as_text, fields),
+                    map(float, values) if kind_type == "zset" else map(as_text, values),
+                    strict=True,
+                )
+            )
     return merged
-

@@ -29,7 +29,9 @@ MAX_NAME_LENGTH = 200
 ALLOWED_NAME_CHARS = "letters, digits and _ - . : / @ = + , # ~ |"
 _NAME_RE = re.compile(r"[A-Za-z0-9_\-.:/@=+,#~|]+")
 #: A name with one ``{tag}``: the tag (non-empty) chooses the Redis Cluster slot.
-_TAGGED_RE = re.compile(r"([A-Za-z0-9_\-.:/@=+,#~|]*)\{([A-Za-z0-9_\-.:/@=+,#~|]+)\}([A-Za-z0-9_\-.:/@=+,#~|]*)")
+_TAGGED_RE = re.compile(
+    r"([A-Za-z0-9_\-.:/@=+,#~|]*)\{([A-Za-z0-9_\-.:/@=+,#~|]+)\}([A-Za-z0-9_\-.:/@=+,#~|]*)"
+)
 TAG_RULE = "braces only as one non-empty {tag}, which chooses the Redis Cluster slot"
 #: Redis Cluster's hash slots.
 SLOTS = 16384
@@ -54,7 +56,9 @@ def validate_name(name: object, what: str = "name", *, tag: bool = True) -> str:
     if not name:
         raise ValueError(f"{what} must not be empty")
     if len(name) > MAX_NAME_LENGTH:
-        raise ValueError(f"{what} is {len(name)} characters long; at most {MAX_NAME_LENGTH} are allowed")
+        raise ValueError(
+            f"{what} is {len(name)} characters long; at most {MAX_NAME_LENGTH} are allowed"
+        )
     if _NAME_RE.fullmatch(name):
         return name
     bad = sorted({c for c in name if not _NAME_RE.fullmatch(c)} - ({"{", "}"} if tag else set()))
@@ -199,6 +203,12 @@ class LeaderKeys:
         expires_ms, by} (see periodic/request.lua); claimed ones are deleted by the leader."""
         return self.record + ":requests"
 
+    def schedule(self, job_name: str) -> str:
+        """hash: the schedule edits of one job, oldest kept first (see periodic/edit_schedule.lua):
+        version, first, spec:<v> (JSON), since:<v> (ms since the epoch)."""
+        validate_name(job_name, "job name", tag=False)
+        return f"{self.record}:schedule:{job_name}"
+
 
 @dataclass(frozen=True)
 class QueueKeys:
@@ -213,6 +223,7 @@ class QueueKeys:
     consumers: str  # zset: processing-list key -> heartbeat deadline (ms)
     processing_prefix: str  # list per consumer: processing_prefix + consumer id
     wake: str  # list: holds one token while messages may be ready (idle workers BLPOP it)
+    paused: str  # string, while the queue is paused: JSON {since_ms, reason} (queues/pause.lua)
     index: str  # set (shared by all queues): queue names, for the admin
 
     def processing(self, consumer: str) -> str:
@@ -262,7 +273,9 @@ class RWLockKeys:
 class LatchKeys:
     """Keys of one count-down latch or barrier. All but the shared index share the ``{name}`` hash tag."""
 
-    state: str  # hash: the count (latch) or generation (barrier), why it broke, and a record per party
+    state: (
+        str  # hash: the count (latch) or generation (barrier), why it broke, and a record per party
+    )
     parties: str  # zset: party token -> lease expiry (ms)
     waiters: str  # zset: wake list -> registration deadline (ms), see common/broadcast.lua
     index: str  # hash (shared): name -> a bound on when it was last used (s)
@@ -286,7 +299,9 @@ class SignalKeys:
     #: stream: one entry per set() / send() / broadcast(), naming its recipient (signals);
     #: every waiter reads it (XREAD BLOCK from the entry its last look saw)
     wake: str = ""
-    deliveries: str = ""  # hash (signals): waiter token -> its signals not yet confirmed taken (cmsgpack)
+    deliveries: str = (
+        ""  # hash (signals): waiter token -> its signals not yet confirmed taken (cmsgpack)
+    )
     due: str = ""  # zset (signals): waiter token -> when its deliveries are forgotten (ms)
     probe: str = ""  # never written: see LatchKeys.probe
 
@@ -342,7 +357,9 @@ class KeyBuilder:
         ``core.indexes.read_index``, which asks each primary for its own.
         """
         if self.cluster:
-            raise ValueError("a Cluster's indexes are per slot: read them with core.indexes.read_index")
+            raise ValueError(
+                "a Cluster's indexes are per slot: read them with core.indexes.read_index"
+            )
         if kind in ("locks", "lockwaits"):
             return [f"{self.prefix}:index:{kind}:{b}" for b in range(LOCK_INDEX_BUCKETS)]
         if kind not in INDEX_TYPES:
@@ -468,7 +485,9 @@ class KeyBuilder:
         validate_name(limiter, "rate limiter name", tag=False)
         if self.cluster:
             if key is None:
-                raise ValueError("on a Cluster a limiter's busiest-keys zsets are per slot: give the rate-limit key")
+                raise ValueError(
+                    "on a Cluster a limiter's busiest-keys zsets are per slot: give the rate-limit key"
+                )
             tag = slot_tag(key_slot(self._rate_limit_base(limiter, key)))
             base = f"{self.prefix}:index:rl-top:{{{tag}}}:{limiter}"
         else:  # one server: an admin index like the others, shared by the limiter's keys
@@ -503,6 +522,7 @@ class KeyBuilder:
             consumers=f"{base}:consumers",
             processing_prefix=f"{base}:processing:",
             wake=f"{base}:wake",
+            paused=f"{base}:paused",
             index=self._index("queues", base),
         )
 
@@ -531,4 +551,3 @@ class KeyBuilder:
         """hash: a Django Task's result (status, times, return value, errors)."""
         validate_name(result_id, "task result id", tag=False)
         return f"{self.prefix}:task:{{{result_id}}}"
-

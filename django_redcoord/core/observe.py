@@ -82,7 +82,10 @@ def add_observer(observer: Observer) -> None:
         raise TypeError(f"an observer must be a callable (event, fields), not {observer!r}")
     with _lock:
         if observer not in observers:
-            observers[:] = [*observers, observer]  # in place, in one step: readers see the old or the new list
+            observers[:] = [
+                *observers,
+                observer,
+            ]  # in place, in one step: readers see the old or the new list
 
 
 def remove_observer(observer: Observer) -> None:

@@ -8,13 +8,13 @@ and reports every problem at once.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .exceptions import ConfigurationError
 from .keys import DEFAULT_PREFIX, validate_name, validate_prefix
+from .values import finite_number
 
-#: Documented defaults; the README's configuration table mirrors this dict.
+#: Documented defaults; docs/configuration.md's settings table is generated from this dict (make docs checks it).
 DEFAULTS: dict[str, Any] = {
     # Where Redis is: exactly one of URL (redis://, rediss://, unix:// or
     # "embedded") and CACHE (the alias of a django-redis cache whose
@@ -95,6 +95,11 @@ DEFAULTS: dict[str, Any] = {
     # waiters of that many locks per scrape in turn; 0: never read them).
     "METRICS_TOKEN": None,
     "METRICS_LOCK_DETAIL": 1000,
+    # OpenTelemetry (django_redcoord.contrib.otel, needs opentelemetry-api):
+    # True traces messages from enqueue to the task's run, plus spans for lock
+    # waits and holds, rate-limit decisions and leader terms; {"EVENTS": False}
+    # traces only the messages. False: off.
+    "TRACING": False,
 }
 
 # Seconds: (low, high, low_inclusive). NaN and infinities are never allowed.
@@ -114,7 +119,11 @@ _SECONDS: dict[str, tuple[float, float, bool]] = {
     "WORKER_TIMEOUT": (0.05, _DAY, True),
     "WORKER_SHUTDOWN_TIMEOUT": (0.0, _DAY, False),
 }
-_COUNTS = {"QUEUE_MAX_ATTEMPTS": (1, 1000), "WORKER_PREFETCH": (1, 1000), "MAX_CONNECTIONS": (4, 1_000_000)}
+_COUNTS = {
+    "QUEUE_MAX_ATTEMPTS": (1, 1000),
+    "WORKER_PREFETCH": (1, 1000),
+    "MAX_CONNECTIONS": (4, 1_000_000),
+}
 _COUNTS["METRICS_LOCK_DETAIL"] = (0, 1_000_000)
 EMBEDDED = "embedded"
 LOG_FORMATS = ("text", "json")
@@ -184,11 +193,15 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
     for key, (low, high) in _COUNTS.items():
         value = config[key]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            found.append(f"REDCOORD[{key!r}] must be a whole number from {low} to {high} (got {value!r})")
+            found.append(
+                f"REDCOORD[{key!r}] must be a whole number from {low} to {high} (got {value!r})"
+            )
         else:
             valid.add(key)
     limit = config["QUEUE_DEAD_LETTER_LIMIT"]
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10**9):
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10**9
+    ):
         found.append(
             "REDCOORD['QUEUE_DEAD_LETTER_LIMIT'] must be a whole number from 1 to 1000000000, "
             f"or None to keep every dead letter (got {limit!r})"
@@ -200,10 +213,16 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
     found.extend(_rate_limit_problems(config))
     found.extend(_metrics_problems(config))
     if config["LOG_FORMAT"] not in LOG_FORMATS:
-        found.append(f"REDCOORD['LOG_FORMAT'] must be 'text' or 'json' (got {config['LOG_FORMAT']!r})")
+        found.append(
+            f"REDCOORD['LOG_FORMAT'] must be 'text' or 'json' (got {config['LOG_FORMAT']!r})"
+        )
     wait = config["LOCK_WAIT"]
     if wait is not None:
-        if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 365 * _DAY:
+        if (
+            isinstance(wait, bool)
+            or not isinstance(wait, (int, float))
+            or not 0 <= wait <= 365 * _DAY
+        ):
             found.append(
                 "REDCOORD['LOCK_WAIT'] must be seconds >= 0 (a finite number up to a year), "
                 f"or None to wait forever (got {wait!r})"
@@ -212,15 +231,41 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
             config["LOCK_WAIT"] = float(wait)
     replica_timeout = config["REPLICA_TIMEOUT"]
     if replica_timeout is not None:
-        if isinstance(replica_timeout, bool) or not isinstance(replica_timeout, (int, float)) or not 0.001 <= replica_timeout <= 3600:
+        if (
+            isinstance(replica_timeout, bool)
+            or not isinstance(replica_timeout, (int, float))
+            or not 0.001 <= replica_timeout <= 3600
+        ):
             found.append(
                 "REDCOORD['REPLICA_TIMEOUT'] must be seconds from 0.001 to 3600 (it must also end within SOCKET_TIMEOUT), "
                 f"or None for the default (got {replica_timeout!r})"
             )
         else:
             config["REPLICA_TIMEOUT"] = float(replica_timeout)
+    try:
+        tracing_option(config["TRACING"])
+    except ValueError as exc:
+        found.append(str(exc))
     found.extend(_relations(config, valid))
     return config, found
+
+
+def tracing_option(value: Any) -> dict[str, bool] | None:
+    """REDCOORD["TRACING"] read: None (off) or ``{"EVENTS": bool}``; ValueError saying what is allowed."""
+    if value is False:
+        return None
+    if value is True:
+        return {"EVENTS": True}
+    if (
+        isinstance(value, dict)
+        and set(value) <= {"EVENTS"}
+        and all(isinstance(v, bool) for v in value.values())
+    ):
+        return {"EVENTS": value.get("EVENTS", True)}
+    raise ValueError(
+        "REDCOORD['TRACING'] must be True, False, or a dict like {'EVENTS': False} "
+        f"(EVENTS: spans for lock waits and holds, rate limits and leader terms; default True) (got {value!r})"
+    )
 
 
 SENTINEL_DEFAULTS: dict[str, Any] = {
@@ -236,11 +281,15 @@ def _sentinel_problems(config: dict[str, Any]) -> list[str]:
         return []
     where = "REDCOORD['SENTINEL']"
     if not isinstance(value, dict):
-        return [f"{where} must be a dict like {{'HOSTS': [('sentinel-1', 26379), ...], 'SERVICE': 'mymaster'}} (got {value!r})"]
+        return [
+            f"{where} must be a dict like {{'HOSTS': [('sentinel-1', 26379), ...], 'SERVICE': 'mymaster'}} (got {value!r})"
+        ]
     found = []
     unknown = sorted(set(value) - set(SENTINEL_DEFAULTS), key=str)
     if unknown:
-        found.append(f"{where} has unknown key(s) {', '.join(map(str, unknown))}; allowed keys are {', '.join(SENTINEL_DEFAULTS)}")
+        found.append(
+            f"{where} has unknown key(s) {', '.join(map(str, unknown))}; allowed keys are {', '.join(SENTINEL_DEFAULTS)}"
+        )
     sentinel = {**SENTINEL_DEFAULTS, **{k: v for k, v in value.items() if k in SENTINEL_DEFAULTS}}
     hosts = []
     for entry in sentinel["HOSTS"] if isinstance(sentinel["HOSTS"], (list, tuple)) else [None]:
@@ -258,9 +307,13 @@ def _sentinel_problems(config: dict[str, Any]) -> list[str]:
             )
             break
     if not hosts and not found:
-        found.append(f"{where}['HOSTS'] must name at least one sentinel, as (host, port) or 'host:port'")
+        found.append(
+            f"{where}['HOSTS'] must name at least one sentinel, as (host, port) or 'host:port'"
+        )
     if not isinstance(sentinel["SERVICE"], str) or not sentinel["SERVICE"]:
-        found.append(f"{where}['SERVICE'] must be the master's name the sentinels monitor, e.g. 'mymaster' (got {sentinel['SERVICE']!r})")
+        found.append(
+            f"{where}['SERVICE'] must be the master's name the sentinels monitor, e.g. 'mymaster' (got {sentinel['SERVICE']!r})"
+        )
     db = sentinel["DB"]
     if isinstance(db, bool) or not isinstance(db, int) or db < 0:
         found.append(f"{where}['DB'] must be a database number >= 0 (got {db!r})")
@@ -287,13 +340,17 @@ def _cluster_problems(config: dict[str, Any]) -> list[str]:
     where = "REDCOORD['CLUSTER']"
     example = "{'NODES': ['redis://node-1:6379', 'redis://node-2:6379']}"
     if not isinstance(value, dict) or set(value) != {"NODES"}:
-        return [f"{where} must be a dict with exactly the key 'NODES', like {example} (got {value!r})"]
+        return [
+            f"{where} must be a dict with exactly the key 'NODES', like {example} (got {value!r})"
+        ]
     nodes = value["NODES"]
     if (
         not isinstance(nodes, (list, tuple)) or not nodes
         or not all(isinstance(u, str) and u.startswith(("redis://", "rediss://")) for u in nodes)
     ):  # fmt: skip
-        return [f"{where}['NODES'] must be a non-empty list of node URLs (redis:// or rediss://), like {example} (got {nodes!r})"]
+        return [
+            f"{where}['NODES'] must be a non-empty list of node URLs (redis:// or rediss://), like {example} (got {nodes!r})"
+        ]
     found, seen = [], set()
     for url in nodes:
         try:
@@ -302,14 +359,20 @@ def _cluster_problems(config: dict[str, Any]) -> list[str]:
         except ValueError:
             parts, port = None, None
         if parts is None or not parts.hostname:
-            found.append(f"{where}['NODES'] has {url!r}, which names no host; write 'redis://host:port'")
+            found.append(
+                f"{where}['NODES'] has {url!r}, which names no host; write 'redis://host:port'"
+            )
             continue
         if parts.path not in ("", "/", "/0"):
-            found.append(f"{where}['NODES'] has {url!r}: a Cluster has only database 0, leave the path empty")
+            found.append(
+                f"{where}['NODES'] has {url!r}: a Cluster has only database 0, leave the path empty"
+            )
         seen.add((parts.scheme, parts.username, parts.password))
         del port
     if len(seen) > 1:
-        found.append(f"{where}['NODES'] give different schemes or credentials; one Cluster has one set (write them the same in every URL)")
+        found.append(
+            f"{where}['NODES'] give different schemes or credentials; one Cluster has one set (write them the same in every URL)"
+        )
     if not found:
         config["CLUSTER"] = {"NODES": list(nodes)}
     return found
@@ -318,13 +381,17 @@ def _cluster_problems(config: dict[str, Any]) -> list[str]:
 def _redlock_problems(config: dict[str, Any]) -> list[str]:
     """REDLOCK: a list of distinct redis://, rediss:// or unix:// URLs (normalized to a list)."""
     urls = config["REDLOCK"]
-    if not isinstance(urls, (list, tuple)) or not all(isinstance(u, str) and u.startswith(URL_SCHEMES) for u in urls):
+    if not isinstance(urls, (list, tuple)) or not all(
+        isinstance(u, str) and u.startswith(URL_SCHEMES) for u in urls
+    ):
         return [
             "REDCOORD['REDLOCK'] must be a list of the quorum lock masters' URLs (redis://, rediss:// or unix://), "
             f"e.g. ['redis://a:6379/0', 'redis://b:6379/0', 'redis://c:6379/0'] (got {urls!r})"
         ]
     if len(set(urls)) != len(urls):
-        return [f"REDCOORD['REDLOCK'] names a master twice: each URL must be a different, independent master (got {urls!r})"]
+        return [
+            f"REDCOORD['REDLOCK'] names a master twice: each URL must be a different, independent master (got {urls!r})"
+        ]
     config["REDLOCK"] = list(urls)
     return []
 
@@ -338,7 +405,9 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
     found = []
     proxies = config["TRUSTED_PROXIES"]
     if not isinstance(proxies, (list, tuple)):
-        found.append(f"REDCOORD['TRUSTED_PROXIES'] must be a list of IP addresses or networks (got {proxies!r})")
+        found.append(
+            f"REDCOORD['TRUSTED_PROXIES'] must be a list of IP addresses or networks (got {proxies!r})"
+        )
     else:
         for proxy in proxies:
             if proxy == "unix":  # the peer of a Unix socket
@@ -353,7 +422,9 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
     for key, most in (("RATE_LIMIT_IPV4_PREFIX", 32), ("RATE_LIMIT_IPV6_PREFIX", 128)):
         value = config[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-            found.append(f"REDCOORD[{key!r}] must be a prefix length from 1 to {most} (got {value!r})")
+            found.append(
+                f"REDCOORD[{key!r}] must be a prefix length from 1 to {most} (got {value!r})"
+            )
     rules = config["RATE_LIMITS"]
     if not isinstance(rules, (list, tuple)):
         return [*found, f"REDCOORD['RATE_LIMITS'] must be a list of rules (dicts), not {rules!r}"]
@@ -365,9 +436,13 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
             continue
         unknown = sorted(set(rule) - allowed, key=str)
         if unknown:
-            found.append(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(sorted(allowed))}")
+            found.append(
+                f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(sorted(allowed))}"
+            )
         if not isinstance(rule.get("path"), str) or not rule.get("path", "").startswith("/"):
-            found.append(f"{where}['path'] must be a URL path prefix starting with '/', not {rule.get('path')!r}")
+            found.append(
+                f"{where}['path'] must be a URL path prefix starting with '/', not {rule.get('path')!r}"
+            )
         try:
             parse(rule.get("policy"))
         except ValueError as exc:
@@ -381,24 +456,22 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
             except (TypeError, ValueError) as exc:
                 found.append(str(exc))
         if rule.get("on_unavailable", "open") not in ("open", "closed"):
-            found.append(f"{where}['on_unavailable'] must be 'open' or 'closed', not {rule.get('on_unavailable')!r}")
+            found.append(
+                f"{where}['on_unavailable'] must be 'open' or 'closed', not {rule.get('on_unavailable')!r}"
+            )
         if not isinstance(rule.get("native", True), bool):
             found.append(f"{where}['native'] must be True or False, not {rule.get('native')!r}")
         methods = rule.get("methods")
-        if methods is not None and not (isinstance(methods, (list, tuple)) and all(isinstance(m, str) for m in methods)):
+        if methods is not None and not (
+            isinstance(methods, (list, tuple)) and all(isinstance(m, str) for m in methods)
+        ):
             found.append(f"{where}['methods'] must be a list of HTTP methods, not {methods!r}")
     return found
 
 
 def _seconds_problem(key: str, value: Any, low: float, high: float, inclusive: bool) -> str:
     """The problem of a number of seconds, or ''."""
-    ok = (
-        not isinstance(value, bool)
-        and isinstance(value, (int, float))
-        and math.isfinite(value)
-        and (low <= value if inclusive else low < value)
-        and value <= high
-    )
+    ok = finite_number(value) and (low <= value if inclusive else low < value) and value <= high
     if ok:
         return ""
     bound = f"from {low:.10g}" if inclusive else f"above {low:.10g}"
@@ -416,13 +489,17 @@ def _relations(config: dict[str, Any], valid: set[str]) -> list[str]:
             check_timing(*(config[k] for k in leader))
         except (TypeError, ValueError) as exc:
             found.append(f"REDCOORD LEADER_*: {exc}")
-    if {"WORKER_HEARTBEAT", "WORKER_TIMEOUT"} <= valid and not config["WORKER_TIMEOUT"] > config["WORKER_HEARTBEAT"]:
+    if {"WORKER_HEARTBEAT", "WORKER_TIMEOUT"} <= valid and not config["WORKER_TIMEOUT"] > config[
+        "WORKER_HEARTBEAT"
+    ]:
         found.append(
             f"REDCOORD['WORKER_TIMEOUT'] ({config['WORKER_TIMEOUT']:g} s) must be longer than "
             f"REDCOORD['WORKER_HEARTBEAT'] ({config['WORKER_HEARTBEAT']:g} s): a worker that does "
             "not beat more than once per timeout looks dead and its messages are taken back"
         )
-    if {"QUEUE_RETRY_DELAY", "QUEUE_RETRY_MAX_DELAY"} <= valid and config["QUEUE_RETRY_DELAY"] > config["QUEUE_RETRY_MAX_DELAY"]:
+    if {"QUEUE_RETRY_DELAY", "QUEUE_RETRY_MAX_DELAY"} <= valid and config[
+        "QUEUE_RETRY_DELAY"
+    ] > config["QUEUE_RETRY_MAX_DELAY"]:
         found.append(
             f"REDCOORD['QUEUE_RETRY_DELAY'] ({config['QUEUE_RETRY_DELAY']:g} s) must not exceed "
             f"REDCOORD['QUEUE_RETRY_MAX_DELAY'] ({config['QUEUE_RETRY_MAX_DELAY']:g} s), the cap of the backoff"
@@ -435,7 +512,11 @@ def _metrics_problems(config: dict[str, Any]) -> list[str]:
     token = config["METRICS_TOKEN"]
     if token is None:
         return []
-    if not isinstance(token, str) or not token or any(c.isspace() or not c.isprintable() or ord(c) > 126 for c in token):
+    if (
+        not isinstance(token, str)
+        or not token
+        or any(c.isspace() or not c.isprintable() or ord(c) > 126 for c in token)
+    ):
         return [
             "REDCOORD['METRICS_TOKEN'] must be None or a non-empty string of printable ASCII without spaces "
             "(e.g. secrets.token_urlsafe(32)), sent by the scraper as 'Authorization: Bearer <token>'"

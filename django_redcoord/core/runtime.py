@@ -62,7 +62,9 @@ class Runtime:
             self._client_factory = client_factory
             self._timezone = timezone or _utc
             self._job_hooks = tuple(job_hooks)
-        if replacing:  # (from "not configured", clear() already forgot them: the loader takes no other lock)
+        if (
+            replacing
+        ):  # (from "not configured", clear() already forgot them: the loader takes no other lock)
             _forget_clients()
 
     def clear(self) -> None:

@@ -14,12 +14,25 @@ from typing import Any
 DEFAULT: Any = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
 
 
+def finite_number(value: object) -> bool:
+    """True for an int or float (not a bool) that is finite as a float. An int too big for a float
+    (``10**400``) is not: ``math.isfinite`` raises OverflowError on it, which a check must never let out."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def ms(seconds: float) -> int:
     """Whole milliseconds for Lua, at least 1 (a TTL of 0 ms would mean "no expiry")."""
     return max(1, int(seconds * 1000))
 
 
-def check_seconds(value: object, what: str, *, allow_zero: bool = False, timedelta_ok: bool = False) -> float:
+def check_seconds(
+    value: object, what: str, *, allow_zero: bool = False, timedelta_ok: bool = False
+) -> float:
     """Validate a duration: a finite number of seconds > 0 (>= 0 with ``allow_zero``).
 
     Raises TypeError for anything but a finite number (or a ``timedelta``
@@ -28,8 +41,10 @@ def check_seconds(value: object, what: str, *, allow_zero: bool = False, timedel
     """
     if timedelta_ok and isinstance(value, timedelta):
         value = value.total_seconds()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        kind = "a number of seconds or a timedelta" if timedelta_ok else "a finite number of seconds"
+    if not finite_number(value):
+        kind = (
+            "a number of seconds or a timedelta" if timedelta_ok else "a finite number of seconds"
+        )
         raise TypeError(f"{what} must be {kind}, not {value!r}")
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{what} must be {'>= 0' if allow_zero else '> 0'} seconds, not {value!r}")
@@ -41,7 +56,7 @@ _MAX_TTL = 365 * 24 * 3600.0
 
 def check_ttl(ttl: object) -> float:
     """Validate a TTL in seconds: a number > 0 (at least 1 ms), at most a year."""
-    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl):
+    if not finite_number(ttl):
         raise TypeError(f"ttl must be a number of seconds > 0, not {ttl!r}")
     if not 0.001 <= ttl <= _MAX_TTL:
         raise ValueError(f"ttl must be between 0.001 and {_MAX_TTL:g} seconds, not {ttl!r}")
@@ -59,7 +74,9 @@ def check_wait(wait: object) -> float | None:
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or math.isnan(wait):
         raise TypeError(f"wait must be seconds >= 0 or None (wait forever), not {wait!r}")
     if wait < 0:
-        raise ValueError(f"wait must be seconds >= 0 (0 tries once) or None (forever), not {wait!r}")
+        raise ValueError(
+            f"wait must be seconds >= 0 (0 tries once) or None (forever), not {wait!r}"
+        )
     if wait > MAX_WAIT:
         raise ValueError(
             f"wait must be at most {MAX_WAIT:g} seconds (a year, as REDCOORD['LOCK_WAIT']), "

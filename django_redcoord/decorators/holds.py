@@ -44,7 +44,10 @@ def _executor(kind: str, size: int) -> ThreadPoolExecutor:
     with _executors_lock:
         made = _executors.get(kind)
         if made is None or made[0] != pid:
-            made = _executors[kind] = (pid, ThreadPoolExecutor(size, thread_name_prefix=f"redcoord-{kind}"))
+            made = _executors[kind] = (
+                pid,
+                ThreadPoolExecutor(size, thread_name_prefix=f"redcoord-{kind}"),
+            )
     return made[1]
 
 
@@ -208,10 +211,14 @@ def finish(lock: Lock, failed: bool, quiet: bool = False) -> None:
 def _release_failed(lock: Lock, exc: RedcoordError, failed: bool, quiet: bool) -> None:
     if isinstance(exc, LockLost):
         if failed or quiet:
-            log.error("lock %s: lost before the end of the call (its work may have overlapped)", lock.name)
+            log.error(
+                "lock %s: lost before the end of the call (its work may have overlapped)", lock.name
+            )
             return
         raise exc
-    log.warning("lock %s: not released (%s); it expires after its TTL (%g s)", lock.name, exc, lock.ttl)
+    log.warning(
+        "lock %s: not released (%s); it expires after its TTL (%g s)", lock.name, exc, lock.ttl
+    )
 
 
 def _release_quietly(lock: Lock) -> None:

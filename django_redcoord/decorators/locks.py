@@ -69,7 +69,9 @@ log = logging.getLogger("django_redcoord.locks")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_current: contextvars.ContextVar[Lock | None] = contextvars.ContextVar("redcoord_lock", default=None)
+_current: contextvars.ContextVar[Lock | None] = contextvars.ContextVar(
+    "redcoord_lock", default=None
+)
 
 
 def current_lock() -> Lock | None:
@@ -121,23 +123,43 @@ def with_lock(
     if wait is not DEFAULT:
         check_wait(wait)
     if on_busy is not None and not callable(on_busy):
-        raise TypeError(f"on_busy must be a callable (request, exc) -> HttpResponse, not {on_busy!r}")
+        raise TypeError(
+            f"on_busy must be a callable (request, exc) -> HttpResponse, not {on_busy!r}"
+        )
     if on_unavailable is not None and not callable(on_unavailable):
-        raise TypeError(f"on_unavailable must be a callable (request, exc) -> HttpResponse, not {on_unavailable!r}")
+        raise TypeError(
+            f"on_unavailable must be a callable (request, exc) -> HttpResponse, not {on_unavailable!r}"
+        )
     if reentrant and not isinstance(reentrant, bool):
         raise TypeError("reentrant must be True or False")
     answers = (on_busy or busy_response, on_unavailable or unavailable_response)
     if quorum is not False:
         if replicas:
-            raise TypeError("with_lock(quorum=...) takes no replicas: a quorum lock's masters are independent")
-        return holding("with_lock", key, _quorum_maker(quorum, ttl, wait, auto_renew, reentrant, client), answers)
+            raise TypeError(
+                "with_lock(quorum=...) takes no replicas: a quorum lock's masters are independent"
+            )
+        return holding(
+            "with_lock",
+            key,
+            _quorum_maker(quorum, ttl, wait, auto_renew, reentrant, client),
+            answers,
+        )
     check_count(replicas, "replicas", 0, 100)
     options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "reentrant": reentrant, "client": client,
                "replicas": replicas}  # fmt: skip
-    return holding("with_lock", key, lambda name: Lock(name, **options), answers, reentrant=reentrant)
+    return holding(
+        "with_lock", key, lambda name: Lock(name, **options), answers, reentrant=reentrant
+    )
 
 
-def _quorum_maker(quorum: bool | int, ttl: float, wait: float | None, auto_renew: bool, reentrant: bool, client: Any) -> Any:
+def _quorum_maker(
+    quorum: bool | int,
+    ttl: float,
+    wait: float | None,
+    auto_renew: bool,
+    reentrant: bool,
+    client: Any,
+) -> Any:
     """``name -> Redlock(name, ...)`` for ``@with_lock(..., quorum=...)``, its arguments checked now."""
     from ..core.redlock import Redlock
 
@@ -146,16 +168,27 @@ def _quorum_maker(quorum: bool | int, ttl: float, wait: float | None, auto_renew
     elif isinstance(quorum, int) and not isinstance(quorum, bool) and quorum > 0:
         count = quorum
     else:
-        raise TypeError(f"quorum must be True (a majority of the REDLOCK masters) or a number of masters, not {quorum!r}")
+        raise TypeError(
+            f"quorum must be True (a majority of the REDLOCK masters) or a number of masters, not {quorum!r}"
+        )
     if auto_renew or reentrant:
-        raise TypeError("with_lock(quorum=...) takes no auto_renew or reentrant: a quorum lock is extended by hand")
+        raise TypeError(
+            "with_lock(quorum=...) takes no auto_renew or reentrant: a quorum lock is extended by hand"
+        )
     if client is not None and not isinstance(client, (list, tuple)):
-        raise TypeError("with_lock(quorum=...) takes client=[...] (one client per master), or none for REDLOCK's")
+        raise TypeError(
+            "with_lock(quorum=...) takes client=[...] (one client per master), or none for REDLOCK's"
+        )
     return lambda name: Redlock(name, ttl=ttl, wait=wait, clients=client, quorum=count)
 
 
 def holding(
-    decorator: str, key: str | Callable[..., str], make: Callable[[str], Hold], answers: tuple, *, reentrant: bool = False
+    decorator: str,
+    key: str | Callable[..., str],
+    make: Callable[[str], Hold],
+    answers: tuple,
+    *,
+    reentrant: bool = False,
 ) -> Callable[[F], F]:
     """The decorator that holds ``make(name)`` around each call (``with_lock``, ``with_semaphore``).
 
@@ -163,16 +196,22 @@ def holding(
     views' (busy, unavailable) responses.
     """
     if not (isinstance(key, str) and key) and not callable(key):
-        raise TypeError(f"{decorator} key must be a non-empty format string or a callable, not {key!r}")
+        raise TypeError(
+            f"{decorator} key must be a non-empty format string or a callable, not {key!r}"
+        )
 
     def decorate(target: F) -> F:
         if isinstance(target, type):
             if not hasattr(target, "dispatch"):
-                raise TypeError(f"{decorator} on a class needs a class-based view (with dispatch()), not {target!r}")
+                raise TypeError(
+                    f"{decorator} on a class needs a class-based view (with dispatch()), not {target!r}"
+                )
             target.dispatch = decorate(view_dispatch(target))  # type: ignore[attr-defined]
             return target
         if not callable(target):
-            raise TypeError(f"{decorator} decorates functions, methods and view classes, not {target!r}")
+            raise TypeError(
+                f"{decorator} decorates functions, methods and view classes, not {target!r}"
+            )
         namer = _namer(key, target, decorator)
         is_async = inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
         if is_async and reentrant:
@@ -191,7 +230,9 @@ def holding(
 # -- plain functions and views ---------------------------------------------------------
 
 
-def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold], answers: tuple) -> Any:
+def _wrap_sync(
+    func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold], answers: tuple
+) -> Any:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         lock = make(namer(*args, **kwargs))
@@ -220,7 +261,9 @@ def _wrap_sync(func: Callable[..., Any], namer: Callable[..., str], make: Callab
     return wrapper
 
 
-def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold], answers: tuple) -> Any:
+def _wrap_async(
+    func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold], answers: tuple
+) -> Any:
     @functools.wraps(func)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         lock = make(await aname(namer, *args, **kwargs))
@@ -244,7 +287,9 @@ def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], make: Calla
         finally:
             _current.reset(token)
             if outcome is not STREAMING:
-                await afinish(lock, failed=outcome is FAILED)  # to the end, even if cancelled meanwhile
+                await afinish(
+                    lock, failed=outcome is FAILED
+                )  # to the end, even if cancelled meanwhile
 
     return wrapper
 
@@ -255,7 +300,9 @@ def _wrap_async(func: Callable[..., Any], namer: Callable[..., str], make: Calla
 # -- ending a hold -------------------------------------------------------------------------
 
 
-def _namer(key: str | Callable[..., str], func: Callable[..., Any], decorator: str = "with_lock") -> Callable[..., str]:
+def _namer(
+    key: str | Callable[..., str], func: Callable[..., Any], decorator: str = "with_lock"
+) -> Callable[..., str]:
     """Build ``namer(*args, **kwargs) -> lock name`` for ``key`` on ``func``."""
     if callable(key):
 
@@ -288,7 +335,9 @@ def _namer(key: str | Callable[..., str], func: Callable[..., Any], decorator: s
     return from_template
 
 
-def _check_template(key: str, func: Callable[..., Any], signature: inspect.Signature, decorator: str) -> str | None:
+def _check_template(
+    key: str, func: Callable[..., Any], signature: inspect.Signature, decorator: str
+) -> str | None:
     """Fail at decoration time for a template that can never format; return the **kwargs name."""
     params = signature.parameters
     var_keyword = next((p.name for p in params.values() if p.kind is p.VAR_KEYWORD), None)

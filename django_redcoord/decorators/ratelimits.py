@@ -98,9 +98,13 @@ def rate_limit(
     if methods is not None:
         methods = tuple(m.upper() for m in methods)
     if on_limited is not None and not callable(on_limited):
-        raise TypeError(f"on_limited must be a callable (request, decision) -> HttpResponse, not {on_limited!r}")
+        raise TypeError(
+            f"on_limited must be a callable (request, decision) -> HttpResponse, not {on_limited!r}"
+        )
     if on_unavailable not in ("open", "closed") and not callable(on_unavailable):
-        raise ValueError(f"on_unavailable must be 'open', 'closed' or a callable (request, exc), not {on_unavailable!r}")
+        raise ValueError(
+            f"on_unavailable must be 'open', 'closed' or a callable (request, exc), not {on_unavailable!r}"
+        )
     # One guard per limiter name: a decorated class-based view has one per view
     # class it serves, and method_decorator() decorates anew at every request.
     guards: dict[str, _Guard] = {}
@@ -109,17 +113,24 @@ def rate_limit(
         guard = guards.get(limiter)
         if guard is None:
             made = RateLimiter(policies, name=limiter, track=track, native=native, client=client)
-            guard = guards.setdefault(limiter, _Guard(made, key, methods, block, on_limited or too_many_requests, on_unavailable))
+            guard = guards.setdefault(
+                limiter,
+                _Guard(made, key, methods, block, on_limited or too_many_requests, on_unavailable),
+            )
         return guard
 
     def decorate(target: F) -> F:
         if isinstance(target, type):
             if not hasattr(target, "dispatch"):
-                raise TypeError(f"rate_limit on a class needs a class-based view (with dispatch()), not {target!r}")
+                raise TypeError(
+                    f"rate_limit on a class needs a class-based view (with dispatch()), not {target!r}"
+                )
             target.dispatch = wrap(view_dispatch(target), _view_namer(name))  # type: ignore[attr-defined]
             return target
         if not callable(target):
-            raise TypeError(f"rate_limit decorates views, methods of class-based views and view classes, not {target!r}")
+            raise TypeError(
+                f"rate_limit decorates views, methods of class-based views and view classes, not {target!r}"
+            )
         return wrap(*_adapt_bound(target, name))  # type: ignore[return-value]
 
     def wrap(target: Callable[..., Any], namer: Callable[[tuple], str]) -> Any:
@@ -140,7 +151,9 @@ def rate_limit(
                 streaming = False
                 try:
                     result = guard.finish(await target(*args, **kwargs), decision)
-                    streaming = holds_slot(decision) and release_after_body(result, *releases(guard.limiter, decision))
+                    streaming = holds_slot(decision) and release_after_body(
+                        result, *releases(guard.limiter, decision)
+                    )
                     return result
                 finally:
                     if holds_slot(decision) and not streaming:
@@ -160,7 +173,9 @@ def rate_limit(
             streaming = False
             try:
                 result = guard.finish(target(*args, **kwargs), decision)
-                streaming = holds_slot(decision) and release_after_body(result, *releases(guard.limiter, decision))
+                streaming = holds_slot(decision) and release_after_body(
+                    result, *releases(guard.limiter, decision)
+                )
                 return result
             finally:
                 if holds_slot(decision) and not streaming:
@@ -182,7 +197,9 @@ def holds_slot(decision: Decision | None) -> bool:
     return decision is not None and bool(decision.token)
 
 
-def releases(limiter: RateLimiter, decision: Decision) -> tuple[Callable[[], None], Callable[[], Any]]:
+def releases(
+    limiter: RateLimiter, decision: Decision
+) -> tuple[Callable[[], None], Callable[[], Any]]:
     """(release from sync code, release on the event loop) of a slot a streamed body holds until it ends."""
     if is_async_client(limiter._client):  # only its loop can use it
 
@@ -232,9 +249,13 @@ def _view_namer(name: str | None) -> Callable[[tuple], str]:
     return namer
 
 
-def _adapt_bound(target: Callable[..., Any], name: str | None) -> tuple[Callable[..., Any], Callable[[tuple], str]]:
+def _adapt_bound(
+    target: Callable[..., Any], name: str | None
+) -> tuple[Callable[..., Any], Callable[[tuple], str]]:
     """(what to wrap, its namer) for a function, a method, or ``method_decorator``'s bound partial."""
-    bound = getattr(target.func, "__self__", None) if isinstance(target, functools.partial) else None
+    bound = (
+        getattr(target.func, "__self__", None) if isinstance(target, functools.partial) else None
+    )
     if bound is not None:  # method_decorator: called anew for each request, on the view instance
         view = type(bound)
         fixed = name or view_name(view, getattr(target, "__name__", None))
@@ -254,13 +275,19 @@ def _adapt_bound(target: Callable[..., Any], name: str | None) -> tuple[Callable
     named = target
     while isinstance(named, functools.partial) and not hasattr(named, "__qualname__"):
         named = named.func  # a bare partial of a view: named after the view
-    own = limiter_name(f"{getattr(named, '__module__', 'view')}.{getattr(named, '__qualname__', 'view')}")
+    own = limiter_name(
+        f"{getattr(named, '__module__', 'view')}.{getattr(named, '__qualname__', 'view')}"
+    )
     method = getattr(named, "__name__", None)
     names: dict[type, str] = {}
 
     def namer(args: tuple) -> str:
         # a method of a class-based view: named after the view being dispatched
-        if len(args) >= 2 and isinstance(args[1], HttpRequest) and not isinstance(args[0], HttpRequest):
+        if (
+            len(args) >= 2
+            and isinstance(args[1], HttpRequest)
+            and not isinstance(args[0], HttpRequest)
+        ):
             view = type(args[0])
             found = names.get(view)
             if found is None:
@@ -274,13 +301,23 @@ def _adapt_bound(target: Callable[..., Any], name: str | None) -> tuple[Callable
 class _Guard:
     """What happens before and after a limited view: decide, answer, add headers."""
 
-    def __init__(self, limiter: RateLimiter, key: Any, methods: Any, block: bool, on_limited: Any, on_unavailable: Any) -> None:
+    def __init__(
+        self,
+        limiter: RateLimiter,
+        key: Any,
+        methods: Any,
+        block: bool,
+        on_limited: Any,
+        on_unavailable: Any,
+    ) -> None:
         self.limiter, self.key, self.methods, self.block = limiter, key, methods, block
         self.on_limited, self.on_unavailable = on_limited, on_unavailable
 
     def _counts(self, request: HttpRequest | None) -> bool:
         if request is None:
-            raise TypeError(f"rate_limit {self.limiter.name!r} decorates views: the call has no HttpRequest")
+            raise TypeError(
+                f"rate_limit {self.limiter.name!r} decorates views: the call has no HttpRequest"
+            )
         return self.methods is None or request.method in self.methods
 
     def decide(self, request: HttpRequest | None) -> tuple[Decision | None, Any]:
@@ -316,7 +353,11 @@ class _Guard:
             return self.on_unavailable(request, exc)
         if self.on_unavailable == "closed":
             return unavailable_response(request, exc)
-        log.warning("rate limit %s: Redis unavailable, request let through (on_unavailable='open'): %s", self.limiter.name, exc)
+        log.warning(
+            "rate limit %s: Redis unavailable, request let through (on_unavailable='open'): %s",
+            self.limiter.name,
+            exc,
+        )
         return None
 
     def finish(self, response: Any, decision: Decision | None) -> Any:
@@ -336,7 +377,11 @@ def give_back(limiter: RateLimiter, decision: Decision) -> None:
     try:
         limiter.release(decision)
     except CoordinationUnavailable as exc:
-        log.warning("rate limit %s: slot not released, Redis unavailable (its lease returns it): %s", limiter.name, exc)
+        log.warning(
+            "rate limit %s: slot not released, Redis unavailable (its lease returns it): %s",
+            limiter.name,
+            exc,
+        )
 
 
 async def agive_back(limiter: RateLimiter, decision: Decision) -> None:
@@ -344,7 +389,11 @@ async def agive_back(limiter: RateLimiter, decision: Decision) -> None:
     try:
         await limiter.arelease(decision)
     except CoordinationUnavailable as exc:
-        log.warning("rate limit %s: slot not released, Redis unavailable (its lease returns it): %s", limiter.name, exc)
+        log.warning(
+            "rate limit %s: slot not released, Redis unavailable (its lease returns it): %s",
+            limiter.name,
+            exc,
+        )
 
 
 def limiter_name(raw: str) -> str:

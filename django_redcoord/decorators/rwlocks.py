@@ -36,7 +36,8 @@ def _rw_decorator(mode: str) -> Callable[..., Callable[[F], F]]:
         wait: float | None = DEFAULT,
         auto_renew: bool = False,
         on_busy: Callable[[HttpRequest, LockNotAcquired], HttpResponse] | None = None,
-        on_unavailable: Callable[[HttpRequest, CoordinationUnavailable], HttpResponse] | None = None,
+        on_unavailable: Callable[[HttpRequest, CoordinationUnavailable], HttpResponse]
+        | None = None,
         client: Any = None,
     ) -> Callable[[F], F]:
         if ttl is not DEFAULT:
@@ -45,7 +46,9 @@ def _rw_decorator(mode: str) -> Callable[..., Callable[[F], F]]:
             check_wait(wait)
         for what, answer in (("on_busy", on_busy), ("on_unavailable", on_unavailable)):
             if answer is not None and not callable(answer):
-                raise TypeError(f"{what} must be a callable (request, exc) -> HttpResponse, not {answer!r}")
+                raise TypeError(
+                    f"{what} must be a callable (request, exc) -> HttpResponse, not {answer!r}"
+                )
         options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "client": client}
         answers = (on_busy or busy_response, on_unavailable or unavailable_response)
 

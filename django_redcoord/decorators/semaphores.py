@@ -79,9 +79,13 @@ def with_semaphore(
     if wait is not DEFAULT:
         check_wait(wait)
     if on_busy is not None and not callable(on_busy):
-        raise TypeError(f"on_busy must be a callable (request, exc) -> HttpResponse, not {on_busy!r}")
+        raise TypeError(
+            f"on_busy must be a callable (request, exc) -> HttpResponse, not {on_busy!r}"
+        )
     if on_unavailable is not None and not callable(on_unavailable):
-        raise TypeError(f"on_unavailable must be a callable (request, exc) -> HttpResponse, not {on_unavailable!r}")
+        raise TypeError(
+            f"on_unavailable must be a callable (request, exc) -> HttpResponse, not {on_unavailable!r}"
+        )
     options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "client": client}
     answers = (on_busy or too_many_response, on_unavailable or unavailable_response)
     return holding("with_semaphore", key, lambda name: Semaphore(name, permits, **options), answers)

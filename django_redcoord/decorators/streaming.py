@@ -31,10 +31,16 @@ def handed_to_stream(result: Any, lock: Hold) -> object:
         else:
             finish(lock, failed=False, quiet=True)
 
-    return STREAMING if release_after_body(result, release, lambda: afinish(lock, failed=False, quiet=True)) else DONE
+    return (
+        STREAMING
+        if release_after_body(result, release, lambda: afinish(lock, failed=False, quiet=True))
+        else DONE
+    )
 
 
-def release_after_body(result: Any, release: Callable[[], None], arelease: Callable[[], Awaitable[None]]) -> bool:
+def release_after_body(
+    result: Any, release: Callable[[], None], arelease: Callable[[], Awaitable[None]]
+) -> bool:
     """If ``result`` is a streamed response, give back what the call holds once, when its body ends.
 
     The body ends when it has been sent, when it fails, or when the response
@@ -111,7 +117,9 @@ class _ReleasingAsyncBody:
         self._release()
 
 
-def wrap_generator(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold]) -> Any:
+def wrap_generator(
+    func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold]
+) -> Any:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         # A generator's body runs when it is iterated: so does the lock.
@@ -128,7 +136,9 @@ def wrap_generator(func: Callable[..., Any], namer: Callable[..., str], make: Ca
     return wrapper
 
 
-def wrap_async_generator(func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold]) -> Any:
+def wrap_async_generator(
+    func: Callable[..., Any], namer: Callable[..., str], make: Callable[[str], Hold]
+) -> Any:
     @functools.wraps(func)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         lock = make(await aname(namer, *args, **kwargs))

@@ -8,7 +8,14 @@ class Migration(migrations.Migration):
     operations = [
         migrations.CreateModel(
             name="Dashboard",
-            fields=[("id", models.AutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID"))],
+            fields=[
+                (
+                    "id",
+                    models.AutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                )
+            ],
             options={
                 "verbose_name": "coordination dashboard",
                 "verbose_name_plural": "coordination dashboard",

@@ -38,6 +38,7 @@ except ImportError:  # Django < 6 with the django-tasks backport
         def normalize_json(obj: Any) -> Any:
             return obj
 
+
 RESULTS = Script("tasks/results")
 
 
@@ -53,7 +54,6 @@ def when(text: bytes | str | None) -> datetime | None:
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
-
 
 
 def until(moment: datetime | None, now: datetime) -> int:

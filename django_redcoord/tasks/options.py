@@ -29,6 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..core.values import finite_number
+from .compat import Task
+
 Backoff = Callable[[BaseException, Any], "float | None"]
 F = TypeVar("F")
 
@@ -64,29 +67,86 @@ def task_options(
             retry delay (``QUEUE_RETRY_DELAY`` doubling, with jitter).
         timeout: seconds an attempt may run (> 0). Past it the attempt fails
             with :class:`TaskTimedOut` and the worker process exits non-zero
-            to be restarted (a thread cannot be stopped; see the README).
+            to be restarted (a thread cannot be stopped; see docs/queues.md).
 
     Raises TypeError / ValueError at decoration for a value out of range.
     """
-    options = TaskOptions(_check_attempts(max_attempts), _check_backoff(backoff), _check_timeout(timeout))
+    options = TaskOptions(
+        _check_attempts(max_attempts), _check_backoff(backoff), _check_timeout(timeout)
+    )
 
     def decorate(target: F) -> F:
         func = getattr(target, "func", target)  # a Task (above @task) or its function (below)
         try:
             setattr(func, _ATTRIBUTE, options)
         except (AttributeError, TypeError):
-            raise TypeError(f"task_options() decorates a task or a function, not {target!r}") from None
+            raise TypeError(
+                f"task_options() decorates a task or a function, not {target!r}"
+            ) from None
         return target
 
     return decorate
 
 
 def options_of(task: Any) -> TaskOptions:
-    """The options given to ``task`` (a Task, or its function) with :func:`task_options`."""
-    return getattr(getattr(task, "func", task), _ATTRIBUTE, None) or TaskOptions()
+    """The options of ``task`` (a Task, or its function): the ones given to ``@task(...)`` (a
+    :class:`RedisTask`'s fields), each else the one given with :func:`task_options`."""
+    declared = getattr(getattr(task, "func", task), _ATTRIBUTE, None) or TaskOptions()
+    fields = [getattr(task, field, None) for field in ("max_attempts", "backoff", "timeout")]
+    if not isinstance(task, RedisTask) or fields == [None, None, None]:
+        return declared
+    own = dict(zip(("max_attempts", "backoff", "timeout"), fields, strict=True))
+    return TaskOptions(**{k: declared.__dict__[k] if v is None else v for k, v in own.items()})
 
 
 # -- backoff helpers ---------------------------------------------------------------
+
+
+# Each helper is a small frozen class (so it pickles, as Django 6.1 pickles a Task with its
+# fields, and compares equal to another with the same numbers); the functions build them.
+
+
+@dataclass(frozen=True)
+class Exponential:
+    """``base`` seconds after the first attempt, doubling after each one, at most ``cap`` (see :func:`exponential`)."""
+
+    base: float = 1.0
+    cap: float = 300.0
+    jitter: bool = True
+
+    def __call__(self, exception: BaseException, task_result: Any) -> float:
+        delay = min(self.cap, self.base * 2 ** min(_attempts(task_result) - 1, 64))
+        return random.uniform(delay / 2, delay) if self.jitter else delay
+
+    def __repr__(self) -> str:
+        return f"exponential(base={self.base:g}, cap={self.cap:g}, jitter={self.jitter})"
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``seconds`` times the attempts made so far, at most ``cap`` (see :func:`linear`)."""
+
+    seconds: float
+    cap: float = math.inf
+
+    def __call__(self, exception: BaseException, task_result: Any) -> float:
+        return min(self.cap, self.seconds * _attempts(task_result))
+
+    def __repr__(self) -> str:
+        return f"linear({self.seconds:g}{'' if self.cap == math.inf else f', cap={self.cap:g}'})"
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """The same ``seconds`` before every retry (see :func:`fixed`)."""
+
+    seconds: float
+
+    def __call__(self, exception: BaseException, task_result: Any) -> float:
+        return self.seconds
+
+    def __repr__(self) -> str:
+        return f"fixed({self.seconds:g})"
 
 
 def exponential(base: float = 1.0, cap: float = 300.0, jitter: bool = True) -> Backoff:
@@ -95,37 +155,21 @@ def exponential(base: float = 1.0, cap: float = 300.0, jitter: bool = True) -> B
     With ``jitter`` (the default) each delay is drawn uniformly from
     [delay / 2, delay], so tasks that failed together do not retry together.
     """
-    base, cap = _check_delay(base, "base"), _check_delay(cap, "cap")
-
-    def backoff(exception: BaseException, task_result: Any) -> float:
-        delay = min(cap, base * 2 ** min(_attempts(task_result) - 1, 64))
-        return random.uniform(delay / 2, delay) if jitter else delay
-
-    backoff.__qualname__ = f"exponential(base={base:g}, cap={cap:g}, jitter={jitter})"
-    return backoff
+    if not isinstance(jitter, bool):
+        raise TypeError(f"jitter must be True or False, not {jitter!r}")
+    return Exponential(_check_delay(base, "base"), _check_delay(cap, "cap"), jitter)
 
 
 def linear(seconds: float, cap: float | None = None) -> Backoff:
     """``seconds`` times the number of attempts made so far (at most ``cap``)."""
-    seconds = _check_delay(seconds, "seconds")
-    top = math.inf if cap is None else _check_delay(cap, "cap")
-
-    def backoff(exception: BaseException, task_result: Any) -> float:
-        return min(top, seconds * _attempts(task_result))
-
-    backoff.__qualname__ = f"linear({seconds:g}{'' if cap is None else f', cap={top:g}'})"
-    return backoff
+    return Linear(
+        _check_delay(seconds, "seconds"), math.inf if cap is None else _check_delay(cap, "cap")
+    )
 
 
 def fixed(seconds: float) -> Backoff:
     """The same ``seconds`` before every retry."""
-    seconds = _check_delay(seconds, "seconds")
-
-    def backoff(exception: BaseException, task_result: Any) -> float:
-        return seconds
-
-    backoff.__qualname__ = f"fixed({seconds:g})"
-    return backoff
+    return Fixed(_check_delay(seconds, "seconds"))
 
 
 # -- validation (shared with the backend's OPTIONS) ---------------------------------------
@@ -147,15 +191,22 @@ def _check_attempts(value: Any, what: str = "max_attempts") -> int | None:
 
 
 def _check_backoff(value: Any, what: str = "backoff") -> Backoff | None:
+    if any(value is helper for helper in (exponential, linear, fixed, Exponential, Linear, Fixed)):
+        name = value.__name__.lower()
+        raise TypeError(
+            f"{what} must be a backoff, not the helper {name} itself: call it, e.g. {what}={name}(...)"
+        )
     if value is not None and not callable(value):
-        raise TypeError(f"{what} must be a callable backoff(exception, task_result) -> seconds | None, not {value!r}")
+        raise TypeError(
+            f"{what} must be a callable backoff(exception, task_result) -> seconds | None, not {value!r}"
+        )
     return value
 
 
 def _check_timeout(value: Any, what: str = "timeout") -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not finite_number(value):
         raise TypeError(f"{what} must be a number of seconds, not {value!r}")
     if value <= 0:
         raise ValueError(f"{what} must be > 0 seconds, not {value!r}")
@@ -163,8 +214,47 @@ def _check_timeout(value: Any, what: str = "timeout") -> float | None:
 
 
 def _check_delay(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not finite_number(value):
         raise TypeError(f"{what} must be a number of seconds, not {value!r}")
     if value < 0:
         raise ValueError(f"{what} must be >= 0 seconds, not {value!r}")
     return float(value)
+
+
+# -- the task class -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RedisTask(Task):
+    """The backend's ``task_class``: a Django ``Task`` that carries this backend's options.
+
+    Django 6.1's ``@task(...)`` (and the ``django-tasks`` backport) pass keywords
+    they do not know to the backend's ``task_class``, so::
+
+        @task(queue_name="emails", max_attempts=5, backoff=exponential(base=2), timeout=30)
+        def send_welcome(user_id): ...
+
+    ``send_welcome.using(priority=5)`` keeps them. On Django 6.0, whose
+    ``@task`` takes no other keyword, :func:`task_options` gives the same
+    options; where both give one, ``@task``'s wins. Each field pickles (Django
+    6.1 pickles a Task declared at module level with ``@task`` by its path,
+    with its fields) when its value does: the backoff helpers
+    (:func:`exponential`, :func:`linear`, :func:`fixed`) do, a lambda does not.
+    """
+
+    max_attempts: int | None = None
+    """Deliveries before the task fails and its message is dead-lettered (1-1000; None: the backend's)."""
+
+    backoff: Backoff | None = None
+    """``backoff(exception, task_result) -> seconds | None`` between attempts (None: the backend's)."""
+
+    timeout: float | None = None
+    """Seconds an attempt may run (> 0; None: the backend's)."""
+
+    def __post_init__(self) -> None:
+        _check_attempts(self.max_attempts)
+        _check_backoff(self.backoff)
+        object.__setattr__(self, "timeout", _check_timeout(self.timeout))
+        Task.__post_init__(
+            self
+        )  # (the backend validates the task; no zero-argument super() in a slotted dataclass)

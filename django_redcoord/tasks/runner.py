@@ -86,7 +86,9 @@ class TaskRunner:
         self.backend = backend
         self.worker_id = worker_id
         self._local = threading.local()  # per worker thread: outcomes held back
-        self._running: dict[int, list[Any]] = {}  # thread -> [key, delivery, fields, started, marked]
+        self._running: dict[
+            int, list[Any]
+        ] = {}  # thread -> [key, delivery, fields, started, marked]
         self._running_lock = threading.Lock()
         self._closed = threading.Event()
         self._marker: threading.Thread | None = None
@@ -112,6 +114,37 @@ class TaskRunner:
         for _, _, result, _, _ in pending:
             task_finished.send(type(self.backend), task_result=result)
 
+    def claimed(self, messages: list[Message]) -> None:
+        """The worker claimed ``messages``: record each delivery's worker before any of them starts,
+        in one write for the batch, so that ``TaskResult.attempts`` (Django counts ``worker_ids``)
+        equals the deliveries, an attempt killed at once included. Guard N: never over an outcome
+        or a later delivery's error. An outage here is logged, not raised: the attempts' own writes
+        record them as they run."""
+        self._mark(messages, None, "record the attempts of claimed tasks")
+
+    def handed_back(self, messages: list[Message]) -> None:
+        """The worker gives ``messages`` back unstarted (stopping, or the rest of a batch after a
+        job timeout): take back the worker ids :meth:`claimed` recorded for them (only ours, only
+        while the record holds no outcome). Logged, not raised: the next claim overwrites them."""
+        self._mark(messages, "unclaim", "take back the attempts of unstarted tasks")
+
+    def _mark(self, messages: list[Message], guard: str | None, operation: str) -> None:
+        """``worker.N = this worker`` in the record of each task message (guard: N when None)."""
+        writes = []
+        for message in messages:
+            body = message.body
+            result_id = body.get("result") if isinstance(body, dict) else None
+            if isinstance(result_id, str) and valid_id(result_id):
+                delivery = message.attempt + 1
+                writes.append((self.backend.result_ttl, guard or delivery, self.backend._result_key(result_id),
+                               {f"worker.{delivery}": self.worker_id}))  # fmt: skip
+        if not writes:
+            return
+        try:
+            self._send(writes, operation)
+        except Exception as exc:  # noqa: BLE001 - see claimed() and handed_back()
+            log.warning("could not %s (%d): %s", operation, len(writes), exc)
+
     def close(self) -> None:
         """Stop the status thread (the worker is done)."""
         self._closed.set()
@@ -124,14 +157,29 @@ class TaskRunner:
             if not valid_id(result_id):
                 continue
             failed_ms = detail.get("failed_ms")
-            finished = datetime.fromtimestamp(failed_ms / 1000, timezone.utc) if isinstance(failed_ms, int) else utcnow()
+            finished = (
+                datetime.fromtimestamp(failed_ms / 1000, timezone.utc)
+                if isinstance(failed_ms, int)
+                else utcnow()
+            )
             attempts = detail.get("attempts") if isinstance(detail.get("attempts"), int) else 1
             error = json.dumps({
                 "exception_class_path": f"{DeliveryFailed.__module__}.{DeliveryFailed.__qualname__}",
                 "traceback": str(detail.get("error", "dead-lettered")),
             })  # fmt: skip
-            fields = {"status": str(TaskResultStatus.FAILED), "finished_at": iso(finished), f"error.{attempts}": error}
-            writes.append((self.backend.result_ttl_failed, "dead", self.backend._result_key(result_id), fields))
+            fields = {
+                "status": str(TaskResultStatus.FAILED),
+                "finished_at": iso(finished),
+                f"error.{attempts}": error,
+            }
+            writes.append(
+                (
+                    self.backend.result_ttl_failed,
+                    "dead",
+                    self.backend._result_key(result_id),
+                    fields,
+                )
+            )
         self._send(writes, f"mark dead letters of {queue.name!r} failed")
 
     # -- one delivery ---------------------------------------------------------------
@@ -145,7 +193,9 @@ class TaskRunner:
             raise DeadLetter(f"not a task message: {str(body)[:200]}")
         path, result_id = body["task"], body["result"]
         if not valid_id(result_id):  # no record could hold its outcome: it can never run as a task
-            raise DeadLetter(f"not a task message: result id {result_id[:200]!r} is not one of ours")
+            raise DeadLetter(
+                f"not a task message: result id {result_id[:200]!r} is not one of ours"
+            )
         key = self.backend._result_key(result_id)
         delivery = message.attempt + 1
         try:
@@ -171,10 +221,15 @@ class TaskRunner:
                 self.flush()  # outcomes waited long enough: land them now
             result = self._local_result(task, message, started)
         else:  # a retry: mark it running now, and read earlier errors and workers
-            self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt})
+            # guard=delivery: a retry that stalled (SIGSTOP, GC) past WORKER_TIMEOUT before this
+            # write was reaped and dead-lettered meanwhile; its mark must not overwrite the
+            # FAILED the settle pass recorded (found by core/lua/queues/delivery.pml)
+            self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard=delivery)
             try:
                 result = self.backend.get_result(result_id)
-            except TaskResultDoesNotExist:  # expired (RESULT_TTL) or unreadable: run it all the same
+            except (
+                TaskResultDoesNotExist
+            ):  # expired (RESULT_TTL) or unreadable: run it all the same
                 result = self._local_result(task, message, started)
         self._mark_running(key, delivery, attempt)
         task_started.send(type(self.backend), task_result=result)
@@ -201,7 +256,9 @@ class TaskRunner:
                               "finished_at": iso(utcnow())}, guard=delivery, ttl=self.backend.result_ttl_failed)  # fmt: skip
             _settle(result, TaskResultStatus.FAILED, utcnow(), error=TaskError(**json.loads(error)))
             task_finished.send(type(self.backend), task_result=result)
-            raise DeadLetter(f"the return value of task {path} cannot be stored as JSON: {exc}") from None
+            raise DeadLetter(
+                f"the return value of task {path} cannot be stored as JSON: {exc}"
+            ) from None
         finished = utcnow()
         _settle(result, TaskResultStatus.SUCCESSFUL, finished, value=value)
         outcome = {**attempt, "status": str(TaskResultStatus.SUCCESSFUL), "finished_at": iso(finished),
@@ -211,7 +268,13 @@ class TaskRunner:
     # -- failures: backoff, timeouts -------------------------------------------------
 
     def _failed(
-        self, task: Task, key: str, result: TaskResult, message: Message, attempt: dict[str, Any], exc: BaseException
+        self,
+        task: Task,
+        key: str,
+        result: TaskResult,
+        message: Message,
+        attempt: dict[str, Any],
+        exc: BaseException,
     ) -> None:
         """Record a failed attempt, then raise what tells the worker how to nack it."""
         delivery = message.attempt + 1
@@ -242,18 +305,29 @@ class TaskRunner:
             raise Retry(text, delay=delay) from exc
         raise exc
 
-    def _backoff(self, options: TaskOptions, exc: BaseException, result: TaskResult, message: Message) -> tuple[float | None, bool]:
+    def _backoff(
+        self, options: TaskOptions, exc: BaseException, result: TaskResult, message: Message
+    ) -> tuple[float | None, bool]:
         """(delay, stop) from the task's backoff; (None, False): the queue's own retry delay."""
         if options.backoff is None:
             return None, False
         try:
             delay = options.backoff(exc, result)
         except Exception as error:  # noqa: BLE001 - a broken backoff must not lose the retry
-            log.warning("task %s: backoff %r failed (%s); using the queue's retry delay", message.id, options.backoff, error)
+            log.warning(
+                "task %s: backoff %r failed (%s); using the queue's retry delay",
+                message.id,
+                options.backoff,
+                error,
+            )
             return None, False
         if delay is None:
             return None, True
-        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay < float("inf"):
+        if (
+            isinstance(delay, bool)
+            or not isinstance(delay, (int, float))
+            or not 0 <= delay < float("inf")
+        ):
             log.warning("task %s: backoff %r returned %r, not seconds >= 0 or None; using the queue's retry delay",
                         message.id, options.backoff, delay)  # fmt: skip
             return None, False
@@ -281,31 +355,48 @@ class TaskRunner:
         body = message.body
         path, result_id = body["task"], body["result"]
         if not valid_id(result_id):
-            raise DeadLetter(f"not a task message: result id {str(result_id)[:200]!r} is not one of ours")
+            raise DeadLetter(
+                f"not a task message: result id {str(result_id)[:200]!r} is not one of ours"
+            )
         key = self.backend._result_key(result_id)
         delivery = message.attempt + 1
-        exc = TaskTimedOut(f"task {path} ran past its timeout of {seconds:g} s; its thread was abandoned")
+        exc = TaskTimedOut(
+            f"task {path} ran past its timeout of {seconds:g} s; its thread was abandoned"
+        )
         with self._running_lock:  # the attempt as it started, if its thread registered it
             started = [e[2] for e in self._running.values() if e[0] == key and e[1] == delivery]
-        attempt = started[0] if started else {"last_attempted_at": iso(utcnow()), f"worker.{delivery}": self.worker_id}
+        attempt = (
+            started[0]
+            if started
+            else {"last_attempted_at": iso(utcnow()), f"worker.{delivery}": self.worker_id}
+        )
         try:
             task = import_string(path)
             result = self.backend.get_result(result_id)
         except (ImportError, TaskResultDoesNotExist):
             task, result = None, None
         if not isinstance(task, Task) or result is None:  # cannot ask its backoff: record and retry
-            fields = {**attempt, f"error.{delivery}": _error_json(exc), "status": str(TaskResultStatus.READY)}
+            fields = {
+                **attempt,
+                f"error.{delivery}": _error_json(exc),
+                "status": str(TaskResultStatus.READY),
+            }
             self._write_now(key, fields, guard=delivery)
-            raise Retry(f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}", delay=0) from None
+            raise Retry(
+                f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}", delay=0
+            ) from None
         self._failed(task, key, result, message, attempt, exc)
 
     def _local_result(self, task: Task, message: Message, started: datetime) -> TaskResult:
         """The TaskResult given to signals and the context, built without a round trip."""
         body = message.body
-        try:
-            task = task.using(queue_name=message.queue, priority=message.priority)
-        except Exception:  # noqa: BLE001 - the options validated at enqueue; settings may have changed
-            pass
+        if (
+            task.queue_name != message.queue or task.priority != message.priority
+        ):  # (a copy only when they differ)
+            try:
+                task = task.using(queue_name=message.queue, priority=message.priority)
+            except Exception:  # noqa: BLE001 - the options validated at enqueue; settings may have changed
+                pass
         return TaskResult(
             task=task, id=body["result"], status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
             started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],
@@ -314,14 +405,19 @@ class TaskRunner:
 
     # -- writes -----------------------------------------------------------------------
 
-    def _write(self, key: str | None, fields: dict[str, Any], *, guard: Any = "", ttl: int | None = None) -> None:
+    def _write(
+        self, key: str | None, fields: dict[str, Any], *, guard: Any = "", ttl: int | None = None
+    ) -> None:
         """Write now, with the held-back outcomes (``key`` None: only those), in one round trip.
 
         ``ttl``: seconds the record then lives (default ``RESULT_TTL``);
         successes get ``RESULT_TTL_SUCCESSFUL``.
         """
         backend = self.backend
-        writes = [(backend.result_ttl_successful, delivery, k, f) for k, f, _, _, delivery in self._pending()]
+        writes = [
+            (backend.result_ttl_successful, delivery, k, f)
+            for k, f, _, _, delivery in self._pending()
+        ]
         if key is not None:
             writes.append((ttl or backend.result_ttl, guard, key, fields))
         self._send(writes, "record task results")
@@ -360,7 +456,9 @@ class TaskRunner:
         with self._running_lock:
             self._running[threading.get_ident()] = [key, delivery, attempt, time.monotonic(), False]
             if self._marker is None:
-                self._marker = threading.Thread(target=self._marker_loop, name="redcoord-task-status", daemon=True)
+                self._marker = threading.Thread(
+                    target=self._marker_loop, name="redcoord-task-status", daemon=True
+                )
                 self._marker.start()
 
     def _unmark_running(self) -> None:
@@ -371,13 +469,22 @@ class TaskRunner:
         while not self._closed.wait(self.RUNNING_AFTER / 2):
             now = time.monotonic()
             with self._running_lock:
-                due = [e for e in self._running.values() if not e[4] and now - e[3] >= self.RUNNING_AFTER]
+                due = [
+                    e
+                    for e in self._running.values()
+                    if not e[4] and now - e[3] >= self.RUNNING_AFTER
+                ]
                 for entry in due:
                     entry[4] = True
             if not due:
                 continue
             writes = [
-                (self.backend.result_ttl, delivery, key, {"status": str(TaskResultStatus.RUNNING), **attempt})
+                (
+                    self.backend.result_ttl,
+                    delivery,
+                    key,
+                    {"status": str(TaskResultStatus.RUNNING), **attempt},
+                )
                 for key, delivery, attempt, _, _ in due
             ]
             try:
@@ -386,7 +493,9 @@ class TaskRunner:
                 log.warning("could not record RUNNING for %d task(s): %s", len(due), exc)
 
 
-def _settle(result: TaskResult, status: Any, finished: datetime, *, value: Any = None, error: Any = None) -> None:
+def _settle(
+    result: TaskResult, status: Any, finished: datetime, *, value: Any = None, error: Any = None
+) -> None:
     """Set the outcome on the local TaskResult (``error`` appended, unless None)."""
     object.__setattr__(result, "status", status)
     object.__setattr__(result, "finished_at", finished)

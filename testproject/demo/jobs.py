@@ -29,5 +29,8 @@ def market_report():
     when = job.slot.strftime("%H:%M") if job.slot else "now (run by hand)"
     log.info(
         "demo market report for %s: %d item(s) listed, %d purchase(s) so far (term %d)",
-        when, Item.objects.count(), Purchase.objects.count(), job.term,
+        when,
+        Item.objects.count(),
+        Purchase.objects.count(),
+        job.term,
     )

@@ -11,8 +11,12 @@ from django.db import models
 
 
 class Account(models.Model):
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="account")
-    funds = models.IntegerField(default=0, help_text="whole coins; deliberately allowed to go negative")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="account"
+    )
+    funds = models.IntegerField(
+        default=0, help_text="whole coins; deliberately allowed to go negative"
+    )
 
     def __str__(self) -> str:
         return f"{self.user.username}: {self.funds}"
@@ -20,11 +24,17 @@ class Account(models.Model):
 
 class Item(models.Model):
     name = models.CharField(max_length=100)
-    seller = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="listings")
+    seller = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="listings"
+    )
     price = models.IntegerField()
     stock = models.IntegerField(help_text="deliberately allowed to go negative")
-    listed = models.IntegerField(default=0, help_text="units the seller listed: sold + stock, while nothing races")
-    fence = models.BigIntegerField(default=0, help_text="highest lock fencing token that wrote this row")
+    listed = models.IntegerField(
+        default=0, help_text="units the seller listed: sold + stock, while nothing races"
+    )
+    fence = models.BigIntegerField(
+        default=0, help_text="highest lock fencing token that wrote this row"
+    )
 
     def __str__(self) -> str:
         return f"{self.name} ({self.stock} left at {self.price})"
@@ -32,9 +42,13 @@ class Item(models.Model):
 
 class Purchase(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="purchases")
-    buyer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="purchases")
+    buyer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="purchases"
+    )
     price = models.IntegerField()
     fence = models.BigIntegerField()
     created = models.DateTimeField(auto_now_add=True)
-    receipt_task = models.CharField(max_length=64, blank=True, help_text="id of the receipt task's result")
+    receipt_task = models.CharField(
+        max_length=64, blank=True, help_text="id of the receipt task's result"
+    )
     receipt = models.TextField(blank=True, help_text="written by the receipt task on a worker")

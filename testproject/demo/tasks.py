@@ -12,6 +12,8 @@ def send_receipt(purchase_id):
     from .models import Purchase
 
     purchase = Purchase.objects.select_related("item", "buyer").get(pk=purchase_id)
-    purchase.receipt = f"Receipt: {purchase.buyer.username} paid {purchase.price} for {purchase.item.name}."
+    purchase.receipt = (
+        f"Receipt: {purchase.buyer.username} paid {purchase.price} for {purchase.item.name}."
+    )
     purchase.save(update_fields=["receipt"])
     return purchase.receipt

@@ -40,7 +40,9 @@ def home(request):
 
 
 def market(request):
-    items = list(Item.objects.select_related("seller").annotate(sold=Count("purchases")).order_by("pk"))
+    items = list(
+        Item.objects.select_related("seller").annotate(sold=Count("purchases")).order_by("pk")
+    )
     for item in items:
         # What the locks guarantee: never more sold than listed, and the stock
         # counter agrees with the sales. Without the lock both break.
@@ -48,7 +50,9 @@ def market(request):
         item.lost_writes = item.stock - (item.listed - item.sold)
     accounts = list(Account.objects.select_related("user").order_by("user__username"))
     for item in items:
-        item.buyers = [account.user.username for account in accounts if account.user_id != item.seller_id]
+        item.buyers = [
+            account.user.username for account in accounts if account.user_id != item.seller_id
+        ]
     purchases = list(Purchase.objects.select_related("item", "buyer").order_by("-pk")[:10])
     for purchase in purchases:
         purchase.receipt_status = _receipt_status(purchase)
@@ -105,7 +109,9 @@ def _purchase(request, item_id, fence):
         # The fencing token guards the write: a buyer whose lock expired during
         # the think time (and whose successor already wrote) is refused here.
         if fence is not None:
-            written = Item.objects.filter(pk=item.pk, fence__lt=fence).update(stock=item.stock - 1, fence=fence)
+            written = Item.objects.filter(pk=item.pk, fence__lt=fence).update(
+                stock=item.stock - 1, fence=fence
+            )
             if not written:
                 return _answer(request, "lock lost before the write; nothing was changed", 409)
         else:
@@ -113,7 +119,9 @@ def _purchase(request, item_id, fence):
         account.funds -= item.price
         account.save(update_fields=["funds"])
         Account.objects.filter(user=item.seller).update(funds=F("funds") + item.price)
-        purchase = Purchase.objects.create(item=item, buyer=buyer, price=item.price, fence=fence or 0)
+        purchase = Purchase.objects.create(
+            item=item, buyer=buyer, price=item.price, fence=fence or 0
+        )
         # Sent to the workers only if this transaction commits.
         result = send_receipt.enqueue(purchase_id=purchase.pk)
         purchase.receipt_task = result.id
@@ -151,14 +159,19 @@ def stampede(request, item_id):
     locked = request.POST.get("lock") != "no"
     view, path = (buy, "buy") if locked else (buy_unlocked, "buy-unlocked")
     names = list(
-        Account.objects.exclude(user=item.seller).order_by("user__username").values_list("user__username", flat=True)
+        Account.objects.exclude(user=item.seller)
+        .order_by("user__username")
+        .values_list("user__username", flat=True)
     )
     if not names:
-        messages.warning(request, "Nobody to buy: the demo has no buyers (run manage.py demo_setup).")
+        messages.warning(
+            request, "Nobody to buy: the demo has no buyers (run manage.py demo_setup)."
+        )
         return redirect("market")
     factory = RequestFactory()
     calls = [
-        factory.post(f"/market/{path}/{item.pk}/", {"buyer": names[i % len(names)]}) for i in range(STAMPEDE_BUYERS)
+        factory.post(f"/market/{path}/{item.pk}/", {"buyer": names[i % len(names)]})
+        for i in range(STAMPEDE_BUYERS)
     ]
     start = threading.Barrier(STAMPEDE_BUYERS)
     outcomes = [""] * STAMPEDE_BUYERS
@@ -181,7 +194,10 @@ def stampede(request, item_id):
         finally:
             connections.close_all()  # this thread's own database connections
 
-    threads = [threading.Thread(target=one, args=(i,), name=f"stampede-{i}") for i in range(STAMPEDE_BUYERS)]
+    threads = [
+        threading.Thread(target=one, args=(i,), name=f"stampede-{i}")
+        for i in range(STAMPEDE_BUYERS)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -64,7 +64,9 @@ def test_current_and_acurrent_read_the_same_leader(kind, redis_url, redis_client
     term = leader.term
 
     async def scenario(aclient, call):
-        observer = LeaderElection("e|1", **FAST, identity="obs", client=aclient or redis_client, prefix="t")
+        observer = LeaderElection(
+            "e|1", **FAST, identity="obs", client=aclient or redis_client, prefix="t"
+        )
         seen = await call(observer.current, observer.acurrent)
         leader.resign()
         gone = await call(observer.current, observer.acurrent)
@@ -84,7 +86,9 @@ def test_apush_uses_the_settings_when_no_client_is_given(redis_client):
     assert [m.id for m in messages] == [mid]
 
 
-def test_an_async_holder_is_renewed_by_a_task_and_may_have_a_coroutine_on_lost(redis_url, redis_client):
+def test_an_async_holder_is_renewed_by_a_task_and_may_have_a_coroutine_on_lost(
+    redis_url, redis_client
+):
     from django_redcoord.core.locks import Lock
 
     async def scenario():
@@ -95,7 +99,9 @@ def test_an_async_holder_is_renewed_by_a_task_and_may_have_a_coroutine_on_lost(r
             await asyncio.sleep(0)
             seen.append(lock.name)
 
-        lock = Lock("renewed", client=client, prefix="t", ttl=0.6, wait=0, auto_renew=True, on_lost=on_lost)
+        lock = Lock(
+            "renewed", client=client, prefix="t", ttl=0.6, wait=0, auto_renew=True, on_lost=on_lost
+        )
         assert await lock.aacquire()
         await asyncio.sleep(1.5)  # 2.5 TTLs: renewed by the task
         assert await lock.aowned() and not lock.lost

@@ -67,10 +67,14 @@ def test_a_call_after_its_idle_connection_was_killed_reconnects(redis_url, kind)
     async def scenario():
         client = redis.asyncio.Redis.from_url(redis_url, socket_timeout=5)
         try:
-            await asyncio.gather(*(_call(kind, client, n) for n in range(3)))  # a few pooled connections
+            await asyncio.gather(
+                *(_call(kind, client, n) for n in range(3))
+            )  # a few pooled connections
             for round_ in range(3):
                 assert _kill_normal_clients(redis_url) >= 1
-                await _call(kind, client, round_)  # raised CoordinationUnavailable ("Connection closed by server")
+                await _call(
+                    kind, client, round_
+                )  # raised CoordinationUnavailable ("Connection closed by server")
         finally:
             await client.aclose()
 
@@ -157,7 +161,12 @@ def test_cancelled_waits_raise_cancelled_error_and_leave_no_ghost(redis_url, pri
                 for _ in range(10):
                     waiter = make(client)
                     hold = waiter.read() if primitive == "rwlock" else waiter
-                    tasks.append((asyncio.ensure_future(hold.aacquire(wait=5)), rng.choice((0, 0.001, 0.002, 0.005, 0.01, 0.02))))
+                    tasks.append(
+                        (
+                            asyncio.ensure_future(hold.aacquire(wait=5)),
+                            rng.choice((0, 0.001, 0.002, 0.005, 0.01, 0.02)),
+                        )
+                    )
                 await asyncio.gather(*(_cancel_after(task, delay) for task, delay in tasks))
                 for task, _ in tasks:
                     try:
@@ -206,7 +215,9 @@ def _bounded_wait_steps(deadline: float, log: list):
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
-def test_a_wait_on_a_paused_server_ends_by_its_deadline_plus_one_socket_timeout(redis_servers, kind):
+def test_a_wait_on_a_paused_server_ends_by_its_deadline_plus_one_socket_timeout(
+    redis_servers, kind
+):
     """Each round trip would wait out a whole socket timeout (2 s here: 6 s in all); bounded by
     ``Within``, the three end together by the deadline (1 s) plus one socket timeout."""
     (server,) = redis_servers(1)

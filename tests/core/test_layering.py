@@ -35,7 +35,10 @@ def _imports(path: Path) -> set[str]:
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+                base = ".".join(
+                    package[: len(package) - node.level + 1]
+                    + ([node.module] if node.module else [])
+                )
                 if node.module is None:  # from .. import module
                     found.update(f"{base}.{alias.name}" for alias in node.names)
                 else:

@@ -45,7 +45,9 @@ def deploy_db():
 
 def _start(name: str, deploy_redis, deploy_db, **options) -> Deployment:
     if options.get("socket") and nginx_binary() is None:
-        pytest.fail("the deployment matrix needs nginx (apt-get install nginx; .ci/run installs it)")
+        pytest.fail(
+            "the deployment matrix needs nginx (apt-get install nginx; .ci/run installs it)"
+        )
     return Deployment(name, redis_url=deploy_redis.url, db=deploy_db, **options).start()
 
 
@@ -59,7 +61,9 @@ def deployment(request, deploy_redis, deploy_db):
 @pytest.fixture(scope="session", params=["wsgi-uds-untrusted", "asgi-uds-untrusted"])
 def untrusted_deployment(request, deploy_redis, deploy_db):
     server = "gunicorn" if request.param.startswith("wsgi") else "uvicorn"
-    site = _start(request.param, deploy_redis, deploy_db, server=server, socket=True, trusted=False, workers=1)
+    site = _start(
+        request.param, deploy_redis, deploy_db, server=server, socket=True, trusted=False, workers=1
+    )
     yield site
     site.stop()
 

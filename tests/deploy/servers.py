@@ -67,7 +67,9 @@ def prepare_db(path: str) -> None:
     """Create the site's SQLite database (auth tables) in a separate process."""
     code = "import django; django.setup(); from django.core.management import call_command; call_command('migrate', verbosity=0)"
     env = site_env("redis://127.0.0.1:1/0", path, behind_proxy=False)
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
     if done.returncode != 0:
         raise RuntimeError(f"migrate failed:\n{done.stdout}\n{done.stderr}")
 
@@ -101,7 +103,9 @@ class Process:
             return
         if self.proc.poll() is None:
             try:
-                os.killpg(self.proc.pid, signal.SIGTERM)  # our own session: the server and its workers
+                os.killpg(
+                    self.proc.pid, signal.SIGTERM
+                )  # our own session: the server and its workers
             except ProcessLookupError:
                 pass
             try:
@@ -121,22 +125,34 @@ class Reply:
     status: int
     headers: dict[str, str]
     body: bytes
+    cookies: dict[str, str] = field(default_factory=dict)  # every Set-Cookie: name -> value
 
     def json(self):
         return json.loads(self.body)
 
 
-def _connection(host: str, port: int, source: str | None, timeout: float) -> http.client.HTTPConnection:
-    return http.client.HTTPConnection(host, port, timeout=timeout, source_address=(source, 0) if source else None)
+def _connection(
+    host: str, port: int, source: str | None, timeout: float
+) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection(
+        host, port, timeout=timeout, source_address=(source, 0) if source else None
+    )
 
 
 def request(host: str, port: int, path: str, *, source: str | None = None, method: str = "GET",
-            headers: dict[str, str] | None = None, timeout: float = 60) -> Reply:  # fmt: skip
+            headers: dict[str, str] | None = None, timeout: float = 60, body: bytes | None = None) -> Reply:  # fmt: skip
     conn = _connection(host, port, source, timeout)
     try:
-        conn.request(method, path, headers=headers or {})
+        conn.request(method, path, body=body, headers=headers or {})
         resp = conn.getresponse()
-        return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+        cookies = dict(
+            c.split(";", 1)[0].split("=", 1)
+            for k, c in resp.getheaders()
+            if k.lower() == "set-cookie"
+        )
+        return Reply(
+            resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read(), cookies
+        )
     finally:
         conn.close()
 
@@ -144,7 +160,9 @@ def request(host: str, port: int, path: str, *, source: str | None = None, metho
 class Stream:
     """A streamed request held open: read a chunk at a time, to the end, or hang up."""
 
-    def __init__(self, host: str, port: int, path: str, *, source: str | None, headers: dict[str, str]) -> None:
+    def __init__(
+        self, host: str, port: int, path: str, *, source: str | None, headers: dict[str, str]
+    ) -> None:
         self.conn = _connection(host, port, source, 60)
         self.conn.request("GET", path, headers=headers)
         self.resp = self.conn.getresponse()
@@ -217,7 +235,9 @@ http {{
 
 
 def nginx_binary() -> str | None:
-    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.path.exists(p)), None)
+    return shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.path.exists(p)), None
+    )
 
 
 class SiteBroken(RuntimeError):
@@ -246,11 +266,19 @@ class Deployment:
 
     def _app_argv(self, sock: str) -> list[str]:
         if self.server == "gunicorn":
-            bind = ["-b", f"unix:{sock}"] if self.socket else ["-b", f"127.0.0.1:{self.port}", "-b", f"[::1]:{self.port}"]
+            bind = (
+                ["-b", f"unix:{sock}"]
+                if self.socket
+                else ["-b", f"127.0.0.1:{self.port}", "-b", f"[::1]:{self.port}"]
+            )
             return [sys.executable, "-m", "gunicorn", "--preload", "-w", str(self.workers), "-k", "gthread",
                     "--threads", "4", "--timeout", "120", "--graceful-timeout", "2", "--log-level", "warning",
                     *bind, "tests.deploy.site.wsgi:application"]  # fmt: skip
-        bind = ["--uds", sock] if self.socket else ["--host", "::", "--port", str(self.port), "--no-proxy-headers"]
+        bind = (
+            ["--uds", sock]
+            if self.socket
+            else ["--host", "::", "--port", str(self.port), "--no-proxy-headers"]
+        )
         return [sys.executable, "-m", "uvicorn", "--workers", str(self.workers), "--lifespan", "off",
                 "--log-level", "warning", "--timeout-graceful-shutdown", "2", *bind,
                 "tests.deploy.site.asgi:application"]  # fmt: skip
@@ -269,7 +297,11 @@ class Deployment:
                 for process in reversed(self.processes):
                     process.stop()
                 self.processes = []
-                if not isinstance(exc, RuntimeError) or isinstance(exc, SiteBroken) or attempt + 1 == attempts:
+                if (
+                    not isinstance(exc, RuntimeError)
+                    or isinstance(exc, SiteBroken)
+                    or attempt + 1 == attempts
+                ):
                     shutil.rmtree(self.workdir, ignore_errors=True)
                     raise
                 for leftover in Path(self.workdir).glob("*.sock"):
@@ -285,12 +317,26 @@ class Deployment:
             self.lb_port = free_port()
             binary = nginx_binary()
             if binary is None:
-                raise RuntimeError("nginx is not installed (apt-get install nginx; .ci/run installs it)")
-            user = "user root root;" if os.geteuid() == 0 else ""  # its workers must reach our 0700 workdir
-            conf = NGINX_CONF.format(dir=self.workdir, user=user, socket=sock, edge=self.port, lb=self.lb_port)
+                raise RuntimeError(
+                    "nginx is not installed (apt-get install nginx; .ci/run installs it)"
+                )
+            user = (
+                "user root root;" if os.geteuid() == 0 else ""
+            )  # its workers must reach our 0700 workdir
+            conf = NGINX_CONF.format(
+                dir=self.workdir, user=user, socket=sock, edge=self.port, lb=self.lb_port
+            )
             conf_path = os.path.join(self.workdir, "nginx.conf")
             Path(conf_path).write_text(conf)
-            argv = [binary, "-p", self.workdir, "-c", conf_path, "-e", os.path.join(self.workdir, "nginx-error.log")]
+            argv = [
+                binary,
+                "-p",
+                self.workdir,
+                "-c",
+                conf_path,
+                "-e",
+                os.path.join(self.workdir, "nginx-error.log"),
+            ]
             self.processes.append(Process("nginx", argv, dict(os.environ), self.workdir).start())
         self._wait_ready()
         return self
@@ -302,10 +348,14 @@ class Deployment:
         while time.monotonic() < deadline:
             dead = [p for p in self.processes if not p.alive()]
             if dead:
-                raise RuntimeError(f"{self.name}: {dead[0].name} exited at start-up:\n{dead[0].log()}")
+                raise RuntimeError(
+                    f"{self.name}: {dead[0].name} exited at start-up:\n{dead[0].log()}"
+                )
             try:
                 reply = self.get("/ping/", timeout=5)
-                if reply.status == 500:  # the site runs and fails (its settings?): waiting will not help
+                if (
+                    reply.status == 500
+                ):  # the site runs and fails (its settings?): waiting will not help
                     raise SiteBroken(f"{self.name}: /ping/ answers 500:\n{self.logs()}")
                 if reply.status == 200:
                     pids.add(int(reply.body.split()[1]))
@@ -336,13 +386,22 @@ class Deployment:
         return ("::1" if ":" in client else "127.0.0.1"), self.port
 
     def get(self, path: str, *, client: str = V4A, method: str = "GET", headers: dict[str, str] | None = None,
-            cookie: str | None = None, timeout: float = 60) -> Reply:  # fmt: skip
+            cookie: str | None = None, timeout: float = 60, body: bytes | None = None) -> Reply:  # fmt: skip
         """``path`` requested by ``client`` (a real peer address), as the deployment's clients reach it."""
         host, port = self._where(client)
         headers = dict(headers or {})
         if cookie:
             headers["Cookie"] = cookie
-        return request(host, port, path, source=client, method=method, headers=headers, timeout=timeout)
+        return request(
+            host,
+            port,
+            path,
+            source=client,
+            method=method,
+            headers=headers,
+            timeout=timeout,
+            body=body,
+        )
 
     def get_as(self, path: str, claimed: str, *, cookie: str | None = None) -> Reply:
         """``path`` from the client ``claimed`` (any address) as a load balancer in front of nginx names it."""

@@ -15,7 +15,10 @@ import pytest
 
 from .servers import V4A, V4B, V6
 
-pytestmark = [pytest.mark.deploy, pytest.mark.xdist_group("deploy")]  # --dist loadgroup: one worker, servers started once
+pytestmark = [
+    pytest.mark.deploy,
+    pytest.mark.xdist_group("deploy"),
+]  # --dist loadgroup: one worker, servers started once
 
 
 def together(site, paths, clients=(V4A, V4B, V6)):
@@ -38,7 +41,9 @@ def test_negative_control_unguarded_requests_do_overlap(site):
     """Without a decorator the detector sees requests inside at once: the servers run them concurrently."""
     replies = together(site, ["/unguarded/?hold=0.6"] * 4)
     assert [r.status for r in replies] == [200] * 4
-    assert max(seen(site, "unguarded")) >= 2, f"{site.name}: no overlap without a lock: the detector proves nothing"
+    assert max(seen(site, "unguarded")) >= 2, (
+        f"{site.name}: no overlap without a lock: the detector proves nothing"
+    )
 
 
 LOCKED = {  # path -> detector name
@@ -76,11 +81,17 @@ def test_read_write_lock_writers_alone_readers_together(site, read, write, tags)
     paths = [f"{read}?hold=0.3"] * 4 + [f"{write}?hold=0.15"] * 2
     replies = together(site, paths)
     assert [r.status for r in replies] == [200] * len(paths)
-    readers = [tuple(map(int, x.split(b","))) for x in site.redis.lrange(f"seen:rw:{tags[0]}", 0, -1)]
-    writers = [tuple(map(int, x.split(b","))) for x in site.redis.lrange(f"seen:rw:{tags[1]}", 0, -1)]
+    readers = [
+        tuple(map(int, x.split(b","))) for x in site.redis.lrange(f"seen:rw:{tags[0]}", 0, -1)
+    ]
+    writers = [
+        tuple(map(int, x.split(b","))) for x in site.redis.lrange(f"seen:rw:{tags[1]}", 0, -1)
+    ]
     assert len(readers) == 4 and len(writers) == 2, (readers, writers)
     assert all(w == (1, 0) for w in writers), f"{site.name}: a writer was not alone: {writers}"
-    assert all(others == 0 for _, others in readers), f"{site.name}: a reader met a writer: {readers}"
+    assert all(others == 0 for _, others in readers), (
+        f"{site.name}: a reader met a writer: {readers}"
+    )
 
 
 # -- streamed responses: held until the body is sent, given back when the client hangs up ----
@@ -111,12 +122,18 @@ def test_a_streamed_response_holds_until_its_body_is_sent(site, path):
     first = site.stream(f"{path}?chunks=3&every=0.05&gate=1", client=V4A)
     assert first.status == 200, site.logs()
     assert first.chunk() == b"chunk-000000000\n"
-    during = site.get(f"{path}?chunks=1", client=V4A)  # the view has returned; its body has not been sent
-    assert during.status == busy, f"{site.name} {path}: {during.status} while the body was being sent (held: {busy})"
+    during = site.get(
+        f"{path}?chunks=1", client=V4A
+    )  # the view has returned; its body has not been sent
+    assert during.status == busy, (
+        f"{site.name} {path}: {during.status} while the body was being sent (held: {busy})"
+    )
     site.redis.set(f"go:{name}", 1)
     assert first.rest() == b"chunk-000000001\nchunk-000000002\n"
     after = _until_free(site, path, V4A, time.monotonic() + 5)
-    assert after.status == 200, f"{site.name} {path}: still held after the body was sent ({after.status})"
+    assert after.status == 200, (
+        f"{site.name} {path}: still held after the body was sent ({after.status})"
+    )
 
 
 @pytest.mark.parametrize("path", list(STREAMS))
@@ -130,10 +147,14 @@ def test_a_client_hanging_up_mid_stream_gives_the_hold_back(site, path):
     first.hang_up()
     left = time.monotonic()
     after = _until_free(site, path, V4A, left + 15)
-    assert after.status == 200, f"{site.name} {path}: still held {time.monotonic() - left:.1f} s after the client left"
+    assert after.status == 200, (
+        f"{site.name} {path}: still held {time.monotonic() - left:.1f} s after the client left"
+    )
     sent = int(site.redis.get(f"sent:{name}"))
     time.sleep(0.3)  # a body still running sends a chunk every 0.1 s
-    assert int(site.redis.get(f"sent:{name}")) == sent, f"{site.name} {path}: the body went on after the client left"
+    assert int(site.redis.get(f"sent:{name}")) == sent, (
+        f"{site.name} {path}: the body went on after the client left"
+    )
 
 
 @pytest.mark.parametrize("deployment", ["wsgi-tcp", "asgi-uds"], indirect=True)

@@ -14,7 +14,10 @@ import pytest
 
 from .servers import V4A, V4B, V6
 
-pytestmark = [pytest.mark.deploy, pytest.mark.xdist_group("deploy")]  # --dist loadgroup: one worker, servers started once
+pytestmark = [
+    pytest.mark.deploy,
+    pytest.mark.xdist_group("deploy"),
+]  # --dist loadgroup: one worker, servers started once
 
 
 def statuses(site, path, n, **kwargs):
@@ -26,7 +29,9 @@ def test_each_client_has_its_own_budget(site, path):
     """One client using up its budget (3/m) does not lock out another, IPv4 or IPv6."""
     assert statuses(site, path, 4, client=V4A) == [200, 200, 200, 429], site.logs()
     assert site.get(path, client=V4B).status == 200, f"{site.name}: {V4B} shares {V4A}'s budget"
-    assert statuses(site, path, 4, client=V6) == [200, 200, 200, 429], f"{site.name}: ::1 shares a budget"
+    assert statuses(site, path, 4, client=V6) == [200, 200, 200, 429], (
+        f"{site.name}: ::1 shares a budget"
+    )
     assert site.get(path, client=V4B).status == 200
 
 
@@ -35,15 +40,24 @@ def test_a_forged_forwarded_header_does_not_change_the_key(site):
     assert statuses(site, "/rl/ip/", 4, client=V4A) == [200, 200, 200, 429]
     forged = site.get("/rl/ip/", client=V4A, headers={"X-Forwarded-For": "198.51.100.7"})
     assert forged.status == 429, f"{site.name}: a forged X-Forwarded-For gave a fresh budget"
-    forged = site.get("/rl/ip/", client=V4A, headers={"X-Forwarded-For": "198.51.100.7, 198.51.100.8"})
+    forged = site.get(
+        "/rl/ip/", client=V4A, headers={"X-Forwarded-For": "198.51.100.7, 198.51.100.8"}
+    )
     assert forged.status == 429
 
 
 @pytest.mark.parametrize("deployment", ["wsgi-uds", "asgi-uds"], indirect=True)
 def test_ipv6_clients_of_one_64_share_a_budget(site):
     """Behind the proxy, clients anywhere: one /64 is one client; the next /64 is another."""
-    assert [site.get_as("/rl/ip/", "2001:db8:1:2::a").status for _ in range(4)] == [200, 200, 200, 429], site.logs()
-    assert site.get_as("/rl/ip/", "2001:db8:1:2:ffff:ffff:ffff:fffe").status == 429, "a /64 got 2^64 budgets"
+    assert [site.get_as("/rl/ip/", "2001:db8:1:2::a").status for _ in range(4)] == [
+        200,
+        200,
+        200,
+        429,
+    ], site.logs()
+    assert site.get_as("/rl/ip/", "2001:db8:1:2:ffff:ffff:ffff:fffe").status == 429, (
+        "a /64 got 2^64 budgets"
+    )
     assert site.get_as("/rl/ip/", "2001:db8:1:3::a").status == 200
     assert site.get_as("/rl/ip/", "203.0.113.9").status == 200
 
@@ -62,9 +76,13 @@ def test_signed_in_users_and_anonymous_clients_count_apart(site, path):
     """``key="user"``: anonymous by IP, signed in by user, whatever address they come from."""
     alice, bob = site.sign_in("alice"), site.sign_in("bob")
     assert statuses(site, path, 3, client=V4A) == [200, 200, 429], site.logs()
-    assert statuses(site, path, 3, client=V4A, cookie=alice) == [200, 200, 429], "alice counted as her IP"
+    assert statuses(site, path, 3, client=V4A, cookie=alice) == [200, 200, 429], (
+        "alice counted as her IP"
+    )
     assert site.get(path, client=V4A, cookie=bob).status == 200
-    assert site.get(path, client=V4B, cookie=alice).status == 429, "alice got a new budget from a new address"
+    assert site.get(path, client=V4B, cookie=alice).status == 429, (
+        "alice got a new budget from a new address"
+    )
     assert site.get(path, client=V6).status == 200
 
 
@@ -77,7 +95,9 @@ def test_middleware_counts_each_client_apart(site):
 def test_middleware_rules_for_one_path_keep_their_own_state(site):
     """POST 2/m and GET 20/m on one path: the POSTs running out leave the GETs alone."""
     assert statuses(site, "/mw/form/", 3, client=V4A, method="POST") == [200, 200, 429]
-    assert site.get("/mw/form/", client=V4A).status == 200, f"{site.name}: the GET rule shares the POST rule's state"
+    assert site.get("/mw/form/", client=V4A).status == 200, (
+        f"{site.name}: the GET rule shares the POST rule's state"
+    )
 
 
 def test_drf_concurrency_throttle_gives_its_slot_back(site):

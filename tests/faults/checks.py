@@ -12,7 +12,9 @@ from django_redcoord.core.transport.commands import as_text
 from .oracle import entries
 
 
-def task_outcomes(bench: Any, queues: list[str], *, sent_after: int = 0) -> tuple[dict, dict, dict, set]:
+def task_outcomes(
+    bench: Any, queues: list[str], *, sent_after: int = 0
+) -> tuple[dict, dict, dict, set]:
     """(expected, runs, results, dead ids) of the tasks the producers sent after ``sent_after`` (oracle µs)."""
     oracle, client = bench.oracle, bench.client()
     expected = {e["id"]: e["kind"] for e in entries(oracle, "sent") if e["at"] >= sent_after}
@@ -24,7 +26,9 @@ def task_outcomes(bench: Any, queues: list[str], *, sent_after: int = 0) -> tupl
         results[rid] = None if status is None else as_text(status)
     dead = set()
     for name in queues:
-        for message, _ in Queue(name, client=client, prefix=bench.prefix, dead_letter_limit=None).dead_letters(100_000):
+        for message, _ in Queue(
+            name, client=client, prefix=bench.prefix, dead_letter_limit=None
+        ).dead_letters(100_000):
             dead.add(message.id)
     return expected, runs, results, dead
 

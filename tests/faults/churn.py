@@ -34,7 +34,10 @@ def main() -> int:
             errors.append(f"thread {i}: {exc!r}")
 
     for batch in range(0, threads, 10):
-        group = [threading.Thread(target=request, args=(i,)) for i in range(batch, min(threads, batch + 10))]
+        group = [
+            threading.Thread(target=request, args=(i,))
+            for i in range(batch, min(threads, batch + 10))
+        ]
         for t in group:
             t.start()
         for t in group:

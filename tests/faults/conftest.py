@@ -23,7 +23,9 @@ def bench(tmp_path, request):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "persistent: the system under test keeps its data across restarts (AOF)")
+    config.addinivalue_line(
+        "markers", "persistent: the system under test keeps its data across restarts (AOF)"
+    )
 
 
 def pytest_collection_modifyitems(config, items):

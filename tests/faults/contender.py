@@ -47,14 +47,20 @@ class NaiveLock:
 def main() -> int:
     name, seconds, ttl = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
     naive = len(sys.argv) > 4 and sys.argv[4] == "naive"
-    client = client_from_url(os.environ["REDCOORD_REDIS_URL"], socket_timeout=1.0, connect_timeout=1.0)
+    client = client_from_url(
+        os.environ["REDCOORD_REDIS_URL"], socket_timeout=1.0, connect_timeout=1.0
+    )
     prefix = os.environ.get("REDCOORD_KEY_PREFIX", "faults")
     fenced = oracle().register_script(FENCED_WRITE)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         entry = {"pid": os.getpid(), "lost": False}
         try:
-            lock = NaiveLock(name, client) if naive else Lock(name, ttl=ttl, wait=2.0, client=client, prefix=prefix)
+            lock = (
+                NaiveLock(name, client)
+                if naive
+                else Lock(name, ttl=ttl, wait=2.0, client=client, prefix=prefix)
+            )
             with lock:
                 entry.update(token=lock.token, enter=now_us())
                 entry["accepted_in"] = bool(fenced(keys=["resource"], args=[lock.token]))

@@ -59,7 +59,10 @@ class PersistentRedis(RedisServer):
         client.config_set("appendfsync", "always")
         client.config_set("appendonly", "yes")
         deadline = time.monotonic() + timeout
-        while client.info("persistence").get("aof_rewrite_in_progress") and time.monotonic() < deadline:
+        while (
+            client.info("persistence").get("aof_rewrite_in_progress")
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.02)
         client.close()
         return self
@@ -185,7 +188,9 @@ class Bench:
         return self.spawn("run_leader", ["manage.py", "run_leader", *args])
 
     def live(self, name: str | None = None) -> list[Subject]:
-        return [s for s in self.subjects if s.proc.poll() is None and (name is None or s.name == name)]
+        return [
+            s for s in self.subjects if s.proc.poll() is None and (name is None or s.name == name)
+        ]
 
     def stop_all(self, timeout: float = 20.0) -> list[str]:
         """SIGTERM every live subject; return violations (a subject that did not exit 0)."""
@@ -201,10 +206,14 @@ class Bench:
             try:
                 code = subject.proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                found.append(f"{subject.name} pid {subject.pid} did not stop within {timeout:g} s of SIGTERM")
+                found.append(
+                    f"{subject.name} pid {subject.pid} did not stop within {timeout:g} s of SIGTERM"
+                )
                 continue
             if code != 0:
-                found.append(f"{subject.name} pid {subject.pid} exited {code} after SIGTERM:\n{subject.output()}")
+                found.append(
+                    f"{subject.name} pid {subject.pid} exited {code} after SIGTERM:\n{subject.output()}"
+                )
         return found
 
     def cleanup(self) -> None:
@@ -294,7 +303,9 @@ def drop_connections() -> Callable[[Bench], None]:
     return apply
 
 
-def kill_subject(which: str, index: int = 0, *, replace: Callable[[Bench], Any] | None = None) -> Callable[[Bench], None]:
+def kill_subject(
+    which: str, index: int = 0, *, replace: Callable[[Bench], Any] | None = None
+) -> Callable[[Bench], None]:
     """SIGKILL a live subject named ``which`` (and optionally start a replacement)."""
 
     @nemesis(f"sigkill-{which}")
@@ -350,7 +361,9 @@ def overlapping(intervals: Iterable[tuple[int, int, Any]]) -> list[str]:
     latest_end, latest_who = -1, None
     for start, end, who in ordered:
         if start < latest_end:
-            found.append(f"{who} entered at {start} while {latest_who} was inside until {latest_end}")
+            found.append(
+                f"{who} entered at {start} while {latest_who} was inside until {latest_end}"
+            )
         if end > latest_end:
             latest_end, latest_who = end, who
     return found

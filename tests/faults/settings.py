@@ -42,7 +42,9 @@ TASKS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"stamped": {"format": "%(created).3f %(process)d %(name)s %(levelname)s %(message)s"}},
+    "formatters": {
+        "stamped": {"format": "%(created).3f %(process)d %(name)s %(levelname)s %(message)s"}
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "stamped"}},
     "loggers": {"django_redcoord": {"handlers": ["console"], "level": "INFO"}},
 }

@@ -10,7 +10,7 @@ from ..redis_servers import pid_alive
 
 ROOT = Path(__file__).resolve().parents[2]
 
-INNER = '''
+INNER = """
 from tests.multiproc import run_in_processes
 
 def _pid(index):
@@ -27,7 +27,7 @@ def test_many(redis_servers):
 
 def test_procs():
     assert len(set(run_in_processes(_pid, 3))) == 3
-'''
+"""
 
 
 def _child_pid(index):

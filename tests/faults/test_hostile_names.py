@@ -36,7 +36,11 @@ def keys_outside_their_tag(client, prefix, names):
         match = re.match(rf"^{re.escape(prefix)}:[a-z]+:\{{([^}}]*)\}}", key)
         if not match:
             found.append(f"{key}: no hash tag right after the kind")
-        elif match.group(1) not in names and not key.startswith(f"{prefix}:task:{{") and not key.startswith(f"{prefix}:worker:{{"):
+        elif (
+            match.group(1) not in names
+            and not key.startswith(f"{prefix}:task:{{")
+            and not key.startswith(f"{prefix}:worker:{{")
+        ):
             found.append(f"{key}: hash tag {match.group(1)!r} is not a resource name")
     return found
 
@@ -57,17 +61,18 @@ def test_every_allowed_character_in_names_and_ids_end_to_end(bench):
     queue.push({"x": 2}, id=hostile("delayed"), delay=60)
     holder = Lock(lock_name, ttl=30, wait=0, client=client, prefix=bench.prefix)
     assert holder.acquire()
+    # the waiter holds 300 s: the two `redcoord status` processes below start Django, slowly on a loaded machine
     waiter = subprocess.Popen(
         [sys.executable, "-c", (
             "import os, sys, time\n"
             "from django_redcoord.core.transport.clients import client_from_url\n"
             "from django_redcoord.core.locks import Lock\n"
-            f"lock = Lock({lock_name!r}, ttl=30, wait=10, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
+            f"lock = Lock({lock_name!r}, ttl=300, wait=10, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
             f" prefix={bench.prefix!r})\n"
             "print('waiting', flush=True)\n"
             "assert lock.acquire()\n"
             "print(time.monotonic(), flush=True)\n"
-            "time.sleep(30)\n"
+            "time.sleep(300)\n"
         )],
         cwd=ROOT, env=bench.env(), stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -84,7 +89,11 @@ def test_every_allowed_character_in_names_and_ids_end_to_end(bench):
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert status.returncode == 0, status.stderr
-        assert lock_name in status.stdout and hostile("queue") in status.stdout and HOSTILE_QUEUE in status.stdout
+        assert (
+            lock_name in status.stdout
+            and hostile("queue") in status.stdout
+            and HOSTILE_QUEUE in status.stdout
+        )
         as_json = subprocess.run(
             [sys.executable, "manage.py", "redcoord", "status", "--json"], cwd=ROOT, env=bench.env(),
             capture_output=True, text=True, timeout=60,

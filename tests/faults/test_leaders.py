@@ -58,8 +58,15 @@ def stop_the_leader(bench):
 
 @pytest.mark.parametrize(
     "nemesis_, slots_once",
-    tiered([(kill_the_leader, True), (stop_the_leader, True), (pause_redis(2.5), True),
-            (restart_redis(keep_data=False), False)], smoke=[0, 3]),
+    tiered(
+        [
+            (kill_the_leader, True),
+            (stop_the_leader, True),
+            (pause_redis(2.5), True),
+            (restart_redis(keep_data=False), False),
+        ],
+        smoke=[0, 3],
+    ),
     ids=lambda v: getattr(v, "name", str(v)),
 )
 def test_one_leader_acts_at_a_time_whatever_happens(bench, nemesis_, slots_once):

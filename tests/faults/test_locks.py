@@ -38,7 +38,9 @@ SECONDS = 4.0
 
 
 def contenders(bench, name, n=4, seconds=SECONDS, naive=False):
-    argv = ["-m", "tests.faults.contender", name, str(seconds), str(TTL)] + (["naive"] if naive else [])
+    argv = ["-m", "tests.faults.contender", name, str(seconds), str(TTL)] + (
+        ["naive"] if naive else []
+    )
     subjects = [bench.spawn("contender", argv) for _ in range(n)]
     for subject in subjects:
         subject.terminated = True  # each exits 0 by itself after `seconds`
@@ -52,20 +54,36 @@ def lock_violations(sections, *, ttl=TTL):
     found = overlapping((s["enter"], s["exit"], f"pid {s['pid']} token {s['token']}") for s in kept)
     found += tokens_out_of_order((s["enter"], s["exit"], s["token"]) for s in kept)
     for s in sections:
-        later = [t for t in sections if t["enter"] > s["enter"] and t["enter"] < s["exit"] and t["accepted_in"]]
+        later = [
+            t
+            for t in sections
+            if t["enter"] > s["enter"] and t["enter"] < s["exit"] and t["accepted_in"]
+        ]
         if s["lost"] and later and s["accepted_out"]:
-            found.append(f"the late write of token {s['token']} was accepted after token {later[0]['token']} wrote")
+            found.append(
+                f"the late write of token {s['token']} was accepted after token {later[0]['token']} wrote"
+            )
     ordered = sorted(sections, key=lambda s: s["enter"])
     for a, b in pairwise(ordered):
         if b["enter"] - a["exit"] > (ttl + 1.5) * 1_000_000:
-            found.append(f"nobody held the lock for {(b['enter'] - a['exit']) / 1e6:.1f} s after token {a['token']}")
+            found.append(
+                f"nobody held the lock for {(b['enter'] - a['exit']) / 1e6:.1f} s after token {a['token']}"
+            )
     return found
 
 
 @pytest.mark.parametrize(
     "nemesis",
-    tiered([kill_subject("contender"), stop_subject("contender", 2.5 * TTL), restart_redis(keep_data=False),
-            drop_connections(), pause_redis(2.0)], smoke=[1, 2]),
+    tiered(
+        [
+            kill_subject("contender"),
+            stop_subject("contender", 2.5 * TTL),
+            restart_redis(keep_data=False),
+            drop_connections(),
+            pause_redis(2.0),
+        ],
+        smoke=[1, 2],
+    ),
     ids=lambda n: n.name,
 )
 def test_mutual_exclusion_and_fencing_hold_under_faults(bench, nemesis):
@@ -82,7 +100,9 @@ def test_mutual_exclusion_and_fencing_hold_under_faults(bench, nemesis):
     found = lock_violations(sections, ttl=TTL if gaps_too else 1e9)
     assert_none(found, f"locks under {nemesis.name}")
     assert_none(processes_alive_or_failed(bench), "contenders")
-    assert all(s.proc.returncode == 0 for s in subjects if not s.killed), [s.output() for s in subjects]
+    assert all(s.proc.returncode == 0 for s in subjects if not s.killed), [
+        s.output() for s in subjects
+    ]
 
 
 def test_thread_churn_never_runs_out_of_connections(bench):

@@ -8,6 +8,9 @@ from __future__ import annotations
 import signal
 import time
 
+from django_redcoord.core.keys import KeyBuilder
+
+from ..redis_servers import blocked_clients
 from .checks import task_outcomes
 from .harness import (
     held_past_owner,
@@ -51,7 +54,11 @@ def test_the_task_checker_catches_a_worker_that_loses_messages(bench):
     producer.terminated = True
     assert producer.proc.wait(60) == 0, producer.output()
     lossy = bench.spawn("lossy", ["-m", "tests.faults.unsafe", "lossy_worker"])
-    time.sleep(1.0)  # it holds ten popped messages, a few done
+    ready = KeyBuilder(bench.prefix).queue("default").ready
+    client = bench.client()
+    # it holds ten popped messages (0.2 s of work each) as soon as the ready set shrank; a Python
+    # slow to start on a loaded machine would otherwise be killed before it took any
+    wait_for(lambda: client.zcard(ready) <= 30, 30, "the lossy worker to pop its first ten")
     lossy.killed = True
     lossy.signal(signal.SIGKILL)
     lossy.proc.wait(5)
@@ -64,9 +71,10 @@ def test_the_task_checker_catches_a_worker_that_loses_messages(bench):
 
 def test_the_process_checker_catches_a_loop_that_exits_0_on_an_outage(bench):
     naive = bench.spawn("naive_loop", ["-m", "tests.faults.unsafe", "naive_loop"])
-    time.sleep(1.0)
+    # paused before the loop reached Redis (a slow start on a loaded machine), it would see no outage
+    wait_for(lambda: blocked_clients(bench.sut.port) >= 1, 30, "the naive loop to block on Redis")
     pause_redis(1.5)(bench)
-    wait_for(lambda: naive.proc.poll() is not None, 10, "the naive loop to give up")
+    wait_for(lambda: naive.proc.poll() is not None, 30, "the naive loop to give up")
     found = processes_alive_or_failed(bench)
     assert any("exited 0 unasked" in v for v in found), "the process checker missed an exit 0"
 

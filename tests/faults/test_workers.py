@@ -37,13 +37,16 @@ def _replace_worker(bench):
     bench.run_worker()
 
 
-NEMESES = tiered([
-    pause_redis(3.0),
-    drop_connections(),
-    kill_subject("run_worker", replace=_replace_worker),
-    stop_subject("run_worker", 2.5),
-    fill_redis(2.0),
-], smoke=[0, 2])
+NEMESES = tiered(
+    [
+        pause_redis(3.0),
+        drop_connections(),
+        kill_subject("run_worker", replace=_replace_worker),
+        stop_subject("run_worker", 2.5),
+        fill_redis(2.0),
+    ],
+    smoke=[0, 2],
+)
 
 
 def _scenario(bench, nemesis, *, sent_after_heal=False):

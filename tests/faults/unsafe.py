@@ -63,7 +63,15 @@ def naive_leader() -> int:
         slot = int(time.time() * 2) * 500
         started = now_us()
         time.sleep(0.05)
-        record(RUNS_KEY, slot=slot, term=term, pid=os.getpid(), start=started, end=now_us(), leader=True)
+        record(
+            RUNS_KEY,
+            slot=slot,
+            term=term,
+            pid=os.getpid(),
+            start=started,
+            end=now_us(),
+            leader=True,
+        )
         time.sleep(max(0.0, (slot + 500) / 1000 - time.time()))
 
 

@@ -16,7 +16,14 @@ see ``lua/locks/common.lua``):
 * interruptions (see ``Hold._interrupt``) go to a list of the waiter's own.
 
 A popped value for someone else (a grant its owner found by re-checking) only
-costs a re-check. A waiter behind one that died finds out at its next
+costs a re-check. So does a stale hand-off of our own: one made before our
+last look (our place was handed a permit while we were paused, its lease ran
+out, and we queued again), left on ``first`` because we never blocked there.
+Fences only grow, so every hand-off made after a look has a fence above the
+look's ``floor`` (its reply's 4th element: the last fence issued, or the
+server's clock in microseconds if higher); one not above it is ignored (see
+``_fence_floor``). Ignoring a fresh one by mistake (a server clock stepped
+back) is safe too: the re-check finds the grant and renews its lease. A waiter behind one that died finds out at its next
 re-check (within its wait chunk).
 """
 
@@ -47,11 +54,19 @@ class FirstInLine:
 
     def _wait_keys(self, owner: str, reply: Any) -> list[str]:
         ahead = as_text(reply[2]) if len(reply) > 2 else ""
-        return [self._wake_prefix + ahead if ahead else self.keys.first(), self.keys.interrupt(owner)]
+        return [
+            self._wake_prefix + ahead if ahead else self.keys.first(),
+            self.keys.interrupt(owner),
+        ]
 
     def _popped_fence(self, owner: str, popped: Any) -> int | None:
         fence, _, token = as_text(popped[1]).partition(" ")
-        return int(fence) if token == owner and fence.isdigit() else None  # 'moved', an interruption, another's
+        return (
+            int(fence) if token == owner and fence.isdigit() else None
+        )  # 'moved', an interruption, another's
+
+    def _fence_floor(self, reply: Any) -> int:
+        return int(reply[3]) if len(reply) > 3 else 0
 
     def _tell_next(self, owner: str) -> Step | None:
         wake = self._wake_prefix + owner

@@ -135,11 +135,17 @@ class Hold(HoldSteps, UsesClient):
         self._depth = 0
         self._valid_until = 0.0
         self._lost = False
-        self._granted_at: float | None = None  # time.monotonic() of the grant, while observed (see ..observe)
+        self._granted_at: float | None = (
+            None  # time.monotonic() of the grant, while observed (see ..observe)
+        )
         self._interrupted = False
         self._renewer: Renewer | AsyncRenewer | None = None
-        self._async_turns: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = []  # tasks waiting their turn
-        self._retry_owner: str | None = None  # owner of an acquire that failed with an unknown outcome
+        self._async_turns: list[
+            tuple[asyncio.AbstractEventLoop, asyncio.Future]
+        ] = []  # tasks waiting their turn
+        self._retry_owner: str | None = (
+            None  # owner of an acquire that failed with an unknown outcome
+        )
 
     def _check_fork(self) -> None:
         if self._generation != fork_generation():
@@ -199,7 +205,9 @@ class Hold(HoldSteps, UsesClient):
                 self._cond.wait(None if remaining == math.inf else remaining)
         granted = run(client, self._acquire_flow(mode, deadline, max_block(client)))
         if granted and self._depth == 1 and self.auto_renew and self._renewer is None:
-            self._renewer = Renewer(self, self._owner or "", threading.current_thread() if self.reentrant else None)
+            self._renewer = Renewer(
+                self, self._owner or "", threading.current_thread() if self.reentrant else None
+            )
             self._renewer.start()
         return granted
 
@@ -241,7 +249,9 @@ class Hold(HoldSteps, UsesClient):
                         self._async_turns.remove((loop, turn))
         granted = await arun(client, self._acquire_flow(mode, deadline, max_block(client)))
         if granted and self._depth == 1 and self.auto_renew and self._renewer is None:
-            self._renewer = AsyncRenewer(self, self._owner or "", client, me if self.reentrant else None)
+            self._renewer = AsyncRenewer(
+                self, self._owner or "", client, me if self.reentrant else None
+            )
         return granted
 
     def _take(self, me: Any, wait: float | None, owner_token: Callable[[], str]) -> str | None:
@@ -254,8 +264,11 @@ class Hold(HoldSteps, UsesClient):
             if not (self.reentrant and self._depth):
                 raise LockError(
                     f"{self.kind} {self.name!r} is already held by this {type(self).__name__} object in this thread or task; "
-                    + (f"release it first, or create the {type(self).__name__} with reentrant=True" if self.reentrant_allowed
-                       else "release it first, or use another object"),
+                    + (
+                        f"release it first, or create the {type(self).__name__} with reentrant=True"
+                        if self.reentrant_allowed
+                        else "release it first, or use another object"
+                    ),
                     name=self.name,
                 )
             return "try"  # nesting: Redis counts the depth (every reentrant object of this owner shares the hold)
@@ -269,7 +282,6 @@ class Hold(HoldSteps, UsesClient):
             return "try"
         # A retry after an unknown outcome may already have a place: 'wait' renews it.
         return "wait" if retry else "queue"
-
 
     def _interrupt(self) -> None:
         """From another thread: make a waiting ``acquire()`` give up soon.
@@ -300,7 +312,9 @@ class Hold(HoldSteps, UsesClient):
             self._cond.notify()
             turns, self._async_turns = self._async_turns, []
         for loop, turn in turns:  # every waiting task re-tries; one wins, the others wait again
-            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits there any more
+            with contextlib.suppress(
+                RuntimeError
+            ):  # that loop is closed: nobody waits there any more
                 loop.call_soon_threadsafe(_wake, turn)
 
     # -- release / extend ------------------------------------------------------
@@ -323,7 +337,6 @@ class Hold(HoldSteps, UsesClient):
         self._check_fork()
         await arun(self._async_client() if self._depth else None, self._release_flow())
 
-
     def extend(self, ttl: float | None = None) -> None:
         """Reset the hold's time-to-live to ``ttl`` seconds from now (default: the object's ttl).
 
@@ -335,7 +348,6 @@ class Hold(HoldSteps, UsesClient):
         """``extend()`` on the event loop (see there)."""
         await arun(self._async_client(), self._extend_flow(ttl))
 
-
     # -- inspection ------------------------------------------------------------
 
     def owned(self) -> bool:
@@ -345,7 +357,6 @@ class Hold(HoldSteps, UsesClient):
     async def aowned(self) -> bool:
         """``owned()`` on the event loop."""
         return await arun(self._async_client(), self._owned_steps())
-
 
     # -- context managers --------------------------------------------------------
 
@@ -362,7 +373,12 @@ class Hold(HoldSteps, UsesClient):
         try:
             self.release()
         except RedcoordError as release_error:
-            log.error("%s %s: release after an error in the block failed: %s", self.kind, self.name, release_error)
+            log.error(
+                "%s %s: release after an error in the block failed: %s",
+                self.kind,
+                self.name,
+                release_error,
+            )
 
     async def __aenter__(self) -> Any:
         if not await self.aacquire():
@@ -376,7 +392,12 @@ class Hold(HoldSteps, UsesClient):
         try:
             await self.arelease()
         except RedcoordError as release_error:
-            log.error("%s %s: release after an error in the block failed: %s", self.kind, self.name, release_error)
+            log.error(
+                "%s %s: release after an error in the block failed: %s",
+                self.kind,
+                self.name,
+                release_error,
+            )
 
     def _not_acquired(self) -> LockNotAcquired:
         return LockNotAcquired(
@@ -390,5 +411,3 @@ class Hold(HoldSteps, UsesClient):
 def _wake(turn: asyncio.Future) -> None:
     if not turn.done():
         turn.set_result(None)
-
-

@@ -59,6 +59,7 @@ from ..exceptions import (
 )
 from ..observe import observe, observers
 from ..transport.commands import as_text as _text
+from ..transport.commands import socket_timeout
 from ..transport.drivers import Batch, Blpop, EndsWaits, Pause, Run, Step, Steps
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
@@ -148,6 +149,13 @@ class HoldSteps:
         """A step run after a hand-off popped from a shared list: tell the waiter behind us (or None)."""
         return None
 
+    def _fence_floor(self, reply: Any) -> int:
+        """A popped hand-off whose fence is not above this (from the look that queued us) is stale: re-check.
+
+        0 by default: a wake list no hand-off made before our look can be left on.
+        """
+        return 0
+
     def _extra_args(self) -> list[Any]:
         """ARGV the primitive adds after the standard ones (acquire, release and extend)."""
         return []
@@ -158,7 +166,12 @@ class HoldSteps:
 
     def _observe_acquire(self, outcome: str, started: float | None) -> None:
         if started is not None:  # (None: nobody observed when the acquire began)
-            observe("hold.acquire", kind=self._event_kind, outcome=outcome, wait=time.monotonic() - started)
+            observe(
+                "hold.acquire",
+                kind=self._event_kind,
+                outcome=outcome,
+                wait=time.monotonic() - started,
+            )
 
     def _observe_lost(self) -> None:
         """Report a hold found lost (callers report each hold once: where ``_lost`` turns True)."""
@@ -170,7 +183,9 @@ class HoldSteps:
         started = time.monotonic() if observers else None
         try:
             granted = yield from self._acquire_steps(mode, deadline, chunk)
-            self._interrupted = False  # an interruption applies to one acquire (even one not begun yet)
+            self._interrupted = (
+                False  # an interruption applies to one acquire (even one not begun yet)
+            )
         except (ReplicasNotSynced, LockLost):  # answered, and refused after the grant: give it back
             self._observe_acquire("unavailable", started)
             self._interrupted = False
@@ -178,7 +193,9 @@ class HoldSteps:
             raise
         except CoordinationUnavailable as exc:
             self._observe_acquire("unavailable", started)
-            if not exc.sent:  # refused before it was sent (the pool's waiters are all waiting): known outcome
+            if (
+                not exc.sent
+            ):  # refused before it was sent (the pool's waiters are all waiting): known outcome
                 self._interrupted = False
                 yield from self._give_back_steps()
                 raise
@@ -256,22 +273,39 @@ class HoldSteps:
             # process paused between the look and the pop, or a hand-off left on the list): the
             # lease must not be counted from the pop.
             try:
-                popped = yield Blpop(self._wait_keys(owner, reply), block, f"waiting for {self.kind} {self.name!r}")
+                popped = yield Blpop(
+                    self._wait_keys(owner, reply), block, f"waiting for {self.kind} {self.name!r}"
+                )
             except CoordinationUnavailable as exc:
-                if isinstance(exc, PoolExhausted) or self._interrupted or deadline - time.monotonic() <= 0:
+                if (
+                    isinstance(exc, PoolExhausted)
+                    or self._interrupted
+                    or deadline - time.monotonic() <= 0
+                ):
                     raise  # (a full pool is not an outage: waiting again would not help)
-                log.warning("%s %s: the wait lost its server (%s); issuing it again", self.kind, self.name, exc)
+                log.warning(
+                    "%s %s: the wait lost its server (%s); issuing it again",
+                    self.kind,
+                    self.name,
+                    exc,
+                )
                 outage = exc
                 continue
             if popped is not None:
                 fence = self._popped_fence(owner, popped)
+                if fence is not None and fence <= self._fence_floor(reply):
+                    fence = (
+                        None  # made before our look (a lease of ours that ran out since): re-check
+                    )
                 if fence is not None:
                     tell = self._tell_next(owner)
                     if tell is not None:
                         try:
                             yield tell
                         except CoordinationUnavailable as exc:  # it finds out at its next re-check
-                            log.warning("%s %s: could not pass the turn on: %s", self.kind, self.name, exc)
+                            log.warning(
+                                "%s %s: could not pass the turn on: %s", self.kind, self.name, exc
+                            )
                     return (yield from self._grant_steps(fence, sent))
 
     def _acquire_call(self, mode: str, lease: float) -> Step:
@@ -293,7 +327,9 @@ class HoldSteps:
             ],
             self._ops[0],
         )
-        return EndsWaits(call) if mode == "cancel" else call  # giving up a place may use the pool's reserve
+        return (
+            EndsWaits(call) if mode == "cancel" else call
+        )  # giving up a place may use the pool's reserve
 
     def _grant_steps(self, fence: int, sent: float) -> Steps:
         last = self._fence
@@ -336,7 +372,9 @@ class HoldSteps:
                 acked=0, needed=self.replicas, server=exc.server, operation=operation,
             ) from exc  # fmt: skip
         if not extended:
-            raise LockLost(f"{self.kind} {self.name!r} was lost right after it was granted", name=self.name)
+            raise LockLost(
+                f"{self.kind} {self.name!r} was lost right after it was granted", name=self.name
+            )
         if acked < self.replicas:
             raise ReplicasNotSynced(
                 f"{self.kind} {self.name!r}: the grant reached {acked} of the {self.replicas} replica(s) asked "
@@ -352,10 +390,22 @@ class HoldSteps:
         keys, args = self._extend_keys(), [owner, ms(ttl), self.name, *self._extra_args()]
         wait = ("WAIT", self.replicas, ms(self.replica_timeout))
         script = self._extend_script
-        replies = yield Batch(("EVALSHA", script.sha, len(keys), *keys, *args), wait, operation=operation, raise_errors=False, key=keys[0])
-        if isinstance(replies[0], redis.exceptions.NoScriptError):  # first use on this server: load it
+        replies = yield Batch(
+            ("EVALSHA", script.sha, len(keys), *keys, *args),
+            wait,
+            operation=operation,
+            raise_errors=False,
+            key=keys[0],
+        )
+        if isinstance(
+            replies[0], redis.exceptions.NoScriptError
+        ):  # first use on this server: load it
             replies = yield Batch(
-                ("EVAL", script.source, len(keys), *keys, *args), wait, operation=operation, raise_errors=False, key=keys[0]
+                ("EVAL", script.source, len(keys), *keys, *args),
+                wait,
+                operation=operation,
+                raise_errors=False,
+                key=keys[0],
             )
         for reply in replies:
             if isinstance(reply, Exception):
@@ -365,7 +415,14 @@ class HoldSteps:
 
     def _release_call(self, owner: str) -> Step:
         # a release hands the hold to the next waiter: it may use the pool's reserve (never the waiters')
-        return EndsWaits(Run(self._release_script, self._release_keys_for(owner), [owner, self.name, *self._extra_args()], self._ops[1]))
+        return EndsWaits(
+            Run(
+                self._release_script,
+                self._release_keys_for(owner),
+                [owner, self.name, *self._extra_args()],
+                self._ops[1],
+            )
+        )
 
     def _give_back_steps(self) -> Steps:
         """An acquire was interrupted or failed: leave nothing held or queued (best effort)."""
@@ -376,7 +433,9 @@ class HoldSteps:
                 if int(reply[0]) == 1:
                     yield self._release_call(owner)
         except Exception as exc:  # the original error matters more
-            log.warning("%s %s: could not give back an interrupted acquire: %s", self.kind, self.name, exc)
+            log.warning(
+                "%s %s: could not give back an interrupted acquire: %s", self.kind, self.name, exc
+            )
         finally:
             if not self._depth:
                 self._end_hold()
@@ -384,7 +443,10 @@ class HoldSteps:
     def _release_flow(self) -> Steps:
         with self._cond:
             if not self._depth:
-                raise LockNotOwned(f"{self.kind} {self.name!r} is not held by this {type(self).__name__} object", name=self.name)
+                raise LockNotOwned(
+                    f"{self.kind} {self.name!r} is not held by this {type(self).__name__} object",
+                    name=self.name,
+                )
             owner, outermost, lost = self._owner or "", self._depth == 1, self._lost
             renewer = self._renewer if outermost else None
             if outermost:
@@ -394,7 +456,9 @@ class HoldSteps:
         try:
             result = yield self._release_call(owner)
         except CoordinationUnavailable as exc:
-            if not exc.sent:  # refused whole, nothing ran (a Cluster slot in migration): still ours, try again
+            if (
+                not exc.sent
+            ):  # refused whole, nothing ran (a Cluster slot in migration): still ours, try again
                 raise
             self._depth -= 1
             if not self._depth:
@@ -431,7 +495,10 @@ class HoldSteps:
         self._check_fork()
         owner = self._owner
         if not self._depth or owner is None:
-            raise LockNotOwned(f"{self.kind} {self.name!r} is not held by this {type(self).__name__} object", name=self.name)
+            raise LockNotOwned(
+                f"{self.kind} {self.name!r} is not held by this {type(self).__name__} object",
+                name=self.name,
+            )
         if not (yield from self._extend_steps(owner, ttl)):
             if not self._lost:
                 self._observe_lost()
@@ -450,7 +517,9 @@ class HoldSteps:
             # not count: the hold stays valid only until the last confirmed grant
             # or renewal runs out (then ``lost`` is True; the watchdog retries and
             # reports it lost as for any failed renewal).
-            operation = f"extend {self.kind} {self.name!r} (confirmed on {self.replicas} replica(s))"
+            operation = (
+                f"extend {self.kind} {self.name!r} (confirmed on {self.replicas} replica(s))"
+            )
             extended, acked = yield from self._confirmed_extend_steps(owner, ttl, operation)
             if extended and acked < self.replicas:
                 raise ReplicasNotSynced(
@@ -494,8 +563,7 @@ def _socket_timeout(client: Any) -> tuple[float | None, str]:
 
     if client is None:
         return runtime.config["SOCKET_TIMEOUT"], "REDCOORD['SOCKET_TIMEOUT']"
-    holder = getattr(client, "connection_pool", None) or getattr(client, "nodes_manager", None)
-    return (getattr(holder, "connection_kwargs", None) or {}).get("socket_timeout"), "the client's socket_timeout"
+    return socket_timeout(client), "the client's socket_timeout"
 
 
 def default_replica_timeout(client: Any) -> float:

@@ -98,7 +98,9 @@ class BroadcastWait:
 def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
     """Run ``waiter`` until its look says done or ``deadline`` (time.monotonic()) passed."""
     outage: CoordinationUnavailable | None = None
-    yield Within(deadline)  # a paused server: the blocked read, the last look and the leave end by one bound
+    yield Within(
+        deadline
+    )  # a paused server: the blocked read, the last look and the leave end by one bound
     try:
         while True:
             remaining = deadline - time.monotonic()
@@ -110,7 +112,11 @@ def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
                 if isinstance(exc, PoolExhausted) or final or deadline - time.monotonic() <= 0:
                     raise  # (refused whole, TRYAGAIN/UNBLOCKED/LOADING..., is an outage like any other)
                 if outage is None:
-                    log.warning("%s: Redis cannot answer (%s); looking again while the wait lasts", waiter.operation, exc)
+                    log.warning(
+                        "%s: Redis cannot answer (%s); looking again while the wait lasts",
+                        waiter.operation,
+                        exc,
+                    )
                 outage = exc
                 yield Pause(min(OUTAGE_RETRY, max(0.0, deadline - time.monotonic())))
                 continue
@@ -128,7 +134,11 @@ def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
                     if isinstance(exc, PoolExhausted):
                         raise  # the pool's waiting connections are all taken: not an outage
                     waiter.block_lost()
-                    log.warning("%s: the blocked wait lost its connection (%s); issuing it again", waiter.operation, exc)
+                    log.warning(
+                        "%s: the blocked wait lost its connection (%s); issuing it again",
+                        waiter.operation,
+                        exc,
+                    )
                     outage = exc
                     look = None
                     break
@@ -150,7 +160,17 @@ def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
 
 def read_wake(wake: str, mark: str, seconds: float, operation: str) -> Step:
     """The blocked wait of a broadcast waiter: the entries of stream ``wake`` after id ``mark``."""
-    return Blocking("XREAD", "COUNT", 100, "BLOCK", max(1, int(seconds * 1000)), "STREAMS", wake, mark, operation=operation)
+    return Blocking(
+        "XREAD",
+        "COUNT",
+        100,
+        "BLOCK",
+        max(1, int(seconds * 1000)),
+        "STREAMS",
+        wake,
+        mark,
+        operation=operation,
+    )
 
 
 def wake_entries(reply: Any) -> list[tuple[str, dict[str, str]]]:
@@ -164,6 +184,10 @@ def wake_entries(reply: Any) -> list[tuple[str, dict[str, str]]]:
             if not entry:
                 continue
             mid, fields = entry[0], entry[1] or []
-            pairs = fields.items() if isinstance(fields, dict) else zip(fields[::2], fields[1::2], strict=False)
+            pairs = (
+                fields.items()
+                if isinstance(fields, dict)
+                else zip(fields[::2], fields[1::2], strict=False)
+            )
             out.append((as_text(mid), {as_text(k): as_text(v) for k, v in pairs}))
     return out

@@ -26,7 +26,9 @@ log = logging.getLogger("django_redcoord.locks")
 _LOST = "lost"
 
 
-def renew_once(lock_ref: Any, owner: str, stopped: Callable[[], bool], holder_alive: Callable[[], bool]) -> Steps:
+def renew_once(
+    lock_ref: Any, owner: str, stopped: Callable[[], bool], holder_alive: Callable[[], bool]
+) -> Steps:
     """One renewal of the hold ``owner``: returns the pause before the next one,
     None to stop, or ``_LOST`` (the hold is marked lost; ``on_lost`` is due)."""
     lock = lock_ref()
@@ -84,7 +86,9 @@ class Renewer(threading.Thread):
         alive = (lambda: True) if holder is None else holder.is_alive
         pause = self._pause
         while isinstance(pause, float) and not self._stopped.wait(pause):
-            pause = run(self._client, renew_once(self._lock, self._owner, self._stopped.is_set, alive))
+            pause = run(
+                self._client, renew_once(self._lock, self._owner, self._stopped.is_set, alive)
+            )
         lock = self._lock()
         if pause == _LOST and lock is not None and lock.on_lost is not None:
             try:
@@ -106,7 +110,9 @@ class AsyncRenewer:
         self._client = client
         self._holder = holder
         self._stopped = False
-        self._task = asyncio.get_running_loop().create_task(self._run(lock.ttl / 3.0), name=f"redcoord-renew:{lock.name}")
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(lock.ttl / 3.0), name=f"redcoord-renew:{lock.name}"
+        )
 
     def stop(self) -> None:
         self._stopped = True
@@ -120,7 +126,9 @@ class AsyncRenewer:
             await asyncio.sleep(pause)
             if self._stopped:
                 return
-            pause = await arun(self._client, renew_once(self._lock, self._owner, lambda: self._stopped, alive))
+            pause = await arun(
+                self._client, renew_once(self._lock, self._owner, lambda: self._stopped, alive)
+            )
         lock = self._lock()
         if pause == _LOST and lock is not None and lock.on_lost is not None:
             try:

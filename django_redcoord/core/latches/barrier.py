@@ -96,7 +96,9 @@ class Barrier(UsesClient):
         k = self.keys
         token = secrets.token_urlsafe(9)
         wake = k.wake
-        yield Within(deadline)  # the arrival, the wait and the leave end by deadline + one socket timeout
+        yield Within(
+            deadline
+        )  # the arrival, the wait and the leave end by deadline + one socket timeout
         try:
             reply = yield EndsWaits(Run(  # the last arrival trips it: the pool's reserve serves arrivals
                 ARRIVE, [k.state, k.parties, k.index, wake, k.probe],
@@ -104,7 +106,9 @@ class Barrier(UsesClient):
                  self.name, ms(self.keep)],
                 f"arrive at barrier {self.name!r}",
             ))  # fmt: skip
-        except BaseException:  # interrupted or failed: the arrival may be recorded; undo it if it is
+        except (
+            BaseException
+        ):  # interrupted or failed: the arrival may be recorded; undo it if it is
             try:
                 yield EndsWaits(Run(CHECK, [k.state, k.parties, wake, k.probe], [token, "", "cancel", 1, "", ms(self.keep)],
                                     f"leave barrier {self.name!r}"))  # fmt: skip
@@ -141,7 +145,14 @@ class Barrier(UsesClient):
 
     def _reset_steps(self, mode: str, why: str) -> Steps:
         k = self.keys
-        yield EndsWaits(Run(RESET, [k.state, k.parties, k.wake, k.probe], [mode, why, ms(self.keep)], f"{mode} barrier {self.name!r}"))
+        yield EndsWaits(
+            Run(
+                RESET,
+                [k.state, k.parties, k.wake, k.probe],
+                [mode, why, ms(self.keep)],
+                f"{mode} barrier {self.name!r}",
+            )
+        )
 
     def state(self) -> dict[str, Any]:
         """``{"generation", "broken", "waiting": [...]}`` now (one round trip)."""
@@ -152,11 +163,15 @@ class Barrier(UsesClient):
         return await arun(self._async_client(), self._inspect_steps())
 
     def _inspect_steps(self) -> Steps:
-        reply = yield Run(INSPECT, [self.keys.state, self.keys.parties], [], f"inspect barrier {self.name!r}")
+        reply = yield Run(
+            INSPECT, [self.keys.state, self.keys.parties], [], f"inspect barrier {self.name!r}"
+        )
         return state_from_reply(reply)
 
     def _broken(self, reason: str) -> BarrierBroken:
-        return BarrierBroken(f"barrier {self.name!r} is broken: {reason}", name=self.name, reason=reason)
+        return BarrierBroken(
+            f"barrier {self.name!r} is broken: {reason}", name=self.name, reason=reason
+        )
 
 
 class _BarrierWait(BroadcastWait):
@@ -180,7 +195,12 @@ class _BarrierWait(BroadcastWait):
 
     def _check(self, mode: str, lease_ms: int) -> Run:
         b = self.barrier
-        return Run(CHECK, self.keys, [self.token, self.gen, mode, lease_ms, self.epoch, ms(b.keep)], self.operation)
+        return Run(
+            CHECK,
+            self.keys,
+            [self.token, self.gen, mode, lease_ms, self.epoch, ms(b.keep)],
+            self.operation,
+        )
 
     def check(self, final: bool, lease: float) -> Steps:
         if not final and lease > 0 and self.next_expiry is not None:

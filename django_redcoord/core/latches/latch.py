@@ -75,7 +75,14 @@ class CountDownLatch(UsesClient):
     """
 
     def __init__(
-        self, name: str, count: int, *, ttl: float = 30.0, keep: float = 86400.0, client: Any = None, prefix: str | None = None
+        self,
+        name: str,
+        count: int,
+        *,
+        ttl: float = 30.0,
+        keep: float = 86400.0,
+        client: Any = None,
+        prefix: str | None = None,
     ) -> None:
         self.name = validate_name(name, "latch name")
         self.count = check_count(count, "count", 1, 1_000_000)
@@ -93,9 +100,17 @@ class CountDownLatch(UsesClient):
 
     # -- parties ------------------------------------------------------------------
 
-    def party(self, *, ttl: float | None = None, auto_renew: bool = True, on_lost: Callable[[Any], Any] | None = None) -> LatchParty:
+    def party(
+        self,
+        *,
+        ttl: float | None = None,
+        auto_renew: bool = True,
+        on_lost: Callable[[Any], Any] | None = None,
+    ) -> LatchParty:
         """A party of this latch: ``join()`` it (or use it in ``with`` / ``async with``), then ``count_down()``."""
-        return LatchParty(self, ttl=self.ttl if ttl is None else ttl, auto_renew=auto_renew, on_lost=on_lost)
+        return LatchParty(
+            self, ttl=self.ttl if ttl is None else ttl, auto_renew=auto_renew, on_lost=on_lost
+        )
 
     def count_down(self) -> bool:
         """Count down once, without a party's lease. Returns True if this opened the latch.
@@ -172,11 +187,15 @@ class CountDownLatch(UsesClient):
 
     def _inspect_steps(self) -> Steps:
         k = self.keys
-        reply = yield Run(INSPECT, [k.state, k.parties, k.waiters], [], f"inspect latch {self.name!r}")
+        reply = yield Run(
+            INSPECT, [k.state, k.parties, k.waiters], [], f"inspect latch {self.name!r}"
+        )
         return state_from_reply(reply)
 
     def _broken(self, reason: str) -> LatchBroken:
-        return LatchBroken(f"latch {self.name!r} is broken: {reason}", name=self.name, reason=reason)
+        return LatchBroken(
+            f"latch {self.name!r} is broken: {reason}", name=self.name, reason=reason
+        )
 
 
 class _LatchWait(BroadcastWait):
@@ -192,16 +211,28 @@ class _LatchWait(BroadcastWait):
         self.mark = "0-0"  # the wake stream's last entry at our last look: we read what comes after
         self.keys = [k.state, k.parties, k.waiters, k.index, self.wake, k.probe]
         self.operation = f"wait for latch {latch.name!r}"
-        self.epoch = ""  # the latch's epoch at our first look: another one later means Redis lost its data
+        self.epoch = (
+            ""  # the latch's epoch at our first look: another one later means Redis lost its data
+        )
         self.registered = False
 
     def _args(self, mode: str, lease: float) -> list[Any]:
         latch = self.latch
-        return [latch.count, mode, ms(lease + _GRACE), latch.name, ms(latch.keep), self.epoch, self.token]
+        return [
+            latch.count,
+            mode,
+            ms(lease + _GRACE),
+            latch.name,
+            ms(latch.keep),
+            self.epoch,
+            self.token,
+        ]
 
     def check(self, final: bool, lease: float) -> Steps:
         mode = "cancel" if final else "wait"
-        self.registered = self.registered or not final  # (from the moment it is sent: its outcome may be unknown)
+        self.registered = (
+            self.registered or not final
+        )  # (from the moment it is sent: its outcome may be unknown)
         reply = yield Run(CHECK, self.keys, self._args(mode, lease), self.operation)
         self.registered = mode == "wait"
         status = int(reply[0])
@@ -224,7 +255,14 @@ class _LatchWait(BroadcastWait):
 
     def leave(self) -> Steps:
         if self.registered:
-            yield EndsWaits(Run(CHECK, self.keys, self._args("cancel", 0), f"stop waiting for latch {self.latch.name!r}"))
+            yield EndsWaits(
+                Run(
+                    CHECK,
+                    self.keys,
+                    self._args("cancel", 0),
+                    f"stop waiting for latch {self.latch.name!r}",
+                )
+            )
 
 
 class LatchParty(Hold):
@@ -243,9 +281,24 @@ class LatchParty(Hold):
     _extend_script = RENEW
     keys: LatchKeys
 
-    def __init__(self, latch: CountDownLatch, *, ttl: float, auto_renew: bool, on_lost: Callable[[Any], Any] | None) -> None:
+    def __init__(
+        self,
+        latch: CountDownLatch,
+        *,
+        ttl: float,
+        auto_renew: bool,
+        on_lost: Callable[[Any], Any] | None,
+    ) -> None:
         self.latch = latch
-        super().__init__(latch.name, ttl, 0, auto_renew=auto_renew, client=latch._client, prefix=latch.prefix, on_lost=on_lost)
+        super().__init__(
+            latch.name,
+            ttl,
+            0,
+            auto_renew=auto_renew,
+            client=latch._client,
+            prefix=latch.prefix,
+            on_lost=on_lost,
+        )
 
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.latch(self.name)
@@ -274,7 +327,10 @@ class LatchParty(Hold):
 
         if state["broken"]:
             raise self.latch._broken(state["broken"])
-        raise LockError(f"latch {self.name!r} is already open: there is nothing left to count down", name=self.name)
+        raise LockError(
+            f"latch {self.name!r} is already open: there is nothing left to count down",
+            name=self.name,
+        )
 
     def count_down(self) -> None:
         """Count down and leave (the lease ends). Raises LockLost if the lease had run out

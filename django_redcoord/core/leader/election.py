@@ -61,12 +61,26 @@ _RESIGN = Script("leader/resign")
 #: The election ``manage.py run_leader`` takes part in.
 DEFAULT_ELECTION = "default"
 
-__all__ = ["DEFAULT_ELECTION", "LeaderElection", "Leadership", "check_timing", "leader_defaults", "read_leader"]
+__all__ = [
+    "DEFAULT_ELECTION",
+    "LeaderElection",
+    "Leadership",
+    "check_timing",
+    "leader_defaults",
+    "read_leader",
+]
 
 
 def _check_identity(identity: object) -> str:
-    if not isinstance(identity, str) or not identity or len(identity) > 200 or not identity.isprintable():
-        raise ValueError(f"identity must be a printable str of 1 to 200 characters, not {identity!r}")
+    if (
+        not isinstance(identity, str)
+        or not identity
+        or len(identity) > 200
+        or not identity.isprintable()
+    ):
+        raise ValueError(
+            f"identity must be a printable str of 1 to 200 characters, not {identity!r}"
+        )
     return identity
 
 
@@ -113,7 +127,9 @@ class LeaderElection(UsesClient):
         on_demoted: Callable[[int], Any] | None = None,
     ) -> None:
         self.name = validate_name(name, "election name")
-        defaults = leader_defaults() if DEFAULT in (lease, renew_deadline, retry_period) else (0, 0, 0)
+        defaults = (
+            leader_defaults() if DEFAULT in (lease, renew_deadline, retry_period) else (0, 0, 0)
+        )
         self.lease, self.renew_deadline, self.retry_period = check_timing(
             defaults[0] if lease is DEFAULT else lease,
             defaults[1] if renew_deadline is DEFAULT else renew_deadline,
@@ -193,7 +209,9 @@ class LeaderElection(UsesClient):
         events: list[tuple[str, int]] = []
         lead = self._lead
         if lead is not None and time.monotonic() >= lead.valid_until:
-            events.append(self._step_down(f"no renewal within renew_deadline ({self.renew_deadline:g} s)"))
+            events.append(
+                self._step_down(f"no renewal within renew_deadline ({self.renew_deadline:g} s)")
+            )
             lead = None
         fresh = secrets.token_hex(16)
         sent = time.monotonic()
@@ -201,7 +219,14 @@ class LeaderElection(UsesClient):
             reply = _CAMPAIGN(
                 self.client,
                 [self.keys.record, self.keys.term],
-                [lead.token if lead else "", self._stale, fresh, self.identity, ms(self.lease), self._seen_term],
+                [
+                    lead.token if lead else "",
+                    self._stale,
+                    fresh,
+                    self.identity,
+                    ms(self.lease),
+                    self._seen_term,
+                ],
                 operation=f"campaign in election {self.name!r}",
             )
         except CoordinationUnavailable as exc:
@@ -212,18 +237,27 @@ class LeaderElection(UsesClient):
                 # then just expires after one lease.)
                 self._stale = fresh
             return events, exc
-        code, term, _since, identity, pttl = int(reply[0]), int(reply[1]), reply[2], reply[3], int(reply[4])
+        code, term, _since, identity, pttl = (
+            int(reply[0]),
+            int(reply[1]),
+            reply[2],
+            reply[3],
+            int(reply[4]),
+        )
         self._seen_term = max(self._seen_term, term)
         self._expires_hint = pttl / 1000.0 if pttl >= 0 else math.inf
         if code == 1 and lead is not None:
             self._lead = lead._replace(valid_until=sent + self.renew_deadline)
         elif code == 2:
             if lead is not None:
-                events.append(self._step_down("its record expired before the renewal reached Redis"))
+                events.append(
+                    self._step_down("its record expired before the renewal reached Redis")
+                )
             if int(reply[5]):
                 log.warning(
                     "leader %s: the term counter went backwards (Redis lost data?); raised to %d",
-                    self.name, term,
+                    self.name,
+                    term,
                 )
             self._lead = _Lead(term, fresh, sent + self.renew_deadline)
             self._stale = ""
@@ -242,7 +276,14 @@ class LeaderElection(UsesClient):
         # Redis may still hold our record (we only lost track of it): the next
         # campaign replaces it at once with a new term instead of waiting.
         self._stale = lead.token
-        log.log(level, "leader %s: %s stepped down from term %d: %s", self.name, self.identity, lead.term, reason)
+        log.log(
+            level,
+            "leader %s: %s stepped down from term %d: %s",
+            self.name,
+            self.identity,
+            lead.term,
+            reason,
+        )
         return ("demoted", lead.term)
 
     def _fire(self, events: list[tuple[str, int]]) -> None:
@@ -378,8 +419,12 @@ class _Campaigner(threading.Thread):
                     election.wait()
             except CoordinationUnavailable as exc:
                 if not failing:
-                    log.warning("leader %s: campaign failed, retrying every %g s: %s",
-                                election.name, election.retry_period, exc)
+                    log.warning(
+                        "leader %s: campaign failed, retrying every %g s: %s",
+                        election.name,
+                        election.retry_period,
+                        exc,
+                    )
                 failing = True
                 self._stopped.wait(election.retry_period)
             except BaseException as exc:
@@ -389,7 +434,9 @@ class _Campaigner(threading.Thread):
                 election.failure = exc
                 log.critical("leader %s: campaign thread died", election.name, exc_info=exc)
                 if election._lead is not None:
-                    event = election._step_down(f"the campaign thread failed: {exc!r}", logging.ERROR)
+                    event = election._step_down(
+                        f"the campaign thread failed: {exc!r}", logging.ERROR
+                    )
                     try:
                         election._fire([event])
                     except BaseException:  # noqa: BLE001 - already dying of an error worth more

@@ -7,7 +7,6 @@ here campaigns.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +14,7 @@ from ..keys import LeaderKeys
 from ..runtime import runtime
 from ..transport.commands import as_text
 from ..transport.drivers import Steps, Transaction, run
+from ..values import finite_number
 
 _MAX_SECONDS = 24 * 3600.0
 
@@ -30,18 +30,26 @@ def leader_defaults() -> tuple[float, float, float]:
     )
 
 
-def check_timing(lease: object, renew_deadline: object, retry_period: object) -> tuple[float, float, float]:
+def check_timing(
+    lease: object, renew_deadline: object, retry_period: object
+) -> tuple[float, float, float]:
     """Validate election timing (seconds) with client-go's rules; return the floats.
 
     Allowed: numbers > 0 with ``lease > renew_deadline > 1.2 × retry_period``.
     Raises TypeError for non-numbers, ValueError for values breaking the rules.
     """
     checked = []
-    for what, value in (("lease", lease), ("renew_deadline", renew_deadline), ("retry_period", retry_period)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    for what, value in (
+        ("lease", lease),
+        ("renew_deadline", renew_deadline),
+        ("retry_period", retry_period),
+    ):
+        if not finite_number(value):
             raise TypeError(f"{what} must be a number of seconds > 0, not {value!r}")
         if not 0.001 <= value <= _MAX_SECONDS:
-            raise ValueError(f"{what} must be between 0.001 and {_MAX_SECONDS:g} seconds, not {value!r}")
+            raise ValueError(
+                f"{what} must be between 0.001 and {_MAX_SECONDS:g} seconds, not {value!r}"
+            )
         checked.append(float(value))
     lease, renew_deadline, retry_period = checked
     if not lease > renew_deadline:

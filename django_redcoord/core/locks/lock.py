@@ -126,11 +126,9 @@ class Lock(Hold):
 
     def _popped_fence(self, owner: str, popped: Any) -> int | None:
         fence, _, token = _text(popped[1]).partition(" ")
-        return int(fence) if token == owner and fence.isdigit() else None  # 'moved', an interruption, another's grant
-
-
-
-
+        return (
+            int(fence) if token == owner and fence.isdigit() else None
+        )  # 'moved', an interruption, another's grant
 
     # -- inspection ------------------------------------------------------------
 
@@ -175,7 +173,9 @@ class Lock(Hold):
         return holder is not None and holder["token"] == owner
 
     def _inspect_steps(self) -> Steps:
-        reply = yield Run(INSPECT, [self.keys.lock, self.keys.queue], [], f"inspect lock {self.name!r}")
+        reply = yield Run(
+            INSPECT, [self.keys.lock, self.keys.queue], [], f"inspect lock {self.name!r}"
+        )
         return holder_from_reply(reply)
 
 

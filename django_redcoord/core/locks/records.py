@@ -14,7 +14,9 @@ from ..transport.clients import get_client, key_builder
 from .lock import FORCE_RELEASE, INSPECT, holder_from_reply
 
 
-def read_holders(client: Any, names: list[str], *, prefix: str | None = None) -> list[dict[str, Any] | None]:
+def read_holders(
+    client: Any, names: list[str], *, prefix: str | None = None
+) -> list[dict[str, Any] | None]:
     """The holders of several locks (see :meth:`Lock.holder`), in one pipelined round trip.
 
     None for a lock not held, or whose keys hold what we did not write (skipped:

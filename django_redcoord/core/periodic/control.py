@@ -33,7 +33,6 @@ need not campaign.
 from __future__ import annotations
 
 import json
-import math
 import os
 import secrets
 import socket
@@ -46,7 +45,7 @@ from ..keys import validate_name
 from ..transport.commands import as_text, command
 from ..transport.errors import unavailable_as_ours
 from ..transport.scripts import Script
-from ..values import check_seconds, ms
+from ..values import check_seconds, finite_number, ms
 
 _REQUEST = Script("periodic/request")
 _PAUSE = Script("periodic/pause")
@@ -112,7 +111,14 @@ def request_run(
     code, value = _REQUEST(
         election.client,
         [election.keys.requests],
-        [request_id, job_name, "" if slot_ms is None else slot_ms, ms(ttl), by, MAX_PENDING_REQUESTS],
+        [
+            request_id,
+            job_name,
+            "" if slot_ms is None else slot_ms,
+            ms(ttl),
+            by,
+            MAX_PENDING_REQUESTS,
+        ],
         operation=f"request a run of job {job_name!r}",
     )
     if int(code) != 1:
@@ -139,7 +145,10 @@ def pending_requests(election: Any) -> list[RunRequest]:
         (seconds, micros), raw = pipe.execute()
     now_ms = int(seconds) * 1000 + int(micros) // 1000
     found = (decode_request(as_text(k), v) for k, v in raw.items())
-    return sorted((r for r in found if r is not None and r.expires_ms > now_ms), key=lambda r: (r.requested_ms, r.id))
+    return sorted(
+        (r for r in found if r is not None and r.expires_ms > now_ms),
+        key=lambda r: (r.requested_ms, r.id),
+    )
 
 
 def decode_request(request_id: str, raw: Any) -> RunRequest | None:
@@ -182,6 +191,8 @@ def slot_to_ms(slot: datetime | float | None) -> int | None:
         if slot.tzinfo is None or slot.utcoffset() is None:
             raise ValueError(f"slot must be an aware datetime (with a time zone), not {slot!r}")
         return round(slot.timestamp() * 1000)
-    if isinstance(slot, bool) or not isinstance(slot, (int, float)) or not math.isfinite(slot) or slot < 0:
-        raise TypeError(f"slot must be an aware datetime or seconds since the epoch (>= 0), not {slot!r}")
+    if not finite_number(slot) or slot < 0:
+        raise TypeError(
+            f"slot must be an aware datetime or seconds since the epoch (>= 0), not {slot!r}"
+        )
     return round(slot * 1000)

@@ -33,8 +33,12 @@ MISFIRE_POLICIES = ("coalesce", "catchup", "skip")
 #: misfire="catchup" runs at most this many missed slots; older ones are dropped.
 CATCHUP_LIMIT = 100
 MIN_EVERY = 0.1  # seconds
+#: The longest every= allowed (seconds): 400 days (a slot further off overflows the clocks that show it).
+MAX_EVERY = 400 * 24 * 3600.0
 #: misfire="skip": a slot still runs if reached this late (at most half its interval).
 SKIP_GRACE = 1.0  # seconds
+#: The longest max_late= allowed (seconds): 400 days, longer than any cron gap (@yearly).
+MAX_LATE_LIMIT = 400 * 24 * 3600.0
 
 _registry: dict[str, Job] = {}
 _registry_lock = threading.Lock()
@@ -64,6 +68,11 @@ class Job:
     overlap: bool
     misfire: str
     _cron_fixed_hour: bool = field(default=False, repr=False)
+    #: seconds a due slot may go unclaimed before the job is overdue; None: derived from the
+    #: schedule (see ``django_redcoord.core.periodic.overdue``)
+    max_late: float | None = None
+    #: a permission ("app_label.codename") needed, besides change_schedule, to edit the schedule in the admin
+    edit_permission: str | None = None
 
     @property
     def is_task(self) -> bool:
@@ -101,7 +110,9 @@ class Job:
         digest = hashlib.sha256(f"{self.name}|{slot_ms}".encode()).digest()
         return slot_ms + int.from_bytes(digest[:8], "big") % (room + 1)
 
-    def due_slots(self, after_ms: int, now_ms: int, limit: int = CATCHUP_LIMIT) -> tuple[list[int], int]:
+    def due_slots(
+        self, after_ms: int, now_ms: int, limit: int = CATCHUP_LIMIT
+    ) -> tuple[list[int], int]:
         """Slots ``s > after_ms`` due at ``now_ms``, oldest first: at most the latest ``limit``.
 
         Returns (slots, older): ``older`` counts due slots left out by the limit
@@ -154,6 +165,17 @@ def _second_occurrence(moment: datetime) -> bool:
 # --- registration ------------------------------------------------------------------
 
 
+def check_every(every: object) -> int:
+    """Validate an interval (timedelta or seconds, MIN_EVERY to MAX_EVERY); return it in ms."""
+    seconds = check_seconds(every, "every", timedelta_ok=True)
+    if seconds < MIN_EVERY:
+        raise ValueError(f"every must be at least {MIN_EVERY:g} seconds, not {seconds:g}")
+    if seconds > MAX_EVERY:
+        raise ValueError(f"every must be at most {MAX_EVERY:g} seconds (400 days; use cron= for a yearly job), "
+                         f"not {seconds:g}")  # fmt: skip
+    return round(seconds * 1000)
+
+
 def _check_cron(expr: object) -> tuple[str, bool]:
     """Validate a crontab expression; return it and whether its hour field is fixed."""
     from croniter import croniter
@@ -162,7 +184,10 @@ def _check_cron(expr: object) -> tuple[str, bool]:
         raise TypeError(f"cron must be a str such as '*/5 * * * *', not {expr!r}")
     expr = " ".join(expr.split())
     fields = expr.split(" ")
-    if not ((len(fields) == 5 or (len(fields) == 1 and expr.startswith("@"))) and croniter.is_valid(expr)):
+    if not (
+        (len(fields) == 5 or (len(fields) == 1 and expr.startswith("@")))
+        and croniter.is_valid(expr)
+    ):
         raise ValueError(
             f"cron {expr!r} is not a valid crontab expression: use five fields "
             "'minute hour day-of-month month day-of-week' (e.g. '*/5 * * * *') or @hourly, @daily, "
@@ -171,7 +196,9 @@ def _check_cron(expr: object) -> tuple[str, bool]:
     try:  # a valid expression may still never match (e.g. February 30)
         croniter(expr, datetime.now(timezone.utc)).get_next(datetime)
     except ValueError:
-        raise ValueError(f"cron {expr!r} never matches a date; check the day and month fields") from None
+        raise ValueError(
+            f"cron {expr!r} never matches a date; check the day and month fields"
+        ) from None
     aliases = {"@hourly": "*", "@daily": "0", "@midnight": "0", "@weekly": "0", "@monthly": "0",
                "@yearly": "0", "@annually": "0"}  # fmt: skip
     hour = aliases.get(expr, fields[1] if len(fields) == 5 else "*")
@@ -189,6 +216,8 @@ def periodic(
     jitter: timedelta | float = 0,
     overlap: bool = False,
     misfire: str = "coalesce",
+    max_late: timedelta | float | None = None,
+    edit_permission: str | None = None,
 ) -> Callable[[Any], Any]:
     """Register a function (or a Django Task) to run on a schedule on the leader.
 
@@ -209,33 +238,58 @@ def periodic(
         misfire: ``"coalesce"`` missed slots run once, for the latest;
             ``"catchup"`` each missed slot runs once, in order (at most the
             latest 100); ``"skip"`` missed slots are dropped.
+        max_late: seconds a due slot may go unclaimed before health checks
+            report the job overdue (``manage.py redcoord health --jobs``, the
+            admin, ``redcoord_periodic_job_healthy``); at most 400 days.
+            Default: one interval of the schedule plus the leader's retry
+            period, and at least a failover (lease + retry period).
+
+        edit_permission: a Django permission (``"billing.change_schedule"``)
+            a user needs, besides ``django_redcoord.change_schedule``, to edit
+            this job's schedule and arguments in the admin (see
+            ``django_redcoord.core.periodic.schedules``).
 
     Returns the decorated object unchanged. A Django Task (``@task``) is
     enqueued by the leader instead of being run. Inside a run,
     :func:`current_job` gives the slot and the leader's term.
     """
     if _func is not None:
-        raise TypeError("use @periodic(every=...) or @periodic(cron=...), with parentheses and keyword arguments")
+        raise TypeError(
+            "use @periodic(every=...) or @periodic(cron=...), with parentheses and keyword arguments"
+        )
     if (every is None) == (cron is None):
-        raise TypeError("periodic() needs exactly one of every= (timedelta or seconds) and cron= ('*/5 * * * *')")
+        raise TypeError(
+            "periodic() needs exactly one of every= (timedelta or seconds) and cron= ('*/5 * * * *')"
+        )
     every_ms = fixed_hour = None
     if every is not None:
-        seconds = check_seconds(every, "every", timedelta_ok=True)
-        if seconds < MIN_EVERY:
-            raise ValueError(f"every must be at least {MIN_EVERY:g} seconds, not {seconds:g}")
-        every_ms = round(seconds * 1000)
+        every_ms = check_every(every)
     else:
         cron, fixed_hour = _check_cron(cron)
     timeout_s = None if timeout is None else check_seconds(timeout, "timeout", timedelta_ok=True)
     jitter_s = check_seconds(jitter, "jitter", allow_zero=True, timedelta_ok=True)
     if every_ms is not None and jitter_s * 1000 >= every_ms:
-        raise ValueError(f"jitter ({jitter_s:g} s) must be shorter than every ({every_ms / 1000:g} s)")
+        raise ValueError(
+            f"jitter ({jitter_s:g} s) must be shorter than every ({every_ms / 1000:g} s)"
+        )
     if not isinstance(overlap, bool):
         raise TypeError(f"overlap must be True or False, not {overlap!r}")
     if misfire not in MISFIRE_POLICIES:
-        raise ValueError(f"misfire must be one of {', '.join(map(repr, MISFIRE_POLICIES))}, not {misfire!r}")
+        raise ValueError(
+            f"misfire must be one of {', '.join(map(repr, MISFIRE_POLICIES))}, not {misfire!r}"
+        )
     if name is not None:
         validate_name(name, "job name", tag=False)
+    if edit_permission is not None and not (isinstance(edit_permission, str) and edit_permission.count(".") == 1
+                                            and all(edit_permission.split("."))):  # fmt: skip
+        raise ValueError(f"edit_permission must be 'app_label.codename', not {edit_permission!r}")
+    max_late_s = (
+        None if max_late is None else check_seconds(max_late, "max_late", timedelta_ok=True)
+    )
+    if max_late_s is not None and max_late_s > MAX_LATE_LIMIT:
+        raise ValueError(
+            f"max_late must be at most {MAX_LATE_LIMIT:g} seconds (400 days), not {max_late_s:g}"
+        )
 
     def register(func: Any) -> Any:
         if not (_is_task(func) or callable(func)):
@@ -246,7 +300,19 @@ def periodic(
             validate_name(job_name, "job name", tag=False)
         except ValueError as exc:
             raise ValueError(f"{exc}; pass @periodic(name=...)") from None
-        job = Job(job_name, func, every_ms, cron, timeout_s, jitter_s, overlap, misfire, bool(fixed_hour))
+        job = Job(
+            job_name,
+            func,
+            every_ms,
+            cron,
+            timeout_s,
+            jitter_s,
+            overlap,
+            misfire,
+            bool(fixed_hour),
+            max_late=max_late_s,
+            edit_permission=edit_permission,
+        )
         with _registry_lock:
             old = _registry.get(job_name)
             if old is not None and _origin(old.func) != _origin(func):

@@ -23,6 +23,9 @@ Operators act through Redis, not through the leader (see ``control.py``): a
 paused job's slots are claimed but skipped by ``periodic/claim.lua``; "run
 now" requests are read from the election's ``requests`` hash at most every
 ``request_interval`` and claimed, term-fenced, by ``periodic/take_request.lua``.
+Schedule edits (``schedules.py``) are read at the same pace: each job's slots
+are computed across its kept versions (a ``Timeline``), and each claim names
+the version it was computed from, which ``periodic/claim.lua`` checks.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from ..transport.errors import unavailable_as_ours
 from ..transport.scripts import Script
 from .control import RunRequest, decode_request
 from .jobs import CATCHUP_LIMIT, Job, JobContext, _set_current_job
+from .schedules import Segment, Timeline, decode_versions
 
 log = logging.getLogger("django_redcoord.periodic")
 
@@ -51,7 +55,7 @@ _CLAIM = Script("periodic/claim")
 _FINISH = Script("periodic/finish")
 _TAKE_REQUEST = Script("periodic/take_request")
 
-CLAIMED, NOT_LEADER, ALREADY_CLAIMED, PAUSED = 1, 0, 2, 3
+CLAIMED, NOT_LEADER, ALREADY_CLAIMED, PAUSED, STALE_SCHEDULE = 1, 0, 2, 3, 4
 # periodic/take_request.lua's codes besides CLAIMED and NOT_LEADER
 REQUEST_GONE, REQUEST_EXPIRED, REQUEST_OTHER_JOB = 2, 3, 4
 _MAX_ERROR = 1000  # characters of an error message kept in Redis
@@ -67,6 +71,7 @@ class Run:
     term: int
     started: float
     request_id: str | None = None  # the "run now" request it runs, if any
+    params: dict[str, Any] = field(default_factory=dict)  # keyword arguments set by a schedule edit
     done: threading.Event = field(default_factory=threading.Event)
     timed_out: bool = False
     outcome: str = ""
@@ -103,7 +108,9 @@ class Scheduler:
         self._by_name = {job.name: job for job in self.jobs}
         self.wakeup = wakeup or threading.Event()
         self.catchup_limit = catchup_limit
-        self.request_interval = election.retry_period if request_interval is None else max(0.0, request_interval)
+        self.request_interval = (
+            election.retry_period if request_interval is None else max(0.0, request_interval)
+        )
         self._next_request_read = 0.0  # time.monotonic() of the next read of the requests
         self._ignored_requests: set[str] = set()  # requests for jobs we do not have (logged once)
         self._term: int | None = None  # the term our cached last_slot values belong to
@@ -111,6 +118,12 @@ class Scheduler:
         self._runs: list[Run] = []
         self._runs_lock = threading.Lock()
         self._broken: set[str] = set()  # jobs whose schedule raised (logged once)
+        self._timelines: dict[str, Timeline] = {}  # each job's slots across its schedule versions
+        self._next_edit_read = 0.0  # time.monotonic() of the next read of the schedule edits
+        self._edit_problems: set[tuple[str, str]] = (
+            set()
+        )  # edits the code cannot apply (logged once)
+        self._prefetched_requests: Any = None  # the requests read with the edits, for this tick
 
     # -- the loop body --------------------------------------------------------------
 
@@ -133,9 +146,13 @@ class Scheduler:
         term, token = fence
         now_ms = int(now * 1000)
         next_ms = math.inf
+        self._prefetched_requests = None  # only ever this tick's
         try:
             if self._term != term:
                 self._load(term)
+            elif time.monotonic() >= self._next_edit_read:
+                # with the "run now" requests if they are due too: one round trip for both
+                self._read_edits(self.jobs, requests=time.monotonic() >= self._next_request_read)
             for job in self.jobs:
                 try:
                     next_ms = min(next_ms, self._tick_job(job, now_ms, term, token))
@@ -151,20 +168,72 @@ class Scheduler:
             if self._term is None:
                 return self.election.retry_period
         except CoordinationUnavailable as exc:
-            log.warning("scheduler: Redis unavailable, retrying in %g s: %s", self.election.retry_period, exc)
+            log.warning(
+                "scheduler: Redis unavailable, retrying in %g s: %s",
+                self.election.retry_period,
+                exc,
+            )
             return self.election.retry_period
         return self._until_timeout(max(0.0, (next_ms - now_ms) / 1000.0))
 
     def _load(self, term: int) -> None:
-        """Read every job's last_slot once per term (only the leader writes it)."""
+        """Read every job's last_slot once per term (only the leader writes it), and the schedule edits."""
         client = self.election.client
         pipe = client.pipeline(transaction=False)
         for job in self.jobs:
             pipe.hget(self.election.keys.job(job.name), "last_slot")
+            pipe.hgetall(self.election.keys.schedule(job.name))
         with unavailable_as_ours(client, "read periodic job state"):
             values = pipe.execute()
-        self._last = {job.name: None if v is None else int(v) for job, v in zip(self.jobs, values, strict=True)}
+        self._last = {
+            job.name: None if v is None else int(v)
+            for job, v in zip(self.jobs, values[::2], strict=True)
+        }
+        self._set_timelines(self.jobs, values[1::2])
         self._term = term
+
+    def _read_edits(self, jobs: list[Job], *, requests: bool = False) -> None:
+        """Read the schedule edits of ``jobs`` (one round trip); next read after request_interval.
+
+        ``requests``: read the pending "run now" requests in the same round
+        trip, for this tick's ``_tick_requests``.
+        """
+        client = self.election.client
+        pipe = client.pipeline(transaction=False)
+        if requests:
+            pipe.hgetall(self.election.keys.requests)
+        for job in jobs:
+            pipe.hgetall(self.election.keys.schedule(job.name))
+        with unavailable_as_ours(client, "read schedule edits"):
+            values = pipe.execute()
+        if requests:
+            self._prefetched_requests = values.pop(0)
+        self._set_timelines(jobs, values)
+
+    def _set_timelines(self, jobs: list[Job], raws: list[Any]) -> None:
+        self._next_edit_read = time.monotonic() + self.request_interval
+        for job, raw in zip(jobs, raws, strict=True):
+            timeline = Timeline(job, decode_versions(raw or {}))
+            old = self._timelines.get(job.name)
+            if old is not None and old.head != timeline.head:
+                log.info(
+                    "job %s: schedule version %d read (%s)",
+                    job.name,
+                    timeline.head,
+                    timeline.current.words,
+                )
+            for problem in timeline.problems:
+                if (job.name, problem) not in self._edit_problems:
+                    self._edit_problems.add((job.name, problem))
+                    log.error("job %s: schedule edit %s", job.name, problem)
+            self._timelines[job.name] = timeline
+
+    def _timeline(self, job: Job) -> Timeline:
+        timeline = self._timelines.get(job.name)
+        if timeline is None:  # a job the scheduler did not load (run_now on a fresh scheduler)
+            self._read_edits([job])
+            timeline = self._timelines[job.name]
+        return timeline
 
     def _tick_job(self, job: Job, now_ms: int, term: int, token: str) -> float:
         """Claim what is due for ``job``; return when it is next due (ms since the epoch)."""
@@ -173,28 +242,45 @@ class Scheduler:
             # A job seen for the first time starts with its next slot: record
             # the latest past slot as done, so a new daily job does not fire
             # at deploy time.
-            if self._claim(job, "skip", job.previous_slot(now_ms), 0, term, token) != CLAIMED:
+            # With an edit in force, not before it took effect (the slots
+            # of the older versions are not the new job's to run).
+            current = self._timeline(job).current
+            start = current.job.previous_slot(now_ms)
+            if current.since_ms is not None and start < current.since_ms:
+                start = current.since_ms
+            code = self._claim(job, "skip", start, 0, term, token)
+            if code != CLAIMED:
                 return math.inf if self._term is None else 0.0
-            return job.due_ms(job.next_slot(self._last[job.name] or 0))
+            return self._next_due(job, self._last[job.name] or 0)
         paused = False
+        stale = 0
         while True:
             if not job.overlap and self._busy(job):
                 return math.inf  # the run's end sets `wakeup`
-            slots, older = job.due_slots(last, now_ms, self.catchup_limit)
-            if not slots:
-                return job.due_ms(job.next_slot(last))
-            if paused:  # found paused in this tick: skip what is left at once, not one slot per claim
-                slot, missed, mode = slots[-1], older + len(slots) - 1, "run"
+            found, older = self._timeline(job).due_slots(last, now_ms, self.catchup_limit)
+            if not found:
+                return self._next_due(job, last)
+            if (
+                paused
+            ):  # found paused in this tick: skip what is left at once, not one slot per claim
+                (slot, seg), missed, mode = found[-1], older + len(found) - 1, "run"
             elif job.misfire == "catchup":
-                slot, missed, mode = slots[0], older, "run"
+                (slot, seg), missed, mode = found[0], older, "run"
             elif job.misfire == "coalesce":
-                slot, missed, mode = slots[-1], older + len(slots) - 1, "run"
+                (slot, seg), missed, mode = found[-1], older + len(found) - 1, "run"
             else:  # skip: only a slot reached within its grace runs
-                slot, missed = slots[-1], older + len(slots) - 1
-                late = now_ms - job.due_ms(slot) > job.grace_ms()
+                (slot, seg), missed = found[-1], older + len(found) - 1
+                late = now_ms - seg.job.due_ms(slot) > seg.job.grace_ms()
                 mode = "skip" if late else "run"
                 missed += 1 if late else 0
             code = self._claim(job, mode, slot, missed, term, token)
+            if code == STALE_SCHEDULE:
+                # _claim read the edits again: recompute from them (an edit
+                # storm could refuse us forever: give up until the next tick).
+                stale += 1
+                if stale >= 3:
+                    return now_ms + self.election.retry_period * 1000
+                continue
             if code not in (CLAIMED, PAUSED):
                 return math.inf if self._term is None else 0.0
             last = self._last[job.name] or slot
@@ -204,18 +290,29 @@ class Scheduler:
             if not job.overlap or job.misfire != "catchup":
                 # At most one new run per job and tick, except when catching
                 # up with overlap=True (every missed slot starts at once).
-                return job.due_ms(job.next_slot(last))
+                return self._next_due(job, last)
 
-    def _claim(self, job: Job, mode: str, slot: int | None, missed: int, term: int, token: str) -> int:
-        """Run periodic/claim.lua; start the run if claimed. Returns claim.lua's code."""
+    def _claim_segment(self, job: Job, slot: int) -> Segment:
+        """The version ``slot`` is claimed under: the one whose window holds it."""
+        return self._timeline(job).segment_of(slot)
+
+    def _next_due(self, job: Job, after_ms: int) -> float:
+        found = self._timeline(job).next_due(after_ms)
+        return math.inf if found is None else found[0]
+
+    def _claim(self, job: Job, mode: str, slot: int, missed: int, term: int, token: str) -> int:
+        """Run periodic/claim.lua for ``slot``, naming the version it belongs to; start the run if
+        claimed (with that version's schedule and arguments). Returns claim.lua's code."""
         keys = self.election.keys
-        next_due = job.due_ms(job.next_slot(slot)) if slot is not None else 0
+        seg = self._claim_segment(job, slot)
+        following = self._timeline(job).next_due(slot)
         code, value = _CLAIM(
             self.election.client,
-            [keys.record, keys.job(job.name), keys.jobs],
-            [token, term, job.name, mode, slot or 0, next_due, missed, job.schedule, self.election.identity],
+            [keys.record, keys.job(job.name), keys.jobs, keys.schedule(job.name)],
+            [token, term, job.name, mode, slot, following[0] if following else 0, missed, seg.words,
+             self.election.identity, seg.version, "" if seg.since_ms is None else seg.since_ms],
             operation=f"claim a slot of job {job.name!r}",
-        )
+        )  # fmt: skip
         code, value = int(code), as_text(value)
         if code == NOT_LEADER:
             # Our term is over though our clock had not noticed yet: act as a
@@ -226,20 +323,36 @@ class Scheduler:
         if code == ALREADY_CLAIMED:
             self._last[job.name] = int(value)
             return code
-        if slot is not None:
-            self._last[job.name] = slot
+        if code == STALE_SCHEDULE:
+            log.info("job %s: slot %s of schedule version %d refused (version %s is the newest): "
+                     "reading the edits again", job.name, slot_when(slot), seg.version, value)  # fmt: skip
+            self._read_edits([job])
+            return code
+        self._last[job.name] = slot
         if code == PAUSED:
-            log.info("job %s: slot %d skipped: the job is paused (%d slot(s) in all)", job.name, slot, missed + 1)
+            log.info(
+                "job %s: slot %s skipped: the job is paused (%d slot(s) in all)",
+                job.name,
+                slot_when(slot),
+                missed + 1,
+            )
             if observers:  # as periodic/claim.lua counts them in `missed`
-                observe("periodic.missed", election=self.election.name, job=job.name, slots=missed + 1)
+                observe(
+                    "periodic.missed", election=self.election.name, job=job.name, slots=missed + 1
+                )
             return code
         if missed and observers:
             observe("periodic.missed", election=self.election.name, job=job.name, slots=missed)
         if missed:
-            log.info("job %s: %d slot(s) %s (misfire=%s)", job.name, missed,
-                     "dropped" if mode == "skip" or job.misfire != "coalesce" else "coalesced", job.misfire)
+            log.info(
+                "job %s: %d slot(s) %s (misfire=%s)",
+                job.name,
+                missed,
+                "dropped" if mode == "skip" or job.misfire != "coalesce" else "coalesced",
+                job.misfire,
+            )
         if mode != "skip":
-            self._start(job, value, slot, term)
+            self._start(seg.job, value, slot, term, params=seg.params)
         return code
 
     # -- "run now" requests ----------------------------------------------------------
@@ -251,14 +364,18 @@ class Scheduler:
             return
         self._next_request_read = now + self.request_interval
         client = self.election.client
-        with unavailable_as_ours(client, "read run requests"):
-            raw = client.hgetall(self.election.keys.requests)
+        raw, self._prefetched_requests = self._prefetched_requests, None
+        if raw is None:
+            with unavailable_as_ours(client, "read run requests"):
+                raw = client.hgetall(self.election.keys.requests)
         if not raw:
             self._ignored_requests.clear()
             return
         requests = [decode_request(as_text(k), v) for k, v in raw.items()]
         self._ignored_requests &= {r.id for r in requests if r is not None}
-        for request in sorted((r for r in requests if r is not None), key=lambda r: (r.requested_ms, r.id)):
+        for request in sorted(
+            (r for r in requests if r is not None), key=lambda r: (r.requested_ms, r.id)
+        ):
             job = self._by_name.get(request.job)
             if job is None:
                 if request.id not in self._ignored_requests:
@@ -275,28 +392,42 @@ class Scheduler:
     def _take(self, job: Job, request: RunRequest, term: int, token: str) -> bool:
         """Claim one request with periodic/take_request.lua; start its run. False if our term is over."""
         keys = self.election.keys
+        current = self._timeline(job).current
         code, run_id = _TAKE_REQUEST(
             self.election.client,
             [keys.record, keys.requests, keys.job(job.name), keys.jobs],
-            [token, term, request.id, request.job, job.schedule, self.election.identity],
+            [token, term, request.id, request.job, current.words, self.election.identity],
             operation=f"claim run request {request.id!r} of job {job.name!r}",
         )
         code = int(code)
         if code == NOT_LEADER:
-            log.warning("scheduler: claim of run request %s refused: term %d is over", request.id, term)
+            log.warning(
+                "scheduler: claim of run request %s refused: term %d is over", request.id, term
+            )
             self._term = None
             return False
         if code == REQUEST_EXPIRED:
-            log.warning("job %s: run request %s expired before a leader claimed it", job.name, request.id)
+            log.warning(
+                "job %s: run request %s expired before a leader claimed it", job.name, request.id
+            )
         elif code == CLAIMED:
             log.info("job %s: running request %s%s (asked by %s)", job.name, request.id,
-                     "" if request.slot_ms is None else f" for slot {request.slot_ms}", request.by)  # fmt: skip
-            self._start(job, as_text(run_id), request.slot_ms, term, request.id)
+                     "" if request.slot_ms is None else f" for slot {slot_when(request.slot_ms)}", request.by)  # fmt: skip
+            self._start(
+                current.job,
+                as_text(run_id),
+                request.slot_ms,
+                term,
+                request.id,
+                params=current.params,
+            )
         return True  # REQUEST_GONE: another term claimed it, or it was cancelled
 
     # -- runs -------------------------------------------------------------------------
 
-    def run_now(self, job: Job, timeout: float | None = None, *, slot_ms: int | None = None) -> Run | None:
+    def run_now(
+        self, job: Job, timeout: float | None = None, *, slot_ms: int | None = None
+    ) -> Run | None:
         """Run ``job`` once now, outside its schedule, if we lead; wait for it.
 
         ``slot_ms`` (ms since the epoch) is the slot the run is for, as the
@@ -309,26 +440,50 @@ class Scheduler:
             return None
         term, token = fence
         keys = self.election.keys
+        current = self._timeline(job).current  # its arguments, if an edit set some
         code, run_id = _CLAIM(
             self.election.client,
-            [keys.record, keys.job(job.name), keys.jobs],
-            [token, term, job.name, "adhoc", 0, 0, 0, job.schedule, self.election.identity],
+            [keys.record, keys.job(job.name), keys.jobs, keys.schedule(job.name)],
+            [
+                token,
+                term,
+                job.name,
+                "adhoc",
+                0,
+                0,
+                0,
+                current.words,
+                self.election.identity,
+                current.version,
+                "",
+            ],
             operation=f"claim an ad-hoc run of job {job.name!r}",
         )
         if int(code) != CLAIMED:
             return None
-        run = self._start(job, as_text(run_id), slot_ms, term)
+        run = self._start(current.job, as_text(run_id), slot_ms, term, params=current.params)
         run.done.wait(timeout)
         return run
 
-    def _start(self, job: Job, run_id: str, slot: int | None, term: int, request_id: str | None = None) -> Run:
-        run = Run(job, run_id, slot, term, time.monotonic(), request_id)
+    def _start(
+        self,
+        job: Job,
+        run_id: str,
+        slot: int | None,
+        term: int,
+        request_id: str | None = None,
+        *,
+        params: dict[str, Any] | None = None,
+    ) -> Run:
+        run = Run(job, run_id, slot, term, time.monotonic(), request_id, params=dict(params or {}))
         with self._runs_lock:
             self._runs.append(run)
         # A daemon thread per run, not a ThreadPoolExecutor: the interpreter
         # joins executor threads at exit, so one hung job would keep a stopped
         # leader from exiting after its shutdown timeout.
-        threading.Thread(target=self._execute, args=(run,), name=f"redcoord-job:{job.name}", daemon=True).start()
+        threading.Thread(
+            target=self._execute, args=(run,), name=f"redcoord-job:{job.name}", daemon=True
+        ).start()
         return run
 
     def _execute(self, run: Run) -> None:
@@ -342,9 +497,9 @@ class Scheduler:
             for hook in hooks:
                 hook()
             if job.is_task:
-                job.func.enqueue()
+                job.func.enqueue(**run.params)
             else:
-                job.func()
+                job.func(**run.params)
             outcome = "ok"
         except BaseException as exc:  # a job's failure is recorded, never fatal to the leader
             outcome, error, exc_info = "error", f"{type(exc).__name__}: {exc}"[:_MAX_ERROR], exc
@@ -362,7 +517,13 @@ class Scheduler:
             outcome = "timeout"
         run.outcome, run.error = outcome, error
         if observers:
-            observe("periodic.run", election=self.election.name, job=job.name, outcome=outcome, duration=run.duration)
+            observe(
+                "periodic.run",
+                election=self.election.name,
+                job=job.name,
+                outcome=outcome,
+                duration=run.duration,
+            )
         level = logging.INFO if outcome == "ok" else logging.ERROR
         log.log(level, "job %s slot %s term %d: %s in %.3f s%s", job.name, _slot_text(run), run.term,
                 outcome, run.duration, f" ({error})" if error else "", exc_info=exc_info)  # fmt: skip
@@ -386,20 +547,29 @@ class Scheduler:
 
     def _busy(self, job: Job) -> bool:
         with self._runs_lock:
-            return any(run.job is job for run in self._runs)
+            return any(run.job.name == job.name for run in self._runs)  # a version's Job is a copy
 
     def _check_timeouts(self) -> None:
         """Report runs past their timeout once; they still count as running."""
         now = time.monotonic()
         with self._runs_lock:
-            late = [r for r in self._runs if r.job.timeout and not r.timed_out and now - r.started >= r.job.timeout]
+            late = [
+                r
+                for r in self._runs
+                if r.job.timeout and not r.timed_out and now - r.started >= r.job.timeout
+            ]
             for run in late:
                 run.timed_out = True
         for run in late:
             run.duration = now - run.started
             log.error("job %s slot %s term %d: timeout after %g s, still running", run.job.name,
                       _slot_text(run), run.term, run.job.timeout)  # fmt: skip
-            self._finish(run, "timeout", f"still running after its timeout of {run.job.timeout:g} s", final=False)
+            self._finish(
+                run,
+                "timeout",
+                f"still running after its timeout of {run.job.timeout:g} s",
+                final=False,
+            )
 
     def _until_timeout(self, wait: float) -> float:
         now = time.monotonic()
@@ -425,12 +595,21 @@ class Scheduler:
             left[0].done.wait(min(remaining, 0.1))
 
 
+def slot_when(slot_ms: int) -> str:
+    """A slot (ms since the epoch) as people read it in a log: ``2026-11-26T18:00:00Z`` (ms kept if any)."""
+    seconds, ms = divmod(int(slot_ms), 1000)
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    return f"{text}.{ms:03d}Z" if ms else f"{text}Z"
+
+
 def _slot_text(run: Run) -> str:
-    slot = "ad-hoc" if run.slot_ms is None else str(run.slot_ms)
+    slot = "ad-hoc" if run.slot_ms is None else slot_when(run.slot_ms)
     return slot if run.request_id is None else f"{slot} (request {run.request_id})"
 
 
-def read_job_states(election: LeaderElection, also: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+def read_job_states(
+    election: LeaderElection, also: Iterable[str] = ()
+) -> dict[str, dict[str, Any]]:
     """State of every job with state in Redis, plus the jobs named in ``also`` (two round trips).
 
     Values are decoded: times (ms since the epoch), durations (ms) and counts
@@ -445,9 +624,12 @@ def read_job_states(election: LeaderElection, also: Iterable[str] = ()) -> dict[
             pipe.hgetall(keys.job(name))
         values = pipe.execute()
     numeric = {"last_slot", "next_due", "last_start", "last_end", "duration", "runs", "failures",
-               "missed", "running_since", "running_term", "paused", "paused_slots"}  # fmt: skip
+               "missed", "running_since", "running_term", "paused", "paused_slots",
+               "consecutive_failures", "last_ok"}  # fmt: skip
     states = {}
     for name, raw in zip(listed, values, strict=True):
         decoded = {as_text(k): as_text(v) for k, v in raw.items()}
-        states[name] = {k: int(v) if k in numeric and v.lstrip("-").isdigit() else v for k, v in decoded.items()}
+        states[name] = {
+            k: int(v) if k in numeric and v.lstrip("-").isdigit() else v for k, v in decoded.items()
+        }
     return states

@@ -49,7 +49,9 @@ class Consumer:
         self.retry_cap = float(settings["QUEUE_RETRY_MAX_DELAY"])
         self._acks: list[Any] = []
         self._held: set[Any] = set()  # delivered to us, not yet acknowledged, nacked or handed back
-        self._nacks: list[tuple[Message, str, bool, float | None]] = []  # to send before the next claim
+        self._nacks: list[
+            tuple[Message, str, bool, float | None]
+        ] = []  # to send before the next claim
         self._timeout_ms = int(self.timeout * 1000)
         self._lifo = "1" if queue.lifo else "0"
 
@@ -69,11 +71,13 @@ class Consumer:
         self._send_nacks()
         k = self.queue.keys
         acks, self._acks = self._acks, []
-        keys = [k.ready, k.delayed, self.processing, k.consumers, k.wake, k.seq]
+        keys = [k.ready, k.delayed, self.processing, k.consumers, k.wake, k.seq, k.paused]
         recover = "0" if self._held else "1"
         args = [n, self._timeout_ms, self._lifo, recover, *acks]
         try:
-            reply = CLAIM(self.queue.client, keys, args, operation=f"claim from queue {self.queue.name!r}")
+            reply = CLAIM(
+                self.queue.client, keys, args, operation=f"claim from queue {self.queue.name!r}"
+            )
         except CoordinationUnavailable:
             # Unknown outcome: the acknowledgements go again with the next
             # claim (removing an envelope twice is harmless); messages this
@@ -97,7 +101,9 @@ class Consumer:
 
     heartbeat = flush
 
-    def nack(self, message: Message, error: str, *, dead: bool = False, delay: float | None = None) -> str:
+    def nack(
+        self, message: Message, error: str, *, dead: bool = False, delay: float | None = None
+    ) -> str:
         """The delivery failed: retry later with backoff, or dead-letter after the last attempt.
 
         Returns "retry", "dead", or "gone" (the reaper already took it back).
@@ -108,13 +114,21 @@ class Consumer:
         result = NACK(
             self.queue.client,
             [self.processing, k.delayed, k.dead, k.errors, k.wake, k.settle],
-            [message.raw, max(1, int(delay * 1000)), error[:4000], "1" if dead else "0", self.queue.dead_letter_limit or 0],
+            [
+                message.raw,
+                max(1, int(delay * 1000)),
+                error[:4000],
+                "1" if dead else "0",
+                self.queue.dead_letter_limit or 0,
+            ],
             operation=f"nack on queue {self.queue.name!r}",
         )
         self._held.discard(message.raw)
         return {0: "gone", 1: "retry", 2: "dead"}[int(result)]
 
-    def defer_nack(self, message: Message, error: str, *, dead: bool = False, delay: float | None = None) -> None:
+    def defer_nack(
+        self, message: Message, error: str, *, dead: bool = False, delay: float | None = None
+    ) -> None:
         """Keep a nack that could not be sent (Redis away); it is sent before the next claim.
 
         Until then the message stays on this consumer's list, heartbeated:

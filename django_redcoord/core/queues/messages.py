@@ -5,6 +5,12 @@ newline, then the body (see ``core/lua/queues/common.lua``): the numeric
 fields come first and the split stops before the id, so a message id may hold
 any allowed character, ``|`` included. Bodies are strict JSON (no NaN, no
 pickle), checked when pushed.
+
+An envelope flagged ``TRACED`` carries one more line between the header and
+the body: a JSON object of trace headers (W3C ``traceparent``, ``tracestate``,
+``baggage``), written and read by the :data:`tracer` a tracing integration
+installs (:mod:`django_redcoord.contrib.otel`). With no tracer installed,
+nothing is added and a push or a delivery pays one ``is None`` test.
 """
 
 from __future__ import annotations
@@ -14,10 +20,11 @@ import math
 import random
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from ..runtime import runtime
 from ..transport.scripts import Script
+from ..values import finite_number
 
 _COMMON = ("queues/common",)
 PUSH = Script("queues/push", includes=_COMMON)
@@ -26,6 +33,7 @@ NACK = Script("queues/nack", includes=_COMMON)
 REAP = Script("queues/reap", includes=_COMMON)
 HAND_BACK = Script("queues/hand_back", includes=_COMMON)
 DEPTHS = Script("queues/depths", includes=_COMMON)
+PAUSE = Script("queues/pause", includes=_COMMON)
 REQUEUE_DEAD = Script("queues/requeue_dead", includes=_COMMON)
 
 MIN_PRIORITY, MAX_PRIORITY = -100, 100
@@ -35,6 +43,8 @@ MAX_BATCH = 1000  # messages per script call (Lua unpack() breaks near 8,000)
 HAS_RECORD = 1
 #: Flag of a dead letter given another chance (its record, if any, is to be reopened).
 REQUEUED = 2
+#: Flag of an envelope whose body is preceded by a line of trace headers (JSON).
+TRACED = 4
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,8 @@ class Message:
     raw: bytes | str
     flags: int = 0
     error: str | None = None
+    #: the trace headers line (JSON text) of a TRACED envelope, else None
+    headers: str | None = None
 
     @property
     def enqueued_at(self) -> datetime:
@@ -76,12 +88,41 @@ class Message:
             numbers = int(failed), int(max_attempts), int(enqueued), int(priority), int(flags)
         except (ValueError, UnicodeDecodeError) as exc:
             return cls("", None, 0, 1, 0, 0, queue, raw, 0, f"damaged envelope: {exc}")
+        headers = None
+        if numbers[4] & TRACED:
+            line, newline, rest = body.partition("\n")
+            if newline:  # (JSON bodies hold no raw newline; flagged without the line: the body alone, untraced)
+                headers, body = line, rest
         try:
             value = json.loads(body)
         except (ValueError, RecursionError) as exc:
             error = f"body is not readable JSON: {type(exc).__name__}: {str(exc)[:200]}"
-            return cls(mid, None, numbers[0], numbers[1], numbers[2], numbers[3], queue, raw, numbers[4], error)
-        return cls(mid, value, numbers[0], numbers[1], numbers[2], numbers[3], queue, raw, numbers[4])
+            return cls(
+                mid,
+                None,
+                numbers[0],
+                numbers[1],
+                numbers[2],
+                numbers[3],
+                queue,
+                raw,
+                numbers[4],
+                error,
+                headers,
+            )
+        return cls(
+            mid,
+            value,
+            numbers[0],
+            numbers[1],
+            numbers[2],
+            numbers[3],
+            queue,
+            raw,
+            numbers[4],
+            None,
+            headers,
+        )
 
 
 @dataclass(frozen=True)
@@ -94,6 +135,47 @@ class Depths:
     dead: int
     consumers: int
     oldest_age: float | None
+    #: while the queue is paused: ``{"since_ms": ..., "reason": ...}`` (see :meth:`Queue.pause`), else None
+    paused: dict | None = None
+
+
+class Sending(Protocol):
+    """One push as a tracer sees it: a context manager around the push's round trip."""
+
+    #: the trace headers line to write into the envelopes (JSON text without
+    #: a newline), or "" to write none
+    headers: str
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc_info: Any) -> Any: ...
+
+
+class MessageTracer(Protocol):
+    """What a tracing integration gives the queues (see :data:`tracer`)."""
+
+    def send(self, queue: str, ids: list[str]) -> Sending:
+        """A push of the messages ``ids`` to ``queue`` begins: its span and the headers to carry."""
+        ...
+
+    def process(self, message: Message) -> Any:
+        """A context manager the worker runs ``message``'s handler in (its span, made current)."""
+        ...
+
+    def bind(self, fn: Any) -> Any:
+        """``fn``, to run later (after a commit) in the trace context current now."""
+        ...
+
+
+#: The message tracer in force; None (the default) carries nothing and costs
+#: one ``is None`` test per push and per delivery. Set with :func:`set_tracer`.
+tracer: MessageTracer | None = None
+
+
+def set_tracer(new: MessageTracer | None) -> None:
+    """Install the message tracer (None: none); pushes and deliveries from now on use it."""
+    global tracer
+    tracer = new
 
 
 def encode_body(body: Any) -> str:
@@ -134,7 +216,7 @@ def delay_ms(delay: float | None, eta: datetime | None) -> int:
         return max(0, math.ceil(delay * 1000))
     if delay is None:
         return 0
-    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay) or delay < 0:
+    if not finite_number(delay) or delay < 0:
         raise ValueError(f"delay must be seconds >= 0, not {delay!r}")
     return math.ceil(delay * 1000)
 

@@ -42,6 +42,7 @@ from ..transport.drivers import Run, Steps, arun, run
 from ..transport.errors import unavailable_as_ours
 from ..transport.scripts import Script
 from ..values import DEFAULT, check_count
+from . import messages as _messages
 from .consumer import Consumer
 from .messages import (
     DEPTHS,
@@ -49,9 +50,11 @@ from .messages import (
     MAX_BATCH,
     MAX_PRIORITY,
     MIN_PRIORITY,
+    PAUSE,
     PUSH,
     REAP,
     REQUEUE_DEAD,
+    TRACED,
     Depths,
     EncodedJSON,
     Message,
@@ -124,7 +127,13 @@ class Queue(UsesClient):
     # -- producing --------------------------------------------------------------
 
     def push(
-        self, body: Any, *, delay: float | None = None, eta: datetime | None = None, priority: int = 0, id: str | None = None
+        self,
+        body: Any,
+        *,
+        delay: float | None = None,
+        eta: datetime | None = None,
+        priority: int = 0,
+        id: str | None = None,
     ) -> str:
         """Add one message (one round trip); return its id.
 
@@ -135,23 +144,49 @@ class Queue(UsesClient):
         return run(self.client, self._push_steps(body, delay, eta, priority, id))
 
     async def apush(
-        self, body: Any, *, delay: float | None = None, eta: datetime | None = None, priority: int = 0, id: str | None = None
+        self,
+        body: Any,
+        *,
+        delay: float | None = None,
+        eta: datetime | None = None,
+        priority: int = 0,
+        id: str | None = None,
     ) -> str:
         """``push()`` on the event loop, with a ``redis.asyncio`` client (see there)."""
         return await arun(self._async_client(), self._push_steps(body, delay, eta, priority, id))
 
-    def _push_steps(self, body: Any, delay: float | None, eta: datetime | None, priority: int, id: str | None) -> Steps:
+    def _push_steps(
+        self, body: Any, delay: float | None, eta: datetime | None, priority: int, id: str | None
+    ) -> Steps:
         if id is None:
             mid = uuid.uuid4().hex
         else:
             mid = validate_name(id, "message id")
         if priority or delay is not None or eta is not None:
-            args = [*self._head(), *self._message_args(mid, body, delay, eta, priority)]
+            build = lambda headers: [  # noqa: E731
+                *self._head(),
+                *self._message_args(mid, body, delay, eta, priority, 0, headers),
+            ]
         else:  # the common case, without the argument checks it does not need
-            args = [*self._head(), self._envelope(mid, body, 0), 0, 0]
-        yield Run(PUSH, self._push_keys, args, self._push_operation)
-        self._registered = True
+            build = lambda headers: [*self._head(), self._envelope(mid, body, 0, 0, headers), 0, 0]  # noqa: E731
+        yield from self._pushed([mid], self._push_keys, build)
         return mid
+
+    def _pushed(self, ids: list[str], keys: list[str], build: Any) -> Steps:
+        """One PUSH of the messages ``ids``, whose arguments ``build(headers)`` makes.
+
+        The one place where a push meets the message tracer (see
+        ``messages.tracer``): with one installed, the push runs inside its
+        send span and the envelopes carry its trace headers; without, the
+        headers are "" and the envelopes are as they always were.
+        """
+        tracer = _messages.tracer
+        if tracer is None:
+            yield Run(PUSH, keys, build(""), self._push_operation)
+        else:
+            with tracer.send(self.name, ids) as sending:
+                yield Run(PUSH, keys, build(sending.headers), self._push_operation)
+        self._registered = True
 
     def push_with_record(
         self, body: Any, *, id: str, record_key: str, record: dict[str, Any], ttl: int,
@@ -166,30 +201,94 @@ class Queue(UsesClient):
         eta: datetime | None = None, priority: int = 0,
     ) -> None:  # fmt: skip
         """``push_with_record()`` on the event loop (see there)."""
-        await arun(self._async_client(), self._push_record_steps(body, id, record_key, record, ttl, eta, priority))
+        await arun(
+            self._async_client(),
+            self._push_record_steps(body, id, record_key, record, ttl, eta, priority),
+        )
 
     def _push_record_steps(
-        self, body: Any, id: str, record_key: str, record: dict[str, Any], ttl: int, eta: datetime | None, priority: int
+        self,
+        body: Any,
+        id: str,
+        record_key: str,
+        record: dict[str, Any],
+        ttl: int,
+        eta: datetime | None,
+        priority: int,
     ) -> Steps:
         pairs = [item for field in record.items() for item in field]
-        args = [self._head()[0], self._lifo, len(record), ttl, *pairs,
-                *self._message_args(validate_name(id, "message id"), body, None, eta, priority, HAS_RECORD)]  # fmt: skip
-        yield Run(PUSH, [*self._push_keys, record_key], args, self._push_operation)
+        mid = validate_name(id, "message id")
+        build = lambda headers: [self._head()[0], self._lifo, len(record), ttl, *pairs,  # noqa: E731
+                                 *self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers)]  # fmt: skip
+        yield from self._pushed([mid], [*self._push_keys, record_key], build)
+
+    def push_many_with_records(self, pushes: Sequence[dict[str, Any]]) -> None:
+        """Many :meth:`push_with_record` in one round trip (a pipeline of one script each):
+        ``pushes`` are their keyword arguments. Every message is encoded first: one bad body and
+        nothing is sent. With a message tracer, one send span covers them all."""
+        if not pushes:
+            return
+        tracer = _messages.tracer
+        ids = [validate_name(p["id"], "message id") for p in pushes]
+        if tracer is None:
+            self._push_records(pushes, "")
+        else:
+            with tracer.send(self.name, ids) as sending:
+                self._push_records(pushes, sending.headers)
+
+    def _push_records(self, pushes: Sequence[dict[str, Any]], headers: str) -> None:
+        runs = []
+        for p in pushes:
+            record = p["record"]
+            pairs = [item for field in record.items() for item in field]
+            message = self._message_args(
+                p["id"], p["body"], None, p.get("eta"), p.get("priority", 0), HAS_RECORD, headers
+            )
+            runs.append(
+                (
+                    [*self._push_keys, p["record_key"]],
+                    [self._head()[0], self._lifo, len(record), p["ttl"], *pairs, *message],
+                )
+            )
+
+        def build(pipe: Any) -> None:
+            for keys, args in runs:
+                PUSH.queue(pipe, keys, args)
+
+        execute_pipeline(self.client, build, operation=self._push_operation)
         self._registered = True
 
     def push_many(
-        self, bodies: Iterable[Any], *, delay: float | None = None, eta: datetime | None = None, priority: int = 0
+        self,
+        bodies: Iterable[Any],
+        *,
+        delay: float | None = None,
+        eta: datetime | None = None,
+        priority: int = 0,
     ) -> list[str]:
         """Add many messages in one round trip (a pipeline of batched scripts); return their ids.
 
         Every body is encoded before anything is sent: one bad body and
-        nothing is pushed.
+        nothing is pushed. With a message tracer, one send span covers the
+        batch and every envelope carries its trace headers.
         """
+        tracer = _messages.tracer
+        if tracer is None:
+            return self._push_many(bodies, delay, eta, priority, None, "")
+        bodies = list(bodies)
+        ids = [uuid.uuid4().hex for _ in bodies]
+        with tracer.send(self.name, ids) as sending:
+            return self._push_many(bodies, delay, eta, priority, ids, sending.headers)
+
+    def _push_many(
+        self, bodies: Iterable[Any], delay: float | None, eta: datetime | None, priority: int,
+        given: list[str] | None, headers: str,
+    ) -> list[str]:  # fmt: skip
         ids, batches, batch = [], [], []
-        for body in bodies:
-            mid = uuid.uuid4().hex
+        for i, body in enumerate(bodies):
+            mid = uuid.uuid4().hex if given is None else given[i]
             ids.append(mid)
-            batch.extend(self._message_args(mid, body, delay, eta, priority))
+            batch.extend(self._message_args(mid, body, delay, eta, priority, 0, headers))
             if len(batch) >= MAX_BATCH * 3:
                 batches.append(batch)
                 batch = []
@@ -208,17 +307,27 @@ class Queue(UsesClient):
         return ids
 
     def _message_args(
-        self, mid: str, body: Any, delay: float | None, eta: datetime | None, priority: int, flags: int = 0
-    ) -> list[Any]:
+        self, mid: str, body: Any, delay: float | None, eta: datetime | None, priority: int, flags: int = 0,
+        headers: str = "",
+    ) -> list[Any]:  # fmt: skip
         check_count(priority, "priority", MIN_PRIORITY, MAX_PRIORITY)
-        return [self._envelope(mid, body, priority, flags), priority, delay_ms(delay, eta)]
+        return [self._envelope(mid, body, priority, flags, headers), priority, delay_ms(delay, eta)]
 
-    def _envelope(self, mid: str, body: Any, priority: int, flags: int = 0) -> str:
+    def _envelope(
+        self, mid: str, body: Any, priority: int, flags: int = 0, headers: str = ""
+    ) -> str:
         # Numeric fields first, the id last: an id may contain any allowed
         # character. enqueued_ms is this client's clock, like Django's
         # TaskResult.enqueued_at; it is shown, never compared (due times and
-        # order use the server's).
+        # order use the server's). Trace headers (one line of JSON, flag
+        # TRACED) go between the header and the body, where the scripts,
+        # which never read a body, carry them along untouched.
         text = body if isinstance(body, EncodedJSON) else encode_body(body)
+        if headers:
+            if "\n" in headers:
+                raise ValueError("trace headers must be one line of JSON text")
+            flags |= TRACED
+            text = f"{headers}\n{text}"
         return f"0|{self.max_attempts}|{int(time.time() * 1000)}|{priority}|{flags}|{mid}\n{text}"
 
     def _head(self) -> list[Any]:
@@ -254,7 +363,12 @@ class Queue(UsesClient):
         none is forgotten if the process that dead-lettered it dies.
         """
         entries = command(
-            self.client, "LRANGE", self.keys.settle, 0, limit - 1, operation=f"read dead letters to settle of {self.name!r}"
+            self.client,
+            "LRANGE",
+            self.keys.settle,
+            0,
+            limit - 1,
+            operation=f"read dead letters to settle of {self.name!r}",
         )
         out = []
         for entry in entries:
@@ -280,12 +394,47 @@ class Queue(UsesClient):
     def depths(self) -> Depths:
         return depths([self], client=self.client)[self.name]
 
+    def pause(self, reason: str = "") -> bool:
+        """Pause the queue: its workers claim nothing new from it until :meth:`resume`.
+
+        Pushes, delays and retries go on (nothing is lost or refused); a job a
+        worker already claimed still runs (each worker thread holds up to
+        ``WORKER_PREFETCH`` claimed messages). The pause lasts until resumed,
+        across restarts of the workers (not of a Redis that loses its data).
+        ``reason`` (at most 500 characters) is shown on the dashboard.
+        Returns False if it was already paused (its first time and reason stay).
+        """
+        if not isinstance(reason, str):
+            raise TypeError(f"reason must be a string, not {reason!r}")
+        if len(reason) > 500:
+            raise ValueError(f"reason must be at most 500 characters, not {len(reason)}")
+        k = self.keys
+        done = PAUSE(self.client, [k.paused, k.ready, k.wake, k.index], ["pause", reason, self.name],
+                     operation=f"pause queue {self.name!r}")  # fmt: skip
+        return int(done) == 1
+
+    def resume(self) -> bool:
+        """Resume a paused queue: its idle workers are woken if messages are ready.
+        Returns False if it was not paused."""
+        k = self.keys
+        done = PAUSE(self.client, [k.paused, k.ready, k.wake, k.index], ["resume", "", self.name],
+                     operation=f"resume queue {self.name!r}")  # fmt: skip
+        return int(done) == 1
+
+    def paused(self) -> dict | None:
+        """``{"since_ms", "reason"}`` while the queue is paused, else None (one command)."""
+        with unavailable_as_ours(self.client, f"read whether queue {self.name!r} is paused"):
+            raw = self.client.get(self.keys.paused)
+        return _pause_record(raw) if raw else None
+
     def dead_letters(self, limit: int = 100) -> list[tuple[Message, dict]]:
         """The oldest dead letters with their last error ({error, attempts, failed_ms})."""
         with unavailable_as_ours(self.client, f"read dead letters of {self.name!r}"):
             raws = self.client.lrange(self.keys.dead, 0, limit - 1)
             messages = [Message.parse(raw, self.name) for raw in raws]
-            errors = self.client.hmget(self.keys.errors, [m.id for m in messages]) if messages else []
+            errors = (
+                self.client.hmget(self.keys.errors, [m.id for m in messages]) if messages else []
+            )
         return [(m, json.loads(e) if e else {}) for m, e in zip(messages, errors, strict=True)]
 
     def requeue_dead(self, limit: int = MAX_BATCH) -> int:
@@ -356,13 +505,31 @@ def depths(queues: Sequence[Queue], *, client: Any = None) -> dict[str, Depths]:
 
     def build(pipe: Any) -> None:
         for q in queues:
-            DEPTHS.queue(pipe, [q.keys.ready, q.keys.delayed, q.keys.dead, q.keys.consumers], [])
+            DEPTHS.queue(
+                pipe,
+                [q.keys.ready, q.keys.delayed, q.keys.dead, q.keys.consumers, q.keys.paused],
+                [],
+            )
 
     replies = execute_pipeline(client, build, operation="read queue depths")
     out = {}
-    for q, (ready, delayed, processing, dead, consumers, age) in zip(queues, replies, strict=True):
-        out[q.name] = Depths(ready, delayed, processing, dead, consumers, None if age < 0 else age / 1000.0)
+    for q, (ready, delayed, processing, dead, consumers, age, *paused) in zip(
+        queues, replies, strict=True
+    ):
+        pause = _pause_record(paused[0]) if paused and paused[0] else None
+        out[q.name] = Depths(
+            ready, delayed, processing, dead, consumers, None if age < 0 else age / 1000.0, pause
+        )
     return out
+
+
+def _pause_record(raw: Any) -> dict:
+    """A pause as queues/pause.lua wrote it; something else there still reads as a pause (of unknown time)."""
+    try:
+        record = json.loads(raw)
+        return {"since_ms": int(record["since_ms"]), "reason": str(record.get("reason", ""))}
+    except (ValueError, TypeError, KeyError):
+        return {"since_ms": 0, "reason": ""}
 
 
 @dataclass(frozen=True)
@@ -379,7 +546,9 @@ class Sample:
     done: int
 
 
-def sample_history(queues: Sequence[Queue], done: Sequence[int], *, client: Any = None) -> list[bool]:
+def sample_history(
+    queues: Sequence[Queue], done: Sequence[int], *, client: Any = None
+) -> list[bool]:
     """Report on the queues a worker serves, and sample each if nobody did this minute.
 
     Called by a worker's heartbeat once a minute: one round trip (a pipeline
@@ -391,7 +560,9 @@ def sample_history(queues: Sequence[Queue], done: Sequence[int], *, client: Any 
     if not queues:
         return []
     if len(done) != len(queues):
-        raise ValueError(f"sample_history: {len(done)} counts for {len(queues)} queues; give one count per queue")
+        raise ValueError(
+            f"sample_history: {len(done)} counts for {len(queues)} queues; give one count per queue"
+        )
     client = client or queues[0].client
 
     def build(pipe: Any) -> None:
@@ -411,7 +582,9 @@ def read_history(queues: Sequence[Queue], *, client: Any = None) -> dict[str, li
     client = client or queues[0].client
     replies = execute_pipeline(
         client,
-        lambda pipe: [pipe.lrange(q.key_builder.queue_history(q.name), 0, HISTORY_SAMPLES - 1) for q in queues],
+        lambda pipe: [
+            pipe.lrange(q.key_builder.queue_history(q.name), 0, HISTORY_SAMPLES - 1) for q in queues
+        ],
         operation="read queue history",
     )
     out = {}

@@ -57,6 +57,7 @@ from ..observe import observe, observers
 from ..transport.commands import blpop, execute_pipeline
 from ..transport.scripts import Script
 from ..values import check_count, check_seconds
+from . import messages as _messages
 from .consumer import Consumer
 from .messages import MAX_BATCH, Message, queue_defaults
 from .queue import Queue, sample_history
@@ -90,7 +91,9 @@ class JobTimedOut(RedcoordError):
 class WorkerCrashed(RedcoordError):
     """A thread of the worker died unexpectedly; the worker stopped (``thread``, ``error``)."""
 
-    def __init__(self, message: str, *, thread: str = "", error: BaseException | None = None) -> None:
+    def __init__(
+        self, message: str, *, thread: str = "", error: BaseException | None = None
+    ) -> None:
         super().__init__(message)
         self.thread = thread
         self.error = error
@@ -105,6 +108,11 @@ class Stats:
     #: deliveries finished (ok, failed or dead) per queue name, for the admin's charts
     finished: dict[str, int] = field(default_factory=dict, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def summary(self) -> str:
+        """``3 ok, 1 failed, 0 dead-lettered`` (and the handed back, if any): the stop line's words."""
+        handed = f", {self.handed_back} handed back" if self.handed_back else ""
+        return f"{self.ok} ok, {self.failed} failed, {self.dead} dead-lettered{handed}"
 
     def add(self, outcome: str, queue: str = "") -> None:
         with self.lock:
@@ -145,13 +153,17 @@ class _Outage:
             log.error("%s: Redis unavailable, retrying: %s", self.what, exc)
         elif now - self.logged >= 10.0:
             self.logged = now
-            log.error("%s: Redis still unavailable after %.0f s: %s", self.what, now - self.since, exc)
+            log.error(
+                "%s: Redis still unavailable after %.0f s: %s", self.what, now - self.since, exc
+            )
         self.failures += 1
         return min(2.0, 0.05 * 2 ** min(self.failures, 6)) * random.uniform(0.5, 1.0)
 
     def ok(self) -> None:
         if self.since is not None:
-            log.warning("%s: Redis answers again after %.1f s", self.what, time.monotonic() - self.since)
+            log.warning(
+                "%s: Redis answers again after %.1f s", self.what, time.monotonic() - self.since
+            )
         self.since, self.failures = None, 0
 
 
@@ -212,7 +224,8 @@ class Worker:
         write_behind: optional object holding writes back for a batch:
             ``has_pending()`` and ``flush()`` (called before each claim, so
             they land ahead of the acknowledgements the claim carries), and
-            optionally ``close()`` when the worker stops and
+            optionally ``claimed(messages)`` (called with each claimed batch
+            before any of it runs; it must not raise), ``close()`` when the worker stops and
             ``settle_dead(queue, entries)`` to mark the records of messages
             dead-lettered by a reaper (the Tasks runner uses these).
         job_timeout: seconds a job may run, or ``job_timeout(message) ->
@@ -251,15 +264,29 @@ class Worker:
         self.queues = list(queues)
         self.handler = handler
         self.concurrency = check_count(concurrency, "concurrency", 1, 256)
-        self.prefetch = check_count(prefetch if prefetch is not None else settings["WORKER_PREFETCH"], "prefetch", 1, MAX_BATCH)
+        self.prefetch = check_count(
+            prefetch if prefetch is not None else settings["WORKER_PREFETCH"],
+            "prefetch",
+            1,
+            MAX_BATCH,
+        )
         self.burst = burst
         self.id = worker_id or f"{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(3)}"
         validate_name(self.id, "worker id")
-        self.heartbeat = check_seconds(settings["WORKER_HEARTBEAT"] if heartbeat is None else heartbeat, "heartbeat")
-        self.timeout = check_seconds(settings["WORKER_TIMEOUT"] if timeout is None else timeout, "timeout")
+        self.heartbeat = check_seconds(
+            settings["WORKER_HEARTBEAT"] if heartbeat is None else heartbeat, "heartbeat"
+        )
+        self.timeout = check_seconds(
+            settings["WORKER_TIMEOUT"] if timeout is None else timeout, "timeout"
+        )
         if self.timeout <= self.heartbeat:
-            raise ValueError(f"worker timeout ({self.timeout:g} s) must exceed the heartbeat ({self.heartbeat:g} s)")
-        self.shutdown_timeout = check_seconds(settings["WORKER_SHUTDOWN_TIMEOUT"] if shutdown_timeout is None else shutdown_timeout, "shutdown_timeout")
+            raise ValueError(
+                f"worker timeout ({self.timeout:g} s) must exceed the heartbeat ({self.heartbeat:g} s)"
+            )
+        self.shutdown_timeout = check_seconds(
+            settings["WORKER_SHUTDOWN_TIMEOUT"] if shutdown_timeout is None else shutdown_timeout,
+            "shutdown_timeout",
+        )
         self.client = self.queues[0].client
         self.keys = self.queues[0].key_builder
         self.write_behind = write_behind
@@ -277,9 +304,12 @@ class Worker:
         self._finished: set[str] = set()  # threads that ended by design (stop, burst)
         self._crash: tuple[str, BaseException] | None = None
         self._consumers = [
-            [q.consumer(f"{self.id}.{i}", timeout=self.timeout) for q in self.queues] for i in range(self.concurrency)
+            [q.consumer(f"{self.id}.{i}", timeout=self.timeout) for q in self.queues]
+            for i in range(self.concurrency)
         ]
-        self._resting: dict[int, tuple[float, int]] = {}  # id(consumer) -> (left out until, failures in a row)
+        self._resting: dict[
+            int, tuple[float, int]
+        ] = {}  # id(consumer) -> (left out until, failures in a row)
         groups = wake_groups(self.queues, cluster=self.keys.cluster)
         self._wake_keys = groups[0]
         self._wakers = _SlotWakers(groups, self.concurrency) if len(groups) > 1 else None
@@ -310,7 +340,10 @@ class Worker:
         if self._wakers is not None and not self.burst:
             wakers = [self._start(f"redcoord-wake-{i}:{self.id}", self._wake_loop, keys)
                       for i, keys in enumerate(self._wakers.groups)]  # fmt: skip
-        self._threads = [self._start(f"redcoord-worker-{i}", self._thread_main, i) for i in range(self.concurrency)]
+        self._threads = [
+            self._start(f"redcoord-worker-{i}", self._thread_main, i)
+            for i in range(self.concurrency)
+        ]
         try:
             while not self._stopping.is_set():
                 self._stopping.wait(0.1)
@@ -329,7 +362,9 @@ class Worker:
             for t in self._threads:
                 if t.name not in self._abandoned:  # stuck: waiting would only delay the restart
                     t.join(max(0.0, deadline - time.monotonic()))
-            still = [t.name for t in self._threads if t.is_alive() and t.name not in self._abandoned]
+            still = [
+                t.name for t in self._threads if t.is_alive() and t.name not in self._abandoned
+            ]
             if still:
                 log.warning(
                     "worker %s: %d job(s) still running after %gs; their messages will be redelivered",
@@ -348,11 +383,13 @@ class Worker:
                 raise WorkerCrashed(f"worker {self.id} stopped: {error}", thread=name, error=error)
             raise WorkerCrashed(f"worker {self.id} stopped: {name} died: {type(error).__name__}: {error}",
                                 thread=name, error=error)  # fmt: skip
-        log.info("worker %s: stopped (%s)", self.id, self.stats)
+        log.info("worker %s: stopped: %s", self.id, self.stats.summary())
         return self.stats
 
     def _start(self, name: str, target: Callable[..., None], *args: Any) -> threading.Thread:
-        thread = threading.Thread(target=self._guarded, args=(name, target, *args), name=name, daemon=True)
+        thread = threading.Thread(
+            target=self._guarded, args=(name, target, *args), name=name, daemon=True
+        )
         thread.start()
         return thread
 
@@ -363,7 +400,9 @@ class Worker:
         except BaseException as exc:
             if self._crash is None:
                 self._crash = (name, exc)
-            log.critical("worker %s: thread %s died; stopping the worker", self.id, name, exc_info=exc)
+            log.critical(
+                "worker %s: thread %s died; stopping the worker", self.id, name, exc_info=exc
+            )
             self._stopping.set()
         else:
             self._finished.add(name)
@@ -386,7 +425,9 @@ class Worker:
                 self._stopping.wait(outage.failed(exc))
         self._leave(consumers, leftovers)
 
-    def _leave(self, consumers: list[Consumer], leftovers: list[tuple[Consumer, list[Message]]]) -> None:
+    def _leave(
+        self, consumers: list[Consumer], leftovers: list[tuple[Consumer, list[Message]]]
+    ) -> None:
         """On the way out: land results, hand back unstarted messages, acknowledge, retire.
 
         Retried while Redis is away, up to the shutdown timeout; what is left
@@ -398,10 +439,19 @@ class Worker:
             while True:
                 try:
                     self._flush_results()
+                    if unstarted:
+                        unclaim = getattr(self.write_behind, "handed_back", None)
+                        if unclaim is not None:
+                            unclaim(unstarted)  # claimed() recorded them; they never started
                     n = consumer.hand_back(unstarted, retire=True)  # sends the acknowledgements too
                     if unstarted:
                         self.stats.handed_back += n
-                        log.info("worker %s: handed back %d unstarted message(s) of %s", self.id, n, consumer.queue.name)
+                        log.info(
+                            "worker %s: handed back %d unstarted message(s) of %s",
+                            self.id,
+                            n,
+                            consumer.queue.name,
+                        )
                     break
                 except CoordinationUnavailable as exc:
                     if time.monotonic() >= deadline:
@@ -431,17 +481,27 @@ class Worker:
                 failure = exc
                 if len(consumers) > 1:
                     failures = self._resting.get(id(consumer), (0.0, 0))[1] + 1
-                    self._resting[id(consumer)] = (time.monotonic() + min(5.0, 0.1 * 2**failures), failures)
+                    self._resting[id(consumer)] = (
+                        time.monotonic() + min(5.0, 0.1 * 2**failures),
+                        failures,
+                    )
                 continue
             self._resting.pop(id(consumer), None)
             if messages:
+                claimed = getattr(self.write_behind, "claimed", None)
+                if claimed is not None:
+                    claimed(
+                        messages
+                    )  # before any of them starts (the Tasks runner records each attempt's worker)
                 rest = self._run_batch(index, consumer, messages)
                 if rest:
                     leftovers.append((consumer, rest))
                 return True, None
             hints.append(hint)
         if failure is not None and (self.burst or not hints):
-            for consumer in consumers:  # every queue failed: an outage of the whole Redis, the caller backs off
+            for consumer in (
+                consumers
+            ):  # every queue failed: an outage of the whole Redis, the caller backs off
                 self._resting.pop(id(consumer), None)
             raise failure
         due = [h for h in hints if h is not None]
@@ -468,13 +528,22 @@ class Worker:
             started = time.perf_counter()
             timeout = self._timeout(message)
             if timeout is not None:
-                job = _Job(consumer, message, messages[i + 1 :], timeout, time.monotonic() + timeout)
+                job = _Job(
+                    consumer, message, messages[i + 1 :], timeout, time.monotonic() + timeout
+                )
                 with self._jobs_lock:
                     self._jobs[index] = job
             failure: BaseException | None = None
+            tracer = _messages.tracer
             try:
-                self.handler(message)
-            except BaseException as exc:  # SystemExit, KeyboardInterrupt... from a job fail that job only
+                if tracer is None:
+                    self.handler(message)
+                else:  # the one place a delivery meets the tracer: its process span, the sender's context restored
+                    with tracer.process(message):
+                        self.handler(message)
+            except (
+                BaseException
+            ) as exc:  # SystemExit, KeyboardInterrupt... from a job fail that job only
                 failure = exc
             finally:
                 self.current.pop(index, None)
@@ -483,7 +552,9 @@ class Worker:
                     mine = self._jobs.pop(index, None) is job
                 if not mine:  # the watchdog settled this message already: drop our outcome
                     _log_job(message, started, "finished after its timeout, outcome dropped", "")
-                    return messages[i + 1 :]  # released by the watchdog; releasing again is harmless
+                    return messages[
+                        i + 1 :
+                    ]  # released by the watchdog; releasing again is harmless
             if failure is None:
                 consumer.ack(message)
                 self.stats.add("ok", message.queue)
@@ -520,7 +591,11 @@ class Worker:
     # -- job timeouts -------------------------------------------------------------
 
     def _resolve_job_timeout(self) -> JobTimeout | None:
-        limit = self.job_timeout if self.job_timeout is not None else getattr(self.handler, "job_timeout", None)
+        limit = (
+            self.job_timeout
+            if self.job_timeout is not None
+            else getattr(self.handler, "job_timeout", None)
+        )
         if limit is None or callable(limit):
             return limit
         return lambda message: limit
@@ -570,14 +645,21 @@ class Worker:
                 error = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
         try:
             outcome = consumer.nack(message, error, dead=dead, delay=delay)
+            unclaim = getattr(self.write_behind, "handed_back", None)
+            if unclaim is not None and job.rest:
+                unclaim(job.rest)
             consumer.release(job.rest)
-        except CoordinationUnavailable as exc:  # the reaper redelivers them once this process is gone
+        except (
+            CoordinationUnavailable
+        ) as exc:  # the reaper redelivers them once this process is gone
             log.error("job %s on %s: could not fail the timed-out job (%s); the reaper will redeliver it",
                       message.id, message.queue, exc)  # fmt: skip
             return
         self.stats.add("dead" if outcome == "dead" else "failed", message.queue)
         if observers:
-            _observe_job(message, "timeout", outcome, time.monotonic() - (job.deadline - job.timeout))
+            _observe_job(
+                message, "timeout", outcome, time.monotonic() - (job.deadline - job.timeout)
+            )
 
     def _idle(self, hint: float | None) -> None:
         """Block on the wake lists until a push, a due delayed message, or 1 s."""
@@ -585,17 +667,26 @@ class Worker:
         if self._wakers is not None:  # a Cluster, queues in several slots: the wakers block for us
             self._wakers.wait(wait)
             return
-        blpop(self.client, self._wake_keys, wait, operation=f"wait for messages on {self.queues[0].name!r}")
+        blpop(
+            self.client,
+            self._wake_keys,
+            wait,
+            operation=f"wait for messages on {self.queues[0].name!r}",
+        )
 
     def _wake_loop(self, keys: list[str]) -> None:
         """On a Cluster: block on one slot's wake lists; each token popped lets one idle thread claim."""
         wakers = self._wakers
         if wakers is None:  # one BLPOP serves every queue: nothing to do here
             return
-        outage = _Outage(f"worker {self.id} wait on {len(keys)} wake list(s) of slot {key_slot(keys[0])}")
+        outage = _Outage(
+            f"worker {self.id} wait on {len(keys)} wake list(s) of slot {key_slot(keys[0])}"
+        )
         while not self._stopping.is_set():
             try:
-                popped = blpop(self.client, keys, 1.0, operation=f"wait for messages on {keys[0]!r}")
+                popped = blpop(
+                    self.client, keys, 1.0, operation=f"wait for messages on {keys[0]!r}"
+                )
                 outage.ok()
             except CoordinationUnavailable as exc:
                 self._stopping.wait(outage.failed(exc))
@@ -608,13 +699,22 @@ class Worker:
     def _beat_loop(self) -> None:
         outage = _Outage(f"worker {self.id} heartbeat")
         pause = 0.0
-        reported: tuple[int, dict[str, int]] = (-1, {})  # (minute of our last report, finished per queue then)
+        reported: tuple[int, dict[str, int]] = (
+            -1,
+            {},
+        )  # (minute of our last report, finished per queue then)
         while not self._stopping.wait(pause):
-            pause = self.heartbeat
+            # Fixed rate: the next round starts one heartbeat after this one
+            # began, however long its reaps took. A pause counted from the
+            # round's end let a loaded host reap less often than every
+            # heartbeat, past the documented WORKER_TIMEOUT + WORKER_HEARTBEAT.
+            began = time.monotonic()
             try:
                 self._beat()
                 failure: CoordinationUnavailable | None = None
-                for queue in self.queues:  # one queue's primary down (Cluster): the others are still reaped
+                for (
+                    queue
+                ) in self.queues:  # one queue's primary down (Cluster): the others are still reaped
                     try:
                         requeued, buried, reaped = queue.reap()
                         if reaped:
@@ -629,10 +729,13 @@ class Worker:
                     raise failure
                 reported = self._sample(time.time(), reported)
                 outage.ok()
+                pause = max(0.0, began + self.heartbeat - time.monotonic())
             except CoordinationUnavailable as exc:
                 pause = min(self.heartbeat, outage.failed(exc))
 
-    def _sample(self, now: float, reported: tuple[int, dict[str, int]]) -> tuple[int, dict[str, int]]:
+    def _sample(
+        self, now: float, reported: tuple[int, dict[str, int]]
+    ) -> tuple[int, dict[str, int]]:
         """Once a minute of our clock: report what we finished to our queues, for the admin's charts.
 
         One round trip (see :func:`sample_history`); the first worker in a
@@ -646,7 +749,11 @@ class Worker:
         with self.stats.lock:
             finished = dict(self.stats.finished)
         before = reported[1]
-        sample_history(self.queues, [finished.get(q.name, 0) - before.get(q.name, 0) for q in self.queues], client=self.client)
+        sample_history(
+            self.queues,
+            [finished.get(q.name, 0) - before.get(q.name, 0) for q in self.queues],
+            client=self.client,
+        )
         return minute, finished
 
     def _settle(self, queue: Queue) -> None:
@@ -670,7 +777,11 @@ class Worker:
         ]  # fmt: skip
 
         def build(pipe: Any) -> None:
-            _BEAT.queue(pipe, [self.keys.workers(self.id), self.keys.worker(self.id)], [self.id, timeout_ms, "1" if retire else "0", *fields])
+            _BEAT.queue(
+                pipe,
+                [self.keys.workers(self.id), self.keys.worker(self.id)],
+                [self.id, timeout_ms, "1" if retire else "0", *fields],
+            )
             if retire:
                 return
             for q_index, queue in enumerate(self.queues):

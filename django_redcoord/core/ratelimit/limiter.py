@@ -140,7 +140,9 @@ class RateLimiter(UsesClient):
         self.policies = tuple(parse(policies))
         if sum(p.kind == "concurrency" for p in self.policies) > 1:
             raise ValueError("a rate limiter takes at most one concurrency policy")
-        self.name = validate_name(name, "rate limiter name", tag=False)  # a composite key part: no {tag}
+        self.name = validate_name(
+            name, "rate limiter name", tag=False
+        )  # a composite key part: no {tag}
         self.track = bool(track)
         self._client = client
         self.keys = key_builder(prefix, client)
@@ -151,9 +153,16 @@ class RateLimiter(UsesClient):
         self._concurrency = any(p.kind == "concurrency" for p in self.policies)
         # the largest cost a request can have and still pass some day
         self._most_cost = min(
-            [p.burst if p.kind == "gcra" else p.limit for p in self.policies if p.kind != "concurrency"] or [1_000_000]
+            [
+                p.burst if p.kind == "gcra" else p.limit
+                for p in self.policies
+                if p.kind != "concurrency"
+            ]
+            or [1_000_000]
         )
-        self.native = bool(native) and cell.eligible(self.policies)  # CL.THROTTLE may decide, if the server has it
+        self.native = bool(native) and cell.eligible(
+            self.policies
+        )  # CL.THROTTLE may decide, if the server has it
         self._cell_client: Any = None  # the last client CL.THROTTLE answered on
         self._operation = f"rate limit {self.name!r}"
 
@@ -183,7 +192,9 @@ class RateLimiter(UsesClient):
         return await arun(client, self._hit_steps("peek", key, 1, client))
 
     def _hit_steps(self, mode: str, key: Any, cost: int, client: Any) -> Steps:
-        tracked = self.track  # counted for the admin (each minute's first count names the limiter in its index)
+        tracked = (
+            self.track
+        )  # counted for the admin (each minute's first count names the limiter in its index)
         # the last client seen to have CL.THROTTLE saves looking its server up on every hit
         if self.native and (client is self._cell_client or cell.known(client) is not False):
             call, stored, _ = self.hit_call(mode, key, cost, server_gcra=True)
@@ -194,8 +205,15 @@ class RateLimiter(UsesClient):
                     reply, counted = reply
                     if isinstance(reply, Exception):
                         raise reply
-                    if isinstance(counted, NoScriptError):  # a server that does not know the count yet
-                        yield Run(COUNT, self._count_keys(stored), [stored, cost, self.name, self._text], self._operation)
+                    if isinstance(
+                        counted, NoScriptError
+                    ):  # a server that does not know the count yet
+                        yield Run(
+                            COUNT,
+                            self._count_keys(stored),
+                            [stored, cost, self.name, self._text],
+                            self._operation,
+                        )
                     elif isinstance(counted, Exception):
                         raise counted
             except Exception as exc:
@@ -209,7 +227,9 @@ class RateLimiter(UsesClient):
                 if client is not self._cell_client:
                     cell.learn(client, True)
                     self._cell_client = client
-                decided = self.decision(reply, stored, None, peek=mode == "peek", server_gcra=True, cost=cost)
+                decided = self.decision(
+                    reply, stored, None, peek=mode == "peek", server_gcra=True, cost=cost
+                )
                 if observers and mode == "hit":
                     observe("ratelimit.hit", limiter=self.name, allowed=decided.allowed)
                 return decided
@@ -220,7 +240,12 @@ class RateLimiter(UsesClient):
             if token:  # cancelled or cut off: the script may have granted the slot; give it back
                 _, inflight = self.keys.rate_limit(self.name, stored)
                 try:
-                    yield Run(RELEASE, [inflight], [token], f"give back a slot of rate limit {self.name!r}")
+                    yield Run(
+                        RELEASE,
+                        [inflight],
+                        [token],
+                        f"give back a slot of rate limit {self.name!r}",
+                    )
                 except Exception:  # noqa: S110 - unreachable Redis: the slot's lease returns it
                     pass
             raise
@@ -230,23 +255,50 @@ class RateLimiter(UsesClient):
         return decided
 
     def hit_call(
-        self, mode: str, key: Any, cost: int = 1, *, server_gcra: bool = False, track: bool | None = None
+        self,
+        mode: str,
+        key: Any,
+        cost: int = 1,
+        *,
+        server_gcra: bool = False,
+        track: bool | None = None,
     ) -> tuple[Step, str, str | None]:
         """The round trip of a ``hit`` or ``peek`` (a step, for pipelines too), the key as stored, and the slot token.
 
         ``server_gcra``: by ``CL.THROTTLE`` (only for a limiter whose ``native``
         is true); ``track``: count the hit for the admin (default: ``self.track``).
         """
-        if type(cost) is not int or cost != 1:  # the usual cost needs no checking (True is not 1 here)
+        if (
+            type(cost) is not int or cost != 1
+        ):  # the usual cost needs no checking (True is not 1 here)
             check_count(cost, "cost", 1, 1_000_000)
             self._check_cost(cost)
         stored = safe_key(key)
         track = self.track if track is None else track
         if server_gcra:
-            args = cell.throttle_args(self.keys.rate_limit_cell(self.name, stored), self.policies[0], 0 if mode == "peek" else cost)
+            args = cell.throttle_args(
+                self.keys.rate_limit_cell(self.name, stored),
+                self.policies[0],
+                0 if mode == "peek" else cost,
+            )
             if track and mode == "hit":
-                counting = ("EVALSHA", COUNT.sha, 3, *self._count_keys(stored), stored, cost, self.name, self._text)
-                return Batch(args, counting, operation=self._operation, raise_errors=False, key=args[1]), stored, None
+                counting = (
+                    "EVALSHA",
+                    COUNT.sha,
+                    3,
+                    *self._count_keys(stored),
+                    stored,
+                    cost,
+                    self.name,
+                    self._text,
+                )
+                return (
+                    Batch(
+                        args, counting, operation=self._operation, raise_errors=False, key=args[1]
+                    ),
+                    stored,
+                    None,
+                )
             return Command(*args, operation=self._operation), stored, None
         state, inflight = self.keys.rate_limit(self.name, stored)
         token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
@@ -260,7 +312,10 @@ class RateLimiter(UsesClient):
     def _count_keys(self, stored: str) -> list[str]:
         """The keys counting hits of ``stored`` for the admin: this minute's and the last's busiest keys,
         the index of limiters (on a Cluster, those of the key's slot)."""
-        return [*self.keys.rate_limit_top(self.name, stored), self.keys.rate_limit_index(self.name, stored)]
+        return [
+            *self.keys.rate_limit_top(self.name, stored),
+            self.keys.rate_limit_index(self.name, stored),
+        ]
 
     def _check_cost(self, cost: int) -> None:
         if cost <= self._most_cost:
@@ -275,14 +330,23 @@ class RateLimiter(UsesClient):
                 )
 
     def decision(
-        self, reply: Any, key: str, token: str | None, *, peek: bool = False, server_gcra: bool = False, cost: int = 1
+        self,
+        reply: Any,
+        key: str,
+        token: str | None,
+        *,
+        peek: bool = False,
+        server_gcra: bool = False,
+        cost: int = 1,
     ) -> Decision:
         """The Decision of a ``ratelimit/hit.lua`` reply (of ``CL.THROTTLE``'s with ``server_gcra``)."""
         if server_gcra:
             policy = self.policies[0]
             passed, remaining, reset, retry = cell.numbers(reply, policy, peek=peek, cost=cost)
             state = PolicyState(policy, remaining, reset, retry)
-            return Decision(passed, remaining, reset, retry, None if passed else policy, (state,), key)
+            return Decision(
+                passed, remaining, reset, retry, None if passed else policy, (state,), key
+            )
         allowed, denied, *numbers = (int(x) for x in reply)
         # The script answers as if a request were made; a peek made none:
         # what remains now is one more wherever that request would pass.
@@ -318,7 +382,9 @@ class RateLimiter(UsesClient):
         if not decision.token:
             return False
         _, inflight = self.keys.rate_limit(self.name, decision.key)
-        released = yield Run(RELEASE, [inflight], [decision.token], f"release a slot of rate limit {self.name!r}")
+        released = yield Run(
+            RELEASE, [inflight], [decision.token], f"release a slot of rate limit {self.name!r}"
+        )
         return bool(int(released))
 
     @contextmanager
@@ -341,7 +407,9 @@ class RateLimiter(UsesClient):
         try:
             yield decision
         finally:
-            await uncancellable(self.arelease(decision), reraise=True)  # even if cancelled again meanwhile
+            await uncancellable(
+                self.arelease(decision), reraise=True
+            )  # even if cancelled again meanwhile
 
     def limited(self, decision: Decision) -> RateLimited:
         """The error for a refused ``decision``."""
@@ -365,6 +433,11 @@ class RateLimiter(UsesClient):
     def _reset_steps(self, key: Any) -> Steps:
         stored = safe_key(key)
         state, inflight = self.keys.rate_limit(self.name, stored)
-        keys = [state, inflight, *self.keys.rate_limit_top(self.name, stored), self.keys.rate_limit_cell(self.name, stored)]
+        keys = [
+            state,
+            inflight,
+            *self.keys.rate_limit_top(self.name, stored),
+            self.keys.rate_limit_cell(self.name, stored),
+        ]
         deleted = yield Run(RESET, keys, [stored], f"reset rate limit {self.name!r}")
         return int(deleted)

@@ -77,7 +77,10 @@ def is_unknown_command(exc: BaseException) -> bool:
     """An error reply meaning the server has no CL.THROTTLE (or this user may not run it); or, from
     redis-py's Cluster client, that the nodes' command table has no such command."""
     if not isinstance(exc, redis.ResponseError):
-        return isinstance(exc, redis.RedisError) and "doesn't exist in redis commands" in str(exc).lower()
+        return (
+            isinstance(exc, redis.RedisError)
+            and "doesn't exist in redis commands" in str(exc).lower()
+        )
     text = str(exc).lower()
     return "unknown command" in text or text.startswith("noperm") or "no permissions to run" in text
 
@@ -87,7 +90,9 @@ def throttle_args(key: str, policy: Policy, quantity: int) -> tuple[Any, ...]:
     return ("CL.THROTTLE", key, policy.burst - 1, policy.limit, int(policy.period), quantity)
 
 
-def numbers(reply: Any, policy: Policy, *, peek: bool, cost: int = 1) -> tuple[bool, int, float, float]:
+def numbers(
+    reply: Any, policy: Policy, *, peek: bool, cost: int = 1
+) -> tuple[bool, int, float, float]:
     """(allowed, remaining, reset, retry_after) in seconds from a CL.THROTTLE reply.
 
     The command answers in whole seconds, rounded up from milliseconds (so a
@@ -108,7 +113,12 @@ def numbers(reply: Any, policy: Policy, *, peek: bool, cost: int = 1) -> tuple[b
     if allowed:
         return True, remaining, float(max(reset, 0)), 0.0
     if retry < 0:
-        return False, remaining, float(max(reset, 0)), float(max(1, reset - int((policy.burst - 1) * interval)))
+        return (
+            False,
+            remaining,
+            float(max(reset, 0)),
+            float(max(1, reset - int((policy.burst - 1) * interval))),
+        )
     return False, remaining, float(max(reset, 0)), max(0.001, min(float(retry), cost * interval))
 
 

@@ -23,7 +23,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+_UNITS = {
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+    "d": 86400,
+    "day": 86400,
+}
 # ASCII digits only: \d (and str.isdigit) would take '٣' or '²' for a number.
 _RATE = re.compile(r"^([0-9]+)\s*/\s*([0-9]*)\s*([a-z]+)$", re.ASCII)
 _SECONDS = re.compile(r"^(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?$", re.ASCII)
@@ -80,7 +91,9 @@ def _one(text: str) -> Policy:
         for option in options:
             name, _, value = option.partition("=")
             if name != "lease":
-                raise ValueError(f"policy {text!r}: unknown option {option!r}; a concurrency policy takes ';lease=<seconds>'")
+                raise ValueError(
+                    f"policy {text!r}: unknown option {option!r}; a concurrency policy takes ';lease=<seconds>'"
+                )
             lease = _seconds(value, text)
         return Policy("concurrency", limit, lease, limit, text)
     match = _RATE.match(head)
@@ -94,7 +107,9 @@ def _one(text: str) -> Policy:
     if period <= 0:
         raise ValueError(f"policy {text!r}: the period must be at least 1 {match.group(3)}")
     if period > MAX_PERIOD:
-        raise ValueError(f"policy {text!r}: the period must be at most 365 days ({MAX_PERIOD} s), not {period:g} s")
+        raise ValueError(
+            f"policy {text!r}: the period must be at most 365 days ({MAX_PERIOD} s), not {period:g} s"
+        )
     kind, burst = "gcra", limit
     for option in options:
         name, _, value = option.partition("=")
@@ -103,21 +118,31 @@ def _one(text: str) -> Policy:
         elif name == "window" and not value:
             kind = "window"
         else:
-            raise ValueError(f"policy {text!r}: unknown option {option!r}; a rate takes ';burst=<n>' or ';window'")
+            raise ValueError(
+                f"policy {text!r}: unknown option {option!r}; a rate takes ';burst=<n>' or ';window'"
+            )
     if kind == "window" and burst != limit:
-        raise ValueError(f"policy {text!r}: a sliding window has no burst (it allows about {limit} in any window)")
+        raise ValueError(
+            f"policy {text!r}: a sliding window has no burst (it allows about {limit} in any window)"
+        )
     return Policy(kind, limit, period, burst, text)
 
 
 def _count(value: str, text: str, what: str) -> int:
     value = value.strip()
     if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_COUNT:
-        raise ValueError(f"policy {text!r}: {what} must be a whole number (digits 0-9) from 1 to {MAX_COUNT}, not {value!r}")
+        raise ValueError(
+            f"policy {text!r}: {what} must be a whole number (digits 0-9) from 1 to {MAX_COUNT}, not {value!r}"
+        )
     return int(value)
 
 
 def _seconds(value: str, text: str) -> float:
-    seconds = float(value) if _SECONDS.match(value) else -1.0  # ASCII digits: float() takes '٣' and '1_0'
+    seconds = (
+        float(value) if _SECONDS.match(value) else -1.0
+    )  # ASCII digits: float() takes '٣' and '1_0'
     if not 0.001 <= seconds <= MAX_PERIOD:
-        raise ValueError(f"policy {text!r}: lease must be seconds from 0.001 to a year, not {value!r}")
+        raise ValueError(
+            f"policy {text!r}: lease must be seconds from 0.001 to a year, not {value!r}"
+        )
     return seconds

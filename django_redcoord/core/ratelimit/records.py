@@ -29,14 +29,19 @@ def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> li
     for name, hits in zip(names, counted, strict=True):
         busiest = sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
         try:
-            limiter = RateLimiter(limiters[name], name=name, track=False, client=client, prefix=builder.prefix)
+            limiter = RateLimiter(
+                limiters[name], name=name, track=False, client=client, prefix=builder.prefix
+            )
         except ValueError:  # a policy this version does not read
             continue
-        row = {"name": name, "policies": limiters[name], "keys": [{"key": k, "hits": int(h)} for k, h in busiest]}
+        row = {
+            "name": name,
+            "policies": limiters[name],
+            "keys": [{"key": k, "hits": int(h)} for k, h in busiest],
+        }
         out.append(row)
         peeks += [(len(out) - 1, limiter, k) for k, _ in busiest]
     if peeks:
-
         # a limiter CL.THROTTLE decides keeps its counts in the command's key
         probe_key = builder.rate_limit_cell("probe", "probe")
         by_server = {id(lim): lim.native and native.probe(client, probe_key) for _, lim, _ in peeks}
@@ -51,9 +56,15 @@ def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> li
 
         results = execute_pipeline(client, build, operation="peek rate limits")
         for (row, limiter, key), reply in zip(peeks, results, strict=True):
-            decision = limiter.decision(reply, key, None, peek=True, server_gcra=by_server[id(limiter)])
+            decision = limiter.decision(
+                reply, key, None, peek=True, server_gcra=by_server[id(limiter)]
+            )
             entry = next(e for e in out[row]["keys"] if e["key"] == key)
-            entry.update(remaining=decision.remaining, retry_after=round(decision.retry_after, 3), allowed=decision.allowed)
+            entry.update(
+                remaining=decision.remaining,
+                retry_after=round(decision.retry_after, 3),
+                allowed=decision.allowed,
+            )
     return out
 
 
@@ -64,11 +75,17 @@ def _counts(client: Any, builder: Any, names: list[str], top: int) -> list[dict[
     an older one saw no hit since and is left out. On a Cluster each limiter
     has such zsets per slot (of the keys): every slot's are read and added up.
     """
-    minute = int(client.time()[0]) // 60  # the server's minutes, like the counts' (clients' clocks never matter)
+    minute = (
+        int(client.time()[0]) // 60
+    )  # the server's minutes, like the counts' (clients' clocks never matter)
     fresh = (-minute, -(minute - 1))
     counted: list[dict[str, float]] = [{} for _ in names]
     if builder.cluster:
-        shapes = [(head, tail, "zset") for name in names for head, tail in builder.rate_limit_top_parts(name)]
+        shapes = [
+            (head, tail, "zset")
+            for name in names
+            for head, tail in builder.rate_limit_top_parts(name)
+        ]
         for shape_no, flat in read_slot_buckets(client, shapes, merge=False):
             pairs = dict(zip(map(as_text, flat[0::2]), map(float, flat[1::2]), strict=True))
             if pairs.pop("", None) in fresh:
@@ -89,7 +106,9 @@ def _counts(client: Any, builder: Any, names: list[str], top: int) -> list[dict[
                 error = marker if isinstance(marker, Exception) else members
                 if not isinstance(error, redis.exceptions.ResponseError) or is_passing(error):
                     raise error
-                skip_unreadable("rate limit hit counts", 1, names[i], str(error))  # WRONGTYPE: not ours
+                skip_unreadable(
+                    "rate limit hit counts", 1, names[i], str(error)
+                )  # WRONGTYPE: not ours
                 continue
             if marker is None or float(marker) not in fresh:
                 continue  # older: no hit since
@@ -108,4 +127,6 @@ def reset_key(name: str, key: str, *, client: Any = None, prefix: str | None = N
         policies = read_index(client, builder, "ratelimiters").get(name)
     if policies is None:
         raise ValueError(f"no rate limiter named {name!r} has counted anything")
-    return RateLimiter(as_text(policies), name=name, track=False, client=client, prefix=builder.prefix).reset(key)
+    return RateLimiter(
+        as_text(policies), name=name, track=False, client=client, prefix=builder.prefix
+    ).reset(key)

@@ -80,7 +80,9 @@ class _Master:
         self.executor = ThreadPoolExecutor(MASTER_THREADS, thread_name_prefix="redcoord-redlock")
         self.lock = threading.Lock()
         self.pending = 0  # calls submitted and not ended
-        self.progress = 0.0  # time.monotonic() of the last answer, or of the first call after an idle spell
+        self.progress = (
+            0.0  # time.monotonic() of the last answer, or of the first call after an idle spell
+        )
 
     def stalled(self, now: float, timeout: float) -> str | None:
         """Why not to ask this master now, or None (under ``self.lock``)."""
@@ -168,7 +170,9 @@ class Fanout(Step):
     def _no_answer(self, waited: float, decided: bool) -> NoAnswer:
         if decided:
             return NotNeeded(f"not waited for: decided after {waited:.3f} s without it")
-        return NoAnswer(f"no answer within {waited:.2f} s (the {self.timeout:g} s the masters are given)")
+        return NoAnswer(
+            f"no answer within {waited:.2f} s (the {self.timeout:g} s the masters are given)"
+        )
 
     def run(self, clients: Any) -> list[Any]:
         started = time.monotonic()
@@ -242,7 +246,9 @@ class Fanout(Step):
             handle: Future[Any] = Future()
             handles[i] = handle
             before = self.after.get(i)
-            if not isinstance(before, Future) or before.done():  # (an asyncio task: that loop's own calls)
+            if (
+                not isinstance(before, Future) or before.done()
+            ):  # (an asyncio task: that loop's own calls)
                 submit(i, step, client, master, handle)
             else:  # after the earlier call there has ended (from the thread that ends it)
                 before.add_done_callback(lambda _, i=i, step=step, client=client, master=master, handle=handle:
@@ -281,10 +287,14 @@ class Fanout(Step):
                 left = started + self.timeout - loop.time()
                 if left <= 0:
                     break
-                finished, waiting = await asyncio.wait(waiting, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                finished, waiting = await asyncio.wait(
+                    waiting, timeout=left, return_when=asyncio.FIRST_COMPLETED
+                )
                 for task in finished:
                     i = tasks[task]
-                    outcomes[i] = task.exception() if task.exception() is not None else task.result()
+                    outcomes[i] = (
+                        task.exception() if task.exception() is not None else task.result()
+                    )
                     decision.add(outcomes[i])
         finally:
             # Stragglers run on (never cancelled mid-reply: a request already sent could
@@ -297,7 +307,11 @@ class Fanout(Step):
         return outcomes
 
     async def _acall(self, step: Step, client: Any, before: Any, done: list[bool]) -> Any:
-        if isinstance(before, asyncio.Future) and not before.done() and before.get_loop() is asyncio.get_running_loop():
+        if (
+            isinstance(before, asyncio.Future)
+            and not before.done()
+            and before.get_loop() is asyncio.get_running_loop()
+        ):
             await asyncio.wait([before])
         if done[0] and self.droppable:
             return None

@@ -147,9 +147,14 @@ class Redlock:
         self.ttl = check_ttl(default_ttl if ttl is DEFAULT else ttl)
         self.wait = check_wait(default_wait if wait is DEFAULT else wait)
         self.name = name
-        self.max_ttl = check_seconds(runtime.config.get("REDLOCK_MAX_TTL", 60.0) if max_ttl is DEFAULT else max_ttl, "max_ttl")
+        self.max_ttl = check_seconds(
+            runtime.config.get("REDLOCK_MAX_TTL", 60.0) if max_ttl is DEFAULT else max_ttl,
+            "max_ttl",
+        )
         self._check_max_ttl(self.ttl)
-        self.timeout = answer_timeout(self.ttl) if timeout is DEFAULT else check_seconds(timeout, "timeout")
+        self.timeout = (
+            answer_timeout(self.ttl) if timeout is DEFAULT else check_seconds(timeout, "timeout")
+        )
         builder = KeyBuilder(prefix or default_prefix())
         self.keys = builder.lock(name)
         self._boot = builder.redlock_boot()
@@ -159,13 +164,19 @@ class Redlock:
                 raise ConfigurationError("Redlock needs at least one master client (clients=[...])")
             kinds = {is_async_client(c) for c in clients}
             if len(kinds) > 1:
-                raise TypeError("Redlock clients must be all redis.Redis or all redis.asyncio.Redis, not a mix")
+                raise TypeError(
+                    "Redlock clients must be all redis.Redis or all redis.asyncio.Redis, not a mix"
+                )
         self._given = clients
         count = len(clients) if clients is not None else len(_configured_urls())
         majority = count // 2 + 1
         if quorum is None:
             quorum = majority
-        if isinstance(quorum, bool) or not isinstance(quorum, int) or not majority <= quorum <= count:
+        if (
+            isinstance(quorum, bool)
+            or not isinstance(quorum, int)
+            or not majority <= quorum <= count
+        ):
             raise ValueError(
                 f"quorum must be a whole number from a majority ({majority}) to all ({count}) of the masters, not {quorum!r}"
             )
@@ -209,7 +220,9 @@ class Redlock:
         if self._given is None:
             return amasters()
         if not is_async_client(self._given[0]):
-            raise TypeError(f"{self!r} was given synchronous clients: the a-prefixed methods need redis.asyncio ones")
+            raise TypeError(
+                f"{self!r} was given synchronous clients: the a-prefixed methods need redis.asyncio ones"
+            )
         return self._given
 
     # -- state -----------------------------------------------------------------------------
@@ -255,15 +268,23 @@ class Redlock:
                     self.keys.wake(owner), self._boot]  # fmt: skip
             too_late = None
             try:
-                replies = yield from self._ask(Run(ACQUIRE, keys, args, f"acquire quorum lock {self.name!r}"), yes=_granted)
+                replies = yield from self._ask(
+                    Run(ACQUIRE, keys, args, f"acquire quorum lock {self.name!r}"), yes=_granted
+                )
                 granted = {i: int(r[1]) for i, r in enumerate(replies) if _granted(r)}
                 if len(granted) >= self.quorum:
                     top = max(granted.values())
                     lift = [i for i, fence in granted.items() if fence < top]
                     if lift:
                         lifted = yield from self._ask(
-                            Run(RAISE_FENCE, [self.keys.lock], [owner, top], f"fence quorum lock {self.name!r}"),
-                            only=lift, need=None,
+                            Run(
+                                RAISE_FENCE,
+                                [self.keys.lock],
+                                [owner, top],
+                                f"fence quorum lock {self.name!r}",
+                            ),
+                            only=lift,
+                            need=None,
                         )
                         for i in lift:
                             if not (_ok(lifted[i]) and int(lifted[i]) == 1):
@@ -274,18 +295,33 @@ class Redlock:
                         self._valid_until = time.monotonic() + validity
                         self.retry_after = None
                         return True
-                    too_late = time.monotonic() - started  # a majority granted, but not in time to be trusted
+                    too_late = (
+                        time.monotonic() - started
+                    )  # a majority granted, but not in time to be trusted
             except BaseException:  # interrupted or cancelled mid-attempt: give back what it took
-                yield from self._ask(Run(RELEASE, self._release_keys(), [owner, self.name], "give back a quorum lock"), need=None)
+                yield from self._ask(
+                    Run(
+                        RELEASE, self._release_keys(), [owner, self.name], "give back a quorum lock"
+                    ),
+                    need=None,
+                )
                 raise
             # Not enough: give back every grant of this attempt (a master that did
             # not answer may have granted), then wait or report why.
             yield from self._ask(
-                Run(RELEASE, self._release_keys(), [owner, self.name], f"give back quorum lock {self.name!r}"), need=None
+                Run(
+                    RELEASE,
+                    self._release_keys(),
+                    [owner, self.name],
+                    f"give back quorum lock {self.name!r}",
+                ),
+                need=None,
             )
             failed = _failures(replies, self._describe())
             answered = self.masters - len(failed)
-            if too_late is not None:  # the masters granted, but too slowly to be trusted: not a busy lock
+            if (
+                too_late is not None
+            ):  # the masters granted, but too slowly to be trusted: not a busy lock
                 raise QuorumNotReached(
                     f"quorum lock {self.name!r}: {len(granted)} of {self.masters} masters granted it, but the answers took "
                     f"{too_late:.3f} s of its {self.ttl:g} s TTL: too late to be trusted (given back)"
@@ -323,11 +359,19 @@ class Redlock:
     def _release_steps(self) -> Steps:
         owner = self._owner
         if owner is None:
-            raise LockNotOwned(f"quorum lock {self.name!r} is not held by this object", name=self.name)
+            raise LockNotOwned(
+                f"quorum lock {self.name!r} is not held by this object", name=self.name
+            )
         self._owner = None
         # every master's answer is awaited (within ``timeout``): a released lock is free everywhere
         replies = yield from self._ask(
-            Run(RELEASE, self._release_keys(), [owner, self.name], f"release quorum lock {self.name!r}"), need=None
+            Run(
+                RELEASE,
+                self._release_keys(),
+                [owner, self.name],
+                f"release quorum lock {self.name!r}",
+            ),
+            need=None,
         )
         self._check_majority(replies, "release", "was lost before release")
 
@@ -342,12 +386,19 @@ class Redlock:
     def _extend_steps(self, ttl: float | None) -> Steps:
         owner = self._owner
         if owner is None:
-            raise LockNotOwned(f"quorum lock {self.name!r} is not held by this object", name=self.name)
+            raise LockNotOwned(
+                f"quorum lock {self.name!r} is not held by this object", name=self.name
+            )
         new_ttl = self.ttl if ttl is None else check_ttl(ttl)
         self._check_max_ttl(new_ttl)
         started = time.monotonic()
         replies = yield from self._ask(
-            Run(EXTEND, [self.keys.lock, self.keys.index], [owner, ms(new_ttl), self.name], f"extend quorum lock {self.name!r}"),
+            Run(
+                EXTEND,
+                [self.keys.lock, self.keys.index],
+                [owner, ms(new_ttl), self.name],
+                f"extend quorum lock {self.name!r}",
+            ),
             yes=_done,
         )
         try:
@@ -379,10 +430,21 @@ class Redlock:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _release_keys(self) -> list[str]:
-        return [self.keys.lock, self.keys.queue, self.keys.index, self.keys.waits, self.keys.wait_index]
+        return [
+            self.keys.lock,
+            self.keys.queue,
+            self.keys.index,
+            self.keys.waits,
+            self.keys.wait_index,
+        ]
 
     def _ask(
-        self, step: Run, only: list[int] | None = None, *, need: int | None = DEFAULT, yes: Any = None
+        self,
+        step: Run,
+        only: list[int] | None = None,
+        *,
+        need: int | None = DEFAULT,
+        yes: Any = None,
     ) -> Steps:
         """The same round trip on every master (or on those in ``only``), at once; the outcomes.
 
@@ -392,7 +454,9 @@ class Redlock:
         running (see :class:`.fanout.Fanout`, ``after``); an acquire's calls
         not sent yet when it decided are not sent.
         """
-        steps: list[Any] = [step if only is None or i in only else None for i in range(self.masters)]
+        steps: list[Any] = [
+            step if only is None or i in only else None for i in range(self.masters)
+        ]
         if need is DEFAULT:
             need = self.quorum
         fan = Fanout(steps, timeout=self.timeout, need=need, after=dict(self._stragglers),
@@ -414,7 +478,9 @@ class Redlock:
     def __enter__(self) -> Redlock:
         if not self.acquire():
             raise LockNotAcquired(
-                f"quorum lock {self.name!r} could not be acquired within {self.wait} s", name=self.name, wait=self.wait
+                f"quorum lock {self.name!r} could not be acquired within {self.wait} s",
+                name=self.name,
+                wait=self.wait,
             )
         return self
 
@@ -424,7 +490,9 @@ class Redlock:
     async def __aenter__(self) -> Redlock:
         if not await self.aacquire():
             raise LockNotAcquired(
-                f"quorum lock {self.name!r} could not be acquired within {self.wait} s", name=self.name, wait=self.wait
+                f"quorum lock {self.name!r} could not be acquired within {self.wait} s",
+                name=self.name,
+                wait=self.wait,
             )
         return self
 

@@ -189,12 +189,16 @@ class WriteHold(_RWHold):
         self._check_fork()
         owner = self._owner
         if not self._depth or owner is None:
-            raise LockNotOwned(f"write lock {self.name!r} is not held by this WriteHold object", name=self.name)
+            raise LockNotOwned(
+                f"write lock {self.name!r} is not held by this WriteHold object", name=self.name
+            )
         renewer, self._renewer = self._renewer, None
         if renewer is not None:
             renewer.stop()
         sent = time.monotonic()
-        reply = yield Run(DOWNGRADE, self._release_base, [owner, self.name], f"downgrade write lock {self.name!r}")
+        reply = yield Run(
+            DOWNGRADE, self._release_base, [owner, self.name], f"downgrade write lock {self.name!r}"
+        )
         self._after_downgrade = False  # the write hold is gone (read hold or not)
         valid_until, holder = self._valid_until, self._holder
         self._depth = 0
@@ -205,7 +209,9 @@ class WriteHold(_RWHold):
                 f"(our fencing token was {self._fence})",
                 name=self.name,
             )
-        read = ReadHold(self.rwlock, ttl=self.ttl, wait=0, auto_renew=self.auto_renew, on_lost=self.on_lost)
+        read = ReadHold(
+            self.rwlock, ttl=self.ttl, wait=0, auto_renew=self.auto_renew, on_lost=self.on_lost
+        )
         # The read hold takes over the grant as it stands: same owner token, a new fence.
         read._taken, read._holder, read._owner = True, holder, owner
         read._fence, read._depth, read._adopted = int(reply[1]), 1, True
@@ -279,7 +285,9 @@ class ReadWriteLock:
 
     def _inspect_steps(self) -> Steps:
         k = self.keys
-        reply = yield Run(INSPECT, [k.state, k.readers, k.queue], [], f"inspect read-write lock {self.name!r}")
+        reply = yield Run(
+            INSPECT, [k.state, k.readers, k.queue], [], f"inspect read-write lock {self.name!r}"
+        )
         return state_from_reply(reply)
 
     # -- who reads, locally (to refuse an upgrade) ------------------------------------
@@ -311,4 +319,9 @@ def state_from_reply(reply: Any) -> dict[str, Any]:
         }
         for i in range(0, len(flat), 7)
     ]
-    return {"queued": int(queued), "writers_waiting": int(writers), "readers_waiting": int(readers), "holders": holders}
+    return {
+        "queued": int(queued),
+        "writers_waiting": int(writers),
+        "readers_waiting": int(readers),
+        "holders": holders,
+    }

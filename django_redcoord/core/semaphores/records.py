@@ -39,7 +39,9 @@ def revoke_permit(name: str, fence: int, *, client: Any = None, prefix: str | No
         client = get_client()
     k = key_builder(prefix, client).semaphore(name)
     result = REVOKE(
-        client, [k.state, k.holders, k.queue, k.index, k.first()], [name, int(fence), ""],
+        client,
+        [k.state, k.holders, k.queue, k.index, k.first()],
+        [name, int(fence), ""],
         operation=f"revoke a permit of {name!r}",
     )
     return {0: "not-held", 1: "revoked", 2: "handed-off"}[int(result)]

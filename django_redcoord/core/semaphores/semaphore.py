@@ -149,7 +149,9 @@ class Semaphore(FirstInLine, Hold):
 
     def _resize_steps(self, permits: int) -> Steps:
         permits = check_permits(permits, "resize() permits")
-        held, _handed = yield Run(RESIZE, self._release_base, [permits, self.name], f"resize semaphore {self.name!r}")
+        held, _handed = yield Run(
+            RESIZE, self._release_base, [permits, self.name], f"resize semaphore {self.name!r}"
+        )
         return int(held)
 
     def _inspect_steps(self) -> Steps:

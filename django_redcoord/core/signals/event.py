@@ -49,7 +49,9 @@ def to_json(data: Any) -> str:
     try:
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise TypeError(f"data must be JSON (dict, list, str, int, finite float, bool, None): {exc}") from None
+        raise TypeError(
+            f"data must be JSON (dict, list, str, int, finite float, bool, None): {exc}"
+        ) from None
 
 
 class Event(UsesClient):
@@ -61,7 +63,9 @@ class Event(UsesClient):
         client, prefix: as for a lock.
     """
 
-    def __init__(self, name: str, *, keep: float = 86400.0, client: Any = None, prefix: str | None = None) -> None:
+    def __init__(
+        self, name: str, *, keep: float = 86400.0, client: Any = None, prefix: str | None = None
+    ) -> None:
         self.name = validate_name(name, "event name")
         self.keep = check_seconds(keep, "keep")
         self._client = client
@@ -110,7 +114,9 @@ class Event(UsesClient):
         return (await arun(self._async_client(), self._get_steps()))[1]
 
     def _get_steps(self) -> Steps:
-        flag, data = yield Command("HMGET", self.keys.state, "set", "data", operation=f"read event {self.name!r}")
+        flag, data = yield Command(
+            "HMGET", self.keys.state, "set", "data", operation=f"read event {self.name!r}"
+        )
         is_set = as_text(flag or "") == "1"
         return is_set, (json.loads(as_text(data)) if is_set and data else None)
 
@@ -141,14 +147,20 @@ class _EventWait(BroadcastWait):
         self.mark = "0-0"  # the wake stream's last entry at our last look: we read what comes after
         self.keys = [k.state, k.waiters, self.wake, k.probe]
         self.operation = f"wait for event {event.name!r}"
-        self.seen = ""  # the generation at our first look: a set() after it counts, even if cleared since
+        self.seen = (
+            ""  # the generation at our first look: a set() after it counts, even if cleared since
+        )
         self.registered = False
         self.lost = False
 
     def check(self, final: bool, lease: float) -> Steps:
         mode = "cancel" if final else "wait"
-        self.registered = self.registered or not final  # (from the moment it is sent: its outcome may be unknown)
-        reply = yield Run(WAIT, self.keys, [mode, ms(lease + GRACE), self.seen, self.token], self.operation)
+        self.registered = (
+            self.registered or not final
+        )  # (from the moment it is sent: its outcome may be unknown)
+        reply = yield Run(
+            WAIT, self.keys, [mode, ms(lease + GRACE), self.seen, self.token], self.operation
+        )
         self.registered = mode == "wait"
         if int(reply[0]) == 1:
             self.registered = False
@@ -165,7 +177,9 @@ class _EventWait(BroadcastWait):
                 "for the next set() (a set() whose wake-up was lost with the data is lost)", self.operation,
             )  # fmt: skip
         if not self.seen or gen < int(self.seen):
-            self.seen = str(gen)  # (after a loss: a set() from the new start counts, even if cleared since)
+            self.seen = str(
+                gen
+            )  # (after a loss: a set() from the new start counts, even if cleared since)
         self.mark = as_text(reply[2])
         return Look(False)
 
@@ -174,4 +188,11 @@ class _EventWait(BroadcastWait):
 
     def leave(self) -> Steps:
         if self.registered:
-            yield EndsWaits(Run(WAIT, self.keys, ["cancel", 1, "", self.token], f"stop waiting for event {self.event.name!r}"))
+            yield EndsWaits(
+                Run(
+                    WAIT,
+                    self.keys,
+                    ["cancel", 1, "", self.token],
+                    f"stop waiting for event {self.event.name!r}",
+                )
+            )

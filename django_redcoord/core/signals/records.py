@@ -10,15 +10,21 @@ from ..transport.commands import as_text
 from ..transport.errors import is_passing, unavailable_as_ours
 
 
-def read_signals(client: Any, *, prefix: str | None = None, now_ms: int) -> dict[str, list[dict[str, Any]]]:
+def read_signals(
+    client: Any, *, prefix: str | None = None, now_ms: int
+) -> dict[str, list[dict[str, Any]]]:
     """Events (set or not, waiters), signals (waiters queued) and topics (length, groups): three round trips."""
     builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list events, signals and topics"):
         events_index = read_index(client, builder, "events")
         signals_index = read_index(client, builder, "signals")
         topic_names = read_index(client, builder, "topics")
-        events = sorted(as_text(n) for n, bound in events_index.items() if int(bound) * 1000 >= now_ms)
-        signals = sorted(as_text(n) for n, bound in signals_index.items() if int(bound) * 1000 >= now_ms)
+        events = sorted(
+            as_text(n) for n, bound in events_index.items() if int(bound) * 1000 >= now_ms
+        )
+        signals = sorted(
+            as_text(n) for n, bound in signals_index.items() if int(bound) * 1000 >= now_ms
+        )
         topics = sorted(as_text(n) for n in topic_names)
         pipe = client.pipeline(transaction=False)
         for name in events:
@@ -50,7 +56,11 @@ def read_signals(client: Any, *, prefix: str | None = None, now_ms: int) -> dict
         return not errors
 
     out_events = [
-        {"name": name, "set": as_text(replies[2 * i] or "") == "1", "waiters": int(replies[2 * i + 1])}
+        {
+            "name": name,
+            "set": as_text(replies[2 * i] or "") == "1",
+            "waiters": int(replies[2 * i + 1]),
+        }
         for i, name in enumerate(events)
         if readable(name, replies[2 * i], replies[2 * i + 1])
     ]
@@ -66,8 +76,12 @@ def read_signals(client: Any, *, prefix: str | None = None, now_ms: int) -> dict
             "name": name,
             "length": int(replies[base + i]),
             "groups": [
-                {"group": as_text(g.get("name")), "consumers": int(g.get("consumers", 0)), "pending": int(g.get("pending", 0)),
-                 "lag": g.get("lag")}
+                {
+                    "group": as_text(g.get("name")),
+                    "consumers": int(g.get("consumers", 0)),
+                    "pending": int(g.get("pending", 0)),
+                    "lag": g.get("lag"),
+                }
                 for g in groups[name]
             ],
         }  # fmt: skip

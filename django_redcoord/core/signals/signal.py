@@ -69,7 +69,9 @@ class Signal(UsesClient):
         self.keys: SignalKeys = key_builder(prefix, client).signal(self.name)
         self._token = secrets.token_urlsafe(9)
         self._waiting = threading.Lock()
-        self._settle = ""  # the id of the signal our last look returned (we got it: the next call forgets it)
+        self._settle = (
+            ""  # the id of the signal our last look returned (we got it: the next call forgets it)
+        )
 
     def __repr__(self) -> str:
         return f"<Signal {self.name!r}>"
@@ -94,7 +96,12 @@ class Signal(UsesClient):
 
     def _send_steps(self, how: str, data: Any) -> Steps:
         k = self.keys
-        sent = yield Run(SEND, [k.waiters, k.deliveries, k.due, k.wake, k.probe], [how, "m:" + to_json(data)], f"signal {self.name!r}")
+        sent = yield Run(
+            SEND,
+            [k.waiters, k.deliveries, k.due, k.wake, k.probe],
+            [how, "m:" + to_json(data)],
+            f"signal {self.name!r}",
+        )
         return int(sent)
 
     # -- waiting ------------------------------------------------------------------------
@@ -117,7 +124,9 @@ class Signal(UsesClient):
     def _wait_steps(self, timeout: float | None, default: Any, chunk: float) -> Steps:
         timeout = check_wait(timeout)
         if not self._waiting.acquire(blocking=False):
-            raise RuntimeError(f"{self!r} is already waiting: use one Signal object per waiting thread or task")
+            raise RuntimeError(
+                f"{self!r} is already waiting: use one Signal object per waiting thread or task"
+            )
         try:
             return (yield from self._wait_loop(timeout, default, chunk))
         finally:
@@ -175,7 +184,14 @@ class _SignalWait(BroadcastWait):
             return Look(False)
         # Time is up: leave the queue, and take a signal that came meanwhile
         # (it stays stored until our next call: if this reply is lost, the next wait gets it).
-        reply = yield EndsWaits(Run(WAIT, self.keys, sig._wait_args("cancel", 0), f"stop waiting for signal {sig.name!r}"))
+        reply = yield EndsWaits(
+            Run(
+                WAIT,
+                self.keys,
+                sig._wait_args("cancel", 0),
+                f"stop waiting for signal {sig.name!r}",
+            )
+        )
         got, data = self._got(reply)
         return Look(True, data if got else self.default)
 
@@ -195,7 +211,14 @@ class _SignalWait(BroadcastWait):
     def leave(self) -> Steps:
         # Interrupted or failed: leave the queue only; a signal sent to us
         # stays stored for our next wait.
-        yield EndsWaits(Run(WAIT, self.keys, self.signal._wait_args("leave", 0), f"stop waiting for signal {self.signal.name!r}"))
+        yield EndsWaits(
+            Run(
+                WAIT,
+                self.keys,
+                self.signal._wait_args("leave", 0),
+                f"stop waiting for signal {self.signal.name!r}",
+            )
+        )
 
 
 def _data(payload: Any) -> Any:

@@ -21,7 +21,7 @@ below the socket timeout, and rides out dropped connections and outages while
 its timeout lasts. **A vanished group** (Redis lost it: a restart without
 persistence, a failover, ``XGROUP DESTROY``) is created again by the next
 ``receive()``, after the last message this subscriber received (see the
-README for what is lost); never a raw ``NOGROUP``.
+docs/signals.md for what is lost); never a raw ``NOGROUP``.
 """
 
 from __future__ import annotations
@@ -72,7 +72,9 @@ class Topic(UsesClient):
         client, prefix: as for a lock.
     """
 
-    def __init__(self, name: str, *, maxlen: int = 10_000, client: Any = None, prefix: str | None = None) -> None:
+    def __init__(
+        self, name: str, *, maxlen: int = 10_000, client: Any = None, prefix: str | None = None
+    ) -> None:
         self.name = validate_name(name, "topic name")
         self.maxlen = check_count(maxlen, "maxlen", 1, 10**9)
         self._client = client
@@ -93,10 +95,17 @@ class Topic(UsesClient):
 
     def _publish_steps(self, data: Any) -> Steps:
         payload = to_json(data)
-        mid = yield Run(PUBLISH, [self.key, self._index], [payload, self.maxlen, self.name], f"publish to topic {self.name!r}")
+        mid = yield Run(
+            PUBLISH,
+            [self.key, self._index],
+            [payload, self.maxlen, self.name],
+            f"publish to topic {self.name!r}",
+        )
         return as_text(mid)
 
-    def subscribe(self, group: str, consumer: str | None = None, *, lease: float = 30.0, start: str = "new") -> Subscription:
+    def subscribe(
+        self, group: str, consumer: str | None = None, *, lease: float = 30.0, start: str = "new"
+    ) -> Subscription:
         """A subscriber of consumer group ``group`` (created on first use).
 
         ``start``: "new" (a new group gets the messages published from now
@@ -109,10 +118,16 @@ class Topic(UsesClient):
 class Subscription:
     """One subscriber of a topic's consumer group: ``receive``, ``ack``; each with an ``a``-prefixed twin."""
 
-    def __init__(self, topic: Topic, group: str, consumer: str | None, *, lease: float, start: str) -> None:
+    def __init__(
+        self, topic: Topic, group: str, consumer: str | None, *, lease: float, start: str
+    ) -> None:
         self.topic = topic
         self.group = validate_name(group, "group name")
-        self.consumer = validate_name(consumer, "consumer name") if consumer is not None else secrets.token_urlsafe(9)
+        self.consumer = (
+            validate_name(consumer, "consumer name")
+            if consumer is not None
+            else secrets.token_urlsafe(9)
+        )
         self.lease = check_seconds(lease, "lease")
         if start not in ("new", "all"):
             raise ValueError(f"start must be 'new' or 'all', not {start!r}")
@@ -148,7 +163,13 @@ class Subscription:
         if not messages:
             return 0
         try:
-            done = yield Command("XACK", self.topic.key, self.group, *(m.id for m in messages), operation=self._op("acknowledge"))
+            done = yield Command(
+                "XACK",
+                self.topic.key,
+                self.group,
+                *(m.id for m in messages),
+                operation=self._op("acknowledge"),
+            )
         except redis.ResponseError as exc:
             if not _is_nogroup(exc):
                 raise
@@ -171,13 +192,20 @@ class Subscription:
                 # else new ones; a missing group is created (again) first.
                 try:
                     redelivered, entries, created = yield Run(
-                        RECEIVE, [key], [self.group, self.consumer, int(self.lease * 1000), count, self._from()], operation
+                        RECEIVE,
+                        [key],
+                        [self.group, self.consumer, int(self.lease * 1000), count, self._from()],
+                        operation,
                     )
                 except CoordinationUnavailable as exc:
                     if isinstance(exc, PoolExhausted) or deadline - time.monotonic() <= 0:
                         raise
                     if outage is None:
-                        log.warning("%s: Redis cannot answer (%s); looking again while the wait lasts", operation, exc)
+                        log.warning(
+                            "%s: Redis cannot answer (%s); looking again while the wait lasts",
+                            operation,
+                            exc,
+                        )
                     outage = exc
                     yield Pause(min(OUTAGE_RETRY, max(0.0, deadline - time.monotonic())))
                     continue
@@ -201,7 +229,11 @@ class Subscription:
                 if isinstance(exc, PoolExhausted) or deadline - time.monotonic() <= 0:
                     raise  # a full pool is not an outage; nor is there time left to look again
                 # A dropped connection: unread messages stay in the stream; look again.
-                log.warning("%s: the blocked read lost its connection (%s); issuing it again", operation, exc)
+                log.warning(
+                    "%s: the blocked read lost its connection (%s); issuing it again",
+                    operation,
+                    exc,
+                )
                 look = True
                 continue
             except redis.ResponseError as exc:
@@ -259,7 +291,11 @@ def _entries(entries: Any, *, redelivered: bool = False) -> list[TopicMessage]:
         if not entry or entry[1] is None:  # deleted (trimmed) while pending
             continue
         mid, fields = entry
-        pairs = fields.items() if isinstance(fields, dict) else zip(fields[::2], fields[1::2], strict=True)
+        pairs = (
+            fields.items()
+            if isinstance(fields, dict)
+            else zip(fields[::2], fields[1::2], strict=True)
+        )
         values = {as_text(k): as_text(v) for k, v in pairs}
         out.append(TopicMessage(as_text(mid), json.loads(values.get("d", "null")), redelivered))
     return out

@@ -79,17 +79,27 @@ def build_client(config: dict[str, Any]) -> redis.Redis:
     if url == "embedded":
         from . import embedded
 
-        url = embedded.ensure_running(os.fspath(config.get("EMBEDDED_DIR") or os.path.join(os.getcwd(), ".redcoord")))
+        url = embedded.ensure_running(
+            os.fspath(config.get("EMBEDDED_DIR") or os.path.join(os.getcwd(), ".redcoord"))
+        )
     return client_from_url(url, **timeouts)
 
 
-def _sentinel_kwargs(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _sentinel_kwargs(
+    config: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(the sentinels' connection options, the master's, the pool's) from ``config["SENTINEL"]``."""
     sentinel = config["SENTINEL"]
-    timeouts = {"socket_timeout": config["SOCKET_TIMEOUT"], "socket_connect_timeout": config["CONNECT_TIMEOUT"]}
+    timeouts = {
+        "socket_timeout": config["SOCKET_TIMEOUT"],
+        "socket_connect_timeout": config["CONNECT_TIMEOUT"],
+    }
     # A sentinel answers from memory: it gets at most 0.5 s (it is asked before
     # checkouts, see transport.commands.SENTINEL_CHECK, so a dead one must not stall calls long)
-    quick = {"socket_timeout": min(0.5, config["SOCKET_TIMEOUT"]), "socket_connect_timeout": min(0.5, config["CONNECT_TIMEOUT"])}
+    quick = {
+        "socket_timeout": min(0.5, config["SOCKET_TIMEOUT"]),
+        "socket_connect_timeout": min(0.5, config["CONNECT_TIMEOUT"]),
+    }
     to_sentinels = {**quick, "username": sentinel["SENTINEL_USERNAME"], "password": sentinel["SENTINEL_PASSWORD"],
                     "ssl": sentinel["SSL"]}  # fmt: skip
     to_master = {**timeouts, "db": sentinel["DB"], "username": sentinel["USERNAME"], "password": sentinel["PASSWORD"],
@@ -108,7 +118,9 @@ def sentinel_client(config: dict[str, Any]) -> redis.Redis:
 
     to_sentinels, to_master, pool = _sentinel_kwargs(config)
     sentinels = Sentinel(config["SENTINEL"]["HOSTS"], sentinel_kwargs=to_sentinels)
-    return sentinels.master_for(config["SENTINEL"]["SERVICE"], retry=no_retry(), **to_master, **pool)
+    return sentinels.master_for(
+        config["SENTINEL"]["SERVICE"], retry=no_retry(), **to_master, **pool
+    )
 
 
 def async_sentinel_client(config: dict[str, Any]) -> Any:
@@ -119,7 +131,9 @@ def async_sentinel_client(config: dict[str, Any]) -> Any:
 
     to_sentinels, to_master, pool = _sentinel_kwargs(config)
     sentinels = Sentinel(config["SENTINEL"]["HOSTS"], sentinel_kwargs=to_sentinels)
-    return sentinels.master_for(config["SENTINEL"]["SERVICE"], retry=AsyncRetry(NoBackoff(), 0), **to_master, **pool)
+    return sentinels.master_for(
+        config["SENTINEL"]["SERVICE"], retry=AsyncRetry(NoBackoff(), 0), **to_master, **pool
+    )
 
 
 def _cluster_kwargs(config: dict[str, Any]) -> dict[str, Any]:
@@ -163,13 +177,18 @@ def cluster_client(config: dict[str, Any]) -> Any:
             retry=no_retry(), retry_on_error=[], redcoord_nodes=_node_names(config), **_cluster_kwargs(config),
             **_no_cluster_retries(),
         )  # fmt: skip
-    except (redis.RedisError, OSError, redis.exceptions.RedisClusterException) as exc:  # no node gave the slot map: an outage
+    except (
+        redis.RedisError,
+        OSError,
+        redis.exceptions.RedisClusterException,
+    ) as exc:  # no node gave the slot map: an outage
         from .errors import mask_url
 
         nodes = ", ".join(mask_url(u) for u in config["CLUSTER"]["NODES"])
         raise CoordinationUnavailable(
             f"no node of the Redis Cluster ({nodes}) gave its slot map: {type(exc).__name__}: {exc}",
-            server=nodes, operation="connect to the Redis Cluster",
+            server=nodes,
+            operation="connect to the Redis Cluster",
         ) from exc
 
 
@@ -177,7 +196,9 @@ def async_cluster_client(config: dict[str, Any]) -> Any:
     """:func:`cluster_client` for ``redis.asyncio`` (no I/O)."""
     from redis.asyncio.retry import Retry as AsyncRetry
 
-    client = _cluster_classes()[1](retry=AsyncRetry(NoBackoff(), 0), **_cluster_kwargs(config), **_no_cluster_retries())
+    client = _cluster_classes()[1](
+        retry=AsyncRetry(NoBackoff(), 0), **_cluster_kwargs(config), **_no_cluster_retries()
+    )
     client.commands_parser = _cluster_classes()[2](client, _node_names(config))
     return client
 
@@ -234,7 +255,9 @@ def _cluster_classes() -> tuple[Any, Any, Any]:
                 return super().command(**kwargs)
             manager = self.nodes_manager
             failure: BaseException | None = None
-            for node in _answering_order(dict(manager.nodes_cache), manager.default_node, self._redcoord_nodes):
+            for node in _answering_order(
+                dict(manager.nodes_cache), manager.default_node, self._redcoord_nodes
+            ):
                 try:
                     reply = self.get_redis_connection(node).command()
                 except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
@@ -367,7 +390,9 @@ def async_client_like(client: redis.Redis) -> Any:
                 for name in inspect.signature(klass.__init__).parameters}  # fmt: skip
     kwargs = {k: v for k, v in pool.connection_kwargs.items() if k in accepted}
     kwargs.update(retry=AsyncRetry(NoBackoff(), 0), retry_on_error=[], health_check_interval=0)
-    pool = aconn.ConnectionPool(connection_class=acls, max_connections=pool.max_connections, **kwargs)
+    pool = aconn.ConnectionPool(
+        connection_class=acls, max_connections=pool.max_connections, **kwargs
+    )
     return AsyncRedis(connection_pool=pool)
 
 

@@ -26,6 +26,8 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import functools
+import inspect
 import os
 import select
 import threading
@@ -197,7 +199,9 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
     if pool is None and _is_cluster(client):
         key = _routing_key(args)
         if key is not None:
-            return (await _aon_node(client, (args,), key, operation=operation, raise_errors=True))[0]
+            return (await _aon_node(client, (args,), key, operation=operation, raise_errors=True))[
+                0
+            ]
     with unavailable_as_ours(client, operation):
         if pool is None:
             return await client.execute_command(*args)
@@ -207,6 +211,7 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
 
 async def _asend(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
     cap = _time_left(client, operation)
+    since = _cancels()
     conn = await _acheckout(pool)
     try:
         await _aready(conn)
@@ -214,6 +219,7 @@ async def _asend(client: Any, pool: Any, args: tuple[Any, ...], operation: str) 
             await conn.send_packed_command((_pack(args),))
         else:
             await conn.send_command(*args)
+        _deliver_swallowed_cancel(since)
         return await _aread(conn, cap)
     except redis.exceptions.ResponseError:
         raise
@@ -225,7 +231,11 @@ async def _asend(client: Any, pool: Any, args: tuple[Any, ...], operation: str) 
 
 
 def commands(
-    client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str, raise_errors: bool = True,
+    client: Any,
+    cmds: tuple[tuple[Any, ...], ...],
+    *,
+    operation: str,
+    raise_errors: bool = True,
     key: str | None = None,
 ) -> list[Any]:
     """Several commands sent together, one round trip, no MULTI: their replies in order.
@@ -265,7 +275,11 @@ def commands(
 
 
 async def acommands(
-    client: Any, cmds: tuple[tuple[Any, ...], ...], *, operation: str, raise_errors: bool = True,
+    client: Any,
+    cmds: tuple[tuple[Any, ...], ...],
+    *,
+    operation: str,
+    raise_errors: bool = True,
     key: str | None = None,
 ) -> list[Any]:
     """:func:`commands` for a ``redis.asyncio`` client."""
@@ -280,10 +294,11 @@ async def acommands(
             return await pipe.execute(raise_on_error=raise_errors)
         cap = _time_left(client, operation)
         async with _aslot(client, pool, _kind(), operation):
+            since = _cancels()
             conn = await _acheckout(pool)
             try:
                 await _aready(conn)
-                replies = await _asend_all(conn, cmds, cap)
+                replies = await _asend_all(conn, cmds, cap, since)
             except BaseException:
                 await conn.disconnect(nowait=True)
                 raise
@@ -331,7 +346,9 @@ async def _aready(conn: Any) -> None:
 # operation: each reads for at most what is left of it, and one that starts
 # with nothing left is not sent (an outage, ``sent`` False).
 
-_until: contextvars.ContextVar[float | None] = contextvars.ContextVar("redcoord_until", default=None)
+_until: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "redcoord_until", default=None
+)
 
 
 @contextlib.contextmanager
@@ -375,7 +392,9 @@ async def _aread(conn: Any, cap: float | None) -> Any:
     try:  # (not read_response(timeout=...): that returns None when the time runs out)
         return await asyncio.wait_for(conn.read_response(), cap)
     except asyncio.TimeoutError:
-        raise redis.TimeoutError(f"Timeout reading from {conn.host}:{conn.port} (the wait's time ran out)") from None
+        raise redis.TimeoutError(
+            f"Timeout reading from {conn.host}:{conn.port} (the wait's time ran out)"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -422,10 +441,15 @@ def _unread(conn: Any) -> bool:
 _poll = getattr(select, "poll", None)
 
 
-async def _asend_all(conn: Any, cmds: tuple[tuple[Any, ...], ...], cap: float | None = None) -> list[Any]:
+async def _asend_all(
+    conn: Any, cmds: tuple[tuple[Any, ...], ...], cap: float | None = None, since: int | None = None
+) -> list[Any]:
     """Send ``cmds`` on an asyncio connection and read every reply (error replies in their places),
-    each read within ``cap`` seconds (None: the socket timeout)."""
+    each read within ``cap`` seconds (None: the socket timeout). ``since``: the task's
+    cancellations before the call began (see :func:`_deliver_swallowed_cancel`)."""
+    since = _cancels() if since is None else since
     await conn.send_packed_command(_pack_all(conn, cmds))
+    _deliver_swallowed_cancel(since)
     replies: list[Any] = []
     for _ in cmds:
         try:
@@ -433,6 +457,27 @@ async def _asend_all(conn: Any, cmds: tuple[tuple[Any, ...], ...], cap: float | 
         except redis.exceptions.ResponseError as exc:
             replies.append(exc)
     return replies
+
+
+def _cancels() -> int:
+    """How many cancellations of the current task were requested and not withdrawn (Python 3.11+; 0 before)."""
+    task = asyncio.current_task()
+    return task.cancelling() if task is not None and hasattr(task, "cancelling") else 0
+
+
+def _deliver_swallowed_cancel(since: int) -> None:
+    """Raise the task's cancellation if one arrived since ``since`` and nothing raised it.
+
+    redis-py sends with ``asyncio.wait_for(..., socket_timeout)`` (and connects
+    the same way); on Python 3.11 a cancellation that arrives as the send
+    completes is swallowed there: the send returns normally. The read after it
+    would then wait out the whole reply (a BLPOP: its whole block, up to the
+    socket timeout) before anyone notices the task was cancelled. Raised
+    here, after the send, the caller disconnects the connection (the reply is
+    never read) and the operation gives back what it took at once.
+    """
+    if _cancels() > since:
+        raise asyncio.CancelledError
 
 
 def _is_cluster(client: Any) -> bool:
@@ -480,7 +525,9 @@ def _moved(replies: list[Any]) -> bool:
     return any(isinstance(r, redis.exceptions.MovedError) for r in replies)
 
 
-def _asked(client: Any, replies: list[Any], cmds: tuple[tuple[Any, ...], ...], operation: str) -> list[Any]:
+def _asked(
+    client: Any, replies: list[Any], cmds: tuple[tuple[Any, ...], ...], operation: str
+) -> list[Any]:
     """A slot being migrated (resharding): the keys not moved yet answered here; the others
     ``ASK`` us to send the commands, each after ``ASKING``, to the importing node."""
     ask = next((r for r in replies if isinstance(r, redis.exceptions.AskError)), None)
@@ -494,10 +541,15 @@ def _asked(client: Any, replies: list[Any], cmds: tuple[tuple[Any, ...], ...], o
     target = client.get_redis_connection(node)
     again = tuple(c for cmd in cmds for c in (("ASKING",), cmd))
     answered = commands(target, again, operation=operation, raise_errors=False)[1::2]
-    return [a if isinstance(r, redis.exceptions.AskError) else r for r, a in zip(replies, answered, strict=True)]
+    return [
+        a if isinstance(r, redis.exceptions.AskError) else r
+        for r, a in zip(replies, answered, strict=True)
+    ]
 
 
-def _on_node(client: Any, cmds: tuple[tuple[Any, ...], ...], key: str, *, operation: str, raise_errors: bool) -> list[Any]:
+def _on_node(
+    client: Any, cmds: tuple[tuple[Any, ...], ...], key: str, *, operation: str, raise_errors: bool
+) -> list[Any]:
     """:func:`commands` on the Cluster node serving ``key``'s slot (again once, on the new one, after MOVED)."""
     from ..keys import key_slot
 
@@ -518,7 +570,9 @@ def _on_node(client: Any, cmds: tuple[tuple[Any, ...], ...], key: str, *, operat
             if pause is None or not _refused_for_now(cmds, replies):
                 break
             time.sleep(pause)
-        return _raise_first_error(replies) if raise_errors else replies  # TRYAGAIN, CLUSTERDOWN...: an outage
+        return (
+            _raise_first_error(replies) if raise_errors else replies
+        )  # TRYAGAIN, CLUSTERDOWN...: an outage
 
 
 async def _aon_node(
@@ -547,19 +601,25 @@ async def _aon_node(
                 if not _moved(replies) or attempt == 2:
                     break
                 await client.nodes_manager.initialize()
-            if any(isinstance(r, redis.exceptions.AskError) for r in replies):  # resharding: nothing ran
+            if any(
+                isinstance(r, redis.exceptions.AskError) for r in replies
+            ):  # resharding: nothing ran
                 if pause is None:
                     raise CoordinationUnavailable(f"{operation}: the slot is being migrated; try again",
                                                   operation=operation, sent=False)  # fmt: skip
             elif pause is None or not _refused_for_now(cmds, replies):
                 break
             await asyncio.sleep(pause)
-        return _raise_first_error(replies) if raise_errors else replies  # TRYAGAIN, CLUSTERDOWN...: an outage
+        return (
+            _raise_first_error(replies) if raise_errors else replies
+        )  # TRYAGAIN, CLUSTERDOWN...: an outage
 
 
 def _pack_all(conn: Any, cmds: tuple[tuple[Any, ...], ...]) -> Any:
+    """The commands packed for one ``send_packed_command``: one buffer, so one system call
+    (redis-py's connection sends each item of the list with its own ``sendall``)."""
     if _pack is not None and _utf8(conn) and all(_plain(args) for args in cmds):
-        return [_pack(args) for args in cmds]
+        return [b"".join([_pack(args) for args in cmds])]
     return conn.pack_commands(cmds)
 
 
@@ -597,7 +657,51 @@ def _plain(args: tuple[Any, ...]) -> bool:
 
 def _utf8(conn: Any) -> bool:
     encoder = getattr(conn, "encoder", None)
-    return encoder is not None and encoder.encoding in ("utf-8", "utf8") and encoder.encoding_errors == "strict"
+    return (
+        encoder is not None
+        and encoder.encoding in ("utf-8", "utf8")
+        and encoder.encoding_errors == "strict"
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _class_socket_timeout(connection_class: type) -> float | None:
+    """The socket timeout a connection class uses when none is passed (redis-py 6+: 5 s; before: None)."""
+    for klass in connection_class.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            parameter = inspect.signature(init).parameters.get("socket_timeout")
+        except (TypeError, ValueError):
+            continue
+        if parameter is not None and parameter.default is not inspect.Parameter.empty:
+            return parameter.default
+    return None
+
+
+def socket_timeout(client_or_pool: Any) -> float | None:
+    """The socket timeout ``client_or_pool``'s connections really read with (None: none, they wait forever).
+
+    A client built without one (``Redis.from_url(url)``) has no ``socket_timeout`` among its
+    pool's connection kwargs, yet its connections get their class's default (5 s in redis-py
+    6 and later): that default is the one that counts, not "none".
+    """
+    holder = (getattr(client_or_pool, "connection_pool", None) or getattr(client_or_pool, "nodes_manager", None)
+              or client_or_pool)  # fmt: skip
+    kwargs = getattr(holder, "connection_kwargs", None)
+    if kwargs is None:
+        return None
+    if "socket_timeout" in kwargs:
+        return kwargs["socket_timeout"]
+    connection_class = kwargs.get("connection_class") or getattr(holder, "connection_class", None)
+    if connection_class is None:  # a Cluster's nodes: redis.cluster builds plain connections
+        connection_class = (
+            redis.asyncio.Connection
+            if isinstance(client_or_pool, redis.asyncio.RedisCluster)
+            else redis.Connection
+        )
+    return _class_socket_timeout(connection_class)
 
 
 def max_block(client: Any) -> float:
@@ -606,9 +710,7 @@ def max_block(client: Any) -> float:
     A BLPOP that outlasts the socket timeout would fail as a timeout though
     the server is fine; blocking calls are made in chunks of at most this.
     """
-    holder = getattr(client, "connection_pool", None) or getattr(client, "nodes_manager", None)  # Cluster: its nodes'
-    kwargs = getattr(holder, "connection_kwargs", None) or {}
-    timeout = kwargs.get("socket_timeout")
+    timeout = socket_timeout(client)
     if not timeout:
         return MAX_BLOCK
     return max(0.005, min(MAX_BLOCK, timeout - 0.5 if timeout > 1.0 else timeout / 2))
@@ -654,12 +756,17 @@ def _block_of(client: Any, args: tuple[Any, ...]) -> float:
         return max_block(client)
 
 
-def _blocking_call(client: Any, args: tuple[Any, ...], block: float, tail: tuple[Any, ...], operation: str) -> Any:
+def _blocking_call(
+    client: Any, args: tuple[Any, ...], block: float, tail: tuple[Any, ...], operation: str
+) -> Any:
     pool = _direct_pool(client)
     if pool is None:
         return command(client, *args, *tail, operation=operation)
     started = time.monotonic()
-    with unavailable_as_ours(client, operation), _slot(client, pool, WAITING, operation, block) as admitted:
+    with (
+        unavailable_as_ours(client, operation),
+        _slot(client, pool, WAITING, operation, block) as admitted,
+    ):
         if not admitted:
             return None  # no connection came free for the wait within it: a wait that timed out
         if tail and time.monotonic() - started > 0.001:  # (BLPOP) only what is left of the wait
@@ -667,7 +774,9 @@ def _blocking_call(client: Any, args: tuple[Any, ...], block: float, tail: tuple
         return _send(client, pool, (*args, *tail), operation)
 
 
-async def _ablocking_call(client: Any, args: tuple[Any, ...], block: float, tail: tuple[Any, ...], operation: str) -> Any:
+async def _ablocking_call(
+    client: Any, args: tuple[Any, ...], block: float, tail: tuple[Any, ...], operation: str
+) -> Any:
     pool = _direct_async_pool(client)
     if pool is None:
         return await acommand(client, *args, *tail, operation=operation)
@@ -700,7 +809,9 @@ async def _ablocking_call(client: Any, args: tuple[Any, ...], block: float, tail
 
 ORDINARY, ENDING, WAITING = "ordinary", "ending", "waiting"
 
-_ending: contextvars.ContextVar[bool] = contextvars.ContextVar("redcoord_ending_waits", default=False)
+_ending: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "redcoord_ending_waits", default=False
+)
 
 
 @contextlib.contextmanager
@@ -747,7 +858,17 @@ class _Sleeper:
 class _Share:
     """Our checkouts of one pool, by kind, and the calls waiting for one (FIFO)."""
 
-    __slots__ = ("pid", "lock", "limit", "ordinary_limit", "waiting_limit", "total", "ordinary", "waits", "sleepers")
+    __slots__ = (
+        "pid",
+        "lock",
+        "limit",
+        "ordinary_limit",
+        "waiting_limit",
+        "total",
+        "ordinary",
+        "waits",
+        "sleepers",
+    )
 
     def __init__(self, limit: int) -> None:
         self.pid, self.lock, self.limit = os.getpid(), threading.Lock(), limit
@@ -802,7 +923,9 @@ class _Share:
         # the calls that end waits first, then everyone else in order
         for ending in (True, False):
             for sleeper in list(self.sleepers):
-                if self.total >= self.limit or (not ending and self.ordinary >= self.ordinary_limit):
+                if self.total >= self.limit or (
+                    not ending and self.ordinary >= self.ordinary_limit
+                ):
                     break
                 if (sleeper.kind == ENDING) == ending and self._admits(sleeper.kind):
                     self._take(sleeper.kind)
@@ -825,7 +948,9 @@ def _wake(share: _Share, woken: list[_Sleeper]) -> None:
     for sleeper in woken:
         try:
             sleeper.wake()
-        except RuntimeError:  # its event loop is closed: nobody will use the connection counted for it
+        except (
+            RuntimeError
+        ):  # its event loop is closed: nobody will use the connection counted for it
             share.give(sleeper.kind)
 
 
@@ -840,14 +965,16 @@ def _share(pool: Any) -> _Share | None:
         return None
     with _shares_lock:
         state = _shares.get(pool)
-        if state is None or state.pid != os.getpid() or state.limit != limit:  # a forked child counts its own
+        if (
+            state is None or state.pid != os.getpid() or state.limit != limit
+        ):  # a forked child counts its own
             state = _shares[pool] = _Share(limit)
         return state
 
 
 def _call_timeout(pool: Any) -> float:
     """How long a quick call may wait for a connection: as long as one may take to answer."""
-    timeout = (getattr(pool, "connection_kwargs", None) or {}).get("socket_timeout")
+    timeout = socket_timeout(pool)
     return float(timeout) if timeout else 5.0
 
 
@@ -855,7 +982,9 @@ def _kind() -> str:
     return ENDING if _ending.get() else ORDINARY
 
 
-def _exhausted(client: Any, share: _Share, kind: str, waited: float, operation: str) -> PoolExhausted:
+def _exhausted(
+    client: Any, share: _Share, kind: str, waited: float, operation: str
+) -> PoolExhausted:
     server = describe(client)
     kept = "" if kind == ENDING else f" ({share.limit - share.ordinary_limit} kept for releases)"
     return PoolExhausted(
@@ -869,7 +998,9 @@ def _exhausted(client: Any, share: _Share, kind: str, waited: float, operation: 
 
 
 @contextlib.contextmanager
-def _slot(client: Any, pool: Any, kind: str, operation: str, timeout: float | None = None) -> Iterator[bool]:
+def _slot(
+    client: Any, pool: Any, kind: str, operation: str, timeout: float | None = None
+) -> Iterator[bool]:
     """Hold a connection's worth of ``pool`` for one call of ``kind`` (see above); yields False when a
     wait's own ``timeout`` ran out first (nothing was sent)."""
     share = _share(pool)
@@ -883,7 +1014,9 @@ def _slot(client: Any, pool: Any, kind: str, operation: str, timeout: float | No
             limit = _call_timeout(pool) if timeout is None else timeout
             try:
                 event.wait(limit)
-            except BaseException:  # interrupted: a connection counted for us meanwhile goes to the next
+            except (
+                BaseException
+            ):  # interrupted: a connection counted for us meanwhile goes to the next
                 if share.leave(sleeper):
                     share.give(kind)
                 raise
@@ -899,7 +1032,9 @@ def _slot(client: Any, pool: Any, kind: str, operation: str, timeout: float | No
 
 
 @contextlib.asynccontextmanager
-async def _aslot(client: Any, pool: Any, kind: str, operation: str, timeout: float | None = None) -> AsyncIterator[bool]:
+async def _aslot(
+    client: Any, pool: Any, kind: str, operation: str, timeout: float | None = None
+) -> AsyncIterator[bool]:
     """:func:`_slot` for an asyncio pool: the task waits on the loop, never blocking it."""
     share = _share(pool)
     if share is None:
@@ -919,7 +1054,9 @@ async def _aslot(client: Any, pool: Any, kind: str, operation: str, timeout: flo
                 await asyncio.wait_for(future, limit)
             except asyncio.TimeoutError:
                 pass
-            except BaseException:  # cancelled: a connection counted for us meanwhile goes to the next
+            except (
+                BaseException
+            ):  # cancelled: a connection counted for us meanwhile goes to the next
                 if share.leave(sleeper):
                     share.give(kind)
                 raise

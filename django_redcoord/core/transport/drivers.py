@@ -39,6 +39,7 @@ from .commands import (
     command,
     ending_waits,
     out_of_time,
+    socket_timeout,
 )
 from .commands import acommands as asend_commands
 from .commands import commands as send_commands
@@ -174,8 +175,7 @@ class Within(Step):
         self.deadline = deadline
 
     def until(self, client: Any) -> float | None:
-        holder = getattr(client, "connection_pool", None) or getattr(client, "nodes_manager", None)
-        timeout = (getattr(holder, "connection_kwargs", None) or {}).get("socket_timeout")
+        timeout = socket_timeout(client)
         return self.deadline + float(timeout) if timeout else None  # no socket timeout: no bound
 
     def run(self, client: Any) -> None:  # (the drivers apply it; run alone it does nothing)
@@ -219,16 +219,35 @@ class Batch(Step):
     __slots__ = ("commands", "operation", "raise_errors", "key")
 
     def __init__(
-        self, *commands: tuple[Any, ...], operation: str, raise_errors: bool = True, key: str | None = None
+        self,
+        *commands: tuple[Any, ...],
+        operation: str,
+        raise_errors: bool = True,
+        key: str | None = None,
     ) -> None:
-        self.commands, self.operation, self.raise_errors, self.key = commands, operation, raise_errors, key
+        self.commands, self.operation, self.raise_errors, self.key = (
+            commands,
+            operation,
+            raise_errors,
+            key,
+        )
 
     def run(self, client: Any) -> Any:
-        return send_commands(client, self.commands, operation=self.operation, raise_errors=self.raise_errors, key=self.key)
+        return send_commands(
+            client,
+            self.commands,
+            operation=self.operation,
+            raise_errors=self.raise_errors,
+            key=self.key,
+        )
 
     async def arun(self, client: Any) -> Any:
         return await asend_commands(
-            client, self.commands, operation=self.operation, raise_errors=self.raise_errors, key=self.key
+            client,
+            self.commands,
+            operation=self.operation,
+            raise_errors=self.raise_errors,
+            key=self.key,
         )
 
 
@@ -277,14 +296,20 @@ async def arun(client: Any, steps: Steps) -> Any:
         try:
             within.check(step, client)
             with answered_by(within.until):  # (uncancellable's task copies this context)
-                reply = await (uncancellable(step.arun(client)) if cleaning_up else step.arun(client))
+                reply = await (
+                    uncancellable(step.arun(client)) if cleaning_up else step.arun(client)
+                )
             if not cleaning_up and _cancelling() > cancelling:
                 # Cancelled, yet the round trip returned: the cancellation was
                 # swallowed on the way (asyncio.wait_for's race in redis-py's
                 # connect on Python 3.11). Deliver it, or the wait goes on.
                 raise asyncio.CancelledError
         except BaseException as exc:
-            if not cleaning_up and not isinstance(exc, asyncio.CancelledError) and _cancelling() > cancelling:
+            if (
+                not cleaning_up
+                and not isinstance(exc, asyncio.CancelledError)
+                and _cancelling() > cancelling
+            ):
                 # Cancelled, and the round trip raised something else: the
                 # cancellation landed inside redis-py's read, which turned it
                 # into a "Timeout reading" error. It is a cancellation: the
@@ -322,7 +347,9 @@ class _Bound:
 
     def check(self, step: Step, client: Any) -> None:
         if self.stalled and self.until is not None and time.monotonic() >= self.deadline:  # type: ignore[operator]
-            operation = getattr(step, "operation", None) or getattr(getattr(step, "step", None), "operation", None)
+            operation = getattr(step, "operation", None) or getattr(
+                getattr(step, "step", None), "operation", None
+            )
             if operation is not None:  # (a Pause is not a round trip)
                 raise out_of_time(client, operation)
 
@@ -335,7 +362,10 @@ def _timed_out(exc: BaseException | None) -> bool:
     """True when ``exc`` (or what caused it) is a timeout: the server did not answer."""
     seen = 0
     while exc is not None and seen < 5:
-        if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or type(exc).__name__ == "TimeoutError":
+        if (
+            isinstance(exc, (TimeoutError, asyncio.TimeoutError))
+            or type(exc).__name__ == "TimeoutError"
+        ):
             return True
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return False

@@ -55,7 +55,9 @@ def describe(client: Any) -> str:
         auth = f"{kw.get('username') or ''}:***@"
     elif kw.get("username"):
         auth = f"{kw['username']}@"
-    return f"{scheme}://{auth}{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+    return (
+        f"{scheme}://{auth}{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+    )
 
 
 def _is_ssl(pool: Any) -> bool:
@@ -124,13 +126,18 @@ def is_passing(exc: BaseException) -> bool:
         return True
     if isinstance(exc, redis.exceptions.RedisClusterException):
         # an outage of the Cluster, not a call that could never work ("all keys must map to the same key slot")
-        return isinstance(exc, redis.exceptions.SlotNotCoveredError) or str(exc).startswith(_CLUSTER_OUTAGES)
+        return isinstance(exc, redis.exceptions.SlotNotCoveredError) or str(exc).startswith(
+            _CLUSTER_OUTAGES
+        )
     if isinstance(exc, _PASSING_CLASSES):
         return True
     if isinstance(exc, redis.ResponseError):
         text = str(exc)
         # the error code is the reply's first word: BUSY, not BUSYGROUP or BUSYKEY
-        if text.split(" ", 1)[0] in _PASSING_PREFIXES or getattr(exc, "status_code", None) in _PASSING_PREFIXES:
+        if (
+            text.split(" ", 1)[0] in _PASSING_PREFIXES
+            or getattr(exc, "status_code", None) in _PASSING_PREFIXES
+        ):
             return True
         # Redis 6.2 wraps the refusal of a command inside a script:
         # "Error running script (call to f_...): @user_script:84: -READONLY You can't write..."
@@ -173,7 +180,9 @@ def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
 def _refused_whole(exc: BaseException) -> bool:
     """True for an error reply refusing the command as a whole (TRYAGAIN, CLUSTERDOWN, LOADING,
     READONLY, ...: it did not run), not one raised by a command inside a script that did run."""
-    if not isinstance(exc, redis.ResponseError) or isinstance(exc, redis.exceptions.RedisClusterException):
+    if not isinstance(exc, redis.ResponseError) or isinstance(
+        exc, redis.exceptions.RedisClusterException
+    ):
         return False
     text = str(exc)
     if text.startswith("Error running script"):  # a script ran (some of it may have written)

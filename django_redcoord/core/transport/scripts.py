@@ -60,7 +60,9 @@ class Script:
 
     def queue(self, pipe: Any, keys: list[str], args: list[Any]) -> None:
         """Add a run of this script to a pipeline (see :func:`execute_pipeline`)."""
-        pipe.execute_command("EVALSHA", self._load()[1], len(keys), *keys, *args)  # a Cluster pipeline has no .evalsha()
+        pipe.execute_command(
+            "EVALSHA", self._load()[1], len(keys), *keys, *args
+        )  # a Cluster pipeline has no .evalsha()
         used = getattr(pipe, "redcoord_scripts", None)
         if used is None:
             used = pipe.redcoord_scripts = set()
@@ -74,17 +76,18 @@ class Script:
         except redis.exceptions.NoScriptError:
             return command(client, "EVAL", source, len(keys), *keys, *args, operation=operation)
 
-
     async def arun(self, client: Any, keys: list[str], args: list[Any], *, operation: str) -> Any:
         """Run the script on a ``redis.asyncio`` client (see ``__call__``)."""
         source, sha = self._loaded or self._load()
         try:
-            return await acommand(client, "EVALSHA", sha, len(keys), *keys, *args, operation=operation)
+            return await acommand(
+                client, "EVALSHA", sha, len(keys), *keys, *args, operation=operation
+            )
         except redis.exceptions.NoScriptError:
-            return await acommand(client, "EVAL", source, len(keys), *keys, *args, operation=operation)
+            return await acommand(
+                client, "EVAL", source, len(keys), *keys, *args, operation=operation
+            )
 
 
 def _read(name: str) -> str:
     return resources.files("django_redcoord.core").joinpath("lua", f"{name}.lua").read_text()
-
-

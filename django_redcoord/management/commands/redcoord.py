@@ -3,9 +3,15 @@
 Subcommands:
   status [--json]              live locks, lock waits, semaphores, read-write locks, queues, workers, leader and jobs
   embedded start|stop|status   the embedded development Redis of this project
-  ping                         check that the configured Redis answers
+  ping                         check that the configured Redis answers; name its product and version
+                               (Redis, Valkey), topology (one server, Sentinel, Cluster) and fast paths
   health [--worker [ID]] [--leader [ELECTION]] [--queue NAME --max-age SECONDS] [--this-host]
+         [--job NAME [--max-late SECONDS]] [--jobs]
                                probe checks: exit 0 when healthy, 1 when not (one OK/FAIL line per check)
+  schedule JOB [--every SECONDS | --cron EXPR] [--param NAME=VALUE ...] [--revert] [--election NAME]
+                               show, edit or revert a periodic job's schedule and arguments (the leader applies it)
+  queue pause|resume|show NAME [--reason TEXT]
+                               pause a queue (its workers claim nothing new from it; pushes go on), resume it, or show it
 """
 
 from __future__ import annotations
@@ -30,11 +36,20 @@ def _common_options(parser: CommandParser) -> None:
     """Django's options every command takes, also after the subcommand
     (``redcoord status --settings=... -v 2``); given there, they win."""
     keep = argparse.SUPPRESS  # not given after the subcommand: the value before it stands
-    parser.add_argument("-v", "--verbosity", type=int, choices=[0, 1, 2, 3], default=keep, help="as before the subcommand")
+    parser.add_argument(
+        "-v",
+        "--verbosity",
+        type=int,
+        choices=[0, 1, 2, 3],
+        default=keep,
+        help="as before the subcommand",
+    )
     parser.add_argument("--settings", default=keep, help="as before the subcommand")
     parser.add_argument("--pythonpath", default=keep, help="as before the subcommand")
     for flag in ("--traceback", "--no-color", "--force-color", "--skip-checks"):
-        parser.add_argument(flag, action="store_true", default=keep, help="as before the subcommand")
+        parser.add_argument(
+            flag, action="store_true", default=keep, help="as before the subcommand"
+        )
 
 
 class Command(BaseCommand):
@@ -42,37 +57,115 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", required=True)
-        status = sub.add_parser("status", help="live locks, semaphores, read-write locks, queues, workers, leader and jobs")
+        status = sub.add_parser(
+            "status",
+            help="live locks, semaphores, read-write locks, queues, workers, leader and jobs",
+        )
         status.add_argument("--json", action="store_true", help="print the overview as JSON")
         status.add_argument("--contains", default="", help="only locks whose name contains this")
-        status.add_argument("--page", type=int, default=1, help="page of the lock list (50 per page)")
+        status.add_argument(
+            "--page", type=int, default=1, help="page of the lock list (50 per page)"
+        )
         emb = sub.add_parser("embedded", help="start, stop or show the embedded development Redis")
         emb.add_argument("action", choices=["start", "stop", "status"])
         sub.add_parser("ping", help="check that the configured Redis answers")
-        health = sub.add_parser("health", help="checks for container probes: exit 0 when healthy, 1 when not")
+        health = sub.add_parser(
+            "health", help="checks for container probes: exit 0 when healthy, 1 when not"
+        )
         health.add_argument("--worker", action="append", nargs="?", const="", default=[], metavar="ID",
                             help="this worker's heartbeat is fresh; without ID: a live worker on this host, "
                                  "or serving each --queue")  # fmt: skip
-        health.add_argument("--leader", action="append", nargs="?", const="", default=[], metavar="ELECTION",
-                            help="the election (without ELECTION: 'default') has a leader whose lease has not expired")
-        health.add_argument("--queue", action="append", default=[], metavar="NAME", help="a queue (repeatable)")
-        health.add_argument("--max-age", type=float, metavar="SECONDS",
-                            help="each --queue's oldest waiting message is younger than this")
-        health.add_argument("--this-host", action="store_true", help="--worker without ID: on this host only")
-        health.add_argument("--timeout", type=float, default=2.0, metavar="SECONDS",
-                            help="to connect to Redis and for each reply (default: %(default)s)")
+        health.add_argument(
+            "--leader",
+            action="append",
+            nargs="?",
+            const="",
+            default=[],
+            metavar="ELECTION",
+            help="the election (without ELECTION: 'default') has a leader whose lease has not expired",
+        )
+        health.add_argument(
+            "--queue", action="append", default=[], metavar="NAME", help="a queue (repeatable)"
+        )
+        health.add_argument(
+            "--max-age",
+            metavar="SECONDS",
+            help="each --queue's oldest waiting message is younger than this",
+        )
+        health.add_argument(
+            "--this-host", action="store_true", help="--worker without ID: on this host only"
+        )
+        health.add_argument("--job", action="append", default=[], metavar="NAME",
+                            help="this periodic job claimed its due slot in time and its last run did not fail "
+                                 "(repeatable)")  # fmt: skip
+        health.add_argument(
+            "--jobs",
+            action="store_true",
+            help="every registered periodic job, each against its own allowed lateness",
+        )
+        health.add_argument(
+            "--max-late",
+            metavar="SECONDS",
+            help="each --job's due slot may go unclaimed this long (default: the job's max_late)",
+        )
+        health.add_argument(
+            "--timeout",
+            default="2.0",
+            metavar="SECONDS",
+            help="to connect to Redis and for each reply (default: %(default)s)",
+        )
+        schedule = sub.add_parser(
+            "schedule", help="show, edit or revert the schedule and arguments of a periodic job"
+        )
+        schedule.add_argument("job", help="a job registered with @periodic")
+        schedule.add_argument("--every", metavar="SECONDS", help="run every SECONDS from now on")
+        schedule.add_argument(
+            "--cron", metavar="EXPR", help="run on this crontab expression from now on"
+        )
+        schedule.add_argument(
+            "--param",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="call the job with this argument (one it declares; repeatable)",
+        )
+        schedule.add_argument(
+            "--revert", action="store_true", help="back to the code's schedule and arguments"
+        )
+        schedule.add_argument(
+            "--election", default="default", help="the election whose leader runs the job"
+        )
+        queue = sub.add_parser(
+            "queue",
+            help="pause or resume a queue (its workers claim nothing new while paused), or show it",
+        )
+        queue.add_argument("action", choices=["pause", "resume", "show"])
+        queue.add_argument(
+            "name", help="the queue's name (a Tasks queue of QUEUES, or a core Queue's)"
+        )
+        queue.add_argument(
+            "--reason",
+            default="",
+            help="why, shown on the dashboard (pause; at most 500 characters)",
+        )
         for subparser in sub.choices.values():
             _common_options(subparser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            log_to_console(options["verbosity"])  # what the embedded server, the probes... log, when LOGGING says nothing
+            log_to_console(
+                options["verbosity"]
+            )  # what the embedded server, the probes... log, when LOGGING says nothing
             if options["subcommand"] == "embedded":
                 self._embedded(options["action"])
             elif options["subcommand"] == "status":
                 self._status(options)
             elif options["subcommand"] == "health":
                 self._health(options)
+            elif options["subcommand"] == "schedule":
+                self._schedule(options)
+            elif options["subcommand"] == "queue":
+                self._queue(options["action"], options["name"], options["reason"])
             else:
                 self._ping()
         except RedcoordError as exc:
@@ -91,9 +184,37 @@ class Command(BaseCommand):
         else:
             pid = embedded.running_pid(directory)
             if pid:
-                self._write(f"embedded Redis running at {embedded.socket_url(directory)} (pid {pid})")
+                self._write(
+                    f"embedded Redis running at {embedded.socket_url(directory)} (pid {pid})"
+                )
             else:
                 self._write(f"no embedded Redis running in {directory}")
+
+    def _queue(self, action: str, name: str, reason: str) -> None:
+        from ...core.queues import Queue
+
+        try:
+            queue = Queue(name)
+            if action == "pause":
+                if not queue.pause(reason):
+                    self._write(f"queue {name!r} was already paused: {_pause_text(queue.paused())}")
+                    return
+                self._write(f"queue {name!r} paused: its workers claim nothing new from it until "
+                            f"`manage.py redcoord queue resume {name}` (pushes go on; jobs in hand finish)")  # fmt: skip
+            elif action == "resume":
+                self._write(
+                    f"queue {name!r} resumed"
+                    if queue.resume()
+                    else f"queue {name!r} was not paused"
+                )
+            else:
+                paused = queue.paused()
+                self._write(
+                    f"queue {name!r}: "
+                    + (f"paused, {_pause_text(paused)}" if paused else "not paused")
+                )
+        except (TypeError, ValueError) as exc:
+            raise CommandError(f"redcoord queue {action}: {exc}") from None
 
     def _ping(self) -> None:
         from ...core.transport.clients import get_client
@@ -102,41 +223,65 @@ class Command(BaseCommand):
         client = get_client()
         with unavailable_as_ours(client, "ping"):
             client.ping()
+            report = _server_report(client)
         self._write(f"Redis at {describe(client)} answered PING")
+        for label, text in report:
+            self._write(f"  {label + ':':<12}{text}")
 
     def _health(self, options: dict[str, Any]) -> None:
         from ...health import Probe, check
 
         try:
+            # numbers parsed here, not by argparse: a bad one is a usage error (exit 2) saying what is
+            # allowed, also under call_command (whose argparse errors would exit 1, as "unhealthy" does)
+            max_age = _seconds_option(options["max_age"], "--max-age")
+            max_late = _seconds_option(options["max_late"], "--max-late")
+            timeout = _seconds_option(options["timeout"], "--timeout")
             probe = Probe.build(workers=options["worker"], leaders=options["leader"], queues=options["queue"],
-                                max_age=options["max_age"], this_host=options["this_host"])  # fmt: skip
-            if not 0 < options["timeout"] <= 60:
-                raise ValueError(f"--timeout must be between 0 and 60 seconds, not {options['timeout']!r}")
+                                max_age=max_age, this_host=options["this_host"], jobs=options["job"],
+                                all_jobs=options["jobs"], max_late=max_late)  # fmt: skip
+            if timeout is None or not 0 < timeout <= 60:
+                raise ValueError(f"--timeout must be between 0 and 60 seconds, not {timeout:g}")
         except (TypeError, ValueError) as exc:
             raise CommandError(str(exc), returncode=2) from exc
-        results = check(probe, timeout=options["timeout"])
+        results = check(probe, timeout=timeout)
         for result in results:
             self._write(result.line(), self.style.SUCCESS if result.ok else self.style.ERROR)
         failed = [r.name for r in results if not r.ok]
         if failed:
-            raise CommandError(f"unhealthy: {', '.join(failed)} failed ({len(failed)} of {len(results)} checks)")
+            raise CommandError(
+                f"unhealthy: {', '.join(failed)} failed ({len(failed)} of {len(results)} checks)"
+            )
 
     def _status(self, options: dict[str, Any]) -> None:
         from ...core.transport.clients import get_client
         from ...dashboard import overview
 
         data = overview(
-            get_client(), conf.get_config()["KEY_PREFIX"], contains=options["contains"], page=max(1, options["page"])
+            get_client(),
+            conf.get_config()["KEY_PREFIX"],
+            contains=options["contains"],
+            page=max(1, options["page"]),
         )
         if options["json"]:
-            self.stdout.write(json.dumps(data, indent=2))  # (JSON escapes control characters itself)
+            self.stdout.write(
+                json.dumps(data, indent=2)
+            )  # (JSON escapes control characters itself)
             return
         locks = data["locks"]
         self._table(
             f"Live locks: {locks['total']} (page {locks['page']} of {locks['pages']})",
             ["name", "holder", "ttl left", "fencing token", "waiters"],
-            [[x["name"], f"{x['host']} {x['pid']} {x['thread']}", _span(x["ttl_left"]), x["fence"], x["waiters"]]
-             for x in locks["items"]],
+            [
+                [
+                    x["name"],
+                    f"{x['host']} {x['pid']} {x['thread']}",
+                    _span(x["ttl_left"]),
+                    x["fence"],
+                    x["waiters"],
+                ]
+                for x in locks["items"]
+            ],
         )
         waits = data["lock_waits"]
         self._table(
@@ -161,12 +306,18 @@ class Command(BaseCommand):
         self._table(
             "Latches and barriers",
             ["kind", "name", "state", "broken", "waiting", "parties with a lease"],
-            [[x["kind"], x["name"], x["state"], x["broken"] or "-", x["waiting"], x["parties"]] for x in data["latches"]],
+            [
+                [x["kind"], x["name"], x["state"], x["broken"] or "-", x["waiting"], x["parties"]]
+                for x in data["latches"]
+            ],
         )
         self._table(
             "Events, signals and topics",
             ["kind", "name", "state", "waiting"],
-            [[x["kind"], x["name"], x["state"] or "-", _dash(x["waiting"])] for x in data["signals"]],
+            [
+                [x["kind"], x["name"], x["state"] or "-", _dash(x["waiting"])]
+                for x in data["signals"]
+            ],
         )
         self._table(
             "Rate limits: busiest keys (this minute and the last)",
@@ -176,8 +327,19 @@ class Command(BaseCommand):
         )  # fmt: skip
         self._table(
             "Queues",
-            ["queue", "ready", "delayed", "processing", "dead", "oldest ready"],
-            [[q["name"], q["ready"], q["delayed"], q["processing"], q["dead"], _span(q["oldest_age"])] for q in data["queues"]],
+            ["queue", "ready", "delayed", "processing", "dead", "oldest ready", "state"],
+            [
+                [
+                    q["name"],
+                    q["ready"],
+                    q["delayed"],
+                    q["processing"],
+                    q["dead"],
+                    _span(q["oldest_age"]),
+                    f"paused, {_pause_text(q['paused'])}" if q.get("paused") else "running",
+                ]
+                for q in data["queues"]
+            ],
         )
         self._table(
             "Workers",
@@ -188,7 +350,11 @@ class Command(BaseCommand):
         now = data["server_time_ms"]
         for election in data["leaders"]:
             lead = election["leader"]
-            who = f"{lead['identity']} (term {lead['term']}, since {_when(lead['since_ms'], now)})" if lead else "none"
+            who = (
+                f"{lead['identity']} (term {lead['term']}, since {_when(lead['since_ms'], now)})"
+                if lead
+                else "none"
+            )
             self._table(
                 f"Leader of {election['election']!r}: {who}",
                 ["job", "schedule", "runs", "outcome", "last run", "took", "next due"],
@@ -201,12 +367,90 @@ class Command(BaseCommand):
             self._write(f"Skipped {count} unreadable record(s) of {what}: Redis holds there what redcoord "
                         "did not write (see the log)", self.style.WARNING)  # fmt: skip
 
+    def _schedule(self, options: dict[str, Any]) -> None:
+        """``redcoord schedule JOB``: show the versions; with --every/--cron/--param edit, with --revert revert."""
+        import time
+
+        from ...core.exceptions import CoordinationUnavailable
+        from ...core.leader.election import LeaderElection
+        from ...core.periodic.schedules import (
+            edit_schedule,
+            editable_params,
+            parse_param,
+            read_versions,
+            revert_schedule,
+        )
+        from ...discovery import autodiscover
+
+        def now_ms() -> int:
+            return int(time.time() * 1000)  # only to say "2 s ago"
+
+        jobs = autodiscover()
+        job = jobs.get(options["job"])
+        if job is None:  # a usage error (exit 2), as every bad argument here
+            raise CommandError(f"no periodic job named {options['job']!r}; registered jobs: "
+                               f"{', '.join(sorted(jobs)) or 'none'}", returncode=2)  # fmt: skip
+        editing = options["every"] is not None or options["cron"] is not None or options["param"]
+        try:
+            every = _seconds_option(options["every"], "--every")
+            if options["revert"] and editing:
+                raise ValueError("--revert cannot be combined with --every, --cron or --param")
+            election = LeaderElection(
+                options["election"]
+            )  # only its client and keys: it does not campaign
+            declared, params = editable_params(job), {}
+            for item in options["param"]:
+                name, sep, text = item.partition("=")
+                if not sep:
+                    raise ValueError(f"--param takes NAME=VALUE, not {item!r}")
+                if name not in declared:
+                    raise ValueError(f"job {job.name!r} has no argument {name!r} an edit may set; it has "
+                                     f"{', '.join(sorted(declared)) or 'none'}")  # fmt: skip
+                if (
+                    name in params
+                ):  # (the last one silently winning hides a typo in a long command line)
+                    raise ValueError(f"--param {name} is given twice; give each argument once")
+                params[name] = parse_param(job, declared[name], text)
+        except (TypeError, ValueError) as exc:
+            raise CommandError(str(exc), returncode=2) from exc
+        try:
+            if options["revert"]:
+                stored = revert_schedule(election, job)
+            elif editing:
+                stored = edit_schedule(
+                    election, job, every=every, cron=options["cron"], params=params
+                )
+        except (TypeError, ValueError) as exc:
+            raise CommandError(str(exc), returncode=2) from exc
+        except CoordinationUnavailable as exc:
+            if not exc.sent:
+                raise
+            raise CommandError(f"{printable(exc)}; unknown whether Redis stored the edit: `manage.py redcoord "
+                               f"schedule {job.name}` lists the versions kept") from exc  # fmt: skip
+        if options["revert"]:
+            self._write(f"job {job.name}: version {stored.version}: back to the code's schedule ({job.schedule}), "
+                        f"in force from {_when(stored.since_ms, now_ms())}")  # fmt: skip
+        elif editing:
+            label = read_versions(election, job.name).current.label(job)
+            self._write(f"job {job.name}: version {stored.version}: {label}, "
+                        f"in force from {_when(stored.since_ms, now_ms())}")  # fmt: skip
+        versions = read_versions(election, job.name)
+        self._table(
+            f"Schedule of {job.name!r} (the code's: {job.schedule}; arguments it declares: "
+            f"{', '.join(f'{p.name}={p.default!r}' for p in editable_params(job).values()) or 'none'})",
+            ["version", "schedule and arguments", "in force from", "by"],
+            [[v.version, "the code's" if v.version == 0 or v.revert else (v.label(job) or job.schedule),
+              _when(v.since_ms, now_ms()) if v.since_ms else "-", v.by or "-"] for v in reversed(versions.kept)],
+        )  # fmt: skip
+
     def _table(self, title: str, header: list[str], rows: list[list[Any]]) -> None:
         cells = [[printable(c) for c in header]] + [[printable(c) for c in row] for row in rows]
         widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
         self._write(title, self.style.MIGRATE_HEADING)
         for i, row in enumerate(cells):
-            self._write("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+            self._write(
+                "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            )
             if i == 0:
                 self._write("  " + "  ".join("-" * w for w in widths))
         if not rows:
@@ -221,7 +465,76 @@ class Command(BaseCommand):
 #: Characters never sent to a terminal as they are: C0 and C1 controls, DEL (an escape sequence
 #: starts with ESC or CSI), and the invisible format characters (bidirectional overrides,
 #: zero-width) that make a line read differently from what it holds.
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
+_UNPRINTABLE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+)
+
+
+def _server_report(client: Any) -> list[tuple[str, str]]:
+    """What ``redcoord ping`` tells about the server: its product and version (INFO server), the
+    topology (one server, a Sentinel service, a Cluster's nodes) and the fast paths in use."""
+    import redis
+    from redis.utils import HIREDIS_AVAILABLE
+
+    from ...core.ratelimit import native
+    from ...core.transport.clients import is_cluster, key_builder
+
+    cluster = is_cluster(client)
+    target = {"target_nodes": client.get_default_node()} if cluster else {}
+    info = client.info("server", **target)
+    # Valkey answers redis_version 7.2.4 (what it is compatible with) beside its own version
+    if info.get("valkey_version") or info.get("server_name") == "valkey":
+        product = f"Valkey {info.get('valkey_version', '?')} (redis_version {info.get('redis_version', '?')})"
+    elif info.get("dragonfly_version"):
+        product = f"Dragonfly {info['dragonfly_version']}"
+    else:
+        product = f"Redis {info.get('redis_version', '?')}"
+    product += f", {info.get('server_mode') or info.get('redis_mode', 'standalone')} mode"  # Valkey 8: server_mode
+    pool = getattr(client, "connection_pool", None)
+    if cluster:
+        nodes = (
+            client.cluster_nodes()
+        )  # CLUSTER NODES of one node: the replicas too ("host:port" -> fields)
+        nodes = {
+            addr: n
+            for addr, n in nodes.items()
+            if "noaddr" not in n["flags"] and "fail" not in n["flags"]
+        }
+        primaries = sorted(addr for addr, n in nodes.items() if "master" in n["flags"])
+        replicas = sorted(addr for addr, n in nodes.items() if "master" not in n["flags"])
+        topology = (
+            f"Cluster of {len(nodes)} nodes: {len(primaries)} primaries ({', '.join(primaries)}), "
+            f"{len(replicas)} replicas ({', '.join(replicas) or 'none'})"
+        )
+        kwargs = client.nodes_manager.connection_kwargs
+    elif getattr(pool, "service_name", None):
+        host, port = pool.get_master_address()
+        replication = client.info("replication")
+        sentinels = [
+            f"{s.connection_pool.connection_kwargs.get('host')}:{s.connection_pool.connection_kwargs.get('port')}"
+            for s in pool.sentinel_manager.sentinels
+        ]
+        topology = (
+            f"Sentinel service {pool.service_name!r}: master {host}:{port} with "
+            f"{replication.get('connected_slaves', 0)} replica(s), sentinels {', '.join(sentinels)}"
+        )
+        kwargs = pool.connection_kwargs
+    else:
+        replication = client.info("replication")
+        topology = f"one server ({replication.get('role', '?')}, {replication.get('connected_slaves', 0)} replica(s))"
+        kwargs = getattr(pool, "connection_kwargs", {})
+    try:
+        cell = native.probe(
+            client, key_builder(None, client).rate_limit_cell("redcoord-ping", "probe")
+        )
+    except redis.RedisError as exc:
+        cell = f"unknown ({type(exc).__name__})"
+    protocol = str(kwargs.get("protocol") or 2)
+    fast = (
+        f"CL.THROTTLE {'yes (rate limits decided by the server)' if cell is True else cell or 'no'}; "
+        f"hiredis parser {'yes' if HIREDIS_AVAILABLE else 'no'}; RESP{3 if protocol == '3' else 2}"
+    )
+    return [("server", product), ("topology", topology), ("fast paths", fast)]
 
 
 def printable(value: Any) -> str:
@@ -235,6 +548,18 @@ def printable(value: Any) -> str:
 def _escaped(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _seconds_option(value: Any, flag: str) -> float | None:
+    """A number of seconds given on the command line (None when not given); ValueError saying what is allowed."""
+    if value is None or isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        raise ValueError(
+            f"{flag} must be a number of seconds (such as 30 or 2.5), not {value!r}"
+        ) from None
 
 
 def _dash(value: Any) -> str:
@@ -251,7 +576,11 @@ def _span(seconds: Any) -> str:
     if seconds < 60:
         return f"{seconds:.1f} s"
     whole = int(seconds)
-    for unit, size, sub, subsize in (("d", 86400, "h", 3600), ("h", 3600, "min", 60), ("min", 60, "s", 1)):
+    for unit, size, sub, subsize in (
+        ("d", 86400, "h", 3600),
+        ("h", 3600, "min", 60),
+        ("min", 60, "s", 1),
+    ):
         if whole >= size:
             return f"{whole // size} {unit} {whole % size // subsize} {sub}"
     return f"{whole} s"  # unreachable
@@ -268,3 +597,17 @@ def _when(ms: Any, now_ms: int) -> str:
     local = timezone.localtime(datetime.fromtimestamp(ms / 1000, tz=dt_timezone.utc))
     delta = (ms - now_ms) / 1000
     return f"{local:%Y-%m-%d %H:%M:%S %Z} ({'in ' + _span(delta) if delta >= 0 else _span(delta) + ' ago'})"
+
+
+def _pause_text(paused: dict[str, Any] | None) -> str:
+    """A queue's pause in words: since when (local time) and why."""
+    if not paused:
+        return "not paused"
+    since = paused["since_ms"]
+    when = (
+        timezone.localtime(datetime.fromtimestamp(since / 1000, tz=dt_timezone.utc))
+        if since
+        else None
+    )
+    text = f"since {when:%Y-%m-%d %H:%M:%S %Z}" if when else "since an unknown time"
+    return text + (f" ({paused['reason']})" if paused["reason"] else "")

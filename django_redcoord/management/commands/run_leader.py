@@ -21,7 +21,6 @@ Options:
 from __future__ import annotations
 
 import logging
-import math
 import signal
 import threading
 import time
@@ -42,7 +41,7 @@ from ...core.periodic.control import (
     resume_job,
 )
 from ...core.periodic.scheduler import Scheduler, read_job_states
-from ...core.values import DEFAULT
+from ...core.values import DEFAULT, finite_number
 from ...logs import add_log_format_argument, log_to_console
 from ...metrics import add_metrics_arguments, serve_metrics_for
 
@@ -59,22 +58,60 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--list", action="store_true", help="list the jobs, schedules, next due times and last outcomes, then exit")
-        parser.add_argument("--run", metavar="JOB", help="run JOB once now if this process can become leader, then exit")
-        parser.add_argument("--request", metavar="JOB",
-                            help="ask the current leader to run JOB once soon (queued in Redis), then exit")
-        parser.add_argument("--slot", metavar="TIME",
-                            help="with --run/--request: the slot to redo, ISO 8601 with an offset "
-                                 "(2024-05-01T03:00:00+02:00) or ms since the epoch")
-        parser.add_argument("--expires", type=float, metavar="SECONDS",
-                            help=f"with --request: drop the request if no leader claims it within SECONDS "
-                                 f"(default {DEFAULT_REQUEST_TTL:g})")
-        parser.add_argument("--pause", metavar="JOB", help="skip JOB's slots until --resume (runs going on continue)")
-        parser.add_argument("--resume", metavar="JOB", help="run a paused JOB again from its next slot")
-        parser.add_argument("--identity", help="how this process is shown to others (default host:pid)")
-        parser.add_argument("--lease", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_LEASE']")
-        parser.add_argument("--renew-deadline", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_RENEW_DEADLINE']")
-        parser.add_argument("--retry-period", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_RETRY_PERIOD']")
+        parser.add_argument(
+            "--list",
+            action="store_true",
+            help="list the jobs, schedules, next due times and last outcomes, then exit",
+        )
+        parser.add_argument(
+            "--run",
+            metavar="JOB",
+            help="run JOB once now if this process can become leader, then exit",
+        )
+        parser.add_argument(
+            "--request",
+            metavar="JOB",
+            help="ask the current leader to run JOB once soon (queued in Redis), then exit",
+        )
+        parser.add_argument(
+            "--slot",
+            metavar="TIME",
+            help="with --run/--request: the slot to redo, ISO 8601 with an offset "
+            "(2024-05-01T03:00:00+02:00) or ms since the epoch",
+        )
+        parser.add_argument(
+            "--expires",
+            type=float,
+            metavar="SECONDS",
+            help=f"with --request: drop the request if no leader claims it within SECONDS "
+            f"(default {DEFAULT_REQUEST_TTL:g})",
+        )
+        parser.add_argument(
+            "--pause",
+            metavar="JOB",
+            help="skip JOB's slots until --resume (runs going on continue)",
+        )
+        parser.add_argument(
+            "--resume", metavar="JOB", help="run a paused JOB again from its next slot"
+        )
+        parser.add_argument(
+            "--identity", help="how this process is shown to others (default host:pid)"
+        )
+        parser.add_argument(
+            "--lease", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_LEASE']"
+        )
+        parser.add_argument(
+            "--renew-deadline",
+            type=float,
+            metavar="SECONDS",
+            help="override REDCOORD['LEADER_RENEW_DEADLINE']",
+        )
+        parser.add_argument(
+            "--retry-period",
+            type=float,
+            metavar="SECONDS",
+            help="override REDCOORD['LEADER_RETRY_PERIOD']",
+        )
         add_log_format_argument(parser)
         add_metrics_arguments(parser)
 
@@ -98,7 +135,9 @@ class Command(BaseCommand):
                 self._run_one(election, jobs, job.name, _slot_ms(job, options.get("slot")))
             elif options.get("request"):
                 job = _registered(jobs, options["request"])
-                self._request(election, job, _slot_ms(job, options.get("slot")), options.get("expires"))
+                self._request(
+                    election, job, _slot_ms(job, options.get("slot")), options.get("expires")
+                )
             elif options.get("pause") or options.get("resume"):
                 self._pause(election, _registered(jobs, options.get("pause") or options["resume"]),
                             pause=bool(options.get("pause")))  # fmt: skip
@@ -132,7 +171,9 @@ class Command(BaseCommand):
 
     # -- serve: campaign, and run the jobs while leading ---------------------------------
 
-    def _serve(self, election: LeaderElection, jobs: dict[str, schedule.Job], wakeup: threading.Event) -> None:
+    def _serve(
+        self, election: LeaderElection, jobs: dict[str, schedule.Job], wakeup: threading.Event
+    ) -> None:
         stopping, force = threading.Event(), threading.Event()
 
         def on_signal(signum: int, frame: Any) -> None:
@@ -172,7 +213,11 @@ class Command(BaseCommand):
             running = scheduler.running()
             timeout = conf.get_config()["LEADER_SHUTDOWN_TIMEOUT"]
             if running:
-                log.info("run_leader: stopping; waiting up to %g s for %d running job(s)", timeout, len(running))
+                log.info(
+                    "run_leader: stopping; waiting up to %g s for %d running job(s)",
+                    timeout,
+                    len(running),
+                )
             left = scheduler.wait_idle(timeout, abort=force)
             if left:
                 log.warning("run_leader: exiting with %d job(s) still running: %s",
@@ -180,7 +225,9 @@ class Command(BaseCommand):
             try:
                 election.resign()
             except CoordinationUnavailable as exc:
-                log.warning("run_leader: could not resign (the record expires after the lease): %s", exc)
+                log.warning(
+                    "run_leader: could not resign (the record expires after the lease): %s", exc
+                )
             finally:
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
@@ -193,7 +240,11 @@ class Command(BaseCommand):
         job = _registered(jobs, name)
         if not election.campaign():
             current = election.current()
-            holder = f"{current.identity} leads (term {current.term})" if current else "another process leads"
+            holder = (
+                f"{current.identity} leads (term {current.term})"
+                if current
+                else "another process leads"
+            )
             raise CommandError(
                 f"cannot run {name!r}: {holder}. --run only runs a job where this process can be "
                 f"the leader; use --request {name} to have the leader run it, or stop the running leaders"
@@ -204,9 +255,13 @@ class Command(BaseCommand):
         finally:
             election.resign()
         if run is None:
-            raise CommandError(f"cannot run {name!r}: leadership was lost before the run was claimed")
+            raise CommandError(
+                f"cannot run {name!r}: leadership was lost before the run was claimed"
+            )
         slot = "" if slot_ms is None else f", slot {_when(slot_ms)}"
-        self.stdout.write(f"job {name}: {run.outcome} in {run.duration:.3f} s (term {run.term}{slot})")
+        self.stdout.write(
+            f"job {name}: {run.outcome} in {run.duration:.3f} s (term {run.term}{slot})"
+        )
         if run.outcome != "ok":
             raise CommandError(f"job {name!r} failed: {run.error}")
 
@@ -223,7 +278,9 @@ class Command(BaseCommand):
             who = f"nobody leads now: the first leader within {expires:g} s runs it, else it is dropped"
         else:
             who = f"{current.identity} (term {current.term}) runs it at its next check"
-        self.stdout.write(f"request {request_id}: {what} is queued; {who}. `run_leader --list` shows the outcome.")
+        self.stdout.write(
+            f"request {request_id}: {what} is queued; {who}. `run_leader --list` shows the outcome."
+        )
 
     def _pause(self, election: LeaderElection, job: schedule.Job, *, pause: bool) -> None:
         if pause:
@@ -248,7 +305,9 @@ class Command(BaseCommand):
             )
         states = read_job_states(election, also=jobs)
         now_ms = int(time.time() * 1000)
-        rows = [("JOB", "SCHEDULE", "MISFIRE", "NEXT DUE", "LAST SLOT", "OUTCOME", "RUNS", "RUNNING")]
+        rows = [
+            ("JOB", "SCHEDULE", "MISFIRE", "NEXT DUE", "LAST SLOT", "OUTCOME", "RUNS", "RUNNING")
+        ]
         for name in sorted(states):
             state, job = states[name], jobs.get(name)
             if job is not None:
@@ -257,7 +316,11 @@ class Command(BaseCommand):
                 schedule, misfire = job.schedule, job.misfire
 
             else:
-                next_due, schedule, misfire = None, f"{state.get('schedule', '?')} (not registered)", "-"
+                next_due, schedule, misfire = (
+                    None,
+                    f"{state.get('schedule', '?')} (not registered)",
+                    "-",
+                )
             outcome = state.get("outcome", "-")
             if state.get("error"):
                 outcome = f"{outcome}: {state['error'][:60]}"
@@ -267,9 +330,15 @@ class Command(BaseCommand):
             ))  # fmt: skip
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
-            self.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+            self.stdout.write(
+                "  ".join(
+                    cell.ljust(width) for cell, width in zip(row, widths, strict=True)
+                ).rstrip()
+            )
         if len(rows) == 1:
-            self.stdout.write("(no periodic jobs: add @periodic functions to <app>/jobs.py or REDCOORD['JOBS'])")
+            self.stdout.write(
+                "(no periodic jobs: add @periodic functions to <app>/jobs.py or REDCOORD['JOBS'])"
+            )
         requests = pending_requests(election)
         if requests:
             self.stdout.write(f"pending run requests ({len(requests)}):")
@@ -282,7 +351,9 @@ class Command(BaseCommand):
 def _registered(jobs: dict[str, schedule.Job], name: str) -> schedule.Job:
     job = jobs.get(name)
     if job is None:
-        raise CommandError(f"no periodic job named {name!r}; registered jobs: {', '.join(sorted(jobs)) or 'none'}")
+        raise CommandError(
+            f"no periodic job named {name!r}; registered jobs: {', '.join(sorted(jobs)) or 'none'}"
+        )
     return job
 
 
@@ -295,17 +366,23 @@ def _slot_ms(job: schedule.Job, text: str | None) -> int | None:
         slot = int(text)
     else:
         try:  # Python 3.10's fromisoformat does not read "Z"
-            moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" and text else text)
+            moment = datetime.fromisoformat(
+                text[:-1] + "+00:00" if text[-1:] in "Zz" and text else text
+            )
         except ValueError:
             raise CommandError(
                 f"--slot {text!r} is not a time: give ISO 8601 with an offset "
                 "(2024-05-01T03:00:00+02:00, or ...Z for UTC) or milliseconds since the epoch (1714525200000)"
             ) from None
         if moment.utcoffset() is None:
-            raise CommandError(f"--slot {text!r} has no UTC offset: add one, e.g. {text}+00:00 or {text}Z")
+            raise CommandError(
+                f"--slot {text!r} has no UTC offset: add one, e.g. {text}+00:00 or {text}Z"
+            )
         slot = round(moment.timestamp() * 1000)
     if slot > time.time() * 1000:
-        raise CommandError(f"--slot {text!r} ({_when(slot)}) is in the future: only past slots can be redone")
+        raise CommandError(
+            f"--slot {text!r} ({_when(slot)}) is in the future: only past slots can be redone"
+        )
     if job.previous_slot(slot) != slot:
         raise CommandError(
             f"--slot {text!r} ({_when(slot)}) is not a slot of job {job.name!r} ({job.schedule}); "
@@ -316,8 +393,10 @@ def _slot_ms(job: schedule.Job, text: str | None) -> int | None:
 
 def _when(ms: Any) -> str:
     """ms since the epoch -> local time in Django's TIME_ZONE, or '-'."""
-    if not isinstance(ms, (int, float)) or not math.isfinite(ms):
+    if not finite_number(ms):
         return "-"
     from django.utils import timezone
 
-    return datetime.fromtimestamp(ms / 1000, timezone.get_default_timezone()).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(ms / 1000, timezone.get_default_timezone()).strftime(
+        "%Y-%m-%d %H:%M:%S"
+    )

@@ -8,6 +8,7 @@ and exit 0.
 
 from __future__ import annotations
 
+import logging
 import signal
 from typing import Any
 
@@ -22,12 +23,30 @@ class Command(BaseCommand):
     help = "Run tasks from the Redis queues of a django_redcoord Tasks backend."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("queues", nargs="*", help="queue names (default: every queue of the backend)")
-        parser.add_argument("--backend", default="default", help="TASKS alias (default: %(default)s)")
-        parser.add_argument("--concurrency", type=int, default=1, help="worker threads (default: 1)")
-        parser.add_argument("--prefetch", type=int, default=None, help="messages claimed per round trip (default: REDCOORD WORKER_PREFETCH)")
-        parser.add_argument("--burst", action="store_true", help="exit once the queues have nothing ready")
-        parser.add_argument("--shutdown-timeout", type=float, default=None, help="seconds to finish running jobs on SIGTERM")
+        parser.add_argument(
+            "queues", nargs="*", help="queue names (default: every queue of the backend)"
+        )
+        parser.add_argument(
+            "--backend", default="default", help="TASKS alias (default: %(default)s)"
+        )
+        parser.add_argument(
+            "--concurrency", type=int, default=1, help="worker threads (default: 1)"
+        )
+        parser.add_argument(
+            "--prefetch",
+            type=int,
+            default=None,
+            help="messages claimed per round trip (default: REDCOORD WORKER_PREFETCH)",
+        )
+        parser.add_argument(
+            "--burst", action="store_true", help="exit once the queues have nothing ready"
+        )
+        parser.add_argument(
+            "--shutdown-timeout",
+            type=float,
+            default=None,
+            help="seconds to finish running jobs on SIGTERM",
+        )
         add_log_format_argument(parser)
         add_metrics_arguments(parser)
 
@@ -44,7 +63,9 @@ class Command(BaseCommand):
         names = options["queues"] or sorted(backend.queues)
         unknown = sorted(set(names) - set(backend.queues))
         if unknown:
-            raise CommandError(f"unknown queue(s) {', '.join(unknown)}; TASKS[{options['backend']!r}] has {', '.join(sorted(backend.queues))}")
+            raise CommandError(
+                f"unknown queue(s) {', '.join(unknown)}; TASKS[{options['backend']!r}] has {', '.join(sorted(backend.queues))}"
+            )
         log_to_console(options["verbosity"], options["log_format"])
         try:
             worker = Worker(
@@ -57,7 +78,10 @@ class Command(BaseCommand):
             )
             worker.handler = worker.write_behind = TaskRunner(backend, worker.id)
             metrics = serve_metrics_for(options)
-            previous = {s: signal.signal(s, lambda *_: worker.stop()) for s in (signal.SIGTERM, signal.SIGINT)}
+            previous = {
+                s: signal.signal(s, lambda *_: worker.stop())
+                for s in (signal.SIGTERM, signal.SIGINT)
+            }
             try:
                 stats = worker.run()
             finally:
@@ -67,6 +91,8 @@ class Command(BaseCommand):
                     metrics.shutdown()
         except (ValueError, RedcoordError) as exc:
             raise CommandError(str(exc)) from exc
-        if options["verbosity"] >= 1:
-            self.stdout.write(f"worker {worker.id}: {stats.ok} ok, {stats.failed} failed, {stats.dead} dead-lettered")
-
+        if options["verbosity"] >= 1 and not logging.getLogger(
+            "django_redcoord.queues"
+        ).isEnabledFor(logging.INFO):
+            # the worker's own log line says it when its logger is on: not twice
+            self.stdout.write(f"worker {worker.id}: stopped: {stats.summary()}")

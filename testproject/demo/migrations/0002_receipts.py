@@ -4,20 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('demo', '0001_initial'),
+        ("demo", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='purchase',
-            name='receipt',
-            field=models.TextField(blank=True, help_text='written by the receipt task on a worker'),
+            model_name="purchase",
+            name="receipt",
+            field=models.TextField(blank=True, help_text="written by the receipt task on a worker"),
         ),
         migrations.AddField(
-            model_name='purchase',
-            name='receipt_task',
-            field=models.CharField(blank=True, help_text="id of the receipt task's result", max_length=64),
+            model_name="purchase",
+            name="receipt_task",
+            field=models.CharField(
+                blank=True, help_text="id of the receipt task's result", max_length=64
+            ),
         ),
     ]

@@ -11,7 +11,6 @@ def fill_listed(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("demo", "0002_receipts"),
     ]
@@ -20,7 +19,9 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="item",
             name="listed",
-            field=models.IntegerField(default=0, help_text="units the seller listed: sold + stock, while nothing races"),
+            field=models.IntegerField(
+                default=0, help_text="units the seller listed: sold + stock, while nothing races"
+            ),
         ),
         migrations.RunPython(fill_listed, migrations.RunPython.noop),
     ]

@@ -26,8 +26,6 @@ from ...waits_under_faults import NAME, Outcome, client, kill_waiters
 PREFIX = "lf"
 
 
-
-
 def wait_registered(latch: CountDownLatch, n: int, bound: float = 10.0) -> None:
     end = time.monotonic() + bound
     while latch.state()["waiters"] < n:
@@ -60,7 +58,10 @@ def test_a_latch_wait_rides_out_a_killed_connection(redis_servers):
 
 def test_a_barrier_wait_rides_out_a_killed_connection_for_every_party(redis_servers):
     (server,) = redis_servers(1)
-    parties = [Outcome(lambda: Barrier(NAME, 3, client=client(server), prefix=PREFIX).wait(30)) for _ in range(2)]
+    parties = [
+        Outcome(lambda: Barrier(NAME, 3, client=client(server), prefix=PREFIX).wait(30))
+        for _ in range(2)
+    ]
     barrier = Barrier(NAME, 3, client=client_from_url(server.url), prefix=PREFIX)
     wait_arrived(barrier, 2)
     time.sleep(0.2)
@@ -97,7 +98,11 @@ def test_an_async_barrier_wait_rides_out_a_killed_connection(redis_servers):
 def test_a_latch_wait_rides_out_a_server_paused_past_the_socket_timeout(redis_servers):
     (server,) = redis_servers(1)
     latch = CountDownLatch(NAME, 1, client=client_from_url(server.url), prefix=PREFIX)
-    waiter = Outcome(lambda: CountDownLatch(NAME, 1, client=client(server, socket_timeout=1.0), prefix=PREFIX).wait(30))
+    waiter = Outcome(
+        lambda: CountDownLatch(
+            NAME, 1, client=client(server, socket_timeout=1.0), prefix=PREFIX
+        ).wait(30)
+    )
     wait_registered(latch, 1)
     server.pause()
     time.sleep(2.5)  # the waiter's BLPOP and its re-checks time out meanwhile
@@ -110,7 +115,11 @@ def test_a_latch_wait_rides_out_a_server_paused_past_the_socket_timeout(redis_se
 
 def test_a_barrier_wait_rides_out_a_pause_shorter_than_its_lease(redis_servers):
     (server,) = redis_servers(1)
-    party = Outcome(lambda: Barrier(NAME, 2, ttl=10, client=client(server, socket_timeout=1.0), prefix=PREFIX).wait(30))
+    party = Outcome(
+        lambda: Barrier(
+            NAME, 2, ttl=10, client=client(server, socket_timeout=1.0), prefix=PREFIX
+        ).wait(30)
+    )
     barrier = Barrier(NAME, 2, ttl=10, client=client_from_url(server.url), prefix=PREFIX)
     wait_arrived(barrier, 1)
     server.pause()
@@ -127,7 +136,9 @@ def test_a_latch_waiter_without_timeout_learns_that_redis_lost_the_data(redis_se
     (server,) = redis_servers(1)
     latch = CountDownLatch(NAME, 2, client=client_from_url(server.url), prefix=PREFIX)
     latch.count_down()  # one of two: a restart must not silently start again at two
-    waiter = Outcome(lambda: CountDownLatch(NAME, 2, client=client(server), prefix=PREFIX).wait(None))
+    waiter = Outcome(
+        lambda: CountDownLatch(NAME, 2, client=client(server), prefix=PREFIX).wait(None)
+    )
     wait_registered(latch, 1)
     server.restart()  # empty: nothing persisted
     waiter.join(15)
@@ -152,7 +163,9 @@ def test_a_latch_party_counting_down_after_the_data_was_lost_breaks_the_latch(re
         newcomer.wait(0)
 
 
-def test_a_party_alive_through_the_data_loss_breaks_the_latch_for_those_who_come_after(redis_servers):
+def test_a_party_alive_through_the_data_loss_breaks_the_latch_for_those_who_come_after(
+    redis_servers,
+):
     (server,) = redis_servers(1)
     latch = CountDownLatch(NAME, 3, ttl=1.5, client=client_from_url(server.url), prefix=PREFIX)
     party = latch.party()  # renewed every 0.5 s by its watchdog
@@ -165,6 +178,11 @@ def test_a_party_alive_through_the_data_loss_breaks_the_latch_for_those_who_come
         newcomer.wait(10)
     with pytest.raises(LatchBroken, match="lost"):
         newcomer.count_down()  # ...and so does an anonymous count-down: never a silent new count
+    # The party itself learns it from the reply to that renewal (its watchdog thread may be a
+    # moment behind the waiter that the break woke).
+    deadline = time.monotonic() + 2.0
+    while not party.lost and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert party.lost
     with pytest.raises(LockLost):
         party.count_down()
@@ -180,7 +198,15 @@ def test_a_party_that_counted_down_does_not_break_the_latch_by_a_late_renewal(re
     token = party._owner
     party.count_down()
     k = latch.keys
-    assert RENEW(redis_client, [k.state, k.parties, k.index, k.waiters, k.wake, k.probe], [token, 1000, NAME, 2, 60000], operation="renew") == 0
+    assert (
+        RENEW(
+            redis_client,
+            [k.state, k.parties, k.index, k.waiters, k.wake, k.probe],
+            [token, 1000, NAME, 2, 60000],
+            operation="renew",
+        )
+        == 0
+    )
     assert latch.state()["broken"] == "" and latch.state()["count"] == 1
 
 
@@ -201,7 +227,10 @@ def test_a_latch_wait_rides_out_a_restart_with_the_data(redis_servers):
 
 def test_barrier_parties_learn_that_redis_lost_the_data(redis_servers):
     (server,) = redis_servers(1)
-    parties = [Outcome(lambda: Barrier(NAME, 3, client=client(server), prefix=PREFIX).wait(None)) for _ in range(2)]
+    parties = [
+        Outcome(lambda: Barrier(NAME, 3, client=client(server), prefix=PREFIX).wait(None))
+        for _ in range(2)
+    ]
     wait_arrived(Barrier(NAME, 3, client=client_from_url(server.url), prefix=PREFIX), 2)
     server.restart()
     for party in parties:
@@ -264,7 +293,9 @@ def test_negative_control_a_latch_that_is_not_open_still_breaks_when_a_party_fai
 def test_a_cancelled_latch_waiter_leaves_nothing_registered(redis_client, redis_url, after):
     async def scenario():
         aclient = redis.asyncio.Redis.from_url(redis_url, socket_timeout=5)
-        task = asyncio.ensure_future(CountDownLatch(NAME, 1, client=aclient, prefix=PREFIX).await_(30))
+        task = asyncio.ensure_future(
+            CountDownLatch(NAME, 1, client=aclient, prefix=PREFIX).await_(30)
+        )
         await asyncio.sleep(after)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -274,8 +305,12 @@ def test_a_cancelled_latch_waiter_leaves_nothing_registered(redis_client, redis_
     asyncio.run(scenario())
     latch = CountDownLatch(NAME, 1, client=redis_client, prefix=PREFIX)
     assert latch.state()["waiters"] == 0
-    assert not [k for k in redis_client.scan_iter(f"{PREFIX}:*wake*")], "a wake list was left behind"
-    assert all(redis_client.pttl(k) > 0 for k in redis_client.scan_iter(f"{PREFIX}:*") if b"index" not in k)
+    assert not [k for k in redis_client.scan_iter(f"{PREFIX}:*wake*")], (
+        "a wake list was left behind"
+    )
+    assert all(
+        redis_client.pttl(k) > 0 for k in redis_client.scan_iter(f"{PREFIX}:*") if b"index" not in k
+    )
 
 
 def test_every_latch_key_has_a_ttl_also_after_abort_and_a_look(redis_client):

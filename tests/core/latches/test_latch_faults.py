@@ -67,7 +67,9 @@ def test_a_killed_latch_party_breaks_the_latch_within_its_lease(redis_url, redis
     assert "stopped renewing its lease" in latch.state()["broken"]
 
 
-def test_a_paused_latch_party_breaks_the_latch_and_learns_it_when_it_resumes(redis_url, redis_client):
+def test_a_paused_latch_party_breaks_the_latch_and_learns_it_when_it_resumes(
+    redis_url, redis_client
+):
     ttl = 1.0
     ready = multiproc.queue()
     party = multiproc.start(join_and_hang, redis_url, ttl, ready)

@@ -51,7 +51,10 @@ def _late(waiters, since: float) -> list[float]:
 @pytest.mark.parametrize("how", ["open", "abort"])
 def test_a_latch_opening_or_breaking_wakes_thirty_waiters_within_a_second(client, how):
     latch = CountDownLatch(f"prompt-{how}", 1, client=client)
-    waiters = [Waiter(lambda: CountDownLatch(f"prompt-{how}", 1, client=client).wait(30)) for _ in range(30)]
+    waiters = [
+        Waiter(lambda: CountDownLatch(f"prompt-{how}", 1, client=client).wait(30))
+        for _ in range(30)
+    ]
     _until(lambda: latch.state()["waiters"] == 30)
     time.sleep(0.2)
     at = time.monotonic()
@@ -65,19 +68,25 @@ def test_a_latch_opening_or_breaking_wakes_thirty_waiters_within_a_second(client
 
 
 def test_the_last_arrival_trips_a_barrier_of_twenty_within_a_second(client):
-    parties = [Waiter(lambda: Barrier("prompt-barrier", 20, client=client).wait(30)) for _ in range(19)]
+    parties = [
+        Waiter(lambda: Barrier("prompt-barrier", 20, client=client).wait(30)) for _ in range(19)
+    ]
     barrier = Barrier("prompt-barrier", 20, client=client)
     _until(lambda: len(barrier.state()["waiting"]) == 19)
     time.sleep(0.2)
     at = time.monotonic()
     assert barrier.wait(5) == 19
     late = _late(parties, at)
-    assert sorted(p.result for p in parties) == list(range(19)), [p.error for p in parties if p.error][:1]
+    assert sorted(p.result for p in parties) == list(range(19)), [
+        p.error for p in parties if p.error
+    ][:1]
     assert late[-1] < 1.0, late[-5:]
 
 
 def test_a_barrier_reset_breaks_every_waiting_party_within_a_second(client):
-    parties = [Waiter(lambda: Barrier("prompt-reset", 10, client=client).wait(30)) for _ in range(5)]
+    parties = [
+        Waiter(lambda: Barrier("prompt-reset", 10, client=client).wait(30)) for _ in range(5)
+    ]
     barrier = Barrier("prompt-reset", 10, client=client)
     _until(lambda: len(barrier.state()["waiting"]) == 5)
     time.sleep(0.2)

@@ -60,7 +60,11 @@ def test_the_incumbent_keeps_leadership_and_its_term_while_it_renews(redis_clien
         time.sleep(0.3)
         assert a.campaign() and not b.campaign()
     renewed = record(redis_client, a)
-    assert renewed["term"] == first["term"] and renewed["token"] == first["token"] and renewed["since_ms"] == first["since_ms"]
+    assert (
+        renewed["term"] == first["term"]
+        and renewed["token"] == first["token"]
+        and renewed["since_ms"] == first["since_ms"]
+    )
     assert int(renewed["renewed_ms"]) >= int(first["renewed_ms"]) + 800
     assert redis_client.pttl(a.keys.record) > 1300
 
@@ -78,7 +82,14 @@ def test_the_term_grows_on_every_change_of_leader(redis_client):
 
 def test_is_leader_turns_false_at_the_renew_deadline_without_renewal(redis_client):
     demoted = []
-    a = make(redis_client, "a", lease=1.0, renew_deadline=0.5, retry_period=0.1, on_demoted=demoted.append)
+    a = make(
+        redis_client,
+        "a",
+        lease=1.0,
+        renew_deadline=0.5,
+        retry_period=0.1,
+        on_demoted=demoted.append,
+    )
     started = time.monotonic()
     assert a.campaign()
     first = a.term
@@ -95,8 +106,12 @@ def test_is_leader_turns_false_at_the_renew_deadline_without_renewal(redis_clien
 
 def test_a_leader_whose_record_was_deleted_learns_it_and_starts_a_new_term(redis_client):
     events = []
-    a = make(redis_client, "a", on_elected=lambda t: events.append(("elected", t)),
-             on_demoted=lambda t: events.append(("demoted", t)))
+    a = make(
+        redis_client,
+        "a",
+        on_elected=lambda t: events.append(("elected", t)),
+        on_demoted=lambda t: events.append(("demoted", t)),
+    )
     b = make(redis_client, "b")
     assert a.campaign()
     first = a.term
@@ -126,7 +141,9 @@ def test_a_leader_that_cannot_reach_redis_steps_down_before_its_lease_ends(redis
     assert steps[0] <= a.renew_deadline + 0.05, steps
     server.pause()
     try:
-        with pytest.raises(CoordinationUnavailable, match="timed out during campaign in election 'e'"):
+        with pytest.raises(
+            CoordinationUnavailable, match="timed out during campaign in election 'e'"
+        ):
             a.campaign()
     finally:
         server.resume()
@@ -223,7 +240,11 @@ def test_a_term_not_above_every_term_seen_is_raised_above_them(redis_client, cap
     ("timing", "error", "message"),
     [
         ((10, 10, 2), ValueError, r"lease \(10 s\) must be longer than renew_deadline \(10 s\)"),
-        ((15, 2.4, 2), ValueError, r"renew_deadline \(2.4 s\) must be longer than 1.2 × retry_period \(1.2 × 2 s = 2.4 s\)"),
+        (
+            (15, 2.4, 2),
+            ValueError,
+            r"renew_deadline \(2.4 s\) must be longer than 1.2 × retry_period \(1.2 × 2 s = 2.4 s\)",
+        ),
         ((0, 1, 0.5), ValueError, "lease must be between 0.001 and 86400 seconds"),
         (("15", 10, 2), TypeError, "lease must be a number of seconds > 0, not '15'"),
         ((15, True, 2), TypeError, "renew_deadline must be a number"),
@@ -243,7 +264,12 @@ def test_every_timing_message_says_what_is_allowed():
 
 def test_defaults_come_from_the_leader_settings(settings, redis_url):
     assert leader_defaults() == (15.0, 10.0, 2.0)
-    settings.REDCOORD = {"URL": redis_url, "LEADER_LEASE": 6, "LEADER_RENEW_DEADLINE": 4, "LEADER_RETRY_PERIOD": 1}
+    settings.REDCOORD = {
+        "URL": redis_url,
+        "LEADER_LEASE": 6,
+        "LEADER_RENEW_DEADLINE": 4,
+        "LEADER_RETRY_PERIOD": 1,
+    }
     election = LeaderElection("e")
     assert (election.lease, election.renew_deadline, election.retry_period) == (6.0, 4.0, 1.0)
     assert election.keys.record == "redcoord:leader:{e}"

@@ -72,9 +72,9 @@ class Fleet:
         self._sampling = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
 
-    def spawn(self, n: int = 1) -> None:
+    def spawn(self, n: int = 1, **settings: str) -> None:
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.leader_settings",
-               "REDCOORD_REDIS_URL": self.url, "REDCOORD_KEY_PREFIX": PREFIX}  # fmt: skip
+               "REDCOORD_REDIS_URL": self.url, "REDCOORD_KEY_PREFIX": PREFIX, **settings}  # fmt: skip
         for _ in range(n):
             name = f"p{len(self.procs)}"
             with open(self.logs / f"{name}.log", "w") as log:
@@ -103,7 +103,9 @@ class Fleet:
             if found and found[1] > above:
                 return found[0], found[1], time.monotonic()
             time.sleep(0.002)
-        raise AssertionError(f"no leader with a term above {above} within {timeout} s:\n{self.tail()}")
+        raise AssertionError(
+            f"no leader with a term above {above} within {timeout} s:\n{self.tail()}"
+        )
 
     def wait_runs(self, n: int = 1, timeout: float = 15.0) -> None:
         """Wait until ``n`` more runs were recorded; returns right after the last one."""
@@ -124,7 +126,9 @@ class Fleet:
         return (self.logs / f"{name}.log").read_text()
 
     def tail(self) -> str:
-        return "\n".join(f"--- {n}\n" + "\n".join(self.log(n).splitlines()[-8:]) for n in self.procs)
+        return "\n".join(
+            f"--- {n}\n" + "\n".join(self.log(n).splitlines()[-8:]) for n in self.procs
+        )
 
     def wait_ready(self, name: str, timeout: float = 20.0) -> None:
         """Wait until ``name`` campaigns (before that, SIGTERM just kills a booting Python)."""
@@ -143,7 +147,9 @@ class Fleet:
             proc.send_signal(signal.SIGCONT)
             proc.send_signal(signal.SIGTERM)
         for name, proc in alive.items():
-            assert proc.wait(timeout) == 0, f"{name} exited with {proc.returncode}:\n{self.log(name)[-2000:]}"
+            assert proc.wait(timeout) == 0, (
+                f"{name} exited with {proc.returncode}:\n{self.log(name)[-2000:]}"
+            )
 
     def kill_all(self) -> None:
         self._sampling.set()
@@ -164,15 +170,21 @@ class Fleet:
         last_term = 0
         for _, identity, term in self.samples:
             assert term >= last_term, f"the term went down: {last_term} -> {term}"
-            assert holder.setdefault(term, identity) == identity, f"term {term} held by two identities"
+            assert holder.setdefault(term, identity) == identity, (
+                f"term {term} held by two identities"
+            )
             last_term = term
         pids = {name: proc.pid for name, proc in self.procs.items()}
         terms_in_slot_order = [e["term"] for e in sorted(entries, key=lambda e: e["slot"])]
-        assert terms_in_slot_order == sorted(terms_in_slot_order), "a later slot ran under an older term"
+        assert terms_in_slot_order == sorted(terms_in_slot_order), (
+            "a later slot ran under an older term"
+        )
         for entry in entries:
             assert entry["leader"], f"a run did not lead any more when it ran: {entry}"
             if entry["term"] in holder:
-                assert entry["pid"] == pids[holder[entry["term"]]], f"run of term {entry['term']} by another process"
+                assert entry["pid"] == pids[holder[entry["term"]]], (
+                    f"run of term {entry['term']} by another process"
+                )
         return entries
 
 
@@ -220,14 +232,18 @@ def test_sigstopped_leader_runs_nothing_under_its_old_term_and_stands_down(fleet
     assert f"{leader} stepped down from term {term}" in fleet.log(leader)
 
 
-def test_sigterm_hands_leadership_to_a_standby_within_one_second(fleet):
-    fleet.spawn(3)
+def test_sigterm_hands_leadership_to_a_standby_long_before_the_lease_would_end(fleet):
+    # A lease of 6 s: a standby that took over only when the resigned lease ran out would come in
+    # after 5.75 s at the earliest (the lease less one retry period); a resignation hands over at
+    # once (a few ms; 2.5 s leaves room for a machine loaded by other tests).
+    lease = 6.0
+    fleet.spawn(3, LEADER_TEST_LEASE=str(lease), LEADER_TEST_RENEW_DEADLINE="4")
     leader, term, _ = fleet.wait_leader()
     fleet.wait_runs(2)
     fleet.signal(leader, signal.SIGTERM)
     signalled_at = time.monotonic()
-    new, new_term, elected_at = fleet.wait_leader(above=term, timeout=5)
-    assert elected_at - signalled_at < 1.0, elected_at - signalled_at
+    new, new_term, elected_at = fleet.wait_leader(above=term, timeout=lease + 5)
+    assert elected_at - signalled_at < 2.5, elected_at - signalled_at
     assert new != leader and new_term > term
     assert fleet.procs[leader].wait(10) == 0
     assert f"{leader} stepped down from term {term}: resigned" in fleet.log(leader)
@@ -285,7 +301,9 @@ def believer(index: int, url: str, bypass: bool, seconds: float, ready) -> int:
     client = client_from_url(url)
     election = LeaderElection("nc", lease=LEASE, renew_deadline=RENEW_DEADLINE, retry_period=RETRY,
                               identity=f"n{index}", client=client, prefix="nc")  # fmt: skip
-    job = Job("tick", lambda: _record_run(url, "nc:slots"), EVERY_MS, None, None, 0.0, False, "catchup")
+    job = Job(
+        "tick", lambda: _record_run(url, "nc:slots"), EVERY_MS, None, None, 0.0, False, "catchup"
+    )
     scheduler = (ClaimBypassed if bypass else Scheduler)(election, [job])
     if index == 1:
         assert election.campaign()
@@ -321,7 +339,9 @@ def _split_brain(redis_url: str, redis_client, bypass: bool) -> list[dict]:
 def test_negative_control_bypassing_the_claim_runs_slots_twice(redis_url, redis_client):
     entries = _split_brain(redis_url, redis_client, bypass=True)
     duplicates, _ = check_exactly_once([e["slot"] for e in entries])
-    assert len(duplicates) >= 2, "the checker failed to catch a runner without the term-fenced claim"
+    assert len(duplicates) >= 2, (
+        "the checker failed to catch a runner without the term-fenced claim"
+    )
     assert len({e["term"] for e in entries}) == 2
 
 

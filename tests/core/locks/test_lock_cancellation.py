@@ -40,7 +40,9 @@ def _decorated_view(client, ran):
 
 @pytest.mark.parametrize("caller", ["aacquire", "decorated view"])
 @pytest.mark.parametrize("when", WHEN)
-def test_cancelling_at_every_await_point_gives_back_everything(redis_url, monkeypatch, when, caller):
+def test_cancelling_at_every_await_point_gives_back_everything(
+    redis_url, monkeypatch, when, caller
+):
     async def case(at: int) -> bool:
         client = redis.asyncio.Redis.from_url(redis_url)
         pauser = client_from_url(redis_url)
@@ -54,12 +56,18 @@ def test_cancelling_at_every_await_point_gives_back_everything(redis_url, monkey
             # after sending, surely lands while this round trip's reply is awaited
             # (a quick reply would otherwise let it land on the next one, or on none
             # under load)
-            target = {"at": at, "when": when, "stall": lambda: pauser.execute_command("CLIENT", "PAUSE", 200, "ALL")}
+            target = {
+                "at": at,
+                "when": when,
+                "stall": lambda: pauser.execute_command("CLIENT", "PAUSE", 200, "ALL"),
+            }
             cancel_at(monkeypatch, target)
             if caller == "aacquire":
                 task = asyncio.ensure_future(waiter.aacquire())
             else:
-                task = asyncio.ensure_future(_decorated_view(client, ran)(RequestFactory().get("/")))
+                task = asyncio.ensure_future(
+                    _decorated_view(client, ran)(RequestFactory().get("/"))
+                )
             target["task"] = task
             await asyncio.sleep(0.05)
             follower = asyncio.ensure_future(behind.aacquire())
@@ -78,7 +86,9 @@ def test_cancelling_at_every_await_point_gives_back_everything(redis_url, monkey
                 else:
                     assert got.status_code == 200 and ran == [True]
             else:
-                assert got is None and task.cancelled(), f"round trip {at} ({when}) was not cancelled"
+                assert got is None and task.cancelled(), (
+                    f"round trip {at} ({when}) was not cancelled"
+                )
                 assert not waiter.held
             assert await asyncio.wait_for(follower, 3) is True
             assert time.monotonic() - released_at < 1.0, "the waiter behind was not served at once"

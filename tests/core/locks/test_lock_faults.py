@@ -44,7 +44,11 @@ class NaiveLock:
 
 def contend(index, url, name, seconds, unsafe):
     client = client_from_url(url)
-    lock = NaiveLock(name, client) if unsafe else Lock(name, ttl=10, wait=None, client=client, prefix=PREFIX)
+    lock = (
+        NaiveLock(name, client)
+        if unsafe
+        else Lock(name, ttl=10, wait=None, client=client, prefix=PREFIX)
+    )
     acquisitions = overlaps = 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -61,7 +65,9 @@ def contend(index, url, name, seconds, unsafe):
 
 
 def _run_contention(redis_url, redis_client, unsafe, seconds):
-    results = multiproc.run_in_processes(contend, 8, redis_url, "contended", seconds, unsafe, timeout=seconds + 60)
+    results = multiproc.run_in_processes(
+        contend, 8, redis_url, "contended", seconds, unsafe, timeout=seconds + 60
+    )
     acquisitions = sum(a for a, _ in results)
     overlaps = sum(o for _, o in results)
     counter = int(redis_client.get("detector:counter"))
@@ -130,7 +136,9 @@ def paused_holder(index, url, ttl, report, go_release):
     return "released", lost_flag
 
 
-def test_sigstopped_holder_past_its_ttl_gets_lock_lost_and_spares_the_next_holder(redis_url, redis_client):
+def test_sigstopped_holder_past_its_ttl_gets_lock_lost_and_spares_the_next_holder(
+    redis_url, redis_client
+):
     ttl = 1.0
     report, go = multiproc.queue(), multiproc.event()
     first = multiproc.start(paused_holder, redis_url, ttl, report, go)
@@ -151,7 +159,9 @@ def test_sigstopped_holder_past_its_ttl_gets_lock_lost_and_spares_the_next_holde
         for _ in range(3):
             with Lock("paused", wait=5, client=redis_client, prefix=PREFIX) as later:
                 tokens.append(later.token)
-        assert all(a < b for a, b in zip(tokens, tokens[1:], strict=False)), f"fencing tokens not strictly increasing: {tokens}"
+        assert all(a < b for a, b in zip(tokens, tokens[1:], strict=False)), (
+            f"fencing tokens not strictly increasing: {tokens}"
+        )
     finally:
         first.stop()
 
@@ -190,7 +200,15 @@ def test_auto_renew_reports_lost_when_renewal_is_blocked(redis_servers):
     server = redis_servers(1)[0]
     client = client_from_url(server.url, socket_timeout=0.3, connect_timeout=0.3)
     seen = []
-    lock = Lock("blocked", ttl=1.0, wait=0, auto_renew=True, client=client, prefix=PREFIX, on_lost=seen.append)
+    lock = Lock(
+        "blocked",
+        ttl=1.0,
+        wait=0,
+        auto_renew=True,
+        client=client,
+        prefix=PREFIX,
+        on_lost=seen.append,
+    )
     assert lock.acquire()
     server.pause()  # renewals time out; the lock expires by the server's clock
     try:
@@ -239,7 +257,9 @@ def test_fencing_tokens_keep_growing_when_redis_loses_its_data(redis_servers):
     server = redis_servers(1)[0]
     before = []
     for _ in range(3):
-        with Lock("fenced", ttl=5, wait=1, client=client_from_url(server.url), prefix=PREFIX) as lock:
+        with Lock(
+            "fenced", ttl=5, wait=1, client=client_from_url(server.url), prefix=PREFIX
+        ) as lock:
             before.append(lock.token)
     server.restart()  # no persistence: every key is gone
     assert client_from_url(server.url).dbsize() == 0
@@ -334,13 +354,17 @@ def test_a_name_no_longer_used_leaves_nothing_behind(redis_client):
     crashed = Lock("gone:1", ttl=0.2, wait=0, client=redis_client, prefix=PREFIX)
     bucket = crashed.keys.index
     neighbour = next(  # another name in the same index bucket
-        n for n in (f"gone:{i}" for i in range(2, 10_000)) if KeyBuilder(PREFIX).lock(n).index == bucket
+        n
+        for n in (f"gone:{i}" for i in range(2, 10_000))
+        if KeyBuilder(PREFIX).lock(n).index == bucket
     )
     assert crashed.acquire()  # never released
     assert redis_client.hexists(bucket, "gone:1")
     time.sleep(1.5)  # past its bound: expiry + ttl, rounded up to whole seconds
     assert redis_client.exists(crashed.keys.lock) == 0  # expired with its TTL
-    assert list_locks(redis_client, KeyBuilder(PREFIX), now_ms=int(time.time() * 1000))["total"] == 0
+    assert (
+        list_locks(redis_client, KeyBuilder(PREFIX), now_ms=int(time.time() * 1000))["total"] == 0
+    )
     with Lock(neighbour, ttl=5, wait=0, client=redis_client, prefix=PREFIX):
         assert {m.decode() for m in redis_client.hkeys(bucket)} == {neighbour}
     assert redis_client.hlen(bucket) == 0  # released: its own entry went too

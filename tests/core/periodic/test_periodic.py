@@ -45,7 +45,13 @@ def test_periodic_registers_and_returns_the_function_unchanged():
     try:
         assert decorated is refresh and refresh() == 42
         job = get_jobs()["refresh"]
-        assert (job.every_ms, job.timeout, job.jitter, job.overlap, job.misfire) == (300_000, 30.0, 2.0, True, "catchup")
+        assert (job.every_ms, job.timeout, job.jitter, job.overlap, job.misfire) == (
+            300_000,
+            30.0,
+            2.0,
+            True,
+            "catchup",
+        )
     finally:
         unregister("refresh")
     assert "refresh" not in get_jobs()
@@ -76,16 +82,32 @@ def module_level_job():
         ({"every": 0.05}, ValueError, "every must be at least 0.1 seconds, not 0.05"),
         ({"every": "5"}, TypeError, "every must be a number of seconds or a timedelta, not '5'"),
         ({"every": True}, TypeError, "every must be a number of seconds or a timedelta"),
-        ({"cron": "bad"}, ValueError, "cron 'bad' is not a valid crontab expression: use five fields"),
-        ({"cron": "* * * * * *"}, ValueError, "use five fields 'minute hour day-of-month month day-of-week'"),
+        (
+            {"cron": "bad"},
+            ValueError,
+            "cron 'bad' is not a valid crontab expression: use five fields",
+        ),
+        (
+            {"cron": "* * * * * *"},
+            ValueError,
+            "use five fields 'minute hour day-of-month month day-of-week'",
+        ),
         ({"cron": "61 * * * *"}, ValueError, "is not a valid crontab expression"),
         ({"cron": 5}, TypeError, "cron must be a str such as"),
         ({"cron": "0 0 30 2 *"}, ValueError, "cron '0 0 30 2 \\*' never matches a date"),
-        ({"every": 10, "jitter": 10}, ValueError, r"jitter \(10 s\) must be shorter than every \(10 s\)"),
+        (
+            {"every": 10, "jitter": 10},
+            ValueError,
+            r"jitter \(10 s\) must be shorter than every \(10 s\)",
+        ),
         ({"every": 10, "jitter": -1}, ValueError, "jitter must be >= 0 seconds"),
         ({"every": 10, "timeout": 0}, ValueError, "timeout must be > 0 seconds"),
         ({"every": 10, "overlap": "yes"}, TypeError, "overlap must be True or False"),
-        ({"every": 10, "misfire": "later"}, ValueError, "misfire must be one of 'coalesce', 'catchup', 'skip', not 'later'"),
+        (
+            {"every": 10, "misfire": "later"},
+            ValueError,
+            "misfire must be one of 'coalesce', 'catchup', 'skip', not 'later'",
+        ),
         ({"every": 10, "name": "a{b}"}, ValueError, "job name 'a{b}' contains '{}'"),
     ],
 )
@@ -176,7 +198,9 @@ def test_interval_slots_are_multiples_of_the_interval_since_the_epoch_in_any_tim
     assert local(nxt, KOLKATA).strftime("%H:%M") == "17:40"
     assert job.next_slot(nxt) == nxt + 300_000  # strictly after
     day = make_job(every=timedelta(days=1), name="daily")
-    assert local(day.next_slot(now), UTC) == datetime(2024, 6, 2, tzinfo=UTC)  # midnight UTC, not local
+    assert local(day.next_slot(now), UTC) == datetime(
+        2024, 6, 2, tzinfo=UTC
+    )  # midnight UTC, not local
 
 
 def test_interval_slots_ignore_dst_changes(settings):
@@ -187,7 +211,12 @@ def test_interval_slots_ignore_dst_changes(settings):
     for _ in range(3):
         slots.append(job.next_slot(slots[-1]))
     assert [b - a for a, b in pairwise(slots)] == [3_600_000] * 3
-    assert [local(s, NY).strftime("%H:%M%z") for s in slots] == ["01:00-0400", "01:00-0500", "02:00-0500", "03:00-0500"]
+    assert [local(s, NY).strftime("%H:%M%z") for s in slots] == [
+        "01:00-0400",
+        "01:00-0500",
+        "02:00-0500",
+        "03:00-0500",
+    ]
 
 
 def test_due_slots_count_and_limit_missed_interval_slots():
@@ -238,7 +267,10 @@ def test_cron_slots_across_spring_forward_in_new_york(settings):
     night = make_job(cron="30 2 * * *", name="night")
     slots = [night.next_slot(saturday)]
     slots.append(night.next_slot(slots[-1]))
-    assert [local(s, NY).strftime("%m-%d %H:%M%z") for s in slots] == ["03-10 03:00-0400", "03-11 02:30-0400"]
+    assert [local(s, NY).strftime("%m-%d %H:%M%z") for s in slots] == [
+        "03-10 03:00-0400",
+        "03-11 02:30-0400",
+    ]
 
 
 def test_cron_slots_across_fall_back_in_new_york(settings):
@@ -248,7 +280,10 @@ def test_cron_slots_across_fall_back_in_new_york(settings):
     daily = make_job(cron="30 1 * * *", name="daily")
     slots = [daily.next_slot(start)]
     slots.append(daily.next_slot(slots[-1]))
-    assert [local(s, NY).strftime("%m-%d %H:%M%z") for s in slots] == ["11-03 01:30-0400", "11-04 01:30-0500"]
+    assert [local(s, NY).strftime("%m-%d %H:%M%z") for s in slots] == [
+        "11-03 01:30-0400",
+        "11-04 01:30-0500",
+    ]
     assert daily.previous_slot(slots[1] - 1) == slots[0]
     # A wildcard hour runs in both 01:30s: they are different instants, 60 minutes apart.
     half = make_job(cron="*/30 * * * *", name="half")

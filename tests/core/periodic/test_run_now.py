@@ -39,7 +39,12 @@ def test_a_request_runs_once_on_the_current_leader_with_the_slot_it_names(redis_
     slot = datetime(2024, 5, 1, 3, 0, tzinfo=timezone.utc)
     request_id = request_run(election, "t.job", slot, by="ops")
     (pending,) = pending_requests(election)
-    assert (pending.id, pending.job, pending.slot_ms, pending.by) == (request_id, "t.job", 1714532400000, "ops")
+    assert (pending.id, pending.job, pending.slot_ms, pending.by) == (
+        request_id,
+        "t.job",
+        1714532400000,
+        "ops",
+    )
     drive(scheduler, T0 + 2)
     drive(scheduler, T0 + 3)  # read again: it is gone
     (context,) = body.contexts
@@ -69,7 +74,9 @@ def test_only_the_current_term_claims_a_request_even_if_an_old_leader_still_beli
     drive(old, T0 + 3)
     drive(new, T0 + 3)
     assert old_body.slots == [] and new_body.slots == [None]
-    assert new_body.contexts[0].term == b.term and state(b)["runner"] == "b" and state(b)["runs"] == 1
+    assert (
+        new_body.contexts[0].term == b.term and state(b)["runner"] == "b" and state(b)["runs"] == 1
+    )
 
 
 def test_a_standby_never_reads_or_claims_requests(redis_client):
@@ -112,9 +119,14 @@ def campaigning_scheduler(index, url, stop, handover, handed):
     return index
 
 
-def test_each_request_runs_exactly_once_with_two_leader_processes_and_a_handover(redis_url, redis_client):
+def test_each_request_runs_exactly_once_with_two_leader_processes_and_a_handover(
+    redis_url, redis_client
+):
     stop, handover, handed = multiproc.event(), multiproc.event(), multiproc.event()
-    procs = [multiproc.start(campaigning_scheduler, redis_url, stop, handover, handed, index=i) for i in range(2)]
+    procs = [
+        multiproc.start(campaigning_scheduler, redis_url, stop, handover, handed, index=i)
+        for i in range(2)
+    ]
     election = LeaderElection("runnow", lease=1.5, renew_deadline=1.0, retry_period=0.25, client=redis_client,
                               prefix="rn")  # fmt: skip
     try:
@@ -144,7 +156,9 @@ def test_each_request_runs_exactly_once_with_two_leader_processes_and_a_handover
     runs = [json.loads(e) for e in redis_client.lrange("rn:runs", 0, -1)]
     assert sorted(r["slot"] for r in runs) == [int(s * 1000) for s in slots]  # each exactly once
     assert all(r["leader"] for r in runs)
-    assert len({r["pid"] for r in runs}) == 2 and len({r["term"] for r in runs}) == 2  # both terms ran some
+    assert (
+        len({r["pid"] for r in runs}) == 2 and len({r["term"] for r in runs}) == 2
+    )  # both terms ran some
     by_term = {}
     for r in runs:
         assert by_term.setdefault(r["term"], r["pid"]) == r["pid"]  # one process per term
@@ -201,7 +215,9 @@ def test_requests_are_capped(redis_client):
     election = standby(redis_client, "ops")
     for _ in range(MAX_PENDING_REQUESTS):
         request_run(election, "t.job")
-    with pytest.raises(TooManyRequests, match=r"100 requests are already pending in election 'sched'"):
+    with pytest.raises(
+        TooManyRequests, match=r"100 requests are already pending in election 'sched'"
+    ):
         request_run(election, "t.job")
 
 
@@ -210,7 +226,12 @@ def test_requests_are_capped(redis_client):
     [
         (("bad{name}",), {}, ValueError, r"job name 'bad\{name\}' contains '\{\}'"),
         (("t.job", datetime(2024, 1, 1)), {}, ValueError, "slot must be an aware datetime"),
-        (("t.job", "yesterday"), {}, TypeError, "slot must be an aware datetime or seconds since the epoch"),
+        (
+            ("t.job", "yesterday"),
+            {},
+            TypeError,
+            "slot must be an aware datetime or seconds since the epoch",
+        ),
         (("t.job",), {"expires": 0}, ValueError, "expires must be > 0 seconds"),
     ],
 )
@@ -234,7 +255,12 @@ def test_a_paused_job_skips_its_slots_until_resumed(redis_client):
     drive(scheduler, T0 + 30)
     st = state(election)
     assert body.slots == [at(10)]
-    assert (st["paused"], st["missed"], st["paused_slots"], st["last_slot"]) == (paused_at, 2, 2, at(30))
+    assert (st["paused"], st["missed"], st["paused_slots"], st["last_slot"]) == (
+        paused_at,
+        2,
+        2,
+        at(30),
+    )
     assert resume_job(election, "t.job") and not resume_job(election, "t.job")
     assert "paused" not in state(election)
     drive(scheduler, T0 + 40)
@@ -248,7 +274,11 @@ def test_a_paused_catchup_job_skips_its_whole_backlog_in_one_tick(redis_client):
     pause_job(election, "t.job")
     scheduler.tick(T0 + 55)  # slots 10..50 due: all skipped at once
     st = state(election)
-    assert body.slots == [] and (st["last_slot"], st["missed"], st["paused_slots"]) == (at(50), 5, 5)
+    assert body.slots == [] and (st["last_slot"], st["missed"], st["paused_slots"]) == (
+        at(50),
+        5,
+        5,
+    )
     resume_job(election, "t.job")
     drive(scheduler, T0 + 60)
     assert body.slots == [at(60)]

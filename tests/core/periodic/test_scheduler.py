@@ -9,7 +9,7 @@ import pytest
 
 from django_redcoord.core.leader.election import LeaderElection
 from django_redcoord.core.periodic.jobs import Job, current_job
-from django_redcoord.core.periodic.scheduler import Scheduler, read_job_states
+from django_redcoord.core.periodic.scheduler import Scheduler, read_job_states, slot_when
 
 from .test_periodic import make_job, ms
 
@@ -123,7 +123,9 @@ def test_misfire_with_cron_in_a_half_hour_time_zone(redis_client, settings):
     scheduler = Scheduler(election, [make_job(body, cron="0 9 * * *")])
     drive(scheduler, ms(datetime(2024, 1, 1, 10, 0, tzinfo=kolkata)) / 1000)
     drive(scheduler, ms(datetime(2024, 1, 3, 9, 0, 5, tzinfo=kolkata)) / 1000)  # Jan 2 missed
-    assert [datetime.fromtimestamp(s / 1000, kolkata).strftime("%d %H:%M") for s in body.slots] == ["03 09:00"]
+    assert [datetime.fromtimestamp(s / 1000, kolkata).strftime("%d %H:%M") for s in body.slots] == [
+        "03 09:00"
+    ]
     assert state(election)["missed"] == 1
     assert body.contexts[0].slot == datetime(2024, 1, 3, 9, 0, tzinfo=kolkata)
 
@@ -134,7 +136,12 @@ def test_a_run_knows_its_slot_and_the_term_to_use_as_a_fencing_token(redis_clien
     drive(scheduler, T0 + 1)
     drive(scheduler, T0 + 10)
     (context,) = body.contexts
-    assert (context.name, context.slot_ms, context.term, context.identity) == ("t.job", at(10), election.term, "a")
+    assert (context.name, context.slot_ms, context.term, context.identity) == (
+        "t.job",
+        at(10),
+        election.term,
+        "a",
+    )
     assert context.is_leader()
     election.resign()
     assert not context.is_leader()
@@ -190,7 +197,12 @@ def test_an_older_run_ending_late_never_overwrites_a_newer_runs_state(redis_clie
     release.set()
     assert not scheduler.wait_idle(5)
     st = state(election)
-    assert st["outcome"] == "ok" and st["last_slot"] == at(20) and st["runs"] == 2 and "failures" not in st
+    assert (
+        st["outcome"] == "ok"
+        and st["last_slot"] == at(20)
+        and st["runs"] == 2
+        and "failures" not in st
+    )
 
 
 def test_errors_are_recorded_with_their_message(redis_client, caplog):
@@ -202,7 +214,12 @@ def test_errors_are_recorded_with_their_message(redis_client, caplog):
     st = state(election)
     assert (st["outcome"], st["error"], st["failures"]) == ("error", "RuntimeError: boom", 1)
     (line,) = [r for r in caplog.records if r.name == "django_redcoord.periodic"]
-    assert line.getMessage().startswith(f"job t.job slot {at(10)} term {election.term}: error in ")
+    assert line.getMessage().startswith(
+        f"job t.job slot {slot_when(at(10))} term {election.term}: error in "
+    )
+    assert slot_when(at(10)).endswith("Z") and "T" in slot_when(
+        at(10)
+    )  # a time people read, not ms
     assert line.exc_info is not None
 
 
@@ -246,7 +263,15 @@ def test_a_leader_whose_term_is_over_cannot_claim_even_if_its_clock_says_it_lead
 
 def test_a_standby_claims_nothing(redis_client):
     a, body = leader(redis_client, "a"), Recorder()
-    b = LeaderElection("sched", lease=60, renew_deadline=40, retry_period=1, identity="b", client=redis_client, prefix="t")
+    b = LeaderElection(
+        "sched",
+        lease=60,
+        renew_deadline=40,
+        retry_period=1,
+        identity="b",
+        client=redis_client,
+        prefix="t",
+    )
     assert not b.campaign()
     scheduler = Scheduler(b, [make_job(body, every=10)])
     assert scheduler.tick(T0 + 1) == float("inf")
@@ -286,7 +311,9 @@ def test_run_now_runs_once_without_touching_the_schedule(redis_client):
 
 def test_a_job_whose_schedule_breaks_does_not_stop_the_others(redis_client, caplog):
     election, body = leader(redis_client), Recorder()
-    broken = Job("broken", lambda: None, None, "0 0 30 2 *", None, 0.0, False, "coalesce")  # never matches
+    broken = Job(
+        "broken", lambda: None, None, "0 0 30 2 *", None, 0.0, False, "coalesce"
+    )  # never matches
     scheduler = Scheduler(election, [broken, make_job(body, every=10)])
     drive(scheduler, T0 + 1)
     drive(scheduler, T0 + 10)

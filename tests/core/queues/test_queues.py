@@ -63,7 +63,14 @@ def test_delay_and_eta_hold_messages_until_due(redis_client):
 
 def test_bodies_survive_exactly(redis_client):
     queue = q(redis_client)
-    body = {"big": 2**62 + 1, "empty_list": [], "empty_dict": {}, "text": "é\n|x", "f": 0.1, "none": None}
+    body = {
+        "big": 2**62 + 1,
+        "empty_list": [],
+        "empty_dict": {},
+        "text": "é\n|x",
+        "f": 0.1,
+        "none": None,
+    }
     queue.push(body)
     consumer = queue.consumer("c")
     [message], _ = consumer.claim(1)
@@ -229,7 +236,11 @@ def test_depths_of_many_queues_in_one_round_trip(redis_client):
     result = depths(queues, client=redis_client)
     after = redis_client.info("commandstats")["cmdstat_evalsha"]["calls"]
     assert [result[f"q{i}"].ready for i in range(20)] == list(range(20))
-    assert result["q3"].delayed == 1 and result["q0"].oldest_age is None and result["q5"].oldest_age >= 0
+    assert (
+        result["q3"].delayed == 1
+        and result["q0"].oldest_age is None
+        and result["q5"].oldest_age >= 0
+    )
     assert after - before == 20  # one script per queue, all in one pipeline
 
 
@@ -273,7 +284,9 @@ def test_a_claim_with_an_unknown_outcome_is_delivered_by_the_next_claim(redis_se
     # Whether the resumed server ran that claim (it was in its socket buffer)
     # is a race. Either way the next claim delivers those five, once.
     messages, _ = consumer.claim(5)
-    assert sorted(m.body for m in messages) == [2, 3, 4, 5, 6] and all(m.attempt == 0 for m in messages)
+    assert sorted(m.body for m in messages) == [2, 3, 4, 5, 6] and all(
+        m.attempt == 0 for m in messages
+    )
     assert client.llen(consumer.processing) == 5  # the acknowledgements went with this claim
     # While it holds them, a claim brings new messages, never the same ones again.
     more, _ = consumer.claim(5)
@@ -308,7 +321,10 @@ def test_dead_letters_are_capped_and_the_oldest_go_first(redis_client):
         assert consumer.nack(m, f"failed {m.body}") == "dead"
     letters = queue.dead_letters()
     assert [m.body for m, _ in letters] == [2, 3, 4]
-    assert redis_client.hlen(queue.keys.errors) == 3 and redis_client.hget(queue.keys.errors, ids[0]) is None
+    assert (
+        redis_client.hlen(queue.keys.errors) == 3
+        and redis_client.hget(queue.keys.errors, ids[0]) is None
+    )
 
 
 def test_dead_letter_limit_comes_from_settings_and_none_keeps_all(settings, redis_client):
@@ -323,8 +339,12 @@ def test_a_task_message_dead_lettered_by_a_nack_is_also_put_to_settle(redis_clie
     queue = q(redis_client, max_attempts=1)
     from django_redcoord.core.keys import in_slot, key_slot
 
-    rid = in_slot("with|record", key_slot(queue.keys.ready))  # a record in the queue's slot, as the Tasks backend makes
-    queue.push_with_record({"t": 1}, id=rid, record_key=f"t:task:{{{rid}}}", record={"status": "READY"}, ttl=60)
+    rid = in_slot(
+        "with|record", key_slot(queue.keys.ready)
+    )  # a record in the queue's slot, as the Tasks backend makes
+    queue.push_with_record(
+        {"t": 1}, id=rid, record_key=f"t:task:{{{rid}}}", record={"status": "READY"}, ttl=60
+    )
     queue.push({"t": 2}, id="plain")
     consumer = queue.consumer("c")
     messages, _ = consumer.claim(5)
@@ -343,7 +363,12 @@ def test_envelopes_of_the_first_format_are_still_read(redis_client):
     redis_client.zadd(queue.keys.ready, {f"old-id|0|2|{now}|0\n" + '{"v":1}': 1})
     consumer = queue.consumer("c")
     [message], _ = consumer.claim(1)
-    assert (message.id, message.body, message.attempt, message.max_attempts) == ("old-id", {"v": 1}, 0, 2)
+    assert (message.id, message.body, message.attempt, message.max_attempts) == (
+        "old-id",
+        {"v": 1},
+        0,
+        2,
+    )
     assert consumer.nack(message, "again", delay=0.001) == "retry"
     time.sleep(0.01)
     [retried], _ = consumer.claim(1)

@@ -28,7 +28,9 @@ def work(index, url, name, prefetch, slow):
             time.sleep(slow)
         client.hincrby("completions", body["n"], 1)
 
-    worker = Worker([queue], handler, prefetch=prefetch, heartbeat=0.2, timeout=1.0, shutdown_timeout=5)
+    worker = Worker(
+        [queue], handler, prefetch=prefetch, heartbeat=0.2, timeout=1.0, shutdown_timeout=5
+    )
     signal.signal(signal.SIGTERM, lambda *_: worker.stop())
     stats = worker.run()
     return stats.ok, stats.handed_back
@@ -49,7 +51,9 @@ def test_worker_killed_mid_job_the_job_is_redelivered_and_completed(redis_url, r
         wait_until(lambda: redis_client.exists("started:1"), 10, "the job to start")
         first.kill()
         second = multiproc.start(work, redis_url, "slow", 1, 0.01)
-        wait_until(lambda: redis_client.hget("completions", 1), 15, "the redelivered job to complete")
+        wait_until(
+            lambda: redis_client.hget("completions", 1), 15, "the redelivered job to complete"
+        )
         assert redis_client.hget("completions", 1) == b"1"
         assert redis_client.get("started:1") == b"1"  # second delivery, attempt counted
     finally:
@@ -72,7 +76,9 @@ def test_twenty_thousand_jobs_survive_a_worker_killed_every_second(redis_url, re
     try:
         deadline = time.monotonic() + 100  # below pytest-timeout, for a clear message
         while redis_client.hlen("completions") < total:
-            assert time.monotonic() < deadline, f"only {redis_client.hlen('completions')} of {total} jobs done"
+            assert time.monotonic() < deadline, (
+                f"only {redis_client.hlen('completions')} of {total} jobs done"
+            )
             time.sleep(1.0)
             if redis_client.hlen("completions") < total:
                 victim.kill()
@@ -86,7 +92,9 @@ def test_twenty_thousand_jobs_survive_a_worker_killed_every_second(redis_url, re
     assert len(counts) == total and min(counts) >= 1, "a job was lost"
     assert queue.depths().dead == 0
     assert kills >= 3
-    assert duplicates <= kills * prefetch, f"{duplicates} duplicates for {kills} kills x prefetch {prefetch}"
+    assert duplicates <= kills * prefetch, (
+        f"{duplicates} duplicates for {kills} kills x prefetch {prefetch}"
+    )
     print(f"\n20k jobs: {kills} kills, {duplicates} duplicate runs (bound {kills * prefetch})")
 
 
@@ -136,7 +144,9 @@ def _enqueue_and_wait(url, n, label, timeout=20):
         deadline = time.monotonic() + timeout
         for result in results:
             while not result.is_finished:
-                assert time.monotonic() < deadline, f"{label}: a task was never run ({result.status})"
+                assert time.monotonic() < deadline, (
+                    f"{label}: a task was never run ({result.status})"
+                )
                 time.sleep(0.05)
                 result.refresh()
         return [r.return_value for r in results]
@@ -221,7 +231,9 @@ def test_a_nack_that_fails_does_not_strand_the_rest_of_the_batch(redis_servers):
     assert (d.ready, d.delayed, d.processing, d.dead) == (0, 0, 0, 0)
 
 
-def test_unreadable_messages_and_ids_with_every_allowed_character_never_stop_a_worker(redis_url, redis_client):
+def test_unreadable_messages_and_ids_with_every_allowed_character_never_stop_a_worker(
+    redis_url, redis_client
+):
     from django_redcoord.core.queues.messages import PUSH as _PUSH
 
     hostile = "id|with,every:char/@=+#~._-"
@@ -232,10 +244,17 @@ def test_unreadable_messages_and_ids_with_every_allowed_character_never_stop_a_w
     # as another producer (or a damaged write) could leave them.
     now = int(time.time() * 1000)
     for mid, body in (("bad|json", "{not json"), ("deep", "[" * 100_000 + "]" * 100_000)):
-        _PUSH(redis_client, queue._push_keys, ["", "0", 0, 0, f"0|3|{now}|0|0|{mid}\n{body}", 0, 0], operation="test")
+        _PUSH(
+            redis_client,
+            queue._push_keys,
+            ["", "0", 0, 0, f"0|3|{now}|0|0|{mid}\n{body}", 0, 0],
+            operation="test",
+        )
     time.sleep(0.1)
     seen = []
-    worker = Worker([queue], lambda m: seen.append((m.id, m.body)), burst=True, heartbeat=0.2, timeout=1.0)
+    worker = Worker(
+        [queue], lambda m: seen.append((m.id, m.body)), burst=True, heartbeat=0.2, timeout=1.0
+    )
     stats = worker.run()
     assert sorted(seen) == [(hostile, {"n": 1}), (hostile + "|delayed", {"n": 2})]
     assert stats.ok == 2 and stats.dead == 2
@@ -249,9 +268,14 @@ def test_killed_workers_leave_the_index_ten_minutes_after_their_last_beat(redis_
 
     keys = KeyBuilder(PREFIX)
     now_ms = int(time.time() * 1000)
-    redis_client.zadd(keys.workers("killed-long-ago"), {"killed-long-ago": now_ms - 601_000, "killed-just-now": now_ms - 5_000})
+    redis_client.zadd(
+        keys.workers("killed-long-ago"),
+        {"killed-long-ago": now_ms - 601_000, "killed-just-now": now_ms - 5_000},
+    )
     queue = Queue("beats", client=redis_client, prefix=PREFIX)
-    Worker([queue], lambda m: None, burst=True, heartbeat=0.2, timeout=1.0).run()  # beats once at least
+    Worker(
+        [queue], lambda m: None, burst=True, heartbeat=0.2, timeout=1.0
+    ).run()  # beats once at least
     listed = {w["id"]: w["dead"] for w in list_workers(redis_client, keys, now_ms=now_ms)}
     assert listed == {"killed-just-now": True}
     assert redis_client.zscore(keys.workers("killed-long-ago"), "killed-long-ago") is None

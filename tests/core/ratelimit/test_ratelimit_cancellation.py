@@ -44,7 +44,11 @@ def test_cancelling_at_every_await_point_leaves_no_slot_taken(redis_url, monkeyp
             limiter = RateLimiter("concurrency=2;lease=30", name="cancelled", client=client)
             ran: list[bool] = []
             # replies are quick: hold the server up for 0.2 s, cancel 0.05 s into the wait
-            target = {"at": at, "when": when, "stall": lambda: pauser.execute_command("CLIENT", "PAUSE", 200, "ALL")}
+            target = {
+                "at": at,
+                "when": when,
+                "stall": lambda: pauser.execute_command("CLIENT", "PAUSE", 200, "ALL"),
+            }
             cancel_at(monkeypatch, target)
 
             async def in_slot():
@@ -64,12 +68,16 @@ def test_cancelling_at_every_await_point_leaves_no_slot_taken(redis_url, monkeyp
                 got = None
             monkeypatch.undo()
             if target.get("hit"):
-                assert got is None and task.cancelled(), f"round trip {at} ({when}) was not cancelled"
+                assert got is None and task.cancelled(), (
+                    f"round trip {at} ({when}) was not cancelled"
+                )
             else:
                 assert got is True or got.status_code == 200
             # the view keys by "ip:<address>", aslot by the address: look at every slot set
             held = {k: await client.zcard(k) async for k in client.scan_iter("*:inflight")}
-            assert not any(held.values()), f"a slot outlived its request (round trip {at}, {when}): {held}"
+            assert not any(held.values()), (
+                f"a slot outlived its request (round trip {at}, {when}): {held}"
+            )
             # and both slots are there for the next requests
             assert [(await limiter.ahit("127.0.0.1")).allowed for _ in range(2)] == [True, True]
             return bool(target.get("hit"))
@@ -87,7 +95,9 @@ def test_cancelling_at_every_await_point_leaves_no_slot_taken(redis_url, monkeyp
     assert points == 1
 
 
-def test_redis_gone_before_the_release_still_answers_and_the_lease_returns_the_slot(redis_servers, settings):
+def test_redis_gone_before_the_release_still_answers_and_the_lease_returns_the_slot(
+    redis_servers, settings
+):
     (server,) = redis_servers(1)
     client = client_from_url(server.url)
 
@@ -100,7 +110,9 @@ def test_redis_gone_before_the_release_still_answers_and_the_lease_returns_the_s
         client.connection_pool.connection_kwargs["socket_timeout"] = 0.5
         client.connection_pool.disconnect()
         response = view(RequestFactory().get("/"))
-        assert response.status_code == 200 and response.content == b"made"  # not a 500 from the release
+        assert (
+            response.status_code == 200 and response.content == b"made"
+        )  # not a 500 from the release
     finally:
         server.resume()
     limiter = RateLimiter("concurrency=1;lease=1", name="gone", client=client)

@@ -33,7 +33,9 @@ from ...redis_servers import RedisServer
 def five():
     servers = [RedisServer().start() for _ in range(5)]
     clients = [client_from_url(s.url, socket_timeout=0.5, connect_timeout=0.5) for s in servers]
-    trust_masters(clients, prefix="t")  # brand-new servers: nothing to forget (else they refuse for REDLOCK_MAX_TTL)
+    trust_masters(
+        clients, prefix="t"
+    )  # brand-new servers: nothing to forget (else they refuse for REDLOCK_MAX_TTL)
     yield servers, clients
     for c in clients:
         c.close()
@@ -49,7 +51,9 @@ def make(clients, name="res", **kwargs):
 
 def holders(clients, lock):
     """How many masters hold a live grant of ``lock``'s name (any owner)."""
-    return sum(1 for c in clients if c.pttl(lock.keys.lock) > 0 and c.get(lock.keys.lock)[:1] != b"\x92")
+    return sum(
+        1 for c in clients if c.pttl(lock.keys.lock) > 0 and c.get(lock.keys.lock)[:1] != b"\x92"
+    )
 
 
 def settled_holders(clients, lock, want=5, within=2.0):
@@ -136,9 +140,13 @@ def test_extend_and_release_after_expiry_raise_lock_lost(five):
     time.sleep(0.3)
     other = make(clients, ttl=5)
     assert other.acquire()
+    granted = settled_holders(clients, other)  # 5, or fewer when a loaded master answered too late
+    assert granted >= 3
     with pytest.raises(LockLost, match="was lost before release"):
         lock.release()
-    assert settled_holders(clients, other) == 5  # the new holder untouched
+    assert (
+        holders(clients, other) >= granted
+    )  # the new holder untouched (a straggler may land late)
     other.release()
 
 
@@ -227,11 +235,17 @@ def test_negative_control_one_masters_fence_goes_back_when_it_restarts_empty(fiv
 
 def test_the_token_is_the_highest_fence_and_is_written_back_to_the_majority(five):
     _, clients = five
-    lock = make(clients)
+    # quorum=5: the grant waits for every master, so the one ahead is among them (with a majority,
+    # the first three to answer decide, and on a loaded machine that master can be a late fourth)
+    lock = make(clients, quorum=5)
     # one master's last fence far ahead (its tombstone), as after a restart with a clock ahead
     ahead = 10**16 // 2
     for c in clients[:1]:
-        c.set(lock.keys.lock, b"\x92\xc2\xcb" + __import__("struct").pack(">d", float(ahead)), px=60_000)
+        c.set(
+            lock.keys.lock,
+            b"\x92\xc2\xcb" + __import__("struct").pack(">d", float(ahead)),
+            px=60_000,
+        )
     assert lock.acquire()
     assert lock.token == ahead + 1
     lock.release()
@@ -243,7 +257,9 @@ def test_the_token_is_the_highest_fence_and_is_written_back_to_the_majority(five
 
 def test_bad_arguments_and_configuration_are_refused_with_what_is_allowed(five):
     _, clients = five
-    with pytest.raises(ValueError, match=r"quorum must be a whole number from a majority \(3\) to all \(5\)"):
+    with pytest.raises(
+        ValueError, match=r"quorum must be a whole number from a majority \(3\) to all \(5\)"
+    ):
         make(clients, quorum=2)
     with pytest.raises(ConfigurationError, match="at least one master"):
         Redlock("x", clients=[])
@@ -264,7 +280,9 @@ def test_async_acquire_release_and_a_cancelled_attempt_gives_back_its_grants(fiv
         try:
             a = Redlock("res", clients=clients, prefix="t", ttl=10, wait=0)
             assert await a.aacquire() and a.token
-            async with Redlock("res", clients=clients, prefix="t", ttl=10, wait=0.3, retry_delay=0.05):
+            async with Redlock(
+                "res", clients=clients, prefix="t", ttl=10, wait=0.3, retry_delay=0.05
+            ):
                 raise AssertionError("entered while held")  # pragma: no cover
         except LockNotAcquired:
             pass
@@ -278,7 +296,9 @@ def test_async_acquire_release_and_a_cancelled_attempt_gives_back_its_grants(fiv
             waiter = Redlock("res", clients=clients, prefix="t", ttl=10, wait=5)
             task = asyncio.ensure_future(waiter.aacquire())
             await asyncio.sleep(0.2)
-            assert await live(clients, waiter.keys.lock) == 2  # granted, replies awaited from the paused ones
+            assert (
+                await live(clients, waiter.keys.lock) == 2
+            )  # granted, replies awaited from the paused ones
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task

@@ -25,7 +25,9 @@ from ...redis_servers import RedisServer
 
 @pytest.fixture
 def pair():
-    master = RedisServer(extra=("--repl-diskless-sync-delay", "0")).start()  # (default: 5 s before a full sync)
+    master = RedisServer(
+        extra=("--repl-diskless-sync-delay", "0")
+    ).start()  # (default: 5 s before a full sync)
     replica = RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start()
     m, r = client_from_url(master.url), client_from_url(replica.url)
     deadline = time.monotonic() + 10
@@ -68,7 +70,9 @@ def test_an_unconfirmed_grant_is_given_back_and_raises(pair):
     try:
         lock = make(m, replicas=1, replica_timeout=0.3)
         started = time.monotonic()
-        with pytest.raises(ReplicasNotSynced, match=r"reached 0 of the 1 replica\(s\) asked for within 0.3 s") as caught:
+        with pytest.raises(
+            ReplicasNotSynced, match=r"reached 0 of the 1 replica\(s\) asked for within 0.3 s"
+        ) as caught:
             lock.acquire()
         assert caught.value.acked == 0 and caught.value.needed == 1
         assert 0.25 < time.monotonic() - started < 3
@@ -186,13 +190,17 @@ def _fail_over(pair) -> None:
     r.execute_command("REPLICAOF", "NO", "ONE")
 
 
-def test_an_unconfirmed_extend_raises_and_does_not_count_so_a_failover_finds_the_holder_knowing(pair):
+def test_an_unconfirmed_extend_raises_and_does_not_count_so_a_failover_finds_the_holder_knowing(
+    pair,
+):
     _, _, m, r = pair
     first = make(m, replicas=1, replica_timeout=0.3, ttl=1)
     assert first.acquire()  # confirmed: the replica has the grant (1 s)
     _cut_the_replica_off(pair)
     try:
-        with pytest.raises(ReplicasNotSynced, match=r"the extend reached 0 of the 1 replica\(s\)") as caught:
+        with pytest.raises(
+            ReplicasNotSynced, match=r"the extend reached 0 of the 1 replica\(s\)"
+        ) as caught:
             first.extend(30)  # written on the master only
         assert caught.value.acked == 0 and caught.value.needed == 1
         assert first.held  # still held on the master, but only as long as it was confirmed
@@ -207,7 +215,14 @@ def test_an_unconfirmed_extend_raises_and_does_not_count_so_a_failover_finds_the
 def test_unconfirmed_renewals_do_not_keep_the_hold_and_report_it_lost(pair):
     _, replica, m, _ = pair
     lost = threading.Event()
-    first = make(m, replicas=1, replica_timeout=0.2, ttl=1.5, auto_renew=True, on_lost=lambda lock: lost.set())
+    first = make(
+        m,
+        replicas=1,
+        replica_timeout=0.2,
+        ttl=1.5,
+        auto_renew=True,
+        on_lost=lambda lock: lost.set(),
+    )
     assert first.acquire()
     _cut_the_replica_off(pair)
     try:
@@ -224,7 +239,9 @@ def test_unconfirmed_renewals_do_not_keep_the_hold_and_report_it_lost(pair):
 def test_confirmed_renewals_keep_the_hold(pair):
     _, _, m, _ = pair
     lost = threading.Event()
-    lock = make(m, replicas=1, replica_timeout=0.5, ttl=0.6, auto_renew=True, on_lost=lambda _: lost.set())
+    lock = make(
+        m, replicas=1, replica_timeout=0.5, ttl=0.6, auto_renew=True, on_lost=lambda _: lost.set()
+    )
     assert lock.acquire()
     time.sleep(1.5)  # several renewals, each confirmed
     assert not lost.is_set() and not lock.lost
@@ -234,9 +251,14 @@ def test_confirmed_renewals_keep_the_hold(pair):
 
 def test_a_replica_timeout_that_does_not_fit_the_socket_timeout_is_refused_at_construction(pair):
     _, _, m, _ = pair
-    short = client_from_url(f"redis://127.0.0.1:{m.connection_pool.connection_kwargs['port']}/0", socket_timeout=1.0)
+    short = client_from_url(
+        f"redis://127.0.0.1:{m.connection_pool.connection_kwargs['port']}/0", socket_timeout=1.0
+    )
     try:
-        with pytest.raises(ValueError, match=r"replica_timeout=1 s does not fit within the client's socket_timeout \(1 s\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"replica_timeout=1 s does not fit within the client's socket_timeout \(1 s\)",
+        ):
             make(short, replicas=1, replica_timeout=1.0)
         assert make(short, replicas=1).replica_timeout == 0.5  # the default leaves room
         make(short, replicas=0, replica_timeout=5)  # no check: nothing to fit
@@ -251,7 +273,9 @@ def test_a_replica_check_that_outlasts_the_socket_timeout_gives_the_grant_back(p
     try:
         _cut_the_replica_off(pair)
         lock = make(short, replicas=1)
-        lock.replica_timeout = 2.0  # past the construction check: WAIT outlasts the 0.5 s socket timeout
+        lock.replica_timeout = (
+            2.0  # past the construction check: WAIT outlasts the 0.5 s socket timeout
+        )
         with pytest.raises(ReplicasNotSynced, match="the replica check got no answer"):
             lock.acquire()
         assert not lock.held

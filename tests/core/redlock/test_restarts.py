@@ -47,7 +47,9 @@ def owners(clients, lock) -> set[bytes]:
             value = c.get(lock.keys.lock)
         except Exception:
             continue
-        if value is not None and value[:1] != b"\x92":  # (a released name leaves a 2-field tombstone)
+        if (
+            value is not None and value[:1] != b"\x92"
+        ):  # (a released name leaves a 2-field tombstone)
             found.add(value)
     return found
 
@@ -115,7 +117,9 @@ def test_a_master_restarted_empty_refuses_and_the_lock_is_not_granted_twice(thre
     assert sorted(why) == ["master 0", "master 2"], why  # A and C
     assert all("it refuses quorum grants for" in text for text in why.values())
     assert holder.held
-    assert len(owners(clients, holder)) == 1  # only the holder's grant (on B), nothing left by the contender
+    assert (
+        len(owners(clients, holder)) == 1
+    )  # only the holder's grant (on B), nothing left by the contender
     with pytest.raises(LockLost):  # its grant on A is gone: it held on B only
         holder.release()
 
@@ -142,9 +146,13 @@ def test_a_restart_with_the_data_kept_and_a_flushed_master_refuse_too(three):
     lock = make(clients, name="kept", quorum=3)
     assert lock.acquire()
     lock.release()
-    clients[0].config_set("save", "3600 1")  # persistence: a clean stop saves what it has, the start loads it
+    clients[0].config_set(
+        "save", "3600 1"
+    )  # persistence: a clean stop saves what it has, the start loads it
     servers[0].restart()
-    assert clients[0].get(lock.keys.lock) is not None  # the data was kept (the released name's tombstone)
+    assert (
+        clients[0].get(lock.keys.lock) is not None
+    )  # the data was kept (the released name's tombstone)
     assert list(refusing(clients)) == ["master 0"]
     clients[1].flushall()
     assert list(refusing(clients)) == ["master 0", "master 1"]
@@ -157,7 +165,9 @@ def test_a_master_seen_for_the_first_time_refuses_until_vouched_for():
     try:
         why = refusing(clients, max_ttl=5, ttl=5)
         # counted from each server's start (its uptime, whole seconds: up to a second already gone)
-        assert len(why) == 3 and all(re.search(r"refuses quorum grants for [2-5]\.\d s more", text) for text in why.values()), why
+        assert len(why) == 3 and all(
+            re.search(r"refuses quorum grants for [2-5]\.\d s more", text) for text in why.values()
+        ), why
         assert trust_masters(clients, prefix="t")[0] == clients[0].info("server")["run_id"]
         lock = make(clients, max_ttl=5, ttl=5)
         assert lock.acquire()
@@ -171,7 +181,9 @@ def test_a_master_seen_for_the_first_time_refuses_until_vouched_for():
 
 def test_no_ttl_longer_than_the_max_ttl(three):
     _, clients = three
-    with pytest.raises(ValueError, match=r"ttl=61 s is longer than the longest a quorum lock may have \(60 s"):
+    with pytest.raises(
+        ValueError, match=r"ttl=61 s is longer than the longest a quorum lock may have \(60 s"
+    ):
         make(clients, ttl=61)
     lock = make(clients, ttl=5, max_ttl=10)
     assert lock.acquire()
@@ -188,7 +200,9 @@ def test_a_master_up_for_longer_than_the_max_ttl_grants_at_first_contact():
     servers = [RedisServer().start() for _ in range(3)]
     clients = [client_from_url(s.url, socket_timeout=0.5) for s in servers]
     try:
-        clients[2].flushall()  # before first contact: nothing told of the flush but INFO commandstats
+        clients[
+            2
+        ].flushall()  # before first contact: nothing told of the flush but INFO commandstats
         time.sleep(2.2)  # uptime 2 s at least, more than max_ttl
         why = refusing(clients, max_ttl=1.5, ttl=1)
         assert list(why) == ["master 2"], why

@@ -51,7 +51,9 @@ def test_readers_share_and_a_writer_is_alone(driver):
         rw = d.rw()
         r1, r2 = rw.read(), rw.read()
         assert await d.call(r1, "acquire") and await d.call(r2, "acquire")
-        w = d.rw().write()  # another party (this thread reads through `rw`: that would be an upgrade)
+        w = (
+            d.rw().write()
+        )  # another party (this thread reads through `rw`: that would be an upgrade)
         assert not await d.call(w, "acquire")
         assert 4 < w.retry_after <= 5
         state = await d.call(rw, "holders")
@@ -76,11 +78,17 @@ def test_a_waiting_writer_holds_back_later_readers_and_queued_readers_enter_toge
         record = []
 
         def make(kind):
-            return lambda client: (d.rw(wait=5, ttl=10, client=client).read if kind == "r" else d.rw(wait=5, ttl=10, client=client).write)()
+            return lambda client: (
+                d.rw(wait=5, ttl=10, client=client).read
+                if kind == "r"
+                else d.rw(wait=5, ttl=10, client=client).write
+            )()
 
         queue = d.sync_client()
 
-        async def queued(n):  # each party in line before the next is started: the order is the test's
+        async def queued(
+            n,
+        ):  # each party in line before the next is started: the order is the test's
             deadline = time.monotonic() + 10
             while queue.llen(rw.keys.queue) < n:
                 assert time.monotonic() < deadline, f"{n} waiters never queued"
@@ -98,7 +106,9 @@ def test_a_waiting_writer_holds_back_later_readers_and_queued_readers_enter_toge
         await asyncio.gather(*parties)
         entries = [(label, what) for label, what, _ in record]
         assert entries[:2] == [("w1", "in"), ("w1", "out")]  # the writer first: it asked first
-        readers_in = [i for i, (label, what) in enumerate(entries) if what == "in" and label in ("r2", "r3")]
+        readers_in = [
+            i for i, (label, what) in enumerate(entries) if what == "in" and label in ("r2", "r3")
+        ]
         assert readers_in == [2, 3]  # both readers in together, before either left
         assert entries[-2:] == [("w2", "in"), ("w2", "out")]  # the last writer after them
 

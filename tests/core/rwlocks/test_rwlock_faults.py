@@ -43,7 +43,9 @@ class UnfairRWLock:
                 if not int(self.client.get("naive:w") or 0):
                     self.client.incr("naive:r")
                     return True
-            elif not int(self.client.get("naive:w") or 0) and not int(self.client.get("naive:r") or 0):
+            elif not int(self.client.get("naive:w") or 0) and not int(
+                self.client.get("naive:r") or 0
+            ):
                 time.sleep(0.0005)
                 self.client.set("naive:w", 1)
                 return True
@@ -94,16 +96,27 @@ def check(client):
     writers = [(float(asked), float(got)) for k, _, asked, got in grants if k == "w"]
     readers = [(float(asked), float(got)) for k, _, asked, got in grants if k == "r"]
     overtaken = sum(
-        1 for w_asked, w_got in writers for r_asked, r_got in readers if r_asked > w_asked + MARGIN and r_got < w_got
+        1
+        for w_asked, w_got in writers
+        for r_asked, r_got in readers
+        if r_asked > w_asked + MARGIN and r_got < w_got
     )
     # pairs that put the rule to the test: a reader asked while a writer waited
-    tested = sum(1 for w_asked, w_got in writers for r_asked, _ in readers if w_asked + MARGIN < r_asked < w_got)
+    tested = sum(
+        1
+        for w_asked, w_got in writers
+        for r_asked, _ in readers
+        if w_asked + MARGIN < r_asked < w_got
+    )
     return mixed, overtaken, tested, len(steps), len(writers), len(readers)
 
 
 def _run(redis_url, redis_client, unsafe, kill=False, seconds=3.0):
     kinds = ["r"] * 6 + ["w"] * 2
-    procs = [multiproc.start(party, redis_url, kind, seconds, unsafe, index=i) for i, kind in enumerate(kinds)]
+    procs = [
+        multiproc.start(party, redis_url, kind, seconds, unsafe, index=i)
+        for i, kind in enumerate(kinds)
+    ]
     try:
         if kill:
             time.sleep(1.0)
@@ -115,16 +128,26 @@ def _run(redis_url, redis_client, unsafe, kill=False, seconds=3.0):
     return check(redis_client), results
 
 
-def test_a_writer_is_never_with_anyone_and_never_overtaken_with_a_reader_killed(redis_url, redis_client):
-    (mixed, overtaken, tested, steps, writers, readers), _ = _run(redis_url, redis_client, unsafe=False, kill=True)
-    assert steps > 100 and writers > 10 and readers > 50, f"too little happened: {steps} steps, {writers} writer and {readers} reader grants"
-    assert tested > 20, f"too few readers asked while a writer waited ({tested}): the fairness check tested nothing"
+def test_a_writer_is_never_with_anyone_and_never_overtaken_with_a_reader_killed(
+    redis_url, redis_client
+):
+    (mixed, overtaken, tested, steps, writers, readers), _ = _run(
+        redis_url, redis_client, unsafe=False, kill=True
+    )
+    assert steps > 100 and writers > 10 and readers > 50, (
+        f"too little happened: {steps} steps, {writers} writer and {readers} reader grants"
+    )
+    assert tested > 20, (
+        f"too few readers asked while a writer waited ({tested}): the fairness check tested nothing"
+    )
     assert mixed == 0, f"{mixed} steps overlapped a write"
     assert overtaken == 0, f"{overtaken} times a reader that asked after a writer got in before it"
 
 
 def test_negative_control_the_checkers_catch_an_unfair_unsafe_rwlock(redis_url, redis_client):
-    (mixed, overtaken, _, steps, writers, readers), _ = _run(redis_url, redis_client, unsafe=True, seconds=2.0)
+    (mixed, overtaken, _, steps, writers, readers), _ = _run(
+        redis_url, redis_client, unsafe=True, seconds=2.0
+    )
     assert steps > 50
     assert overtaken > 0, "the fairness checker missed readers barging past waiting writers"
     assert mixed > 0, "the overlap checker missed a writer let in with others"

@@ -56,7 +56,9 @@ def test_a_release_hands_the_permit_to_the_oldest_waiter_at_once(driver):
 
         def waiter(i):
             async def wait():
-                sem = d.sem(permits=1, ttl=10, wait=5, client=d.open() if d.kind == "sync" else None)
+                sem = d.sem(
+                    permits=1, ttl=10, wait=5, client=d.open() if d.kind == "sync" else None
+                )
                 assert await d.call(sem, "acquire")
                 order.append((i, time.monotonic()))
                 await d.sleep(0.05)
@@ -105,9 +107,13 @@ def test_extend_and_auto_renew_keep_the_permit_and_on_lost_reports_a_revocation(
         lost = []
         renewed = d.sem(permits=1, ttl=1.2, auto_renew=True, on_lost=lambda s: lost.append(s.name))
         assert await d.call(renewed, "acquire")
-        await d.sleep(3.0)  # 2.5 leases: renewed (a lease of 1.2 s leaves a loaded machine room to renew)
+        await d.sleep(
+            3.0
+        )  # 2.5 leases: renewed (a lease of 1.2 s leaves a loaded machine room to renew)
         assert await d.call(renewed, "owned") and not renewed.lost
-        assert revoke_permit("exports", renewed.token, client=d.sync_client(), prefix="s") == "revoked"
+        assert (
+            revoke_permit("exports", renewed.token, client=d.sync_client(), prefix="s") == "revoked"
+        )
         for _ in range(40):
             if lost:
                 break

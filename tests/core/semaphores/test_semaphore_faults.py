@@ -49,8 +49,10 @@ class NaiveSemaphore:
 
 def work(index, url, permits, ttl, seconds, unsafe):
     client = client_from_url(url)
-    sem = NaiveSemaphore(permits, client) if unsafe else Semaphore(
-        "exports|x", permits, ttl=ttl, wait=None, client=client, prefix=PREFIX
+    sem = (
+        NaiveSemaphore(permits, client)
+        if unsafe
+        else Semaphore("exports|x", permits, ttl=ttl, wait=None, client=client, prefix=PREFIX)
     )
     rng = random.Random(index)
     end = time.monotonic() + seconds
@@ -87,7 +89,9 @@ def max_overlap(client):
 
 
 def _contend_with_faults(redis_url, redis_client, *, unsafe, permits=3, ttl=0.5, seconds=4.0, n=16):
-    procs = [multiproc.start(work, redis_url, permits, ttl, seconds, unsafe, index=i) for i in range(n)]
+    procs = [
+        multiproc.start(work, redis_url, permits, ttl, seconds, unsafe, index=i) for i in range(n)
+    ]
     victims = random.Random(7).sample(range(n), 4)
     try:
         time.sleep(1.0)
@@ -108,7 +112,9 @@ def _contend_with_faults(redis_url, redis_client, *, unsafe, permits=3, ttl=0.5,
     return peak, steps, grants
 
 
-def test_sixteen_processes_never_exceed_the_permits_with_holders_killed_and_stopped(redis_url, redis_client):
+def test_sixteen_processes_never_exceed_the_permits_with_holders_killed_and_stopped(
+    redis_url, redis_client
+):
     peak, steps, grants = _contend_with_faults(redis_url, redis_client, unsafe=False)
     assert steps > 200 and grants > 100
     assert peak <= 3, f"{peak} holders worked at once with 3 permits"

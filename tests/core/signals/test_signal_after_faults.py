@@ -22,8 +22,6 @@ from ...waits_under_faults import NAME, Outcome, client, kill_waiters
 PREFIX = "sf"
 
 
-
-
 def blocked_clients(server) -> int:
     admin = client_from_url(server.url)
     try:
@@ -50,7 +48,11 @@ def test_a_delivered_signal_leaves_no_key_without_a_ttl(redis_servers):
     assert Signal(NAME, client=admin, prefix=PREFIX).send({"id": 7}) == 1
     assert waiter.join(10).result == {"id": 7}
     # The waiting object never waits again: nothing it left may live forever.
-    forever = {k: admin.pttl(k) for k in admin.scan_iter(f"{PREFIX}:*") if b"index" not in k and admin.pttl(k) < 0}
+    forever = {
+        k: admin.pttl(k)
+        for k in admin.scan_iter(f"{PREFIX}:*")
+        if b"index" not in k and admin.pttl(k) < 0
+    }
     assert forever == {}
 
 
@@ -76,7 +78,9 @@ def test_a_signal_wait_rides_out_a_restart_with_the_data(redis_servers):
     admin.save()
     server.restart()
     end = time.monotonic() + 10
-    while Signal(NAME, client=admin, prefix=PREFIX).send("after") == 0:  # until the waiter is queued again
+    while (
+        Signal(NAME, client=admin, prefix=PREFIX).send("after") == 0
+    ):  # until the waiter is queued again
         assert time.monotonic() < end, "the waiter did not come back"
         time.sleep(0.05)
     assert waiter.join(10).error is None and waiter.result == "after"
@@ -85,7 +89,9 @@ def test_a_signal_wait_rides_out_a_restart_with_the_data(redis_servers):
 def test_a_signal_wait_rides_out_a_server_paused_past_the_socket_timeout(redis_servers):
     (server,) = redis_servers(1)
     admin = client_from_url(server.url)
-    waiter = Outcome(lambda: Signal(NAME, client=client(server, socket_timeout=1.0), prefix=PREFIX).wait(30))
+    waiter = Outcome(
+        lambda: Signal(NAME, client=client(server, socket_timeout=1.0), prefix=PREFIX).wait(30)
+    )
     wait_blocked(server)
     server.pause()
     time.sleep(2.5)
@@ -102,7 +108,9 @@ def test_a_signal_wait_rides_out_a_server_paused_past_the_socket_timeout(redis_s
 
 def test_an_event_wait_rides_out_a_server_paused_past_the_socket_timeout(redis_servers):
     (server,) = redis_servers(1)
-    waiter = Outcome(lambda: Event(NAME, client=client(server, socket_timeout=1.0), prefix=PREFIX).wait(30))
+    waiter = Outcome(
+        lambda: Event(NAME, client=client(server, socket_timeout=1.0), prefix=PREFIX).wait(30)
+    )
     wait_blocked(server)
     server.pause()
     time.sleep(2.5)  # the BLPOP and the re-checks after it time out
@@ -127,7 +135,10 @@ def test_an_event_wait_rides_out_a_restart_with_the_data(redis_servers):
 def test_cancelled_event_and_signal_waiters_leave_nothing_behind(redis_url, redis_client, after):
     async def scenario():
         aclient = redis.asyncio.Redis.from_url(redis_url, socket_timeout=5)
-        for obj in (Event(NAME, client=aclient, prefix=PREFIX), Signal(NAME, client=aclient, prefix=PREFIX)):
+        for obj in (
+            Event(NAME, client=aclient, prefix=PREFIX),
+            Signal(NAME, client=aclient, prefix=PREFIX),
+        ):
             task = asyncio.ensure_future(obj.await_(30))
             await asyncio.sleep(after)
             task.cancel()
@@ -138,7 +149,11 @@ def test_cancelled_event_and_signal_waiters_leave_nothing_behind(redis_url, redi
     asyncio.run(scenario())
     assert Signal(NAME, client=redis_client, prefix=PREFIX).send(1) == 0  # nobody queued
     assert Event(NAME, client=redis_client, prefix=PREFIX).set() == 0  # nobody registered
-    forever = [k for k in redis_client.scan_iter(f"{PREFIX}:*") if b"index" not in k and redis_client.pttl(k) < 0]
+    forever = [
+        k
+        for k in redis_client.scan_iter(f"{PREFIX}:*")
+        if b"index" not in k and redis_client.pttl(k) < 0
+    ]
     assert forever == []
 
 
@@ -149,7 +164,9 @@ def _topic(server, **kwargs):
     return Topic(NAME, client=client_from_url(server.url, **kwargs), prefix=PREFIX)
 
 
-def test_a_topic_subscriber_whose_group_was_lost_with_the_data_receives_what_comes_after(redis_servers):
+def test_a_topic_subscriber_whose_group_was_lost_with_the_data_receives_what_comes_after(
+    redis_servers,
+):
     (server,) = redis_servers(1)
     topic = _topic(server)
     sub = topic.subscribe("mailer|{x}")
@@ -162,11 +179,15 @@ def test_a_topic_subscriber_whose_group_was_lost_with_the_data_receives_what_com
     got = sub.receive(timeout=5)
     assert [m.data for m in got] == [2]
     assert sub.groups_recreated == 1
-    assert sub.ack(first) == 0  # its pending entry went with the data: no raw NOGROUP, nothing pending
+    assert (
+        sub.ack(first) == 0
+    )  # its pending entry went with the data: no raw NOGROUP, nothing pending
     assert sub.ack(*got) == 1
 
 
-def test_a_topic_subscriber_whose_group_was_deleted_while_it_blocks_gets_the_next_message(redis_servers):
+def test_a_topic_subscriber_whose_group_was_deleted_while_it_blocks_gets_the_next_message(
+    redis_servers,
+):
     (server,) = redis_servers(1)
     topic = _topic(server)
     sub = Topic(NAME, client=client(server), prefix=PREFIX).subscribe("mailer")
@@ -179,7 +200,9 @@ def test_a_topic_subscriber_whose_group_was_deleted_while_it_blocks_gets_the_nex
     time.sleep(0.3)
     topic.publish(2)
     waiter.join(25)
-    assert waiter.error is None and [m.data for m in waiter.result] == [2]  # after the last one it got: not 1 again
+    assert waiter.error is None and [m.data for m in waiter.result] == [
+        2
+    ]  # after the last one it got: not 1 again
 
 
 def test_a_topic_receive_rides_out_a_killed_connection_and_a_restart_with_the_data(redis_servers):

@@ -22,10 +22,14 @@ class Driver(BaseDriver):
 
     def own(self, cls, name, **kwargs):
         """An object for a concurrent party: its own client with the sync driver."""
-        return cls(name, client=self.open() if self.kind == "sync" else self.client, prefix="sg", **kwargs)
+        return cls(
+            name, client=self.open() if self.kind == "sync" else self.client, prefix="sg", **kwargs
+        )
 
     async def wait(self, obj, *args, **kwargs):
-        return await obj.await_(*args, **kwargs) if self.kind == "async" else obj.wait(*args, **kwargs)
+        return (
+            await obj.await_(*args, **kwargs) if self.kind == "async" else obj.wait(*args, **kwargs)
+        )
 
 
 @pytest.fixture(params=KINDS)
@@ -124,7 +128,11 @@ def test_a_topic_gives_each_group_every_message_and_redelivers_what_was_not_acke
         assert await d.call(mail, "receive", timeout=0) == []
         ids = [await d.call(topic, "publish", {"n": i}) for i in range(3)]
         got = await d.call(mail, "receive", count=10, timeout=1)
-        assert [m.id for m in got] == ids and [m.data for m in got] == [{"n": 0}, {"n": 1}, {"n": 2}]
+        assert [m.id for m in got] == ids and [m.data for m in got] == [
+            {"n": 0},
+            {"n": 1},
+            {"n": 2},
+        ]
         assert await d.call(mail, "ack", got[0]) == 1
         other = topic.subscribe("mail", "b", lease=0.4)
         await asyncio.sleep(0.5)  # a's lease on the two it did not ack runs out
@@ -132,7 +140,9 @@ def test_a_topic_gives_each_group_every_message_and_redelivers_what_was_not_acke
         assert [m.data for m in again] == [{"n": 1}, {"n": 2}] and all(m.redelivered for m in again)
         await d.call(other, "ack", *again)
         audit = topic.subscribe("audit", start="all")
-        assert len(await d.call(audit, "receive", count=10, timeout=0)) == 3  # every group sees every message
+        assert (
+            len(await d.call(audit, "receive", count=10, timeout=0)) == 3
+        )  # every group sees every message
         waiting = d.spawn(lambda: d.call(other, "receive", timeout=5))
         await asyncio.sleep(0.2)
         await d.call(topic, "publish", "late")
@@ -146,7 +156,7 @@ def test_a_topic_keeps_about_maxlen_messages(driver):
         topic = d.make(Topic, "bounded", maxlen=100)
         for i in range(1000):
             await d.call(topic, "publish", i)
-        length = (d.client.xlen(topic.key) if d.kind == "sync" else await d.client.xlen(topic.key))
+        length = d.client.xlen(topic.key) if d.kind == "sync" else await d.client.xlen(topic.key)
         assert 100 <= length < 300
 
     driver.play(scenario)
@@ -171,7 +181,12 @@ def _dead_places(client, name, n):
     k = Signal(name, client=client, prefix="sg").keys
     keys = [k.waiters, k.deliveries, k.due, k.wake, k.index, k.probe]
     for i in range(n):
-        WAIT(client, keys, [f"dead{i}", "queue", 1, name, "h", 1, "t", ""], operation="a place that will lapse")
+        WAIT(
+            client,
+            keys,
+            [f"dead{i}", "queue", 1, name, "h", 1, "t", ""],
+            operation="a place that will lapse",
+        )
     time.sleep(0.01)
 
 
@@ -181,7 +196,9 @@ def test_a_live_waiter_behind_hundreds_of_dead_places_is_reached(driver, redis_c
         _dead_places(redis_client, "crowded", 300)
         waiting = d.spawn(lambda: d.wait(d.own(Signal, "crowded"), 10, default="timeout"))
         deadline = time.monotonic() + 8
-        while (sent := await d.call(d.make(Signal, "crowded"), how, "hello")) == 0:  # not queued yet: nobody got it
+        while (
+            sent := await d.call(d.make(Signal, "crowded"), how, "hello")
+        ) == 0:  # not queued yet: nobody got it
             assert time.monotonic() < deadline, "the live waiter was never reached"
             await asyncio.sleep(0.05)
         assert sent == 1

@@ -77,7 +77,9 @@ def _run(redis_url, redis_client, waiter, send):
     proc = multiproc.start(waiter, redis_url, duration)
     stop = threading.Event()
     kills = []
-    killer = threading.Thread(target=lambda: kills.append(kill_waiters(redis.Redis.from_url(redis_url), 100, stop)))
+    killer = threading.Thread(
+        target=lambda: kills.append(kill_waiters(redis.Redis.from_url(redis_url), 100, stop))
+    )
     time.sleep(0.5)
     killer.start()
     delivered = []
@@ -96,12 +98,16 @@ def _run(redis_url, redis_client, waiter, send):
 
 def test_no_signal_is_missed_under_a_hundred_forced_disconnects(redis_url, redis_client):
     sender = Signal("jobs|1", client=redis_client, prefix=PREFIX)
-    delivered, received, kills = _run(redis_url, redis_client, signal_waiter, lambda n: sender.send(n) == 1)
+    delivered, received, kills = _run(
+        redis_url, redis_client, signal_waiter, lambda n: sender.send(n) == 1
+    )
     assert kills >= 100 and len(delivered) > 50
     assert sorted(received) == delivered, f"missed {sorted(set(delivered) - set(received))}"
 
 
-def test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects(redis_url, redis_client):
+def test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects(
+    redis_url, redis_client
+):
     # Every PUBLISH counts: the waiter is waiting all along, only its
     # connection is being re-made (PUBLISH says 0 receivers then).
     delivered, received, kills = _run(

@@ -65,7 +65,10 @@ def test_send_wakes_the_oldest_of_five_waiters_within_half_a_second_and_broadcas
     assert sender.send("first") == 1
     for w in waiters:
         w.thread.join(0.5 if w is waiters[0] else 0.01)
-    assert waiters[0].result == "first" and waiters[0].when - sent < 0.5, (waiters[0].result, waiters[0].when)
+    assert waiters[0].result == "first" and waiters[0].when - sent < 0.5, (
+        waiters[0].result,
+        waiters[0].when,
+    )
     time.sleep(0.3)
     assert [w.when for w in waiters[1:]] == [None] * 4, "send() woke more than one waiter"
     _until(lambda: _blocked(client) - before >= 4)
@@ -99,13 +102,18 @@ def test_an_event_set_wakes_fifty_waiters_within_a_second(client):
     before = _blocked(client)
     event = Event("prompt-event", client=client)
     waiters = [Waiter(lambda: Event("prompt-event", client=client).wait(30)) for _ in range(50)]
-    _until(lambda: client.zcard(event.keys.waiters) == 50 and _blocked(client) - before >= 50, bound=30)
+    _until(
+        lambda: client.zcard(event.keys.waiters) == 50 and _blocked(client) - before >= 50, bound=30
+    )
     set_at = time.monotonic()
     assert event.set() == 50
     for w in waiters:
         w.thread.join(max(0.01, set_at + 2 - time.monotonic()))
     late = sorted(round(w.when - set_at, 3) for w in waiters if w.when)
-    assert len(late) == 50 and all(w.result is True for w in waiters), (len(late), [w.error for w in waiters if w.error][:1])
+    assert len(late) == 50 and all(w.result is True for w in waiters), (
+        len(late),
+        [w.error for w in waiters if w.error][:1],
+    )
     assert late[-1] < 1.0, late[-5:]
 
 

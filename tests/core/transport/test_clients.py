@@ -13,7 +13,9 @@ from django_redcoord.dashboard import overview
 HOSTILE = "n|a,m:e/@=+#~._-"  # every punctuation character a name may have
 
 
-@pytest.fixture(params=[(2, False), (2, True), (3, False), (3, True)], ids=lambda p: f"resp{p[0]}-decode{p[1]}")
+@pytest.fixture(
+    params=[(2, False), (2, True), (3, False), (3, True)], ids=lambda p: f"resp{p[0]}-decode{p[1]}"
+)
 def any_client(request, redis_url):
     protocol, decode = request.param
     return client_from_url(redis_url, protocol=protocol, decode_responses=decode)
@@ -39,7 +41,10 @@ def test_a_queue_and_a_worker(any_client):
             raise ValueError("no")
 
     stats = Worker([queue], handler, burst=True, heartbeat=0.2, timeout=1.0).run()
-    assert sorted(seen) == [HOSTILE + "|fails", HOSTILE + "|ok"] and (stats.ok, stats.dead) == (1, 1)
+    assert sorted(seen) == [HOSTILE + "|fails", HOSTILE + "|ok"] and (stats.ok, stats.dead) == (
+        1,
+        1,
+    )
     [(message, error)] = queue.dead_letters()
     assert message.id == HOSTILE + "|fails" and "ValueError: no" in error["error"]
     depths = queue.depths()

@@ -61,7 +61,17 @@ def test_unix_socket_url_works(tmp_path):
 
     sock = tmp_path / "r.sock"
     proc = subprocess.Popen(
-        [server_binary(), "--port", "0", "--unixsocket", str(sock), "--save", "", "--appendonly", "no"],
+        [
+            server_binary(),
+            "--port",
+            "0",
+            "--unixsocket",
+            str(sock),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
         stdout=subprocess.DEVNULL,
     )
     STARTED_PIDS.append(proc.pid)
@@ -95,7 +105,9 @@ def test_killed_server_raises_coordination_unavailable_naming_it_then_recovers(r
         lock.release()
     elapsed = time.monotonic() - started
     assert isinstance(info.value, RedcoordError)
-    assert f"127.0.0.1:{server.port}" in str(info.value) and "release lock 'mid-use'" in str(info.value)
+    assert f"127.0.0.1:{server.port}" in str(info.value) and "release lock 'mid-use'" in str(
+        info.value
+    )
     assert info.value.operation == "release lock 'mid-use'"
     assert elapsed < 1.5, f"no silent retries expected, took {elapsed:.2f}s"
     server.start()  # same port, empty (no persistence)
@@ -104,7 +116,9 @@ def test_killed_server_raises_coordination_unavailable_naming_it_then_recovers(r
     again.release()
 
 
-def test_fencing_tokens_keep_growing_across_a_redis_restart_and_a_lower_one_is_refused(redis_servers):
+def test_fencing_tokens_keep_growing_across_a_redis_restart_and_a_lower_one_is_refused(
+    redis_servers,
+):
     from django_redcoord.core.exceptions import LockError
 
     server = redis_servers(1)[0]
@@ -225,7 +239,10 @@ def test_the_async_client_from_settings_matches_the_sync_one(settings, redis_url
         client = get_async_client()
         assert client is get_async_client()  # one per loop
         kwargs = client.connection_pool.connection_kwargs
-        assert kwargs["socket_timeout"] == 3.5 and kwargs["port"] == get_client().connection_pool.connection_kwargs["port"]
+        assert (
+            kwargs["socket_timeout"] == 3.5
+            and kwargs["port"] == get_client().connection_pool.connection_kwargs["port"]
+        )
         async with Lock("from-settings", wait=0) as lock:
             return await lock.alocked(), lock.token
 

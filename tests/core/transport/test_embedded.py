@@ -82,8 +82,14 @@ def test_management_command_starts_reports_and_stops_it(folder):
     )
 
     def run(*args):
-        out = subprocess.run([sys.executable, "-c", code, "redcoord", *args], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-c", code, "redcoord", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert out.returncode == 0, out.stderr
         return out.stdout
 

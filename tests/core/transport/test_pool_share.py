@@ -26,7 +26,11 @@ from django_redcoord.core.transport.commands import blpop, command, reserve, wai
 
 def _share_counts(pool):
     share = transport._shares.get(pool)
-    return (0, 0, 0, 0) if share is None else (share.total, share.ordinary, share.waits, len(share.sleepers))
+    return (
+        (0, 0, 0, 0)
+        if share is None
+        else (share.total, share.ordinary, share.waits, len(share.sleepers))
+    )
 
 
 class Overlap:
@@ -63,7 +67,12 @@ def test_the_overlap_detector_sees_an_overlap_without_the_lock():
 
 def test_shares_of_a_pool():
     assert [reserve(n) for n in (4, 10, 100, 1000)] == [2, 2, 10, 16]
-    assert waiting_limit(4) == 1 and waiting_limit(10) == 6 and waiting_limit(100) == 80 and waiting_limit(1000) == 968
+    assert (
+        waiting_limit(4) == 1
+        and waiting_limit(10) == 6
+        and waiting_limit(100) == 80
+        and waiting_limit(1000) == 968
+    )
 
 
 def test_three_hundred_asyncio_waiters_on_a_pool_of_a_hundred_all_get_the_lock(redis_url):
@@ -85,7 +94,9 @@ def test_three_hundred_asyncio_waiters_on_a_pool_of_a_hundred_all_get_the_lock(r
                 errors.append("wait ran out")
                 return
             overlap.enter()
-            await asyncio.sleep(0.002 if i % 10 else 0.05)  # some hold long enough for every waiter to block
+            await asyncio.sleep(
+                0.002 if i % 10 else 0.05
+            )  # some hold long enough for every waiter to block
             overlap.leave()
             try:
                 await lock.arelease()
@@ -189,7 +200,10 @@ def test_cancelled_waiters_give_their_share_back(redis_url):
         waiters = [Lock("pool|c", client=client, prefix="p", ttl=30, wait=60) for _ in range(30)]
         tasks = [asyncio.ensure_future(w.aacquire()) for w in waiters]
         deadline = time.monotonic() + 20
-        while not (_share_counts(pool)[2] == 6 and _share_counts(pool)[3]) and time.monotonic() < deadline:
+        while (
+            not (_share_counts(pool)[2] == 6 and _share_counts(pool)[3])
+            and time.monotonic() < deadline
+        ):
             await asyncio.sleep(0.01)
         busy = _share_counts(pool)
         for task in tasks:
@@ -238,10 +252,14 @@ def test_a_pool_taken_around_us_is_pool_exhausted_not_an_outage(redis_url):
     try:
         with pytest.raises(PoolExhausted) as caught:
             command(client, "PING", operation="ping for the test")
-        assert "MAX_CONNECTIONS" in str(caught.value) and "could not be reached" not in str(caught.value)
+        assert "MAX_CONNECTIONS" in str(caught.value) and "could not be reached" not in str(
+            caught.value
+        )
         assert caught.value.sent is False and caught.value.max_connections == 4
         assert isinstance(caught.value, CoordinationUnavailable)
-        threading.Timer(0.2, pool.release, (taken.pop(),)).start()  # one comes free during the wait: used
+        threading.Timer(
+            0.2, pool.release, (taken.pop(),)
+        ).start()  # one comes free during the wait: used
         assert command(client, "PING", operation="ping for the test") in (True, b"PONG")
     finally:
         for conn in taken:
@@ -256,14 +274,18 @@ def test_our_own_calls_past_the_waiters_share_wait_then_raise_pool_exhausted(red
     client = client_from_url(redis_url, max_connections=4, socket_timeout=0.5)
     pool = client.connection_pool
     share = transport._share(pool)
-    assert share.try_take(transport.ORDINARY) and share.try_take(transport.WAITING)  # two calls in flight
+    assert share.try_take(transport.ORDINARY) and share.try_take(
+        transport.WAITING
+    )  # two calls in flight
     assert not share.try_take(transport.ORDINARY)
     try:
         started = time.monotonic()
         with pytest.raises(PoolExhausted, match="MAX_CONNECTIONS"):
             command(client, "PING", operation="quick call")
         assert time.monotonic() - started >= 0.45
-        assert blpop(client, ["pool|none"], 0.3, operation="a wait") is None  # a wait times out as a wait
+        assert (
+            blpop(client, ["pool|none"], 0.3, operation="a wait") is None
+        )  # a wait times out as a wait
         with transport.ending_waits():  # a call that ends waits may use the reserve
             assert command(client, "PING", operation="release") in (True, b"PONG")
     finally:

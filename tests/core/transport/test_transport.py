@@ -50,7 +50,9 @@ def test_three_hundred_threads_one_after_another_never_run_out_of_connections(re
 
 def test_push_frames_of_client_tracking_never_put_replies_out_of_step(redis_url):
     # One connection, so every call below uses the connection that tracks keys.
-    pool = redis.BlockingConnectionPool.from_url(redis_url, max_connections=1, protocol=3, timeout=2)
+    pool = redis.BlockingConnectionPool.from_url(
+        redis_url, max_connections=1, protocol=3, timeout=2
+    )
     client = redis.Redis(connection_pool=pool)
     assert command(client, "CLIENT", "TRACKING", "ON", operation="test") in (b"OK", "OK", True)
     for round_ in range(5):
@@ -134,7 +136,9 @@ def test_scripts_flushed_on_the_server_are_loaded_again(redis_client):
 
 def test_a_connection_closed_by_the_server_while_idle_is_replaced(redis_url, redis_client):
     before = command(redis_client, "CLIENT", "ID", operation="test")
-    assert client_from_url(redis_url).client_kill_filter(_id=before) == 1  # as an idle timeout would
+    assert (
+        client_from_url(redis_url).client_kill_filter(_id=before) == 1
+    )  # as an idle timeout would
     after = command(redis_client, "CLIENT", "ID", operation="test")
     assert after != before
     with Lock("after-kill", ttl=5, wait=0, client=redis_client) as lock:
@@ -173,7 +177,9 @@ def test_a_client_with_retries_is_not_retried_silently(redis_servers):
         started = time.monotonic()
         with pytest.raises(CoordinationUnavailable):
             Lock("no-retry", ttl=5, wait=0, client=client).acquire()
-        assert time.monotonic() - started < 1.5  # one socket timeout (+ the give-back), not 5 retries
+        assert (
+            time.monotonic() - started < 1.5
+        )  # one socket timeout (+ the give-back), not 5 retries
     finally:
         server.resume()
 
@@ -207,10 +213,14 @@ def test_error_replies_of_a_server_that_cannot_serve_now_are_outages(redis_serve
     time.sleep(0.2)
     assert client_from_url(primary.url).client_unblock(blocked_id[0], error=True)
     t.join(5)
-    assert isinstance(blocked_id[-1], CoordinationUnavailable) and "UNBLOCKED" in str(blocked_id[-1])
+    assert isinstance(blocked_id[-1], CoordinationUnavailable) and "UNBLOCKED" in str(
+        blocked_id[-1]
+    )
 
 
-@pytest.mark.parametrize("socket_timeout, expected", [(None, 10.0), (30.0, 10.0), (5.0, 4.5), (1.0, 0.5), (0.2, 0.1)])
+@pytest.mark.parametrize(
+    "socket_timeout, expected", [(None, 10.0), (30.0, 10.0), (5.0, 4.5), (1.0, 0.5), (0.2, 0.1)]
+)
 def test_blocking_calls_stay_below_the_socket_timeout(redis_url, socket_timeout, expected):
     assert max_block(client_from_url(redis_url, socket_timeout=socket_timeout)) == expected
 
@@ -241,7 +251,9 @@ def test_a_sentinel_failover_is_an_outage_the_next_call_recovers_from(redis_serv
         client = sentinels.master_for("mymaster", socket_timeout=2, retry=no_retry())
         holder = Lock("failover", ttl=30, wait=0, client=client)
         assert holder.acquire()
-        assert client_from_url(master.url).execute_command("WAIT", 1, 5000) == 1  # the grant is on the replica
+        assert (
+            client_from_url(master.url).execute_command("WAIT", 1, 5000) == 1
+        )  # the grant is on the replica
         outcome = []
 
         def wait_for_it():

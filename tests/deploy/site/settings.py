@@ -21,8 +21,10 @@ USE_TZ = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [
+    "django.contrib.admin",  # the operators' pages (dashboard, schedules) as deployed
     "django.contrib.auth",
     "django.contrib.contenttypes",
+    "django.contrib.messages",
     "rest_framework",
     "django_redcoord",
 ]
@@ -30,9 +32,19 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
     "django_redcoord.middleware.RateLimitMiddleware",  # after auth: key="user" sees the user
 ]
 SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"  # no session table writes
+# No CsrfViewMiddleware: the admin's views (ours included) must protect themselves (admin_view)
+TEMPLATES = [{
+    "BACKEND": "django.template.backends.django.DjangoTemplates",
+    "APP_DIRS": True,
+    "OPTIONS": {"context_processors": ["django.template.context_processors.request",
+                                       "django.contrib.auth.context_processors.auth",
+                                       "django.contrib.messages.context_processors.messages"]},
+}]  # fmt: skip
+STATIC_URL = "/static/"
 
 DATABASES = {
     "default": {
@@ -45,8 +57,11 @@ DATABASES = {
 REDCOORD = {
     "URL": os.environ.get("DEPLOY_REDIS_URL", "redis://127.0.0.1:1/0"),
     "KEY_PREFIX": "deploy",
+    "JOBS": ["tests.deploy.site.jobs"],
     # DEPLOY_BEHIND_PROXY=1: served on a Unix socket behind nginx, which is trusted
-    "TRUSTED_PROXIES": TRUSTED_PROXIES_BEHIND_NGINX if os.environ.get("DEPLOY_BEHIND_PROXY") == "1" else [],
+    "TRUSTED_PROXIES": TRUSTED_PROXIES_BEHIND_NGINX
+    if os.environ.get("DEPLOY_BEHIND_PROXY") == "1"
+    else [],
     "RATE_LIMITS": [
         {"path": "/mw/ip/", "policy": "2/m", "key": "ip"},
         {"path": "/mw/user/", "policy": "2/m", "key": "user"},
@@ -67,6 +82,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"django": {"handlers": ["console"], "level": "ERROR"},
-                "django_redcoord": {"handlers": ["console"], "level": "WARNING"}},
+    "loggers": {
+        "django": {"handlers": ["console"], "level": "ERROR"},
+        "django_redcoord": {"handlers": ["console"], "level": "WARNING"},
+    },
 }

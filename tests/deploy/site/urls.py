@@ -1,8 +1,14 @@
+from django.contrib import admin
 from django.urls import path
+
+from django_redcoord.health import health_view
 
 from . import views
 
 urlpatterns = [
+    # the operators' pages: the dashboard, its panels, schedule edits, the health probe
+    path("admin/", admin.site.urls),
+    path("-/health", health_view),
     path("ping/", views.ping),
     path("whoami/", views.whoami),
     path("signin/<str:username>/", views.sign_in),

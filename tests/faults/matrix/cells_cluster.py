@@ -112,7 +112,9 @@ def _outcome(party: Party, want: Any, what: str, timeout: float = 10.0) -> list[
     status, value = party.outcome(timeout)
     if status == "ok" and value == want:
         return []
-    return [f"{what}: want {want!r}, got {status} {describe(value) if isinstance(value, BaseException) else value!r}"]
+    return [
+        f"{what}: want {want!r}, got {status} {describe(value) if isinstance(value, BaseException) else value!r}"
+    ]
 
 
 class Holds:
@@ -225,7 +227,11 @@ class Topics:
         deadline = time.monotonic() + 10.0
         while len(got) < len(state[2]) and time.monotonic() < deadline:
             got += [m.id for m in state[1].receive(count=10, timeout=1.0)]
-        return [] if sorted(got) == sorted(state[2]) else [f"the topic delivered {got}, published {state[2]}"]
+        return (
+            []
+            if sorted(got) == sorted(state[2])
+            else [f"the topic delivered {got}, published {state[2]}"]
+        )
 
 
 class Limiters:
@@ -240,7 +246,11 @@ class Limiters:
 
     def verify(self, state: Any) -> list[str]:
         got = state[1] + [state[0].hit("k").allowed]
-        return [] if got == [True, True, True, False, False] else [f"the limiter's decisions: {got} (budget lost?)"]
+        return (
+            []
+            if got == [True, True, True, False, False]
+            else [f"the limiter's decisions: {got} (budget lost?)"]
+        )
 
 
 class Queues:
@@ -263,14 +273,20 @@ class Queues:
                 consumer.ack(m)
             got += [m.id for m in messages]
         consumer.flush()
-        return [] if sorted(got) == sorted(state[1]) else [f"the queue delivered {sorted(got)}, pushed {sorted(state[1])}"]
+        return (
+            []
+            if sorted(got) == sorted(state[1])
+            else [f"the queue delivered {sorted(got)}, pushed {sorted(state[1])}"]
+        )
 
 
 class Elections:
     what = "the leader's renewal"
 
     def setup(self, ctx: ClusterCtx) -> Any:
-        make = lambda i: LeaderElection("m", 10.0, 8.0, 1.0, client=ctx.client(), prefix=ctx.prefix, identity=i)  # noqa: E731
+        make = lambda i: LeaderElection(  # noqa: E731
+            "m", 10.0, 8.0, 1.0, client=ctx.client(), prefix=ctx.prefix, identity=i
+        )
         a, b = make("a"), make("b")
         assert a.campaign()
         b.campaign()
@@ -281,9 +297,14 @@ class Elections:
 
     def verify(self, state: Any) -> list[str]:
         a, b, term, renewed = state
-        found = [] if renewed == [True] and a.term == term else [
-            f"the leader's renewal gave {renewed}, term {a.term} (it led term {term}): a new term after a coordinated "
-            "failover means the record was lost"]
+        found = (
+            []
+            if renewed == [True] and a.term == term
+            else [
+                f"the leader's renewal gave {renewed}, term {a.term} (it led term {term}): a new term after a coordinated "
+                "failover means the record was lost"
+            ]
+        )
         if b.campaign():
             found.append("the standby was elected while the leader held its term")
         return found

@@ -56,8 +56,12 @@ class HoldKind:
         made = [ctx.client(u, **kwargs) for u in self.urls(ctx)]
         return made if self.quorum else made[0]
 
-    def make(self, ctx: Ctx, name: str, *, ttl: float = 30.0, wait: float | None = 0, clients: Any = None) -> Any:
-        return self.build(clients if clients is not None else self.clients(ctx), ctx.prefix, name, ttl, wait)
+    def make(
+        self, ctx: Ctx, name: str, *, ttl: float = 30.0, wait: float | None = 0, clients: Any = None
+    ) -> Any:
+        return self.build(
+            clients if clients is not None else self.clients(ctx), ctx.prefix, name, ttl, wait
+        )
 
     def prepare(self, ctx: Ctx) -> None:
         """Redlock: vouch for the (flushed, so brand-new) masters, as an operator does for new
@@ -74,11 +78,20 @@ class HoldKind:
 
 
 LOCK = HoldKind("lock", lambda c, p, n, ttl, wait: Lock(n, ttl=ttl, wait=wait, client=c, prefix=p))
-SEMAPHORE = HoldKind("semaphore", lambda c, p, n, ttl, wait: Semaphore(n, 1, ttl=ttl, wait=wait, client=c, prefix=p))
-RWLOCK = HoldKind("rwlock", lambda c, p, n, ttl, wait: ReadWriteLock(n, ttl=ttl, wait=wait, client=c, prefix=p).write())
+SEMAPHORE = HoldKind(
+    "semaphore", lambda c, p, n, ttl, wait: Semaphore(n, 1, ttl=ttl, wait=wait, client=c, prefix=p)
+)
+RWLOCK = HoldKind(
+    "rwlock",
+    lambda c, p, n, ttl, wait: ReadWriteLock(n, ttl=ttl, wait=wait, client=c, prefix=p).write(),
+)
+
+
 def _redlock(clients: Any, prefix: str, name: str, ttl: float, wait: float | None) -> Redlock:
     extra = {"max_ttl": 30.0} if "max_ttl" in inspect.signature(Redlock).parameters else {}
-    return Redlock(name, ttl=ttl, wait=wait, clients=clients, prefix=prefix, retry_delay=0.05, **extra)
+    return Redlock(
+        name, ttl=ttl, wait=wait, clients=clients, prefix=prefix, retry_delay=0.05, **extra
+    )
 
 
 REDLOCK = HoldKind("redlock", _redlock, quorum=True)
@@ -127,7 +140,9 @@ def restart_with_data(ctx: Ctx, spec: HoldKind) -> list[str]:
     return found
 
 
-def restart_without_data(ctx: Ctx, spec: HoldKind, *, make: Callable[..., Any] | None = None) -> list[str]:
+def restart_without_data(
+    ctx: Ctx, spec: HoldKind, *, make: Callable[..., Any] | None = None
+) -> list[str]:
     make = make or spec.make
     found: list[str] = []
     a = make(ctx, "r")
@@ -142,7 +157,9 @@ def restart_without_data(ctx: Ctx, spec: HoldKind, *, make: Callable[..., Any] |
         found.append("a new party was not granted the hold Redis forgot")
     try:
         a.release()
-        found.append("the first holder's release succeeded although its hold was lost with the data (want LockLost)")
+        found.append(
+            "the first holder's release succeeded although its hold was lost with the data (want LockLost)"
+        )
     except LockLost:
         pass
     except Exception as exc:
@@ -150,7 +167,9 @@ def restart_without_data(ctx: Ctx, spec: HoldKind, *, make: Callable[..., Any] |
     try:
         b.release()
     except Exception as exc:
-        found.append(f"the new holder's release raised {describe(exc)}: the stale release touched its hold")
+        found.append(
+            f"the new holder's release raised {describe(exc)}: the stale release touched its hold"
+        )
     return found
 
 
@@ -176,7 +195,9 @@ def connection_kill(ctx: Ctx, spec: HoldKind) -> list[str]:
     else:
         _grows(found, b.token, first, "after the connection kill")
         if waiter.ended_at - released > 3.0:
-            found.append(f"the waiter took {waiter.ended_at - released:.1f} s to get the released hold")
+            found.append(
+                f"the waiter took {waiter.ended_at - released:.1f} s to get the released hold"
+            )
         _release(b, found, "the waiter")
     if not spec.quorum:  # the asyncio API under the same blip
         a = spec.make(ctx, "ca")
@@ -213,7 +234,9 @@ def paused_server(ctx: Ctx, spec: HoldKind) -> list[str]:
         if b.acquire():
             found.append("a second holder was granted the hold during the pause")
         elif not spec.quorum:
-            found.append("acquire on a paused server answered 'busy' instead of raising CoordinationUnavailable")
+            found.append(
+                "acquire on a paused server answered 'busy' instead of raising CoordinationUnavailable"
+            )
     except CoordinationUnavailable:
         if spec.quorum:
             found.append("one paused master of three made Redlock report an outage")
@@ -221,7 +244,9 @@ def paused_server(ctx: Ctx, spec: HoldKind) -> list[str]:
         found.append(f"acquire on a paused server raised {describe(exc)}")
     took = time.monotonic() - started
     if took > SOCKET_TIMEOUT + 1.0:
-        found.append(f"acquire on a paused server took {took:.1f} s (socket timeout {SOCKET_TIMEOUT} s)")
+        found.append(
+            f"acquire on a paused server took {took:.1f} s (socket timeout {SOCKET_TIMEOUT} s)"
+        )
     resume.join()
     _release(a, found, "the holder after the pause")
     if _acquire(b, found, "a party after the pause"):
@@ -232,7 +257,9 @@ def paused_server(ctx: Ctx, spec: HoldKind) -> list[str]:
     return found
 
 
-def _holding_process(index: int, spec: HoldKind, urls: list[str], prefix: str, name: str, report: Any, go: Any) -> str:
+def _holding_process(
+    index: int, spec: HoldKind, urls: list[str], prefix: str, name: str, report: Any, go: Any
+) -> str:
     clients = [client_from_url(u, socket_timeout=SOCKET_TIMEOUT) for u in urls]
     hold = spec.build(clients if spec.quorum else clients[0], prefix, name, LEASE, 0)
     assert hold.acquire()
@@ -309,11 +336,15 @@ def pool_exhausted(ctx: Ctx, spec: HoldKind) -> list[str]:
     return found
 
 
-async def _async_pool_exhausted(ctx: Ctx, spec: HoldKind, waiters: int = 40, pool: int = 10) -> list[str]:
+async def _async_pool_exhausted(
+    ctx: Ctx, spec: HoldKind, waiters: int = 40, pool: int = 10
+) -> list[str]:
     """The same on the event loop: many waiting tasks on one ``redis.asyncio`` pool."""
     import redis.asyncio
 
-    client = redis.asyncio.Redis.from_url(ctx.url, max_connections=pool, socket_timeout=2.0, socket_connect_timeout=2.0)
+    client = redis.asyncio.Redis.from_url(
+        ctx.url, max_connections=pool, socket_timeout=2.0, socket_connect_timeout=2.0
+    )
     found: list[str] = []
     try:
         a = spec.make(ctx, "ax", clients=client)
@@ -336,7 +367,9 @@ async def _async_pool_exhausted(ctx: Ctx, spec: HoldKind, waiters: int = 40, poo
         for task in pending:
             task.cancel()
         if pending:
-            found.append(f"(async) {len(pending)} waiting tasks still running 15 s after the release")
+            found.append(
+                f"(async) {len(pending)} waiting tasks still running 15 s after the release"
+            )
         for task in done:
             if task.exception() is not None and (problem := outage_claim(task.exception())):
                 found.append(f"(async) a waiting task: {problem}")

@@ -38,22 +38,30 @@ from .context import (
 from .table import cell
 
 
-def latch(ctx: Ctx, name: str = "l", count: int = 2, *, client: Any = None, ttl: float = 10.0) -> CountDownLatch:
+def latch(
+    ctx: Ctx, name: str = "l", count: int = 2, *, client: Any = None, ttl: float = 10.0
+) -> CountDownLatch:
     return CountDownLatch(name, count, ttl=ttl, client=client or ctx.client(), prefix=ctx.prefix)
 
 
-def barrier(ctx: Ctx, name: str = "b", parties: int = 3, *, client: Any = None, ttl: float = 10.0) -> Barrier:
+def barrier(
+    ctx: Ctx, name: str = "b", parties: int = 3, *, client: Any = None, ttl: float = 10.0
+) -> Barrier:
     return Barrier(name, parties, ttl=ttl, client=client or ctx.client(), prefix=ctx.prefix)
 
 
 def _expect(party: Party, want: Any, found: list[str], what: str, timeout: float = 6.0) -> None:
     status, value = party.outcome(timeout)
-    if status == "ok" and (value == want if not isinstance(want, type) else isinstance(value, want)):
+    if status == "ok" and (
+        value == want if not isinstance(want, type) else isinstance(value, want)
+    ):
         return
     if status == "error" and isinstance(want, type) and isinstance(value, want):
         return
     shown = describe(value) if isinstance(value, BaseException) else repr(value)
-    found.append(f"{what}: want {want.__name__ if isinstance(want, type) else want!r}, got {status} {shown}")
+    found.append(
+        f"{what}: want {want.__name__ if isinstance(want, type) else want!r}, got {status} {shown}"
+    )
 
 
 # -- latch ----------------------------------------------------------------------------------
@@ -166,7 +174,10 @@ def _latch_party_process(index: int, url: str, prefix: str, report: Any, go: Any
     try:
         party.count_down()
         return "counted"
-    except (LatchBroken, LockLost):  # the latch broke / its lease was lost: either way nothing counted
+    except (
+        LatchBroken,
+        LockLost,
+    ):  # the latch broke / its lease was lost: either way nothing counted
         return "broken"
     except Exception as exc:
         return describe(exc)
@@ -184,7 +195,9 @@ def latch_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     waiter = Party(lambda: latch(ctx, "k", ttl=LEASE).wait(LEASE + 5))
     _expect(waiter, LatchBroken, found, "a waiter after the party was struck", LEASE + 6)
     if waiter.ended_at and waiter.ended_at - struck > LEASE + 1.5:
-        found.append(f"the waiter learnt of the struck party after {waiter.ended_at - struck:.1f} s (lease {LEASE:g} s)")
+        found.append(
+            f"the waiter learnt of the struck party after {waiter.ended_at - struck:.1f} s (lease {LEASE:g} s)"
+        )
     if stop:
         proc.signal(18)
         go.set()
@@ -227,7 +240,9 @@ def latch_names(ctx: Ctx) -> list[str]:
 # -- barrier --------------------------------------------------------------------------------
 
 
-def _arrivals(ctx: Ctx, n: int, name: str = "b", timeout: float = 8.0, **kwargs: Any) -> list[Party]:
+def _arrivals(
+    ctx: Ctx, n: int, name: str = "b", timeout: float = 8.0, **kwargs: Any
+) -> list[Party]:
     parties = [Party(lambda: barrier(ctx, name, **kwargs).wait(timeout)) for _ in range(n)]
     ctx.wait_blocked(n)
     return parties
@@ -237,7 +252,9 @@ def _tripped(parties: list[Party], found: list[str], what: str, timeout: float =
     outcomes = [p.outcome(timeout) for p in parties]
     indexes = sorted(v for s, v in outcomes if s == "ok")
     if indexes != list(range(len(parties))):
-        found.append(f"{what}: want every party through with indexes 0..{len(parties) - 1}, got {outcomes}")
+        found.append(
+            f"{what}: want every party through with indexes 0..{len(parties) - 1}, got {outcomes}"
+        )
 
 
 @cell("barrier", "restart-with-data", "parties that arrived before the restart are kept: the last arrival trips it "
@@ -272,7 +289,9 @@ def barrier_connection_kill(ctx: Ctx) -> list[str]:
     time.sleep(0.1)
     last = Party(lambda: barrier(ctx).wait(8.0))
     _tripped([*waiting, last], found, "after a connection kill")
-    waiting = [async_party(ctx, lambda c: barrier(ctx, "ba", client=c).await_(8.0)) for _ in range(2)]
+    waiting = [
+        async_party(ctx, lambda c: barrier(ctx, "ba", client=c).await_(8.0)) for _ in range(2)
+    ]
     ctx.wait_blocked(2)
     ctx.kill_connections()
     time.sleep(0.1)
@@ -306,7 +325,13 @@ def barrier_paused(ctx: Ctx) -> list[str]:
 def _arrive_process(index: int, url: str, prefix: str, report: Any) -> str:
     report.put("arriving")
     try:
-        Barrier("k", 3, ttl=LEASE, client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT), prefix=prefix).wait(30)
+        Barrier(
+            "k",
+            3,
+            ttl=LEASE,
+            client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT),
+            prefix=prefix,
+        ).wait(30)
         return "passed"
     except BarrierBroken:
         return "broken"
@@ -327,7 +352,9 @@ def barrier_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     waiter = Party(lambda: barrier(ctx, "k", ttl=LEASE).wait(LEASE + 5))
     _expect(waiter, BarrierBroken, found, "a party after another was struck", LEASE + 6)
     if waiter.ended_at and waiter.ended_at - struck > LEASE + 1.5:
-        found.append(f"the party learnt of the struck one after {waiter.ended_at - struck:.1f} s (lease {LEASE:g} s)")
+        found.append(
+            f"the party learnt of the struck one after {waiter.ended_at - struck:.1f} s (lease {LEASE:g} s)"
+        )
     if stop:
         proc.signal(18)
         if (outcome := proc.result(15)) != "broken":
@@ -349,7 +376,9 @@ def barrier_pool(ctx: Ctx) -> list[str]:
                                       lambda: None)  # fmt: skip
     passed = [v for s, v in outcomes if s == "ok"]
     if passed and len(passed) != 12:
-        found.append(f"{len(passed)} of 12 parties passed: the barrier tripped with parties missing")
+        found.append(
+            f"{len(passed)} of 12 parties passed: the barrier tripped with parties missing"
+        )
     for status, value in outcomes:
         if status == "error" and not isinstance(value, RedcoordError):
             found.append(f"a party raised {describe(value)}")

@@ -35,7 +35,9 @@ from .table import cell
 
 
 def limiter(ctx: Ctx, policy: str = "3/m", name: str = "r", client: Any = None) -> RateLimiter:
-    return RateLimiter(policy, name=name, client=client or ctx.client(), prefix=ctx.prefix, native=False)
+    return RateLimiter(
+        policy, name=name, client=client or ctx.client(), prefix=ctx.prefix, native=False
+    )
 
 
 def _allowed(ctx: Ctx, n: int, key: str = "k", **kwargs: Any) -> list[bool]:
@@ -46,12 +48,20 @@ def _allowed(ctx: Ctx, n: int, key: str = "k", **kwargs: Any) -> list[bool]:
 # -- rate limiter ------------------------------------------------------------------------------
 
 
-@cell("ratelimiter", "restart-with-data", "the budget used is kept: a key that ran out is still refused")
+@cell(
+    "ratelimiter",
+    "restart-with-data",
+    "the budget used is kept: a key that ran out is still refused",
+)
 def ratelimiter_restart_with_data(ctx: Ctx) -> list[str]:
     if _allowed(ctx, 3) != [True] * 3:
         return ["the first three hits were not all allowed"]
     ctx.restart(keep_data=True)
-    return [] if _allowed(ctx, 1) == [False] else ["a key that ran out was allowed again after a restart with data"]
+    return (
+        []
+        if _allowed(ctx, 1) == [False]
+        else ["a key that ran out was allowed again after a restart with data"]
+    )
 
 
 @cell("ratelimiter", "restart-without-data", "starts fresh (the budget is forgotten, documented), without an "
@@ -63,7 +73,11 @@ def ratelimiter_data_loss(ctx: Ctx) -> list[str]:
         got = _allowed(ctx, 4)
     except Exception as exc:
         return [f"a hit after the data loss raised {describe(exc)}"]
-    return [] if got == [True, True, True, False] else [f"after the data loss the hits gave {got} (want a fresh budget)"]
+    return (
+        []
+        if got == [True, True, True, False]
+        else [f"after the data loss the hits gave {got} (want a fresh budget)"]
+    )
 
 
 @cell("ratelimiter", "connection-kill", "a hit after its connection was killed is decided normally (a limiter never "
@@ -136,7 +150,9 @@ def ratelimiter_holder(ctx: Ctx, *, stop: bool) -> list[str]:
         proc.signal(18)
         go.set()
         if (late := proc.result(15)) != "False":
-            found.append(f"the resumed holder's late release gave {late} (want False: its lease had run out)")
+            found.append(
+                f"the resumed holder's late release gave {late} (want False: its lease had run out)"
+            )
         if lim.hit("k").allowed:
             found.append("the late release freed the new holder's slot: two in flight at once")
     lim.release(decision)
@@ -155,7 +171,9 @@ cell("ratelimiter", "holder-sigstop", "the slot of a holder SIGSTOPped past its 
 def ratelimiter_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=4)
     lim = limiter(ctx, "10/m", client=shared)
-    found, outcomes = pool_exhaustion(ctx, [lambda: lim.hit("k").allowed] * 24, lambda: None, settle=0.0)
+    found, outcomes = pool_exhaustion(
+        ctx, [lambda: lim.hit("k").allowed] * 24, lambda: None, settle=0.0
+    )
     if sum(1 for o in outcomes if o == ("ok", True)) > 10:
         found.append(f"more than 10 hits of '10/m' passed: {outcomes}")
     return found
@@ -177,7 +195,9 @@ def queue(ctx: Ctx, name: str = "q", client: Any = None) -> Queue:
     return Queue(name, client=client or ctx.client(), prefix=ctx.prefix)
 
 
-def _drain(q: Queue, consumer_id: str, want: int, seconds: float = 5.0, timeout: float = LEASE) -> list[Any]:
+def _drain(
+    q: Queue, consumer_id: str, want: int, seconds: float = 5.0, timeout: float = LEASE
+) -> list[Any]:
     consumer = q.consumer(consumer_id, timeout=timeout)
     got: list[Any] = []
     deadline = time.monotonic() + seconds
@@ -207,7 +227,11 @@ def queue_restart_with_data(ctx: Ctx) -> list[str]:
     time.sleep(LEASE)
     got = {m.id for m in _drain(queue(ctx), "c2", 17)}
     lost = set(ids) - {m.id for m in taken[:3]} - got
-    return [f"{len(lost)} pushed messages lost across a restart with data: {sorted(lost)[:5]}"] if lost else []
+    return (
+        [f"{len(lost)} pushed messages lost across a restart with data: {sorted(lost)[:5]}"]
+        if lost
+        else []
+    )
 
 
 @cell("queue", "restart-without-data", "what Redis held is lost (documented); pushing, claiming and acknowledging "
@@ -232,7 +256,9 @@ def queue_data_loss(ctx: Ctx) -> list[str]:
     return found
 
 
-def _worker(ctx: Ctx, names: list[str], handled: list[Any], client: Any = None) -> tuple[Worker, Party]:
+def _worker(
+    ctx: Ctx, names: list[str], handled: list[Any], client: Any = None
+) -> tuple[Worker, Party]:
     client = client or ctx.client()
     worker = Worker([queue(ctx, n, client) for n in names], lambda m: handled.append(m.body), heartbeat=0.2,
                     timeout=LEASE)  # fmt: skip
@@ -321,7 +347,9 @@ def queue_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     proc.signal(19 if stop else 9)
     got = {m.id for m in _drain(queue(ctx, "k"), "live", 3, LEASE + 4)}
     if got != set(ids):
-        found.append(f"the struck consumer's messages came back as {sorted(got)} (want {sorted(ids)})")
+        found.append(
+            f"the struck consumer's messages came back as {sorted(got)} (want {sorted(ids)})"
+        )
     if stop:
         proc.signal(18)
         go.set()
@@ -376,15 +404,23 @@ def queue_names(ctx: Ctx) -> list[str]:
     q = queue(ctx, name)
     mid = q.push({"x": name}, id=hostile("message"))
     got = _drain(q, hostile("consumer"), 1)
-    found = [] if [(m.id, m.body) for m in got] == [(mid, {"x": name})] else [f"hostile names delivered {got}"]
+    found = (
+        []
+        if [(m.id, m.body) for m in got] == [(mid, {"x": name})]
+        else [f"hostile names delivered {got}"]
+    )
     return found + keys_tagged_by(ctx.admin(), ctx.prefix, name)
 
 
 # -- election ----------------------------------------------------------------------------------
 
 
-def election(ctx: Ctx, name: str = "e", client: Any = None, identity: str | None = None) -> LeaderElection:
-    return LeaderElection(name, 1.5, 1.0, 0.25, client=client or ctx.client(), prefix=ctx.prefix, identity=identity)
+def election(
+    ctx: Ctx, name: str = "e", client: Any = None, identity: str | None = None
+) -> LeaderElection:
+    return LeaderElection(
+        name, 1.5, 1.0, 0.25, client=client or ctx.client(), prefix=ctx.prefix, identity=identity
+    )
 
 
 def _campaign(e: LeaderElection) -> bool | None:
@@ -406,7 +442,11 @@ def _lead_within(e: LeaderElection, seconds: float) -> bool:
     return False
 
 
-@cell("election", "restart-with-data", "the leader keeps its term: its next renewal succeeds; a standby stays standby")
+@cell(
+    "election",
+    "restart-with-data",
+    "the leader keeps its term: its next renewal succeeds; a standby stays standby",
+)
 def election_restart_with_data(ctx: Ctx) -> list[str]:
     a, b = election(ctx, identity="a"), election(ctx, identity="b")
     if not a.campaign():
@@ -416,7 +456,9 @@ def election_restart_with_data(ctx: Ctx) -> list[str]:
     ctx.restart(keep_data=True)
     found = []
     if not _campaign(a) or a.term != term:
-        found.append(f"the leader lost its term across a restart with data (term {a.term}, was {term})")
+        found.append(
+            f"the leader lost its term across a restart with data (term {a.term}, was {term})"
+        )
     if _campaign(b):
         found.append("a standby was elected while the leader's record was kept")
     return found
@@ -434,7 +476,9 @@ def election_data_loss(ctx: Ctx, make: Any = None) -> list[str]:
         if not b.term > term:
             found.append(f"the term went backwards after the data loss: {b.term} after {term}")
         if _campaign(a):
-            found.append(f"two leaders after the data loss: a (term {a.term}) and b (term {b.term})")
+            found.append(
+                f"two leaders after the data loss: a (term {a.term}) and b (term {b.term})"
+            )
     else:
         found.append("no candidate was elected after the data loss")
     return found
@@ -474,7 +518,11 @@ def election_paused(ctx: Ctx) -> list[str]:
     resume = ctx.pause(2.0)
     time.sleep(1.2)  # past a's renew deadline (1.0 s) while Redis is stopped
     _campaign(a)
-    found = [] if not a.is_leader() else ["the leader still believed it led past its renew deadline during the pause"]
+    found = (
+        []
+        if not a.is_leader()
+        else ["the leader still believed it led past its renew deadline during the pause"]
+    )
     resume.join()
     leaders, settled = [], 0
     for _ in range(12):
@@ -570,5 +618,3 @@ def election_names(ctx: Ctx) -> list[str]:
         found.append(f"current() read back {current}")
     e.resign()
     return found + keys_tagged_by(ctx.admin(), ctx.prefix, name)
-
-

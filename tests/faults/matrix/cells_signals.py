@@ -45,7 +45,15 @@ def topic(ctx: Ctx, name: str = "t", client: Any = None) -> Topic:
     return Topic(name, client=client or ctx.client(), prefix=ctx.prefix)
 
 
-def _want(party: Party, want: Any, found: list[str], what: str, timeout: float = 6.0, *, outage_ok: bool = False) -> None:
+def _want(
+    party: Party,
+    want: Any,
+    found: list[str],
+    what: str,
+    timeout: float = 6.0,
+    *,
+    outage_ok: bool = False,
+) -> None:
     status, value = party.outcome(timeout)
     if status == "ok" and value == want:
         return
@@ -71,7 +79,11 @@ def _during_pause(ctx: Ctx, call: Any, found: list[str], what: str) -> None:
 # -- event ------------------------------------------------------------------------------------
 
 
-@cell("event", "restart-with-data", "a set event stays set (with its data): waiters return True at once")
+@cell(
+    "event",
+    "restart-with-data",
+    "a set event stays set (with its data): waiters return True at once",
+)
 def event_restart_with_data(ctx: Ctx) -> list[str]:
     found: list[str] = []
     event(ctx).set({"n": 1})
@@ -101,7 +113,11 @@ def event_data_loss(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("event", "connection-kill", "a waiter whose connection is killed keeps waiting and returns True on set()")
+@cell(
+    "event",
+    "connection-kill",
+    "a waiter whose connection is killed keeps waiting and returns True on set()",
+)
 def event_connection_kill(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiter = Party(lambda: event(ctx).wait(8.0))
@@ -134,7 +150,11 @@ def event_paused(ctx: Ctx) -> list[str]:
 
 
 for _n in ("holder-sigkill", "holder-sigstop"):
-    not_applicable("event", _n, "an event has no holder: a setter that dies has set it or not; waiters hold nothing")
+    not_applicable(
+        "event",
+        _n,
+        "an event has no holder: a setter that dies has set it or not; waiters hold nothing",
+    )
 
 
 @cell("event", "pool-exhaustion", "12 waiters on a pool of 6: set() on the same pool succeeds; waiters return True "
@@ -148,7 +168,11 @@ def event_pool(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("event", "hostile-names", "a name with every allowed character: set, wait, clear; keys tagged by the name")
+@cell(
+    "event",
+    "hostile-names",
+    "a name with every allowed character: set, wait, clear; keys tagged by the name",
+)
 def event_names(ctx: Ctx) -> list[str]:
     found: list[str] = []
     name = hostile("event")
@@ -174,7 +198,11 @@ def _send_until(ctx: Ctx, data: Any, seconds: float = 4.0) -> int:
         time.sleep(0.05)
 
 
-@cell("signal", "restart-with-data", "a waiter's place survives: a send after the restart reaches the waiter")
+@cell(
+    "signal",
+    "restart-with-data",
+    "a waiter's place survives: a send after the restart reaches the waiter",
+)
 def signal_restart_with_data(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiter = Party(lambda: signal(ctx).wait(8.0))
@@ -289,7 +317,11 @@ def signal_pool(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("signal", "hostile-names", "a name with every allowed character: wait, send; keys tagged by the name")
+@cell(
+    "signal",
+    "hostile-names",
+    "a name with every allowed character: wait, send; keys tagged by the name",
+)
 def signal_names(ctx: Ctx) -> list[str]:
     found: list[str] = []
     name = hostile("signal")
@@ -438,9 +470,13 @@ def topic_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     other = topic(ctx, "k").subscribe("g", "live", lease=LEASE)
     got = _receive_all(other, 1, LEASE + 4)
     if [(m.id, m.redelivered) for m in got] != [(mid, True)]:
-        found.append(f"the struck consumer's message was not delivered again to the live one: {got}")
+        found.append(
+            f"the struck consumer's message was not delivered again to the live one: {got}"
+        )
     elif time.monotonic() - struck > LEASE + 1.5:
-        found.append(f"the message came back {time.monotonic() - struck:.1f} s after (lease {LEASE:g} s)")
+        found.append(
+            f"the message came back {time.monotonic() - struck:.1f} s after (lease {LEASE:g} s)"
+        )
     if stop:
         other.ack(*got)
         proc.signal(18)

@@ -21,7 +21,9 @@ def matrix_servers():
 def ctx(matrix_servers, request):
     for server in matrix_servers:
         server.ensure_running()
-    made = Ctx(matrix_servers[0], matrix_servers[1:], prefix=f"m{abs(hash(request.node.nodeid)) % 10**6}")
+    made = Ctx(
+        matrix_servers[0], matrix_servers[1:], prefix=f"m{abs(hash(request.node.nodeid)) % 10**6}"
+    )
     try:
         yield made
     finally:

@@ -70,7 +70,9 @@ def raw_error(exc: BaseException | None) -> str | None:
 
 def outage_claim(exc: BaseException | None) -> str | None:
     """A violation if ``exc`` says Redis could not be reached (for a cell where Redis was fine)."""
-    if isinstance(exc, CoordinationUnavailable) and (exc.sent or "could not be reached" in str(exc)):
+    if isinstance(exc, CoordinationUnavailable) and (
+        exc.sent or "could not be reached" in str(exc)
+    ):
         return f"pool exhaustion read as an outage: {describe(exc)}"
     return raw_error(exc)
 
@@ -188,7 +190,7 @@ def keys_tagged_by(client: Any, prefix: str, name: str) -> list[str]:
             continue
         start = key.find("{")
         end = key.find("}", start + 1)
-        if start < 0 or end < 0 or name not in key[start + 1:end]:
+        if start < 0 or end < 0 or name not in key[start + 1 : end]:
             found.append(f"{key}: the name is in the key but not in its hash tag")
     return found
 
@@ -215,7 +217,9 @@ def async_party(ctx: Any, use: Callable[[Any], Any]) -> Party:
     import redis.asyncio
 
     async def main() -> Any:
-        client = redis.asyncio.Redis.from_url(ctx.url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=2.0)
+        client = redis.asyncio.Redis.from_url(
+            ctx.url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=2.0
+        )
         try:
             return await use(client)
         finally:

@@ -57,7 +57,9 @@ class Cell:
 CELLS: dict[tuple[str, str], Cell] = {}
 
 
-def cell(primitive: str, nemesis: str, guarantee: str, *, smoke: bool = False) -> Callable[[Any], Any]:
+def cell(
+    primitive: str, nemesis: str, guarantee: str, *, smoke: bool = False
+) -> Callable[[Any], Any]:
     assert primitive in PRIMITIVES and nemesis in NEMESES + CLUSTER_NEMESES, (primitive, nemesis)
 
     def register(func: Callable[..., list[str]]) -> Callable[..., list[str]]:

@@ -46,7 +46,11 @@ def _pause_port(port: int, seconds: float) -> None:
 def _ran(bench: Bench, sent_after: int) -> list[str]:
     """Tasks sent after ``sent_after`` (oracle µs) that have not run (yet)."""
     runs = {k.decode(): int(v) for k, v in bench.oracle.hgetall("runs").items()}
-    return [e["id"] for e in entries(bench.oracle, "sent") if e["at"] >= sent_after and runs.get(e["id"], 0) < 1]
+    return [
+        e["id"]
+        for e in entries(bench.oracle, "sent")
+        if e["at"] >= sent_after and runs.get(e["id"], 0) < 1
+    ]
 
 
 def _produce(bench: Bench, count: int) -> None:
@@ -63,7 +67,10 @@ def _scenario(bench: Bench, nemeses: list) -> None:
     wait_for(lambda: len(entries(bench.oracle, RUNS_KEY)) >= 2, 30, "the leader's first job runs")
     time.sleep(IDLE)  # idle: the worker waits on its wake lists, the leader renews
     assert_none(processes_alive_or_failed(bench), "processes after idling")
-    assert worker.proc.poll() is None and leader.proc.poll() is None, (worker.output(), leader.output())
+    assert worker.proc.poll() is None and leader.proc.poll() is None, (
+        worker.output(),
+        leader.output(),
+    )
     started = now_us(bench.oracle)
     _produce(bench, 10)  # busy
     wait_for(lambda: not _ran(bench, started), 30, "the tasks sent while busy to run")
@@ -74,14 +81,24 @@ def _scenario(bench: Bench, nemeses: list) -> None:
         healed = now_us(bench.oracle)
         time.sleep(1.2)  # past the fault, idle
         _produce(bench, 2)
-        wait_for(lambda h=healed: not _ran(bench, h), 30, f"a task enqueued after {nemesis.__name__} to run")
+        wait_for(
+            lambda h=healed: not _ran(bench, h),
+            30,
+            f"a task enqueued after {nemesis.__name__} to run",
+        )
         wait_for(lambda h=healed: any(r["start"] > h for r in entries(bench.oracle, RUNS_KEY)), 20,
                  f"the periodic job to run again after {nemesis.__name__}")  # fmt: skip
         after = [r["term"] for r in entries(bench.oracle, RUNS_KEY) if r["start"] > healed]
-        assert min(after) >= before, f"the term went down after {nemesis.__name__}: {before} -> {after}"
+        assert min(after) >= before, (
+            f"the term went down after {nemesis.__name__}: {before} -> {after}"
+        )
         assert_none(processes_alive_or_failed(bench), f"processes after {nemesis.__name__}")
-        assert worker.proc.poll() is None, f"run_worker exited after {nemesis.__name__}:\n{worker.output()}"
-        assert leader.proc.poll() is None, f"run_leader exited after {nemesis.__name__}:\n{leader.output()}"
+        assert worker.proc.poll() is None, (
+            f"run_worker exited after {nemesis.__name__}:\n{worker.output()}"
+        )
+        assert leader.proc.poll() is None, (
+            f"run_leader exited after {nemesis.__name__}:\n{leader.output()}"
+        )
     assert_none(bench.stop_all(), "SIGTERM")
 
 
@@ -99,7 +116,9 @@ def _bench(tmp_path, sut, oracle_server, topology: dict | None = None) -> Bench:
 
 @pytest.fixture
 def oracle_server(matrix_servers):
-    server = matrix_servers[2].ensure_running()  # the third matrix server: no nemesis touches it here
+    server = matrix_servers[
+        2
+    ].ensure_running()  # the third matrix server: no nemesis touches it here
     yield server
 
 
@@ -152,7 +171,9 @@ def test_cluster(tmp_path, cluster_topology, oracle_server):
     first = cluster_topology.nodes[0]
     bench = _bench(tmp_path, SimpleNamespace(url=first.url, port=first.port), oracle_server,
                    {"CLUSTER": {"NODES": cluster_topology.urls[:2]}})  # fmt: skip
-    assert len({key_slot(KeyBuilder("faults").queue(q).wake) for q in QUEUES}) == 2, "the queues share a slot"
+    assert len({key_slot(KeyBuilder("faults").queue(q).wake) for q in QUEUES}) == 2, (
+        "the queues share a slot"
+    )
 
     def connection_kill():
         for node in cluster_topology.nodes:

@@ -33,9 +33,14 @@ def test_the_table_has_a_cell_for_every_primitive_and_nemesis():
 
 @pytest.mark.parametrize("cell", _cells(cluster=False), ids=lambda c: c.id)
 def test_one_server(cell, ctx):
-    assert_none(cell.run(ctx), f"{cell.primitive} under {cell.nemesis} (guarantee: {cell.guarantee})")
+    assert_none(
+        cell.run(ctx), f"{cell.primitive} under {cell.nemesis} (guarantee: {cell.guarantee})"
+    )
 
 
 @pytest.mark.parametrize("cell", _cells(cluster=True), ids=lambda c: c.id)
 def test_cluster(cell, cluster_ctx):
-    assert_none(cell.run(cluster_ctx), f"{cell.primitive} under {cell.nemesis} (guarantee: {cell.guarantee})")
+    assert_none(
+        cell.run(cluster_ctx),
+        f"{cell.primitive} under {cell.nemesis} (guarantee: {cell.guarantee})",
+    )

@@ -12,7 +12,9 @@ from .unsafe import NaiveElection, NaiveLatch, NaiveLock, NaiveTopic
 
 
 def test_the_lock_cell_catches_tokens_that_restart_and_a_release_that_deletes_anyones_lock(ctx):
-    found = cells_holds.restart_without_data(ctx, cells_holds.LOCK, make=lambda c, name: NaiveLock(c.client(), name))
+    found = cells_holds.restart_without_data(
+        ctx, cells_holds.LOCK, make=lambda c, name: NaiveLock(c.client(), name)
+    )
     assert any("is not above" in v for v in found), found
     assert any("want LockLost" in v for v in found), found
 
@@ -24,7 +26,9 @@ def test_the_latch_cell_catches_a_latch_that_silently_starts_again(ctx):
 
 
 def test_the_election_cell_catches_terms_that_go_backwards(ctx):
-    found = cells_rest.election_data_loss(ctx, make=lambda c, identity: NaiveElection(c.client(), identity))
+    found = cells_rest.election_data_loss(
+        ctx, make=lambda c, identity: NaiveElection(c.client(), identity)
+    )
     assert any("went backwards" in v for v in found), found
 
 

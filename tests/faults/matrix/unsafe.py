@@ -94,5 +94,11 @@ class NaiveTopic:
         return self
 
     def receive(self, count: int = 10, timeout: float = 0) -> list[Any]:
-        reply = self.client.xreadgroup(self.group, self.consumer, {"naive:topic": ">"}, block=max(1, int(timeout * 1000)))
-        return [type("M", (), {"data": f[b"d"].decode()})() for _, entries in reply or [] for _, f in entries]
+        reply = self.client.xreadgroup(
+            self.group, self.consumer, {"naive:topic": ">"}, block=max(1, int(timeout * 1000))
+        )
+        return [
+            type("M", (), {"data": f[b"d"].decode()})()
+            for _, entries in reply or []
+            for _, f in entries
+        ]

@@ -17,6 +17,9 @@
 -- KEYS[4] consumers   zset: processing-list key -> heartbeat deadline (ms)
 -- KEYS[5] wake        list: one token while messages may be ready
 -- KEYS[6] seq         integer: arrival counter
+-- KEYS[7] paused      string, while the queue is paused (queues/pause.lua): then
+--                     nothing new is claimed and no idle consumer is woken; what
+--                     this consumer already holds is still delivered (recover)
 -- ARGV[1] n           messages to claim (0: only acknowledge and heartbeat)
 -- ARGV[2] timeout_ms  heartbeat validity; past it the reaper requeues our messages
 -- ARGV[3] lifo        '1' or '0' (order of promoted delayed messages)
@@ -24,10 +27,12 @@
 -- ARGV[5..] envelopes to acknowledge (remove from the processing list)
 --
 -- Returns {hint_ms, envelope...}: hint_ms is 0 when ready messages remain,
--- else the ms until the next delayed message is due, or -1 when none is.
+-- else the ms until the next delayed message is due, or -1 when none is (or
+-- the queue is paused: its consumers idle until a resume wakes them).
 
 local ready, delayed, processing, consumers, wake, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local want, lifo = tonumber(ARGV[1]), ARGV[3]
+local paused = want > 0 and redis.call('EXISTS', KEYS[7]) == 1
 
 for i = 5, #ARGV do
   redis.call('LREM', processing, 1, ARGV[i])
@@ -51,7 +56,7 @@ if want > 0 then
       out[#out + 1] = env
     end
   end
-  if #out == 1 then
+  if #out == 1 and not paused then
     local popped = redis.call('ZPOPMIN', ready, want)
     for i = 1, #popped, 2 do
       out[#out + 1] = popped[i]
@@ -62,7 +67,9 @@ if want > 0 then
   end
 end
 
-if redis.call('ZCARD', ready) > 0 then
+if paused then
+  if #out == 1 then out[1] = -1 end
+elseif redis.call('ZCARD', ready) > 0 then
   wake_one(wake) -- more work: let another idle consumer take it
 elseif #out == 1 then
   local next_due = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')

@@ -11,6 +11,8 @@
 -- message has a result record (a Django Task): when it is dead-lettered, its
 -- id is also written to the queue's settle list, so a worker marks the record
 -- FAILED even if the process that dead-lettered it dies right after.
+-- 2 = REQUEUED (see requeued below). 4 = TRACED: <body> starts with one line of
+-- trace headers (JSON) before the user's JSON; carried along like the body.
 -- Envelopes of the first format, "<id>|<failed>|<max>|<enqueued_ms>|<priority>\n<body>"
 -- (ids without `|`), are still read; rewritten envelopes take the new format.
 -- Ready order score: (100 - priority) * 2^44 + position, popped lowest first:

@@ -4,9 +4,11 @@
 -- KEYS[2] delayed    zset: envelope -> due time (ms)
 -- KEYS[3] dead       list: dead-lettered envelopes
 -- KEYS[4] consumers  zset: processing-list key -> heartbeat deadline (ms)
+-- KEYS[5] paused     string, while the queue is paused (queues/pause.lua)
 -- The processing lists are the members of KEYS[4] (same hash tag).
 --
--- Returns {ready, delayed, processing, dead, consumers, oldest_age_ms}:
+-- Returns {ready, delayed, processing, dead, consumers, oldest_age_ms, paused}
+-- (paused: the pause's JSON, or false while it is not paused):
 -- oldest_age_ms is the age of the older of the first and the last ready
 -- message in delivery order, -1 if none: the oldest ready message whenever
 -- the queue has one priority (first when FIFO, last when LIFO); with several,
@@ -27,4 +29,4 @@ for _, envelope in pairs(ends) do
   age = math.max(age, server_now_ms() - enq, 0)
 end
 return {redis.call('ZCARD', ready), redis.call('ZCARD', delayed), processing,
-        redis.call('LLEN', dead), #members, age}
+        redis.call('LLEN', dead), #members, age, redis.call('GET', KEYS[5])}

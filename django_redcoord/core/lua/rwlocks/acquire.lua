@@ -13,9 +13,14 @@
 --         ARGV[7] host, ARGV[8] pid, ARGV[9] thread
 -- ARGV[10] kind    'r' a read hold, 'w' a write hold
 --
--- Returns {1, fence, 1} when the caller holds, {0, retry_ms} when not, and
--- {0, retry_ms, ahead} when queued ('queue', 'wait'): block on `first` if ahead
--- is '', else on the wake list of token `ahead`.
+-- Returns {1, fence, 1} when the caller holds (its lease runs at least ttl_ms
+-- from this call: a hold handed to the caller earlier is renewed here),
+-- {0, retry_ms} when not, and {0, retry_ms, ahead, floor} when queued ('queue',
+-- 'wait'): block on `first` if ahead is '', else on the wake list of token
+-- `ahead`. floor: max(the last fence issued, server time in us); every
+-- hand-off made after this call has a fence above it, so a "<fence> <token>"
+-- popped from `first` with a fence not above it is stale (made before this
+-- call, its lease gone: holds/chain.py ignores it and re-checks).
 
 local state, readers, queue, index, wake, first = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
@@ -28,8 +33,30 @@ local meta = read_meta(state)
 prune(state, readers, meta, now_ms)
 
 local ours = held_by(state, kind, token)
+if ours and kind == 'r' and tonumber(ours[3]) < now_ms then
+  -- A reader's lease that ran out and was not pruned yet (prune takes 64 a
+  -- call; a writer's is always pruned): not held; dropped.
+  redis.call('ZREM', readers, token)
+  redis.call('HDEL', state, 'r:' .. token)
+  ours = nil
+end
 if ours then
-  -- Ours already: handed to us while we were not blocked, or a retry (idempotent).
+  -- Ours already: handed to us while we were not blocked, or a retry
+  -- (idempotent). The lease is renewed to ttl from now: the caller counts its
+  -- lease from the start of this call, and a hand-off (made before it)
+  -- started the lease earlier.
+  local expires = now_ms + ttl
+  if tonumber(ours[3]) < expires then
+    ours[3] = expires
+    if kind == 'w' then
+      redis.call('HSET', state, 'w', cmsgpack.pack(ours))
+      meta.writer = ours
+    else
+      redis.call('ZADD', readers, 'XX', expires, token)
+      redis.call('HSET', state, 'r:' .. token, cmsgpack.pack(ours))
+    end
+    keep(state, readers, index, name, meta, expires, ttl)
+  end
   if queued_before then tell_next(wake, 'moved') end
   return {1, ours[2], 1}
 end
@@ -68,6 +95,7 @@ if mode ~= 'try' then
       redis.call('PEXPIRE', state, 2 * QUEUE_KEEP_MS)
     end
   end
-  return {0, next_expiry(readers, meta, now_ms), waiter_ahead(queue, token, clock, length ~= nil)}
+  return {0, next_expiry(readers, meta, now_ms), waiter_ahead(queue, token, clock, length ~= nil),
+          math.max(meta.fence, clock())}
 end
 return {0, next_expiry(readers, meta, now_ms)}

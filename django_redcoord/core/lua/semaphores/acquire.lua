@@ -21,10 +21,18 @@
 -- ARGV[7] host, ARGV[8] pid, ARGV[9] thread: holder metadata for the admin
 -- ARGV[10] permits the caller's limit (a limit set by resize() wins)
 --
--- Returns {1, fence, 1}         when the caller holds a permit,
+-- Returns {1, fence, 1}         when the caller holds a permit (its lease runs
+--                               at least ttl_ms from this call: a permit handed
+--                               to the caller earlier is renewed here),
 --         {0, retry_ms}         when not (retry_ms: until the earliest lease runs out),
---         {0, retry_ms, ahead}  when queued ('queue', 'wait'): block on `first` if
---                               ahead is '', else on the wake list of token `ahead`.
+--         {0, retry_ms, ahead, floor} when queued ('queue', 'wait'): block on `first`
+--                               if ahead is '', else on the wake list of token
+--                               `ahead`. floor: max(the last fence issued, server
+--                               time in us); every hand-off made after this call
+--                               has a fence above it, so a "<fence> <token>" popped
+--                               from `first` with a fence not above it is stale (made
+--                               before this call, its lease gone: holds/chain.py
+--                               ignores it and re-checks).
 
 local state, holders, queue, index, wake, first = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
@@ -36,10 +44,29 @@ local now_ms = math.floor(clock() / 1000)
 prune(state, holders, now_ms)
 
 local ours = redis.call('HGET', state, 'h:' .. token)
+local score = ours and tonumber(redis.call('ZSCORE', holders, token))
+if ours and not (score and score >= now_ms) then
+  -- A lease of ours that ran out and was not pruned yet (prune takes 64 a
+  -- call): not held; dropped.
+  redis.call('ZREM', holders, token)
+  redis.call('HDEL', state, 'h:' .. token)
+  ours = nil
+end
 if ours then
   -- Ours already: handed to us while we were not blocked, or a retry of an
-  -- acquire whose reply was lost (idempotent).
+  -- acquire whose reply was lost (idempotent). The lease is renewed to ttl
+  -- from now: the caller counts its lease from the start of this call, and a
+  -- hand-off (made before it) started the lease earlier.
   local ok, rec = pcall(cmsgpack.unpack, ours)
+  local expires = now_ms + ttl
+  if score < expires then
+    redis.call('ZADD', holders, 'XX', expires, token)
+    if ok and type(rec) == 'table' then
+      rec[2] = expires
+      redis.call('HSET', state, 'h:' .. token, cmsgpack.pack(rec))
+    end
+    keep(state, holders, index, name, read_meta(state), expires, ttl)
+  end
   if queued_before then tell_next(wake, 'moved') end
   return {1, ok and rec[1] or 0, 1}
 end
@@ -86,6 +113,7 @@ if mode ~= 'try' then
       redis.call('PEXPIRE', state, 2 * QUEUE_KEEP_MS)
     end
   end
-  return {0, next_expiry(holders, now_ms), waiter_ahead(queue, token, clock, length ~= nil)}
+  return {0, next_expiry(holders, now_ms), waiter_ahead(queue, token, clock, length ~= nil),
+          math.max(meta.fence, clock())}
 end
 return {0, next_expiry(holders, now_ms)}

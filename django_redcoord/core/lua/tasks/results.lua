@@ -19,6 +19,9 @@
 --                        writes whenever the record exists, after removing
 --                        what the earlier deliveries recorded: finished_at,
 --                        return_value, and every error.N and worker.N field.
+--           guard 'unclaim' (messages handed back unstarted) removes each given
+--                        field whose value is the one given (worker.N = this
+--                        worker), while the record holds no outcome; writes nothing.
 --
 -- Returns the number of records written.
 
@@ -29,7 +32,17 @@ for i = 1, #KEYS do
   local guard, n = ARGV[pos], tonumber(ARGV[pos + 1])
   local status = redis.call('HGET', KEYS[i], 'status')
   local ok = status ~= false
-  if ok and guard == 'reopen' then
+  if ok and guard == 'unclaim' then
+    ok = false
+    if status ~= 'SUCCESSFUL' and status ~= 'FAILED' then
+      for j = pos + 2, pos + 2 * n, 2 do
+        if redis.call('HGET', KEYS[i], ARGV[j]) == ARGV[j + 1] then
+          redis.call('HDEL', KEYS[i], ARGV[j])
+          written = written + 1
+        end
+      end
+    end
+  elseif ok and guard == 'reopen' then
     local stale = {'finished_at', 'return_value'}
     for _, field in ipairs(redis.call('HKEYS', KEYS[i])) do
       if string.sub(field, 1, 6) == 'error.' or string.sub(field, 1, 7) == 'worker.' then

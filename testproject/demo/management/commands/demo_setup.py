@@ -12,7 +12,9 @@ class Command(BaseCommand):
     help = "Create the demo superuser (admin/admin, demo only) and the market's users and items."
 
     def add_arguments(self, parser):
-        parser.add_argument("--reset", action="store_true", help="reset funds and stock, and forget the purchases")
+        parser.add_argument(
+            "--reset", action="store_true", help="reset funds and stock, and forget the purchases"
+        )
 
     def handle(self, *args, reset=False, **options):
         User = get_user_model()
