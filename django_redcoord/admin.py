@@ -51,6 +51,7 @@ ACTIONS = {
     "run-job": "Ask the leader of election {election} to run periodic job {name} now",
     "pause-job": "Pause periodic job {name} of election {election}",
     "resume-job": "Resume periodic job {name} of election {election}",
+    "cancel-task": "Cancel task {id} of Tasks backend {name}",
 }
 #: Actions on periodic jobs: they name the election too.
 JOB_ACTIONS = ("run-job", "pause-job", "resume-job")
@@ -83,6 +84,11 @@ CONSEQUENCES = {
     "pause-job": "The leader skips the job's slots (counted as missed) until it is resumed. A run already "
     "going on is not stopped; Run now still works.",
     "resume-job": "The job runs again from its next slot; the slots skipped while paused are not caught up.",
+    "cancel-task": "A task still waiting in its queue is taken out and never runs. One a worker already "
+    "holds is told: an async task gets CancelledError, a sync task sees context.cancelled(), and one "
+    "still running CANCEL_GRACE seconds later is abandoned (its worker exits to be restarted). Either "
+    "way the result reads FAILED with a TaskCancelled error at once, and whatever the attempt still "
+    "reports is dropped. Nothing happens if the task has finished.",
 }
 
 
@@ -255,8 +261,10 @@ class DashboardAdmin(admin.ModelAdmin):
                 validate_name(params.get("key", ""), "key") if action == "reset-ratelimit" else None
             )
             mid = (
-                validate_name(params.get("id", ""), "message id")
-                if action.endswith("-dead-letter")
+                validate_name(
+                    params.get("id", ""), "message id" if action != "cancel-task" else "result id"
+                )
+                if action.endswith("-dead-letter") or action == "cancel-task"
                 else None
             )
             election = (
@@ -271,6 +279,8 @@ class DashboardAdmin(admin.ModelAdmin):
             name=name, fence=fence, key=key, id=mid, election=election
         )
         back = self._dead_letters_url(name) if action in DEAD_LETTER_ACTIONS else self._home()
+        if action == "cancel-task":
+            back = f"{self._task_result_url(mid or '')}&{urlencode({'backend': name})}"
         if request.method != "POST":
             context = {
                 **self.admin_site.each_context(request),
@@ -295,6 +305,8 @@ class DashboardAdmin(admin.ModelAdmin):
                 )
             elif action == "pause-queue":
                 outcome = self._pause_queue(name, by=request.user.get_username())
+            elif action == "cancel-task":
+                outcome = self._cancel_task(name, mid or "")
             else:
                 outcome = self._act(action, name, fence, key, mid)
         except (
@@ -318,6 +330,23 @@ class DashboardAdmin(admin.ModelAdmin):
         if action == "pause-job":
             return "paused" if pause_job(leader, name) else "it was paused already"
         return "resumed" if resume_job(leader, name) else "it was not paused"
+
+    def _cancel_task(self, alias: str, result_id: str) -> str:
+        from .tasks.backend import task_backends_for
+        from .tasks.cancel import Cancel
+        from .tasks.compat import TaskResultDoesNotExist
+
+        if alias not in _our_task_backends():
+            raise ValueError(f"no Redis Tasks backend {alias!r} in TASKS")
+        try:
+            outcome = task_backends_for(alias).cancel(result_id)
+        except TaskResultDoesNotExist:
+            raise ValueError(f"no task result {result_id!r} (it may have expired)") from None
+        return {
+            Cancel.REMOVED: "taken out of its queue; it will not run",
+            Cancel.REQUESTED: "a worker holds it; it was told to stop, and its outcome will be dropped",
+            Cancel.FINISHED: "it had finished already; nothing changed",
+        }[outcome]
 
     def _pause_queue(self, name: str, *, by: str) -> str:
         from .core.queues import Queue
@@ -443,6 +472,16 @@ class DashboardAdmin(admin.ModelAdmin):
             "aliases": aliases,
             "result": result,
             "problem": problem,
+            "can_cancel": bool(result)
+            and result["status"] in ("READY", "RUNNING")
+            and self.has_change_permission(request),
+            "cancel_url": reverse(
+                "admin:django_redcoord_dashboard_action",
+                args=["cancel-task"],
+                current_app=self.admin_site.name,
+            )
+            + "?"
+            + urlencode({"name": alias, "id": result_id}),
             "home": self._home(),
         }
         return TemplateResponse(

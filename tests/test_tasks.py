@@ -645,7 +645,8 @@ def test_get_result_of_an_unreadable_record_is_does_not_exist(redis_client):
     result = task_defs.add.enqueue(1, 2)
     key = task_backends_for("default")._result_key(result.id)
     for field, value in (
-        ("args", "{not json"),
+        ("envelope", "0|3|1|0|1|x\n{not json"),  # the arguments are read from the envelope
+        ("envelope", '0|3|1|0|1|x\n{"args": 1, "kwargs": {}}'),
         ("status", "EXPLODED"),
         ("enqueued_at", "yesterday"),
     ):
@@ -655,6 +656,10 @@ def test_get_result_of_an_unreadable_record_is_does_not_exist(redis_client):
             task_defs.add.get_result(result.id)
         redis_client.hset(key, field, good)
     assert task_defs.add.get_result(result.id).args == [1, 2]
+    # a record written before the envelope was kept in it still reads
+    redis_client.hdel(key, "envelope")
+    redis_client.hset(key, mapping={"args": "[5, 6]", "kwargs": "{}"})
+    assert task_defs.add.get_result(result.id).args == [5, 6]
 
 
 def test_a_task_message_naming_an_odd_result_id_is_dead_lettered_at_once_and_the_worker_goes_on(

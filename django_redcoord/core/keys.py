@@ -224,6 +224,9 @@ class QueueKeys:
     processing_prefix: str  # list per consumer: processing_prefix + consumer id
     wake: str  # list: holds one token while messages may be ready (idle workers BLPOP it)
     paused: str  # string, while the queue is paused: JSON {since_ms, reason} (queues/pause.lua)
+    cancels: (
+        str  # zset: id -> cancel time (ms) of messages cancelled while claimed (tasks/cancel.lua)
+    )
     index: str  # set (shared by all queues): queue names, for the admin
 
     def processing(self, consumer: str) -> str:
@@ -523,6 +526,7 @@ class KeyBuilder:
             processing_prefix=f"{base}:processing:",
             wake=f"{base}:wake",
             paused=f"{base}:paused",
+            cancels=f"{base}:cancels",
             index=self._index("queues", base),
         )
 

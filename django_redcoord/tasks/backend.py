@@ -51,10 +51,12 @@ from django.utils.module_loading import import_string
 
 from ..core.keys import KeyBuilder, in_slot, key_slot, validate_name
 from ..core.queues import Queue, messages
-from ..core.queues.messages import EncodedJSON, queue_defaults, to_json
+from ..core.queues.messages import EncodedJSON, Message, queue_defaults, to_json
 from ..core.transport.clients import get_async_client, get_client
 from ..core.transport.commands import as_text
 from ..core.transport.errors import unavailable_as_ours
+from ..core.values import check_seconds
+from .cancel import CANCEL, Cancel, cancel_error
 from .compat import (
     BaseTaskBackend,
     Task,
@@ -64,6 +66,7 @@ from .compat import (
     TaskResultStatus,
     iso,
     task_enqueued,
+    task_finished,
     until,
     utcnow,
     valid_id,
@@ -82,8 +85,12 @@ log = logging.getLogger("django_redcoord.tasks")
 
 OPTION_DEFAULTS = {
     "RESULT_TTL": 86400, "RESULT_TTL_SUCCESSFUL": None, "RESULT_TTL_FAILED": None,
-    "MAX_ATTEMPTS": None, "BACKOFF": None, "TIMEOUT": None, "ENQUEUE_ON_COMMIT": True,
+    "MAX_ATTEMPTS": None, "BACKOFF": None, "TIMEOUT": None, "ENQUEUE_ON_COMMIT": True, "CANCEL_GRACE": 30,
 }  # fmt: skip
+
+#: how long a claimed task's cancel waits for its message to be claimed again or acknowledged
+#: (after that its entry is dropped: the message was dead-lettered, or its queue is gone)
+CANCEL_KEEP_MS = 7 * 86400 * 1000
 
 
 class RedisTaskBackend(BaseTaskBackend):
@@ -121,6 +128,12 @@ class RedisTaskBackend(BaseTaskBackend):
         self.result_ttl_successful = self._ttl(opts, "RESULT_TTL_SUCCESSFUL")
         self.result_ttl_failed = self._ttl(opts, "RESULT_TTL_FAILED")
         self.backoff = self.timeout = None
+        grace = opts["CANCEL_GRACE"]
+        self.cancel_grace = 30.0
+        try:
+            self.cancel_grace = check_seconds(grace, "CANCEL_GRACE")
+        except (TypeError, ValueError) as exc:
+            self._option_errors.append(str(exc))
         try:
             self.max_attempts = _check_attempts(self.max_attempts, "MAX_ATTEMPTS")
         except (TypeError, ValueError) as exc:
@@ -334,10 +347,14 @@ class RedisTaskBackend(BaseTaskBackend):
         object.__setattr__(result, "enqueued_at", now)
         args, kwargs = encoded
         record = {
-            "status": str(TaskResultStatus.READY), "task": task.module_path, "queue": task.queue_name,
-            "priority": task.priority, "backend": self.alias, "enqueued_at": iso(now),
-            "run_after": iso(task.run_after), "args": args, "kwargs": kwargs,
-        }  # fmt: skip
+            "status": str(TaskResultStatus.READY),
+            "task": task.module_path,
+            "queue": task.queue_name,
+            "priority": task.priority,
+            "backend": self.alias,
+            "enqueued_at": iso(now),
+            "run_after": iso(task.run_after),
+        }  # fmt: skip (the arguments are read from the envelope, which the push script adds as 'envelope')
         body = EncodedJSON(
             f'{{"task":{json.dumps(task.module_path)},"result":{json.dumps(result.id)},"args":{args},"kwargs":{kwargs}}}'
         )
@@ -346,6 +363,77 @@ class RedisTaskBackend(BaseTaskBackend):
             "ttl": self.result_ttl + until(task.run_after, now), "eta": task.run_after, "priority": task.priority,
         }  # fmt: skip
         return self.queue(task.queue_name, options_of(task).max_attempts), push
+
+    # -- cancel --------------------------------------------------------------------
+
+    def cancel(self, result_id: str) -> Cancel:
+        """Cancel the task of ``result_id`` in one round trip (see ``tasks/cancel.py``).
+
+        Returns :attr:`Cancel.REMOVED` (it never runs), :attr:`Cancel.REQUESTED` (a worker
+        holds it; it is told, and its outcome is dropped) or :attr:`Cancel.FINISHED` (it
+        already had an outcome: nothing changed). The result is final at once: FAILED with a
+        ``TaskCancelled`` error. Raises TaskResultDoesNotExist for an id that is not one of
+        ours (or expired).
+        """
+        keys, args = self._cancel_call(result_id)
+        reply = CANCEL(self.client, keys, args, operation=f"cancel task {result_id!r}")
+        outcome = self._cancel_outcome(result_id, reply)
+        if outcome is not Cancel.FINISHED and task_finished.has_listeners():
+            try:
+                task_finished.send(type(self), task_result=self.get_result(result_id))
+            except TaskResultDoesNotExist:
+                pass
+        return outcome
+
+    async def acancel(self, result_id: str) -> Cancel:
+        """``cancel()`` on the event loop, with a ``redis.asyncio`` client."""
+        keys, args = self._cancel_call(result_id)
+        reply = await CANCEL.arun(
+            get_async_client(), keys, args, operation=f"cancel task {result_id!r}"
+        )
+        outcome = self._cancel_outcome(result_id, reply)
+        if outcome is not Cancel.FINISHED and task_finished.has_listeners():
+            try:
+                result = await self.aget_result(result_id)
+            except TaskResultDoesNotExist:
+                return outcome
+            asend = getattr(task_finished, "asend", None)  # Django >= 5.0
+            if asend is not None:
+                await asend(type(self), task_result=result)
+            else:  # pragma: no cover - Django 4.2
+                task_finished.send(type(self), task_result=result)
+        return outcome
+
+    def _cancel_call(self, result_id: str) -> tuple[list[str], list[Any]]:
+        """The keys and arguments of tasks/cancel.lua: the record, and each queue of ours in
+        its slot (the id was made in its queue's slot; the record names the queue)."""
+        if not valid_id(result_id):
+            raise TaskResultDoesNotExist(result_id)
+        from .. import conf
+
+        record = self._result_key(result_id)
+        slot = key_slot(record)
+        builder = KeyBuilder(conf.default_prefix())
+        keys, names = [record], []
+        for name in self.queues:
+            k = builder.queue(name)
+            if key_slot(k.ready) == slot:
+                keys.extend((k.ready, k.delayed, k.cancels))
+                names.append(name)
+        error = cancel_error(f"cancelled at {iso(utcnow())}")
+        args = [result_id, error, iso(utcnow()), self.result_ttl_failed, CANCEL_KEEP_MS, *names]
+        return keys, args
+
+    def _cancel_outcome(self, result_id: str, reply: Any) -> Cancel:
+        code = int(reply[0])
+        if code == 0:
+            raise TaskResultDoesNotExist(result_id)
+        if code == 4:
+            raise ValueError(
+                f"task {result_id} is on queue {as_text(reply[2])!r}, which TASKS[{self.alias!r}]['QUEUES'] "
+                "no longer lists: add it back to cancel the task"
+            )
+        return {1: Cancel.FINISHED, 2: Cancel.REMOVED, 3: Cancel.REQUESTED}[code]
 
     # -- results -------------------------------------------------------------------
 
@@ -405,6 +493,17 @@ class RedisTaskBackend(BaseTaskBackend):
             log.warning(
                 "task result %s: the task's enqueue options no longer validate: %s", result_id, exc
             )
+        if "args" in rec:  # a record written before the envelope was kept in it
+            args, kwargs = json.loads(rec["args"]), json.loads(rec.get("kwargs", "{}"))
+        else:
+            body = Message.parse(rec.get("envelope", ""), rec.get("queue", "")).body
+            if (
+                not isinstance(body, dict)
+                or not isinstance(body.get("args"), list)
+                or not isinstance(body.get("kwargs"), dict)
+            ):
+                raise ValueError("its message (the 'envelope' field) cannot be read")  # fmt: skip
+            args, kwargs = body["args"], body["kwargs"]
         numbered = lambda prefix: [  # noqa: E731
             rec[k]
             for k in sorted(
@@ -415,12 +514,32 @@ class RedisTaskBackend(BaseTaskBackend):
             task=task, id=result_id, status=TaskResultStatus(rec["status"]),
             enqueued_at=when(rec.get("enqueued_at")), started_at=when(rec.get("started_at")),
             finished_at=when(rec.get("finished_at")), last_attempted_at=when(rec.get("last_attempted_at")),
-            args=json.loads(rec.get("args", "[]")), kwargs=json.loads(rec.get("kwargs", "{}")), backend=rec.get("backend", self.alias),
+            args=args, kwargs=kwargs, backend=rec.get("backend", self.alias),
             errors=[TaskError(**json.loads(e)) for e in numbered("error.")], worker_ids=numbered("worker."),
         )  # fmt: skip
         if "return_value" in rec:
             object.__setattr__(result, "_return_value", json.loads(rec["return_value"]))
         return result
+
+
+def cancel(result: Any, *, backend: str = "default") -> Cancel:
+    """Cancel a task: ``cancel(result)`` with its TaskResult, or ``cancel(result_id,
+    backend="default")``. See :meth:`RedisTaskBackend.cancel`."""
+    return _backend_of(result, backend).cancel(getattr(result, "id", result))
+
+
+async def acancel(result: Any, *, backend: str = "default") -> Cancel:
+    """``cancel()`` on the event loop."""
+    return await _backend_of(result, backend).acancel(getattr(result, "id", result))
+
+
+def _backend_of(result: Any, alias: str) -> RedisTaskBackend:
+    backend = task_backends_for(getattr(result, "backend", None) or alias)
+    if not isinstance(backend, RedisTaskBackend):
+        raise TypeError(
+            f"cancel() needs a task of a RedisTaskBackend, not of {type(backend).__name__}"
+        )
+    return backend
 
 
 def task_backends_for(alias: str) -> Any:

@@ -7,14 +7,17 @@ worker makes anyway (see the class).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
 import threading
 import time
 from datetime import datetime, timezone
+from inspect import iscoroutinefunction
 from typing import TYPE_CHECKING, Any
 
+from asgiref.sync import async_to_sync
 from django.db import close_old_connections
 from django.utils.module_loading import import_string
 
@@ -22,12 +25,12 @@ from ..core.exceptions import DeliveryFailed
 from ..core.keys import key_slot
 from ..core.queues import Message, Queue
 from ..core.queues.messages import REQUEUED, queue_defaults, to_json
-from ..core.queues.worker import DeadLetter, Retry
+from ..core.queues.worker import Cancelled, DeadLetter, Retry
 from ..core.transport.commands import execute_pipeline
+from .cancel import Attempt, RedisTaskContext, _current
 from .compat import (
     RESULTS,
     Task,
-    TaskContext,
     TaskError,
     TaskResult,
     TaskResultDoesNotExist,
@@ -81,17 +84,24 @@ class TaskRunner:
 
     RUNNING_AFTER = 0.05
     FLUSH_AFTER = 0.05
+    #: seconds between two looks at whether the tasks this worker holds were cancelled
+    CANCEL_POLL = 0.5
 
     def __init__(self, backend: RedisTaskBackend, worker_id: str) -> None:
         self.backend = backend
         self.worker_id = worker_id
         self._local = threading.local()  # per worker thread: outcomes held back
-        self._running: dict[
-            int, list[Any]
-        ] = {}  # thread -> [key, delivery, fields, started, marked]
+        self._running: dict[int, Attempt] = {}  # thread -> its running attempt
         self._running_lock = threading.Lock()
+        self._waiting: dict[str, str] = {}  # record key -> message id: claimed, not started
+        self._cancelled: set[str] = set()  # record keys of claimed, unstarted tasks found cancelled
+        self._worker: Any = None  # the Worker (attach): cuts a cancelled job's time short
         self._closed = threading.Event()
         self._marker: threading.Thread | None = None
+
+    def attach(self, worker: Any) -> None:
+        """The worker that runs us (it calls this as it starts): see :meth:`_poll_cancels`."""
+        self._worker = worker
 
     # -- the worker's write-behind protocol -----------------------------------------
 
@@ -121,12 +131,24 @@ class TaskRunner:
         or a later delivery's error. An outage here is logged, not raised: the attempts' own writes
         record them as they run."""
         self._mark(messages, None, "record the attempts of claimed tasks")
+        with self._running_lock:
+            for message in messages:
+                result_id = message.body.get("result") if isinstance(message.body, dict) else None
+                if isinstance(result_id, str) and valid_id(result_id):
+                    self._waiting[self.backend._result_key(result_id)] = message.id
 
     def handed_back(self, messages: list[Message]) -> None:
         """The worker gives ``messages`` back unstarted (stopping, or the rest of a batch after a
         job timeout): take back the worker ids :meth:`claimed` recorded for them (only ours, only
         while the record holds no outcome). Logged, not raised: the next claim overwrites them."""
         self._mark(messages, "unclaim", "take back the attempts of unstarted tasks")
+        with self._running_lock:
+            for message in messages:
+                result_id = message.body.get("result") if isinstance(message.body, dict) else None
+                if isinstance(result_id, str):
+                    key = self.backend._result_key(result_id) if valid_id(result_id) else ""
+                    self._waiting.pop(key, None)
+                    self._cancelled.discard(key)
 
     def _mark(self, messages: list[Message], guard: str | None, operation: str) -> None:
         """``worker.N = this worker`` in the record of each task message (guard: N when None)."""
@@ -198,6 +220,11 @@ class TaskRunner:
             )
         key = self.backend._result_key(result_id)
         delivery = message.attempt + 1
+        with self._running_lock:
+            self._waiting.pop(key, None)
+            if key in self._cancelled:
+                self._cancelled.discard(key)
+                raise Cancelled("cancelled before it started")
         try:
             task = import_string(path)
             if not isinstance(task, Task):
@@ -231,20 +258,30 @@ class TaskRunner:
                 TaskResultDoesNotExist
             ):  # expired (RESULT_TTL) or unreadable: run it all the same
                 result = self._local_result(task, message, started)
-        self._mark_running(key, delivery, attempt)
+        state = self._mark_running(key, delivery, attempt, message.id)
         task_started.send(type(self.backend), task_result=result)
         close_old_connections()
+        token = _current.set(state)
         try:
-            if task.takes_context:
-                value = task.call(TaskContext(task_result=result), *body["args"], **body["kwargs"])
+            args = (RedisTaskContext(task_result=result, attempt_state=state), *body["args"]) if task.takes_context \
+                else body["args"]  # fmt: skip
+            if iscoroutinefunction(
+                task.func
+            ):  # run here, so that a cancel can reach its asyncio task
+                value = async_to_sync(_cancellable(task.func, state))(*args, **body["kwargs"])
             else:
-                value = task.call(*body["args"], **body["kwargs"])
+                value = task.call(*args, **body["kwargs"])
         except BaseException as exc:  # SystemExit included: the task failed, not the worker
             self._unmark_running()
+            if state.cancelled:  # its record is final already (tasks/cancel.lua): nothing to write
+                raise Cancelled(f"cancelled; it ended with {type(exc).__qualname__}") from None
             self._failed(task, key, result, message, attempt, exc)
         finally:
+            _current.reset(token)
             close_old_connections()
         self._unmark_running()
+        if state.cancelled:
+            raise Cancelled("cancelled; its return value was dropped")
         try:
             value = normalize_json(value)
             encoded = to_json(value, f"the return value of task {path}")
@@ -364,7 +401,12 @@ class TaskRunner:
             f"task {path} ran past its timeout of {seconds:g} s; its thread was abandoned"
         )
         with self._running_lock:  # the attempt as it started, if its thread registered it
-            started = [e[2] for e in self._running.values() if e[0] == key and e[1] == delivery]
+            running = [a for a in self._running.values() if a.key == key and a.delivery == delivery]
+        if running and running[0].cancelled:  # its record is final already (tasks/cancel.lua)
+            raise DeadLetter(
+                f"cancelled, and still running {self.backend.cancel_grace:g} s later: its thread was abandoned"
+            )
+        started = [a.fields for a in running]
         attempt = (
             started[0]
             if started
@@ -452,45 +494,98 @@ class TaskRunner:
 
     # -- RUNNING, for tasks that take a while --------------------------------------------
 
-    def _mark_running(self, key: str, delivery: int, attempt: dict[str, Any]) -> None:
+    def _mark_running(
+        self, key: str, delivery: int, attempt: dict[str, Any], message_id: str
+    ) -> Attempt:
+        state = Attempt(key, delivery, attempt, message_id)
+        state.started = time.monotonic()
         with self._running_lock:
-            self._running[threading.get_ident()] = [key, delivery, attempt, time.monotonic(), False]
+            self._running[threading.get_ident()] = state
             if self._marker is None:
                 self._marker = threading.Thread(
                     target=self._marker_loop, name="redcoord-task-status", daemon=True
                 )
                 self._marker.start()
+        return state
 
     def _unmark_running(self) -> None:
         with self._running_lock:
             self._running.pop(threading.get_ident(), None)
 
     def _marker_loop(self) -> None:
+        polled = time.monotonic()
         while not self._closed.wait(self.RUNNING_AFTER / 2):
             now = time.monotonic()
             with self._running_lock:
                 due = [
-                    e
-                    for e in self._running.values()
-                    if not e[4] and now - e[3] >= self.RUNNING_AFTER
+                    a
+                    for a in self._running.values()
+                    if not a.marked and now - a.started >= self.RUNNING_AFTER
                 ]
-                for entry in due:
-                    entry[4] = True
+                for state in due:
+                    state.marked = True
+            if now - polled >= self.CANCEL_POLL:
+                polled = now
+                self._poll_cancels()
             if not due:
                 continue
             writes = [
                 (
                     self.backend.result_ttl,
-                    delivery,
-                    key,
-                    {"status": str(TaskResultStatus.RUNNING), **attempt},
+                    a.delivery,
+                    a.key,
+                    {"status": str(TaskResultStatus.RUNNING), **a.fields},
                 )
-                for key, delivery, attempt, _, _ in due
+                for a in due
             ]
             try:
                 self._send(writes, "mark tasks running")
             except Exception as exc:  # the status is cosmetic; the outcome will land anyway
                 log.warning("could not record RUNNING for %d task(s): %s", len(due), exc)
+
+    def _poll_cancels(self) -> None:
+        """Look whether the tasks we hold were cancelled (tasks/cancel.lua sets ``cancelled`` in
+        their records): one round trip for all. A running one is told (``context.cancelled()``,
+        ``CancelledError`` for an async task) and has ``CANCEL_GRACE`` seconds to end; an
+        unstarted one is skipped when its turn comes."""
+        with self._running_lock:
+            running = [a for a in self._running.values() if not a.cancelled]
+            waiting = [k for k in self._waiting if k not in self._cancelled]
+        keys = [a.key for a in running] + waiting
+        if not keys:
+            return
+        try:
+            flags = execute_pipeline(
+                self.backend.client,
+                lambda pipe: [pipe.hexists(key, "cancelled") for key in keys],
+                operation="look for cancelled tasks",
+            )
+        except Exception as exc:  # noqa: BLE001 - the next look tries again
+            log.warning("could not look for cancelled tasks (%d): %s", len(keys), exc)
+            return
+        found = {key for key, flag in zip(keys, flags, strict=True) if flag}
+        for state in running:
+            if state.key in found:
+                log.info("task %s was cancelled while it ran: telling it (it has %g s to end)",
+                         state.message_id, self.backend.cancel_grace)  # fmt: skip
+                state.cancel()
+                if self._worker is not None:
+                    self._worker.cut_short(state.message_id, self.backend.cancel_grace,
+                                           f"was cancelled and still ran {self.backend.cancel_grace:g} s later")  # fmt: skip
+        with self._running_lock:
+            self._cancelled.update(k for k in waiting if k in found and k in self._waiting)
+
+
+def _cancellable(func: Any, state: Attempt) -> Any:
+    """``func`` (a coroutine function) run as a task a cancel can reach: ``state.cancel()`` from
+    any thread cancels it at its next await (CancelledError inside the task)."""
+
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        loop, me = asyncio.get_running_loop(), asyncio.current_task()
+        state.on_cancel(lambda: loop.call_soon_threadsafe(me.cancel))
+        return await func(*args, **kwargs)
+
+    return run
 
 
 def _settle(

@@ -71,7 +71,16 @@ class Consumer:
         self._send_nacks()
         k = self.queue.keys
         acks, self._acks = self._acks, []
-        keys = [k.ready, k.delayed, self.processing, k.consumers, k.wake, k.seq, k.paused]
+        keys = [
+            k.ready,
+            k.delayed,
+            self.processing,
+            k.consumers,
+            k.wake,
+            k.seq,
+            k.paused,
+            k.cancels,
+        ]
         recover = "0" if self._held else "1"
         args = [n, self._timeout_ms, self._lifo, recover, *acks]
         try:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import random
 import secrets
@@ -70,6 +71,11 @@ _QUEUE_BEAT = Script("queues/heartbeat")
 
 class DeadLetter(Exception):
     """Raised by a handler: this message can never succeed; dead-letter it now."""
+
+
+class Cancelled(Exception):
+    """Raised by a handler: this message was cancelled while it ran (its outcome is kept
+    elsewhere, e.g. a task's result record); acknowledge it: it is never retried."""
 
 
 class Retry(Exception):
@@ -104,6 +110,7 @@ class Stats:
     ok: int = 0
     failed: int = 0
     dead: int = 0
+    cancelled: int = 0
     handed_back: int = 0
     #: deliveries finished (ok, failed or dead) per queue name, for the admin's charts
     finished: dict[str, int] = field(default_factory=dict, repr=False)
@@ -112,7 +119,8 @@ class Stats:
     def summary(self) -> str:
         """``3 ok, 1 failed, 0 dead-lettered`` (and the handed back, if any): the stop line's words."""
         handed = f", {self.handed_back} handed back" if self.handed_back else ""
-        return f"{self.ok} ok, {self.failed} failed, {self.dead} dead-lettered{handed}"
+        cancelled = f", {self.cancelled} cancelled" if self.cancelled else ""
+        return f"{self.ok} ok, {self.failed} failed, {self.dead} dead-lettered{cancelled}{handed}"
 
     def add(self, outcome: str, queue: str = "") -> None:
         with self.lock:
@@ -127,13 +135,14 @@ JobTimeout = Callable[[Message], "float | None"]
 
 @dataclass
 class _Job:
-    """A job that has a timeout, as the worker's watchdog sees it."""
+    """A running job, as the worker's watchdog sees it (deadline inf: no timeout, not cut short)."""
 
     consumer: Consumer
     message: Message
     rest: list[Message]  # the batch after it, not started yet
     timeout: float
     deadline: float  # time.monotonic()
+    reason: str = ""  # why it was cut short (see Worker.cut_short), else a plain timeout
 
 
 class _Outage:
@@ -335,6 +344,9 @@ class Worker:
             self.id, ", ".join(q.name for q in self.queues), self.concurrency, self.prefetch,
         )  # fmt: skip
         self._timeout_of = self._resolve_job_timeout()
+        attach = getattr(self.handler, "attach", None)
+        if attach is not None:  # e.g. the Tasks runner, which cuts a cancelled job short
+            attach(self)
         beater = self._start(f"redcoord-beat:{self.id}", self._beat_loop)
         wakers = []
         if self._wakers is not None and not self.burst:
@@ -527,12 +539,10 @@ class Worker:
             self.current[index] = message.id
             started = time.perf_counter()
             timeout = self._timeout(message)
-            if timeout is not None:
-                job = _Job(
-                    consumer, message, messages[i + 1 :], timeout, time.monotonic() + timeout
-                )
-                with self._jobs_lock:
-                    self._jobs[index] = job
+            job = _Job(consumer, message, messages[i + 1 :], *(
+                (math.inf, math.inf) if timeout is None else (timeout, time.monotonic() + timeout)))  # fmt: skip
+            with self._jobs_lock:
+                self._jobs[index] = job
             failure: BaseException | None = None
             tracer = _messages.tracer
             try:
@@ -547,20 +557,23 @@ class Worker:
                 failure = exc
             finally:
                 self.current.pop(index, None)
-            if timeout is not None:
-                with self._jobs_lock:
-                    mine = self._jobs.pop(index, None) is job
-                if not mine:  # the watchdog settled this message already: drop our outcome
-                    _log_job(message, started, "finished after its timeout, outcome dropped", "")
-                    return messages[
-                        i + 1 :
-                    ]  # released by the watchdog; releasing again is harmless
+            with self._jobs_lock:
+                mine = self._jobs.pop(index, None) is job
+            if not mine:  # the watchdog settled this message already: drop our outcome
+                _log_job(message, started, "finished after its timeout, outcome dropped", "")
+                return messages[i + 1 :]  # released by the watchdog; releasing again is harmless
             if failure is None:
                 consumer.ack(message)
                 self.stats.add("ok", message.queue)
                 _log_job(message, started, "ok", "")
                 if observers:
                     _observe_job(message, "ok", "ack", time.perf_counter() - started)
+            elif isinstance(failure, Cancelled):
+                consumer.ack(message)
+                self.stats.add("cancelled", message.queue)
+                _log_job(message, started, "cancelled", str(failure))
+                if observers:
+                    _observe_job(message, "cancelled", "ack", time.perf_counter() - started)
             elif isinstance(failure, DeadLetter):
                 self._failed(consumer, message, str(failure), dead=True, started=started)
             elif isinstance(failure, Retry):
@@ -610,6 +623,19 @@ class Worker:
             log.warning("job %s on %s: no timeout applied: %s", message.id, message.queue, exc)
             return None
 
+    def cut_short(self, message_id: str, seconds: float, reason: str) -> bool:
+        """Give the running job of ``message_id`` at most ``seconds`` more (any thread): past
+        that it takes the timeout path (see the module), with ``reason`` as its error, and the
+        handler's ``timed_out`` hook decides its fate. False if no thread runs it now."""
+        deadline = time.monotonic() + seconds
+        with self._jobs_lock:
+            for job in self._jobs.values():
+                if job.message.id == message_id:
+                    if deadline < job.deadline:
+                        job.deadline, job.timeout, job.reason = deadline, seconds, reason
+                    return True
+        return False
+
     def _check_timeouts(self) -> None:
         """Settle the messages of jobs past their deadline, then stop the worker (see the module)."""
         now = time.monotonic()
@@ -623,14 +649,15 @@ class Worker:
         if late:
             index, job = late[0]
             self._crash = (self._threads[index].name, JobTimedOut(
-                f"job {job.message.id} on {job.message.queue} ran past its timeout of {job.timeout:g} s; "
+                f"job {job.message.id} on {job.message.queue} "
+                f"{job.reason or f'ran past its timeout of {job.timeout:g} s'}; "
                 "its thread cannot be stopped, so the worker exits to be restarted"
             ))  # fmt: skip
             self._stopping.set()
 
     def _time_out(self, job: _Job) -> None:
         message, consumer = job.message, job.consumer
-        error, dead, delay = f"timed out after {job.timeout:g} s", False, None
+        error, dead, delay = job.reason or f"timed out after {job.timeout:g} s", False, None
         log.critical("job %s on %s: %s; worker %s stops (its thread cannot be stopped)",
                      message.id, message.queue, error, self.id)  # fmt: skip
         hook = getattr(self.handler, "timed_out", None)

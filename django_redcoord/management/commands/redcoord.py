@@ -148,6 +148,14 @@ class Command(BaseCommand):
             default="",
             help="why, shown on the dashboard (pause; at most 500 characters)",
         )
+        task = sub.add_parser(
+            "task", help="cancel a Django Task (it never runs if still queued), or show its result"
+        )
+        task.add_argument("action", choices=["cancel", "show"])
+        task.add_argument("id", help="the task's result id (TaskResult.id)")
+        task.add_argument(
+            "--backend", default="default", help="the alias in TASKS of its RedisTaskBackend"
+        )
         for subparser in sub.choices.values():
             _common_options(subparser)
 
@@ -166,6 +174,8 @@ class Command(BaseCommand):
                 self._schedule(options)
             elif options["subcommand"] == "queue":
                 self._queue(options["action"], options["name"], options["reason"])
+            elif options["subcommand"] == "task":
+                self._task(options["action"], options["id"], options["backend"])
             else:
                 self._ping()
         except RedcoordError as exc:
@@ -189,6 +199,38 @@ class Command(BaseCommand):
                 )
             else:
                 self._write(f"no embedded Redis running in {directory}")
+
+    def _task(self, action: str, result_id: str, alias: str) -> None:
+        from ...tasks.backend import RedisTaskBackend, task_backends_for
+        from ...tasks.cancel import Cancel
+        from ...tasks.compat import TaskResultDoesNotExist
+
+        backend = task_backends_for(alias)
+        if not isinstance(backend, RedisTaskBackend):
+            raise CommandError(
+                f"TASKS[{alias!r}] is a {type(backend).__name__}, not a RedisTaskBackend"
+            )
+        shown = printable(result_id)
+        try:
+            if action == "cancel":
+                outcome = backend.cancel(result_id)
+                self._write({
+                    Cancel.REMOVED: f"task {shown} cancelled: taken out of its queue, it will not run",
+                    Cancel.REQUESTED: f"task {shown} cancelled: a worker holds it and was told to stop "
+                    f"(within {backend.cancel_grace:g} s, CANCEL_GRACE); its outcome will be dropped",
+                    Cancel.FINISHED: f"task {shown} had finished already: nothing changed",
+                }[outcome])  # fmt: skip
+            else:
+                result = backend.get_result(result_id)
+                error = result.errors[-1].exception_class_path if result.errors else ""
+                self._write(f"task {shown}: {result.status}, {result.task.module_path} on queue "
+                            f"{printable(result.task.queue_name)!r}, {result.attempts} attempt(s)"
+                            + (f", last error {error}" if error else ""))  # fmt: skip
+        except TaskResultDoesNotExist:
+            raise CommandError(f"redcoord task {action}: no task result {shown} in TASKS[{alias!r}] "
+                               f"(results are kept RESULT_TTL = {backend.result_ttl} s)") from None  # fmt: skip
+        except ValueError as exc:
+            raise CommandError(f"redcoord task {action}: {exc}") from None
 
     def _queue(self, action: str, name: str, reason: str) -> None:
         from ...core.queues import Queue

@@ -20,6 +20,11 @@
 -- KEYS[7] paused      string, while the queue is paused (queues/pause.lua): then
 --                     nothing new is claimed and no idle consumer is woken; what
 --                     this consumer already holds is still delivered (recover)
+-- KEYS[8] cancels     zset: id -> time of the messages cancelled while claimed
+--                     (tasks/cancel.lua). A claimed message listed there is not
+--                     delivered: it leaves our list and the zset (its record says
+--                     it was cancelled). An acknowledged one (still on our list)
+--                     leaves the zset.
 -- ARGV[1] n           messages to claim (0: only acknowledge and heartbeat)
 -- ARGV[2] timeout_ms  heartbeat validity; past it the reaper requeues our messages
 -- ARGV[3] lifo        '1' or '0' (order of promoted delayed messages)
@@ -33,9 +38,15 @@
 local ready, delayed, processing, consumers, wake, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local want, lifo = tonumber(ARGV[1]), ARGV[3]
 local paused = want > 0 and redis.call('EXISTS', KEYS[7]) == 1
+local cancels = KEYS[8]
+local cancelling = redis.call('ZCARD', cancels) > 0
 
 for i = 5, #ARGV do
-  redis.call('LREM', processing, 1, ARGV[i])
+  -- (only when this delivery was still ours: a stale acknowledgement, of a delivery the
+  -- reaper took back, must not forget the cancel of the message's next delivery)
+  if redis.call('LREM', processing, 1, ARGV[i]) == 1 and cancelling then
+    redis.call('ZREM', cancels, (parse(ARGV[i])))
+  end
 end
 
 local now = server_now_ms()
@@ -64,6 +75,18 @@ if want > 0 then
     if #out > 1 then
       redis.call('RPUSH', processing, unpack(out, 2))
     end
+  end
+  if cancelling and #out > 1 then -- drop the cancelled: off our list, never delivered
+    local kept = {out[1]}
+    for i = 2, #out do
+      local id = parse(out[i])
+      if redis.call('ZREM', cancels, id) == 1 then
+        redis.call('LREM', processing, 1, out[i])
+      else
+        kept[#kept + 1] = out[i]
+      end
+    end
+    out = kept
   end
 end
 

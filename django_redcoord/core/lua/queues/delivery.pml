@@ -1,12 +1,12 @@
 // queues/delivery.pml: the delivery path of a queued Django Task, as the scripts and the
 // worker run it: push, claim (with the acknowledgement it carries), the outcome in the
 // task's result record, nack (retry, dead letter at max_attempts), the heartbeat, the
-// reaper and the settle list.
+// reaper and the settle list; and a cancel (tasks/cancel.lua) racing all of them.
 //
-//! models: queues/push.lua sha256=6aa747c32e36e7c0
-//    init PUSH: the envelope (failed 0) to ready and the result record (READY), one script
-//    per message, both before the workers start.
-//! models: queues/claim.lua sha256=e174b1ec931d9b2f
+//! models: queues/push.lua sha256=c968719217734110
+//    init PUSH: the envelope (failed 0) to ready and the result record (READY, with the
+//    envelope as pushed), one script per message, both before the workers start.
+//! models: queues/claim.lua sha256=c15738715bd6b5c6
 //    Worker CLAIM: LREM of the acknowledged envelope from the consumer's own processing
 //    list, ZADD of its heartbeat deadline, promotion of due delayed messages, then recover
 //    (recover='1' and our list not empty: a claim whose reply was lost) or ZPOPMIN one
@@ -14,7 +14,10 @@
 //    the worker saw nothing, its acknowledgement goes again with the next claim. A paused
 //    queue (KEYS[7]) skips the ZPOPMIN (and the recover pops nothing new): such a claim is
 //    the model's claim on an empty ready set (acknowledge, heartbeat, promote), so a pause
-//    adds no step the model lacks.
+//    adds no step the model lacks. The cancels zset (KEYS[8]): an acknowledgement that
+//    removed its envelope from our list also removes the message's entry; a claimed
+//    message (recovered or popped) with an entry is dropped: off our list, entry removed,
+//    never delivered.
 //! models: queues/nack.lua sha256=705b030a22ae064b
 //    Worker NACK: LREM of the exact envelope from our list (0: "gone", nothing done),
 //    failed+1, then delayed (a retry) or bury (dead list, settle entry).
@@ -26,10 +29,17 @@
 //! models: queues/common.lua sha256=42889f5b41d0e3e6
 //    bury (dead list + settle entry "<id>\n{attempts...}" for a message with a record),
 //    with_failed; requeued (OPERATOR_REQUEUE only).
+//! models: tasks/cancel.lua sha256=e3e22fa2e7591c18
+//    Canceller CANCEL, once, of message 0 (the two are symmetric), at any time: an envelope of it in ready or
+//    delayed (any failed count, either REQUEUED flag) is removed (a place: cancelled) and
+//    the record written FAILED; else, a record not yet final: an entry in the cancels zset
+//    and the record FAILED; else nothing. The worker's poll of its held tasks: a delivery
+//    whose record was cancelled may end by an acknowledgement, without an outcome
+//    (Cancelled), or past its grace by a dead letter (the timeout path).
 //! models: queues/requeue_dead_letter.lua sha256=c9d6ef264df14f18
 //    Operator REQUEUE (only with -DOPERATOR_REQUEUE): one dead letter back to ready,
 //    failed 0, flag REQUEUED, its settle entry removed (unsettle).
-//! models: tasks/results.lua sha256=dbf60fe2f1f5175b
+//! models: tasks/results.lua sha256=ed1b7cd32d425af2
 //    The guards of the record writes made by django_redcoord/tasks/runner.py (not modelled:
 //    its claim-time write of worker.d alone, guard d, right after a claim, and guard
 //    'unclaim', which takes that mark back for messages handed back unstarted: they touch
@@ -72,8 +82,10 @@
 //           SUCCESSFUL, a dead-lettered one's record FAILED, or SUCCESSFUL when a delivery
 //           of it returned and its outcome landed first (the late outcome of a worker whose
 //           message was reaped on its last attempt: first outcome wins).
+//           A cancelled message is never delivered after its cancel; its record ends FAILED;
+//           its cancels entry is gone at the end unless it was dead-lettered.
 //   settle  (ltl, weak fairness) every message eventually leaves the system for good
-//           (acknowledged or dead-lettered), whatever the faults above.
+//           (acknowledged, dead-lettered or cancelled), whatever the faults above.
 //
 //! check: safety
 //! check: ltl settle
@@ -83,6 +95,8 @@
 //! mutant: NO_PROMOTE expect: settle
 //! mutant: UNGUARDED_RETRY_MARK expect: safety
 //! mutant: OPERATOR_REQUEUE expect: safety
+//! mutant: STALE_ACK_FORGETS_CANCEL expect: safety
+//! mutant: CLAIM_IGNORES_CANCELS expect: safety
 //! spin: -DCOLLAPSE -DNFAIR=3
 //
 //   ACK_ANY_OWNER   the acknowledgement removes the message from whichever processing list
@@ -96,6 +110,10 @@
 //                   dead letter (requeue_dead_letter.lua) while a settle pass has read its
 //                   settle entry; the pass then marks FAILED the record its new delivery
 //                   reopened, and that delivery's success is refused: acknowledged, FAILED.
+//   STALE_ACK_FORGETS_CANCEL  the acknowledgement removes the message's cancels entry even
+//                   when its envelope was no longer on our list (the reaper took it back):
+//                   the next delivery of a cancelled message then runs.
+//   CLAIM_IGNORES_CANCELS  the claim delivers a message whatever its cancels entry.
 
 #define NM 2        /* messages */
 #define NW 2        /* workers (one consumer each) */
@@ -128,6 +146,7 @@ byte settle[NM];       /* its settle entry: attempts + 4 * requeues (0: no entry
 byte rec[NM];          /* result record status */
 byte errs[NM];         /* bitmask of the error.N fields of the record */
 bool reg[NW];          /* consumer in the consumers zset */
+bool cancels[NM];      /* its entry in the cancels zset */
 bool lapsed[NW];       /* its deadline has passed */
 
 /* ghosts */
@@ -137,11 +156,14 @@ bool ran_ok[NM];       /* a delivery of it returned */
 byte starts[NM];       /* deliveries that started the task */
 byte requeues[NM];
 bool crashed[NW];
+bool cancelled[NM];    /* tasks/cancel.lua wrote its record (REMOVED or REQUESTED) */
+byte removed[NM];      /* taken out by the cancel, or dropped by a claim: a place */
 byte finished;         /* processes that ended */
 
 byte crash_budget = 1;
 byte lost_budget = 1;
 byte lapse_budget = 1;
+byte cancel_budget = 1;
 #ifdef OPERATOR_REQUEUE
 byte requeue_budget = 1;
 bool op_done;
@@ -150,9 +172,11 @@ byte requeue_budget = 0;
 bool op_done = 1;
 #endif
 
-#define PLACES(m) (inready[m] + indelayed[m] + ((inproc[m] & 1) != 0) + ((inproc[m] & 2) != 0) + indead[m] + acked[m])
+#define PLACES(m) (inready[m] + indelayed[m] + ((inproc[m] & 1) != 0) + ((inproc[m] & 2) != 0) + indead[m] + acked[m] \
+                   + removed[m])
 #define ONE_PLACE(m) (!pushed[m] || PLACES(m) == 1)
-#define SETTLED(m) (pushed[m] && (acked[m] > 0 || indead[m] > 0) && !inready[m] && !indelayed[m] && inproc[m] == 0)
+#define SETTLED(m) (pushed[m] && (acked[m] > 0 || indead[m] > 0 || removed[m] > 0) && !inready[m] && !indelayed[m] \
+                    && inproc[m] == 0)
 #define ALL_SETTLED (SETTLED(0) && SETTLED(1))
 #define NO_SETTLE (settle[0] == 0 && settle[1] == 0)
 #define WORK(w) (inready[0] || inready[1] || (indelayed[0] && due[0]) || (indelayed[1] && due[1]) \
@@ -206,8 +230,14 @@ proctype Worker(byte w) {
 #else
           if
           :: (inproc[am] & BIT(w)) != 0 && env_f[am] == af && env_q[am] == aq ->
-             inproc[am] = inproc[am] & ~BIT(w); acked[am]++
-          :: else -> skip
+             inproc[am] = inproc[am] & ~BIT(w); acked[am]++;
+             cancels[am] = 0                   /* ZREM cancels <id>: only when LREM removed it */
+          :: else ->
+#ifdef STALE_ACK_FORGETS_CANCEL
+             cancels[am] = 0
+#else
+             skip
+#endif
           fi
 #endif
        :: else -> skip
@@ -234,6 +264,12 @@ proctype Worker(byte w) {
           :: else -> skip
           fi
        fi;
+#ifndef CLAIM_IGNORES_CANCELS
+       if                                      /* a cancelled message: dropped, not delivered */
+       :: m != NONE && cancels[m] -> inproc[m] = inproc[m] & ~BIT(w); cancels[m] = 0; removed[m]++; m = NONE
+       :: else -> skip
+       fi;
+#endif
        if
        :: m != NONE && lost_budget > 0 ->
           lost_budget--                        /* the reply is lost: nothing seen, acks kept */
@@ -243,6 +279,7 @@ proctype Worker(byte w) {
           :: m != NONE ->
              hm = m; hf = env_f[m]; hq = env_q[m]; d = hf + 1;
              starts[m]++;
+             assert(!cancelled[m]);            /* never delivered after its cancel */
              assert(starts[m] <= MAXA * (1 + requeues[m]));
              if
              :: d >= 2 || hq -> phase = P_MARK
@@ -278,6 +315,26 @@ proctype Worker(byte w) {
   :: atomic {
        phase == P_RUN ->
        ran_ok[hm] = 1; om = hm; odl = d; am = hm; af = hf; aq = hq;
+       hm = NONE; hf = 0; hq = 0; d = 0; phase = P_IDLE;
+       PLACED
+     }
+
+  /* the worker's poll saw the cancel: the task ends (CancelledError, context.cancelled()),
+     nothing is written, the message is acknowledged (Cancelled) */
+  :: atomic {
+       phase == P_RUN && cancelled[hm] ->
+       am = hm; af = hf; aq = hq;
+       hm = NONE; hf = 0; hq = 0; d = 0; phase = P_IDLE
+     }
+
+  /* ... or it runs past its grace: the timeout path dead-letters it (nack, dead now) */
+  :: atomic {
+       phase == P_RUN && cancelled[hm] ->
+       if
+       :: (inproc[hm] & BIT(w)) != 0 && env_f[hm] == hf && env_q[hm] == hq ->
+          inproc[hm] = inproc[hm] & ~BIT(w); env_f[hm] = hf + 1; bury(hm, env_f[hm])
+       :: else -> skip
+       fi;
        hm = NONE; hf = 0; hq = 0; d = 0; phase = P_IDLE;
        PLACED
      }
@@ -404,6 +461,33 @@ proctype Beats() {
   finished++
 }
 
+/* tasks/cancel.lua, once, of message 0 (the messages are symmetric: pushed alike, served by
+   the same workers, so cancelling 0 stands for cancelling either) */
+proctype Canceller() {
+  byte m;
+  do
+  :: atomic {
+       cancel_budget > 0 ->
+       cancel_budget--;
+       m = 0;
+       if
+       :: inready[m] || indelayed[m] ->      /* ZREM ready/delayed <envelope>: it never runs */
+          inready[m] = 0; indelayed[m] = 0; due[m] = 0; removed[m]++;
+          rec[m] = R_FAILED; cancelled[m] = 1
+       :: else ->
+          if
+          :: !FINAL(rec[m]) -> cancels[m] = 1; rec[m] = R_FAILED; cancelled[m] = 1
+          :: else -> skip                      /* it had an outcome: nothing changed */
+          fi
+       fi;
+       m = 0;
+       PLACED
+     }
+  :: atomic { cancel_budget = 0 }; break
+  od;
+  finished++
+}
+
 #ifdef OPERATOR_REQUEUE
 /* requeue_dead_letter.lua, at most once; the settle entry (its "<id>\n" prefix) removed */
 proctype Operator() {
@@ -418,9 +502,9 @@ proctype Operator() {
   od;
   finished++
 }
-#define PROCS 4
+#define PROCS 5
 #else
-#define PROCS 3
+#define PROCS 4
 #endif
 
 init {
@@ -430,7 +514,7 @@ init {
     inready[0] = 1; rec[0] = R_READY; pushed[0] = 1;
     inready[1] = 1; rec[1] = R_READY; pushed[1] = 1;
     reg[0] = 1; reg[1] = 1;                     /* the workers' first heartbeats */
-    run Worker(0); run Worker(1); run Beats()
+    run Worker(0); run Worker(1); run Beats(); run Canceller()
 #ifdef OPERATOR_REQUEUE
     ; run Operator()
 #endif
@@ -440,7 +524,9 @@ init {
   do
   :: k < NM ->
      assert(SETTLED(k));
-     assert(acked[k] == 0 || rec[k] == R_OK);
+     assert(acked[k] == 0 || rec[k] == R_OK || cancelled[k]);
+     assert(!cancelled[k] || rec[k] == R_FAILED || requeues[k] > 0);
+     assert(!cancels[k] || indead[k] > 0);
      assert(indead[k] == 0 || rec[k] == R_FAILED || (rec[k] == R_OK && ran_ok[k]));
      k++
   :: else -> break

@@ -6,7 +6,9 @@
 -- KEYS[4] wake     list: one token while messages may be ready
 -- KEYS[5] index    set: names of all queues (for the admin)
 -- KEYS[6] record   (optional) hash written in the same step: a Django Task's
---                  result record, so a task is enqueued in one command
+--                  result record, so a task is enqueued in one command; its
+--                  field 'envelope' is set to the (one) message's envelope as
+--                  pushed, by which tasks/cancel.lua finds it in ready or delayed
 -- ARGV[1] queue name to add to the index, or '' when the caller knows it is there
 -- ARGV[2] lifo     '1' for last-in-first-out order, else '0'
 -- ARGV[3] r        number of field/value pairs for KEYS[6] (0: no record)
@@ -21,7 +23,7 @@
 local ready, seq, delayed, wake, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local lifo, r = ARGV[2], tonumber(ARGV[3])
 if r > 0 then
-  redis.call('HSET', KEYS[6], unpack(ARGV, 5, 4 + 2 * r))
+  redis.call('HSET', KEYS[6], 'envelope', ARGV[5 + 2 * r], unpack(ARGV, 5, 4 + 2 * r))
   redis.call('EXPIRE', KEYS[6], tonumber(ARGV[4]))
 end
 local now

@@ -18,7 +18,8 @@
 --           guard 'reopen' (the first delivery of a requeued dead letter)
 --                        writes whenever the record exists, after removing
 --                        what the earlier deliveries recorded: finished_at,
---                        return_value, and every error.N and worker.N field.
+--                        return_value, cancelled (tasks/cancel.lua), and every
+--                        error.N and worker.N field.
 --           guard 'unclaim' (messages handed back unstarted) removes each given
 --                        field whose value is the one given (worker.N = this
 --                        worker), while the record holds no outcome; writes nothing.
@@ -43,7 +44,7 @@ for i = 1, #KEYS do
       end
     end
   elseif ok and guard == 'reopen' then
-    local stale = {'finished_at', 'return_value'}
+    local stale = {'finished_at', 'return_value', 'cancelled'}
     for _, field in ipairs(redis.call('HKEYS', KEYS[i])) do
       if string.sub(field, 1, 6) == 'error.' or string.sub(field, 1, 7) == 'worker.' then
         stale[#stale + 1] = field
