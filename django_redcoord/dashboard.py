@@ -935,6 +935,7 @@ def list_workers(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
                 "ok": _int(h.get("ok")),
                 "failed": _int(h.get("failed")),
                 "dead_lettered": _int(h.get("dead")),
+                "cancelled": _int(h.get("cancelled")),
             }
         )
     return workers

@@ -51,8 +51,8 @@ Workers:
   heartbeat.
 - ``redcoord_worker_processed_messages_total{worker, outcome}`` (counter):
   messages the worker process finished since it started, as of its last
-  heartbeat; ``outcome`` is ``ok``, ``failed`` (to be retried) or ``dead``
-  (dead-lettered).
+  heartbeat; ``outcome`` is ``ok``, ``failed`` (to be retried), ``dead``
+  (dead-lettered) or ``cancelled`` (acknowledged after a cancel reached it).
 
 Leaders, label ``election``:
 
@@ -137,7 +137,8 @@ nor a rate-limit key:
   (``kind="ratelimit"``).
 - ``redcoord_messages_processed_total{queue, task, outcome}``: deliveries a
   worker finished: ``ok``, ``failed`` (to be retried), ``dead``
-  (dead-lettered), ``timeout`` (abandoned at its job timeout); ``task`` is
+  (dead-lettered), ``timeout`` (abandoned at its job timeout), ``cancelled``
+  (a cancel reached it; acknowledged, never retried); ``task`` is
   the task's path (empty for plain queue messages).
 - ``redcoord_message_process_duration_seconds{queue, task, outcome}`` (histogram).
 - ``redcoord_message_retries_total{queue, task}``: failed deliveries to be retried.
@@ -229,7 +230,12 @@ JOB_COUNTS = (
 )
 JOB_OUTCOMES = ("ok", "error", "timeout")
 # (label, field of list_workers' rows)
-WORKER_OUTCOMES = (("ok", "ok"), ("failed", "failed"), ("dead", "dead_lettered"))
+WORKER_OUTCOMES = (
+    ("ok", "ok"),
+    ("failed", "failed"),
+    ("dead", "dead_lettered"),
+    ("cancelled", "cancelled"),
+)
 
 
 def require_prometheus() -> Any:

@@ -264,6 +264,39 @@ def _until(what, deadline, fn):
             time.sleep(0.05)
 
 
+def test_a_task_cancelled_on_the_cluster_in_both_queues_slots(settings, cluster_topology):
+    """tasks/cancel.lua names the record and its queue's keys (one slot: the id was made in it);
+    the two queues of TASKS sit in different slots."""
+    from django.core.management import call_command
+
+    from django_redcoord.tasks import Cancel, TaskCancelled, cancel, task_backends_for
+
+    from . import task_defs
+
+    cluster_topology.flush()
+    settings.REDCOORD = {"CLUSTER": {"NODES": cluster_topology.urls[:1]}, "KEY_PREFIX": "tc"}
+    backend = task_backends_for("default")
+    assert key_slot(backend._queue_key("default")) != key_slot(backend._queue_key("receipts"))
+    waiting = [task_defs.record.using(queue_name=q).enqueue(q) for q in ("default", "receipts")]
+    claimed = task_defs.record.enqueue("claimed")
+    kept = task_defs.record.using(queue_name="receipts").enqueue("kept")
+    assert [cancel(r) for r in waiting] == [Cancel.REMOVED, Cancel.REMOVED]
+    consumer = backend.queue("default").consumer("elsewhere")
+    messages, _ = consumer.claim(1)
+    assert [m.id for m in messages] == [claimed.id]
+    assert cancel(claimed) is Cancel.REQUESTED
+    consumer.release(messages)
+    call_command("run_worker", "--burst", verbosity=0)
+    from django_redcoord.core.transport.clients import get_client
+
+    assert get_client().lrange("ran", 0, -1) == [b"kept"]
+    for result in [*waiting, claimed]:
+        result.refresh()
+        assert result.status == "FAILED" and result.errors[-1].exception_class is TaskCancelled
+    kept.refresh()
+    assert kept.status == "SUCCESSFUL" and cancel(kept) is Cancel.FINISHED
+
+
 def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_twice():
     """SIGKILL the primary serving a lock, a queue and an election while they are busy.
     Writes resume on the promoted replica; fencing tokens only grow; every push that

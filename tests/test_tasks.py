@@ -358,16 +358,16 @@ def test_a_late_running_mark_never_overwrites_an_outcome(redis_client):
     work()
     key = task_defs.add.get_backend()._result_key(result.id)
     mark = ["1", 1, "status", "RUNNING"]
-    assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 0
+    assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == [0]
     assert task_defs.add.get_result(result.id).status == TaskResultStatus.SUCCESSFUL
     redis_client.hset(
         key, mapping={"status": "READY", "error.1": "{}"}
     )  # delivery 1 failed, retry pending
-    assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == 0
+    assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == [0]
     redis_client.hdel(key, "error.1")
-    assert (
-        _RESULTS(redis_client, [key], [60, *mark], operation="test") == 1
-    )  # still running: marked
+    assert _RESULTS(redis_client, [key], [60, *mark], operation="test") == [
+        1
+    ]  # still running: marked
 
 
 @pytest.mark.django_db(

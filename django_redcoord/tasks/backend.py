@@ -369,11 +369,12 @@ class RedisTaskBackend(BaseTaskBackend):
     def cancel(self, result_id: str) -> Cancel:
         """Cancel the task of ``result_id`` in one round trip (see ``tasks/cancel.py``).
 
-        Returns :attr:`Cancel.REMOVED` (it never runs), :attr:`Cancel.REQUESTED` (a worker
-        holds it; it is told, and its outcome is dropped) or :attr:`Cancel.FINISHED` (it
-        already had an outcome: nothing changed). The result is final at once: FAILED with a
-        ``TaskCancelled`` error. Raises TaskResultDoesNotExist for an id that is not one of
-        ours (or expired).
+        Returns :attr:`Cancel.REMOVED` (it is never delivered again), :attr:`Cancel.REQUESTED`
+        (a worker may be running it: it is told, and its outcome is dropped) or
+        :attr:`Cancel.FINISHED` (it already had an outcome: nothing changed). The result is
+        final at once: FAILED with a ``TaskCancelled`` error. Cancelling again changes nothing
+        and answers what the first cancel did (so a cancel whose reply was lost may be sent
+        again). Raises TaskResultDoesNotExist for an id that is not one of ours (or expired).
         """
         keys, args = self._cancel_call(result_id)
         reply = CANCEL(self.client, keys, args, operation=f"cancel task {result_id!r}")
@@ -418,7 +419,7 @@ class RedisTaskBackend(BaseTaskBackend):
         for name in self.queues:
             k = builder.queue(name)
             if key_slot(k.ready) == slot:
-                keys.extend((k.ready, k.delayed, k.cancels))
+                keys.extend((k.ready, k.delayed, k.cancels, k.errors))
                 names.append(name)
         error = cancel_error(f"cancelled at {iso(utcnow())}")
         args = [result_id, error, iso(utcnow()), self.result_ttl_failed, CANCEL_KEEP_MS, *names]

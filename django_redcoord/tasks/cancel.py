@@ -40,9 +40,10 @@ class TaskCancelled(Exception):
 class Cancel(str, Enum):
     """What :func:`cancel` did."""
 
-    #: taken out of its queue before any worker claimed it: it never runs
+    #: taken out of its queue while it waited: it is never delivered again
     REMOVED = "removed"
-    #: a worker holds it (it may be running): the worker is told, its outcome dropped
+    #: a worker may be running it (it claimed it, or an earlier delivery's worker stopped
+    #: heartbeating and may yet resume): the worker is told, its outcome dropped
     REQUESTED = "requested"
     #: it already had an outcome (SUCCESSFUL or FAILED): nothing changed
     FINISHED = "finished"

@@ -118,11 +118,13 @@ class TaskRunner:
         """Write the held-back outcomes now (the worker calls it before a claim)."""
         self._write(None, {})
 
-    def written(self) -> None:
-        """The held-back outcomes reached Redis: announce them."""
+    def written(self, landed: list[int] | None = None) -> None:
+        """The held-back outcomes reached Redis: announce those that landed (``landed``: 1 or 0
+        for each, in order; a guard refuses the outcome of a task cancelled meanwhile)."""
         pending, self._local.pending = self._pending(), []
-        for _, _, result, _, _ in pending:
-            task_finished.send(type(self.backend), task_result=result)
+        for i, (_, _, result, _, _) in enumerate(pending):
+            if landed is None or landed[i]:
+                task_finished.send(type(self.backend), task_result=result)
 
     def claimed(self, messages: list[Message]) -> None:
         """The worker claimed ``messages``: record each delivery's worker before any of them starts,
@@ -239,7 +241,9 @@ class TaskRunner:
             # a dead letter requeued by an operator: its record holds the old
             # outcome, which would refuse this run's; start it afresh
             attempt["started_at"] = iso(started)
-            self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen")
+            if not self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen") \
+                    and self.backend.client.hexists(key, "cancelled"):  # fmt: skip
+                raise Cancelled("cancelled before it started (a requeued dead letter)")
             result = self._local_result(task, message, started)
         elif delivery == 1:
             attempt["started_at"] = iso(started)
@@ -449,8 +453,9 @@ class TaskRunner:
 
     def _write(
         self, key: str | None, fields: dict[str, Any], *, guard: Any = "", ttl: int | None = None
-    ) -> None:
+    ) -> bool:
         """Write now, with the held-back outcomes (``key`` None: only those), in one round trip.
+        Returns whether ``key``'s write landed (its guard let it).
 
         ``ttl``: seconds the record then lives (default ``RESULT_TTL``);
         successes get ``RESULT_TTL_SUCCESSFUL``.
@@ -462,35 +467,47 @@ class TaskRunner:
         ]
         if key is not None:
             writes.append((ttl or backend.result_ttl, guard, key, fields))
-        self._send(writes, "record task results")
-        self.written()
+        landed = self._send(writes, "record task results")
+        self.written(landed)
+        return bool(landed[-1]) if key is not None else True
 
     def _write_now(self, key: str, fields: dict[str, Any], *, guard: Any = "") -> None:
         """Write one record now, leaving the held-back outcomes alone (any thread)."""
         self._send([(self.backend.result_ttl, guard, key, fields)], "record task results")
 
-    def _send(self, writes: list[tuple[int, Any, str, dict[str, Any]]], operation: str) -> None:
+    def _send(
+        self, writes: list[tuple[int, Any, str, dict[str, Any]]], operation: str
+    ) -> list[int]:
         """tasks/results.lua once per TTL among ``writes`` (ttl, guard, key, fields): one round trip.
+        Returns, for each write in order, 1 if it landed, 0 if its guard refused it.
 
         Once per TTL and Cluster slot: a script's keys share one slot, so it
         runs on a Redis Cluster too (on one server the split costs a few bytes).
         """
-        groups: dict[tuple[int, int], tuple[list[str], list[Any]]] = {}
-        for ttl, guard, key, fields in writes:
-            keys, args = groups.setdefault((ttl, key_slot(key)), ([], [ttl]))
+        groups: dict[tuple[int, int], tuple[list[str], list[Any], list[int]]] = {}
+        for index, (ttl, guard, key, fields) in enumerate(writes):
+            keys, args, order = groups.setdefault((ttl, key_slot(key)), ([], [ttl], []))
             keys.append(key)
+            order.append(index)
             args.extend((guard, len(fields)))
             for item in fields.items():
                 args.extend(item)
+        if not groups:
+            return []
         if len(groups) == 1:
-            [(keys, args)] = groups.values()
-            RESULTS(self.backend.client, keys, args, operation=operation)
-        elif groups:
-            execute_pipeline(
+            [(keys, args, _)] = groups.values()
+            replies = [RESULTS(self.backend.client, keys, args, operation=operation)]
+        else:
+            replies = execute_pipeline(
                 self.backend.client,
-                lambda pipe: [RESULTS.queue(pipe, keys, args) for keys, args in groups.values()],
+                lambda pipe: [RESULTS.queue(pipe, keys, args) for keys, args, _ in groups.values()],
                 operation=operation,
             )
+        landed = [0] * len(writes)
+        for (_, _, order), reply in zip(groups.values(), replies, strict=True):
+            for index, flag in zip(order, reply, strict=True):
+                landed[index] = int(flag)
+        return landed
 
     # -- RUNNING, for tasks that take a while --------------------------------------------
 

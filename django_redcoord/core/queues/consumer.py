@@ -122,7 +122,7 @@ class Consumer:
             delay = retry_delay(message.attempt, self.retry_base, self.retry_cap)
         result = NACK(
             self.queue.client,
-            [self.processing, k.delayed, k.dead, k.errors, k.wake, k.settle],
+            [self.processing, k.delayed, k.dead, k.errors, k.wake, k.settle, k.cancels],
             [
                 message.raw,
                 max(1, int(delay * 1000)),

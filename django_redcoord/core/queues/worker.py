@@ -243,7 +243,10 @@ class Worker:
             A handler's optional ``timed_out(message, seconds)`` is called
             when one of its jobs times out; it may raise :class:`Retry` or
             :class:`DeadLetter` to decide the message's fate as the handler
-            would.
+            would. A handler's optional ``attach(worker)`` is called as the
+            worker starts (the Tasks runner keeps it to :meth:`cut_short` a
+            cancelled job); a handler that raises :class:`Cancelled` has its
+            message acknowledged and counted ``cancelled``.
 
     Survives any outage: every loop retries a Redis that cannot be reached
     (with backoff, logging once and then every 10 s) for as long as it takes.
@@ -801,6 +804,7 @@ class Worker:
             "concurrency", self.concurrency,
             "current", json.dumps(list(self.current.values())),
             "ok", self.stats.ok, "failed", self.stats.failed, "dead", self.stats.dead,
+            "cancelled", self.stats.cancelled,
         ]  # fmt: skip
 
         def build(pipe: Any) -> None:

@@ -92,9 +92,13 @@ end
 -- Move an envelope (already taken off its list) to the dead-letter list with
 -- its error, keeping at most `limit` dead letters (0: no limit; the oldest are
 -- dropped with their errors). A message with a result record is also written
--- to the settle list (see above). Returns the number of old letters dropped.
-local function bury(dead, errors, settle, env, failed, error_text, now, limit)
+-- to the settle list (see above), and its entry in `cancels` (the queue's
+-- zset of messages cancelled while claimed: tasks/cancel.lua) is removed: a
+-- dead letter is never claimed again unless requeued, and the cancel lives on
+-- in its record. Returns the number of old letters dropped.
+local function bury(dead, errors, settle, env, failed, error_text, now, limit, cancels)
   local id, _, _, _, _, flags = parse(env)
+  redis.call('ZREM', cancels, id)
   local updated = with_failed(env, failed)
   redis.call('RPUSH', dead, updated)
   local detail = cjson.encode({error = error_text, attempts = failed, failed_ms = now})

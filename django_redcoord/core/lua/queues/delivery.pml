@@ -18,28 +18,32 @@
 //    removed its envelope from our list also removes the message's entry; a claimed
 //    message (recovered or popped) with an entry is dropped: off our list, entry removed,
 //    never delivered.
-//! models: queues/nack.lua sha256=705b030a22ae064b
+//! models: queues/nack.lua sha256=4aa198c4a0a6ab80
 //    Worker NACK: LREM of the exact envelope from our list (0: "gone", nothing done),
 //    failed+1, then delayed (a retry) or bury (dead list, settle entry).
-//! models: queues/reap.lua sha256=d94d7de089f351cd
+//! models: queues/reap.lua sha256=1843a6efc77d2e29
 //    Beat REAP: every consumer whose deadline passed loses its whole list: each envelope
 //    failed+1, back to ready or buried; DEL list, ZREM consumer.
 //! models: queues/heartbeat.lua sha256=6db044d67ee75ad4
 //    Beat HEARTBEAT: ZADD of the worker's consumer deadline (re-adds a reaped consumer).
-//! models: queues/common.lua sha256=42889f5b41d0e3e6
+//! models: queues/common.lua sha256=51d7b83efdd8509e
 //    bury (dead list + settle entry "<id>\n{attempts...}" for a message with a record),
 //    with_failed; requeued (OPERATOR_REQUEUE only).
-//! models: tasks/cancel.lua sha256=e3e22fa2e7591c18
-//    Canceller CANCEL, once, of message 0 (the two are symmetric), at any time: an envelope of it in ready or
-//    delayed (any failed count, either REQUEUED flag) is removed (a place: cancelled) and
-//    the record written FAILED; else, a record not yet final: an entry in the cancels zset
-//    and the record FAILED; else nothing. The worker's poll of its held tasks: a delivery
-//    whose record was cancelled may end by an acknowledgement, without an outcome
-//    (Cancelled), or past its grace by a dead letter (the timeout path).
+//! models: tasks/cancel.lua sha256=7106613bdabc0dca
+//    Canceller CANCEL, once, of message 0 (the two are symmetric), at any time: an envelope
+//    of it in ready or delayed (any failed count, either REQUEUED flag) is removed (a place:
+//    cancelled) and the record written FAILED, unless it is SUCCESSFUL (a redelivery of a
+//    success: taken out, the record kept); else, a record SUCCESSFUL, or a dead letter
+//    (HEXISTS errors, whatever the record says yet): nothing; else an entry in the cancels zset and the record
+//    FAILED. The worker's poll of its held tasks: a delivery whose record was cancelled may
+//    end by an acknowledgement, without an outcome (Cancelled), or past its grace by a dead
+//    letter (the timeout path). bury (nack, reap) removes the cancels entry. A requeued dead
+//    letter's reopen (results.lua guard 'reopen') is refused once cancelled: acknowledged
+//    unrun.
 //! models: queues/requeue_dead_letter.lua sha256=c9d6ef264df14f18
 //    Operator REQUEUE (only with -DOPERATOR_REQUEUE): one dead letter back to ready,
 //    failed 0, flag REQUEUED, its settle entry removed (unsettle).
-//! models: tasks/results.lua sha256=ed1b7cd32d425af2
+//! models: tasks/results.lua sha256=bdaad66cfb781068
 //    The guards of the record writes made by django_redcoord/tasks/runner.py (not modelled:
 //    its claim-time write of worker.d alone, guard d, right after a claim, and guard
 //    'unclaim', which takes that mark back for messages handed back unstarted: they touch
@@ -82,8 +86,8 @@
 //           SUCCESSFUL, a dead-lettered one's record FAILED, or SUCCESSFUL when a delivery
 //           of it returned and its outcome landed first (the late outcome of a worker whose
 //           message was reaped on its last attempt: first outcome wins).
-//           A cancelled message is never delivered after its cancel; its record ends FAILED;
-//           its cancels entry is gone at the end unless it was dead-lettered.
+//           A cancelled message is never delivered after its cancel; its record ends FAILED
+//           (SUCCESSFUL if it was already); no cancels entry is left at the end.
 //   settle  (ltl, weak fairness) every message eventually leaves the system for good
 //           (acknowledged, dead-lettered or cancelled), whatever the faults above.
 //
@@ -156,7 +160,9 @@ bool ran_ok[NM];       /* a delivery of it returned */
 byte starts[NM];       /* deliveries that started the task */
 byte requeues[NM];
 bool crashed[NW];
-bool cancelled[NM];    /* tasks/cancel.lua wrote its record (REMOVED or REQUESTED) */
+bool cancelled[NM];    /* tasks/cancel.lua cancelled it (REMOVED or REQUESTED, or took out a
+                          waiting redelivery of a success) */
+bool ok_at_cancel[NM]; /* ... the last: its record stays SUCCESSFUL */
 byte removed[NM];      /* taken out by the cancel, or dropped by a claim: a place */
 byte finished;         /* processes that ended */
 
@@ -185,6 +191,7 @@ bool op_done = 1;
 /* common.lua bury: the dead list, and a settle entry (the message has a record) */
 inline bury(m, attempts) {
   indead[m]++;
+  cancels[m] = 0;                          /* ZREM cancels <id> */
   settle[m] = attempts + 4 * requeues[m]   /* an entry differs from an older one's (failed_ms) */
 }
 
@@ -294,8 +301,13 @@ proctype Worker(byte w) {
 
   /* MARK: a retry marks its record RUNNING; a requeued dead letter's first delivery
      reopens it (guard 'reopen': error.N cleared) */
+  :: atomic {                               /* a reopen refused (cancelled): acknowledged unrun */
+       phase == P_MARK && hq && d == 1 && cancelled[hm] ->
+       am = hm; af = hf; aq = hq;
+       hm = NONE; hf = 0; hq = 0; d = 0; phase = P_IDLE
+     }
   :: atomic {
-       phase == P_MARK ->
+       phase == P_MARK && !(hq && d == 1 && cancelled[hm]) ->
        if
        :: hq && d == 1 -> errs[hm] = 0; rec[hm] = R_RUNNING
 #ifdef UNGUARDED_RETRY_MARK
@@ -471,13 +483,17 @@ proctype Canceller() {
        cancel_budget--;
        m = 0;
        if
-       :: inready[m] || indelayed[m] ->      /* ZREM ready/delayed <envelope>: it never runs */
-          inready[m] = 0; indelayed[m] = 0; due[m] = 0; removed[m]++;
-          rec[m] = R_FAILED; cancelled[m] = 1
+       :: inready[m] || indelayed[m] ->      /* ZREM ready/delayed <envelope>: never delivered again */
+          inready[m] = 0; indelayed[m] = 0; due[m] = 0; removed[m]++; cancelled[m] = 1;
+          if
+          :: rec[m] == R_OK -> ok_at_cancel[m] = 1   /* a redelivery of a success: FINISHED */
+          :: else -> rec[m] = R_FAILED
+          fi
        :: else ->
           if
-          :: !FINAL(rec[m]) -> cancels[m] = 1; rec[m] = R_FAILED; cancelled[m] = 1
-          :: else -> skip                      /* it had an outcome: nothing changed */
+          :: rec[m] == R_OK -> skip            /* it had an outcome: nothing changed */
+          :: rec[m] != R_OK && indead[m] > 0 -> skip   /* a dead letter (HEXISTS errors) */
+          :: else -> cancels[m] = 1; rec[m] = R_FAILED; cancelled[m] = 1
           fi
        fi;
        m = 0;
@@ -525,8 +541,8 @@ init {
   :: k < NM ->
      assert(SETTLED(k));
      assert(acked[k] == 0 || rec[k] == R_OK || cancelled[k]);
-     assert(!cancelled[k] || rec[k] == R_FAILED || requeues[k] > 0);
-     assert(!cancels[k] || indead[k] > 0);
+     assert(!cancelled[k] || rec[k] == R_FAILED || ok_at_cancel[k] || requeues[k] > 0);
+     assert(!cancels[k]);
      assert(indead[k] == 0 || rec[k] == R_FAILED || (rec[k] == R_OK && ran_ok[k]));
      k++
   :: else -> break

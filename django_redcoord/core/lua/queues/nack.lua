@@ -7,6 +7,8 @@
 -- KEYS[5] wake        list: one token while messages may be ready
 -- KEYS[6] settle      list: dead-lettered messages whose result record must be
 --                     marked FAILED ("<id>\n<error JSON>"; see queues/common.lua)
+-- KEYS[7] cancels     zset: id -> time of messages cancelled while claimed; a
+--                     dead-lettered message leaves it (see bury)
 -- ARGV[1] envelope    as claimed
 -- ARGV[2] delay_ms    wait before the retry (backoff with jitter, from the caller)
 -- ARGV[3] error       text describing the failure
@@ -25,7 +27,7 @@ local _, failed, max = parse(env)
 failed = failed + 1
 local now = server_now_ms()
 if failed >= max or ARGV[4] == '1' then
-  bury(dead, errors, settle, env, failed, ARGV[3], now, tonumber(ARGV[5]))
+  bury(dead, errors, settle, env, failed, ARGV[3], now, tonumber(ARGV[5]), KEYS[7])
   return 2
 end
 redis.call('ZADD', delayed, int(now + tonumber(ARGV[2])), with_failed(env, failed))

@@ -10,6 +10,8 @@
 -- KEYS[4] errors     hash: message id -> JSON {error, attempts, failed_ms}
 -- KEYS[5] wake       list: one token while messages may be ready
 -- KEYS[6] settle     list: "<id>\n<error JSON>" of dead letters whose record needs marking
+-- KEYS[7] cancels    zset: id -> time of messages cancelled while claimed; a
+--                    dead-lettered message leaves it (see bury)
 -- ARGV[1] max consumers to reap in this call
 -- ARGV[2] dead_limit dead letters kept (0: all)
 -- The processing lists are the members of KEYS[1]: names made by the Python
@@ -29,7 +31,7 @@ for _, processing in ipairs(gone) do
     failed = failed + 1
     if failed >= max then
       bury(dead, errors, settle, env, failed,
-        'the worker died or stopped heartbeating during delivery (' .. processing .. ')', now, limit)
+        'the worker died or stopped heartbeating during delivery (' .. processing .. ')', now, limit, KEYS[7])
       buried = buried + 1
     else
       redis.call('ZADD', ready, order_score(nil, prio, '0', #inflight - i + 1), with_failed(env, failed))

@@ -1,62 +1,77 @@
 -- tasks/cancel.lua (common/time.lua, queues/common.lua prepended): cancel a Django Task.
 --
 -- One script decides, so a cancel and a claim are ordered: a message still
--- waiting (ready or delayed) is taken out and never runs; one already claimed
--- is listed in the queue's cancels zset, so that queues/claim.lua drops it if it
--- comes back (a hand-back, a retry, a reaped worker) and the worker running it
--- is told (it polls the record's 'cancelled' field). Either way the record is
--- final at once: FAILED with a TaskCancelled error, and the guards of
--- tasks/results.lua refuse every later write of the cancelled attempt (its
--- late outcome is dropped).
+-- waiting (ready or delayed) is taken out and never delivered again; one
+-- already claimed is listed in the queue's cancels zset, so that
+-- queues/claim.lua drops it if it comes back (a hand-back, a retry, a reaped
+-- worker) and the worker running it is told (it polls the record's
+-- 'cancelled' field). Either way the record is final at once: FAILED with a
+-- TaskCancelled error, and the guards of tasks/results.lua refuse every later
+-- write of the cancelled attempt (its late outcome is dropped, and a requeued
+-- dead letter's 'reopen' too). A second cancel changes nothing and answers
+-- what the first did (the 'cancelled' field keeps it), so a cancel whose reply
+-- was lost can be sent again.
 --
--- KEYS[1] record   hash: the task's result record (status, 'envelope' as pushed:
---                  see queues/push.lua, worker.N, error.N, ...)
+-- KEYS[1] record   hash: the task's result record (status, queue, 'envelope' as
+--                  pushed: see queues/push.lua, worker.N, error.N, cancelled)
 -- then for each queue the task may be on (the backend's queues in the record's
--- Cluster slot; the record's 'queue' field says which), three keys:
--- KEYS[2+3i] ready    zset: envelope -> order score
--- KEYS[3+3i] delayed  zset: envelope -> due time (ms)
--- KEYS[4+3i] cancels  zset: id -> cancel time (ms) of messages cancelled while claimed
+-- Cluster slot; the record's 'queue' field says which), four keys:
+-- KEYS[2+4i] ready    zset: envelope -> order score
+-- KEYS[3+4i] delayed  zset: envelope -> due time (ms)
+-- KEYS[4+4i] cancels  zset: id -> cancel time (ms) of messages cancelled while claimed
+-- KEYS[5+4i] errors   hash: message id -> JSON detail, of the queue's dead letters
 -- ARGV[1] id       the task's result id (its message id)
 -- ARGV[2] error    JSON {exception_class_path, traceback} of the TaskCancelled error
 -- ARGV[3] now_iso  finished_at (the caller's clock, as every time of a record)
 -- ARGV[4] ttl      seconds the final record lives (RESULT_TTL_FAILED)
 -- ARGV[5] keep_ms  how long a cancels entry may wait for its claim or
---                  acknowledgement; older ones are dropped here (the message was
---                  dead-lettered, or its queue is gone)
+--                  acknowledgement; older ones are dropped here (its queue is gone)
 -- ARGV[6+i] the name of queue i (i = 0, 1, ...), in the order of the keys
 --
 -- Returns {code, delivery}: code 0 no such record (never ours, or expired);
--- 1 it already has an outcome (SUCCESSFUL or FAILED): nothing changed;
--- 2 taken out of ready or delayed: it never runs;
--- 3 claimed: a worker holds it (it may be running); the record is final and
--- the worker is told; 4 its queue (returned as the third element) is none of
--- the given: nothing changed. delivery: the N of the error.N written (0 for
--- codes 0, 1 and 4).
+-- 1 it already had an outcome (SUCCESSFUL, or dead-lettered):
+-- nothing changed (a waiting redelivery of a success is taken out all the
+-- same: it would only run again); 2 taken out of ready or delayed: it is never
+-- delivered again; 3 requested: a worker may be running it (it claimed it, or
+-- an earlier delivery whose worker stopped heartbeating ended without an
+-- outcome and may still resume), the worker is told; 4 its queue (returned as
+-- the third element) is none of the given: nothing changed. delivery: the N of
+-- the error.N written (0 when nothing was written).
 
 local record = KEYS[1]
 local id = ARGV[1]
-local status, queue = unpack(redis.call('HMGET', record, 'status', 'queue'))
+local status, queue, cancelled = unpack(redis.call('HMGET', record, 'status', 'queue', 'cancelled'))
 if not status then return {0, 0} end
-local ready, delayed, cancels
+local final = status == 'SUCCESSFUL' or status == 'FAILED'
+local ready, delayed, cancels, errors
 for i = 6, #ARGV do
   if ARGV[i] == queue then
-    local k = 2 + 3 * (i - 6)
-    ready, delayed, cancels = KEYS[k], KEYS[k + 1], KEYS[k + 2]
+    local k = 2 + 4 * (i - 6)
+    ready, delayed, cancels, errors = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   end
 end
 if not ready then
-  if status == 'SUCCESSFUL' or status == 'FAILED' then return {1, 0} end
+  if final or cancelled then return {1, 0} end
   return {4, 0, queue or ''}
 end
 
-local function finish(n)
-  redis.call('HSET', record, 'status', 'FAILED', 'finished_at', ARGV[3], 'error.' .. n, ARGV[2],
-    'cancelled', ARGV[3])
-  redis.call('EXPIRE', record, tonumber(ARGV[4]))
+-- The deliveries so far: worker.N is written at each claim, error.N at each
+-- failure. A waiting message has failed at most once per delivery.
+local workers, errs, has_error = 0, 0, {}
+for _, field in ipairs(redis.call('HKEYS', record)) do
+  local kind, k = string.match(field, '^(%a+)%.(%d+)$')
+  if kind == 'worker' and tonumber(k) > workers then workers = tonumber(k) end
+  if kind == 'error' then
+    has_error[tonumber(k)] = true
+    if tonumber(k) > errs then errs = tonumber(k) end
+  end
 end
 
--- Waiting: the envelope as pushed, with 0 .. max-1 failed deliveries (a retry
--- waits in delayed with its count), or as an operator requeued it (flag 2).
+-- Waiting: the envelope as pushed with 0 .. max-1 failed deliveries (a retry
+-- waits in delayed with its count), or as an operator requeued it (flag 2). One
+-- not found here (past the budget below) is still never delivered: it gets a
+-- cancels entry below, which the claim honours.
+local removed
 local env = redis.call('HGET', record, 'envelope')
 if env then
   local _, _, max, enq, prio, flags, body = parse(env)
@@ -65,30 +80,53 @@ if env then
   end
   local variants = {flags}
   if flags % 4 < 2 then variants[2] = flags + 2 end
-  for failed = 0, max - 1 do
+  -- the counts the record's marks allow first; past them (deliveries that left no mark)
+  -- at most about 16 MB of candidates, so that a big envelope with a high max_attempts
+  -- cannot stall the server
+  local likely, spent = math.max(workers, errs) + 1, 0
+  local failed = 0
+  while not removed and failed < max and (failed <= likely or spent < 16000000) do
     for _, f in ipairs(variants) do
       local candidate = failed .. tail(f)
-      if redis.call('ZREM', ready, candidate) + redis.call('ZREM', delayed, candidate) > 0 then
-        finish(failed + 1)
-        return {2, failed + 1}
+      if not removed and redis.call('ZREM', ready, candidate) + redis.call('ZREM', delayed, candidate) > 0 then
+        removed = failed
       end
+      if failed > likely then spent = spent + #candidate end
     end
+    failed = failed + 1
   end
 end
 
-if status == 'SUCCESSFUL' or status == 'FAILED' then return {1, 0} end
-
--- Claimed. The attempt is the newest worker.N (written at claim), else the one
--- after the last error.N.
-local n, errors = 0, 0
-for _, field in ipairs(redis.call('HKEYS', record)) do
-  local kind, k = string.match(field, '^(%a+)%.(%d+)$')
-  if kind == 'worker' and tonumber(k) > n then n = tonumber(k) end
-  if kind == 'error' and tonumber(k) > errors then errors = tonumber(k) end
+if cancelled then -- cancelled before: the same answer, nothing rewritten
+  if removed then redis.call('ZREM', cancels, id) end
+  return {tonumber(string.sub(cancelled, 1, 1)) or 1, 0}
 end
-if n <= errors then n = errors + 1 end
+if status == 'SUCCESSFUL' then return {1, 0} end
+if not removed and redis.call('HEXISTS', errors, id) == 1 then
+  -- a dead letter (its record FAILED, or soon: the settle list); an operator's requeue
+  -- takes it out of the errors hash
+  return {1, 0}
+end
+
+local function finish(n, code)
+  redis.call('HSET', record, 'status', 'FAILED', 'finished_at', ARGV[3], 'error.' .. n, ARGV[2],
+    'cancelled', code .. ' ' .. ARGV[3])
+  redis.call('EXPIRE', record, tonumber(ARGV[4]))
+  return {code, n}
+end
+
+if removed then
+  -- the delivery before it ended without an error: its worker stopped heartbeating and
+  -- the reaper took it back; it may still resume and run on until it looks
+  if removed >= 1 and not has_error[removed] then return finish(removed + 1, 3) end
+  return finish(removed + 1, 2)
+end
+
+-- Claimed (or a requeued dead letter claimed, or one deleted since): the newest
+-- delivery, else the one after the last error.
+local n = workers
+if n <= errs then n = errs + 1 end
 local now = server_now_ms()
 redis.call('ZREMRANGEBYSCORE', cancels, '-inf', '(' .. int(now - tonumber(ARGV[5])))
 redis.call('ZADD', cancels, int(now), id)
-finish(n)
-return {3, n}
+return finish(n, 3)

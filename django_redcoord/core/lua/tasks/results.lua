@@ -16,20 +16,21 @@
 --           guard 'dead' (the message was dead-lettered) writes only if the
 --                        record holds no outcome yet (SUCCESSFUL or FAILED);
 --           guard 'reopen' (the first delivery of a requeued dead letter)
---                        writes whenever the record exists, after removing
+--                        writes whenever the record exists and was not
+--                        cancelled (tasks/cancel.lua), after removing
 --                        what the earlier deliveries recorded: finished_at,
---                        return_value, cancelled (tasks/cancel.lua), and every
---                        error.N and worker.N field.
+--                        return_value, and every error.N and worker.N field.
 --           guard 'unclaim' (messages handed back unstarted) removes each given
 --                        field whose value is the one given (worker.N = this
 --                        worker), while the record holds no outcome; writes nothing.
 --
--- Returns the number of records written.
+-- Returns a list, one element per key: 1 written, 0 refused (or no record).
 
 local ttl = tonumber(ARGV[1])
 local pos = 2
-local written = 0
+local written = {}
 for i = 1, #KEYS do
+  local wrote = 0
   local guard, n = ARGV[pos], tonumber(ARGV[pos + 1])
   local status = redis.call('HGET', KEYS[i], 'status')
   local ok = status ~= false
@@ -39,12 +40,14 @@ for i = 1, #KEYS do
       for j = pos + 2, pos + 2 * n, 2 do
         if redis.call('HGET', KEYS[i], ARGV[j]) == ARGV[j + 1] then
           redis.call('HDEL', KEYS[i], ARGV[j])
-          written = written + 1
+          wrote = 1
         end
       end
     end
+  elseif ok and guard == 'reopen' and redis.call('HEXISTS', KEYS[i], 'cancelled') == 1 then
+    ok = false
   elseif ok and guard == 'reopen' then
-    local stale = {'finished_at', 'return_value', 'cancelled'}
+    local stale = {'finished_at', 'return_value'}
     for _, field in ipairs(redis.call('HKEYS', KEYS[i])) do
       if string.sub(field, 1, 6) == 'error.' or string.sub(field, 1, 7) == 'worker.' then
         stale[#stale + 1] = field
@@ -60,8 +63,9 @@ for i = 1, #KEYS do
   if ok then
     redis.call('HSET', KEYS[i], unpack(ARGV, pos + 2, pos + 1 + 2 * n))
     redis.call('EXPIRE', KEYS[i], ttl)
-    written = written + 1
+    wrote = 1
   end
+  written[i] = wrote
   pos = pos + 2 * n + 2
 end
 return written
