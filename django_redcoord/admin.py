@@ -606,6 +606,18 @@ def _our_task_backends() -> list[str]:
     return aliases
 
 
+def _unique_of(backend: Any, result_id: str) -> str | None:
+    """``key (holds it)`` / ``key (freed)`` for a unique task, else None (or why it is unknown)."""
+    try:
+        found = backend.unique_of(result_id)
+    except Exception as exc:  # noqa: BLE001 - the page shows the rest all the same
+        return f"unknown ({exc})"
+    if found is None:
+        return None
+    key, holds = found
+    return f"{key} ({'holds it' if holds else 'freed'})"
+
+
 def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str | None, int]:
     """(what the page shows of a task result, None, 200) or (None, why there is none, its HTTP status)."""
     import json
@@ -648,6 +660,7 @@ def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str
         "kwargs": short(result.kwargs),
         "attempts": len(result.worker_ids),
         "worker_ids": list(result.worker_ids),
+        "unique": _unique_of(backend, result.id),
         "errors": [
             {"exception": e.exception_class_path, "traceback": e.traceback} for e in result.errors
         ],

@@ -297,6 +297,28 @@ def test_a_task_cancelled_on_the_cluster_in_both_queues_slots(settings, cluster_
     assert kept.status == "SUCCESSFUL" and cancel(kept) is Cancel.FINISHED
 
 
+def test_unique_tasks_on_the_cluster(settings, cluster_topology):
+    """push_unique.lua and the scripts that free a key name only the queue's slot."""
+    from django.core.management import call_command
+
+    from django_redcoord.tasks import task_backends_for
+
+    from . import unique_tasks as ut
+
+    cluster_topology.flush()
+    settings.REDCOORD = {"CLUSTER": {"NODES": cluster_topology.urls[:1]}, "KEY_PREFIX": "tu"}
+    first = ut.rebuild_report.enqueue(1)
+    assert ut.rebuild_report.enqueue(1).id == first.id
+    replaced = ut.rebuild_index_latest.enqueue(1)
+    latest = ut.rebuild_index_latest.enqueue(2)
+    assert latest.id != replaced.id
+    call_command("run_worker", "--burst", verbosity=0)
+    assert task_backends_for("default").queue("default").unique_keys() == {}
+    first.refresh()
+    replaced.refresh()
+    assert first.status == "SUCCESSFUL" and replaced.status == "FAILED"
+
+
 def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_twice():
     """SIGKILL the primary serving a lock, a queue and an election while they are busy.
     Writes resume on the promoted replica; fencing tokens only grow; every push that

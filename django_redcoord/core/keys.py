@@ -224,9 +224,9 @@ class QueueKeys:
     processing_prefix: str  # list per consumer: processing_prefix + consumer id
     wake: str  # list: holds one token while messages may be ready (idle workers BLPOP it)
     paused: str  # string, while the queue is paused: JSON {since_ms, reason} (queues/pause.lua)
-    cancels: (
-        str  # zset: id -> cancel time (ms) of messages cancelled while claimed (tasks/cancel.lua)
-    )
+    cancels: str  # zset: id -> cancel time (ms) of the messages cancelled while claimed
+    uniq: str  # hash: unique key -> its holder, "<id>\n<state>\n<expires_ms>\n<until>\n<envelope>"
+    uniq_ids: str  # hash: message id -> the unique key it holds (see queues/common.lua)
     index: str  # set (shared by all queues): queue names, for the admin
 
     def processing(self, consumer: str) -> str:
@@ -527,6 +527,8 @@ class KeyBuilder:
             wake=f"{base}:wake",
             paused=f"{base}:paused",
             cancels=f"{base}:cancels",
+            uniq=f"{base}:unique",
+            uniq_ids=f"{base}:unique:ids",
             index=self._index("queues", base),
         )
 

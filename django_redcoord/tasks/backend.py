@@ -58,6 +58,7 @@ from ..core.transport.errors import unavailable_as_ours
 from ..core.values import check_seconds
 from .cancel import CANCEL, Cancel, cancel_error
 from .compat import (
+    RESULTS,
     BaseTaskBackend,
     Task,
     TaskError,
@@ -80,6 +81,7 @@ from .options import (
     _check_timeout,
     options_of,
 )
+from .unique import replaced_fields, unique_push
 
 log = logging.getLogger("django_redcoord.tasks")
 
@@ -229,20 +231,57 @@ class RedisTaskBackend(BaseTaskBackend):
         transaction nothing can then fail at commit time but Redis itself.
         """
         result, encoded = self._prepare(task, args, kwargs)
+        key = options_of(task).unique_key(result.args, result.kwargs)
+        deferred = self.enqueue_on_commit and transaction.get_connection().in_atomic_block
+        holder: list[str] = []  # a unique task's duplicate: the id of the task holding its key
 
         def send() -> None:
-            queue, push = self._push(task, result, encoded)
-            queue.push_with_record(**push)
+            queue, push = self._push(task, result, encoded, key)
+            if key is None:
+                queue.push_with_record(**push)
+            else:
+                unique = unique_push(task.module_path, key, options_of(task), deferred=deferred)
+                pushed, other, attempts = queue.push_unique_with_record(unique=unique, **push)
+                if not pushed:
+                    holder.append(other)
+                    return
+                if other:
+                    self._replaced(other, result.id, key, attempts)
             task_enqueued.send(type(self), task_result=result)
 
-        if self.enqueue_on_commit and transaction.get_connection().in_atomic_block:
+        if deferred:
             tracer = (
                 messages.tracer
             )  # the send span belongs to the trace of this call, not of the commit's
             transaction.on_commit(send if tracer is None else tracer.bind(send))
         else:
             send()
-        return result
+        return self._holder_result(holder[0], result) if holder else result
+
+    def _holder_result(self, holder: str, result: TaskResult) -> TaskResult:
+        """The result of the task holding a unique key (a second read, on a duplicate only)."""
+        try:
+            return self.get_result(holder)
+        except (
+            TaskResultDoesNotExist
+        ):  # its record expired while the key lives on: say who holds it
+            object.__setattr__(result, "id", holder)
+            return result
+
+    def _replaced(self, old: str, new: str, key: str, attempts: int) -> None:
+        """Mark FAILED (TaskCancelled) the result of a waiting unique task a new one replaced, now
+        (the script's settle entry does it too, should this process die first)."""
+        try:
+            RESULTS(self.client, [self._result_key(old)], [self.result_ttl_failed, "dead",
+                    *self._fields_args(replaced_fields(new, key, max(1, attempts)))], operation="mark a replaced task")  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - the settle entry marks it later
+            log.warning(
+                "task %s replaced by %s: its result will be marked by a worker: %s", old, new, exc
+            )
+
+    @staticmethod
+    def _fields_args(fields: dict[str, Any]) -> list[Any]:
+        return [len(fields), *(item for pair in fields.items() for item in pair)]
 
     def enqueue_many(
         self, task: Task, calls: Iterable[tuple[Sequence[Any], Mapping[str, Any]]]
@@ -251,6 +290,8 @@ class RedisTaskBackend(BaseTaskBackend):
         current transaction commits, if any, as ``enqueue()``). Every call is refused or encoded
         first: one bad call (arguments that are not strict JSON) and nothing is sent. Returns the
         results in the order of ``calls``."""
+        if options_of(task).unique is not None:  # each one's push decides on its key: one by one
+            return [self.enqueue(task, *self._call(call)) for call in list(calls)]
         prepared = [self._prepare(task, *self._call(call)) for call in calls]
 
         def send() -> None:
@@ -288,8 +329,29 @@ class RedisTaskBackend(BaseTaskBackend):
         only), so the task is sent at once.
         """
         result, encoded = self._prepare(task, args, kwargs)
-        queue, push = self._push(task, result, encoded)
-        await queue.apush_with_record(**push)
+        key = options_of(task).unique_key(result.args, result.kwargs)
+        queue, push = self._push(task, result, encoded, key)
+        if key is None:
+            await queue.apush_with_record(**push)
+        else:
+            unique = unique_push(task.module_path, key, options_of(task), deferred=False)
+            pushed, other, attempts = await queue.apush_unique_with_record(unique=unique, **push)
+            if not pushed:
+                try:
+                    return await self.aget_result(other)
+                except TaskResultDoesNotExist:
+                    object.__setattr__(result, "id", other)
+                    return result
+            if other:
+                args = [self.result_ttl_failed, "dead",
+                        *self._fields_args(replaced_fields(result.id, key, max(1, attempts)))]  # fmt: skip
+                try:
+                    await RESULTS.arun(get_async_client(), [self._result_key(other)], args,
+                                       operation="mark a replaced task")  # fmt: skip
+                except Exception as exc:  # noqa: BLE001 - the settle entry marks it later
+                    log.warning(
+                        "task %s replaced by %s: a worker will mark it: %s", other, result.id, exc
+                    )
         asend = getattr(task_enqueued, "asend", None)  # Django >= 5.0
         if asend is not None:
             await asend(type(self), task_result=result)
@@ -340,7 +402,7 @@ class RedisTaskBackend(BaseTaskBackend):
         return cached
 
     def _push(
-        self, task: Task, result: TaskResult, encoded: tuple[str, str]
+        self, task: Task, result: TaskResult, encoded: tuple[str, str], unique: str | None = None
     ) -> tuple[Queue, dict[str, Any]]:
         """The queue and the arguments of ``push_with_record`` for ``result`` (stamped enqueued now)."""
         now = utcnow()
@@ -355,6 +417,8 @@ class RedisTaskBackend(BaseTaskBackend):
             "enqueued_at": iso(now),
             "run_after": iso(task.run_after),
         }  # fmt: skip (the arguments are read from the envelope, which the push script adds as 'envelope')
+        if unique is not None:
+            record["unique"] = unique
         body = EncodedJSON(
             f'{{"task":{json.dumps(task.module_path)},"result":{json.dumps(result.id)},"args":{args},"kwargs":{kwargs}}}'
         )
@@ -419,7 +483,7 @@ class RedisTaskBackend(BaseTaskBackend):
         for name in self.queues:
             k = builder.queue(name)
             if key_slot(k.ready) == slot:
-                keys.extend((k.ready, k.delayed, k.cancels, k.errors))
+                keys.extend((k.ready, k.delayed, k.cancels, k.errors, k.uniq, k.uniq_ids))
                 names.append(name)
         error = cancel_error(f"cancelled at {iso(utcnow())}")
         args = [result_id, error, iso(utcnow()), self.result_ttl_failed, CANCEL_KEEP_MS, *names]
@@ -435,6 +499,20 @@ class RedisTaskBackend(BaseTaskBackend):
                 "no longer lists: add it back to cancel the task"
             )
         return {1: Cancel.FINISHED, 2: Cancel.REMOVED, 3: Cancel.REQUESTED}[code]
+
+    def unique_of(self, result_id: str) -> tuple[str, bool] | None:
+        """A unique task's key and whether it holds it now (None: not a unique task). For the
+        admin's result page: two reads."""
+        if not valid_id(result_id):
+            raise TaskResultDoesNotExist(result_id)
+        from .. import conf
+
+        with unavailable_as_ours(self.client, f"read the unique key of task {result_id!r}"):
+            key, queue = self.client.hmget(self._result_key(result_id), ["unique", "queue"])
+            if key is None or queue is None:
+                return None
+            k = KeyBuilder(conf.default_prefix()).queue(as_text(queue))
+            return as_text(key), self.client.hget(k.uniq_ids, result_id) is not None
 
     # -- results -------------------------------------------------------------------
 

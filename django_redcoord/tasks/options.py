@@ -50,11 +50,39 @@ class TaskOptions:
     max_attempts: int | None = None
     backoff: Backoff | None = None
     timeout: float | None = None
+    unique: str | Callable[..., str | None] | None = None
+    until: str | None = None
+    while_running: str | None = None
+    unique_ttl: float | None = None
+
+    def unique_key(self, args: Any, kwargs: Any) -> str | None:
+        """The unique key of a call (None: the call is not unique); refuses a bad one."""
+        if self.unique is None:
+            return None
+        key = self.unique(*args, **kwargs) if callable(self.unique) else self.unique
+        if key is None:
+            return None
+        if not isinstance(key, str) or not 1 <= len(key) <= MAX_UNIQUE_KEY:
+            raise TypeError(
+                f"unique key function {self.unique!r} must return None or a string of 1 to "
+                f"{MAX_UNIQUE_KEY} characters, not {key!r}"
+            )
+        return key
+
+
+#: What a unique key may be: 1 to this many characters.
+MAX_UNIQUE_KEY = 1000
+UNTIL = ("finished", "started")
+WHILE_RUNNING = ("skip", "replace", "one_followup")
+#: Seconds a unique key is held at most (the safety net), unless the task says otherwise.
+UNIQUE_TTL = 3600.0
 
 
 def task_options(
-    *, max_attempts: int | None = None, backoff: Backoff | None = None, timeout: float | None = None
-) -> Callable[[F], F]:
+    *, max_attempts: int | None = None, backoff: Backoff | None = None, timeout: float | None = None,
+    unique: str | Callable[..., str | None] | None = None, until: str | None = None,
+    while_running: str | None = None, unique_ttl: float | None = None,
+) -> Callable[[F], F]:  # fmt: skip
     """Set a task's options; use above or below ``@task``.
 
     Args:
@@ -68,12 +96,15 @@ def task_options(
         timeout: seconds an attempt may run (> 0). Past it the attempt fails
             with :class:`TaskTimedOut` and the worker process exits non-zero
             to be restarted (a thread cannot be stopped; see docs/queues.md).
+        unique, until, while_running, unique_ttl: a unique task (see
+            :class:`RedisTask` and docs/queues.md, "Unique tasks").
 
     Raises TypeError / ValueError at decoration for a value out of range.
     """
     options = TaskOptions(
-        _check_attempts(max_attempts), _check_backoff(backoff), _check_timeout(timeout)
-    )
+        _check_attempts(max_attempts), _check_backoff(backoff), _check_timeout(timeout),
+        *_check_unique(unique, until, while_running, unique_ttl),
+    )  # fmt: skip
 
     def decorate(target: F) -> F:
         func = getattr(target, "func", target)  # a Task (above @task) or its function (below)
@@ -88,14 +119,18 @@ def task_options(
     return decorate
 
 
+_FIELDS = ("max_attempts", "backoff", "timeout", "unique", "until", "while_running", "unique_ttl")
+
+
 def options_of(task: Any) -> TaskOptions:
     """The options of ``task`` (a Task, or its function): the ones given to ``@task(...)`` (a
     :class:`RedisTask`'s fields), each else the one given with :func:`task_options`."""
     declared = getattr(getattr(task, "func", task), _ATTRIBUTE, None) or TaskOptions()
-    fields = [getattr(task, field, None) for field in ("max_attempts", "backoff", "timeout")]
-    if not isinstance(task, RedisTask) or fields == [None, None, None]:
+    if not isinstance(task, RedisTask):
         return declared
-    own = dict(zip(("max_attempts", "backoff", "timeout"), fields, strict=True))
+    own = {field: getattr(task, field, None) for field in _FIELDS}
+    if all(v is None for v in own.values()):
+        return declared
     return TaskOptions(**{k: declared.__dict__[k] if v is None else v for k, v in own.items()})
 
 
@@ -213,6 +248,41 @@ def _check_timeout(value: Any, what: str = "timeout") -> float | None:
     return float(value)
 
 
+def _check_unique(
+    unique: Any, until: Any, while_running: Any, unique_ttl: Any
+) -> tuple[Any, str | None, str | None, float | None]:
+    """The unique options, checked: what each may be is in the error."""
+    if unique is not None:
+        if isinstance(unique, str):
+            if not 1 <= len(unique) <= MAX_UNIQUE_KEY:
+                raise ValueError(
+                    f"unique must be 1 to {MAX_UNIQUE_KEY} characters, not {len(unique)}"
+                )
+        elif not callable(unique):
+            raise TypeError(f"unique must be a key (a string) or a function of the task's arguments "
+                            f"returning one (or None), not {unique!r}")  # fmt: skip
+        elif "<lambda>" in getattr(unique, "__qualname__", "") or "<locals>" in getattr(
+            unique, "__qualname__", ""
+        ):
+            raise TypeError(f"unique must be a module-level function (Django 6.1 pickles a task with its "
+                            f"options, and {unique.__qualname__} does not pickle), or a string")  # fmt: skip
+    for name, value, allowed in (
+        ("until", until, UNTIL),
+        ("while_running", while_running, WHILE_RUNNING),
+    ):
+        if value is not None and value not in allowed:
+            raise ValueError(
+                f"{name} must be one of {', '.join(map(repr, allowed))}, not {value!r}"
+            )
+        if value is not None and unique is None:
+            raise TypeError(f"{name} is an option of a unique task: give unique=... too")
+    if unique_ttl is not None:
+        unique_ttl = _check_timeout(unique_ttl, "unique_ttl")
+        if unique is None:
+            raise TypeError("unique_ttl is an option of a unique task: give unique=... too")
+    return unique, until, while_running, unique_ttl
+
+
 def _check_delay(value: Any, what: str) -> float:
     if not finite_number(value):
         raise TypeError(f"{what} must be a number of seconds, not {value!r}")
@@ -251,10 +321,25 @@ class RedisTask(Task):
     timeout: float | None = None
     """Seconds an attempt may run (> 0; None: the backend's)."""
 
+    unique: str | Callable[..., str | None] | None = None
+    """A unique task's key, or a module-level function of its arguments returning it (None: that
+    call is not unique). While a task holds its key, enqueueing the same key gives its result."""
+
+    until: str | None = None
+    """When a unique task frees its key: ``"finished"`` (default) or ``"started"``."""
+
+    while_running: str | None = None
+    """What enqueueing a held key does: ``"skip"`` (default), ``"replace"``, ``"one_followup"``."""
+
+    unique_ttl: float | None = None
+    """Seconds a unique key is held at most, whatever becomes of its task (default 3600)."""
+
     def __post_init__(self) -> None:
         _check_attempts(self.max_attempts)
         _check_backoff(self.backoff)
         object.__setattr__(self, "timeout", _check_timeout(self.timeout))
+        object.__setattr__(self, "unique_ttl", _check_unique(self.unique, self.until, self.while_running,
+                                                             self.unique_ttl)[3])  # fmt: skip
         Task.__post_init__(
             self
         )  # (the backend validates the task; no zero-argument super() in a slotted dataclass)

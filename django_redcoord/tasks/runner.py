@@ -27,7 +27,7 @@ from ..core.queues import Message, Queue
 from ..core.queues.messages import REQUEUED, queue_defaults, to_json
 from ..core.queues.worker import Cancelled, DeadLetter, Retry
 from ..core.transport.commands import execute_pipeline
-from .cancel import Attempt, RedisTaskContext, _current
+from .cancel import Attempt, RedisTaskContext, _current, cancel_error
 from .compat import (
     RESULTS,
     Task,
@@ -187,14 +187,19 @@ class TaskRunner:
                 else utcnow()
             )
             attempts = detail.get("attempts") if isinstance(detail.get("attempts"), int) else 1
-            error = json.dumps({
-                "exception_class_path": f"{DeliveryFailed.__module__}.{DeliveryFailed.__qualname__}",
-                "traceback": str(detail.get("error", "dead-lettered")),
-            })  # fmt: skip
+            if (
+                "replaced_by" in detail
+            ):  # a waiting unique task a newer one replaced (queues/push_unique.lua)
+                error = cancel_error(str(detail.get("error", "replaced")))
+            else:
+                error = json.dumps({
+                    "exception_class_path": f"{DeliveryFailed.__module__}.{DeliveryFailed.__qualname__}",
+                    "traceback": str(detail.get("error", "dead-lettered")),
+                })  # fmt: skip
             fields = {
                 "status": str(TaskResultStatus.FAILED),
                 "finished_at": iso(finished),
-                f"error.{attempts}": error,
+                f"error.{max(1, attempts)}": error,
             }
             writes.append(
                 (

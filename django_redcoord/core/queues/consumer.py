@@ -80,6 +80,8 @@ class Consumer:
             k.seq,
             k.paused,
             k.cancels,
+            k.uniq,
+            k.uniq_ids,
         ]
         recover = "0" if self._held else "1"
         args = [n, self._timeout_ms, self._lifo, recover, *acks]
@@ -122,7 +124,17 @@ class Consumer:
             delay = retry_delay(message.attempt, self.retry_base, self.retry_cap)
         result = NACK(
             self.queue.client,
-            [self.processing, k.delayed, k.dead, k.errors, k.wake, k.settle, k.cancels],
+            [
+                self.processing,
+                k.delayed,
+                k.dead,
+                k.errors,
+                k.wake,
+                k.settle,
+                k.cancels,
+                k.uniq,
+                k.uniq_ids,
+            ],
             [
                 message.raw,
                 max(1, int(delay * 1000)),
@@ -164,7 +176,7 @@ class Consumer:
         n = int(
             HAND_BACK(
                 self.queue.client,
-                [self.processing, k.ready, k.consumers, k.wake],
+                [self.processing, k.ready, k.consumers, k.wake, k.uniq, k.uniq_ids],
                 ["0", *(m.raw for m in messages)],
                 operation=f"hand back to queue {self.queue.name!r}",
             )
@@ -180,7 +192,7 @@ class Consumer:
         n = int(
             HAND_BACK(
                 self.queue.client,
-                [self.processing, k.ready, k.consumers, k.wake],
+                [self.processing, k.ready, k.consumers, k.wake, k.uniq, k.uniq_ids],
                 ["1" if retire else "0", *(m.raw for m in messages)],
                 operation=f"hand back to queue {self.queue.name!r}",
             )

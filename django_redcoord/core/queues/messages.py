@@ -28,6 +28,7 @@ from ..values import finite_number
 
 _COMMON = ("queues/common",)
 PUSH = Script("queues/push", includes=_COMMON)
+PUSH_UNIQUE = Script("queues/push_unique", includes=_COMMON)
 CLAIM = Script("queues/claim", includes=_COMMON)
 NACK = Script("queues/nack", includes=_COMMON)
 REAP = Script("queues/reap", includes=_COMMON)

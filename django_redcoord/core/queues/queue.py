@@ -52,6 +52,7 @@ from .messages import (
     MIN_PRIORITY,
     PAUSE,
     PUSH,
+    PUSH_UNIQUE,
     REAP,
     REQUEUE_DEAD,
     TRACED,
@@ -71,6 +72,18 @@ SAMPLE = Script("queues/sample")
 HISTORY_SAMPLES = 61
 #: A queue nobody reports on for this long (s) loses its history and count.
 HISTORY_TTL = 86_400
+
+
+@dataclass(frozen=True)
+class Unique:
+    """What ``queues/push_unique.lua`` needs of a unique task's push."""
+
+    key: str  # the unique key (any text; the Tasks layer prefixes the task's path)
+    until: str  # 's': freed when a worker claims the holder; 'f': when it leaves for good
+    mode: str  # 'skip', 'replace' or 'followup' (see the script)
+    ttl_ms: int  # the key's safety net: held at most this long
+    duplicate_error: str = ""  # JSON of the error of a duplicate's record ('': no record)
+    finished_at: str = ""  # that record's finished_at
 
 
 class Queue(UsesClient):
@@ -222,6 +235,58 @@ class Queue(UsesClient):
                                  *self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers)]  # fmt: skip
         yield from self._pushed([mid], [*self._push_keys, record_key], build)
 
+    def push_unique_with_record(self, *, unique: Unique, **push: Any) -> tuple[bool, str, int]:
+        """:meth:`push_with_record` of a unique task (``queues/push_unique.lua``), one command:
+        ``(True, replaced id or "", its delivery number)`` when it was pushed and holds
+        ``unique.key``, ``(False, holder id, 0)`` when the key is held and nothing was pushed
+        (see the script for the modes)."""
+        return run(self.client, self._push_unique_steps(unique, **push))
+
+    async def apush_unique_with_record(
+        self, *, unique: Unique, **push: Any
+    ) -> tuple[bool, str, int]:
+        """``push_unique_with_record()`` on the event loop (see there)."""
+        return await arun(self._async_client(), self._push_unique_steps(unique, **push))
+
+    def _push_unique_steps(
+        self, unique: Unique, *, body: Any, id: str, record_key: str, record: dict[str, Any], ttl: int,
+        eta: datetime | None = None, priority: int = 0,
+    ) -> Steps:  # fmt: skip
+        pairs = [item for field in record.items() for item in field]
+        mid = validate_name(id, "message id")
+        k = self.keys
+        keys = [*self._push_keys, record_key, k.uniq, k.uniq_ids, k.settle]
+        tail = [
+            unique.key,
+            unique.until,
+            unique.mode,
+            unique.ttl_ms,
+            unique.duplicate_error,
+            unique.finished_at,
+        ]
+        build = lambda headers: [self._head()[0], self._lifo, len(record), ttl, *pairs,  # noqa: E731
+                                 *self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers), *tail]  # fmt: skip
+        tracer = _messages.tracer
+        if tracer is None:
+            reply = yield Run(PUSH_UNIQUE, keys, build(""), self._push_operation)
+        else:
+            with tracer.send(self.name, [mid]) as sending:
+                reply = yield Run(PUSH_UNIQUE, keys, build(sending.headers), self._push_operation)
+        self._registered = True
+        return int(reply[0]) == 1, as_text(reply[1]), int(reply[2]) if len(reply) > 2 else 0
+
+    def unique_keys(self, limit: int = 1000) -> dict[str, str]:
+        """The unique keys held on this queue, each with the id of the task holding it (at most
+        ``limit``, one HSCAN page at a time; keys past their TTL included until a push frees them)."""
+        check_count(limit, "limit", 1, 1_000_000)
+        held: dict[str, str] = {}
+        with unavailable_as_ours(self.client, f"read the unique keys of queue {self.name!r}"):
+            for key, value in self.client.hscan_iter(self.keys.uniq, count=500):
+                held[as_text(key)] = as_text(value).split("\n", 1)[0]
+                if len(held) >= limit:
+                    break
+        return held
+
     def push_many_with_records(self, pushes: Sequence[dict[str, Any]]) -> None:
         """Many :meth:`push_with_record` in one round trip (a pipeline of one script each):
         ``pushes`` are their keyword arguments. Every message is encoded first: one bad body and
@@ -348,7 +413,17 @@ class Queue(UsesClient):
         k = self.keys
         result = REAP(
             self.client,
-            [k.consumers, k.ready, k.dead, k.errors, k.wake, k.settle, k.cancels],
+            [
+                k.consumers,
+                k.ready,
+                k.dead,
+                k.errors,
+                k.wake,
+                k.settle,
+                k.cancels,
+                k.uniq,
+                k.uniq_ids,
+            ],
             [max_consumers, self.dead_letter_limit or 0],
             operation=f"reap queue {self.name!r}",
         )

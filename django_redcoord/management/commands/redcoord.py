@@ -251,10 +251,18 @@ class Command(BaseCommand):
                 )
             else:
                 paused = queue.paused()
+                held = queue.unique_keys(limit=20)
                 self._write(
                     f"queue {name!r}: "
                     + (f"paused, {_pause_text(paused)}" if paused else "not paused")
+                    + (
+                        f"; unique keys held: {len(held)}{'+' if len(held) == 20 else ''}"
+                        if held
+                        else ""
+                    )
                 )
+                for key, holder in held.items():
+                    self._write(f"  {printable(key)} held by task {printable(holder)}")
         except (TypeError, ValueError) as exc:
             raise CommandError(f"redcoord queue {action}: {exc}") from None
 

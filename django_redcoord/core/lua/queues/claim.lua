@@ -25,6 +25,10 @@
 --                     delivered: it leaves our list and the zset (its record says
 --                     it was cancelled). An acknowledged one (still on our list)
 --                     leaves the zset.
+-- KEYS[9] uniq        hash: unique key -> its holder (see queues/common.lua)
+-- KEYS[10] uniq_ids   hash: id -> the unique key it holds: a claimed holder is
+--                     marked running (until 's': its key is freed); an
+--                     acknowledged or dropped one frees its key
 -- ARGV[1] n           messages to claim (0: only acknowledge and heartbeat)
 -- ARGV[2] timeout_ms  heartbeat validity; past it the reaper requeues our messages
 -- ARGV[3] lifo        '1' or '0' (order of promoted delayed messages)
@@ -40,12 +44,16 @@ local want, lifo = tonumber(ARGV[1]), ARGV[3]
 local paused = want > 0 and redis.call('EXISTS', KEYS[7]) == 1
 local cancels = KEYS[8]
 local cancelling = redis.call('ZCARD', cancels) > 0
+local uniq, uniq_ids = KEYS[9], KEYS[10]
+local unique = redis.call('HLEN', uniq_ids) > 0
 
 for i = 5, #ARGV do
   -- (only when this delivery was still ours: a stale acknowledgement, of a delivery the
   -- reaper took back, must not forget the cancel of the message's next delivery)
-  if redis.call('LREM', processing, 1, ARGV[i]) == 1 and cancelling then
-    redis.call('ZREM', cancels, (parse(ARGV[i])))
+  if redis.call('LREM', processing, 1, ARGV[i]) == 1 and (cancelling or unique) then
+    local id = parse(ARGV[i])
+    if cancelling then redis.call('ZREM', cancels, id) end
+    if unique then unique_free(uniq, uniq_ids, id) end
   end
 end
 
@@ -82,11 +90,17 @@ if want > 0 then
       local id = parse(out[i])
       if redis.call('ZREM', cancels, id) == 1 then
         redis.call('LREM', processing, 1, out[i])
+        if unique then unique_free(uniq, uniq_ids, id) end
       else
         kept[#kept + 1] = out[i]
       end
     end
     out = kept
+  end
+  if unique then
+    for i = 2, #out do
+      unique_state(uniq, uniq_ids, (parse(out[i])), 'r')
+    end
   end
 end
 

@@ -118,3 +118,47 @@ local function bury(dead, errors, settle, env, failed, error_text, now, limit, c
   end
   return dropped
 end
+
+-- Unique tasks (queues/push_unique.lua). Two hashes of the queue:
+--   uniq      unique key -> "<id>\n<state>\n<expires_ms>\n<until>\n<envelope>"
+--   uniq_ids  message id -> its unique key, for the message that holds it
+-- state 'q': the holder waits (ready, delayed, a retry); 'r': a worker claimed
+-- it. until 's': the key is freed when a worker claims the holder; 'f': when the
+-- holder leaves for good (acknowledged, dead-lettered, cancelled). <envelope>:
+-- the holder as pushed, kept only when a later push may replace it. Past
+-- <expires_ms> (the TTL safety net) the key counts as free.
+
+local function unique_get(uniq, ukey)
+  local v = redis.call('HGET', uniq, ukey)
+  if not v then return nil end
+  return string.match(v, '^([^\n]*)\n(%a)\n(%d+)\n(%a)\n(.*)$')
+end
+
+local function unique_put(uniq, ukey, id, state, expires, untl, env)
+  redis.call('HSET', uniq, ukey, id .. '\n' .. state .. '\n' .. expires .. '\n' .. untl .. '\n' .. env)
+end
+
+-- The message `id` left for good: free the key it holds, if any.
+local function unique_free(uniq, uniq_ids, id)
+  local ukey = redis.call('HGET', uniq_ids, id)
+  if ukey then
+    redis.call('HDEL', uniq_ids, id)
+    if unique_get(uniq, ukey) == id then redis.call('HDEL', uniq, ukey) end
+  end
+end
+
+-- The message `id` was claimed ('r') or waits again ('q'); a claim frees an
+-- until 's' key.
+local function unique_state(uniq, uniq_ids, id, state)
+  local ukey = redis.call('HGET', uniq_ids, id)
+  if not ukey then return end
+  local holder, _, expires, untl, env = unique_get(uniq, ukey)
+  if holder ~= id then
+    redis.call('HDEL', uniq_ids, id)
+  elseif state == 'r' and untl == 's' then
+    redis.call('HDEL', uniq_ids, id)
+    redis.call('HDEL', uniq, ukey)
+  else
+    unique_put(uniq, ukey, id, state, expires, untl, env)
+  end
+end

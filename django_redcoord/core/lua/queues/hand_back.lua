@@ -7,6 +7,9 @@
 -- KEYS[2] ready       zset: envelope -> order score
 -- KEYS[3] consumers   zset: processing-list key -> heartbeat deadline (ms)
 -- KEYS[4] wake        list: one token while messages may be ready
+-- KEYS[5] uniq        hash: unique key -> its holder (see queues/common.lua)
+-- KEYS[6] uniq_ids    hash: id -> the unique key it holds: a handed-back holder
+--                     waits again ('q')
 -- ARGV[1] retire      '1': the consumer stops; drop it when nothing is left in flight
 -- ARGV[2..] envelopes to hand back
 --
@@ -18,6 +21,7 @@ for i = 2, #ARGV do
   if redis.call('LREM', processing, 1, ARGV[i]) == 1 then
     local _, _, _, _, prio = parse(ARGV[i])
     redis.call('ZADD', ready, order_score(nil, prio, '0', #ARGV - i + 1), ARGV[i])
+    unique_state(KEYS[5], KEYS[6], (parse(ARGV[i])), 'q')
     n = n + 1
   end
 end

@@ -9,6 +9,9 @@
 --                     marked FAILED ("<id>\n<error JSON>"; see queues/common.lua)
 -- KEYS[7] cancels     zset: id -> time of messages cancelled while claimed; a
 --                     dead-lettered message leaves it (see bury)
+-- KEYS[8] uniq        hash: unique key -> its holder (see queues/common.lua)
+-- KEYS[9] uniq_ids    hash: id -> the unique key it holds: a retry waits with
+--                     its key ('q'); a dead letter frees it
 -- ARGV[1] envelope    as claimed
 -- ARGV[2] delay_ms    wait before the retry (backoff with jitter, from the caller)
 -- ARGV[3] error       text describing the failure
@@ -28,8 +31,10 @@ failed = failed + 1
 local now = server_now_ms()
 if failed >= max or ARGV[4] == '1' then
   bury(dead, errors, settle, env, failed, ARGV[3], now, tonumber(ARGV[5]), KEYS[7])
+  unique_free(KEYS[8], KEYS[9], (parse(env)))
   return 2
 end
 redis.call('ZADD', delayed, int(now + tonumber(ARGV[2])), with_failed(env, failed))
+unique_state(KEYS[8], KEYS[9], (parse(env)), 'q')
 wake_one(wake)
 return 1

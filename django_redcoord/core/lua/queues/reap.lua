@@ -12,6 +12,9 @@
 -- KEYS[6] settle     list: "<id>\n<error JSON>" of dead letters whose record needs marking
 -- KEYS[7] cancels    zset: id -> time of messages cancelled while claimed; a
 --                    dead-lettered message leaves it (see bury)
+-- KEYS[8] uniq       hash: unique key -> its holder (see queues/common.lua)
+-- KEYS[9] uniq_ids   hash: id -> the unique key it holds: a requeued holder
+--                    waits again ('q'); a dead letter frees its key
 -- ARGV[1] max consumers to reap in this call
 -- ARGV[2] dead_limit dead letters kept (0: all)
 -- The processing lists are the members of KEYS[1]: names made by the Python
@@ -27,14 +30,16 @@ local requeued, buried = 0, 0
 for _, processing in ipairs(gone) do
   local inflight = redis.call('LRANGE', processing, 0, -1)
   for i, env in ipairs(inflight) do
-    local _, failed, max, _, prio = parse(env)
+    local id, failed, max, _, prio = parse(env)
     failed = failed + 1
     if failed >= max then
       bury(dead, errors, settle, env, failed,
         'the worker died or stopped heartbeating during delivery (' .. processing .. ')', now, limit, KEYS[7])
+      unique_free(KEYS[8], KEYS[9], id)
       buried = buried + 1
     else
       redis.call('ZADD', ready, order_score(nil, prio, '0', #inflight - i + 1), with_failed(env, failed))
+      unique_state(KEYS[8], KEYS[9], id, 'q')
       requeued = requeued + 1
     end
   end

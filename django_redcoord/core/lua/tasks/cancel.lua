@@ -15,11 +15,13 @@
 -- KEYS[1] record   hash: the task's result record (status, queue, 'envelope' as
 --                  pushed: see queues/push.lua, worker.N, error.N, cancelled)
 -- then for each queue the task may be on (the backend's queues in the record's
--- Cluster slot; the record's 'queue' field says which), four keys:
--- KEYS[2+4i] ready    zset: envelope -> order score
--- KEYS[3+4i] delayed  zset: envelope -> due time (ms)
--- KEYS[4+4i] cancels  zset: id -> cancel time (ms) of messages cancelled while claimed
--- KEYS[5+4i] errors   hash: message id -> JSON detail, of the queue's dead letters
+-- Cluster slot; the record's 'queue' field says which), six keys:
+-- KEYS[2+6i] ready    zset: envelope -> order score
+-- KEYS[3+6i] delayed  zset: envelope -> due time (ms)
+-- KEYS[4+6i] cancels  zset: id -> cancel time (ms) of messages cancelled while claimed
+-- KEYS[5+6i] errors   hash: message id -> JSON detail, of the queue's dead letters
+-- KEYS[6+6i] uniq     hash: unique key -> its holder (queues/common.lua)
+-- KEYS[7+6i] uniq_ids hash: id -> the unique key it holds: a cancelled task frees it
 -- ARGV[1] id       the task's result id (its message id)
 -- ARGV[2] error    JSON {exception_class_path, traceback} of the TaskCancelled error
 -- ARGV[3] now_iso  finished_at (the caller's clock, as every time of a record)
@@ -40,14 +42,16 @@
 
 local record = KEYS[1]
 local id = ARGV[1]
-local status, queue, cancelled = unpack(redis.call('HMGET', record, 'status', 'queue', 'cancelled'))
+local status, queue, cancelled, duplicate = unpack(redis.call('HMGET', record, 'status', 'queue', 'cancelled',
+  'duplicate_of'))
 if not status then return {0, 0} end
+if duplicate then return {1, 0} end -- a unique task's duplicate: never queued (queues/push_unique.lua)
 local final = status == 'SUCCESSFUL' or status == 'FAILED'
-local ready, delayed, cancels, errors
+local ready, delayed, cancels, errors, uniq, uniq_ids
 for i = 6, #ARGV do
   if ARGV[i] == queue then
-    local k = 2 + 4 * (i - 6)
-    ready, delayed, cancels, errors = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+    local k = 2 + 6 * (i - 6)
+    ready, delayed, cancels, errors, uniq, uniq_ids = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   end
 end
 if not ready then
@@ -101,7 +105,10 @@ if cancelled then -- cancelled before: the same answer, nothing rewritten
   if removed then redis.call('ZREM', cancels, id) end
   return {tonumber(string.sub(cancelled, 1, 1)) or 1, 0}
 end
-if status == 'SUCCESSFUL' then return {1, 0} end
+if status == 'SUCCESSFUL' then
+  if removed then unique_free(uniq, uniq_ids, id) end
+  return {1, 0}
+end
 if not removed and redis.call('HEXISTS', errors, id) == 1 then
   -- a dead letter (its record FAILED, or soon: the settle list); an operator's requeue
   -- takes it out of the errors hash
@@ -109,6 +116,7 @@ if not removed and redis.call('HEXISTS', errors, id) == 1 then
 end
 
 local function finish(n, code)
+  unique_free(uniq, uniq_ids, id)
   redis.call('HSET', record, 'status', 'FAILED', 'finished_at', ARGV[3], 'error.' .. n, ARGV[2],
     'cancelled', code .. ' ' .. ARGV[3])
   redis.call('EXPIRE', record, tonumber(ARGV[4]))

@@ -1,0 +1,102 @@
+-- queues/push_unique.lua (common/time.lua, queues/common.lua prepended): push one unique
+-- task, or find the task that holds its key.
+--
+-- A unique task holds its key from this push until it leaves (see the unique helpers
+-- in queues/common.lua: the claim, nack, reap, hand-back and cancel scripts keep the
+-- key's state and free it). A push whose key is held, by a task that waits or by
+-- one a worker runs:
+--   mode 'skip'      pushes nothing: the holder answers for it;
+--   mode 'replace'   a waiting holder is taken out (its settle entry says it was
+--                    replaced, so its record is marked FAILED, TaskCancelled) and
+--                    this task takes its key; a running one runs on, and this task
+--                    is queued behind it and takes the key;
+--   mode 'followup'  a waiting holder answers for it; a running one runs on, and
+--                    this task is queued behind it and takes the key (one follow-up).
+-- A key held past its expiry (the TTL safety net) is free.
+--
+-- KEYS[1] ready     zset: envelope -> order score
+-- KEYS[2] seq       integer: arrival counter
+-- KEYS[3] delayed   zset: envelope -> due time (ms)
+-- KEYS[4] wake      list: one token while messages may be ready
+-- KEYS[5] index     set: names of all queues (for the admin)
+-- KEYS[6] record    hash: the task's result record, written with the push (and
+--                   its 'envelope'), or, for a duplicate pushed after a commit,
+--                   written as a FAILED record naming the holder
+-- KEYS[7] uniq      hash: unique key -> its holder (queues/common.lua)
+-- KEYS[8] uniq_ids  hash: id -> the unique key it holds
+-- KEYS[9] settle    list: "<id>\n<detail JSON>" of messages whose record must be
+--                   marked FAILED (a replaced holder)
+-- ARGV[1] queue name to add to the index, or ''
+-- ARGV[2] lifo      '1' or '0'
+-- ARGV[3] r         number of field/value pairs of the record
+-- ARGV[4] ttl       seconds the record lives
+-- ARGV[5 .. 4+2r]   the record's field/value pairs
+-- then: envelope (see queues/common.lua), priority, delay_ms, the unique key,
+-- until ('s' or 'f'), mode ('skip', 'replace' or 'followup'), the key's TTL (ms),
+-- the duplicate record's JSON error ('': write no record for a duplicate) and its
+-- finished_at
+--
+-- Returns {1, replaced id or '', its delivery number}: pushed (holding the key); or
+-- {0, holder id}: a duplicate, nothing pushed.
+
+local ready, seq, delayed, wake, index, record = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local uniq, uniq_ids, settle = KEYS[7], KEYS[8], KEYS[9]
+local lifo, r = ARGV[2], tonumber(ARGV[3])
+local a = 5 + 2 * r
+local env, prio, delay = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+local ukey, untl, mode, key_ttl, dup_error = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], tonumber(ARGV[a + 6]), ARGV[a + 7]
+local id = parse(env)
+local now = server_now_ms()
+
+local replaced, taken = '', false
+local holder, state, expires, _, held_env = unique_get(uniq, ukey)
+if holder and tonumber(expires) <= now then
+  redis.call('HDEL', uniq_ids, holder) -- expired: the key is free
+  holder = nil
+end
+if holder then
+  if state == 'q' and mode == 'replace' and held_env ~= '' then
+    -- take the waiting holder out: as pushed, or with failed deliveries, or requeued
+    local hid, _, max, enq, hprio, flags, body = parse(held_env)
+    local variants = {flags}
+    if flags % 4 < 2 then variants[2] = flags + 2 end
+    for failed = 0, max - 1 do
+      for _, f in ipairs(variants) do
+        local candidate = failed .. '|' .. max .. '|' .. int(enq) .. '|' .. hprio .. '|' .. f .. '|' .. hid .. '\n' .. body
+        if not taken and redis.call('ZREM', ready, candidate) + redis.call('ZREM', delayed, candidate) > 0 then
+          taken = failed + 1
+        end
+      end
+      if taken then break end
+    end
+    if taken then
+      replaced = holder
+      redis.call('RPUSH', settle, holder .. '\n' .. cjson.encode({
+        error = 'replaced by ' .. id .. ' (unique key ' .. ukey .. ')', replaced_by = id,
+        attempts = taken, failed_ms = now}))
+    end
+  end
+  if not taken and (state == 'q' or mode == 'skip') then
+    if dup_error ~= '' then -- (its 'envelope' is kept for its arguments; it is in no queue)
+      redis.call('HSET', record, 'envelope', env, unpack(ARGV, 5, 4 + 2 * r))
+      redis.call('HSET', record, 'status', 'FAILED', 'error.1', dup_error, 'duplicate_of', holder,
+        'finished_at', ARGV[a + 8])
+      redis.call('EXPIRE', record, tonumber(ARGV[4]))
+    end
+    return {0, holder}
+  end
+  redis.call('HDEL', uniq_ids, holder) -- replaced, or running: this task takes the key
+end
+
+redis.call('HSET', record, 'envelope', env, unpack(ARGV, 5, 4 + 2 * r))
+redis.call('EXPIRE', record, tonumber(ARGV[4]))
+if delay > 0 then
+  redis.call('ZADD', delayed, string.format('%.0f', now + delay), env)
+else
+  redis.call('ZADD', ready, order_score(seq, prio, lifo, false), env)
+end
+unique_put(uniq, ukey, id, 'q', int(now + key_ttl), untl, mode == 'replace' and env or '')
+redis.call('HSET', uniq_ids, id, ukey)
+if ARGV[1] ~= '' then redis.call('SADD', index, ARGV[1]) end
+wake_one(wake)
+return {1, replaced, taken or 0}
