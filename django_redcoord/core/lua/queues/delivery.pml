@@ -3,10 +3,13 @@
 // task's result record, nack (retry, dead letter at max_attempts), the heartbeat, the
 // reaper and the settle list; and a cancel (tasks/cancel.lua) racing all of them.
 //
+// The unique-key bookkeeping the claim, nack, reap and cancel scripts also keep (KEYS uniq and
+// uniq_ids: queues/common.lua's unique helpers) never moves a message or writes a record: it is
+// modelled apart, in queues/unique.pml.
 //! models: queues/push.lua sha256=c968719217734110
 //    init PUSH: the envelope (failed 0) to ready and the result record (READY, with the
 //    envelope as pushed), one script per message, both before the workers start.
-//! models: queues/claim.lua sha256=c15738715bd6b5c6
+//! models: queues/claim.lua sha256=a1c308a8c6cd10bc
 //    Worker CLAIM: LREM of the acknowledged envelope from the consumer's own processing
 //    list, ZADD of its heartbeat deadline, promotion of due delayed messages, then recover
 //    (recover='1' and our list not empty: a claim whose reply was lost) or ZPOPMIN one
@@ -18,18 +21,18 @@
 //    removed its envelope from our list also removes the message's entry; a claimed
 //    message (recovered or popped) with an entry is dropped: off our list, entry removed,
 //    never delivered.
-//! models: queues/nack.lua sha256=4aa198c4a0a6ab80
+//! models: queues/nack.lua sha256=b32bde66225a3c49
 //    Worker NACK: LREM of the exact envelope from our list (0: "gone", nothing done),
 //    failed+1, then delayed (a retry) or bury (dead list, settle entry).
-//! models: queues/reap.lua sha256=1843a6efc77d2e29
+//! models: queues/reap.lua sha256=6db898f45d5a0260
 //    Beat REAP: every consumer whose deadline passed loses its whole list: each envelope
 //    failed+1, back to ready or buried; DEL list, ZREM consumer.
 //! models: queues/heartbeat.lua sha256=6db044d67ee75ad4
 //    Beat HEARTBEAT: ZADD of the worker's consumer deadline (re-adds a reaped consumer).
-//! models: queues/common.lua sha256=51d7b83efdd8509e
+//! models: queues/common.lua sha256=be1a2ae582bd80c9
 //    bury (dead list + settle entry "<id>\n{attempts...}" for a message with a record),
 //    with_failed; requeued (OPERATOR_REQUEUE only).
-//! models: tasks/cancel.lua sha256=7106613bdabc0dca
+//! models: tasks/cancel.lua sha256=21a96c9b21ca1c23
 //    Canceller CANCEL, once, of message 0 (the two are symmetric), at any time: an envelope
 //    of it in ready or delayed (any failed count, either REQUEUED flag) is removed (a place:
 //    cancelled) and the record written FAILED, unless it is SUCCESSFUL (a redelivery of a
