@@ -67,7 +67,6 @@ from .compat import (
     TaskResultStatus,
     iso,
     task_enqueued,
-    task_finished,
     until,
     utcnow,
     valid_id,
@@ -439,16 +438,12 @@ class RedisTaskBackend(BaseTaskBackend):
         final at once: FAILED with a ``TaskCancelled`` error. Cancelling again changes nothing
         and answers what the first cancel did (so a cancel whose reply was lost may be sent
         again). Raises TaskResultDoesNotExist for an id that is not one of ours (or expired).
+        No signal is sent: ``task_finished`` is about a run that ended, and a cancelled task's
+        run (if any) ends without an outcome.
         """
         keys, args = self._cancel_call(result_id)
         reply = CANCEL(self.client, keys, args, operation=f"cancel task {result_id!r}")
-        outcome = self._cancel_outcome(result_id, reply)
-        if outcome is not Cancel.FINISHED and task_finished.has_listeners():
-            try:
-                task_finished.send(type(self), task_result=self.get_result(result_id))
-            except TaskResultDoesNotExist:
-                pass
-        return outcome
+        return self._cancel_outcome(result_id, reply)
 
     async def acancel(self, result_id: str) -> Cancel:
         """``cancel()`` on the event loop, with a ``redis.asyncio`` client."""
@@ -456,18 +451,7 @@ class RedisTaskBackend(BaseTaskBackend):
         reply = await CANCEL.arun(
             get_async_client(), keys, args, operation=f"cancel task {result_id!r}"
         )
-        outcome = self._cancel_outcome(result_id, reply)
-        if outcome is not Cancel.FINISHED and task_finished.has_listeners():
-            try:
-                result = await self.aget_result(result_id)
-            except TaskResultDoesNotExist:
-                return outcome
-            asend = getattr(task_finished, "asend", None)  # Django >= 5.0
-            if asend is not None:
-                await asend(type(self), task_result=result)
-            else:  # pragma: no cover - Django 4.2
-                task_finished.send(type(self), task_result=result)
-        return outcome
+        return self._cancel_outcome(result_id, reply)
 
     def _cancel_call(self, result_id: str) -> tuple[list[str], list[Any]]:
         """The keys and arguments of tasks/cancel.lua: the record, and each queue of ours in
