@@ -23,6 +23,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_redcoord",
+    "django_redcoord.outbox",  # the task outbox's table (used when a backend sets OUTBOX)
     "testproject.demo",
 ]
 if django.VERSION < (6, 0):

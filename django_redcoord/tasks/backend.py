@@ -46,9 +46,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.core.checks import Error
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, transaction
 from django.utils.module_loading import import_string
 
+from ..core.exceptions import CoordinationUnavailable
 from ..core.keys import KeyBuilder, in_slot, key_slot, validate_name
 from ..core.queues import Queue, messages
 from ..core.queues.messages import EncodedJSON, Message, queue_defaults, to_json
@@ -87,6 +88,7 @@ log = logging.getLogger("django_redcoord.tasks")
 OPTION_DEFAULTS = {
     "RESULT_TTL": 86400, "RESULT_TTL_SUCCESSFUL": None, "RESULT_TTL_FAILED": None,
     "MAX_ATTEMPTS": None, "BACKOFF": None, "TIMEOUT": None, "ENQUEUE_ON_COMMIT": True, "CANCEL_GRACE": 30,
+    "OUTBOX": False,
 }  # fmt: skip
 
 #: how long a claimed task's cancel waits for its message to be claimed again or acknowledged
@@ -129,6 +131,13 @@ class RedisTaskBackend(BaseTaskBackend):
         self.result_ttl_successful = self._ttl(opts, "RESULT_TTL_SUCCESSFUL")
         self.result_ttl_failed = self._ttl(opts, "RESULT_TTL_FAILED")
         self.backoff = self.timeout = None
+        outbox = opts["OUTBOX"]
+        self.outbox: str | None = DEFAULT_DB_ALIAS if outbox is True else (outbox or None)
+        if not isinstance(outbox, (bool, str)) or outbox == "":
+            self._option_errors.append(
+                f"OUTBOX must be True, False or a database alias, not {outbox!r}"
+            )
+            self.outbox = None
         grace = opts["CANCEL_GRACE"]
         self.cancel_grace = 30.0
         try:
@@ -179,7 +188,7 @@ class RedisTaskBackend(BaseTaskBackend):
         )
 
     def check(self, **kwargs: Any) -> list[Error]:
-        return [
+        errors = [
             Error(
                 f"TASKS[{self.alias!r}]: {msg}",
                 hint="Options: " + ", ".join(OPTION_DEFAULTS),
@@ -187,6 +196,18 @@ class RedisTaskBackend(BaseTaskBackend):
             )
             for msg in self._option_errors
         ]
+        if self.outbox is not None:
+            from django.apps import apps
+            from django.conf import settings
+
+            if not apps.is_installed("django_redcoord.outbox"):
+                errors.append(Error(f"TASKS[{self.alias!r}]: OUTBOX needs the outbox's table",
+                                    hint='Add "django_redcoord.outbox" to INSTALLED_APPS and run migrate.',
+                                    id="redcoord.E004"))  # fmt: skip
+            elif self.outbox not in settings.DATABASES:
+                errors.append(Error(f"TASKS[{self.alias!r}]: OUTBOX names database {self.outbox!r}, which "
+                                    f"DATABASES does not have", hint="True uses 'default'.", id="redcoord.E004"))  # fmt: skip
+        return errors
 
     # -- plumbing ----------------------------------------------------------------
 
@@ -231,31 +252,86 @@ class RedisTaskBackend(BaseTaskBackend):
         """
         result, encoded = self._prepare(task, args, kwargs)
         key = options_of(task).unique_key(result.args, result.kwargs)
-        deferred = self.enqueue_on_commit and transaction.get_connection().in_atomic_block
+        using = self.outbox or DEFAULT_DB_ALIAS
+        deferred = self.enqueue_on_commit and transaction.get_connection(using).in_atomic_block
         holder: list[str] = []  # a unique task's duplicate: the id of the task holding its key
+        outbox = self.outbox if deferred else None
+        if (
+            outbox is not None
+        ):  # written in the caller's transaction: it commits with it, or not at all
+            queue, push = self._push(task, result, encoded, key)
+            self._to_outbox(task, result, queue, push, key)
 
         def send() -> None:
-            queue, push = self._push(task, result, encoded, key)
-            if key is None:
-                queue.push_with_record(**push)
+            if outbox is None:
+                queue, push = self._push(task, result, encoded, key)
             else:
-                unique = unique_push(task.module_path, key, options_of(task), deferred=deferred)
-                pushed, other, attempts = queue.push_unique_with_record(unique=unique, **push)
-                if not pushed:
-                    holder.append(other)
-                    return
-                if other:
-                    self._replaced(other, result.id, key, attempts)
+                queue, push = sent
+            try:
+                if key is None:
+                    queue.push_with_record(**push)
+                else:
+                    unique = unique_push(task.module_path, key, options_of(task), deferred=deferred)
+                    pushed, other, attempts = queue.push_unique_with_record(unique=unique, **push)
+                    if not pushed:
+                        holder.append(other)
+                        self._from_outbox(outbox, result.id)
+                        return
+                    if other:
+                        self._replaced(other, result.id, key, attempts)
+            except CoordinationUnavailable as exc:
+                if outbox is None:
+                    raise
+                log.warning("task %s: Redis cannot be reached as its transaction commits (%s); it waits in "
+                            "the outbox, which run_worker drains", result.id, exc)  # fmt: skip
+                return
+            self._from_outbox(outbox, result.id)
             task_enqueued.send(type(self), task_result=result)
 
+        if outbox is not None:
+            sent = (queue, push)
         if deferred:
             tracer = (
                 messages.tracer
             )  # the send span belongs to the trace of this call, not of the commit's
-            transaction.on_commit(send if tracer is None else tracer.bind(send))
+            transaction.on_commit(send if tracer is None else tracer.bind(send), using=using)
         else:
             send()
         return self._holder_result(holder[0], result) if holder else result
+
+    def _to_outbox(
+        self, task: Task, result: TaskResult, queue: Queue, push: dict[str, Any], key: str | None
+    ) -> None:
+        from ..outbox.drain import payload
+        from ..outbox.models import OutboxEntry
+
+        options = options_of(task)
+        unique = None if key is None else {
+            "path": task.module_path, "key": key, "until": options.until,
+            "while_running": options.while_running, "unique_ttl": options.unique_ttl,
+        }  # fmt: skip
+        OutboxEntry.objects.using(self.outbox).create(
+            id=result.id, backend=self.alias, queue=task.queue_name, created_at=utcnow(),
+            payload=payload(task.queue_name, push, queue.max_attempts, unique),
+        )  # fmt: skip
+
+    @staticmethod
+    def _from_outbox(outbox: str | None, result_id: str) -> None:
+        """The task was sent: its outbox entry goes (a drain deletes it later if this fails)."""
+        if outbox is None:
+            return
+        from django.db import DatabaseError
+
+        from ..outbox.models import OutboxEntry
+
+        try:
+            OutboxEntry.objects.using(outbox).filter(id=result_id).delete()
+        except DatabaseError as exc:
+            log.warning(
+                "task %s was sent; its outbox entry stays until a drain finds it sent: %s",
+                result_id,
+                exc,
+            )
 
     def _holder_result(self, holder: str, result: TaskResult) -> TaskResult:
         """The result of the task holding a unique key (a second read, on a duplicate only)."""

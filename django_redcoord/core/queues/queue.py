@@ -195,19 +195,23 @@ class Queue(UsesClient):
         """
         tracer = _messages.tracer
         if tracer is None:
-            yield Run(PUSH, keys, build(""), self._push_operation)
+            reply = yield Run(PUSH, keys, build(""), self._push_operation)
         else:
             with tracer.send(self.name, ids) as sending:
-                yield Run(PUSH, keys, build(sending.headers), self._push_operation)
+                reply = yield Run(PUSH, keys, build(sending.headers), self._push_operation)
         self._registered = True
+        return reply
 
     def push_with_record(
         self, body: Any, *, id: str, record_key: str, record: dict[str, Any], ttl: int,
-        eta: datetime | None = None, priority: int = 0,
-    ) -> None:  # fmt: skip
+        eta: datetime | None = None, priority: int = 0, only_new: bool = False,
+    ) -> bool:  # fmt: skip
         """Push one message and write a hash (``record``, expiring after ``ttl``
-        seconds) in the same command: a Django Task and its result record."""
-        run(self.client, self._push_record_steps(body, id, record_key, record, ttl, eta, priority))
+        seconds) in the same command: a Django Task and its result record. ``only_new``:
+        nothing is done if the record exists already (a re-send whose id is its idempotency
+        key). Returns whether it was pushed."""
+        return bool(run(self.client, self._push_record_steps(
+            body, id, record_key, record, -ttl if only_new else ttl, eta, priority)))  # fmt: skip
 
     async def apush_with_record(
         self, body: Any, *, id: str, record_key: str, record: dict[str, Any], ttl: int,
@@ -233,7 +237,7 @@ class Queue(UsesClient):
         mid = validate_name(id, "message id")
         build = lambda headers: [self._head()[0], self._lifo, len(record), ttl, *pairs,  # noqa: E731
                                  *self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers)]  # fmt: skip
-        yield from self._pushed([mid], [*self._push_keys, record_key], build)
+        return (yield from self._pushed([mid], [*self._push_keys, record_key], build))
 
     def push_unique_with_record(self, *, unique: Unique, **push: Any) -> tuple[bool, str, int]:
         """:meth:`push_with_record` of a unique task (``queues/push_unique.lua``), one command:

@@ -156,6 +156,13 @@ class Command(BaseCommand):
         task.add_argument(
             "--backend", default="default", help="the alias in TASKS of its RedisTaskBackend"
         )
+        outbox = sub.add_parser(
+            "outbox", help="show or drain the task outbox (tasks committed while Redis was away)"
+        )
+        outbox.add_argument("action", choices=["show", "drain"])
+        outbox.add_argument(
+            "--backend", default="default", help="the alias in TASKS of its RedisTaskBackend"
+        )
         for subparser in sub.choices.values():
             _common_options(subparser)
 
@@ -176,6 +183,8 @@ class Command(BaseCommand):
                 self._queue(options["action"], options["name"], options["reason"])
             elif options["subcommand"] == "task":
                 self._task(options["action"], options["id"], options["backend"])
+            elif options["subcommand"] == "outbox":
+                self._outbox(options["action"], options["backend"])
             else:
                 self._ping()
         except RedcoordError as exc:
@@ -199,6 +208,22 @@ class Command(BaseCommand):
                 )
             else:
                 self._write(f"no embedded Redis running in {directory}")
+
+    def _outbox(self, action: str, alias: str) -> None:
+        from ...tasks.backend import RedisTaskBackend, task_backends_for
+
+        backend = task_backends_for(alias)
+        if not isinstance(backend, RedisTaskBackend) or backend.outbox is None:
+            raise CommandError(f"TASKS[{alias!r}] has no outbox: set OUTBOX in its OPTIONS "
+                               "and add django_redcoord.outbox to INSTALLED_APPS")  # fmt: skip
+        from ...outbox.drain import drain, pending
+
+        if action == "drain":
+            pushed, found = drain(backend, min_age=0)
+            self._write(f"outbox of TASKS[{alias!r}]: {pushed} task(s) sent, {found} found sent already, "
+                        f"{pending(backend)} left")  # fmt: skip
+        else:
+            self._write(f"outbox of TASKS[{alias!r}]: {pending(backend)} task(s) waiting")
 
     def _task(self, action: str, result_id: str, alias: str) -> None:
         from ...tasks.backend import RedisTaskBackend, task_backends_for

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -77,6 +78,13 @@ class Command(BaseCommand):
                 shutdown_timeout=options["shutdown_timeout"],
             )
             worker.handler = worker.write_behind = TaskRunner(backend, worker.id)
+            if (
+                backend.outbox is not None
+            ):  # tasks whose commit found Redis away (django_redcoord.outbox)
+                from ...outbox.drain import drain_until
+
+                threading.Thread(target=drain_until, args=(backend, lambda: worker.stopping),
+                                 name="redcoord-outbox", daemon=True).start()  # fmt: skip
             metrics = serve_metrics_for(options)
             previous = {
                 s: signal.signal(s, lambda *_: worker.stop())

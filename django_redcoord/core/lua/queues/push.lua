@@ -12,7 +12,9 @@
 -- ARGV[1] queue name to add to the index, or '' when the caller knows it is there
 -- ARGV[2] lifo     '1' for last-in-first-out order, else '0'
 -- ARGV[3] r        number of field/value pairs for KEYS[6] (0: no record)
--- ARGV[4] ttl      seconds KEYS[6] lives (ignored when r is 0)
+-- ARGV[4] ttl      seconds KEYS[6] lives (ignored when r is 0); negative: push only if
+--                  KEYS[6] does not exist yet (an outbox re-send, whose message id is
+--                  its idempotency key), living -ttl seconds
 -- ARGV[5 .. 4+2r]  the record's field/value pairs
 -- then three per message: envelope (built by the caller, see
 --           queues/common.lua), priority (-100..100), delay_ms (0: ready now;
@@ -23,8 +25,13 @@
 local ready, seq, delayed, wake, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local lifo, r = ARGV[2], tonumber(ARGV[3])
 if r > 0 then
+  local ttl = tonumber(ARGV[4])
+  if ttl < 0 then
+    if redis.call('EXISTS', KEYS[6]) == 1 then return 0 end -- pushed already
+    ttl = -ttl
+  end
   redis.call('HSET', KEYS[6], 'envelope', ARGV[5 + 2 * r], unpack(ARGV, 5, 4 + 2 * r))
-  redis.call('EXPIRE', KEYS[6], tonumber(ARGV[4]))
+  redis.call('EXPIRE', KEYS[6], ttl)
 end
 local now
 local n = 0
