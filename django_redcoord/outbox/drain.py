@@ -63,6 +63,18 @@ def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[
                 pushed += 1
             else:
                 found += 1
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+        ) as exc:  # a row this version cannot read: kept, the rest go on
+            OutboxEntry.objects.using(db).filter(id=row.id).update(
+                attempts=row.attempts + 1,
+                last_error=f"cannot be read: {type(exc).__name__}: {exc}"[:1000],
+            )
+            log.error("outbox of TASKS[%r]: entry %s cannot be read (%s): kept, with its error; the others go on",
+                      backend.alias, row.id, exc)  # fmt: skip
+            continue
         except CoordinationUnavailable as exc:
             OutboxEntry.objects.using(db).filter(id=row.id).update(
                 attempts=row.attempts + 1, last_error=str(exc)[:1000]
@@ -91,10 +103,6 @@ def _push(backend: Any, row: Any) -> bool:
     unique = data.get("unique")
     if not unique:
         return queue.push_with_record(**push, only_new=True)
-    if backend.client.exists(
-        push["record_key"]
-    ):  # (its own key, held: push_unique would say so too)
-        return False
     from ..tasks.options import TaskOptions
     from ..tasks.unique import unique_push
 

@@ -268,13 +268,14 @@ class RedisTaskBackend(BaseTaskBackend):
             else:
                 queue, push = sent
             try:
-                if key is None:
-                    queue.push_with_record(**push)
+                if key is None:  # (with an outbox: only if a drain did not send it first)
+                    queue.push_with_record(**push, only_new=outbox is not None)
                 else:
                     unique = unique_push(task.module_path, key, options_of(task), deferred=deferred)
                     pushed, other, attempts = queue.push_unique_with_record(unique=unique, **push)
                     if not pushed:
-                        holder.append(other)
+                        if other != result.id:  # (itself: a drain sent it first)
+                            holder.append(other)
                         self._from_outbox(outbox, result.id)
                         return
                     if other:
@@ -365,8 +366,14 @@ class RedisTaskBackend(BaseTaskBackend):
         current transaction commits, if any, as ``enqueue()``). Every call is refused or encoded
         first: one bad call (arguments that are not strict JSON) and nothing is sent. Returns the
         results in the order of ``calls``."""
-        if options_of(task).unique is not None:  # each one's push decides on its key: one by one
-            return [self.enqueue(task, *self._call(call)) for call in list(calls)]
+        if options_of(task).unique is not None:  # each one's push decides on its key: one by one,
+            checked = [
+                self._call(call) for call in calls
+            ]  # after every call was checked (all or nothing)
+            for args, kwargs in checked:
+                result, _ = self._prepare(task, args, kwargs)
+                options_of(task).unique_key(result.args, result.kwargs)
+            return [self.enqueue(task, args, kwargs) for args, kwargs in checked]
         prepared = [self._prepare(task, *self._call(call)) for call in calls]
 
         def send() -> None:

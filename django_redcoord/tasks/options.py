@@ -62,12 +62,20 @@ class TaskOptions:
         key = self.unique(*args, **kwargs) if callable(self.unique) else self.unique
         if key is None:
             return None
-        if not isinstance(key, str) or not 1 <= len(key) <= MAX_UNIQUE_KEY:
+        if not isinstance(key, str) or not 1 <= len(key) <= MAX_UNIQUE_KEY or not _utf8(key):
             raise TypeError(
                 f"unique key function {self.unique!r} must return None or a string of 1 to "
-                f"{MAX_UNIQUE_KEY} characters, not {key!r}"
+                f"{MAX_UNIQUE_KEY} characters of valid Unicode text, not {key!r}"
             )
         return key
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
 
 
 #: What a unique key may be: 1 to this many characters.
@@ -254,10 +262,9 @@ def _check_unique(
     """The unique options, checked: what each may be is in the error."""
     if unique is not None:
         if isinstance(unique, str):
-            if not 1 <= len(unique) <= MAX_UNIQUE_KEY:
-                raise ValueError(
-                    f"unique must be 1 to {MAX_UNIQUE_KEY} characters, not {len(unique)}"
-                )
+            if not 1 <= len(unique) <= MAX_UNIQUE_KEY or not _utf8(unique):
+                raise ValueError(f"unique must be 1 to {MAX_UNIQUE_KEY} characters of valid Unicode text, "
+                                 f"not {unique[:50]!r}")  # fmt: skip
         elif not callable(unique):
             raise TypeError(f"unique must be a key (a string) or a function of the task's arguments "
                             f"returning one (or None), not {unique!r}")  # fmt: skip

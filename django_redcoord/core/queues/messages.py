@@ -198,7 +198,15 @@ def to_json(value: Any, what: str) -> str:
     nested deeper than Python can encode.
     """
     try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text.encode(
+            "utf-8"
+        )  # a lone surrogate ("\ud800") is not UTF-8: refuse it here, not at the send
+        return text
+    except UnicodeEncodeError as exc:
+        raise TypeError(
+            f"{what} must be valid Unicode text: {exc.reason} at {exc.object[exc.start : exc.end]!r}"
+        ) from None
     except RecursionError:
         raise TypeError(f"{what} are nested too deeply to be encoded as JSON") from None
     except (TypeError, ValueError) as exc:

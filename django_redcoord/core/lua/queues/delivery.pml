@@ -6,9 +6,11 @@
 // The unique-key bookkeeping the claim, nack, reap and cancel scripts also keep (KEYS uniq and
 // uniq_ids: queues/common.lua's unique helpers) never moves a message or writes a record: it is
 // modelled apart, in queues/unique.pml.
-//! models: queues/push.lua sha256=c968719217734110
+//! models: queues/push.lua sha256=76c9ef6970873bfb
 //    init PUSH: the envelope (failed 0) to ready and the result record (READY, with the
-//    envelope as pushed), one script per message, both before the workers start.
+//    envelope as pushed), one script per message, both before the workers start. (A
+//    negative TTL, an outbox re-send that pushes nothing when the record exists, is not
+//    modelled: each message is pushed once.)
 //! models: queues/claim.lua sha256=a1c308a8c6cd10bc
 //    Worker CLAIM: LREM of the acknowledged envelope from the consumer's own processing
 //    list, ZADD of its heartbeat deadline, promotion of due delayed messages, then recover

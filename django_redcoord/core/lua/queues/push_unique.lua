@@ -12,7 +12,9 @@
 --                    is queued behind it and takes the key;
 --   mode 'followup'  a waiting holder answers for it; a running one runs on, and
 --                    this task is queued behind it and takes the key (one follow-up).
--- A key held past its expiry (the TTL safety net) is free.
+-- A key held past its expiry (the TTL safety net, counted from the task's due time) is
+-- free. A task whose record exists already (an outbox re-send) is not pushed again: the
+-- reply names itself as the holder.
 --
 -- KEYS[1] ready     zset: envelope -> order score
 -- KEYS[2] seq       integer: arrival counter
@@ -47,6 +49,9 @@ local env, prio, delay = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
 local ukey, untl, mode, key_ttl, dup_error = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], tonumber(ARGV[a + 6]), ARGV[a + 7]
 local id = parse(env)
 local now = server_now_ms()
+if redis.call('EXISTS', record) == 1 then
+  return {0, id} -- pushed already (an outbox re-send: the id is its idempotency key)
+end
 
 local replaced, taken = '', false
 local holder, state, expires, _, held_env = unique_get(uniq, ukey)
@@ -95,7 +100,7 @@ if delay > 0 then
 else
   redis.call('ZADD', ready, order_score(seq, prio, lifo, false), env)
 end
-unique_put(uniq, ukey, id, 'q', int(now + key_ttl), untl, mode == 'replace' and env or '')
+unique_put(uniq, ukey, id, 'q', int(now + math.max(delay, 0) + key_ttl), untl, mode == 'replace' and env or '')
 redis.call('HSET', uniq_ids, id, ukey)
 if ARGV[1] ~= '' then redis.call('SADD', index, ARGV[1]) end
 wake_one(wake)

@@ -2,13 +2,14 @@
 // it (push_unique.lua) racing the claim, the acknowledgement, retries, the reaper, a SIGKILL
 // and a lapsed heartbeat; for each while_running mode and both `until`s.
 //
-//! models: queues/push_unique.lua sha256=c82a079c71e14158
+//! models: queues/push_unique.lua sha256=034c5fd6acb2aa8e
 //    Producer PUSH (twice: messages 1 and 2; message 0 is pushed first, by init): the key's
 //    holder, if any: waiting ('q') and mode replace: the holder is taken out of ready or
 //    delayed (a place: replaced) and this message takes the key; waiting, or mode skip:
 //    a duplicate, nothing pushed; claimed ('r') and mode replace or followup: this message
 //    is queued and takes the key (the holder's reverse entry is dropped). No holder: pushed,
-//    holding the key.
+//    holding the key. (Not modelled: a push whose record exists already pushes nothing, an
+//    outbox re-send of the same task; every push here is a new task.)
 //! models: queues/common.lua sha256=be1a2ae582bd80c9
 //    unique_free (the reverse entry, and the key if this message holds it) and unique_state
 //    ('r' at a claim: until 's' frees the key; 'q' at a retry or a requeue).
