@@ -10,8 +10,6 @@ the queue's depths add up; nothing is lost of the tasks not cancelled."""
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from datetime import timedelta
@@ -27,6 +25,7 @@ from django_redcoord.tasks import Cancel, TaskCancelled, cancel, task_backends_f
 from django_redcoord.tasks.runner import TaskRunner
 from tests import redteam_cancel_tasks as rt
 from tests.faults.names import HOSTILE_QUEUE
+from tests.task_workers import start_worker, stop, wait_for
 
 try:
     from django.tasks import TaskResultStatus
@@ -73,35 +72,15 @@ def _runs(client, label):
     return int(client.get(f"rt:runs:{label}") or 0)
 
 
-def _wait(what, condition, timeout=30.0, proc=None):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert proc is None or proc.poll() is None, (
-            f"the worker exited ({proc.poll()}) before {what}: {proc.stdout.read() if proc.stdout else ''}"
-        )
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
+_wait = wait_for
 
 
 def _worker(redis_url, *, grace=30.0, threads=1, prefetch=1):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.cancel_settings", "REDCOORD_REDIS_URL": redis_url,
-           "REDCOORD_KEY_PREFIX": "test", "DEMO_DB_PATH": ":memory:", "REDCOORD_CANCEL_GRACE": str(grace)}  # fmt: skip
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "run_worker", "-v", "1", "--concurrency", str(threads),
-         "--prefetch", str(prefetch)], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, text=True,
-    )  # fmt: skip
+    return start_worker(redis_url, settings="tests.cancel_settings", concurrency=threads, prefetch=prefetch,
+                        verbosity=1, REDCOORD_CANCEL_GRACE=str(grace))  # fmt: skip
 
 
-def _stop(*procs):
-    for proc in procs:
-        if proc is not None and proc.poll() is None:
-            try:
-                os.kill(proc.pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
-            proc.kill()
-            proc.wait(10)
+_stop = stop
 
 
 def _burst(*queues):

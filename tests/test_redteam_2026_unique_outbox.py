@@ -9,8 +9,6 @@ import asyncio
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 from datetime import timedelta
@@ -29,6 +27,7 @@ from django_redcoord.tasks.compat import utcnow
 from django_redcoord.tasks.unique import TaskDuplicate
 from tests import redteam_unique_tasks as rt
 from tests.redis_servers import RedisServer
+from tests.task_workers import start_worker, stop, wait_for, worker_env
 
 try:
     from django.tasks import TaskResultStatus
@@ -69,33 +68,18 @@ def _burst():
     call_command("run_worker", "--burst", verbosity=0)
 
 
-def _wait(what, condition, timeout=30.0, proc=None):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert proc is None or proc.poll() is None, f"the worker exited before {what}"
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
+_wait = wait_for
 
 
-def _env(redis_url):
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.worker_settings", "REDCOORD_REDIS_URL": redis_url,
-            "REDCOORD_KEY_PREFIX": "test", "DEMO_DB_PATH": ":memory:"}  # fmt: skip
+_env = worker_env
 
 
 def _worker(redis_url, *, concurrency=1, prefetch=1):
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "run_worker", "-v", "0", "--concurrency", str(concurrency),
-         "--prefetch", str(prefetch), "--shutdown-timeout", "20"],
-        cwd=ROOT, env=_env(redis_url), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
+    return start_worker(redis_url, concurrency=concurrency, prefetch=prefetch, output=False,
+                        args=("--shutdown-timeout", "20"))  # fmt: skip
 
 
-def _stop(*procs):
-    for proc in procs:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+_stop = stop
 
 
 def _replaced(result):

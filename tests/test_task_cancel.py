@@ -6,7 +6,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from django_redcoord.core.keys import KeyBuilder
 from django_redcoord.core.queues import Queue
 from django_redcoord.tasks import Cancel, TaskCancelled, acancel, cancel, task_backends_for
 from tests import cancel_tasks
+from tests.task_workers import start_worker, stop, wait_for
 
 try:
     from django.tasks import TaskResultStatus
@@ -55,30 +55,15 @@ def _stored(result, field):
     return get_client().hget(_backend()._result_key(result.id), field)
 
 
-def _wait(what, condition, timeout=30.0, proc=None):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert proc is None or proc.poll() is None, (
-            f"the worker exited ({proc.poll()}) before {what}"
-        )
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
+_wait = wait_for
 
 
 def _worker(redis_url, *, grace=30.0, threads=1):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.cancel_settings", "REDCOORD_REDIS_URL": redis_url,
-           "REDCOORD_KEY_PREFIX": "test", "DEMO_DB_PATH": ":memory:", "REDCOORD_CANCEL_GRACE": str(grace)}  # fmt: skip
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "run_worker", "-v", "1", "--concurrency", str(threads), "--prefetch", "1"], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, text=True,
-    )  # fmt: skip
+    return start_worker(redis_url, settings="tests.cancel_settings", concurrency=threads, verbosity=1,
+                        REDCOORD_CANCEL_GRACE=str(grace))  # fmt: skip
 
 
-def _stop(*procs):
-    for proc in procs:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+_stop = stop
 
 
 # -- waiting tasks: taken out, never run ---------------------------------------------------

@@ -34,7 +34,7 @@
 //! models: queues/common.lua sha256=be1a2ae582bd80c9
 //    bury (dead list + settle entry "<id>\n{attempts...}" for a message with a record),
 //    with_failed; requeued (OPERATOR_REQUEUE only).
-//! models: tasks/cancel.lua sha256=21a96c9b21ca1c23
+//! models: tasks/cancel.lua sha256=b403b5efecc1eb15
 //    Canceller CANCEL, once, of message 0 (the two are symmetric), at any time: an envelope
 //    of it in ready or delayed (any failed count, either REQUEUED flag) is removed (a place:
 //    cancelled) and the record written FAILED, unless it is SUCCESSFUL (a redelivery of a

@@ -85,11 +85,11 @@ if env then
   local variants = {flags}
   if flags % 4 < 2 then variants[2] = flags + 2 end
   -- the counts the record's marks allow first; past them (deliveries that left no mark)
-  -- at most about 16 MB of candidates, so that a big envelope with a high max_attempts
+  -- at most about 2 MB of candidates, so that a big envelope with a high max_attempts
   -- cannot stall the server
   local likely, spent = math.max(workers, errs) + 1, 0
   local failed = 0
-  while not removed and failed < max and (failed <= likely or spent < 16000000) do
+  while not removed and failed < max and (failed <= likely or spent < 2000000) do
     for _, f in ipairs(variants) do
       local candidate = failed .. tail(f)
       if not removed and redis.call('ZREM', ready, candidate) + redis.call('ZREM', delayed, candidate) > 0 then
