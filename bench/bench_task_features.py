@@ -113,7 +113,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=2000, help="tasks per row and round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 200 tasks per row, 1 round"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.jobs, args.rounds = 200, 1
     server = RedisServer().start()
     try:
         from django_redcoord.core.transport.clients import client_from_url

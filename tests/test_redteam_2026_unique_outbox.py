@@ -659,13 +659,14 @@ def test_a_holder_dead_lettered_by_the_reaper_after_sigkills_frees_its_key(redis
         reaper = _worker(redis_url)
         workers.append(reaper)
         _wait("the reaper to dead-letter it", lambda: _queue().depths().dead == 1, 30, reaper)
+        _wait(  # (by a live worker's settle pass: kill them all first and nobody would)
+            "its record to be settled",
+            lambda: (first.refresh(), first.status)[1] == TaskResultStatus.FAILED,
+            30,
+            reaper,
+        )
     finally:
         _stop(*workers)
-    _wait(
-        "its record to be settled",
-        lambda: (first.refresh(), first.status)[1] == TaskResultStatus.FAILED,
-        10,
-    )
     assert _queue().unique_keys() == {}
     assert rt.slow_unique.enqueue(10).id != first.id
 
