@@ -119,6 +119,28 @@ def test_unique_tasks_through_the_outbox(outbox, aof_server):
     assert second.status == TaskResultStatus.FAILED  # (TaskDuplicate, naming the holder)
 
 
+def test_a_drain_sends_a_queue_in_one_batch_and_keeps_an_entry_the_queue_refuses(outbox, aof_server):
+    """The plain entries of a queue go in one pipeline; one whose push the queue refuses (a
+    priority out of range, as a hand-edited row could hold) is kept with its error, and the
+    entries beside it in the same batch are sent once each, twice drained."""
+    import json
+
+    aof_server.stop()
+    ids = []
+    for i in range(5):
+        with transaction.atomic():
+            ids.append(task_defs.add.enqueue(i, 0).id)
+    bad = OutboxEntry.objects.get(id=ids[2])
+    bad.payload = json.dumps({**json.loads(bad.payload), "priority": 500})
+    bad.save()
+    aof_server.start()
+    assert drain(outbox, min_age=0) == (4, 0)
+    assert drain(outbox, min_age=0) == (0, 0)  # the kept one is refused again, nothing twice
+    assert sorted(_ready_ids(outbox)) == sorted(ids[:2] + ids[3:])
+    kept = OutboxEntry.objects.get(id=ids[2])
+    assert pending(outbox) == 1 and kept.attempts >= 2 and "priority" in kept.last_error
+
+
 def test_bad_outbox_options_are_reported(settings):
     settings.TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],
                                   "OPTIONS": {"OUTBOX": "nope"}}}  # fmt: skip
@@ -136,6 +158,7 @@ def test_bad_outbox_options_are_reported(settings):
 OUTAGE = float(os.environ.get("REDCOORD_OUTBOX_OUTAGE", "60"))
 
 
+@pytest.mark.timeout(120 + 2 * OUTAGE)  # the outage itself is wall time
 def test_ten_thousand_commits_around_a_redis_stopped_for_a_minute(outbox, aof_server):
     """10,000 transactions, one task each (every tenth rolled back); Redis is stopped at the
     2,000th and started again OUTAGE seconds later (60 by default), while the commits go on,

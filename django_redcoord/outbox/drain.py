@@ -22,6 +22,8 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import F
+
 from ..core.exceptions import CoordinationUnavailable
 from ..core.queues.messages import EncodedJSON
 from ..tasks.compat import utcnow
@@ -47,7 +49,11 @@ def payload(
 def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[int, int]:
     """Push the backend's entries older than ``min_age`` seconds (at most ``limit``, oldest
     first) and delete them. Returns (pushed, found pushed already). Stops at the first
-    outage of Redis, leaving the rest for the next drain."""
+    outage of Redis, leaving the rest for the next drain.
+
+    The plain tasks of a queue go in one round trip (a pipeline), unique tasks one by one
+    (each push decides on its key); the sent entries are deleted in one statement per batch.
+    """
     from .models import OutboxEntry
 
     db = backend.outbox
@@ -57,32 +63,57 @@ def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[
         .order_by("created_at")[:limit]
     )
     pushed = found = 0
+    batches: dict[tuple[str, Any], list[tuple[Any, dict[str, Any]]]] = {}
+    singles: list[tuple[Any, dict[str, Any], dict[str, Any]]] = []
     for row in rows:
         try:
-            if _push(backend, row):
-                pushed += 1
-            else:
-                found += 1
-        except (
-            ValueError,
-            KeyError,
-            TypeError,
-        ) as exc:  # a row this version cannot read: kept, the rest go on
-            OutboxEntry.objects.using(db).filter(id=row.id).update(
-                attempts=row.attempts + 1,
-                last_error=f"cannot be read: {type(exc).__name__}: {exc}"[:1000],
-            )
-            log.error("outbox of TASKS[%r]: entry %s cannot be read (%s): kept, with its error; the others go on",
-                      backend.alias, row.id, exc)  # fmt: skip
+            push, unique = _read(backend, row)
+        except (ValueError, KeyError, TypeError) as exc:
+            _unreadable(backend, row, exc)
             continue
-        except CoordinationUnavailable as exc:
-            OutboxEntry.objects.using(db).filter(id=row.id).update(
-                attempts=row.attempts + 1, last_error=str(exc)[:1000]
-            )
-            log.warning("outbox of TASKS[%r]: Redis cannot be reached (%s); %d entr%s left for the next drain",
-                        backend.alias, exc, len(rows) - pushed - found, "y" if len(rows) - pushed - found == 1 else "ies")  # fmt: skip
-            break
-        OutboxEntry.objects.using(db).filter(id=row.id).delete()
+        if unique:
+            singles.append((row, push, unique))
+        else:
+            batches.setdefault((row.queue, push["max_attempts"]), []).append((row, push))
+    sent: list[str] = []
+    try:
+        for (queue_name, max_attempts), batch in batches.items():
+            queue = backend.queue(queue_name, max_attempts)
+            try:
+                done = queue.push_many_with_records([push for _, push in batch])
+            except (ValueError, TypeError):  # one the queue refuses: each alone, that one kept
+                done = []
+                for row, push in batch:
+                    try:
+                        done += queue.push_many_with_records([push])
+                    except (ValueError, TypeError) as exc:
+                        _unreadable(backend, row, exc)
+                        batch = [item for item in batch if item[0] is not row]
+            pushed += sum(done)
+            found += len(done) - sum(done)
+            sent += [row.id for row, _ in batch]
+        for row, push, unique in singles:
+            try:
+                if _push_unique(backend, row.queue, push, unique):
+                    pushed += 1
+                else:
+                    found += 1
+            except (ValueError, KeyError, TypeError) as exc:
+                _unreadable(backend, row, exc)
+                continue
+            sent.append(row.id)
+    except CoordinationUnavailable as exc:
+        done_ids = set(sent)
+        ready = [row.id for batch in batches.values() for row, _ in batch]
+        left = [i for i in ready + [row.id for row, _, _ in singles] if i not in done_ids]
+        OutboxEntry.objects.using(db).filter(id__in=left).update(
+            attempts=F("attempts") + 1, last_error=str(exc)[:1000]
+        )
+        log.warning("outbox of TASKS[%r]: Redis cannot be reached (%s); %d entr%s left for the next drain",
+                    backend.alias, exc, len(left), "y" if len(left) == 1 else "ies")  # fmt: skip
+    finally:
+        for start in range(0, len(sent), 500):
+            OutboxEntry.objects.using(db).filter(id__in=sent[start : start + 500]).delete()
     if pushed or found:
         log.info(
             "outbox of TASKS[%r]: %d task(s) sent, %d found sent already",
@@ -93,23 +124,45 @@ def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[
     return pushed, found
 
 
-def _push(backend: Any, row: Any) -> bool:
-    """Push one entry, only if its task was not pushed already. True if this pushed it."""
+def _unreadable(backend: Any, row: Any, exc: Exception) -> None:
+    """An entry this version cannot read or push: kept, with its error; the others go on."""
+    from .models import OutboxEntry
+
+    OutboxEntry.objects.using(backend.outbox).filter(id=row.id).update(
+        attempts=row.attempts + 1, last_error=f"cannot be read: {type(exc).__name__}: {exc}"[:1000]
+    )
+    log.error("outbox of TASKS[%r]: entry %s cannot be read (%s): kept, with its error; the others go on",
+              backend.alias, row.id, exc)  # fmt: skip
+
+
+def _read(backend: Any, row: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """An entry's push (keyword arguments of ``push_many_with_records``, with its queue's
+    ``max_attempts``) and its unique spec, if any. Raises ValueError, KeyError or TypeError
+    for an entry this version cannot read."""
     data = json.loads(row.payload)
-    queue = backend.queue(row.queue, data.get("max_attempts"))
     eta = datetime.fromisoformat(data["eta"]) if data.get("eta") else None
     push = {"body": EncodedJSON(data["body"]), "id": row.id, "record_key": backend._result_key(row.id),
-            "record": data["record"], "ttl": data["ttl"], "eta": eta, "priority": data["priority"]}  # fmt: skip
+            "record": dict(data["record"]), "ttl": int(data["ttl"]), "eta": eta,
+            "priority": int(data["priority"]), "only_new": True, "max_attempts": data.get("max_attempts")}  # fmt: skip
     unique = data.get("unique")
-    if not unique:
-        return queue.push_with_record(**push, only_new=True)
+    if unique and not isinstance(unique.get("key"), str):
+        raise TypeError(f"its unique spec has no key: {unique!r}")
+    return push, unique or None
+
+
+def _push_unique(
+    backend: Any, queue_name: str, push: dict[str, Any], unique: dict[str, Any]
+) -> bool:
+    """Push one unique task's entry: its key decides. True if this pushed it."""
     from ..tasks.options import TaskOptions
     from ..tasks.unique import unique_push
 
+    queue = backend.queue(queue_name, push["max_attempts"])
     options = TaskOptions(unique=unique["key"], until=unique.get("until"), while_running=unique.get("while_running"),
                           unique_ttl=unique.get("unique_ttl"))  # fmt: skip
     spec = unique_push(unique["path"], unique["key"], options, deferred=True)
-    done, _, _ = queue.push_unique_with_record(unique=spec, **push)
+    fields = {k: v for k, v in push.items() if k not in ("only_new", "max_attempts")}
+    done, _, _ = queue.push_unique_with_record(unique=spec, **fields)
     return done
 
 

@@ -291,21 +291,22 @@ class Queue(UsesClient):
                     break
         return held
 
-    def push_many_with_records(self, pushes: Sequence[dict[str, Any]]) -> None:
+    def push_many_with_records(self, pushes: Sequence[dict[str, Any]]) -> list[bool]:
         """Many :meth:`push_with_record` in one round trip (a pipeline of one script each):
-        ``pushes`` are their keyword arguments. Every message is encoded first: one bad body and
-        nothing is sent. With a message tracer, one send span covers them all."""
+        ``pushes`` are their keyword arguments (``only_new`` included). Every message is encoded
+        first: one bad body and nothing is sent. With a message tracer, one send span covers
+        them all. Returns, per push, whether it was pushed (False: ``only_new`` found its
+        record)."""
         if not pushes:
-            return
+            return []
         tracer = _messages.tracer
         ids = [validate_name(p["id"], "message id") for p in pushes]
         if tracer is None:
-            self._push_records(pushes, "")
-        else:
-            with tracer.send(self.name, ids) as sending:
-                self._push_records(pushes, sending.headers)
+            return self._push_records(pushes, "")
+        with tracer.send(self.name, ids) as sending:
+            return self._push_records(pushes, sending.headers)
 
-    def _push_records(self, pushes: Sequence[dict[str, Any]], headers: str) -> None:
+    def _push_records(self, pushes: Sequence[dict[str, Any]], headers: str) -> list[bool]:
         runs = []
         for p in pushes:
             record = p["record"]
@@ -316,16 +317,17 @@ class Queue(UsesClient):
             runs.append(
                 (
                     [*self._push_keys, p["record_key"]],
-                    [self._head()[0], self._lifo, len(record), p["ttl"], *pairs, *message],
+                    [self._head()[0], self._lifo, len(record), -p["ttl"] if p.get("only_new") else p["ttl"], *pairs, *message],
                 )
-            )
+            )  # fmt: skip
 
         def build(pipe: Any) -> None:
             for keys, args in runs:
                 PUSH.queue(pipe, keys, args)
 
-        execute_pipeline(self.client, build, operation=self._push_operation)
+        replies = execute_pipeline(self.client, build, operation=self._push_operation)
         self._registered = True
+        return [bool(reply) for reply in replies]
 
     def push_many(
         self,
