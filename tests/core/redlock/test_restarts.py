@@ -141,6 +141,30 @@ def test_a_restarted_master_grants_again_after_one_max_ttl(three):
     contender.release()
 
 
+def test_the_refusal_lasts_one_max_ttl_from_the_real_start_whatever_the_clock_reads(three):
+    """INFO's uptime is the difference of two whole-second clock readings: a server started at
+    x.9 s reads uptime 1 at (x+1).0 s, 0.1 s after its start. Taken as the start, that would
+    end the refusal up to a second early (a restarted master then grants while a grant it
+    forgot still lives elsewhere). Started just before a second turns, the master must still
+    refuse for one max TTL counted from before its start."""
+    servers, clients = three
+    a = servers[0]
+    a.kill()
+    while time.time() % 1 < 0.85:  # start it late in a wall-clock second
+        time.sleep(0.01)
+    before = time.monotonic()
+    a.start()
+    while int(clients[0].info("server")["uptime_in_seconds"]) < 1:  # the second turned
+        time.sleep(0.01)
+    assert time.monotonic() - before < 0.9, "the server took too long to start for this check"
+    (why,) = refusing([clients[0]], max_ttl=3, ttl=3).values()
+    left = float(re.search(r"refuses quorum grants for (\d+\.\d+) s more", why).group(1))
+    elapsed = time.monotonic() - before
+    assert left + elapsed >= 3 - 0.05, (
+        f"refuses {left} s more, {elapsed:.2f} s after its start: ends before one max TTL (3 s)"
+    )
+
+
 def test_a_restart_with_the_data_kept_and_a_flushed_master_refuse_too(three):
     servers, clients = three
     lock = make(clients, name="kept", quorum=3)
@@ -203,7 +227,7 @@ def test_a_master_up_for_longer_than_the_max_ttl_grants_at_first_contact():
         clients[
             2
         ].flushall()  # before first contact: nothing told of the flush but INFO commandstats
-        time.sleep(2.2)  # uptime 2 s at least, more than max_ttl
+        time.sleep(3.1)  # uptime 3 at least: the start was at least 2 s ago (> max_ttl)
         why = refusing(clients, max_ttl=1.5, ttl=1)
         assert list(why) == ["master 2"], why
         lock = make(clients, max_ttl=1.5, ttl=1)

@@ -20,7 +20,7 @@
 --                      wait). If the server flushed (FLUSHALL/FLUSHDB in INFO commandstats) or evicted
 --                      keys since its start, the data may have gone at any moment: from now
 --   another run_id     restarted with its data (RDB/AOF): the writes after its last fsync may be gone,
---                      from its start (uptime, whole seconds: the latest the start can be)
+--                      from its start (uptime less one second: the latest the start can be, see below)
 --   the same run_id    refuse until lost_ms + max_ttl_ms
 -- INFO and TIME are read on every call (a few microseconds): a restart is seen on the first call after it.
 
@@ -33,9 +33,12 @@ local function redlock_guard(boot, max_ttl)
   if record then
     seen, lost = string.match(record, '^(%x+) (%d+)$')
   end
-  -- uptime is whole seconds, rounded down: the start is at most this long ago (the latest it can be,
-  -- so the refusal never ends before one max TTL after the real start)
-  local started = now - (tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or 0) * 1000
+  -- uptime is the difference of two whole-second clock readings (now and the start, each rounded
+  -- down), not the real uptime rounded down: a server started at x.95 s reads 1 at (x+1).0, 0.05 s
+  -- later. So the real start is at most uptime - 1 seconds ago; taking that (the latest it can be)
+  -- the refusal never ends before one max TTL after the real start (it may last a second longer)
+  local uptime = tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or 0
+  local started = now - math.max(0, uptime - 1) * 1000
   if not seen then
     local stats = redis.call('INFO', 'stats') .. redis.call('INFO', 'commandstats')
     local flushed = string.match(stats, 'cmdstat_flushall:calls=(%d+)') or string.match(stats, 'cmdstat_flushdb:calls=(%d+)')
