@@ -109,6 +109,7 @@ class RedisTaskBackend(BaseTaskBackend):
     def __init__(self, alias: str, params: dict) -> None:
         super().__init__(alias, params)
         self._keys: KeyBuilder | None = None
+        self._result_keys: dict[str, str] = {}  # result id -> its record's key (see _result_key)
         self._queues: dict[tuple[str, str, int], Queue] = {}
         self._ready_keys: dict[
             tuple[str, str], str
@@ -238,7 +239,14 @@ class RedisTaskBackend(BaseTaskBackend):
         builder = self._keys
         if builder is None or builder.prefix != prefix:  # settings may change (tests)
             builder = self._keys = KeyBuilder(prefix)
-        return builder.task_result(result_id)
+            self._result_keys = {}
+        key = self._result_keys.get(result_id)
+        if key is None:  # (a worker builds each key three times: claim, start, outcome)
+            key = builder.task_result(result_id)
+            if len(self._result_keys) >= 4096:
+                self._result_keys = {}
+            self._result_keys[result_id] = key
+        return key
 
     # -- enqueue -------------------------------------------------------------------
 

@@ -98,6 +98,7 @@ class TaskRunner:
         self._worker: Any = None  # the Worker (attach): cuts a cancelled job's time short
         self._closed = threading.Event()
         self._marker: threading.Thread | None = None
+        self._resolved: dict[str, tuple[Task, float | None, bool]] = {}  # path -> see _resolve
 
     def attach(self, worker: Any) -> None:
         """The worker that runs us (it calls this as it starts): see :meth:`_poll_cancels`."""
@@ -233,25 +234,24 @@ class TaskRunner:
                 self._cancelled.discard(key)
                 raise Cancelled("cancelled before it started")
         try:
-            task = import_string(path)
-            if not isinstance(task, Task):
-                raise ImportError(f"{path} is a {type(task).__name__}, not a Task")
+            task, _, coroutine = self._resolve(path)
         except ImportError as exc:
             self._write(key, {"status": str(TaskResultStatus.FAILED), "finished_at": iso(utcnow()),
                               f"error.{delivery}": _error_json(exc)}, ttl=self.backend.result_ttl_failed)  # fmt: skip
             raise DeadLetter(f"task {path!r} cannot be imported: {exc}") from None
         started = utcnow()
-        attempt = {"last_attempted_at": iso(started), f"worker.{delivery}": self.worker_id}
+        stamp = iso(started)
+        attempt = {"last_attempted_at": stamp, f"worker.{delivery}": self.worker_id}
         if delivery == 1 and message.flags & REQUEUED:
             # a dead letter requeued by an operator: its record holds the old
             # outcome, which would refuse this run's; start it afresh
-            attempt["started_at"] = iso(started)
+            attempt["started_at"] = stamp
             if not self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen") \
                     and self.backend.client.hexists(key, "cancelled"):  # fmt: skip
                 raise Cancelled("cancelled before it started (a requeued dead letter)")
             result = self._local_result(task, message, started)
         elif delivery == 1:
-            attempt["started_at"] = iso(started)
+            attempt["started_at"] = stamp
             pending = self._pending()
             if pending and time.monotonic() - pending[0][3] >= self.FLUSH_AFTER:
                 self.flush()  # outcomes waited long enough: land them now
@@ -269,14 +269,13 @@ class TaskRunner:
                 result = self._local_result(task, message, started)
         state = self._mark_running(key, delivery, attempt, message.id)
         task_started.send(type(self.backend), task_result=result)
-        close_old_connections()
+        if time.monotonic() - getattr(self._local, "closed", -math.inf) >= 1.0:
+            close_old_connections()  # (not again right after the last task's, in this thread)
         token = _current.set(state)
         try:
             args = (RedisTaskContext(task_result=result, attempt_state=state), *body["args"]) if task.takes_context \
                 else body["args"]  # fmt: skip
-            if iscoroutinefunction(
-                task.func
-            ):  # run here, so that a cancel can reach its asyncio task
+            if coroutine:  # run here, so that a cancel can reach its asyncio task
                 value = async_to_sync(_cancellable(task.func, state))(*args, **body["kwargs"])
             else:
                 value = task.call(*args, **body["kwargs"])
@@ -288,6 +287,7 @@ class TaskRunner:
         finally:
             _current.reset(token)
             close_old_connections()
+            self._local.closed = time.monotonic()
         self._unmark_running()
         if state.cancelled:
             raise Cancelled("cancelled; its return value was dropped")
@@ -386,10 +386,21 @@ class TaskRunner:
         if not isinstance(path, str):
             return None
         try:
-            task = import_string(path)
+            return self._resolve(path)[1]
         except ImportError:
             return None  # the handler dead-letters it at once
-        return self.backend.options_for(task).timeout if isinstance(task, Task) else None
+
+    def _resolve(self, path: str) -> tuple[Task, float | None, bool]:
+        """The task at ``path``, its timeout and whether its function is a coroutine function,
+        resolved once per runner. Raises ImportError if there is no Task there."""
+        found = self._resolved.get(path)
+        if found is None:
+            task = import_string(path)
+            if not isinstance(task, Task):
+                raise ImportError(f"{path} is a {type(task).__name__}, not a Task")
+            found = (task, self.backend.options_for(task).timeout, iscoroutinefunction(task.func))
+            self._resolved = {**self._resolved, path: found}
+        return found
 
     def timed_out(self, message: Message, seconds: float) -> None:
         """The worker abandoned this message's attempt at its timeout: record it as failed.
