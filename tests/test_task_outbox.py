@@ -119,7 +119,9 @@ def test_unique_tasks_through_the_outbox(outbox, aof_server):
     assert second.status == TaskResultStatus.FAILED  # (TaskDuplicate, naming the holder)
 
 
-def test_a_drain_sends_a_queue_in_one_batch_and_keeps_an_entry_the_queue_refuses(outbox, aof_server):
+def test_a_drain_sends_a_queue_in_one_batch_and_keeps_an_entry_the_queue_refuses(
+    outbox, aof_server
+):
     """The plain entries of a queue go in one pipeline; one whose push the queue refuses (a
     priority out of range, as a hand-edited row could hold) is kept with its error, and the
     entries beside it in the same batch are sent once each, twice drained."""
