@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PRIMITIVES = ("lock", "semaphore", "rwlock", "latch", "barrier", "event", "signal", "topic", "ratelimiter",
-              "queue", "election", "redlock")  # fmt: skip
+              "queue", "task", "election", "redlock")  # fmt: skip
 
 #: the nemeses on one server, then the Cluster's own
 NEMESES = (
@@ -77,7 +77,7 @@ def not_applicable(primitive: str, nemesis: str, why: str) -> None:
 
 def load() -> dict[tuple[str, str], Cell]:
     """Every cell (importing the modules that register them)."""
-    from . import cells_cluster, cells_holds, cells_latches, cells_rest, cells_signals  # noqa: F401
+    from . import cells_cluster, cells_holds, cells_latches, cells_rest, cells_signals, cells_tasks  # noqa: F401
 
     return CELLS
 

@@ -7,8 +7,8 @@ smoke tier with the other negative controls (tests/faults/conftest.py).
 
 from __future__ import annotations
 
-from . import cells_holds, cells_latches, cells_rest, cells_signals
-from .unsafe import NaiveElection, NaiveLatch, NaiveLock, NaiveTopic
+from . import cells_holds, cells_latches, cells_rest, cells_signals, cells_tasks
+from .unsafe import NaiveElection, NaiveLatch, NaiveLock, NaiveTopic, naive_cancel
 
 
 def test_the_lock_cell_catches_tokens_that_restart_and_a_release_that_deletes_anyones_lock(ctx):
@@ -35,3 +35,8 @@ def test_the_election_cell_catches_terms_that_go_backwards(ctx):
 def test_the_topic_cell_catches_a_raw_nogroup_error(ctx):
     found = cells_signals.topic_data_loss(ctx, make=lambda c: NaiveTopic(c.client()))
     assert any("NOGROUP" in v or "ResponseError" in v for v in found), found
+
+
+def test_the_task_cell_catches_a_cancel_that_leaves_the_message_queued(ctx):
+    found = cells_tasks.task_restart_with_data(ctx, cancel_with=naive_cancel)
+    assert any("cancelled task p1 ran 1 time(s)" in v for v in found), found

@@ -102,3 +102,14 @@ class NaiveTopic:
             for _, entries in reply or []
             for _, f in entries
         ]
+
+
+def naive_cancel(result: Any) -> Any:
+    """A cancel that only writes the outcome into the task's result record (FAILED), leaving its
+    message in the queue: what a cancel without a script of its own does."""
+    from django_redcoord.core.transport.clients import get_client
+    from django_redcoord.tasks import Cancel, task_backends_for
+
+    backend = task_backends_for("default")
+    get_client().hset(backend._result_key(result.id), mapping={"status": "FAILED"})
+    return Cancel.REMOVED
