@@ -88,7 +88,8 @@ VALKEY := .redcoord/valkey
 valkey:
 	third_party/build-valkey $(VALKEY)
 
-# The contract suites (tests/core: one server, Sentinel, Cluster), the Cluster and
+# The contract suites (tests/core: one server, Sentinel, Cluster; the Tasks scripts'
+# tests/test_task_contract.py), the Cluster and
 # Sentinel client tests, `redcoord ping` and the fault suite's smoke tier on Valkey,
 # with every script refused a key it did not declare in KEYS (tests/strict_keys.py:
 # what Dragonfly enforces). Left out, as in test-redis62: the asyncio runs (the same
@@ -99,6 +100,7 @@ test-valkey: lint valkey
 	@$(VALKEY)/redis-server --version | grep -q '^Valkey server v=8\.' || { echo "$(VALKEY)/redis-server is not Valkey 8"; exit 1; }
 	PATH="$(CURDIR)/$(VALKEY):$$PATH" REDCOORD_FAULTS=smoke $(PY) -m pytest -q $(PYTEST_WORKERS) -p tests.strict_keys \
 		tests/core tests/faults tests/test_cluster.py tests/test_cluster_script_keys.py tests/test_sentinel.py tests/test_ping.py \
+		tests/test_task_contract.py \
 		-k "not async" --ignore tests/faults/test_negative_controls.py \
 		--deselect tests/core/transport/test_connection.py::test_rediss_tls_url_works \
 		--deselect tests/core/signals/test_signal_faults.py::test_negative_control_a_pubsub_waiter_misses_signals_under_the_same_disconnects \
