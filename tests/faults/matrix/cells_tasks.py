@@ -64,6 +64,19 @@ def _worker(backend: Any, *, concurrency: int = 1, burst: bool = False) -> tuple
     return worker, Party(worker.run, "task-worker")
 
 
+@contextmanager
+def _serving(backend: Any, found: list[str], *, concurrency: int = 1) -> Iterator[Any]:
+    """A Tasks worker in a thread while the block runs; it must still run at the block's end."""
+    worker, running = _worker(backend, concurrency=concurrency)
+    try:
+        yield worker
+        if running.done():
+            found.append(f"the worker stopped: {running.outcome(0)}")
+    finally:
+        worker.stop()
+        running.join(8)
+
+
 def _burst(backend: Any, seconds: float = 10.0) -> str | None:
     worker, running = _worker(backend, burst=True)
     kind, value = running.outcome(seconds)
@@ -172,28 +185,21 @@ def task_data_loss(ctx: Ctx) -> list[str]:
 def task_connection_kill(ctx: Ctx) -> list[str]:
     found: list[str] = []
     client = ctx.client()
-    with tasks_on(ctx) as backend:
-        worker, running = _worker(backend)
-        try:
-            ctx.wait_blocked(1)
-            ctx.kill_connections()
-            time.sleep(0.1)
-            later = ct.counted.using(run_after=utcnow() + timedelta(seconds=2)).enqueue("later")
-            ct.counted.enqueue("now")
-            ut.rebuild_report.enqueue(2)
-            if cancel(later) != Cancel.REMOVED:
-                found.append("a delayed task was not removed by its cancel")
-            if not _until(lambda: _runs(client, "now") and client.llen("uq:runs:report:2"), 3.0):
-                found.append("tasks enqueued after the connection kill did not run within 3 s")
-            time.sleep(2.2)  # past the cancelled task's due time
-            found += _counted(client, ["now", "later"], {"later"})
-            if not _until(lambda: not backend.queue("default").unique_keys(), 2.0):
-                found += _stranded(backend)
-            if running.done():
-                found.append(f"the worker stopped: {running.outcome(0)}")
-        finally:
-            worker.stop()
-            running.join(5)
+    with tasks_on(ctx) as backend, _serving(backend, found):
+        ctx.wait_blocked(1)
+        ctx.kill_connections()
+        time.sleep(0.1)
+        later = ct.counted.using(run_after=utcnow() + timedelta(seconds=2)).enqueue("later")
+        ct.counted.enqueue("now")
+        ut.rebuild_report.enqueue(2)
+        if cancel(later) != Cancel.REMOVED:
+            found.append("a delayed task was not removed by its cancel")
+        if not _until(lambda: _runs(client, "now") and client.llen("uq:runs:report:2"), 3.0):
+            found.append("tasks enqueued after the connection kill did not run within 3 s")
+        time.sleep(2.2)  # past the cancelled task's due time
+        found += _counted(client, ["now", "later"], {"later"})
+        if not _until(lambda: not backend.queue("default").unique_keys(), 2.0):
+            found += _stranded(backend)
     return found
 
 
@@ -303,42 +309,35 @@ cell("task", "holder-sigstop", "the unique task of a worker SIGSTOPped past its 
 def task_pool(ctx: Ctx) -> list[str]:
     found: list[str] = []
     client = ctx.client()
-    with tasks_on(ctx, MAX_CONNECTIONS=6) as backend:
-        worker, running = _worker(backend, concurrency=8)
-        try:
-            errors, cancelled = [], set()
-            for i in range(30):
-                try:
-                    later = i % 6 == 0
-                    task = (
-                        ct.counted.using(run_after=utcnow() + timedelta(seconds=3))
-                        if later
-                        else ct.counted
-                    )
-                    result = task.enqueue(f"t{i}")
-                    ut.rebuild_report.enqueue(100 + i)
-                    if later:
-                        cancel(result)
-                        cancelled.add(f"t{i}")
-                except Exception as exc:
-                    errors.append(exc)
-            found += [f"a call: {outage_claim(exc) or describe(exc)}" for exc in errors]
-            labels = [f"t{i}" for i in range(30)]
-            _until(
-                lambda: (
-                    sum(_runs(client, x) for x in labels) >= 25
-                    and not backend.queue("default").unique_keys()
-                ),
-                10,
-            )
-            time.sleep(3.2 - 0.0)  # past the cancelled ones' due time
-            found += _counted(client, labels, cancelled)
-            found += _stranded(backend)
-            if running.done():
-                found.append(f"the worker stopped: {running.outcome(0)}")
-        finally:
-            worker.stop()
-            running.join(8)
+    with tasks_on(ctx, MAX_CONNECTIONS=6) as backend, _serving(backend, found, concurrency=8):
+        errors, cancelled = [], set()
+        for i in range(30):
+            try:
+                later = i % 6 == 0
+                task = (
+                    ct.counted.using(run_after=utcnow() + timedelta(seconds=3))
+                    if later
+                    else ct.counted
+                )
+                result = task.enqueue(f"t{i}")
+                ut.rebuild_report.enqueue(100 + i)
+                if later:
+                    cancel(result)
+                    cancelled.add(f"t{i}")
+            except Exception as exc:
+                errors.append(exc)
+        found += [f"a call: {outage_claim(exc) or describe(exc)}" for exc in errors]
+        labels = [f"t{i}" for i in range(30)]
+        _until(
+            lambda: (
+                sum(_runs(client, x) for x in labels) >= 25
+                and not backend.queue("default").unique_keys()
+            ),
+            10,
+        )
+        time.sleep(3.2)  # past the cancelled ones' due time
+        found += _counted(client, labels, cancelled)
+        found += _stranded(backend)
     return found
 
 
