@@ -264,17 +264,15 @@ class RedisTaskBackend(BaseTaskBackend):
         deferred = self.enqueue_on_commit and transaction.get_connection(using).in_atomic_block
         holder: list[str] = []  # a unique task's duplicate: the id of the task holding its key
         outbox = self.outbox if deferred else None
+        prepared = None  # with an outbox, the push is built now: its row holds it
         if (
             outbox is not None
         ):  # written in the caller's transaction: it commits with it, or not at all
-            queue, push = self._push(task, result, encoded, key)
-            self._to_outbox(task, result, queue, push, key)
+            prepared = self._push(task, result, encoded, key)
+            self._to_outbox(task, result, *prepared, key)
 
         def send() -> None:
-            if outbox is None:
-                queue, push = self._push(task, result, encoded, key)
-            else:
-                queue, push = sent
+            queue, push = prepared or self._push(task, result, encoded, key)
             try:
                 if key is None:  # (with an outbox: only if a drain did not send it first)
                     queue.push_with_record(**push, only_new=outbox is not None)
@@ -297,8 +295,6 @@ class RedisTaskBackend(BaseTaskBackend):
             self._from_outbox(outbox, result.id)
             task_enqueued.send(type(self), task_result=result)
 
-        if outbox is not None:
-            sent = (queue, push)
         if deferred:
             tracer = (
                 messages.tracer
