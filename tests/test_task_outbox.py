@@ -135,12 +135,16 @@ def test_a_drain_sends_a_queue_in_one_batch_and_keeps_an_entry_the_queue_refuses
     bad = OutboxEntry.objects.get(id=ids[2])
     bad.payload = json.dumps({**json.loads(bad.payload), "priority": 500})
     bad.save()
+    worse = OutboxEntry.objects.get(id=ids[4])  # a queue name no queue can have: oldest-first
+    worse.queue = "no spaces allowed here"  # must not hold up the rows behind it
+    worse.save()
     aof_server.start()
-    assert drain(outbox, min_age=0) == (4, 0)
-    assert drain(outbox, min_age=0) == (0, 0)  # the kept one is refused again, nothing twice
-    assert sorted(_ready_ids(outbox)) == sorted(ids[:2] + ids[3:])
+    assert drain(outbox, min_age=0) == (3, 0)
+    assert drain(outbox, min_age=0) == (0, 0)  # the kept ones are refused again, nothing twice
+    assert sorted(_ready_ids(outbox)) == sorted(ids[:2] + ids[3:4])
     kept = OutboxEntry.objects.get(id=ids[2])
-    assert pending(outbox) == 1 and kept.attempts >= 2 and "priority" in kept.last_error
+    assert pending(outbox) == 2 and kept.attempts >= 2 and "priority" in kept.last_error
+    assert OutboxEntry.objects.get(id=ids[4]).last_error
 
 
 def test_bad_outbox_options_are_reported(settings):

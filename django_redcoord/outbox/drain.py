@@ -78,17 +78,25 @@ def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[
     sent: list[str] = []
     try:
         for (queue_name, max_attempts), batch in batches.items():
-            queue = backend.queue(queue_name, max_attempts)
             try:
-                done = queue.push_many_with_records([push for _, push in batch])
-            except (ValueError, TypeError):  # one the queue refuses: each alone, that one kept
-                done = []
+                done = backend.queue(queue_name, max_attempts).push_many_with_records(
+                    [p for _, p in batch]
+                )
+            except (
+                ValueError,
+                KeyError,
+                TypeError,
+            ):  # one the queue refuses: each alone, that one kept
+                done, kept = [], []
                 for row, push in batch:
                     try:
-                        done += queue.push_many_with_records([push])
-                    except (ValueError, TypeError) as exc:
+                        done += backend.queue(queue_name, max_attempts).push_many_with_records(
+                            [push]
+                        )
+                        kept.append((row, push))
+                    except (ValueError, KeyError, TypeError) as exc:
                         _unreadable(backend, row, exc)
-                        batch = [item for item in batch if item[0] is not row]
+                batch = kept
             pushed += sum(done)
             found += len(done) - sum(done)
             sent += [row.id for row, _ in batch]
@@ -144,6 +152,9 @@ def _read(backend: Any, row: Any) -> tuple[dict[str, Any], dict[str, Any] | None
     push = {"body": EncodedJSON(data["body"]), "id": row.id, "record_key": backend._result_key(row.id),
             "record": dict(data["record"]), "ttl": int(data["ttl"]), "eta": eta,
             "priority": int(data["priority"]), "only_new": True, "max_attempts": data.get("max_attempts")}  # fmt: skip
+    attempts = push["max_attempts"]
+    if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int)):
+        raise TypeError(f"max_attempts is {attempts!r}, not a whole number")
     unique = data.get("unique")
     if unique and not isinstance(unique.get("key"), str):
         raise TypeError(f"its unique spec has no key: {unique!r}")
