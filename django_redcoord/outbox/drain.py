@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import F
+from redis.exceptions import DataError
 
 from ..core.exceptions import CoordinationUnavailable
 from ..core.queues.messages import EncodedJSON
@@ -32,6 +33,12 @@ log = logging.getLogger("django_redcoord.outbox")
 
 #: seconds an entry is left to its own commit's send before a drain takes it
 MIN_AGE = 2.0
+#: how ``last_error`` begins for an entry this version cannot read or its queue refuses
+REFUSED = "cannot be read: "
+#: refused entries a drain tries again, after the others
+RETRY_REFUSED = 10
+#: what reading or pushing an entry raises when the entry itself is at fault (not Redis)
+UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, OverflowError, DataError)
 
 
 def payload(
@@ -57,18 +64,20 @@ def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[
     from .models import OutboxEntry
 
     db = backend.outbox
-    rows = list(
-        OutboxEntry.objects.using(db)
-        .filter(backend=backend.alias, created_at__lte=utcnow() - timedelta(seconds=min_age))
-        .order_by("created_at")[:limit]
+    due = OutboxEntry.objects.using(db).filter(
+        backend=backend.alias, created_at__lte=utcnow() - timedelta(seconds=min_age)
     )
+    # rows refused before (unreadable, or refused by their queue) are tried again a few at a time
+    # after the others: however many pile up, they never hold up a row behind them
+    rows = list(due.exclude(last_error__startswith=REFUSED).order_by("created_at")[:limit])
+    rows += list(due.filter(last_error__startswith=REFUSED).order_by("created_at")[:RETRY_REFUSED])
     pushed = found = 0
     batches: dict[tuple[str, Any], list[tuple[Any, dict[str, Any]]]] = {}
     singles: list[tuple[Any, dict[str, Any], dict[str, Any]]] = []
     for row in rows:
         try:
             push, unique = _read(backend, row)
-        except (ValueError, KeyError, TypeError) as exc:
+        except UNREADABLE as exc:
             _unreadable(backend, row, exc)
             continue
         if unique:
@@ -76,17 +85,14 @@ def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[
         else:
             batches.setdefault((row.queue, push["max_attempts"]), []).append((row, push))
     sent: list[str] = []
+    refused: set[str] = set()  # marked unreadable by this drain: an outage after it is not theirs
     try:
         for (queue_name, max_attempts), batch in batches.items():
             try:
                 done = backend.queue(queue_name, max_attempts).push_many_with_records(
                     [p for _, p in batch]
                 )
-            except (
-                ValueError,
-                KeyError,
-                TypeError,
-            ):  # one the queue refuses: each alone, that one kept
+            except UNREADABLE:  # one the queue refuses: each alone, that one kept
                 done, kept = [], []
                 for row, push in batch:
                     try:
@@ -94,8 +100,9 @@ def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[
                             [push]
                         )
                         kept.append((row, push))
-                    except (ValueError, KeyError, TypeError) as exc:
+                    except UNREADABLE as exc:
                         _unreadable(backend, row, exc)
+                        refused.add(row.id)
                 batch = kept
             pushed += sum(done)
             found += len(done) - sum(done)
@@ -106,12 +113,13 @@ def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[
                     pushed += 1
                 else:
                     found += 1
-            except (ValueError, KeyError, TypeError) as exc:
+            except UNREADABLE as exc:
                 _unreadable(backend, row, exc)
+                refused.add(row.id)
                 continue
             sent.append(row.id)
     except CoordinationUnavailable as exc:
-        done_ids = set(sent)
+        done_ids = set(sent) | refused
         ready = [row.id for batch in batches.values() for row, _ in batch]
         left = [i for i in ready + [row.id for row, _, _ in singles] if i not in done_ids]
         OutboxEntry.objects.using(db).filter(id__in=left).update(
@@ -137,7 +145,7 @@ def _unreadable(backend: Any, row: Any, exc: Exception) -> None:
     from .models import OutboxEntry
 
     OutboxEntry.objects.using(backend.outbox).filter(id=row.id).update(
-        attempts=row.attempts + 1, last_error=f"cannot be read: {type(exc).__name__}: {exc}"[:1000]
+        attempts=row.attempts + 1, last_error=f"{REFUSED}{type(exc).__name__}: {exc}"[:1000]
     )
     log.error("outbox of TASKS[%r]: entry %s cannot be read (%s): kept, with its error; the others go on",
               backend.alias, row.id, exc)  # fmt: skip
@@ -148,6 +156,8 @@ def _read(backend: Any, row: Any) -> tuple[dict[str, Any], dict[str, Any] | None
     ``max_attempts``) and its unique spec, if any. Raises ValueError, KeyError or TypeError
     for an entry this version cannot read."""
     data = json.loads(row.payload)
+    if not isinstance(data, dict):
+        raise TypeError(f"the payload is a {type(data).__name__}, not an object")
     eta = datetime.fromisoformat(data["eta"]) if data.get("eta") else None
     push = {"body": EncodedJSON(data["body"]), "id": row.id, "record_key": backend._result_key(row.id),
             "record": dict(data["record"]), "ttl": int(data["ttl"]), "eta": eta,
@@ -155,8 +165,15 @@ def _read(backend: Any, row: Any) -> tuple[dict[str, Any], dict[str, Any] | None
     attempts = push["max_attempts"]
     if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int)):
         raise TypeError(f"max_attempts is {attempts!r}, not a whole number")
+    bad = [
+        k
+        for k, v in push["record"].items()
+        if isinstance(v, bool) or not isinstance(v, (str, int, float))
+    ]
+    if bad:
+        raise TypeError(f"record field(s) {', '.join(map(repr, bad))} hold no string or number")
     unique = data.get("unique")
-    if unique and not isinstance(unique.get("key"), str):
+    if unique and (not isinstance(unique, dict) or not isinstance(unique.get("key"), str)):
         raise TypeError(f"its unique spec has no key: {unique!r}")
     return push, unique or None
 

@@ -269,8 +269,7 @@ class TaskRunner:
                 result = self._local_result(task, message, started)
         state = self._mark_running(key, delivery, attempt, message.id)
         task_started.send(type(self.backend), task_result=result)
-        if time.monotonic() - getattr(self._local, "closed", -math.inf) >= 1.0:
-            close_old_connections()  # (not again right after the last task's, in this thread)
+        close_old_connections()
         token = _current.set(state)
         try:
             args = (RedisTaskContext(task_result=result, attempt_state=state), *body["args"]) if task.takes_context \
@@ -287,7 +286,6 @@ class TaskRunner:
         finally:
             _current.reset(token)
             close_old_connections()
-            self._local.closed = time.monotonic()
         self._unmark_running()
         if state.cancelled:
             raise Cancelled("cancelled; its return value was dropped")
