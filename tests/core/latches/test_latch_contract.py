@@ -125,11 +125,16 @@ def test_a_party_that_stops_renewing_breaks_the_latch_within_its_lease(driver):
     driver.play(scenario)
 
 
-async def until_waiting(d, barrier, n, within=10.0):
+async def until_waiting(d, barrier, n, within=10.0, parties=()):
     """Until ``n`` parties wait at ``barrier`` (spawned parties on clients of their own may take a
-    while to arrive on a loaded machine: a fixed sleep made the arrival order a race)."""
+    while to arrive on a loaded machine: a fixed sleep made the arrival order a race). A party
+    that already ended (an error, its own timeout) is reported as what it is."""
     deadline = time.monotonic() + within
     while len((await d.call(barrier, "state"))["waiting"]) < n:
+        ended = [p for p in parties if p.done()]
+        assert not ended, (
+            f"a party ended before all arrived: {[p.exception() or p.result() for p in ended]}"
+        )
         assert time.monotonic() < deadline, f"{n} parties never arrived"
         await asyncio.sleep(0.02)
 
@@ -137,11 +142,13 @@ async def until_waiting(d, barrier, n, within=10.0):
 def test_a_barrier_trips_when_every_party_arrived_and_can_be_used_again(driver):
     async def scenario(d):
         for _round in range(2):
+            # (a party's own wait is long: on a loaded machine the second may arrive seconds after
+            # the first, whose timeout would break the barrier; the timeout has its own test)
             parties = [
-                d.spawn(lambda: d.wait(d.own(lambda c: d.barrier(name=HOSTILE, client=c)), 5))
+                d.spawn(lambda: d.wait(d.own(lambda c: d.barrier(name=HOSTILE, client=c)), 20))
                 for _ in range(2)
             ]
-            await until_waiting(d, d.barrier(name=HOSTILE), 2)
+            await until_waiting(d, d.barrier(name=HOSTILE), 2, parties=parties)
             tripped = time.monotonic()
             mine = await d.wait(d.barrier(name=HOSTILE), 5)
             others = await asyncio.gather(*parties)
