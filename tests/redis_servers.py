@@ -361,6 +361,26 @@ def kill_connections(port: int, *, skip_ids: tuple[int, ...] = ()) -> int:
         admin.close()
 
 
+def replicated(master: redis.Redis, replicas: int = 1, within: float = 10.0) -> None:
+    """Until ``replicas`` replicas acknowledged every write ``master`` took so far. (``WAIT``
+    counts only the writes of the connection it is sent on: sent on a fresh connection, it
+    answers at once with the replicas connected, whatever they have seen.) A replica
+    acknowledges once a second, so this may take that long."""
+    target = int(master.info("replication")["master_repl_offset"])
+    deadline = time.monotonic() + within
+    while True:
+        info = master.info("replication")
+        offsets = [
+            v["offset"] for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+        ]
+        if sum(1 for offset in offsets if int(offset) >= target) >= replicas:
+            return
+        assert time.monotonic() < deadline, (
+            f"{replicas} replica(s) never acknowledged offset {target}: {info}"
+        )
+        time.sleep(0.02)
+
+
 def blocked_clients(port: int) -> int:
     """How many connections of the server on ``port`` are blocked in a command (BLPOP, BLMOVE, XREADGROUP...)."""
     admin = redis.Redis(port=port, socket_timeout=5)

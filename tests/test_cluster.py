@@ -29,7 +29,7 @@ from django_redcoord.core.semaphores import Semaphore, revoke_permit
 from django_redcoord.core.signals import Event, Topic
 from django_redcoord.core.transport.clients import cluster_client
 
-from .redis_servers import ClusterTopology
+from .redis_servers import ClusterTopology, replicated
 
 
 @pytest.fixture
@@ -373,9 +373,9 @@ def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_
         # a lock waiter and an idle worker blocked on the primary that dies, in the same slot
         holder = Lock("report:{ledger}", client=client, ttl=4, wait=0)
         assert holder.acquire()
-        client.get_redis_connection(
-            client.nodes_manager.get_node(node_name=victim_addr)
-        ).execute_command("WAIT", 1, 1000)
+        replicated(
+            client.get_redis_connection(client.nodes_manager.get_node(node_name=victim_addr))
+        )
         waited = []
         waiter = threading.Thread(target=lambda: waited.append(Lock("report:{ledger}", client=cluster_client(config),
                                                                        ttl=5, wait=25).acquire()))  # fmt: skip

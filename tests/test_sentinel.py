@@ -18,7 +18,7 @@ from django_redcoord.core.locks import Lock
 from django_redcoord.core.queues import Queue
 from django_redcoord.core.transport.clients import client_from_url, get_client
 
-from .redis_servers import RedisServer, SentinelServer, free_port
+from .redis_servers import RedisServer, SentinelServer, free_port, replicated
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def test_waits_in_progress_when_the_master_dies_are_served_by_the_new_master(top
     master, replica, sentinel = topology
     holder = Lock("report", ttl=4, wait=0)
     assert holder.acquire()
-    client_from_url(master.url).execute_command("WAIT", 1, 1000)  # the grant is on the replica
+    replicated(client_from_url(master.url))  # the grant is on the replica
     outcome, ran = [], []
     waiter = threading.Thread(
         target=lambda: outcome.append(Lock("report", ttl=5, wait=25).acquire())
@@ -177,9 +177,7 @@ def test_idle_connections_to_a_former_master_are_dropped_within_a_second(topolog
     second, drops its idle connections to the old master, and writes reach the new one."""
     master, replica, sentinel = topology
     Queue("jobs").push("before")  # an idle pooled connection to the old master
-    assert (
-        client_from_url(master.url).execute_command("WAIT", 1, 5000) == 1
-    )  # "before" is on the replica
+    replicated(client_from_url(master.url))  # "before" is on the replica
     client = get_client()
     assert client.connection_pool.get_master_address()[1] == master.port
     # The old master must go on answering as a master after the failover (as it does until
