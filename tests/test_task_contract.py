@@ -13,7 +13,14 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from django_redcoord.core.transport.clients import client_from_url, get_client
-from django_redcoord.tasks import Cancel, acancel, cancel, task_backends_for
+from django_redcoord.tasks import (
+    Cancel,
+    acancel,
+    aenqueue_many,
+    cancel,
+    enqueue_many,
+    task_backends_for,
+)
 from tests import cancel_tasks as ct
 from tests import unique_tasks as ut
 from tests.drivers import KINDS
@@ -102,3 +109,21 @@ def test_unique_cancel_and_results_through_each_api_and_topology(topology):
     assert finished == Cancel.FINISHED
     assert cancelled.status == TaskResultStatus.FAILED
     assert cancelled.errors[-1].exception_class_path.endswith("TaskCancelled")
+
+
+def test_a_batch_is_sent_whole_through_each_api_and_topology(topology):
+    """enqueue_many()/aenqueue_many(): one pipeline of scripts (on a Cluster, routed per slot),
+    each task once, every result read back."""
+    labels = [f"b{secrets.token_hex(3)}-{i}" for i in range(20)]
+    calls = [((label,), {}) for label in labels]
+    if topology == "sync":
+        results = enqueue_many(ct.counted, calls)
+    else:
+        results = asyncio.run(aenqueue_many(ct.counted, calls))
+    assert len({r.id for r in results}) == 20
+    assert task_backends_for("default").queue("default").depths().ready == 20
+    _burst()
+    assert [_runs(label) for label in labels] == [1] * 20
+    for result in results:
+        result.refresh()
+        assert result.status == TaskResultStatus.SUCCESSFUL and result.attempts == 1

@@ -1,10 +1,13 @@
-"""enqueue_many(): a task sent once per (args, kwargs) pair in one round trip, all or nothing."""
+"""enqueue_many() and aenqueue_many(): a task sent once per (args, kwargs) pair in one round trip,
+all or nothing."""
+
+import asyncio
 
 import pytest
 from django.core.management import call_command
 from django.db import transaction
 
-from django_redcoord.tasks import enqueue_many, task_backends_for
+from django_redcoord.tasks import aenqueue_many, enqueue_many, task_backends_for
 
 try:
     from django.tasks import TaskResultStatus, task
@@ -85,3 +88,43 @@ def test_result_ids_are_random_letters_and_digits_in_the_queues_slot():
     ids = [backend._new_id("default", _random_alnum(29)) for _ in range(20)]
     slot = key_slot(backend._queue_key("default"))
     assert all(key_slot(backend._result_key(i)) == slot for i in ids)
+
+
+def test_aenqueue_many_sends_every_call_in_one_round_trip_on_the_event_loop(redis_client):
+    try:
+        from django.tasks.signals import task_enqueued
+    except ImportError:
+        from django_tasks.signals import task_enqueued
+
+    enqueued = []
+
+    def on_enqueued(sender, task_result, **kwargs):
+        enqueued.append(task_result.id)
+
+    task_enqueued.connect(on_enqueued)
+    try:
+        asyncio.run(aenqueue_many(adds, [((0,), {})]))  # (the script is loaded: NOSCRIPT, again)
+        redis_client.config_resetstat()
+        results = asyncio.run(aenqueue_many(adds, [((i,), {"b": 2}) for i in range(30)]))
+    finally:
+        task_enqueued.disconnect(on_enqueued)
+    stats = redis_client.info("commandstats")
+    assert stats["cmdstat_evalsha"]["calls"] + stats.get("cmdstat_eval", {}).get("calls", 0) == 30
+    assert _ready() == 31 and len({r.id for r in results}) == 30
+    assert enqueued[1:] == [r.id for r in results]  # the signal, once per task, in order
+    call_command("run_worker", "--burst", verbosity=0)
+    for i, result in enumerate(results):
+        result.refresh()
+        assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == i + 2
+
+
+def test_aenqueue_many_refuses_a_bad_call_and_sends_nothing():
+    async def go(calls):
+        return await aenqueue_many(adds, calls)
+
+    with pytest.raises(TypeError, match="JSON"):
+        asyncio.run(go([((1,), {}), ((float("nan"),), {})]))
+    with pytest.raises(TypeError, match=r"\(args, kwargs\) pairs"):
+        asyncio.run(go([((1,), {}), ((1,), {2: 3})]))
+    assert _ready() == 0
+    assert asyncio.run(go([])) == []

@@ -347,6 +347,8 @@ def test_inside_a_transaction_a_duplicate_at_commit_says_so():
 def test_aenqueue_and_enqueue_many():
     import asyncio
 
+    from django_redcoord.tasks import aenqueue_many
+
     async def go():
         a = await ut.rebuild_report.aenqueue(5)
         b = await ut.rebuild_report.aenqueue(5)
@@ -358,6 +360,8 @@ def test_aenqueue_and_enqueue_many():
     assert [r.id == a.id for r in results] == [True, False, False] and results[1].id == results[
         2
     ].id
+    later = asyncio.run(aenqueue_many(ut.rebuild_report, [((6,), {}), ((7,), {}), ((7,), {})]))
+    assert later[0].id == results[1].id and later[1].id == later[2].id != later[0].id
 
 
 @pytest.mark.parametrize(

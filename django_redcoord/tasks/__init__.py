@@ -3,12 +3,19 @@
 ``TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", ...}}``
 """
 
-from .backend import RedisTaskBackend, acancel, cancel, enqueue_many, task_backends_for
+from .backend import (
+    RedisTaskBackend,
+    acancel,
+    aenqueue_many,
+    cancel,
+    enqueue_many,
+    task_backends_for,
+)
 from .cancel import Cancel, RedisTaskContext, TaskCancelled, cancelled
 from .options import RedisTask, TaskOptions, TaskTimedOut, exponential, fixed, linear, task_options
 from .runner import TaskRunner
 
 __all__ = [
     "Cancel", "RedisTaskContext", "TaskCancelled", "acancel", "cancel", "cancelled", "RedisTask", "RedisTaskBackend", "TaskOptions", "TaskRunner", "TaskTimedOut", "exponential", "fixed", "linear",
-    "enqueue_many", "task_backends_for", "task_options",
+    "aenqueue_many", "enqueue_many", "task_backends_for", "task_options",
 ]  # fmt: skip

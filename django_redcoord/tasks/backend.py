@@ -395,6 +395,30 @@ class RedisTaskBackend(BaseTaskBackend):
             send()
         return [result for result, _ in prepared]
 
+    async def aenqueue_many(
+        self, task: Task, calls: Iterable[tuple[Sequence[Any], Mapping[str, Any]]]
+    ) -> list[TaskResult]:
+        """``enqueue_many()`` on the event loop: one round trip, sent at once (async code has no
+        open transaction to wait for; see ``aenqueue()``)."""
+        if options_of(task).unique is not None:  # one by one, after every call was checked
+            checked = [self._call(call) for call in calls]
+            for args, kwargs in checked:
+                result, _ = self._prepare(task, args, kwargs)
+                options_of(task).unique_key(result.args, result.kwargs)
+            return [await self.aenqueue(task, args, kwargs) for args, kwargs in checked]
+        prepared = [self._prepare(task, *self._call(call)) for call in calls]
+        if not prepared:
+            return []
+        pushes = [self._push(task, result, encoded) for result, encoded in prepared]
+        await pushes[0][0].apush_many_with_records([push for _, push in pushes])
+        asend = getattr(task_enqueued, "asend", None)  # Django >= 5.0
+        for result, _ in prepared:
+            if asend is not None:
+                await asend(type(self), task_result=result)
+            else:  # pragma: no cover - Django 4.2
+                task_enqueued.send(type(self), task_result=result)
+        return [result for result, _ in prepared]
+
     @staticmethod
     def _call(call: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
         """One ``(args, kwargs)`` of ``enqueue_many``, or a TypeError that says what is allowed."""
@@ -721,6 +745,18 @@ def enqueue_many(task: Any, calls: Iterable[tuple[Sequence[Any], Mapping[str, An
             f"enqueue_many() needs a task of a RedisTaskBackend, not of {type(backend).__name__}"
         )
     return backend.enqueue_many(task, calls)
+
+
+async def aenqueue_many(
+    task: Any, calls: Iterable[tuple[Sequence[Any], Mapping[str, Any]]]
+) -> list[Any]:
+    """``enqueue_many()`` on the event loop, in one round trip, sent at once."""
+    backend = task.get_backend()
+    if not isinstance(backend, RedisTaskBackend):
+        raise TypeError(
+            f"aenqueue_many() needs a task of a RedisTaskBackend, not of {type(backend).__name__}"
+        )
+    return await backend.aenqueue_many(task, calls)
 
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

@@ -30,14 +30,14 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..keys import QueueKeys, validate_name
 from ..transport.clients import UsesClient, key_builder
-from ..transport.commands import as_text, command, execute_pipeline
+from ..transport.commands import aexecute_pipeline, as_text, command, execute_pipeline
 from ..transport.drivers import Run, Steps, arun, run
 from ..transport.errors import unavailable_as_ours
 from ..transport.scripts import Script
@@ -302,11 +302,27 @@ class Queue(UsesClient):
         tracer = _messages.tracer
         ids = [validate_name(p["id"], "message id") for p in pushes]
         if tracer is None:
-            return self._push_records(pushes, "")
+            return self._push_records(self.client, pushes, "")
         with tracer.send(self.name, ids) as sending:
-            return self._push_records(pushes, sending.headers)
+            return self._push_records(self.client, pushes, sending.headers)
 
-    def _push_records(self, pushes: Sequence[dict[str, Any]], headers: str) -> list[bool]:
+    async def apush_many_with_records(self, pushes: Sequence[dict[str, Any]]) -> list[bool]:
+        """``push_many_with_records()`` on the event loop (see there)."""
+        if not pushes:
+            return []
+        tracer = _messages.tracer
+        ids = [validate_name(p["id"], "message id") for p in pushes]
+        client = self._async_client()
+        if tracer is None:
+            return await self._push_records(client, pushes, "", awaited=True)
+        with tracer.send(self.name, ids) as sending:
+            return await self._push_records(client, pushes, sending.headers, awaited=True)
+
+    def _push_records(
+        self, client: Any, pushes: Sequence[dict[str, Any]], headers: str, *, awaited: bool = False
+    ) -> Any:
+        """Send the pushes (a pipeline of one script each); with ``awaited``, an awaitable of
+        the replies for an asyncio ``client``."""
         runs = []
         for p in pushes:
             record = p["record"]
@@ -325,7 +341,14 @@ class Queue(UsesClient):
             for keys, args in runs:
                 PUSH.queue(pipe, keys, args)
 
-        replies = execute_pipeline(self.client, build, operation=self._push_operation)
+        if awaited:
+            return self._apushed_records(client, build)
+        replies = execute_pipeline(client, build, operation=self._push_operation)
+        self._registered = True
+        return [bool(reply) for reply in replies]
+
+    async def _apushed_records(self, client: Any, build: Callable[[Any], None]) -> list[bool]:
+        replies = await aexecute_pipeline(client, build, operation=self._push_operation)
         self._registered = True
         return [bool(reply) for reply in replies]
 

@@ -1099,3 +1099,22 @@ def execute_pipeline(client: Any, build: Callable[[Any], None], *, operation: st
                 for script in getattr(pipe, "redcoord_scripts", ()):
                     client.script_load(script.source)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def aexecute_pipeline(
+    client: Any, build: Callable[[Any], None], *, operation: str
+) -> list[Any]:
+    """:func:`execute_pipeline` for a ``redis.asyncio`` client: the same rules, awaited."""
+    with unavailable_as_ours(client, operation):
+        for attempt in (1, 2):
+            pipe = client.pipeline(transaction=False)
+            build(pipe)
+            try:
+                async with _aslot(client, _direct_async_pool(client), _kind(), operation):
+                    return await pipe.execute()
+            except redis.exceptions.NoScriptError:
+                if attempt == 2:
+                    raise
+                for script in getattr(pipe, "redcoord_scripts", ()):
+                    await client.script_load(script.source)
+    raise AssertionError("unreachable")  # pragma: no cover
