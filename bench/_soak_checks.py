@@ -88,12 +88,23 @@ def attribute_duplicates(
                     cause = kill
                     break
             if cause is None:
-                cause = next((f for f in others if any(e.started < f.at <= later.started and f.at - e.started < FAULT_REACH
-                                                           for e in group[:k])), None)  # fmt: skip
+                cause = next(
+                    (
+                        f
+                        for f in others
+                        if any(
+                            e.started < f.at <= later.started and f.at - e.started < FAULT_REACH
+                            for e in group[:k]
+                        )
+                    ),
+                    None,
+                )
             if cause is None:
-                found.append(f"task {rid} ran again at {later.started:.3f} (pid {later.pid}) after "
-                             + ", ".join(f"pid {e.pid} at {e.started:.3f}" for e in group[:k])
-                             + " with no worker kill or server fault in between")  # fmt: skip
+                found.append(
+                    f"task {rid} ran again at {later.started:.3f} (pid {later.pid}) after "
+                    + ", ".join(f"pid {e.pid} at {e.started:.3f}" for e in group[:k])
+                    + " with no worker kill or server fault in between"
+                )
                 continue
             counts[cause.what] = counts.get(cause.what, 0) + 1
     for fault in kills.values():
@@ -109,8 +120,14 @@ def gcra_bound(window: float, limit: int, period: float, burst: int) -> int:
     return burst + math.floor(window * limit / period + 1e-9)
 
 
-def over_admitted(admitted: Sequence[tuple[float, float]], *, limit: int, period: float, burst: int,
-                  windows: Sequence[float]) -> tuple[dict[float, tuple[int, int]], list[str]]:  # fmt: skip
+def over_admitted(
+    admitted: Sequence[tuple[float, float]],
+    *,
+    limit: int,
+    period: float,
+    burst: int,
+    windows: Sequence[float],
+) -> tuple[dict[float, tuple[int, int]], list[str]]:
     """Admissions counted in every span of each length in ``windows``, against the GCRA bound.
 
     ``admitted``: (just before the call, just after its reply) per admitted

@@ -20,8 +20,15 @@ import os
 from tests.faults.settings import *  # noqa: F403
 from tests.faults.settings import REDCOORD as _FAULTS
 
-_KEPT = ("URL", "KEY_PREFIX", "LEADER_LEASE", "LEADER_RENEW_DEADLINE", "LEADER_RETRY_PERIOD",
-         "LEADER_SHUTDOWN_TIMEOUT", "JOBS")  # fmt: skip
+_KEPT = (
+    "URL",
+    "KEY_PREFIX",
+    "LEADER_LEASE",
+    "LEADER_RENEW_DEADLINE",
+    "LEADER_RETRY_PERIOD",
+    "LEADER_SHUTDOWN_TIMEOUT",
+    "JOBS",
+)
 REDCOORD = {key: value for key, value in _FAULTS.items() if key in _KEPT}
 if os.environ.get("SOAK_SENTINEL"):
     del REDCOORD["URL"]

@@ -168,9 +168,15 @@ class ClusterNode(RedisServer):
         while bus == self.port:
             bus = free_port()
         self.extra = [
-            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--cluster-port", str(bus),
-        ]  # fmt: skip
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            str(NODE_TIMEOUT_MS),
+            "--cluster-port",
+            str(bus),
+        ]
         super()._spawn()
 
 
@@ -196,10 +202,19 @@ class Cluster:
             self.nodes.append(ClusterNode())
             self.nodes[-1].start()
         create = subprocess.run(
-            ["redis-cli", "--cluster", "create", *(f"{HOST}:{n.port}" for n in self.nodes),
-             "--cluster-replicas", str(REPLICAS), "--cluster-yes"],
-            capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
+            [
+                "redis-cli",
+                "--cluster",
+                "create",
+                *(f"{HOST}:{n.port}" for n in self.nodes),
+                "--cluster-replicas",
+                str(REPLICAS),
+                "--cluster-yes",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if create.returncode != 0:
             raise RuntimeError(
                 f"redis-cli --cluster create failed:\n{create.stdout}{create.stderr}"
@@ -522,8 +537,13 @@ def _drain_child(
         client = target.ours_client()
         client.ping()
         queues = [Queue(name, client=client, prefix=PREFIX) for name in names]
-        worker = Worker(queues, handler=_handler, concurrency=CONCURRENCY, burst=True,
-                        worker_id=f"bench-{secrets.token_hex(3)}")  # fmt: skip
+        worker = Worker(
+            queues,
+            handler=_handler,
+            concurrency=CONCURRENCY,
+            burst=True,
+            worker_id=f"bench-{secrets.token_hex(3)}",
+        )
     except BaseException:  # noqa: B036
         out.put(traceback.format_exc())
         barrier.abort()
@@ -716,18 +736,29 @@ def table(results: Results, one: str, cl: str) -> None:
                 if None not in (o1, p1, oc, pc) and p1 and pc and o1
             ]
             cells = [
-                _median_rate(ours_1), _median_rate(peer_1), _fmt_ratio(r1),
-                _median_rate(ours_c), _median_rate(peer_c), _fmt_ratio(rc),
+                _median_rate(ours_1),
+                _median_rate(peer_1),
+                _fmt_ratio(r1),
+                _median_rate(ours_c),
+                _median_rate(peer_c),
+                _fmt_ratio(rc),
                 _fmt_ratio(per_round, verdict=True),
-            ]  # fmt: skip
+            ]
         rows.append([f"{row.label} ({row.unit})", *cells, _fmt_ratio(_ratios(ours_c, ours_1))])
     print_table(
         [
-            "row", f"{one}: ours", "peer", "ours/peer", f"{cl}: ours", "peer", "ours/peer",
-            f"{cl} ratio / {one.replace(' ', '-')} ratio (+-{TARGET:.0%})", f"ours: {cl} / {one}",
+            "row",
+            f"{one}: ours",
+            "peer",
+            "ours/peer",
+            f"{cl}: ours",
+            "peer",
+            "ours/peer",
+            f"{cl} ratio / {one.replace(' ', '-')} ratio (+-{TARGET:.0%})",
+            f"ours: {cl} / {one}",
         ],
         rows,
-    )  # fmt: skip
+    )
 
 
 def notes(results: Results, targets: Sequence[Target], args: argparse.Namespace) -> None:
@@ -842,13 +873,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="~20 s smoke run")
     parser.add_argument(
-        "--topology", choices=("cluster", "sentinel", "both"), default="both",
+        "--topology",
+        choices=("cluster", "sentinel", "both"),
+        default="both",
         help="what to measure next to the one server (default both: two tables, one set of rounds)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--replicas", type=int, default=0,
+        "--replicas",
+        type=int,
+        default=0,
         help="replicas per primary (default 0: on one 2-core machine replicas take the clients' CPU)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--seconds", type=float, default=None, help="lock window per run (default 2, --quick 1)"
     )

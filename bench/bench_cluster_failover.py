@@ -269,11 +269,22 @@ class ClusterNode(RedisServer):
     outlives a kill, so a restart rejoins the cluster as the same node."""
 
     def __init__(self, port: int, node_timeout: int) -> None:
-        super().__init__(extra=[
-            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", str(node_timeout), "--cluster-replica-validity-factor", "0",
-            "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
-        ])  # fmt: skip
+        super().__init__(
+            extra=[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                str(node_timeout),
+                "--cluster-replica-validity-factor",
+                "0",
+                "--repl-diskless-sync",
+                "yes",
+                "--repl-diskless-sync-delay",
+                "0",
+            ]
+        )
         self.port = port
         self._dir = tempfile.mkdtemp(prefix="bench-cluster-")
         self.client = plain(port)
@@ -328,10 +339,20 @@ class Cluster:
             for node in self.nodes.values():
                 node.start()
             create = subprocess.run(
-                ["redis-cli", "--cluster", "create", *(f"{HOST}:{p}" for p in self.nodes),
-                 "--cluster-replicas", "1", "--cluster-yes"],
-                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+                [
+                    "redis-cli",
+                    "--cluster",
+                    "create",
+                    *(f"{HOST}:{p}" for p in self.nodes),
+                    "--cluster-replicas",
+                    "1",
+                    "--cluster-yes",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
             if create.returncode != 0:
                 raise RuntimeError(
                     f"redis-cli --cluster create failed:\n{create.stdout}{create.stderr}"
@@ -645,8 +666,13 @@ def one_round(
     }
     jobs = Queue(f"jobs-{round_no}:{{{TAG}}}", client=clients["pusher"], prefix=PREFIX)
     pushes, stop_push = Pushes(), threading.Event()
-    pushing = pusher(SimpleNamespace(push=unexpected.watch("pusher push", jobs.push)),  # type: ignore[arg-type]
-                     f"m{round_no}", stop_push, pushes, pause=PUSH_PAUSE)  # fmt: skip
+    pushing = pusher(
+        SimpleNamespace(push=unexpected.watch("pusher push", jobs.push)),  # type: ignore[arg-type]
+        f"m{round_no}",
+        stop_push,
+        pushes,
+        pause=PUSH_PAUSE,
+    )
     hammer = Hammer(clients["hammer"], round_no, fences, t0, unexpected)
     try:
         time.sleep(LOAD)
@@ -672,8 +698,15 @@ def one_round(
     # Every acknowledged push must be delivered now, on the promoted replica.
     delivered: Counter[str] = Counter()
     drain = Queue(jobs.name, client=main, prefix=PREFIX)
-    unexpected.watch("drain", Worker([drain], handler=lambda m: delivered.update([m.id]), burst=True,
-                                     worker_id=f"drain-{round_no}").run)()  # fmt: skip
+    unexpected.watch(
+        "drain",
+        Worker(
+            [drain],
+            handler=lambda m: delivered.update([m.id]),
+            burst=True,
+            worker_id=f"drain-{round_no}",
+        ).run,
+    )()
     acked = pushes.acked
     lost_before = sum(1 for mid in acked[:acked_before_kill] if mid not in delivered)
     lost_after = sum(1 for mid in acked[acked_before_kill:] if mid not in delivered)
@@ -794,7 +827,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     identity=name,
                     client=clients[name],
                     prefix=PREFIX,
-                )  # fmt: skip
+                )
                 for name in ("A", "B")
             ]
             print("\n## Rounds (seconds after SIGKILL of the primary)\n")
@@ -828,12 +861,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "leader term (standby, term above the last)",
                 [r.leader.elapsed for r in rounds],
                 [r.leader.note for r in rounds],
-            ),  # fmt: skip
+            ),
             row(
                 "hammer: first grant of the busy lock",
                 [r.hammer for r in rounds],
                 [("held until TTL" if r.hammer_busy else "") for r in rounds],
-            ),  # fmt: skip
+            ),
             row(
                 "(ref.) the replica sees the primary flagged fail", [r.failed_seen for r in rounds]
             ),
@@ -850,11 +883,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 errors[f"{what}: {kind}"] += count
         for kind, count in r.hammer_errors.items():
             errors[f"hammer: {kind}"] += count
-    print("\nfailed attempts before the first success (all rounds): " +
-          ", ".join(f"{k} x{v}" for k, v in sorted(errors.items())))  # fmt: skip
+    print(
+        "\nfailed attempts before the first success (all rounds): "
+        + ", ".join(f"{k} x{v}" for k, v in sorted(errors.items()))
+    )
     settles = [r.settle for r in rounds]
-    print(f"restart of the killed node until the cluster is whole again: median {statistics.median(settles):.1f} s, "
-          f"max {max(settles):.1f} s (not in the table: no client waits for it)")  # fmt: skip
+    print(
+        f"restart of the killed node until the cluster is whole again: median {statistics.median(settles):.1f} s, "
+        f"max {max(settles):.1f} s (not in the table: no client waits for it)"
+    )
 
     print("\n## Safety\n")
     for label, ledger in (
@@ -866,8 +903,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{len(ledger.violations)}" + (f" {ledger.violations[:5]}" if ledger.violations else "")
         )
     held = sum(1 for r in rounds if r.hammer_busy)
-    print(f"lock releases lost (the hammer found {LOCK_NAME!r} held after the failover, until its TTL): "
-          f"{held} of {n} rounds")  # fmt: skip
+    print(
+        f"lock releases lost (the hammer found {LOCK_NAME!r} held after the failover, until its TTL): "
+        f"{held} of {n} rounds"
+    )
     before = sum(r.acked_before_kill for r in rounds)
     after = sum(len(r.pushes.acked) - r.acked_before_kill for r in rounds)
     print(
@@ -894,8 +933,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print("exceptions other than CoordinationUnavailable from django_redcoord calls: none")
     if collect.seen:
-        print("\ndjango_redcoord log records (WARNING and up): " +
-              "; ".join(f"{k} x{v}" for k, v in collect.seen.most_common()))  # fmt: skip
+        print(
+            "\ndjango_redcoord log records (WARNING and up): "
+            + "; ".join(f"{k} x{v}" for k, v in collect.seen.most_common())
+        )
     print(f"\n(total {time.monotonic() - started:.0f} s)")
     return 0
 

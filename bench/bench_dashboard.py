@@ -172,12 +172,16 @@ def main() -> int:
         RUNS.update(timed=3, spread=9, cold=4)
     prefix = "benchdash"
     with RedisServer() as server:
-        print(f"# Dashboard benchmark: redis-server {server.version()}, Python {sys.version.split()[0]}, "
-              f"{os.cpu_count()} cores")  # fmt: skip
+        print(
+            f"# Dashboard benchmark: redis-server {server.version()}, Python {sys.version.split()[0]}, "
+            f"{os.cpu_count()} cores"
+        )
         started = time.monotonic()
         build_state(server.url, args.locks, args.other, args.queues, prefix)
-        print(f"state: {args.locks:,} live locks, {args.other:,} other keys, {args.queues} queues, 200 lock names waited for, "
-              f"dead letters in 10 queues, 20 rate-limit keys (built in {time.monotonic() - started:.1f} s)\n")  # fmt: skip
+        print(
+            f"state: {args.locks:,} live locks, {args.other:,} other keys, {args.queues} queues, 200 lock names waited for, "
+            f"dead letters in 10 queues, 20 rate-limit keys (built in {time.monotonic() - started:.1f} s)\n"
+        )
 
         from django_redcoord.core.indexes import read_index
         from django_redcoord.core.keys import KeyBuilder
@@ -202,13 +206,29 @@ def main() -> int:
         match = f"{prefix}:lock:{{*}}"
         rows = [
             ("all live lock names: our index (256 HGETALLs, one pipeline)", timed(ours)),
-            ("all live lock names: SCAN MATCH, COUNT 1000", timed(lambda: scan_names(client, match, 1000), runs=5)),
-            *([] if args.quick else [
-                ("all live lock names: SCAN MATCH, default COUNT", timed(lambda: scan_names(client, match, None), runs=3))]),
-            ("one page of locks with holders (50)", timed(lambda: list_locks(client, keys, now_ms=now_ms()))),
-            ("locks filtered by name (contains '99')",
-             timed(lambda: list_locks(client, keys, now_ms=now_ms(), contains="99"))),
-        ]  # fmt: skip
+            (
+                "all live lock names: SCAN MATCH, COUNT 1000",
+                timed(lambda: scan_names(client, match, 1000), runs=5),
+            ),
+            *(
+                []
+                if args.quick
+                else [
+                    (
+                        "all live lock names: SCAN MATCH, default COUNT",
+                        timed(lambda: scan_names(client, match, None), runs=3),
+                    )
+                ]
+            ),
+            (
+                "one page of locks with holders (50)",
+                timed(lambda: list_locks(client, keys, now_ms=now_ms())),
+            ),
+            (
+                "locks filtered by name (contains '99')",
+                timed(lambda: list_locks(client, keys, now_ms=now_ms(), contains="99")),
+            ),
+        ]
         print("| measurement | median ms |")
         print("|---|---|")
         for label, ms in rows:
@@ -216,9 +236,11 @@ def main() -> int:
         index_ms, scan_ms = rows[0][1], rows[1][1]
         setup_django(server.url, prefix)
         trouble_rows = trouble_rows_of(client, prefix) + django_rows(server.url, prefix)
-        print(f"\nload average during the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; "
-              f"this machine's pace: {calibration():.0f} ms of CPU for 3,000,000 additions in a Python loop "
-              "(the shared cores' speed varies: compare runs by it)\n")  # fmt: skip
+        print(
+            f"\nload average during the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; "
+            f"this machine's pace: {calibration():.0f} ms of CPU for 3,000,000 additions in a Python loop "
+            "(the shared cores' speed varies: compare runs by it)\n"
+        )
         print("| with the trouble list (issue 30) | median ms | p95 ms | CPU ms (this process) |")
         print("|---|---|---|---|")
         for label, (median, p95, cpu) in trouble_rows:
@@ -250,8 +272,10 @@ def trouble_rows_of(client, prefix: str) -> list[tuple[str, tuple[float, float, 
     calls = warm(lambda: overview(client, prefix), client)
     data = overview(client, prefix)
     counts = data["trouble"]["counts"]
-    print(f"trouble found: {counts['error']} problem(s), {counts['warning']} warning(s); "
-          f"the lock-age book read every live lock in {calls} overviews")  # fmt: skip
+    print(
+        f"trouble found: {counts['error']} problem(s), {counts['warning']} warning(s); "
+        f"the lock-age book read every live lock in {calls} overviews"
+    )
 
     def judge():
         now = data["server_time_ms"]

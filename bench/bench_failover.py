@@ -230,9 +230,23 @@ class Node:
             )
             args = ["redis-server", str(conf), "--sentinel"]
         else:
-            args = ["redis-server", "--port", str(self.port), "--bind", HOST, "--save", "",
-                    "--appendonly", "no", "--dir", self.dir, "--logfile", "redis.log",
-                    "--repl-diskless-sync-delay", "0"]  # fmt: skip
+            args = [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                HOST,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+                "--logfile",
+                "redis.log",
+                "--repl-diskless-sync-delay",
+                "0",
+            ]
             if replicaof is not None:
                 args += ["--replicaof", HOST, str(replicaof)]
         self.proc = subprocess.Popen(
@@ -356,8 +370,12 @@ class Topology:
                 if port == master:
                     continue
                 rinfo = node.client.info("replication")
-                if (rinfo.get("role") != "slave" or int(rinfo.get("master_port", 0)) != master
-                        or rinfo.get("master_link_status") != "up" or int(rinfo.get("master_sync_in_progress", 1))):  # fmt: skip
+                if (
+                    rinfo.get("role") != "slave"
+                    or int(rinfo.get("master_port", 0)) != master
+                    or rinfo.get("master_link_status") != "up"
+                    or int(rinfo.get("master_sync_in_progress", 1))
+                ):
                     return f"replica {port} not synced with {master}"
             for sentinel in self.sentinels:
                 s = sentinel.client
@@ -368,8 +386,13 @@ class Topology:
                 if state["flags"] != "master" or int(state["num-other-sentinels"]) != 2:
                     return f"sentinel {sentinel.port}: master flags {state['flags']}, {state['num-other-sentinels']} other sentinels"
                 replicas = [pairs(r) for r in s.execute_command("SENTINEL", "REPLICAS", SERVICE)]
-                healthy = [r for r in replicas if r["flags"] == "slave" and r["master-link-status"] == "ok"
-                           and int(r["master-port"]) == master]  # fmt: skip
+                healthy = [
+                    r
+                    for r in replicas
+                    if r["flags"] == "slave"
+                    and r["master-link-status"] == "ok"
+                    and int(r["master-port"]) == master
+                ]
                 if len(healthy) != 2:
                     seen = [(r["port"], r["flags"], r["master-link-status"]) for r in replicas]
                     return f"sentinel {sentinel.port} sees replicas {seen}"
@@ -383,8 +406,10 @@ class Topology:
         for port, node in self.data.items():
             try:
                 info = node.client.info("replication")
-                lines.append(f"{port}: role {info.get('role')}, master_port {info.get('master_port')}, "
-                             f"link {info.get('master_link_status')}, replicas {info.get('connected_slaves')}")  # fmt: skip
+                lines.append(
+                    f"{port}: role {info.get('role')}, master_port {info.get('master_port')}, "
+                    f"link {info.get('master_link_status')}, replicas {info.get('connected_slaves')}"
+                )
             except redis.RedisError as exc:
                 lines.append(f"{port}: {exc}")
         for sentinel in self.sentinels:
@@ -738,8 +763,24 @@ def one_round(
     still_there(topo.data[topo.master], plain_q, plain_out)
     still_there(topo.data[topo.master], wait_q, wait_out)
     followups = topo.failovers_ended() - ended - 1
-    return Round(old, new, probes["lock"][1], probes["task"][1], lead, term_before, term_after,
-                 first, every, plain_out, wait_out, at_promotion, after_out, followups, topo.master, settle)  # fmt: skip
+    return Round(
+        old,
+        new,
+        probes["lock"][1],
+        probes["task"][1],
+        lead,
+        term_before,
+        term_after,
+        first,
+        every,
+        plain_out,
+        wait_out,
+        at_promotion,
+        after_out,
+        followups,
+        topo.master,
+        settle,
+    )
 
 
 # --- reporting -----------------------------------------------------------------------
@@ -829,10 +870,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"retry period {RETRY_PERIOD:g} s; {LOAD:g} s of load before each SIGKILL, next kill once "
             f"settled for {STABLE:g} s; ports {min(topo.data)}-{min(topo.data) + 5}"
         )
-        runtime.configure({
-            "SENTINEL": {"HOSTS": topo.sentinel_hosts, "SERVICE": SERVICE},
-            "KEY_PREFIX": PREFIX, "SOCKET_TIMEOUT": 1.0, "CONNECT_TIMEOUT": 0.5,
-        })  # fmt: skip
+        runtime.configure(
+            {
+                "SENTINEL": {"HOSTS": topo.sentinel_hosts, "SERVICE": SERVICE},
+                "KEY_PREFIX": PREFIX,
+                "SOCKET_TIMEOUT": 1.0,
+                "CONNECT_TIMEOUT": 0.5,
+            }
+        )
         fences = Fences()
         candidates = [
             LeaderElection("failover", LEASE, RENEW_DEADLINE, RETRY_PERIOD, identity=name)
@@ -878,8 +923,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for what, p in (("lock", r.lock), ("task", r.task), ("leader", r.leader)):
             for kind, count in p.errors.items():
                 errors[f"{what}: {kind}"] += count
-    print("\nfailed attempts before the first success (all rounds): " +
-          ", ".join(f"{k} x{v}" for k, v in sorted(errors.items())))  # fmt: skip
+    print(
+        "\nfailed attempts before the first success (all rounds): "
+        + ", ".join(f"{k} x{v}" for k, v in sorted(errors.items()))
+    )
 
     print("\n## Safety\n")
     load = sum(1 for g in fences.grants if g[1] == "load")
@@ -930,8 +977,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"terms not above the last: {len(bad_terms)}" + (f" {bad_terms}" if bad_terms else "")
     )
     if collect.seen:
-        print("\ndjango_redcoord log records (WARNING and up): " +
-              "; ".join(f"{k} x{v}" for k, v in collect.seen.most_common()))  # fmt: skip
+        print(
+            "\ndjango_redcoord log records (WARNING and up): "
+            + "; ".join(f"{k} x{v}" for k, v in collect.seen.most_common())
+        )
     print(f"\n(total {time.monotonic() - started:.0f} s)")
     return 0
 

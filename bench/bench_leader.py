@@ -79,9 +79,13 @@ class Candidates:
         with open(self.logs / f"{name}.log", "wb") as log:
             self.procs[name] = subprocess.Popen(
                 [sys.executable, "manage.py", "run_leader", "--identity", name],
-                cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 preexec_fn=_die_with_parent,
-            )  # fmt: skip
+            )
         return name
 
     def wait_ready(self, name: str, timeout: float = 30.0) -> None:
@@ -180,23 +184,30 @@ def part_b(
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--quick", action="store_true",
+        "--quick",
+        action="store_true",
         help="smoke run: 1 failover per signal, 1 s windows, lease 1.5 / renew 1 / retry 0.25 s",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--rounds", type=int, default=None, help="failovers per signal (default 5, --quick 1)"
     )
     parser.add_argument(
-        "--window", type=float, default=None,
+        "--window",
+        type=float,
+        default=None,
         help="seconds per commandstats window (default 5, --quick 1)",
-    )  # fmt: skip
+    )
     parser.add_argument("--lease", type=float, default=None, help="default 3, --quick 1.5")
     parser.add_argument("--renew", type=float, default=None, help="default 2, --quick 1")
     parser.add_argument("--retry", type=float, default=None, help="default 0.5, --quick 0.25")
     args = parser.parse_args(argv)
     for option, default, quick in (
-        ("rounds", 5, 1), ("window", 5.0, 1.0), ("lease", 3.0, 1.5), ("renew", 2.0, 1.0), ("retry", 0.5, 0.25)
-    ):  # fmt: skip
+        ("rounds", 5, 1),
+        ("window", 5.0, 1.0),
+        ("lease", 3.0, 1.5),
+        ("renew", 2.0, 1.0),
+        ("retry", 0.5, 0.25),
+    ):
         if getattr(args, option) is None:
             setattr(args, option, quick if args.quick else default)
     if args.rounds < 1 or args.window <= 0:
@@ -228,8 +239,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         rows = []
         for name, times in failovers.items():
-            rows.append([f"leader {name}", f"{statistics.median(times):.3f}", f"{min(times):.3f}",
-                         f"{max(times):.3f}", bounds[name]])  # fmt: skip
+            rows.append(
+                [
+                    f"leader {name}",
+                    f"{statistics.median(times):.3f}",
+                    f"{min(times):.3f}",
+                    f"{max(times):.3f}",
+                    bounds[name],
+                ]
+            )
         print_table(["failover after", "median s", "min s", "max s", "expected"], rows)
 
         client.flushall()
@@ -243,8 +261,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             ["candidates", "sent cmds/s", "server cmds/s (Lua internals incl.)"],
             [[label, f"{sent:.2f}", f"{total:.2f}"] for label, sent, total in costs],
         )
-        print(f"\nexpected sent: leader 1/retry = {1 / args.retry:g}/s; standby 2/retry "
-              f"(EVALSHA + BLPOP) = {2 / args.retry:g}/s")  # fmt: skip
+        print(
+            f"\nexpected sent: leader 1/retry = {1 / args.retry:g}/s; standby 2/retry "
+            f"(EVALSHA + BLPOP) = {2 / args.retry:g}/s"
+        )
         client.close()
     print(f"\n(total {time.monotonic() - started:.0f} s)")
     return 0

@@ -84,8 +84,10 @@ def main() -> int:
             setattr(args, option, quick if args.quick else default)
     prefix = "benchmetrics"
     with RedisServer() as server:
-        print(f"# Metrics scrape benchmark: redis-server {server.version()}, Python {sys.version.split()[0]}, "
-              f"{os.cpu_count()} cores")  # fmt: skip
+        print(
+            f"# Metrics scrape benchmark: redis-server {server.version()}, Python {sys.version.split()[0]}, "
+            f"{os.cpu_count()} cores"
+        )
         started = time.monotonic()
         build_state(server.url, args.locks, args.queues, prefix)
         print(

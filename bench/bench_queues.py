@@ -262,15 +262,24 @@ IMPLS = [
     Impl("rq_simple", "RQ SimpleWorker", "rq", "rq_simple", share=20, once=True),
     Impl("huey", "huey (1 thread)", "huey", "huey", burst=False),
     Impl(
-        "dramatiq", "dramatiq (default, prefetch 2)", "dramatiq", "dramatiq",
-        share=20, once=True, burst=False,
+        "dramatiq",
+        "dramatiq (default, prefetch 2)",
+        "dramatiq",
+        "dramatiq",
+        share=20,
+        once=True,
+        burst=False,
     ),
     Impl(
-        "dramatiq64", "dramatiq prefetch=64", "dramatiq", "dramatiq", {"queue_prefetch": 64},
+        "dramatiq64",
+        "dramatiq prefetch=64",
+        "dramatiq",
+        "dramatiq",
+        {"queue_prefetch": 64},
         burst=False,
     ),
     Impl("raw", "raw floor (LMOVE + LREM)", "raw", "raw"),
-]  # fmt: skip
+]
 ENQUEUERS = [
     ("ours", "ours (Queue.push / push_many)"),
     ("ours_tasks", "ours (Django Tasks enqueue)"),
@@ -507,8 +516,10 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
         (f, label) for f, label in ENQUEUERS if not only or any(i.family == f for i in impls)
     ]
     missing = {f: why for f, _ in families if (why := _not_installed(f))}
-    left_out = ([(f, label) for f, label in families if f in missing],
-                [i for i in impls if i.family in missing])  # fmt: skip
+    left_out = (
+        [(f, label) for f, label in families if f in missing],
+        [i for i in impls if i.family in missing],
+    )
     impls = [i for i in impls if i.family not in missing]
     families = [(f, label) for f, label in families if f not in missing]
     print(header(server))
@@ -545,10 +556,15 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
                 profile = args.profile if args.profile and impl.kind.startswith("ours") else None
                 try:
                     rate = measure_drain(
-                        ctx, producers, impl, nworkers, njobs, stall=30.0,
+                        ctx,
+                        producers,
+                        impl,
+                        nworkers,
+                        njobs,
+                        stall=30.0,
                         profile=f"{profile}.{impl.key}.{nworkers}w" if profile else None,
                         verbose=args.verbose,
-                    )  # fmt: skip
+                    )
                 except DrainFailed as exc:
                     failures.append(f"round {rnd + 1}, {nworkers} worker(s): {exc}")
                     print(f"  FAILED: {exc}", file=sys.stderr, flush=True)
@@ -564,21 +580,40 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
 
     if not args.skip_enqueue:
         block = args.enqueue_jobs // BLOCKS
-        print(f"\n### Enqueue (jobs/s, single-threaded; {args.rounds} x {BLOCKS} interleaved blocks "
-              f"of {block} jobs one by one and {block * 4} jobs in batches of {BATCH})\n")  # fmt: skip
+        print(
+            f"\n### Enqueue (jobs/s, single-threaded; {args.rounds} x {BLOCKS} interleaved blocks "
+            f"of {block} jobs one by one and {block * 4} jobs in batches of {BATCH})\n"
+        )
         huey_one = one.get("huey", [])
         rows = [
-            [label, _fmt_rate(one[f]), _fmt_rate(batched[f]), _ratio(one[f], huey_one),
-             _ratio(batched[f], huey_one)]
+            [
+                label,
+                _fmt_rate(one[f]),
+                _fmt_rate(batched[f]),
+                _ratio(one[f], huey_one),
+                _ratio(batched[f], huey_one),
+            ]
             for f, label in families
-        ]  # fmt: skip
+        ]
         rows += [[label, missing[f], "", "", ""] for f, label in left_out[0]]
-        print(_table(["implementation", "one by one", "batched", "one by one vs huey",
-                      "batched vs huey one by one"], rows))  # fmt: skip
+        print(
+            _table(
+                [
+                    "implementation",
+                    "one by one",
+                    "batched",
+                    "one by one vs huey",
+                    "batched vs huey one by one",
+                ],
+                rows,
+            )
+        )
 
     for nworkers in (1, 2):
-        print(f"\n### Drain, {nworkers} worker process{'es' if nworkers > 1 else ''} "
-              f"(jobs/s from worker start to the last job finished)\n")  # fmt: skip
+        print(
+            f"\n### Drain, {nworkers} worker process{'es' if nworkers > 1 else ''} "
+            f"(jobs/s from worker start to the last job finished)\n"
+        )
         huey_r = drains.get(("huey", nworkers), [])
         dram_r = drains.get(("dramatiq64", nworkers), [])
         raw_r = drains.get(("raw", nworkers), [])
@@ -586,18 +621,42 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
         for impl in impls:
             rates = drains[(impl.key, nworkers)]
             njobs = impl.jobs(args.jobs)
-            rows.append([impl.label, f"{njobs:,}", str(len(rates)), _fmt_rate(rates),
-                         _ratio(rates, huey_r), _ratio(rates, dram_r), _ratio(rates, raw_r)])  # fmt: skip
+            rows.append(
+                [
+                    impl.label,
+                    f"{njobs:,}",
+                    str(len(rates)),
+                    _fmt_rate(rates),
+                    _ratio(rates, huey_r),
+                    _ratio(rates, dram_r),
+                    _ratio(rates, raw_r),
+                ]
+            )
         rows += [[impl.label, "", "", missing[impl.family], "", "", ""] for impl in left_out[1]]
-        print(_table(["implementation", "jobs", "runs", "jobs/s", "vs huey", "vs dramatiq pf=64",
-                      "vs raw floor"], rows))  # fmt: skip
+        print(
+            _table(
+                [
+                    "implementation",
+                    "jobs",
+                    "runs",
+                    "jobs/s",
+                    "vs huey",
+                    "vs dramatiq pf=64",
+                    "vs raw floor",
+                ],
+                rows,
+            )
+        )
 
     print("\n### Targets (ours, default settings)\n")
     targets = []
     for nworkers in (1, 2):
         ours = drains.get(("ours", nworkers), [])
-        for what, other, need in (("huey", "huey", 2.0), ("dramatiq prefetch=64", "dramatiq64", 1.0),
-                                  ("raw floor (stretch)", "raw", 2.0)):  # fmt: skip
+        for what, other, need in (
+            ("huey", "huey", 2.0),
+            ("dramatiq prefetch=64", "dramatiq64", 1.0),
+            ("raw floor (stretch)", "raw", 2.0),
+        ):
             theirs = drains.get((other, nworkers), [])
             targets.append(_target(f"drain, {nworkers} worker(s), vs {what}", ours, theirs, need))
     if not args.skip_enqueue:

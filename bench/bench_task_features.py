@@ -48,12 +48,16 @@ def setup(url: str) -> dict[str, Any]:
     from django.conf import settings
 
     settings.configure(
-        DEBUG=False, SECRET_KEY="bench-task-features", USE_TZ=True,
+        DEBUG=False,
+        SECRET_KEY="bench-task-features",
+        USE_TZ=True,
         INSTALLED_APPS=["django_tasks", "django_redcoord"],
         DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
-        TASKS={"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"]}},
+        TASKS={
+            "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"]}
+        },
         REDCOORD={"URL": url, "KEY_PREFIX": PREFIX},
-    )  # fmt: skip
+    )
     django.setup()
     try:
         from django.tasks import task
@@ -169,8 +173,12 @@ def main(argv: list[str] | None = None) -> None:
             "| row | plain (/s) | feature (/s) | feature / plain | Redis commands per task (plain → feature) |"
         )
         print("| --- | ---: | ---: | ---: | --- |")
-        for feature, plain in (("enqueue unique", "enqueue plain"), ("enqueue duplicate", "enqueue plain"),
-                               ("drain unique", "drain plain"), ("cancel (REMOVED)", "enqueue plain")):  # fmt: skip
+        for feature, plain in (
+            ("enqueue unique", "enqueue plain"),
+            ("enqueue duplicate", "enqueue plain"),
+            ("drain unique", "drain plain"),
+            ("cancel (REMOVED)", "enqueue plain"),
+        ):
             (pr, pc), (fr, fc) = med[plain], med[feature]
             work = (
                 f"{pc:.1f} → {fc:.1f}" if fc else "(the worker's round trips: see bench_queues.py)"

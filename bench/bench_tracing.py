@@ -51,8 +51,13 @@ sys.path.insert(0, str(ROOT))
 
 MODES = ["absent", "off", "api", "sdk", "sdk-in-span", "hand-rolled"]
 # what each mode imports beyond django_redcoord: a mode whose package is missing is left out
-NEEDS = {"off": "opentelemetry.trace", "api": "opentelemetry.trace", "sdk": "opentelemetry.sdk",
-         "sdk-in-span": "opentelemetry.sdk", "hand-rolled": "opentelemetry.sdk"}  # fmt: skip
+NEEDS = {
+    "off": "opentelemetry.trace",
+    "api": "opentelemetry.trace",
+    "sdk": "opentelemetry.sdk",
+    "sdk-in-span": "opentelemetry.sdk",
+    "hand-rolled": "opentelemetry.sdk",
+}
 BODY = {
     "task": "shop.tasks.send_receipt",
     "result": "x" * 32,
@@ -192,9 +197,22 @@ def run_mode(mode: str, messages: int, repeat: int, path: str | None = None) -> 
     if path is not None:
         env["PYTHONPATH"] = path
     done = subprocess.run(
-        [sys.executable, __file__, "--child", mode, "--messages", str(messages), "--repeat", str(repeat)],
-        capture_output=True, text=True, env=env, timeout=600, cwd=path or ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            mode,
+            "--messages",
+            str(messages),
+            "--repeat",
+            str(repeat),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=path or ROOT,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"mode {mode} failed: {done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])["us"]
@@ -234,8 +252,10 @@ def main() -> int:
         otel_version = opentelemetry.version.__version__
     else:
         otel_version = "not installed"
-    print(f"# Tracing cost per message: Python {sys.version.split()[0]}, opentelemetry {otel_version}, "
-          f"{os.cpu_count()} cores; best CPU time of {args.rounds} x {args.repeat} x {args.messages} messages, no Redis round trip")  # fmt: skip
+    print(
+        f"# Tracing cost per message: Python {sys.version.split()[0]}, opentelemetry {otel_version}, "
+        f"{os.cpu_count()} cores; best CPU time of {args.rounds} x {args.repeat} x {args.messages} messages, no Redis round trip"
+    )
     results: dict[str, float] = {}
     if args.before:
         with tempfile.TemporaryDirectory() as tmp:
@@ -259,8 +279,10 @@ def main() -> int:
             )
     base = results.get("before", results["absent"])
     reference = _best(lambda: json.dumps(BODY), args.messages, args.repeat)
-    print(f"# reference: one json.dumps of the {len(json.dumps(BODY))}-byte body costs {reference:.2f} µs "
-          "of CPU here now (about 1 µs on an idle machine: scale the table by it)")  # fmt: skip
+    print(
+        f"# reference: one json.dumps of the {len(json.dumps(BODY))}-byte body costs {reference:.2f} µs "
+        "of CPU here now (about 1 µs on an idle machine: scale the table by it)"
+    )
     what = {
         "before": f"the code of {args.before} (no tracing), opentelemetry absent",
         "absent": "opentelemetry not installed",
@@ -272,14 +294,31 @@ def main() -> int:
     }
     target = {"before": "", "absent": "< 5", "off": "< 5", "api": "< 5"}
     rows = [
-        [mode, what[mode], f"{us:.2f}", f"{us - base:+.2f}", target.get(mode, "-"),
-         ("yes" if us - base < 5 else "NO") if mode in target and mode != "before" else ""]
+        [
+            mode,
+            what[mode],
+            f"{us:.2f}",
+            f"{us - base:+.2f}",
+            target.get(mode, "-"),
+            ("yes" if us - base < 5 else "NO") if mode in target and mode != "before" else "",
+        ]
         for mode, us in results.items()
-    ]  # fmt: skip
-    rows += [[mode, what[mode], f"left out: {needed} not installed", "", target.get(mode, "-"), ""]
-             for mode, needed in missing.items()]  # fmt: skip
-    print_table(["mode", "what", "µs/message", f"vs {'before' if 'before' in results else 'absent'} (µs)",
-                 "target (µs)", "met"], rows)  # fmt: skip
+    ]
+    rows += [
+        [mode, what[mode], f"left out: {needed} not installed", "", target.get(mode, "-"), ""]
+        for mode, needed in missing.items()
+    ]
+    print_table(
+        [
+            "mode",
+            "what",
+            "µs/message",
+            f"vs {'before' if 'before' in results else 'absent'} (µs)",
+            "target (µs)",
+            "met",
+        ],
+        rows,
+    )
     return 0
 
 

@@ -120,8 +120,18 @@ class Plan:
 
 #: rates this shared 2-core machine sustains with every subject running (flat out it made 76 tasks/s)
 FULL = Plan(calm_tasks=6_000, chaos_tasks=100_000, sentinel_tasks=4_000, rate=36.0, contenders=2)
-QUICK = Plan(calm_tasks=200, chaos_tasks=1_500, sentinel_tasks=300, rate=50.0, workers=3, worker_kills=3,
-             redis_kills=1, leader_kills=1, contenders=2, limiters=1)  # fmt: skip
+QUICK = Plan(
+    calm_tasks=200,
+    chaos_tasks=1_500,
+    sentinel_tasks=300,
+    rate=50.0,
+    workers=3,
+    worker_kills=3,
+    redis_kills=1,
+    leader_kills=1,
+    contenders=2,
+    limiters=1,
+)
 
 
 @dataclass
@@ -168,8 +178,15 @@ def start_leader(bench: Bench, **env: str) -> Any:
 
 def start_producers(bench: Bench, plan: Plan, tasks: int, producers: int, **env: str) -> list[Any]:
     each = [tasks // producers + (i < tasks % producers) for i in range(producers)]
-    subjects = [bench.spawn("producer", ["-m", "bench._soak_producer", str(n), str(plan.rate)],
-                            DJANGO_SETTINGS_MODULE=SETTINGS, **env) for n in each]  # fmt: skip
+    subjects = [
+        bench.spawn(
+            "producer",
+            ["-m", "bench._soak_producer", str(n), str(plan.rate)],
+            DJANGO_SETTINGS_MODULE=SETTINGS,
+            **env,
+        )
+        for n in each
+    ]
     for subject in subjects:
         subject.terminated = True  # each exits 0 by itself when done
     return subjects
@@ -194,8 +211,10 @@ def drained(bench: Bench, expected: int) -> bool:
         if bench.oracle.hlen("runs") < expected:
             return False
         client = bench.client(socket_timeout=5)
-        return all(not (d.ready or d.delayed or d.processing)
-                   for d in (Queue(q, client=client, prefix=bench.prefix).depths() for q in QUEUES))  # fmt: skip
+        return all(
+            not (d.ready or d.delayed or d.processing)
+            for d in (Queue(q, client=client, prefix=bench.prefix).depths() for q in QUEUES)
+        )
     except redis.RedisError:
         return False
 
@@ -250,8 +269,12 @@ def settle(bench: Bench, phase: Phase, deadline: float, tail: set[str] = frozens
         "0",
         [v for v in bad if "never ran" in v],
     )
-    phase.check("tasks whose result is wrong (not SUCCESSFUL; a failing one not FAILED and dead-lettered)",
-                len([v for v in bad if "never ran" not in v]), "0", [v for v in bad if "never ran" not in v])  # fmt: skip
+    phase.check(
+        "tasks whose result is wrong (not SUCCESSFUL; a failing one not FAILED and dead-lettered)",
+        len([v for v in bad if "never ran" not in v]),
+        "0",
+        [v for v in bad if "never ran" not in v],
+    )
     ran = checks.parse_runs(bench.oracle.lrange(checks.RAN_KEY, 0, -1))
     phase.lat = checks.latencies(ran)
     phase.facts["runs"] = sum(len(g) for g in ran.values())
@@ -280,14 +303,22 @@ def duplicate_check(phase: Phase, faults: list[checks.Fault], workers: int) -> N
         unexplained,
     )
     over = [v for v in found if "more than its prefetch" in v]
-    phase.check(f"duplicate runs caused by one worker kill (max), ≤ prefetch {PREFETCH}",
-                phase.facts["duplicate_worst_kill"], f"≤ {PREFETCH}", over)  # fmt: skip
+    phase.check(
+        f"duplicate runs caused by one worker kill (max), ≤ prefetch {PREFETCH}",
+        phase.facts["duplicate_worst_kill"],
+        f"≤ {PREFETCH}",
+        over,
+    )
     kills = sum(f.pid is not None for f in faults)
     server = len(faults) - kills
     total_bound = (kills + server * workers) * PREFETCH
-    phase.check(f"duplicate runs (all), ≤ (worker kills {kills} + server faults {server} × {workers} workers) × "
-                f"prefetch {PREFETCH}", extra, f"≤ {total_bound:,}",
-                [] if extra <= total_bound else [f"{extra} duplicates > {total_bound}"])  # fmt: skip
+    phase.check(
+        f"duplicate runs (all), ≤ (worker kills {kills} + server faults {server} × {workers} workers) × "
+        f"prefetch {PREFETCH}",
+        extra,
+        f"≤ {total_bound:,}",
+        [] if extra <= total_bound else [f"{extra} duplicates > {total_bound}"],
+    )
 
 
 def is_up(subject: Any) -> bool:
@@ -445,10 +476,21 @@ def load_phase(name: str, plan: Plan, workdir: Path, servers: list[Any]) -> Phas
             start_worker(bench)
         for _ in range(2):
             start_leader(bench)
-        contenders = [bench.spawn("contender", ["-m", "tests.faults.contender", "soak:fenced", str(seconds), str(LOCK_TTL)])
-                      for _ in range(plan.contenders)]  # fmt: skip
-        limiters = [bench.spawn("limiter", ["-m", "bench._soak_limiter", str(seconds), POLICY[0], "client:shared"],
-                                DJANGO_SETTINGS_MODULE=SETTINGS) for _ in range(plan.limiters)]  # fmt: skip
+        contenders = [
+            bench.spawn(
+                "contender",
+                ["-m", "tests.faults.contender", "soak:fenced", str(seconds), str(LOCK_TTL)],
+            )
+            for _ in range(plan.contenders)
+        ]
+        limiters = [
+            bench.spawn(
+                "limiter",
+                ["-m", "bench._soak_limiter", str(seconds), POLICY[0], "client:shared"],
+                DJANGO_SETTINGS_MODULE=SETTINGS,
+            )
+            for _ in range(plan.limiters)
+        ]
         for subject in contenders + limiters:
             subject.terminated = True  # each exits 0 by itself after `seconds`
         wait_for(
@@ -502,9 +544,13 @@ def load_phase(name: str, plan: Plan, workdir: Path, servers: list[Any]) -> Phas
         duplicate_check(phase, faults, plan.workers)
         if chaos:
             done = [r["seconds"] for r in reclaims if r["seconds"] is not None]
-            phase.check(f"slowest reclaim of a killed worker's messages (s), bound heartbeat timeout {TIMEOUT:g} + "
-                        f"reaper interval {HEARTBEAT:g}", round(max(done, default=0.0), 1), f"≤ {RECLAIM_BOUND:g}",
-                        checks.slow_reclaims(reclaims))  # fmt: skip
+            phase.check(
+                f"slowest reclaim of a killed worker's messages (s), bound heartbeat timeout {TIMEOUT:g} + "
+                f"reaper interval {HEARTBEAT:g}",
+                round(max(done, default=0.0), 1),
+                f"≤ {RECLAIM_BOUND:g}",
+                checks.slow_reclaims(reclaims),
+            )
         for subject in contenders + limiters:
             subject.proc.wait(max(0.0, started + seconds - time.monotonic()) + 120)
         lock_checks(bench, phase)
@@ -599,11 +645,26 @@ def sentinel_phase(plan: Plan, workdir: Path, servers: list[Any]) -> Phase:
     phase = Phase("sentinel")
     master = RedisServer(extra=("--appendonly", "yes", "--appendfsync", "always")).start()
     servers.append(master)
-    replicas = [RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port), "--appendonly", "yes",
-                                   "--appendfsync", "always")).start() for _ in range(2)]  # fmt: skip
+    replicas = [
+        RedisServer(
+            extra=(
+                "--replicaof",
+                "127.0.0.1",
+                str(master.port),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            )
+        ).start()
+        for _ in range(2)
+    ]
     servers += replicas
-    wait_for(lambda: all(_info(r, "replication").get("master_link_status") == "up" for r in replicas), 30,
-             "the replicas to sync")  # fmt: skip
+    wait_for(
+        lambda: all(_info(r, "replication").get("master_link_status") == "up" for r in replicas),
+        30,
+        "the replicas to sync",
+    )
     sentinels = [SentinelServer(master.port).start() for _ in range(3)]
     servers += sentinels
     for sentinel in sentinels:  # see SENTINEL_DOWN_AFTER
@@ -651,16 +712,27 @@ def sentinel_phase(plan: Plan, workdir: Path, servers: list[Any]) -> Phase:
         phase.check(
             f"acknowledged enqueues lost with the killed master's unreplicated writes (Redis replicates "
             f"asynchronously), each acknowledged ≤ {REPLICATION_LAG_BOUND:g} s before the SIGKILL",
-            len(tail), f"any, ≤ {REPLICATION_LAG_BOUND:g} s old",
-            [] if oldest <= REPLICATION_LAG_BOUND else [f"one was acknowledged {oldest:.1f} s before the kill: "
-                                                        "longer than any replication lag explains"],
-        )  # fmt: skip
+            len(tail),
+            f"any, ≤ {REPLICATION_LAG_BOUND:g} s old",
+            []
+            if oldest <= REPLICATION_LAG_BOUND
+            else [
+                f"one was acknowledged {oldest:.1f} s before the kill: "
+                "longer than any replication lag explains"
+            ],
+        )
         settle(bench, phase, 180, tail)
         phase.seconds = time.monotonic() - started
         epochs = {_sentinel_epoch(s) for s in sentinels}
         phase.facts["sentinel_epochs"] = sorted(epochs)
-        phase.check("failovers the sentinels made (config epoch), exactly the one caused", max(epochs), "1",
-                    [] if epochs == {1} else [f"the sentinels' config epochs are {sorted(epochs)}: an unplanned failover"])  # fmt: skip
+        phase.check(
+            "failovers the sentinels made (config epoch), exactly the one caused",
+            max(epochs),
+            "1",
+            []
+            if epochs == {1}
+            else [f"the sentinels' config epochs are {sorted(epochs)}: an unplanned failover"],
+        )
         duplicate_check(phase, [checks.Fault("Sentinel failover (master SIGKILLed)", wall)], 2)
         leader_checks(bench, phase)
         stop_everything(bench, phase)
@@ -793,13 +865,30 @@ def main(argv: list[str] | None = None) -> int:
     if not args.render_from:
         ended = time.time()
         source = args.source or report.git_source()
-        saved = {"began": began, "ended": ended, "plan": asdict(plan), "quick": args.quick, "source": source,
-                 "load": [load_at_start, os.getloadavg()],
-                 "phases": [asdict(p) for p in phases]}  # fmt: skip
+        saved = {
+            "began": began,
+            "ended": ended,
+            "plan": asdict(plan),
+            "quick": args.quick,
+            "source": source,
+            "load": [load_at_start, os.getloadavg()],
+            "phases": [asdict(p) for p in phases],
+        }
         (workdir / "phases.json").write_text(json.dumps(saved, default=str))
-    text = report.render(phases, plan=plan, quick=args.quick, began=began, ended=ended, source=saved["source"], load=saved.get("load", [os.getloadavg()] * 2),
-                         reclaim_bound=RECLAIM_BOUND, lock_ttl=LOCK_TTL, policy=POLICY, workdir=workdir,
-                         sentinel_down_after=SENTINEL_DOWN_AFTER)  # fmt: skip
+    text = report.render(
+        phases,
+        plan=plan,
+        quick=args.quick,
+        began=began,
+        ended=ended,
+        source=saved["source"],
+        load=saved.get("load", [os.getloadavg()] * 2),
+        reclaim_bound=RECLAIM_BOUND,
+        lock_ttl=LOCK_TTL,
+        policy=POLICY,
+        workdir=workdir,
+        sentinel_down_after=SENTINEL_DOWN_AFTER,
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text)
     failed = [c for p in phases for c in p.checks if c.violations]

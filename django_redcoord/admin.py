@@ -250,8 +250,11 @@ class DashboardAdmin(admin.ModelAdmin):
         params = request.POST if request.method == "POST" else request.GET
         try:
             # a job's name is part of its state key: no {tag} (registration refuses one too)
-            name = validate_name(params.get("name", ""), "job name" if action in JOB_ACTIONS else "name",
-                                 tag=action not in JOB_ACTIONS)  # fmt: skip
+            name = validate_name(
+                params.get("name", ""),
+                "job name" if action in JOB_ACTIONS else "name",
+                tag=action not in JOB_ACTIONS,
+            )
             fence = (
                 int(params.get("fence", "0"))
                 if action in ("force-release", "revoke-permit")

@@ -91,8 +91,11 @@ class ScheduleForm(forms.Form):
                     choices=[("true", "true"), ("false", "false")]
                 )
             else:
-                field = forms.CharField(max_length=1000 if param.type is str else 40, strip=False,
-                                        required=param.type is not str)  # fmt: skip
+                field = forms.CharField(
+                    max_length=1000 if param.type is str else 40,
+                    strip=False,
+                    required=param.type is not str,
+                )
             field.label = f"{name} ({param.kind}; default {param.default!r})"
             self.fields[f"param_{name}"] = field
 
@@ -103,8 +106,11 @@ class ScheduleForm(forms.Form):
         kind = data.get("kind")
         every = cron = None
         if "version" in self._errors:  # a hidden field: its own error would show nowhere
-            self.add_error(None, "this page's version field is missing or not an integer >= 0: reload the page "
-                                 "and edit again")  # fmt: skip
+            self.add_error(
+                None,
+                "this page's version field is missing or not an integer >= 0: reload the page "
+                "and edit again",
+            )
         try:
             if kind in self._errors:
                 pass  # its field's own error (too long...) says it: not a second one about an empty value
@@ -163,8 +169,11 @@ def schedule_view(model_admin: Any, request: HttpRequest) -> HttpResponse:
         return redirect(home)
     job = autodiscover().get(name)
     if job is None:
-        messages.error(request, f"No periodic job named {name!r} is registered in this process: only jobs "
-                                "registered with @periodic can be edited.")  # fmt: skip
+        messages.error(
+            request,
+            f"No periodic job named {name!r} is registered in this process: only jobs "
+            "registered with @periodic can be edited.",
+        )
         return redirect(home)
     allowed = can_edit(request.user, job)
     if request.method == "POST" and not allowed:
@@ -233,14 +242,21 @@ def _unknown(
 ) -> _Unknown:
     """Say so on the page and in the history: the edit may be in force (every retry from this page is
     refused if it is: the form names the version it was read at)."""
-    messages.error(request, f"Unknown whether it was stored: {exc}. Reload this page: the versions kept show "
-                            "whether it was (saving this page again is refused if it was).")  # fmt: skip
-    return _Unknown(form, f"Tried to {what} of periodic job {job.name} of election {election.name}; unknown "
-                          f"whether Redis stored it ({type(exc).__name__}: {exc})")  # fmt: skip
+    messages.error(
+        request,
+        f"Unknown whether it was stored: {exc}. Reload this page: the versions kept show "
+        "whether it was (saving this page again is refused if it was).",
+    )
+    return _Unknown(
+        form,
+        f"Tried to {what} of periodic job {job.name} of election {election.name}; unknown "
+        f"whether Redis stored it ({type(exc).__name__}: {exc})",
+    )
 
 
-def _act(model_admin: Any, request: HttpRequest, job: Any, election: Any,
-         head: int) -> str | ScheduleForm | _Unknown | None:  # fmt: skip
+def _act(
+    model_admin: Any, request: HttpRequest, job: Any, election: Any, head: int
+) -> str | ScheduleForm | _Unknown | None:
     """Store the POSTed edit or revert: the LogEntry message, or the form with its errors."""
     from .core.exceptions import CoordinationUnavailable
     from .core.periodic.schedules import edit_schedule, revert_schedule
@@ -344,14 +360,22 @@ def _shown(version: Any, job: Any) -> dict[str, Any]:
             what = version.label(job) or job.schedule
         except ValueError as exc:
             what = f"unreadable here: {exc}"
-    return {"version": version.version, "what": _printable(what), "by": _printable(version.by),
-            "since": _local(version.since_ms) if version.since_ms else None}  # fmt: skip
+    return {
+        "version": version.version,
+        "what": _printable(what),
+        "by": _printable(version.by),
+        "since": _local(version.since_ms) if version.since_ms else None,
+    }
 
 
 def _describe(job: Any, edit: dict[str, Any]) -> str:
-    parts = [f"every {edit['every']:g}s" if edit["every"] is not None
-             else f"cron {edit['cron']}" if edit["cron"] is not None
-             else f"its code schedule ({job.schedule})"]  # fmt: skip
+    parts = [
+        f"every {edit['every']:g}s"
+        if edit["every"] is not None
+        else f"cron {edit['cron']}"
+        if edit["cron"] is not None
+        else f"its code schedule ({job.schedule})"
+    ]
     args = ", ".join(f"{k}={v!r}" for k, v in sorted(edit["params"].items()))
     parts.append(f"arguments {args}" if args else "the code's arguments")
     return " with ".join(parts)

@@ -84,11 +84,13 @@ def check_tracing(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
         missing = True
     if not missing:
         return []
-    return [checks.Error(
-        "REDCOORD['TRACING'] is on but opentelemetry-api is not installed.",
-        hint="pip install 'django-redcoord[otel]' (and configure a tracer provider), or set TRACING to False.",
-        id="redcoord.E040",
-    )]  # fmt: skip
+    return [
+        checks.Error(
+            "REDCOORD['TRACING'] is on but opentelemetry-api is not installed.",
+            hint="pip install 'django-redcoord[otel]' (and configure a tracer provider), or set TRACING to False.",
+            id="redcoord.E040",
+        )
+    ]
 
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
@@ -155,11 +157,21 @@ def _check_sentinels(sentinel: dict[str, Any]) -> list[checks.CheckMessage]:
     import redis
 
     hosts = sentinel["HOSTS"]
-    answers = _ping_each([
-        redis.Redis(host, port, username=sentinel["SENTINEL_USERNAME"], password=sentinel["SENTINEL_PASSWORD"],
-                    ssl=sentinel["SSL"], socket_timeout=0.5, socket_connect_timeout=0.5, retry_on_error=[])
-        for host, port in hosts
-    ])  # fmt: skip
+    answers = _ping_each(
+        [
+            redis.Redis(
+                host,
+                port,
+                username=sentinel["SENTINEL_USERNAME"],
+                password=sentinel["SENTINEL_PASSWORD"],
+                ssl=sentinel["SSL"],
+                socket_timeout=0.5,
+                socket_connect_timeout=0.5,
+                retry_on_error=[],
+            )
+            for host, port in hosts
+        ]
+    )
     return [
         checks.Warning(
             f"Sentinel {i + 1} of {len(hosts)} ({host}:{port}) did not answer: {why}",
@@ -437,21 +449,27 @@ def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[check
             except (redis.ConnectionError, redis.TimeoutError, OSError):
                 continue  # W009 reports a node that does not answer
             except redis.RedisError as exc:
-                found.append(checks.Warning(
-                    f"Could not read cluster-require-full-coverage of Redis at {server}: CONFIG GET was refused ({exc}).",
-                    hint=COVERAGE_HINT, id="redcoord.W015",
-                ))  # fmt: skip
+                found.append(
+                    checks.Warning(
+                        f"Could not read cluster-require-full-coverage of Redis at {server}: CONFIG GET was refused ({exc}).",
+                        hint=COVERAGE_HINT,
+                        id="redcoord.W015",
+                    )
+                )
                 continue
             value = {str(k): v for k, v in (reply or {}).items()}.get(
                 "cluster-require-full-coverage", "yes"
             )
             value = value.decode() if isinstance(value, bytes) else str(value)
             if value.strip().lower() != "no":
-                found.append(checks.Warning(
-                    f"Redis at {server} has cluster-require-full-coverage {value}: while any primary of the "
-                    "Cluster is down it refuses every call (CLUSTERDOWN), for the slots it serves too.",
-                    hint=COVERAGE_HINT, id="redcoord.W015",
-                ))  # fmt: skip
+                found.append(
+                    checks.Warning(
+                        f"Redis at {server} has cluster-require-full-coverage {value}: while any primary of the "
+                        "Cluster is down it refuses every call (CLUSTERDOWN), for the slots it serves too.",
+                        hint=COVERAGE_HINT,
+                        id="redcoord.W015",
+                    )
+                )
     finally:
         client.close()
     return found
@@ -494,8 +512,11 @@ def check_rate_limit_middleware(
     if any(authenticates(path) for path in middleware[:ours]):
         return []
     after = any(authenticates(path) for path in middleware[ours + 1 :])
-    where = "comes before django.contrib.auth.middleware.AuthenticationMiddleware" if after else (
-        "has no django.contrib.auth.middleware.AuthenticationMiddleware before it")  # fmt: skip
+    where = (
+        "comes before django.contrib.auth.middleware.AuthenticationMiddleware"
+        if after
+        else ("has no django.contrib.auth.middleware.AuthenticationMiddleware before it")
+    )
     rules_text = ", ".join(f"REDCOORD['RATE_LIMITS'][{i}]" for i in by_user)
     return [
         checks.Error(

@@ -23,9 +23,20 @@ from .core.options import DEFAULTS, EMBEDDED, URL_SCHEMES, problems, validate
 from .core.runtime import runtime
 
 __all__ = [
-    "DEFAULTS", "EMBEDDED", "URL_SCHEMES", "clear_cache", "config_or_defaults", "default_prefix",
-    "embedded_dir", "get_config", "install", "lock_defaults", "problems", "settings_available", "validate",
-]  # fmt: skip
+    "DEFAULTS",
+    "EMBEDDED",
+    "URL_SCHEMES",
+    "clear_cache",
+    "config_or_defaults",
+    "default_prefix",
+    "embedded_dir",
+    "get_config",
+    "install",
+    "lock_defaults",
+    "problems",
+    "settings_available",
+    "validate",
+]
 
 
 @functools.lru_cache(maxsize=1)

@@ -323,8 +323,15 @@ class WaitBook:
         self.last_full_reads = 0
         self.last_head_reads = 0
 
-    def read(self, client: Any, keys: KeyBuilder, names: list[str], *, last: dict[str, int] | None = None,
-             now_ms: int = 0) -> list[list[tuple[int, int, int, int]]]:  # fmt: skip
+    def read(
+        self,
+        client: Any,
+        keys: KeyBuilder,
+        names: list[str],
+        *,
+        last: dict[str, int] | None = None,
+        now_ms: int = 0,
+    ) -> list[list[tuple[int, int, int, int]]]:
         """The wait entries of each of ``names`` (minute, grants, sum_ms, max_ms), newest first: two round trips at most.
 
         ``last``: name -> the minute of its last wait, as the wait index says (its newest entry's
@@ -342,8 +349,14 @@ class WaitBook:
                 for name in book.keys() - set(names):
                     del book[name]
                     read_at.pop(name, None)
-            known = [n for n in names if n in book and not (
-                book[n] and book[n][0][0] == last.get(n) and read_at.get(n, 0) > book[n][0][0])]  # fmt: skip
+            known = [
+                n
+                for n in names
+                if n in book
+                and not (
+                    book[n] and book[n][0][0] == last.get(n) and read_at.get(n, 0) > book[n][0][0]
+                )
+            ]
             heads = self._lrange(client, keys, known, 0, 0)
             again = [n for n in names if n not in book]
             for name, head in zip(known, heads, strict=True):
@@ -368,8 +381,12 @@ class WaitBook:
         if not names:
             return []
         operation = "read the lock waits"
-        replies = commands(client, tuple(("LRANGE", keys.lock(name).waits, start, stop) for name in names),
-                           operation=operation, raise_errors=False)  # fmt: skip
+        replies = commands(
+            client,
+            tuple(("LRANGE", keys.lock(name).waits, start, stop) for name in names),
+            operation=operation,
+            raise_errors=False,
+        )
         out: list[Any] = []
         for name, entries in zip(names, replies, strict=True):
             if isinstance(entries, Exception):
@@ -466,14 +483,26 @@ def list_latches(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
     from .core.latches import read_barriers, read_latches
 
     rows = [
-        {"kind": "latch", "name": x["name"], "state": "open" if x["count"] == 0 else f"{x['count']} of {x['initial']} to go",
-         "broken": x["broken"], "waiting": x["waiters"], "parties": len(x["parties"])}
+        {
+            "kind": "latch",
+            "name": x["name"],
+            "state": "open" if x["count"] == 0 else f"{x['count']} of {x['initial']} to go",
+            "broken": x["broken"],
+            "waiting": x["waiters"],
+            "parties": len(x["parties"]),
+        }
         for x in read_latches(client, prefix=keys.prefix, now_ms=now_ms)
     ] + [
-        {"kind": "barrier", "name": x["name"], "state": f"generation {x['generation']}", "broken": x["broken"],
-         "waiting": len(x["waiting"]), "parties": len(x["waiting"])}
+        {
+            "kind": "barrier",
+            "name": x["name"],
+            "state": f"generation {x['generation']}",
+            "broken": x["broken"],
+            "waiting": len(x["waiting"]),
+            "parties": len(x["waiting"]),
+        }
         for x in read_barriers(client, prefix=keys.prefix, now_ms=now_ms)
-    ]  # fmt: skip
+    ]
     return rows
 
 
@@ -505,11 +534,14 @@ def list_signals(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
             }
         )
         rows += [
-            {"kind": "group", "name": f"{t['name']} / {g['group']}",
-             "state": f"{g['consumers']} subscriber(s), {g['pending']} pending, lag {g['lag'] if g['lag'] is not None else '?'}",
-             "waiting": None}
+            {
+                "kind": "group",
+                "name": f"{t['name']} / {g['group']}",
+                "state": f"{g['consumers']} subscriber(s), {g['pending']} pending, lag {g['lag'] if g['lag'] is not None else '?'}",
+                "waiting": None,
+            }
             for g in t["groups"]
-        ]  # fmt: skip
+        ]
     return rows
 
 
@@ -585,8 +617,12 @@ class HistoryBook:
         if not names:
             return {}
         operation = "read queue history"
-        replies = commands(client, tuple(("LRANGE", keys.queue_history(n), 0, HISTORY_SAMPLES - 1) for n in names),
-                           operation=operation, raise_errors=False)  # fmt: skip
+        replies = commands(
+            client,
+            tuple(("LRANGE", keys.queue_history(n), 0, HISTORY_SAMPLES - 1) for n in names),
+            operation=operation,
+            raise_errors=False,
+        )
         since = (now_ms - HOUR_MS) // 60_000
         out: dict[str, dict[str, list[list[float]]]] = {}
         careful: list[str] = []
@@ -900,8 +936,15 @@ def _summary(message: Message, task: tuple[str, str] | None) -> str:
         return f"(unreadable: {message.error})"
     if task:
         args, kwargs = message.body.get("args"), message.body.get("kwargs")
-        args = ", ".join([*(_short(_dumps(a), 60) for a in (args if isinstance(args, list) else [])),
-                          *(f"{k}={_short(_dumps(v), 60)}" for k, v in (kwargs if isinstance(kwargs, dict) else {}).items())])  # fmt: skip
+        args = ", ".join(
+            [
+                *(_short(_dumps(a), 60) for a in (args if isinstance(args, list) else [])),
+                *(
+                    f"{k}={_short(_dumps(v), 60)}"
+                    for k, v in (kwargs if isinstance(kwargs, dict) else {}).items()
+                ),
+            ]
+        )
         return _short(f"{task[0]}({args})")
     return _short(message.body)
 
@@ -979,8 +1022,11 @@ def overview(
     ):  # (one server: the indexes of 256 buckets are read apart, see _read_numbers)
         kinds = tuple(kind for kind in kinds if kind not in _BUCKETED)
     # (counting first: what the one read of every index skips is counted too)
-    with unavailable_as_ours(client, "read the coordination overview"), counting_unreadable() as unreadable, \
-            reading_all(client, keys, kinds=kinds):  # fmt: skip
+    with (
+        unavailable_as_ours(client, "read the coordination overview"),
+        counting_unreadable() as unreadable,
+        reading_all(client, keys, kinds=kinds),
+    ):
         now_ms = _server_ms(client)
 
         def section(what: str, read: Any, empty: Any, *, needed: bool = True) -> Any:
@@ -1009,21 +1055,54 @@ def overview(
         data = {
             "server_time_ms": now_ms,
             "prefix": prefix,
-            "locks": section("locks", lambda: list_locks(client, keys, now_ms=now_ms, contains=contains, page=page, live=live),
-                             {"total": len(live), "page": page, "pages": 1, "contains": contains, "items": []}, needed=page_too),
-            "lock_waits": section("lock waits", lambda: list_lock_waits(client, keys, now_ms=now_ms, contains=contains),
-                                  {"total": 0, "items": []}, needed=page_too),
-            "semaphores": section("semaphores", lambda: list_semaphores(client, keys, now_ms=now_ms), [], needed=page_too),
-            "rwlocks": section("read-write locks", lambda: list_rwlocks(client, keys, now_ms=now_ms), [], needed=page_too),
-            "latches": section("latches and barriers", lambda: list_latches(client, keys, now_ms=now_ms), [], needed=page_too),
-            "signals": section("events, signals and topics", lambda: list_signals(client, keys, now_ms=now_ms), [],
-                               needed=page_too),
+            "locks": section(
+                "locks",
+                lambda: list_locks(
+                    client, keys, now_ms=now_ms, contains=contains, page=page, live=live
+                ),
+                {"total": len(live), "page": page, "pages": 1, "contains": contains, "items": []},
+                needed=page_too,
+            ),
+            "lock_waits": section(
+                "lock waits",
+                lambda: list_lock_waits(client, keys, now_ms=now_ms, contains=contains),
+                {"total": 0, "items": []},
+                needed=page_too,
+            ),
+            "semaphores": section(
+                "semaphores",
+                lambda: list_semaphores(client, keys, now_ms=now_ms),
+                [],
+                needed=page_too,
+            ),
+            "rwlocks": section(
+                "read-write locks",
+                lambda: list_rwlocks(client, keys, now_ms=now_ms),
+                [],
+                needed=page_too,
+            ),
+            "latches": section(
+                "latches and barriers",
+                lambda: list_latches(client, keys, now_ms=now_ms),
+                [],
+                needed=page_too,
+            ),
+            "signals": section(
+                "events, signals and topics",
+                lambda: list_signals(client, keys, now_ms=now_ms),
+                [],
+                needed=page_too,
+            ),
             "rate_limits": section("rate limits", lambda: list_rate_limits(client, keys), []),
             # (the charts' history only for the page: the trouble list judges depths and dead letters)
-            "queues": section("queues", lambda: list_queues(client, keys, now_ms=now_ms if page_too else None), []),
+            "queues": section(
+                "queues", lambda: list_queues(client, keys, now_ms=now_ms if page_too else None), []
+            ),
             "workers": section("workers", lambda: list_workers(client, keys, now_ms=now_ms), []),
-            "leaders": section("leaders", lambda: leaders(client, keys, elections, now_ms=now_ms), []),
-        }  # fmt: skip
+            "leaders": section(
+                "leaders", lambda: leaders(client, keys, elections, now_ms=now_ms), []
+            ),
+        }
         data["unreadable"] = dict(unreadable)
         data["trouble"] = section(
             "trouble",
@@ -1031,8 +1110,14 @@ def overview(
             None,
         )
         if data["trouble"] is None:
-            data["trouble"] = {"items": [], "counts": {"error": 0, "warning": 0}, "unchecked": True,
-                               "notes": ["The trouble check could not be done (see the log): look at the sections below."]}  # fmt: skip
+            data["trouble"] = {
+                "items": [],
+                "counts": {"error": 0, "warning": 0},
+                "unchecked": True,
+                "notes": [
+                    "The trouble check could not be done (see the log): look at the sections below."
+                ],
+            }
         data["unreadable"] = dict(unreadable)
     return data
 
@@ -1061,8 +1146,10 @@ def leaders(
         known = registry if name == DEFAULT_ELECTION else {}
         # while a leader leads, also the jobs registered here that it never claimed (its code lacks
         # them, or it is stuck): no state in Redis, yet they must show, red, as "never scheduled"
-        states = read_job_states(SimpleNamespace(client=client, keys=election_keys),  # type: ignore[arg-type]
-                                 also=list(known) if lead is not None else ())  # fmt: skip
+        states = read_job_states(
+            SimpleNamespace(client=client, keys=election_keys),  # type: ignore[arg-type]
+            also=list(known) if lead is not None else (),
+        )
         edits = _schedule_edits(
             client,
             election_keys,
@@ -1164,5 +1251,10 @@ def _job_health(
             "late": 0.0,
             "max_late": 0.0,
         }
-    return {"health": found.status, "overdue": not found.ok, "health_reason": found.reason,
-            "late": found.late, "max_late": found.max_late}  # fmt: skip
+    return {
+        "health": found.status,
+        "overdue": not found.ok,
+        "health_reason": found.reason,
+        "late": found.late,
+        "max_late": found.max_late,
+    }

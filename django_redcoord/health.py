@@ -128,15 +128,25 @@ class Probe:
             validate_name(name, "job name", tag=False)
         if max_late is not None:
             if not jobs:
-                raise ValueError("a max late needs a job: add --job NAME (view: job=); --jobs (view: jobs=1) "
-                                 "checks each job against its own @periodic(max_late=...)")  # fmt: skip
+                raise ValueError(
+                    "a max late needs a job: add --job NAME (view: job=); --jobs (view: jobs=1) "
+                    "checks each job against its own @periodic(max_late=...)"
+                )
             max_late = check_seconds(max_late, "max late (--max-late, view: max_late=)")
             if max_late > MAX_LATE_LIMIT:
                 raise ValueError(
                     f"max late must be at most {MAX_LATE_LIMIT:g} seconds (400 days), not {max_late:g}"
                 )
-        return cls(workers, leaders, queues, None if max_age is None else float(max_age), this_host,
-                   jobs, bool(all_jobs), max_late)  # fmt: skip
+        return cls(
+            workers,
+            leaders,
+            queues,
+            None if max_age is None else float(max_age),
+            this_host,
+            jobs,
+            bool(all_jobs),
+            max_late,
+        )
 
 
 @dataclass(frozen=True)
@@ -190,20 +200,30 @@ def run_checks(
         CheckResult("redis", True, f"{describe(client)} answered PING in {elapsed_ms:.1f} ms")
     ]
     if specs:
-        results += _guarded(client, [_worker_check_name(w, q) for w, q in specs],
-                            lambda: check_workers(client, keys, specs, now_ms=now_ms, hostname=host,
-                                                  this_host=probe.this_host))  # fmt: skip
+        results += _guarded(
+            client,
+            [_worker_check_name(w, q) for w, q in specs],
+            lambda: check_workers(
+                client, keys, specs, now_ms=now_ms, hostname=host, this_host=probe.this_host
+            ),
+        )
     for election in probe.leaders:
         results += _guarded(
             client, [f"leader:{election}"], lambda e=election: [check_leader(client, keys, e)]
         )
     if probe.max_age is not None:
         max_age = probe.max_age
-        results += _guarded(client, [f"queue:{q}" for q in probe.queues],
-                            lambda: check_queues(client, prefix, probe.queues, max_age, now_ms=now_ms))  # fmt: skip
+        results += _guarded(
+            client,
+            [f"queue:{q}" for q in probe.queues],
+            lambda: check_queues(client, prefix, probe.queues, max_age, now_ms=now_ms),
+        )
     if probe.checks_jobs:
-        results += _guarded(client, [f"job:{j}" for j in job_names] or ["jobs"],
-                            lambda: check_jobs(client, keys, probe, registry or {}, now_ms=now_ms))  # fmt: skip
+        results += _guarded(
+            client,
+            [f"job:{j}" for j in job_names] or ["jobs"],
+            lambda: check_jobs(client, keys, probe, registry or {}, now_ms=now_ms),
+        )
     return results
 
 
@@ -218,8 +238,14 @@ def check_jobs(
     """
     names = _job_names(probe, registry)
     if not names:
-        return [CheckResult("jobs", False, "no periodic job is registered in this process: autodiscover found "
-                            "none (<app>.jobs modules, REDCOORD['JOBS'])")]  # fmt: skip
+        return [
+            CheckResult(
+                "jobs",
+                False,
+                "no periodic job is registered in this process: autodiscover found "
+                "none (<app>.jobs modules, REDCOORD['JOBS'])",
+            )
+        ]
     election = SimpleNamespace(client=client, keys=keys.leader(DEFAULT_ELECTION))
     jobs = {name: registry.get(name) for name in names}
     overrides = dict.fromkeys(probe.jobs, probe.max_late) if probe.max_late is not None else {}
@@ -254,14 +280,32 @@ def check_workers(
         if worker_id:
             found = next((w for w in workers if w["id"] == worker_id), None)
             if found is None:
-                results.append(CheckResult(name, False, f"no heartbeat in the last {DEAD_WORKER_KEEP_MS // 60000} "
-                               "minutes: not running, stopped, or using another KEY_PREFIX"))  # fmt: skip
+                results.append(
+                    CheckResult(
+                        name,
+                        False,
+                        f"no heartbeat in the last {DEAD_WORKER_KEEP_MS // 60000} "
+                        "minutes: not running, stopped, or using another KEY_PREFIX",
+                    )
+                )
             elif found["dead"]:
-                results.append(CheckResult(name, False, f"last heartbeat {_age(found)} ago, past its timeout: the "
-                               "worker is dead or stuck (its messages are being requeued)"))  # fmt: skip
+                results.append(
+                    CheckResult(
+                        name,
+                        False,
+                        f"last heartbeat {_age(found)} ago, past its timeout: the "
+                        "worker is dead or stuck (its messages are being requeued)",
+                    )
+                )
             else:
-                results.append(CheckResult(name, True, f"alive on {found['host']} (pid {found['pid']}), heartbeat "
-                               f"{_age(found)} ago, serving {', '.join(found['queues']) or '-'}"))  # fmt: skip
+                results.append(
+                    CheckResult(
+                        name,
+                        True,
+                        f"alive on {found['host']} (pid {found['pid']}), heartbeat "
+                        f"{_age(found)} ago, serving {', '.join(found['queues']) or '-'}",
+                    )
+                )
             continue
         on_host = this_host or not queue
         where = " and ".join(
@@ -299,11 +343,19 @@ def check_leader(client: Any, keys: KeyBuilder, election: str) -> CheckResult:
     lead = read_leader(keys.leader(election), client)
     name = f"leader:{election}"
     if lead is None:
-        return CheckResult(name, False, "no leader holds the lease: no run_leader process is running, "
-                           "or none can reach this Redis")  # fmt: skip
+        return CheckResult(
+            name,
+            False,
+            "no leader holds the lease: no run_leader process is running, "
+            "or none can reach this Redis",
+        )
     since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(lead.since))
-    return CheckResult(name, True, f"{lead.identity} leads (term {lead.term}, since {since}, "
-                       f"lease {lead.expires_in:.1f} s left)")  # fmt: skip
+    return CheckResult(
+        name,
+        True,
+        f"{lead.identity} leads (term {lead.term}, since {since}, "
+        f"lease {lead.expires_in:.1f} s left)",
+    )
 
 
 def check_queues(
@@ -349,8 +401,14 @@ def check_queues(
                 if d.consumers == 0
                 else " — the workers are not keeping up"
             )
-            results.append(CheckResult(name, False, f"oldest waiting message {age:.1f} s old, over the max of "
-                                       f"{max_age:g} s{hint}; {state}"))  # fmt: skip
+            results.append(
+                CheckResult(
+                    name,
+                    False,
+                    f"oldest waiting message {age:.1f} s old, over the max of "
+                    f"{max_age:g} s{hint}; {state}",
+                )
+            )
     return results
 
 

@@ -135,8 +135,11 @@ def client_ip(request: HttpRequest) -> str:
         if not any(ip in net for net in networks):
             break
     if client is None:
-        proxy = ("the Unix socket's proxy (\"unix\" in REDCOORD['TRUSTED_PROXIES'])" if peer is None
-                 else f"the trusted proxy {peer} (in REDCOORD['TRUSTED_PROXIES'])")  # fmt: skip
+        proxy = (
+            "the Unix socket's proxy (\"unix\" in REDCOORD['TRUSTED_PROXIES'])"
+            if peer is None
+            else f"the trusted proxy {peer} (in REDCOORD['TRUSTED_PROXIES'])"
+        )
         raise RateLimitMisconfigured(NO_FORWARDED.format(proxy=proxy, header=forwarded[:200]))
     return str(client)
 

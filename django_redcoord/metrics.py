@@ -184,13 +184,24 @@ log = logging.getLogger("django_redcoord.metrics")
 # (metric, field of list_queues' rows, help); None becomes 0 (no message ready: no age)
 QUEUE_GAUGES = (
     ("redcoord_queue_messages", "ready", "Ready messages waiting for a worker"),
-    ("redcoord_queue_delayed_messages", "delayed", "Messages not yet due (run_after, delay, retry backoff)"),
-    ("redcoord_queue_in_flight_messages", "processing", "Messages claimed by workers and not yet acknowledged"),
+    (
+        "redcoord_queue_delayed_messages",
+        "delayed",
+        "Messages not yet due (run_after, delay, retry backoff)",
+    ),
+    (
+        "redcoord_queue_in_flight_messages",
+        "processing",
+        "Messages claimed by workers and not yet acknowledged",
+    ),
     ("redcoord_queue_dead_letters", "dead", "Messages in the queue's dead-letter list"),
     ("redcoord_queue_consumers", "consumers", "Consumer threads registered on the queue"),
-    ("redcoord_queue_oldest_message_age_seconds", "oldest_age",
-     "Age of the oldest ready message since it was pushed; 0 when none is ready"),
-)  # fmt: skip
+    (
+        "redcoord_queue_oldest_message_age_seconds",
+        "oldest_age",
+        "Age of the oldest ready message since it was pushed; 0 when none is ready",
+    ),
+)
 # (metric, field of a job's state in ms since the epoch or ms, help); absent fields are left out
 JOB_TIMES = (
     (
@@ -264,9 +275,13 @@ class RedcoordCollector:
     """
 
     def __init__(
-        self, client: Any = None, *, prefix: str | None = None, elections: Iterable[str] = (DEFAULT_ELECTION,),
+        self,
+        client: Any = None,
+        *,
+        prefix: str | None = None,
+        elections: Iterable[str] = (DEFAULT_ELECTION,),
         lock_detail: int | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._client = client
         self._prefix = prefix
         self.elections = tuple(validate_name(e, "election name") for e in elections)
@@ -449,45 +464,88 @@ def _families(snap: dict[str, Any]) -> Iterator[Any]:
 def _queue_families(queues: list[dict[str, Any]], workers: list[dict[str, Any]]) -> Iterator[Any]:
     for name, field, doc in QUEUE_GAUGES:
         yield _gauge(name, doc, ("queue",), (((q["name"],), q[field] or 0) for q in queues))
-    yield _gauge("redcoord_queue_paused", "1 while the queue is paused (its workers claim nothing new), else 0",
-                 ("queue",), (((q["name"],), 1 if q.get("paused") else 0) for q in queues))  # fmt: skip
+    yield _gauge(
+        "redcoord_queue_paused",
+        "1 while the queue is paused (its workers claim nothing new), else 0",
+        ("queue",),
+        (((q["name"],), 1 if q.get("paused") else 0) for q in queues),
+    )
 
     # every known queue, served or not (the alert "nobody serves this queue" needs the 0)
     serving = {q["name"]: 0 for q in queues}
     for w in workers:
         for name in w["queues"]:
             serving[name] = serving.get(name, 0) + (0 if w["dead"] else 1)
-    yield _gauge("redcoord_workers", "Worker processes serving the queue whose heartbeat is current", ("queue",),
-                 (((name,), n) for name, n in sorted(serving.items())))  # fmt: skip
+    yield _gauge(
+        "redcoord_workers",
+        "Worker processes serving the queue whose heartbeat is current",
+        ("queue",),
+        (((name,), n) for name, n in sorted(serving.items())),
+    )
 
     w_ = ("worker",)
-    yield _gauge("redcoord_worker_up", "1 if the worker's heartbeat is current, 0 if it lapsed", ("worker", "host"),
-                 (((w["id"], w["host"]), 0 if w["dead"] else 1) for w in workers))  # fmt: skip
-    yield _gauge("redcoord_worker_last_heartbeat_age_seconds", "Time since the worker's last heartbeat", w_,
-                 (((w["id"],), w["heartbeat_age"]) for w in workers if w["heartbeat_age"] is not None))  # fmt: skip
-    yield _gauge("redcoord_worker_threads", "The worker's threads (--concurrency)", w_,
-                 (((w["id"],), w["concurrency"]) for w in workers))  # fmt: skip
-    yield _gauge("redcoord_worker_busy_threads", "Threads running a job at the worker's last heartbeat", w_,
-                 (((w["id"],), len(w["current"])) for w in workers))  # fmt: skip
-    yield _counter("redcoord_worker_processed_messages", "Messages the worker process finished since it started",
-                   ("worker", "outcome"),
-                   (((w["id"], label), w[field]) for w in workers for label, field in WORKER_OUTCOMES))  # fmt: skip
+    yield _gauge(
+        "redcoord_worker_up",
+        "1 if the worker's heartbeat is current, 0 if it lapsed",
+        ("worker", "host"),
+        (((w["id"], w["host"]), 0 if w["dead"] else 1) for w in workers),
+    )
+    yield _gauge(
+        "redcoord_worker_last_heartbeat_age_seconds",
+        "Time since the worker's last heartbeat",
+        w_,
+        (((w["id"],), w["heartbeat_age"]) for w in workers if w["heartbeat_age"] is not None),
+    )
+    yield _gauge(
+        "redcoord_worker_threads",
+        "The worker's threads (--concurrency)",
+        w_,
+        (((w["id"],), w["concurrency"]) for w in workers),
+    )
+    yield _gauge(
+        "redcoord_worker_busy_threads",
+        "Threads running a job at the worker's last heartbeat",
+        w_,
+        (((w["id"],), len(w["current"])) for w in workers),
+    )
+    yield _counter(
+        "redcoord_worker_processed_messages",
+        "Messages the worker process finished since it started",
+        ("worker", "outcome"),
+        (((w["id"], label), w[field]) for w in workers for label, field in WORKER_OUTCOMES),
+    )
 
 
 def _leader_families(elections: list[dict[str, Any]]) -> Iterator[Any]:
     e_ = ("election",)
     led = [(e["election"], e["leader"]) for e in elections if e["leader"] is not None]
-    yield _gauge("redcoord_leader_present", "1 if the election has a leader", e_,
-                 (((e["election"],), 0 if e["leader"] is None else 1) for e in elections))  # fmt: skip
+    yield _gauge(
+        "redcoord_leader_present",
+        "1 if the election has a leader",
+        e_,
+        (((e["election"],), 0 if e["leader"] is None else 1) for e in elections),
+    )
     yield _gauge(
         "redcoord_leader_term", "The current leader's term", e_, (((n,), x["term"]) for n, x in led)
     )
-    yield _gauge("redcoord_leader_info", "The current leader's identity", ("election", "holder"),
-                 (((n, x["identity"]), 1) for n, x in led))  # fmt: skip
-    yield _gauge("redcoord_leader_term_start_timestamp_seconds", "When the current term began", e_,
-                 (((n,), x["since_ms"] / 1000.0) for n, x in led))  # fmt: skip
-    yield _gauge("redcoord_leader_lease_remaining_seconds", "Time left on the leader's lease", e_,
-                 (((n,), x["expires_in"]) for n, x in led))  # fmt: skip
+    yield _gauge(
+        "redcoord_leader_info",
+        "The current leader's identity",
+        ("election", "holder"),
+        (((n, x["identity"]), 1) for n, x in led),
+    )
+    yield _gauge(
+        "redcoord_leader_term_start_timestamp_seconds",
+        "When the current term began",
+        e_,
+        (((n,), x["since_ms"] / 1000.0) for n, x in led),
+    )
+    yield _gauge(
+        "redcoord_leader_lease_remaining_seconds",
+        "Time left on the leader's lease",
+        e_,
+        (((n,), x["expires_in"]) for n, x in led),
+    )
 
     # job states are decoded by read_job_states: numeric fields are ints when present
     jobs = [((e["election"], job["name"]), job) for e in elections for job in e["jobs"]]
@@ -499,19 +557,42 @@ def _leader_families(elections: list[dict[str, Any]]) -> Iterator[Any]:
             j_,
             ((k, job[field] / 1000.0) for k, job in jobs if isinstance(job.get(field), int)),
         )
-    yield _gauge("redcoord_periodic_job_last_outcome", "1 for the outcome of the job's last run, 0 for the others",
-                 ("election", "job", "outcome"),
-                 (((*k, outcome), float(job["outcome"] == outcome))
-                  for k, job in jobs if job.get("outcome") for outcome in JOB_OUTCOMES))  # fmt: skip
-    yield _gauge("redcoord_periodic_job_running", "1 while a run of the job is going on", j_,
-                 ((k, 1 if job.get("running") else 0) for k, job in jobs))  # fmt: skip
+    yield _gauge(
+        "redcoord_periodic_job_last_outcome",
+        "1 for the outcome of the job's last run, 0 for the others",
+        ("election", "job", "outcome"),
+        (
+            ((*k, outcome), float(job["outcome"] == outcome))
+            for k, job in jobs
+            if job.get("outcome")
+            for outcome in JOB_OUTCOMES
+        ),
+    )
+    yield _gauge(
+        "redcoord_periodic_job_running",
+        "1 while a run of the job is going on",
+        j_,
+        ((k, 1 if job.get("running") else 0) for k, job in jobs),
+    )
     # the dead-man's switch, judged by dashboard.leaders() (core/periodic/overdue.py)
-    yield _gauge("redcoord_periodic_job_overdue_seconds", "How long the job's due slot has gone unclaimed (0 when "
-                 "on time)", j_, ((k, float(job["late"])) for k, job in jobs if "late" in job))  # fmt: skip
-    yield _gauge("redcoord_periodic_job_max_late_seconds", "How long the job's due slot may go unclaimed", j_,
-                 ((k, float(job["max_late"])) for k, job in jobs if "max_late" in job))  # fmt: skip
-    yield _gauge("redcoord_periodic_job_healthy", "1 unless the job is overdue, failing, or scheduled by no leader", j_,
-                 ((k, 0 if job["overdue"] else 1) for k, job in jobs if "overdue" in job))  # fmt: skip
+    yield _gauge(
+        "redcoord_periodic_job_overdue_seconds",
+        "How long the job's due slot has gone unclaimed (0 when on time)",
+        j_,
+        ((k, float(job["late"])) for k, job in jobs if "late" in job),
+    )
+    yield _gauge(
+        "redcoord_periodic_job_max_late_seconds",
+        "How long the job's due slot may go unclaimed",
+        j_,
+        ((k, float(job["max_late"])) for k, job in jobs if "max_late" in job),
+    )
+    yield _gauge(
+        "redcoord_periodic_job_healthy",
+        "1 unless the job is overdue, failing, or scheduled by no leader",
+        j_,
+        ((k, 0 if job["overdue"] else 1) for k, job in jobs if "overdue" in job),
+    )
     for name, field, doc in JOB_COUNTS:  # a script creates a count with its first increment
         yield _counter(
             name,
@@ -528,11 +609,17 @@ def _lock_families(snap: dict[str, Any]) -> Iterator[Any]:
     yield GaugeMetricFamily(
         "redcoord_lock_waiters", "Waiters queued on live locks", value=snap["locks"]["waiters"]
     )
-    yield GaugeMetricFamily("redcoord_lock_waiters_exact", "1 when this scrape read every live lock (at most "
-                            "METRICS_LOCK_DETAIL), 0 when the waiters add up counts read over the last scrapes",
-                            value=snap["locks"]["complete"])  # fmt: skip
-    yield GaugeMetricFamily("redcoord_rwlocks_held", "Read-write locks with a holder",
-                            value=sum(1 for rw in snap["rwlocks"] if rw["holders"]))  # fmt: skip
+    yield GaugeMetricFamily(
+        "redcoord_lock_waiters_exact",
+        "1 when this scrape read every live lock (at most "
+        "METRICS_LOCK_DETAIL), 0 when the waiters add up counts read over the last scrapes",
+        value=snap["locks"]["complete"],
+    )
+    yield GaugeMetricFamily(
+        "redcoord_rwlocks_held",
+        "Read-write locks with a holder",
+        value=sum(1 for rw in snap["rwlocks"] if rw["holders"]),
+    )
     sems, s_ = snap["semaphores"], ("semaphore",)
     yield _gauge(
         "redcoord_semaphore_permits",
@@ -540,10 +627,18 @@ def _lock_families(snap: dict[str, Any]) -> Iterator[Any]:
         s_,
         (((x["name"],), x["limit"]) for x in sems),
     )
-    yield _gauge("redcoord_semaphore_permits_held", "Permits of the semaphore held", s_,
-                 (((x["name"],), x["used"]) for x in sems))  # fmt: skip
-    yield _gauge("redcoord_semaphore_waiters", "Waiters queued on the semaphore", s_,
-                 (((x["name"],), x["queued"]) for x in sems))  # fmt: skip
+    yield _gauge(
+        "redcoord_semaphore_permits_held",
+        "Permits of the semaphore held",
+        s_,
+        (((x["name"],), x["used"]) for x in sems),
+    )
+    yield _gauge(
+        "redcoord_semaphore_waiters",
+        "Waiters queued on the semaphore",
+        s_,
+        (((x["name"],), x["queued"]) for x in sems),
+    )
 
 
 # -- what this process sees: its events, counted -----------------------------------------
@@ -615,21 +710,48 @@ class ProcessMetrics:
         pc = require_prometheus()
         self.registry = reg = pc.CollectorRegistry()
         kind, queue_task, job = ("kind",), ("queue", "task"), ("election", "job")
-        self.acquisitions = pc.Counter("redcoord_hold_acquisitions", "Acquires of locks, semaphores, "
-                                       "read-write locks and latch parties, by outcome", ("kind", "outcome"), registry=reg)  # fmt: skip
-        self.wait = pc.Histogram("redcoord_hold_wait_seconds", "Time an acquire took", ("kind", "outcome"),
-                                 buckets=HOLD_BUCKETS, registry=reg)  # fmt: skip
-        self.held = pc.Histogram("redcoord_hold_duration_seconds", "Time from a grant to its release", kind,
-                                 buckets=HELD_BUCKETS, registry=reg)  # fmt: skip
+        self.acquisitions = pc.Counter(
+            "redcoord_hold_acquisitions",
+            "Acquires of locks, semaphores, read-write locks and latch parties, by outcome",
+            ("kind", "outcome"),
+            registry=reg,
+        )
+        self.wait = pc.Histogram(
+            "redcoord_hold_wait_seconds",
+            "Time an acquire took",
+            ("kind", "outcome"),
+            buckets=HOLD_BUCKETS,
+            registry=reg,
+        )
+        self.held = pc.Histogram(
+            "redcoord_hold_duration_seconds",
+            "Time from a grant to its release",
+            kind,
+            buckets=HELD_BUCKETS,
+            registry=reg,
+        )
         self.lost = pc.Counter(
             "redcoord_holds_lost", "Holds found lost while held", kind, registry=reg
         )
-        self.busy = pc.Counter("redcoord_view_busy_responses", "Answers of decorated views that found the "
-                               "resource busy or were rate limited", ("kind", "status"), registry=reg)  # fmt: skip
-        self.processed = pc.Counter("redcoord_messages_processed", "Deliveries a worker of this process finished",
-                                    ("queue", "task", "outcome"), registry=reg)  # fmt: skip
-        self.processing = pc.Histogram("redcoord_message_process_duration_seconds", "Time a delivery took",
-                                       ("queue", "task", "outcome"), buckets=JOB_BUCKETS, registry=reg)  # fmt: skip
+        self.busy = pc.Counter(
+            "redcoord_view_busy_responses",
+            "Answers of decorated views that found the resource busy or were rate limited",
+            ("kind", "status"),
+            registry=reg,
+        )
+        self.processed = pc.Counter(
+            "redcoord_messages_processed",
+            "Deliveries a worker of this process finished",
+            ("queue", "task", "outcome"),
+            registry=reg,
+        )
+        self.processing = pc.Histogram(
+            "redcoord_message_process_duration_seconds",
+            "Time a delivery took",
+            ("queue", "task", "outcome"),
+            buckets=JOB_BUCKETS,
+            registry=reg,
+        )
         self.retries = pc.Counter(
             "redcoord_message_retries", "Failed deliveries to be retried", queue_task, registry=reg
         )
@@ -648,14 +770,31 @@ class ProcessMetrics:
             ("election",),
             registry=reg,
         )
-        self.runs = pc.Counter("redcoord_periodic_runs", "Runs of periodic jobs this process ran, by outcome",
-                               (*job, "outcome"), registry=reg)  # fmt: skip
-        self.run_time = pc.Histogram("redcoord_periodic_run_duration_seconds", "Time a periodic job's run took",
-                                     (*job, "outcome"), buckets=JOB_BUCKETS, registry=reg)  # fmt: skip
-        self.missed = pc.Counter("redcoord_periodic_missed_slots", "Slots this leader skipped or folded into a later run",
-                                 job, registry=reg)  # fmt: skip
-        self.decisions = pc.Counter("redcoord_ratelimit_decisions", "Decisions of rate limiters, by outcome",
-                                    ("limiter", "outcome"), registry=reg)  # fmt: skip
+        self.runs = pc.Counter(
+            "redcoord_periodic_runs",
+            "Runs of periodic jobs this process ran, by outcome",
+            (*job, "outcome"),
+            registry=reg,
+        )
+        self.run_time = pc.Histogram(
+            "redcoord_periodic_run_duration_seconds",
+            "Time a periodic job's run took",
+            (*job, "outcome"),
+            buckets=JOB_BUCKETS,
+            registry=reg,
+        )
+        self.missed = pc.Counter(
+            "redcoord_periodic_missed_slots",
+            "Slots this leader skipped or folded into a later run",
+            job,
+            registry=reg,
+        )
+        self.decisions = pc.Counter(
+            "redcoord_ratelimit_decisions",
+            "Decisions of rate limiters, by outcome",
+            ("limiter", "outcome"),
+            registry=reg,
+        )
         self._children: dict[tuple[Any, tuple[str, ...]], Any] = {}
         # "hold.acquire" -> self._on_hold_acquire...
         self._handlers = {
@@ -687,8 +826,16 @@ class ProcessMetrics:
     def _on_view_busy(self, kind: str, status: int, **_: Any) -> None:
         self._of(self.busy, kind, str(status)).inc()
 
-    def _on_message_done(self, queue: str, task: str, outcome: str, retried: bool, dead_lettered: bool,
-                         duration: float, **_: Any) -> None:  # fmt: skip
+    def _on_message_done(
+        self,
+        queue: str,
+        task: str,
+        outcome: str,
+        retried: bool,
+        dead_lettered: bool,
+        duration: float,
+        **_: Any,
+    ) -> None:
         self._of(self.processed, queue, task, outcome).inc()
         self._of(self.processing, queue, task, outcome).observe(duration)
         if retried:
@@ -780,8 +927,11 @@ def metrics_view(
 
     token = conf.get_config()["METRICS_TOKEN"]
     if token is not None and not _bearer_matches(request, token):
-        response = HttpResponse("401 Unauthorized: send the metrics token as 'Authorization: Bearer <token>'\n",
-                                status=401, content_type="text/plain; charset=utf-8")  # fmt: skip
+        response = HttpResponse(
+            "401 Unauthorized: send the metrics token as 'Authorization: Bearer <token>'\n",
+            status=401,
+            content_type="text/plain; charset=utf-8",
+        )
         response["WWW-Authenticate"] = 'Bearer realm="redcoord-metrics"'
         return response
     prometheus_client = require_prometheus()
@@ -827,8 +977,12 @@ def start_metrics_server(
 
 def add_metrics_arguments(parser: Any) -> None:
     """``--metrics-port`` / ``--metrics-addr`` on a long-running command (run_worker, run_leader)."""
-    parser.add_argument("--metrics-port", type=int, metavar="PORT",
-                        help="serve Prometheus metrics on this port while running (needs django-redcoord[metrics])")  # fmt: skip
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve Prometheus metrics on this port while running (needs django-redcoord[metrics])",
+    )
     parser.add_argument(
         "--metrics-addr",
         default="0.0.0.0",

@@ -108,8 +108,14 @@ _ANCHORS = {
 }
 
 
-def find_trouble(client: Any, keys: KeyBuilder, data: dict[str, Any], *, now_ms: int,
-                 live_locks: dict[str, int] | None = None) -> dict[str, Any]:  # fmt: skip
+def find_trouble(
+    client: Any,
+    keys: KeyBuilder,
+    data: dict[str, Any],
+    *,
+    now_ms: int,
+    live_locks: dict[str, int] | None = None,
+) -> dict[str, Any]:
     """The trouble in ``data`` (what :func:`~django_redcoord.dashboard.overview` read at ``now_ms``).
 
     ``live_locks``: name -> index bound of every live lock (``dashboard.live_locks``), read if not given.
@@ -217,9 +223,15 @@ def job_trouble(elections: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 items.append(_item("error", "job", name, reason))
         active = [j for j in jobs if not j.get("paused")]
         if active and not e.get("leader"):
-            items.append(_item("error", "leader", f"election {election}",
-                               f"no leader: {len(active)} periodic job(s) are not being scheduled "
-                               "(is manage.py run_leader running?)"))  # fmt: skip
+            items.append(
+                _item(
+                    "error",
+                    "leader",
+                    f"election {election}",
+                    f"no leader: {len(active)} periodic job(s) are not being scheduled "
+                    "(is manage.py run_leader running?)",
+                )
+            )
     return items
 
 
@@ -264,15 +276,25 @@ def dead_letter_trouble(
     if not with_dead:
         return []
     qkeys = [keys.queue(q["name"]) for q in with_dead]
-    tails = execute_pipeline(client, lambda pipe: [pipe.lrange(k.dead, -DEAD_PEEK, -1) for k in qkeys],
-                             operation="read the newest dead letters")  # fmt: skip
+    tails = execute_pipeline(
+        client,
+        lambda pipe: [pipe.lrange(k.dead, -DEAD_PEEK, -1) for k in qkeys],
+        operation="read the newest dead letters",
+    )
     ids = [
         [m.id for m in (Message.parse(raw, q["name"]) for raw in tail) if m.id]
         for q, tail in zip(with_dead, tails, strict=True)
     ]
     asked = [(k, i) for k, i in zip(qkeys, ids, strict=True) if i]
-    errors = execute_pipeline(client, lambda pipe: [pipe.hmget(k.errors, i) for k, i in asked],
-                              operation="read when the newest dead letters died") if asked else []  # fmt: skip
+    errors = (
+        execute_pipeline(
+            client,
+            lambda pipe: [pipe.hmget(k.errors, i) for k, i in asked],
+            operation="read when the newest dead letters died",
+        )
+        if asked
+        else []
+    )
     died_by_queue = iter(errors)
     since = now_ms - DEAD_RECENT_S * 1000
     items = []
@@ -284,8 +306,15 @@ def dead_letter_trouble(
             continue
         many = f"{recent}+" if recent == len(found) == DEAD_PEEK else str(recent)
         href = "dead-letters/?" + urlencode({"name": q["name"]})
-        items.append(_item("error", "dead_letters", q["name"],
-                           f"{many} new dead letter(s) in the last {DEAD_RECENT_S // 60} min ({q['dead']} in all)", href))  # fmt: skip
+        items.append(
+            _item(
+                "error",
+                "dead_letters",
+                q["name"],
+                f"{many} new dead letter(s) in the last {DEAD_RECENT_S // 60} min ({q['dead']} in all)",
+                href,
+            )
+        )
     return items
 
 
@@ -310,8 +339,14 @@ def rate_limit_trouble(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if x.get("allowed") is False or x.get("remaining") == 0:
             retry = x.get("retry_after")
             wait = f", next request allowed in {_duration(retry)}" if retry else ""
-            items.append(_item("warning", "rate_limit", f"{x['name']} / {x['key']}",
-                               f"at its limit ({x['policies']}): {x.get('hits', 0)} hit(s) this minute and the last{wait}"))  # fmt: skip
+            items.append(
+                _item(
+                    "warning",
+                    "rate_limit",
+                    f"{x['name']} / {x['key']}",
+                    f"at its limit ({x['policies']}): {x.get('hits', 0)} hit(s) this minute and the last{wait}",
+                )
+            )
     return items
 
 
@@ -377,11 +412,22 @@ class LockAges:
     def _group_ages(self, now_ms: int) -> dict[str, tuple[int, float]]:
         """:func:`_peers` of the book, from the groups kept with it."""
         now_us = now_ms * 1000
-        return {g: (len(m), max(0.0, (now_us - statistics.median_low(m.values())) / 1_000_000))
-                for g, m in self._groups.items() if len(m) >= LOCK_PEERS_MIN}  # fmt: skip
+        return {
+            g: (len(m), max(0.0, (now_us - statistics.median_low(m.values())) / 1_000_000))
+            for g, m in self._groups.items()
+            if len(m) >= LOCK_PEERS_MIN
+        }
 
-    def trouble(self, client: Any, keys: KeyBuilder, live: dict[str, int], locks: dict[str, Any], *,
-                now_ms: int, notes: list[str]) -> list[dict[str, Any]]:  # fmt: skip
+    def trouble(
+        self,
+        client: Any,
+        keys: KeyBuilder,
+        live: dict[str, int],
+        locks: dict[str, Any],
+        *,
+        now_ms: int,
+        notes: list[str],
+    ) -> list[dict[str, Any]]:
         """Locks held far past their usual hold (see the module's docstring), as items, the oldest grant first.
 
         ``live``: name -> index bound (s) of every live lock (``dashboard.live_locks``);
@@ -443,11 +489,15 @@ class LockAges:
             ]
             unread = len(unknown) - len(set(unknown) & set(to_read))
             if unread:
-                notes.append(f"Lock ages: {len(live) - unread:,} of {len(live):,} live locks checked so far; "
-                             f"the rest on the next refreshes ({budget:,} a refresh).")  # fmt: skip
+                notes.append(
+                    f"Lock ages: {len(live) - unread:,} of {len(live):,} live locks checked so far; "
+                    f"the rest on the next refreshes ({budget:,} a refresh)."
+                )
             if len(candidates) > budget:
-                notes.append(f"{len(candidates) - budget:,} more locks may be held far too long: "
-                             "they are checked on the next refreshes.")  # fmt: skip
+                notes.append(
+                    f"{len(candidates) - budget:,} more locks may be held far too long: "
+                    "they are checked on the next refreshes."
+                )
         return items
 
 
@@ -458,12 +508,20 @@ def _peers(book: dict[str, tuple[int, int, str]], now_ms: int) -> dict[str, tupl
         if group and fence:
             fences.setdefault(group, []).append(fence)
     now_us = now_ms * 1000
-    return {g: (len(f), max(0.0, (now_us - statistics.median_low(f)) / 1_000_000))
-            for g, f in fences.items() if len(f) >= LOCK_PEERS_MIN}  # fmt: skip
+    return {
+        g: (len(f), max(0.0, (now_us - statistics.median_low(f)) / 1_000_000))
+        for g, f in fences.items()
+        if len(f) >= LOCK_PEERS_MIN
+    }
 
 
-def _judge(names: Any, live: dict[str, int], book: dict[str, tuple[int, int, str]], now_ms: int,
-           peers: dict[str, tuple[int, float]]) -> dict[str, str]:  # fmt: skip
+def _judge(
+    names: Any,
+    live: dict[str, int],
+    book: dict[str, tuple[int, int, str]],
+    now_ms: int,
+    peers: dict[str, tuple[int, float]],
+) -> dict[str, str]:
     """name -> why, for each of ``names`` (in ``book``) held far past its usual hold (the module's docstring)."""
     now_s = now_ms / 1000
     cutoff = (now_ms - LOCK_MIN_AGE_S * 1000) * 1000  # a fence is µs
@@ -484,8 +542,10 @@ def _judge(names: Any, live: dict[str, int], book: dict[str, tuple[int, int, str
             continue
         peer = peers.get(entry[2])
         if peer and age >= LOCK_HOLD_FACTOR * peer[1]:
-            out[name] = (f"held {_duration(age)}, over {LOCK_HOLD_FACTOR}× the median age ({_duration(peer[1])}) "
-                         f"of the {peer[0]} live {entry[2]}:… locks")  # fmt: skip
+            out[name] = (
+                f"held {_duration(age)}, over {LOCK_HOLD_FACTOR}× the median age ({_duration(peer[1])}) "
+                f"of the {peer[0]} live {entry[2]}:… locks"
+            )
     return out
 
 

@@ -7,7 +7,12 @@ from tests.worker_settings import *  # noqa: F403
 from tests.worker_settings import TASKS
 
 TASKS = {
-    alias: {**config, "OPTIONS": {**config.get("OPTIONS", {}),
-                                  "CANCEL_GRACE": float(os.environ.get("REDCOORD_CANCEL_GRACE", "30"))}}
+    alias: {
+        **config,
+        "OPTIONS": {
+            **config.get("OPTIONS", {}),
+            "CANCEL_GRACE": float(os.environ.get("REDCOORD_CANCEL_GRACE", "30")),
+        },
+    }
     for alias, config in TASKS.items()
-}  # fmt: skip
+}

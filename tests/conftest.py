@@ -98,8 +98,13 @@ def sentinel_topology():
     sentinel = SentinelServer(
         master.port, down_after_ms=60_000
     ).start()  # no failover on a slow moment
-    config = validate({"SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port)], "SERVICE": "mymaster"},
-                       "SOCKET_TIMEOUT": 5.0, "CONNECT_TIMEOUT": 2.0})  # fmt: skip
+    config = validate(
+        {
+            "SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port)], "SERVICE": "mymaster"},
+            "SOCKET_TIMEOUT": 5.0,
+            "CONNECT_TIMEOUT": 2.0,
+        }
+    )
     yield SimpleNamespace(master_url=master.url, config=config)
     for server in (sentinel, *replicas, master):
         server.cleanup()
@@ -183,8 +188,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def pytest_sessionfinish(session, exitstatus):
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the record to the controller
-        workeroutput["redcoord_end_of_run"] = {"pids": [p for p in STARTED_PIDS if pid_alive(p)],
-                                               "slots": key_slots.export()}  # fmt: skip
+        workeroutput["redcoord_end_of_run"] = {
+            "pids": [p for p in STARTED_PIDS if pid_alive(p)],
+            "slots": key_slots.export(),
+        }
         return
     # after the summary above; the run fails (exit status 1) without hiding the tests' own report
     if os.environ.get("REDCOORD_SLOTS_REPORT"):

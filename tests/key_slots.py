@@ -85,8 +85,12 @@ def problems() -> list[str]:
 def export() -> dict:
     """This process's record, for an xdist controller (plain lists and dicts)."""
     with _lock:
-        return {"seen": dict(SEEN), "calls": dict(CALLS), "on_cluster": sorted(ON_CLUSTER),
-                "index_writers": sorted(INDEX_WRITERS)}  # fmt: skip
+        return {
+            "seen": dict(SEEN),
+            "calls": dict(CALLS),
+            "on_cluster": sorted(ON_CLUSTER),
+            "index_writers": sorted(INDEX_WRITERS),
+        }
 
 
 def merge(record: dict) -> None:

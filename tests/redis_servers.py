@@ -85,14 +85,20 @@ class RedisServer:
     def start(self, timeout: float = 10.0) -> RedisServer:
         args = [
             server_binary(),
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--save", "",
-            "--appendonly", "no",
-            "--dir", self.dir,
-            "--logfile", os.path.join(self.dir, "redis.log"),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            self.dir,
+            "--logfile",
+            os.path.join(self.dir, "redis.log"),
             *self.extra,
-        ]  # fmt: skip
+        ]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         STARTED_PIDS.append(self.proc.pid)
         pidfile = os.environ.get("REDCOORD_TEST_PIDFILE")
@@ -168,9 +174,16 @@ class SentinelServer(RedisServer):
                 "sentinel failover-timeout mymaster 5000\n"
             )
         self.proc = subprocess.Popen(
-            [server_binary(), config, "--sentinel", "--logfile", os.path.join(self.dir, "sentinel.log")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                server_binary(),
+                config,
+                "--sentinel",
+                "--logfile",
+                os.path.join(self.dir, "sentinel.log"),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
         STARTED_PIDS.append(self.proc.pid)
         deadline = time.monotonic() + timeout
         client = redis.Redis(port=self.port, socket_timeout=0.5)
@@ -229,18 +242,39 @@ class ClusterTopology:
 
     def start(self, timeout: float = 30.0) -> ClusterTopology:
         for _ in range(self.count):
-            node = RedisServer(cluster_port(), extra=(
-                "--cluster-enabled", "yes", "--cluster-node-timeout", str(self.node_timeout_ms),
-                "--cluster-config-file", "nodes.conf", "--repl-diskless-sync", "yes",
-                "--repl-diskless-sync-delay", "0", "--cluster-replica-validity-factor", "0",
-            ))  # fmt: skip
+            node = RedisServer(
+                cluster_port(),
+                extra=(
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-node-timeout",
+                    str(self.node_timeout_ms),
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--repl-diskless-sync",
+                    "yes",
+                    "--repl-diskless-sync-delay",
+                    "0",
+                    "--cluster-replica-validity-factor",
+                    "0",
+                ),
+            )
             node.start()
             self.nodes.append(node)
         create = subprocess.run(
-            ["redis-cli", "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in self.nodes),
-             "--cluster-replicas", str(self.replicas), "--cluster-yes"],
-            capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
+            [
+                "redis-cli",
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{n.port}" for n in self.nodes),
+                "--cluster-replicas",
+                str(self.replicas),
+                "--cluster-yes",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if create.returncode != 0:
             raise RuntimeError(f"redis-cli --cluster create failed: {create.stdout}{create.stderr}")
         self.wait_ok(timeout)

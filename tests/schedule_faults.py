@@ -74,8 +74,9 @@ def _the_leader(bench: Any, timeout: float = 20.0) -> Any:
     return wait_for(found, timeout, "a run_leader process to lead")
 
 
-def scenario(bench: Any, runs_key: str, *, rounds: int = 4, unsafe: bool = False,
-             kill: bool = True) -> tuple[list[Edit], int, list[dict]]:  # fmt: skip
+def scenario(
+    bench: Any, runs_key: str, *, rounds: int = 4, unsafe: bool = False, kill: bool = True
+) -> tuple[list[Edit], int, list[dict]]:
     """Run the scenario; return (the edits as stored, the SIGKILLs, the runs recorded).
 
     Rounds alternate SIGKILL and SIGSTOP of the leader (only SIGSTOP without ``kill``).
@@ -141,11 +142,17 @@ def scenario(bench: Any, runs_key: str, *, rounds: int = 4, unsafe: bool = False
         step += 1
         time.sleep(0.8)
     last = edits[-1]
-    wait_for(lambda: any(r["slot"] > last.since_ms + 1500 for r in entries(bench.oracle, runs_key)), 30,
-             "runs under the last edit")  # fmt: skip
+    wait_for(
+        lambda: any(r["slot"] > last.since_ms + 1500 for r in entries(bench.oracle, runs_key)),
+        30,
+        "runs under the last edit",
+    )
     # A replacement still importing Django has no SIGTERM handler yet: let every one start first.
-    wait_for(lambda: all("campaigning" in s.output(100_000) for s in bench.live("run_leader")), 30,
-             "every run_leader process to start campaigning")  # fmt: skip
+    wait_for(
+        lambda: all("campaigning" in s.output(100_000) for s in bench.live("run_leader")),
+        30,
+        "every run_leader process to start campaigning",
+    )
     return edits, kills, entries(bench.oracle, runs_key)
 
 
@@ -169,8 +176,10 @@ def schedule_violations(runs: list[dict[str, Any]], edits: list[Edit], *, kills:
         seen[slot] = run
         version = version_at(slot)
         if slot % version.every_ms:
-            found.append(f"slot {slot} ran (v={run['v']}, term {run['term']}) but is not a slot of version "
-                         f"{version.version} (every {version.every_ms} ms from {version.since_ms}) in force then")  # fmt: skip
+            found.append(
+                f"slot {slot} ran (v={run['v']}, term {run['term']}) but is not a slot of version "
+                f"{version.version} (every {version.every_ms} ms from {version.since_ms}) in force then"
+            )
         elif run["v"] != version.v:
             found.append(
                 f"slot {slot} ran with v={run['v']}, not version {version.version}'s v={version.v}"

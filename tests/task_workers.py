@@ -18,22 +18,51 @@ def worker_env(
     redis_url: str, settings: str = "tests.worker_settings", **extra: str
 ) -> dict[str, str]:
     """The environment of a worker (or producer) process on the test's own server."""
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": settings, "REDCOORD_REDIS_URL": redis_url,
-            "REDCOORD_KEY_PREFIX": "test", "DEMO_DB_PATH": ":memory:", **extra}  # fmt: skip
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": settings,
+        "REDCOORD_REDIS_URL": redis_url,
+        "REDCOORD_KEY_PREFIX": "test",
+        "DEMO_DB_PATH": ":memory:",
+        **extra,
+    }
 
 
 def start_worker(
-    redis_url: str, *, settings: str = "tests.worker_settings", concurrency: int = 1, prefetch: int = 1,
-    verbosity: int = 0, output: bool = True, args: tuple[str, ...] = (), **env: str,
-) -> subprocess.Popen:  # fmt: skip
+    redis_url: str,
+    *,
+    settings: str = "tests.worker_settings",
+    concurrency: int = 1,
+    prefetch: int = 1,
+    verbosity: int = 0,
+    output: bool = True,
+    args: tuple[str, ...] = (),
+    **env: str,
+) -> subprocess.Popen:
     """``manage.py run_worker`` in a process group of its own; its output piped (text) when
     ``output``, else dropped."""
-    command = [sys.executable, "manage.py", "run_worker", "-v", str(verbosity), "--concurrency", str(concurrency),
-               "--prefetch", str(prefetch), *args]  # fmt: skip
+    command = [
+        sys.executable,
+        "manage.py",
+        "run_worker",
+        "-v",
+        str(verbosity),
+        "--concurrency",
+        str(concurrency),
+        "--prefetch",
+        str(prefetch),
+        *args,
+    ]
     sink: Any = subprocess.PIPE if output else subprocess.DEVNULL
-    return subprocess.Popen(command, cwd=ROOT, env=worker_env(redis_url, settings, **env), stdout=sink,
-                            stderr=subprocess.STDOUT if output else subprocess.DEVNULL,
-                            start_new_session=True, text=True)  # fmt: skip
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=worker_env(redis_url, settings, **env),
+        stdout=sink,
+        stderr=subprocess.STDOUT if output else subprocess.DEVNULL,
+        start_new_session=True,
+        text=True,
+    )
 
 
 def wait_for(

@@ -196,9 +196,17 @@ def test_redcoord_status_prints_tables_and_json(capsys, redis_client):
     keys = LeaderElection(DEFAULT_ELECTION, client=redis_client, prefix="test").keys
     now_ms = int(redis_client.time()[0]) * 1000
     redis_client.sadd(keys.jobs, "report")
-    redis_client.hset(keys.job("report"), mapping={"schedule": "every 60 s", "runs": 3, "outcome": "ok",
-                                                   "last_start": now_ms - 5000, "duration": 1500,
-                                                   "next_due": now_ms + 3_725_000})  # fmt: skip
+    redis_client.hset(
+        keys.job("report"),
+        mapping={
+            "schedule": "every 60 s",
+            "runs": 3,
+            "outcome": "ok",
+            "last_start": now_ms - 5000,
+            "duration": 1500,
+            "next_due": now_ms + 3_725_000,
+        },
+    )
     call_command("redcoord", "status")
     out = capsys.readouterr().out
     assert "Live locks: 2" in out and "invoice:9" in out and "emails" in out
@@ -231,8 +239,13 @@ def test_redcoord_takes_djangos_common_options_after_the_subcommand(capsys, redi
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "nowhere.settings",
     }  # the option after the subcommand wins
-    done = subprocess.run([sys.executable, "manage.py", "redcoord", "status", "--settings=tests.no_such_settings"],
-                          cwd=Path(__file__).resolve().parent.parent, env=env, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "manage.py", "redcoord", "status", "--settings=tests.no_such_settings"],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode != 0 and "No module named 'tests.no_such_settings'" in done.stderr, (
         done.stderr
     )
@@ -371,7 +384,9 @@ def test_the_busiest_rate_limited_keys_are_shown_and_a_key_can_be_reset(
     client.force_login(staff("view_dashboard", "change_dashboard"))
     rows = client.get(URL + "data.json").json()["rate_limits"]
     assert [(r["name"], r["key"], r["hits"], r["remaining"]) for r in rows] == [
-        ("api", "ip:10.0.0.1", 5, 0), ("api", "ip:10.0.0.2", 1, 2)]  # fmt: skip
+        ("api", "ip:10.0.0.1", 5, 0),
+        ("api", "ip:10.0.0.2", 1, 2),
+    ]
     assert rows[0]["retry_after"] > 0 and rows[0]["policies"] == "3/m"
     html = client.get(URL).content.decode()
     assert "ip:10.0.0.1" in html and "action/reset-ratelimit/" in html
@@ -388,8 +403,20 @@ def test_the_busiest_rate_limited_keys_are_shown_and_a_key_can_be_reset(
     assert "Rate limits: busiest keys" in capsys.readouterr().out
 
 
-SECTION_IDS = {"rc-asof", "rc-section-trouble", "rc-section-locks", "rc-section-lockwaits", "rc-section-semaphores", "rc-section-rwlocks", "rc-section-latches",
-               "rc-section-signals", "rc-section-ratelimits", "rc-section-queues", "rc-section-workers", "rc-leaders"}  # fmt: skip
+SECTION_IDS = {
+    "rc-asof",
+    "rc-section-trouble",
+    "rc-section-locks",
+    "rc-section-lockwaits",
+    "rc-section-semaphores",
+    "rc-section-rwlocks",
+    "rc-section-latches",
+    "rc-section-signals",
+    "rc-section-ratelimits",
+    "rc-section-queues",
+    "rc-section-workers",
+    "rc-leaders",
+}
 
 
 def _rows(html, body_id):

@@ -35,8 +35,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The slowest first (measured on 2 busy cores), so that xdist's workers finish together.
-SLOWEST = ["bench_dashboard.py", "bench_locks.py", "bench_redlock.py", "bench_semaphores.py",
-           "bench_async_views.py", "bench_queues.py", "bench_leader.py", "bench_failover.py"]  # fmt: skip
+SLOWEST = [
+    "bench_dashboard.py",
+    "bench_locks.py",
+    "bench_redlock.py",
+    "bench_semaphores.py",
+    "bench_async_views.py",
+    "bench_queues.py",
+    "bench_leader.py",
+    "bench_failover.py",
+]
 SCRIPTS = sorted(
     (path.name for path in (ROOT / "bench").glob("bench_*.py")),
     key=lambda name: (SLOWEST.index(name) if name in SLOWEST else len(SLOWEST), name),
@@ -74,9 +82,15 @@ def _run(args: list[str], timeout: float) -> tuple[int, str, str]:
     # load the test project's settings (not importable from bench/, and not what they measure)
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     proc = subprocess.Popen(
-        args, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+        args,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -26,9 +26,14 @@ from . import multiproc
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -82,9 +87,14 @@ def test_dashboard_in_a_real_browser(
         for _ in range(4):  # at its limit: a warning at the top of the page
             api.hit("ip:203.0.113.7")
         election = LeaderElection(
-            "default", lease=30, renew_deadline=20, retry_period=5, identity="web-1:4242",
-            client=redis_client, prefix="test",
-        )  # fmt: skip
+            "default",
+            lease=30,
+            renew_deadline=20,
+            retry_period=5,
+            identity="web-1:4242",
+            client=redis_client,
+            prefix="test",
+        )
         assert election.campaign()
         from django_redcoord.core.periodic.jobs import get_jobs, periodic, unregister
         from django_redcoord.core.periodic.scheduler import Scheduler

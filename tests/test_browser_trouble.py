@@ -36,8 +36,15 @@ def _log_in(page, live_server):
 def _overdue_job(redis_client):
     """A job that ran on its schedule every second, then its leader resigned: overdue ~2 s later
     (the allowed lateness is lease + retry period with the short timing of the settings)."""
-    election = LeaderElection("default", lease=1.5, renew_deadline=1.0, retry_period=0.5, identity="web-1:4242",
-                              client=redis_client, prefix="test")  # fmt: skip
+    election = LeaderElection(
+        "default",
+        lease=1.5,
+        renew_deadline=1.0,
+        retry_period=0.5,
+        identity="web-1:4242",
+        client=redis_client,
+        prefix="test",
+    )
     assert election.campaign()
     run_scheduled(election, "refresh_rates", lambda: None)
     election.resign()
@@ -54,8 +61,13 @@ def test_the_trouble_panel_names_each_problem_at_the_top_of_the_page(
     monkeypatch,
     tmp_path,
 ):
-    settings.REDCOORD = {"URL": redis_url, "KEY_PREFIX": "test", "LEADER_LEASE": 1.5, "LEADER_RENEW_DEADLINE": 1.0,
-                         "LEADER_RETRY_PERIOD": 0.5}  # fmt: skip
+    settings.REDCOORD = {
+        "URL": redis_url,
+        "KEY_PREFIX": "test",
+        "LEADER_LEASE": 1.5,
+        "LEADER_RENEW_DEADLINE": 1.0,
+        "LEADER_RETRY_PERIOD": 0.5,
+    }
     # the live server runs in this process: the lock rule's thresholds, small enough for a test
     monkeypatch.setattr(trouble, "LOCK_MIN_AGE_S", 1.0)
     monkeypatch.setattr(trouble, "LOCK_HOLD_FACTOR", 1)

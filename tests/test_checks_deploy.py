@@ -131,8 +131,10 @@ def test_an_evicting_redlock_master_is_w017_and_one_that_persists_nothing_is_i01
     client.config_set("maxmemory-policy", "noeviction")
     client.config_set("save", "")
     [message] = [m for m in redcoord() if m.id == "redcoord.I018"]
-    assert message.msg.startswith(f"Redlock master 2 of 3 ({redlock[1].url}) persists nothing: after each restart it "
-                                  "refuses quorum grants for REDLOCK_MAX_TTL (60 s)")  # fmt: skip
+    assert message.msg.startswith(
+        f"Redlock master 2 of 3 ({redlock[1].url}) persists nothing: after each restart it "
+        "refuses quorum grants for REDLOCK_MAX_TTL (60 s)"
+    )
     client.config_set("appendonly", "yes")
     assert ids(redcoord()) == []
     client.config_set("appendonly", "no")
@@ -142,8 +144,11 @@ def test_one_server_named_twice_in_redlock_is_e017(redlock, settings, redis_url)
     a, b, _ = redlock
     for second in (f"redis://127.0.0.1:{a.port}/1", f"redis://localhost:{a.port}/0"):
         settings.REDCOORD = {"URL": redis_url, "REDLOCK": [a.url, b.url, second]}
-        [message] = [m for m in redcoord(include_deployment_checks=False) if m.id.startswith("redcoord.")
-                     and m.level >= 40]  # fmt: skip
+        [message] = [
+            m
+            for m in redcoord(include_deployment_checks=False)
+            if m.id.startswith("redcoord.") and m.level >= 40
+        ]
         assert message.id == "redcoord.E017"
         assert message.msg.startswith(
             f"REDCOORD['REDLOCK'] masters 1 ({a.url}) and 3 ({second}) are one Redis server (run_id "

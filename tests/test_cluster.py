@@ -52,8 +52,13 @@ def test_a_tag_in_a_name_chooses_the_slot_and_bad_braces_are_refused():
         keys.lock("x").lock == "p:lock:{x}" and keys.lock("{x}").lock == "p:lock:{x}:{x}"
     )  # never the same key
     assert key_slot(keys.queue("q").ready) == key_slot(keys.queue("q").index)
-    for bad, why in (("a{b", "misplaced braces"), ("a{}b", "misplaced braces"), ("{a}{b}", "misplaced braces"),
-                     ("a}b{", "misplaced braces"), ("a {b}", "contains ' '")):  # fmt: skip
+    for bad, why in (
+        ("a{b", "misplaced braces"),
+        ("a{}b", "misplaced braces"),
+        ("{a}{b}", "misplaced braces"),
+        ("a}b{", "misplaced braces"),
+        ("a {b}", "contains ' '"),
+    ):
         with pytest.raises(ValueError, match=why):
             keys.lock(bad)
     with pytest.raises(ValueError, match=r"contains '\{\}'"):
@@ -377,12 +382,18 @@ def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_
             client.get_redis_connection(client.nodes_manager.get_node(node_name=victim_addr))
         )
         waited = []
-        waiter = threading.Thread(target=lambda: waited.append(Lock("report:{ledger}", client=cluster_client(config),
-                                                                       ttl=5, wait=25).acquire()))  # fmt: skip
+        waiter = threading.Thread(
+            target=lambda: waited.append(
+                Lock("report:{ledger}", client=cluster_client(config), ttl=5, wait=25).acquire()
+            )
+        )
         waiter.start()
         ran = []
-        idle = Worker([Queue("jobs:{ledger}", client=cluster_client(config))], handler=lambda m: ran.append(m.body),
-                      worker_id="w-idle")  # fmt: skip
+        idle = Worker(
+            [Queue("jobs:{ledger}", client=cluster_client(config))],
+            handler=lambda m: ran.append(m.body),
+            worker_id="w-idle",
+        )
         idling = threading.Thread(target=idle.run)
         idling.start()
         time.sleep(0.5)
@@ -407,8 +418,12 @@ def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_
         assert len(fences) > 10
         # every acknowledged push is delivered
         seen = []
-        Worker([Queue("ledger-jobs", client=new_client)], handler=lambda m: seen.append(m.body["n"]), burst=True,
-               worker_id="w-after").run()  # fmt: skip
+        Worker(
+            [Queue("ledger-jobs", client=new_client)],
+            handler=lambda m: seen.append(m.body["n"]),
+            burst=True,
+            worker_id="w-after",
+        ).run()
         lost = set(pushed) - set(seen)
         assert not lost, f"{len(lost)} acknowledged pushes were lost"
         _until(
@@ -566,9 +581,13 @@ def test_the_cluster_clients_own_outage_errors_are_ours_and_its_misuse_is_not():
     from django_redcoord.core.exceptions import CoordinationUnavailable
     from django_redcoord.core.transport.errors import unavailable_as_ours
 
-    for outage in (SlotNotCoveredError('Slot "7" is not covered by the cluster.'),
-                   RedisClusterException("Redis Cluster cannot be connected. Please provide at least one reachable node"),
-                   RedisClusterException("Cluster Node 127.0.0.1:1 has no redis_connection")):  # fmt: skip
+    for outage in (
+        SlotNotCoveredError('Slot "7" is not covered by the cluster.'),
+        RedisClusterException(
+            "Redis Cluster cannot be connected. Please provide at least one reachable node"
+        ),
+        RedisClusterException("Cluster Node 127.0.0.1:1 has no redis_connection"),
+    ):
         with pytest.raises(CoordinationUnavailable), unavailable_as_ours(None, "a call"):
             raise outage
     with (

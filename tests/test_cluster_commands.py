@@ -25,10 +25,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _command(cluster_topology, prefix: str, *args: str) -> subprocess.Popen:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.cluster_settings", "DEMO_DB_PATH": ":memory:",
-           "REDCOORD_CLUSTER_NODES": ",".join(cluster_topology.urls[:2]), "REDCOORD_KEY_PREFIX": prefix}  # fmt: skip
-    return subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.cluster_settings",
+        "DEMO_DB_PATH": ":memory:",
+        "REDCOORD_CLUSTER_NODES": ",".join(cluster_topology.urls[:2]),
+        "REDCOORD_KEY_PREFIX": prefix,
+    }
+    return subprocess.Popen(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _stop(proc: subprocess.Popen) -> tuple[int, str]:

@@ -126,12 +126,23 @@ def test_a_worker_started_while_the_primary_of_slot_0_is_down_serves_the_other_q
             "QUEUES": ["default", *queues],
         }
     }
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.cluster_settings", "DEMO_DB_PATH": ":memory:",
-           "REDCOORD_CLUSTER_NODES": ",".join(live_urls), "REDCOORD_KEY_PREFIX": prefix,
-           "REDCOORD_TEST_QUEUES": ",".join(queues)}  # fmt: skip
-    worker = subprocess.Popen([sys.executable, "manage.py", "run_worker", *queues, "--shutdown-timeout", "3"],
-                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.cluster_settings",
+        "DEMO_DB_PATH": ":memory:",
+        "REDCOORD_CLUSTER_NODES": ",".join(live_urls),
+        "REDCOORD_KEY_PREFIX": prefix,
+        "REDCOORD_TEST_QUEUES": ",".join(queues),
+    }
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "run_worker", *queues, "--shutdown-timeout", "3"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         time.sleep(3.0)
         assert worker.poll() is None, (

@@ -153,8 +153,10 @@ def test_every_script_of_the_hand_offs_declares_its_keys_but_the_known_ones(
         lambda: Lock("keys-lock", client=c, ttl=5, wait=0),
         lambda: Lock("keys-lock", client=c, ttl=5, wait=5),
     )
-    _hand_off(lambda: Semaphore("keys-sem", 1, client=c, ttl=5),
-              lambda: Semaphore("keys-sem", 1, client=c, ttl=5, wait=5))  # fmt: skip
+    _hand_off(
+        lambda: Semaphore("keys-sem", 1, client=c, ttl=5),
+        lambda: Semaphore("keys-sem", 1, client=c, ttl=5, wait=5),
+    )
     sem = Semaphore("keys-sem", 1, client=c, ttl=5)
     assert sem.acquire(wait=0)
     queued = Semaphore("keys-sem", 1, client=c, ttl=5, wait=5)
@@ -178,8 +180,11 @@ def test_every_script_of_the_hand_offs_declares_its_keys_but_the_known_ones(
     time.sleep(0.3)
     _quietly(lambda: signal.send({"n": 1}))
     t.join(10)
-    _wait_and(lambda: [Signal("keys-signal", client=c) for _ in range(2)],
-              lambda s: s.wait(timeout=5), lambda: Signal("keys-signal", client=c).broadcast("all"))  # fmt: skip
+    _wait_and(
+        lambda: [Signal("keys-signal", client=c) for _ in range(2)],
+        lambda s: s.wait(timeout=5),
+        lambda: Signal("keys-signal", client=c).broadcast("all"),
+    )
     _wait_and(
         lambda: [Event("keys-event", client=c)],
         lambda e: e.wait(timeout=5),
@@ -214,8 +219,11 @@ def _broadcast_primitives(c) -> None:
     party = latch.party(auto_renew=False)
     _quietly(party.join)
     _quietly(lambda: party.extend(5))
-    _wait_and(lambda: [CountDownLatch("keys-latch", 2, client=c)], lambda w: w.wait(timeout=5),
-              lambda: (party.count_down(), latch.count_down()))  # fmt: skip
+    _wait_and(
+        lambda: [CountDownLatch("keys-latch", 2, client=c)],
+        lambda w: w.wait(timeout=5),
+        lambda: (party.count_down(), latch.count_down()),
+    )
     _quietly(lambda: latch.wait(0))
     for name, act in (
         ("keys-aborted", lambda w: w.abort("x")),
@@ -235,12 +243,21 @@ def _broadcast_primitives(c) -> None:
             lambda a=act, w=waiter_latch: a(w),
         )
         _quietly(p.count_down)
-    _wait_and(lambda: [Barrier("keys-barrier", 2, client=c)], lambda b: b.wait(timeout=5),
-              lambda: Barrier("keys-barrier", 2, client=c).wait(timeout=5))  # fmt: skip
-    _wait_and(lambda: [Barrier("keys-barrier", 3, client=c)], lambda b: b.wait(timeout=5),
-              Barrier("keys-barrier", 3, client=c).reset)  # fmt: skip
-    _wait_and(lambda: [Barrier("keys-barrier", 3, client=c)], lambda b: b.wait(timeout=5),
-              lambda: Barrier("keys-barrier", 3, client=c).abort("x"))  # fmt: skip
+    _wait_and(
+        lambda: [Barrier("keys-barrier", 2, client=c)],
+        lambda b: b.wait(timeout=5),
+        lambda: Barrier("keys-barrier", 2, client=c).wait(timeout=5),
+    )
+    _wait_and(
+        lambda: [Barrier("keys-barrier", 3, client=c)],
+        lambda b: b.wait(timeout=5),
+        Barrier("keys-barrier", 3, client=c).reset,
+    )
+    _wait_and(
+        lambda: [Barrier("keys-barrier", 3, client=c)],
+        lambda b: b.wait(timeout=5),
+        lambda: Barrier("keys-barrier", 3, client=c).abort("x"),
+    )
     _quietly(Barrier("keys-barrier", 3, client=c).reset)
     _wait_and(
         lambda: [Barrier("keys-barrier", 3, client=c)], lambda b: b.wait(timeout=0.5), lambda: None
@@ -306,13 +323,20 @@ def test_a_release_during_a_slot_migration_runs_whole_or_not_at_all(cluster_topo
     client = cluster_client(cluster_topology.config)
     try:
         # one hand-off first, so that every key the old release declared exists (waits, wait index)
-        _hand_off(lambda: Lock("moving", client=client, ttl=10, wait=0),
-                  lambda: Lock("moving", client=client, ttl=10, wait=5))  # fmt: skip
+        _hand_off(
+            lambda: Lock("moving", client=client, ttl=10, wait=0),
+            lambda: Lock("moving", client=client, ttl=10, wait=5),
+        )
         holder = Lock("moving", client=client, ttl=30, wait=0)
         assert holder.acquire()
         got = []
-        waiter = threading.Thread(target=lambda: got.append(Lock("moving", client=cluster_client(cluster_topology.config),
-                                                                 ttl=10, wait=20).acquire()))  # fmt: skip
+        waiter = threading.Thread(
+            target=lambda: got.append(
+                Lock(
+                    "moving", client=cluster_client(cluster_topology.config), ttl=10, wait=20
+                ).acquire()
+            )
+        )
         waiter.start()
         time.sleep(0.5)
         slot = key_slot(holder.keys.lock)

@@ -100,9 +100,13 @@ def test_nan_infinity_and_out_of_range_seconds_are_refused(value):
 
 def test_every_problem_is_reported_at_once():
     bad = {
-        "URL": "http://x", "LOCK_TTL": float("nan"), "WORKER_PREFETCH": 0, "LOCK_WAIT": float("inf"),
-        "QUEUE_DEAD_LETTER_LIMIT": 0, "NOPE": 1,
-    }  # fmt: skip
+        "URL": "http://x",
+        "LOCK_TTL": float("nan"),
+        "WORKER_PREFETCH": 0,
+        "LOCK_WAIT": float("inf"),
+        "QUEUE_DEAD_LETTER_LIMIT": 0,
+        "NOPE": 1,
+    }
     found = conf.problems(bad)
     assert len(found) == 6, found
     with pytest.raises(ConfigurationError) as info:

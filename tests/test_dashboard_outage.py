@@ -7,8 +7,18 @@ import pytest
 from .redis_servers import free_port
 
 URL = "/admin/django_redcoord/dashboard/"
-SKELETON = ('id="rc-locks"', 'id="rc-queues"', 'id="rc-workers"', 'id="rc-leaders"', 'class="rc-jobs"',
-            'class="rc-leader"', 'id="rc-locks-total"', 'id="rc-page"', 'id="rc-pages"', 'id="rc-error"')  # fmt: skip
+SKELETON = (
+    'id="rc-locks"',
+    'id="rc-queues"',
+    'id="rc-workers"',
+    'id="rc-leaders"',
+    'class="rc-jobs"',
+    'class="rc-leader"',
+    'id="rc-locks-total"',
+    'id="rc-page"',
+    'id="rc-pages"',
+    'id="rc-error"',
+)
 
 
 @pytest.mark.django_db

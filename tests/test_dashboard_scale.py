@@ -60,13 +60,16 @@ def test_the_fast_read_of_the_lock_index_is_the_careful_one(redis_client, monkey
     )  # (negative control below: the careful way is taken when something is not ours)
 
 
-@pytest.mark.parametrize("field, value, why", [
-    ("bad-bound", "soon", "a bound that is not a whole number"),
-    ("bad name", "9999999999", "a name that is not a valid name"),
-    ("two\nlines", "9999999999", "a name holding a newline"),
-    ("spaced", "1 2", "a value holding a space"),
-    ("bad{tag", "9999999999", "misplaced braces"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "field, value, why",
+    [
+        ("bad-bound", "soon", "a bound that is not a whole number"),
+        ("bad name", "9999999999", "a name that is not a valid name"),
+        ("two\nlines", "9999999999", "a name holding a newline"),
+        ("spaced", "1 2", "a value holding a space"),
+        ("bad{tag", "9999999999", "misplaced braces"),
+    ],
+)
 def test_what_we_did_not_write_in_the_lock_index_is_skipped_and_counted(
     redis_client, field, value, why
 ):
@@ -227,8 +230,10 @@ def test_queue_histories_are_worked_out_again_only_when_their_list_changes(redis
     redis_client.lpush(history, f"{minute} 42 {200}")  # the next sample
     second = dashboard.list_queues(redis_client, KEYS, now_ms=now)[0]["history"]
     assert book.last_parsed == 1 and second["depth"][-1] == [minute * 60_000, 42]
-    assert second == dashboard.queue_history([(m, m % 5, m - minute + 100) for m in range(minute - 5, minute)]
-                                             + [(minute, 42, 200)], now_ms=now)  # fmt: skip
+    assert second == dashboard.queue_history(
+        [(m, m % 5, m - minute + 100) for m in range(minute - 5, minute)] + [(minute, 42, 200)],
+        now_ms=now,
+    )
     redis_client.lpush(
         history, "not a sample"
     )  # not ours: read the careful way (that entry skipped)

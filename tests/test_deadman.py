@@ -69,12 +69,21 @@ class Leader:
 
     def __init__(self, url: str, logs: Path) -> None:
         self.log_path = logs / "leader.log"
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.deadman_settings", "REDCOORD_REDIS_URL": url,
-               "REDCOORD_KEY_PREFIX": PREFIX}  # fmt: skip
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.deadman_settings",
+            "REDCOORD_REDIS_URL": url,
+            "REDCOORD_KEY_PREFIX": PREFIX,
+        }
         with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen([sys.executable, "manage.py", "run_leader", "--identity", "deadman-1"],
-                                         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT)  # fmt: skip
+            self.proc = subprocess.Popen(
+                [sys.executable, "manage.py", "run_leader", "--identity", "deadman-1"],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
 
     def log(self) -> str:
         return self.log_path.read_text()[-3000:]
@@ -101,8 +110,12 @@ def leader(redis_url, tmp_path):
 
 
 def election(redis_client) -> SimpleNamespace:
-    return SimpleNamespace(client=redis_client, keys=KeyBuilder(PREFIX).leader("default"), lease=LEASE,
-                           retry_period=RETRY)  # fmt: skip
+    return SimpleNamespace(
+        client=redis_client,
+        keys=KeyBuilder(PREFIX).leader("default"),
+        lease=LEASE,
+        retry_period=RETRY,
+    )
 
 
 def health_of(redis_client, name, **max_late):
@@ -151,9 +164,15 @@ def test_a_stopped_leader_makes_its_jobs_overdue_and_healthy_again_once_resumed(
     leader.signal(signal.SIGSTOP)
     stopped = time.monotonic()
     # the leader still holds its record: "alive but not claiming", with a max_late below the lease
-    found = wait_for("tick overdue (max_late 0.8 s)",
-                     lambda: (h := health_of(redis_client, "deadman.tick", **{"deadman.tick": 0.8})).status == "overdue"
-                     and h, leader)  # fmt: skip
+    found = wait_for(
+        "tick overdue (max_late 0.8 s)",
+        lambda: (
+            (h := health_of(redis_client, "deadman.tick", **{"deadman.tick": 0.8})).status
+            == "overdue"
+            and h
+        ),
+        leader,
+    )
     assert not found.ok and found.late > 0.8
     assert "a leader is alive but not claiming: deadman-1 (term " in found.reason
     assert "it is stopped or stuck (SIGSTOP" in found.reason
@@ -250,9 +269,11 @@ def test_redcoord_health_jobs_exits_1_naming_the_failing_jobs_and_0_for_healthy_
     assert "failing: the last " in ours[0] and "(ValueError: no rates today)" in ours[0]
     assert error.startswith("unhealthy: job:deadman.fails failed (1 of ")
     leader.signal(signal.SIGSTOP)
-    code, out, error = wait_for("the probe to fail",
-                                lambda: (r := redcoord_health("--job", "deadman.tick", "--max-late", "0.5"))[0] == 1
-                                and r, leader)  # fmt: skip
+    code, out, error = wait_for(
+        "the probe to fail",
+        lambda: (r := redcoord_health("--job", "deadman.tick", "--max-late", "0.5"))[0] == 1 and r,
+        leader,
+    )
     assert (
         "FAIL job:deadman.tick: overdue: due " in out
         and "(allowed 0.5 s): a leader is alive but not claiming" in out

@@ -117,8 +117,12 @@ class Zygote:
         env.pop("DJANGO_SETTINGS_MODULE", None)
         self.process = subprocess.Popen(
             [sys.executable, "-c", ZYGOTE, kind, PLACEHOLDERS],
-            cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self._pending = b""  # read from the pipe, not answered yet
 
     def _answer(self, timeout: float) -> dict:

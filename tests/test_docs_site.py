@@ -150,9 +150,25 @@ def test_the_readme_is_short_and_its_links_hold():
         elif anchor and anchor not in _anchors(path):
             broken.append(link)
     assert len(links) >= 20 and not broken, f"README links to what does not exist: {broken}"
-    for page in ("quickstart", "installation", "configuration", "locks", "semaphores", "rwlocks", "latches",
-                 "signals", "ratelimit", "leader", "queues", "topologies", "production", "admin", "operations",
-                 "benchmarks", "architecture"):  # fmt: skip
+    for page in (
+        "quickstart",
+        "installation",
+        "configuration",
+        "locks",
+        "semaphores",
+        "rwlocks",
+        "latches",
+        "signals",
+        "ratelimit",
+        "leader",
+        "queues",
+        "topologies",
+        "production",
+        "admin",
+        "operations",
+        "benchmarks",
+        "architecture",
+    ):
         assert f"docs/{page}.md" in text, f"the README does not link docs/{page}.md"
 
 

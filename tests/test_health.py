@@ -82,12 +82,20 @@ def test_exit_codes_of_the_real_command(redis_url):
     """0 healthy, 1 unhealthy, 2 for options that make no sense — as a probe sees them."""
 
     def run(url, *args):
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.worker_settings", "REDCOORD_REDIS_URL": url,
-               "DEMO_DB_PATH": ":memory:"}  # fmt: skip
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.worker_settings",
+            "REDCOORD_REDIS_URL": url,
+            "DEMO_DB_PATH": ":memory:",
+        }
         return subprocess.run(
             [sys.executable, "manage.py", "redcoord", "--skip-checks", "health", *args],
-            cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True, timeout=30,
-        )  # fmt: skip
+            cwd=Path(__file__).resolve().parents[1],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
 
     healthy = run(redis_url)
     assert (healthy.returncode, healthy.stdout.split(":")[0]) == (0, "OK   redis"), healthy.stderr
@@ -104,8 +112,14 @@ def test_exit_codes_of_the_real_command(redis_url):
 
 
 def test_a_live_worker_passes_and_one_that_stopped_fails(redis_client):
-    worker = Worker([Queue("default", client=redis_client, prefix=PREFIX)], lambda message: None,
-                    worker_id="probe-live", heartbeat=0.1, timeout=1.0, shutdown_timeout=2)  # fmt: skip
+    worker = Worker(
+        [Queue("default", client=redis_client, prefix=PREFIX)],
+        lambda message: None,
+        worker_id="probe-live",
+        heartbeat=0.1,
+        timeout=1.0,
+        shutdown_timeout=2,
+    )
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     try:
@@ -139,8 +153,13 @@ def test_a_live_worker_passes_and_one_that_stopped_fails(redis_client):
 
 def _serve(index, url, worker_id):
     client = client_from_url(url)
-    Worker([Queue("default", client=client, prefix=PREFIX)], lambda message: None,
-           worker_id=worker_id, heartbeat=0.1, timeout=0.5).run()  # fmt: skip
+    Worker(
+        [Queue("default", client=client, prefix=PREFIX)],
+        lambda message: None,
+        worker_id=worker_id,
+        heartbeat=0.1,
+        timeout=0.5,
+    ).run()
 
 
 def test_a_worker_killed_fails_once_its_heartbeat_is_stale(redis_url, redis_client):
@@ -165,8 +184,10 @@ def test_a_worker_killed_fails_once_its_heartbeat_is_stale(redis_url, redis_clie
     assert lines[1].endswith(
         " ago, past its timeout: the worker is dead or stuck (its messages are being requeued)"
     )
-    assert lines[2].startswith(f"FAIL workers:default: no live worker on host {HOST} and serving default; "
-                               "dead or stuck: probe-killed (last heartbeat ")  # fmt: skip
+    assert lines[2].startswith(
+        f"FAIL workers:default: no live worker on host {HOST} and serving default; "
+        "dead or stuck: probe-killed (last heartbeat "
+    )
 
 
 # -- leader and queues ------------------------------------------------------------------------
@@ -177,8 +198,15 @@ def test_leader_present_passes_and_fails_once_its_lease_expired(redis_client):
     assert code == 1
     assert "FAIL leader:default: no leader holds the lease" in out
 
-    election = LeaderElection("default", lease=1.0, renew_deadline=0.5, retry_period=0.1,
-                              identity="probe-leader", client=redis_client, prefix=PREFIX)  # fmt: skip
+    election = LeaderElection(
+        "default",
+        lease=1.0,
+        renew_deadline=0.5,
+        retry_period=0.1,
+        identity="probe-leader",
+        client=redis_client,
+        prefix=PREFIX,
+    )
     assert election.campaign()
     code, out, _ = health("--leader", "--leader", "reports")
     lines = out.splitlines()

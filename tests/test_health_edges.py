@@ -41,8 +41,15 @@ def noop():
 @pytest.fixture
 def leading(redis_client):
     """A campaigning election (lease 15 s, retry 2 s) of the test's Redis; resigned after."""
-    election = LeaderElection("default", lease=LEASE, renew_deadline=10, retry_period=RETRY, client=redis_client,
-                              prefix=PREFIX, identity="red-leader")  # fmt: skip
+    election = LeaderElection(
+        "default",
+        lease=LEASE,
+        renew_deadline=10,
+        retry_period=RETRY,
+        client=redis_client,
+        prefix=PREFIX,
+        identity="red-leader",
+    )
     assert election.campaign()
     yield election
     election.resign()
@@ -98,8 +105,15 @@ def test_a_new_job_under_a_stopped_leader_says_the_leader_is_stopped_not_that_it
 ):
     # A job never claimed, under a leader in office longer than max_late: "its code does not have this
     # job" while the leader renews; but a leader that stopped renewing (SIGSTOP) claims nothing at all.
-    election = LeaderElection("default", lease=2.0, renew_deadline=1.5, retry_period=0.2, client=redis_client,
-                              prefix=PREFIX, identity="red-new")  # fmt: skip
+    election = LeaderElection(
+        "default",
+        lease=2.0,
+        renew_deadline=1.5,
+        retry_period=0.2,
+        client=redis_client,
+        prefix=PREFIX,
+        identity="red-new",
+    )
     job = Job("red.brand_new", noop, 1000, None, None, 0.0, False, "coalesce")
     try:
         deadline = time.monotonic() + 2.5  # past its allowance (lease + retry: 2.2 s), renewing
@@ -234,15 +248,25 @@ def test_the_metrics_show_a_registered_job_no_leader_claims_and_the_alert_fires(
     }  # allowance 1.1 s
     settings.REDCOORD = {"URL": redis_url, "KEY_PREFIX": PREFIX, **timing}
     periodic(every=1, name="red.unclaimed")(noop)
-    election = LeaderElection("default", lease=30, renew_deadline=20, retry_period=1, client=redis_client,
-                              prefix=PREFIX, identity="old-code")  # fmt: skip
+    election = LeaderElection(
+        "default",
+        lease=30,
+        renew_deadline=20,
+        retry_period=1,
+        client=redis_client,
+        prefix=PREFIX,
+        identity="old-code",
+    )
     registry = CollectorRegistry()
     registry.register(RedcoordCollector(client=redis_client, prefix=PREFIX))
 
     def series() -> dict[str, float]:
         lines = generate_latest(registry).decode().splitlines()
-        return {line.split("{")[0]: float(line.rsplit(" ", 1)[1]) for line in lines
-                if 'job="red.unclaimed"' in line}  # fmt: skip
+        return {
+            line.split("{")[0]: float(line.rsplit(" ", 1)[1])
+            for line in lines
+            if 'job="red.unclaimed"' in line
+        }
 
     assert series() == {}  # no leader at all: redcoord_leader_present says so, not a series per job
     try:
@@ -286,8 +310,9 @@ def test_the_metrics_show_a_registered_job_no_leader_claims_and_the_alert_fires(
 # -- a real run_leader: an edit through the command, then the leader stopped ----------------------
 
 
-def test_a_real_leader_edited_to_a_longer_interval_is_judged_by_it_and_overdue_once_stopped(settings, redis_url,
-                                                                                           redis_client, tmp_path):  # fmt: skip
+def test_a_real_leader_edited_to_a_longer_interval_is_judged_by_it_and_overdue_once_stopped(
+    settings, redis_url, redis_client, tmp_path
+):
     import signal
 
     from django_redcoord.core.keys import KeyBuilder
@@ -347,8 +372,9 @@ def test_a_real_leader_edited_to_a_longer_interval_is_judged_by_it_and_overdue_o
             lambda: redis_client.hget(key, "schedule_version") == b"2",
             leader,
         )
-        code, text, _ = wait_for("healthy again", lambda: (r := health("--job", "deadman.tick"))[0] == 0 and r,
-                                 leader)  # fmt: skip
+        code, text, _ = wait_for(
+            "healthy again", lambda: (r := health("--job", "deadman.tick"))[0] == 0 and r, leader
+        )
         assert f"(allowed lateness {lease + retry:g} s)" in text, text
     finally:
         leader.stop()

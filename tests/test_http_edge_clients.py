@@ -209,9 +209,14 @@ def test_ip_keys(settings):
 
 @pytest.mark.parametrize(
     ("setting", "value"),
-    [("RATE_LIMIT_IPV6_PREFIX", 0), ("RATE_LIMIT_IPV6_PREFIX", 129), ("RATE_LIMIT_IPV4_PREFIX", 33), ("RATE_LIMIT_IPV4_PREFIX", "32"),
-     ("RATE_LIMIT_IPV4_PREFIX", True)],
-)  # fmt: skip
+    [
+        ("RATE_LIMIT_IPV6_PREFIX", 0),
+        ("RATE_LIMIT_IPV6_PREFIX", 129),
+        ("RATE_LIMIT_IPV4_PREFIX", 33),
+        ("RATE_LIMIT_IPV4_PREFIX", "32"),
+        ("RATE_LIMIT_IPV4_PREFIX", True),
+    ],
+)
 def test_prefix_settings_are_checked(setting, value):
     from django_redcoord.core.options import problems
 

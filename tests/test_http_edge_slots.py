@@ -242,10 +242,13 @@ def test_the_middleware_under_asgi_holds_an_async_bodys_slot_and_gives_it_back_o
 
 def test_rules_on_one_path_with_different_methods_count_apart(client, settings):
     settings.MIDDLEWARE = [*settings.MIDDLEWARE, MIDDLEWARE]
-    settings.REDCOORD = {**settings.REDCOORD, "RATE_LIMITS": [
-        {"path": "/methods/", "policy": "1/m", "methods": ["POST"]},
-        {"path": "/methods/", "policy": "3/m", "methods": ["GET"]},
-    ]}  # fmt: skip
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "RATE_LIMITS": [
+            {"path": "/methods/", "policy": "1/m", "methods": ["POST"]},
+            {"path": "/methods/", "policy": "3/m", "methods": ["GET"]},
+        ],
+    }
     assert [client.get("/methods/").status_code for _ in range(3)] == [200, 200, 200]
     assert [client.post("/methods/").status_code for _ in range(2)] == [200, 429]  # was [429, 429]
     assert client.get("/methods/").status_code == 429
@@ -253,10 +256,17 @@ def test_rules_on_one_path_with_different_methods_count_apart(client, settings):
 
 def test_rules_on_one_path_with_different_keys_count_apart(client, settings):
     settings.MIDDLEWARE = [*settings.MIDDLEWARE, MIDDLEWARE]
-    settings.REDCOORD = {**settings.REDCOORD, "RATE_LIMITS": [
-        {"path": "/keys/", "policy": "2/m"},
-        {"path": "/keys/", "policy": "2/m", "key": "header:X-Api-Key"},  # no header: by IP, its own count
-    ]}  # fmt: skip
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "RATE_LIMITS": [
+            {"path": "/keys/", "policy": "2/m"},
+            {
+                "path": "/keys/",
+                "policy": "2/m",
+                "key": "header:X-Api-Key",
+            },  # no header: by IP, its own count
+        ],
+    }
     assert [client.get("/keys/").status_code for _ in range(3)] == [
         200,
         200,

@@ -30,8 +30,14 @@ def run_leader(redis_url, *args, seconds=2.5):
         "REDCOORD_KEY_PREFIX": prefix,
         "LEADER_TEST_JOBS": "",
     }
-    proc = subprocess.Popen([sys.executable, "manage.py", "run_leader", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "run_leader", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # Up and campaigning (its first key written) before the clock starts: a loaded machine can
         # take seconds to start Django, and a SIGTERM before the handler is installed kills it (-15).

@@ -64,8 +64,11 @@ def serve_market(tmp_path, redis_url):
         port = free_port()
         server = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         servers.append(server)
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 20
@@ -213,8 +216,11 @@ def test_page_shows_an_oversell_in_red(client):
 def _violations(env):
     """The safety checker: every way the market's numbers can be wrong."""
     found = []
-    rows = _db(env, "select i.name, i.listed, i.stock, count(p.id) from demo_item i "
-                    "left join demo_purchase p on p.item_id = i.id group by i.id")  # fmt: skip
+    rows = _db(
+        env,
+        "select i.name, i.listed, i.stock, count(p.id) from demo_item i "
+        "left join demo_purchase p on p.item_id = i.id group by i.id",
+    )
     for name, listed, stock, sold in rows:
         if sold > listed:
             found.append(f"{name} oversold: {sold} sold of {listed}")

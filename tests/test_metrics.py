@@ -155,8 +155,15 @@ def test_leader_and_job_metrics_follow_a_campaign_a_run_and_a_resignation(client
     assert value(m, "redcoord_leader_present", election="default") == 0
     assert value(m, "redcoord_leader_term", election="default") is None
 
-    election = LeaderElection("default", lease=30, renew_deadline=20, retry_period=1, identity="box-1:42",
-                              client=redis_client, prefix="test")  # fmt: skip
+    election = LeaderElection(
+        "default",
+        lease=30,
+        renew_deadline=20,
+        retry_period=1,
+        identity="box-1:42",
+        client=redis_client,
+        prefix="test",
+    )
     assert election.campaign()
     job = Job("rates", failing_job, 60_000, None, None, 0.0, False, "coalesce")
     run = Scheduler(election, [job]).run_now(job, timeout=5)
@@ -226,8 +233,14 @@ def test_leader_and_job_metrics_follow_a_campaign_a_run_and_a_resignation(client
 def test_a_running_worker_is_counted_with_its_heartbeat_and_its_work(client, redis_client):
     q = Queue("thumbs", client=redis_client, prefix="test")
     done = threading.Event()
-    worker = Worker([q], handler=lambda message: done.set(), concurrency=2, heartbeat=0.1, timeout=1.0,
-                    worker_id="w-metrics")  # fmt: skip
+    worker = Worker(
+        [q],
+        handler=lambda message: done.set(),
+        concurrency=2,
+        heartbeat=0.1,
+        timeout=1.0,
+        worker_id="w-metrics",
+    )
     thread = threading.Thread(target=worker.run)
     thread.start()
     try:
@@ -361,11 +374,29 @@ def test_run_leader_serves_metrics_on_its_metrics_port(redis_url):
     from pathlib import Path
 
     port = free_port()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.log_settings", "REDCOORD_REDIS_URL": redis_url,
-           "REDCOORD_KEY_PREFIX": "metricsport", "LEADER_TEST_JOBS": ""}  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "manage.py", "run_leader", "--metrics-port", str(port), "--metrics-addr", "127.0.0.1"],
-                            cwd=Path(__file__).resolve().parent.parent, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.log_settings",
+        "REDCOORD_REDIS_URL": redis_url,
+        "REDCOORD_KEY_PREFIX": "metricsport",
+        "LEADER_TEST_JOBS": "",
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "run_leader",
+            "--metrics-port",
+            str(port),
+            "--metrics-addr",
+            "127.0.0.1",
+        ],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         body, deadline = "", time.monotonic() + 15
         while (
@@ -401,9 +432,15 @@ def test_with_a_token_the_view_answers_401_without_it(client, settings):
     """Before: the view was open to anyone, and METRICS_TOKEN was an unknown setting."""
     token = "s3cret-token_0123456789"
     _token_settings(settings, token)
-    for headers in ({}, {"HTTP_AUTHORIZATION": "Bearer wrong"}, {"HTTP_AUTHORIZATION": f"Basic {token}"},
-                    {"HTTP_AUTHORIZATION": f"Bearer {token}x"}, {"HTTP_AUTHORIZATION": "Bearer"},
-                    {"HTTP_AUTHORIZATION": f"Bearer {token[:-1]}"}, {"HTTP_AUTHORIZATION": "Bearer é\x00"}):  # fmt: skip
+    for headers in (
+        {},
+        {"HTTP_AUTHORIZATION": "Bearer wrong"},
+        {"HTTP_AUTHORIZATION": f"Basic {token}"},
+        {"HTTP_AUTHORIZATION": f"Bearer {token}x"},
+        {"HTTP_AUTHORIZATION": "Bearer"},
+        {"HTTP_AUTHORIZATION": f"Bearer {token[:-1]}"},
+        {"HTTP_AUTHORIZATION": "Bearer é\x00"},
+    ):
         response = client.get("/metrics/", **headers)
         assert response.status_code == 401, headers
         assert (

@@ -190,9 +190,12 @@ def test_a_workers_deliveries_count_outcomes_durations_retries_and_dead_letters(
 def test_a_job_past_its_timeout_counts_as_timeout_and_its_retry(metrics, redis_client):
     q = Queue("ev-slow", client=redis_client, prefix="test")
     labels = {"queue": "ev-slow", "task": ""}
-    d = Delta(metrics, ("redcoord_messages_processed_total", {**labels, "outcome": "timeout"}),
-              ("redcoord_message_retries_total", labels),
-              ("redcoord_message_process_duration_seconds_sum", {**labels, "outcome": "timeout"}))  # fmt: skip
+    d = Delta(
+        metrics,
+        ("redcoord_messages_processed_total", {**labels, "outcome": "timeout"}),
+        ("redcoord_message_retries_total", labels),
+        ("redcoord_message_process_duration_seconds_sum", {**labels, "outcome": "timeout"}),
+    )
     release = threading.Event()
     q.push({"n": 1})
     worker = Worker(
@@ -281,9 +284,12 @@ def test_the_view_serves_redis_state_and_this_process_metrics_together(client, r
 
 def test_without_an_observer_nothing_breaks_and_nothing_is_counted(metrics, redis_client):
     observer = process_metrics()
-    d = Delta(metrics, ("redcoord_hold_acquisitions_total", {"kind": "lock", "outcome": "acquired"}),
-              ("redcoord_ratelimit_decisions_total", {"limiter": "ev-quiet", "outcome": "allowed"}),
-              ("redcoord_holds_lost_total", {"kind": "lock"}))  # fmt: skip
+    d = Delta(
+        metrics,
+        ("redcoord_hold_acquisitions_total", {"kind": "lock", "outcome": "acquired"}),
+        ("redcoord_ratelimit_decisions_total", {"limiter": "ev-quiet", "outcome": "allowed"}),
+        ("redcoord_holds_lost_total", {"kind": "lock"}),
+    )
     hooks.remove_observer(observer)
     try:
         assert hooks.observers == []

@@ -68,10 +68,16 @@ def _params(action, hostile):
 
 @pytest.mark.parametrize("action", sorted(ACTIONS))
 def test_every_action_with_hostile_names_never_answers_500(admin_client, action):
-    fields = ["name"] + [field for field, used in (
-        ("election", action in ("run-job", "pause-job", "resume-job")), ("key", action == "reset-ratelimit"),
-        ("id", action.endswith("-dead-letter")), ("fence", action in ("force-release", "revoke-permit")),
-    ) if used]  # fmt: skip
+    fields = ["name"] + [
+        field
+        for field, used in (
+            ("election", action in ("run-job", "pause-job", "resume-job")),
+            ("key", action == "reset-ratelimit"),
+            ("id", action.endswith("-dead-letter")),
+            ("fence", action in ("force-release", "revoke-permit")),
+        )
+        if used
+    ]
     for hostile in HOSTILE:
         for field in fields:
             params = {**_params(action, "ok-name"), field: hostile}

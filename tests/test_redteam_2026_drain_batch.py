@@ -369,9 +369,11 @@ def _claim_and_run(runner, backend, queue="default", n=10):
 
 def test_one_runner_runs_sync_async_and_using_variants_by_the_same_paths(redis_client, settings):
     settings.TASKS = {
-        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend",
-                    "QUEUES": ["default", "receipts"]},
-    }  # fmt: skip
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default", "receipts"],
+        },
+    }
     backend = task_backends_for("default")
     runner = TaskRunner(backend, "rd-worker")
     results = [rd_plain.enqueue(1), rd_async.enqueue(2), rd_plain.using(priority=9).enqueue(3)]

@@ -76,8 +76,14 @@ _wait = wait_for
 
 
 def _worker(redis_url, *, grace=30.0, threads=1, prefetch=1):
-    return start_worker(redis_url, settings="tests.cancel_settings", concurrency=threads, prefetch=prefetch,
-                        verbosity=1, REDCOORD_CANCEL_GRACE=str(grace))  # fmt: skip
+    return start_worker(
+        redis_url,
+        settings="tests.cancel_settings",
+        concurrency=threads,
+        prefetch=prefetch,
+        verbosity=1,
+        REDCOORD_CANCEL_GRACE=str(grace),
+    )
 
 
 _stop = stop
@@ -441,8 +447,12 @@ def test_removed_while_an_earlier_attempt_still_runs_on_a_stopped_worker(redis_u
         assert _queue().reap()[0] == 1
         outcome = cancel(result)
         os.kill(worker.pid, signal.SIGCONT)
-        _wait("the running attempt to be told", lambda: redis_client.exists("rt:saw-cancel:stopped"),
-              10, worker)  # fmt: skip
+        _wait(
+            "the running attempt to be told",
+            lambda: redis_client.exists("rt:saw-cancel:stopped"),
+            10,
+            worker,
+        )
         _wait("its acknowledgement", lambda: _queue().depths().processing == 0, 10, worker)
         assert _is_cancelled(result) and _settled() == (0, 0, 0, 0)
         assert redis_client.zcard(_keys().cancels) == 0
@@ -565,8 +575,14 @@ def test_a_requested_cancel_survives_a_restart_with_aof_before_the_claim(setting
 
     server = RestartableServer().start()
     try:
-        settings.REDCOORD = {"URL": server.url, "KEY_PREFIX": "test", "SOCKET_TIMEOUT": 2.0,
-                             "CONNECT_TIMEOUT": 1.0, "WORKER_HEARTBEAT": 0.1, "WORKER_TIMEOUT": 0.3}  # fmt: skip
+        settings.REDCOORD = {
+            "URL": server.url,
+            "KEY_PREFIX": "test",
+            "SOCKET_TIMEOUT": 2.0,
+            "CONNECT_TIMEOUT": 1.0,
+            "WORKER_HEARTBEAT": 0.1,
+            "WORKER_TIMEOUT": 0.3,
+        }
         results = [rt.counted.enqueue(f"aof{i}") for i in range(3)]
         consumer = _queue().consumer("before-restart")
         messages, _ = consumer.claim(2)
@@ -591,8 +607,12 @@ def test_a_cancel_whose_reply_is_lost_still_took_effect(redis_servers, settings)
     from django_redcoord.core.exceptions import CoordinationUnavailable
 
     (server,) = redis_servers(1)
-    settings.REDCOORD = {"URL": server.url, "KEY_PREFIX": "test", "SOCKET_TIMEOUT": 0.5,
-                         "CONNECT_TIMEOUT": 0.5}  # fmt: skip
+    settings.REDCOORD = {
+        "URL": server.url,
+        "KEY_PREFIX": "test",
+        "SOCKET_TIMEOUT": 0.5,
+        "CONNECT_TIMEOUT": 0.5,
+    }
     result = rt.counted.enqueue("lost")
     kept = rt.counted.enqueue("kept")
     assert cancel(rt.counted.enqueue("loads-the-script")) is Cancel.REMOVED  # EVALSHA will find it

@@ -184,10 +184,18 @@ def test_a_huge_but_finite_backoff_keeps_the_task_and_its_record(redis_client):
 
 @pytest.mark.parametrize(
     "check",
-    [lambda: __import__("django_redcoord.core.values", fromlist=["x"]).check_seconds(10**400, "wait"),
-     lambda: __import__("django_redcoord.core.values", fromlist=["x"]).check_ttl(10**400),
-     lambda: __import__("django_redcoord.core.queues", fromlist=["x"]).Queue("q").push(1, delay=10**400)],
-)  # fmt: skip
+    [
+        lambda: __import__("django_redcoord.core.values", fromlist=["x"]).check_seconds(
+            10**400, "wait"
+        ),
+        lambda: __import__("django_redcoord.core.values", fromlist=["x"]).check_ttl(10**400),
+        lambda: (
+            __import__("django_redcoord.core.queues", fromlist=["x"])
+            .Queue("q")
+            .push(1, delay=10**400)
+        ),
+    ],
+)
 def test_the_core_checks_refuse_a_huge_integer_with_a_type_error(check):
     """The same class in the core: every duration check goes through core.values.finite_number."""
     with pytest.raises((TypeError, ValueError)):

@@ -75,8 +75,13 @@ _env = worker_env
 
 
 def _worker(redis_url, *, concurrency=1, prefetch=1):
-    return start_worker(redis_url, concurrency=concurrency, prefetch=prefetch, output=False,
-                        args=("--shutdown-timeout", "20"))  # fmt: skip
+    return start_worker(
+        redis_url,
+        concurrency=concurrency,
+        prefetch=prefetch,
+        output=False,
+        args=("--shutdown-timeout", "20"),
+    )
 
 
 _stop = stop
@@ -95,9 +100,12 @@ def _replaced(result):
 @pytest.fixture
 def outbox(settings):
     settings.TASKS = {
-        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default", "receipts"],
-                    "OPTIONS": {"OUTBOX": True}},
-    }  # fmt: skip
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default", "receipts"],
+            "OPTIONS": {"OUTBOX": True},
+        },
+    }
     return task_backends_for("default")
 
 
@@ -105,8 +113,12 @@ def outbox(settings):
 def aof_server(settings):
     """A server of our own, with AOF, which the test may stop, pause or restart."""
     server = RedisServer(extra=("--appendonly", "yes", "--appendfsync", "always")).start()
-    settings.REDCOORD = {"URL": server.url, "KEY_PREFIX": "test", "SOCKET_TIMEOUT": 0.5,
-                         "CONNECT_TIMEOUT": 0.5}  # fmt: skip
+    settings.REDCOORD = {
+        "URL": server.url,
+        "KEY_PREFIX": "test",
+        "SOCKET_TIMEOUT": 0.5,
+        "CONNECT_TIMEOUT": 0.5,
+    }
     yield server
     server.cleanup()
 
@@ -172,8 +184,12 @@ def test_a_replace_with_odd_keys_marks_the_replaced_record(redis_client):
         for version in (1, 2):
             result, encoded = backend._prepare(rt.raw_key, [key, version], {})
             queue, push = backend._push(rt.raw_key, result, encoded, key)
-            spec = unique_push(f"{PATH}.raw_key", key, TaskOptions(unique=key, while_running="replace"),
-                               deferred=False)  # fmt: skip
+            spec = unique_push(
+                f"{PATH}.raw_key",
+                key,
+                TaskOptions(unique=key, while_running="replace"),
+                deferred=False,
+            )
             pushed, other, attempts = queue.push_unique_with_record(unique=spec, **push)
             if other:
                 backend._replaced(other, result.id, key, attempts)
@@ -536,8 +552,13 @@ def test_outbox_redis_paused_at_the_commit_an_unknown_outcome_is_pushed_once(out
 def test_outbox_a_corrupt_entry_does_not_hold_up_the_others(outbox, aof_server):
     """One entry whose payload cannot be read (hand-edited, truncated, an older version's) and
     drain() raises on it at every turn: every entry after it is never sent."""
-    OutboxEntry.objects.create(id="corrupt0000000000000000000000000", backend="default", queue="default",
-                               payload='{"body": ', created_at=utcnow() - timedelta(seconds=60))  # fmt: skip
+    OutboxEntry.objects.create(
+        id="corrupt0000000000000000000000000",
+        backend="default",
+        queue="default",
+        payload='{"body": ',
+        created_at=utcnow() - timedelta(seconds=60),
+    )
     aof_server.stop()
     with transaction.atomic():
         good = rt.plain.enqueue(1)
@@ -562,9 +583,12 @@ def test_outbox_drain_of_a_task_whose_queue_is_no_longer_in_queues(outbox, aof_s
     with transaction.atomic():
         result = rt.plain.using(queue_name="receipts").enqueue(1)
     settings.TASKS = {
-        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],
-                    "OPTIONS": {"OUTBOX": True}},
-    }  # fmt: skip
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default"],
+            "OPTIONS": {"OUTBOX": True},
+        },
+    }
     backend = task_backends_for("default")
     aof_server.start()
     client = _client_of(aof_server)
@@ -681,8 +705,12 @@ def test_replace_racing_a_workers_claims_never_runs_a_replaced_task(redis_url, r
         for version in range(300):
             results.append(rt.latest.enqueue(version, 0.008))
             time.sleep(rng.uniform(0, 0.004))
-        _wait("the queue to drain", lambda: _queue().depths().ready + _queue().depths().processing == 0, 60,
-              worker)  # fmt: skip
+        _wait(
+            "the queue to drain",
+            lambda: _queue().depths().ready + _queue().depths().processing == 0,
+            60,
+            worker,
+        )
         _wait("the last version to run", lambda: "299" in _ran(redis_client, "latest"), 30, worker)
     finally:
         _stop(worker)

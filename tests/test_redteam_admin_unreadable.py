@@ -152,8 +152,12 @@ def test_latch_barrier_event_signal_and_topic_records_of_another_type_are_skippe
     Event("good-event", client=redis_client, prefix=PREFIX).set()
     Signal("good-signal", client=redis_client, prefix=PREFIX).wait(0)
     far = _now_ms(redis_client) // 1000 + 3600
-    for kind, key in (("latches", KEYS.latch("bad").state), ("barriers", KEYS.barrier("bad").state),
-                      ("events", KEYS.event("bad").waiters), ("signals", KEYS.signal("bad").waiters)):  # fmt: skip
+    for kind, key in (
+        ("latches", KEYS.latch("bad").state),
+        ("barriers", KEYS.barrier("bad").state),
+        ("events", KEYS.event("bad").waiters),
+        ("signals", KEYS.signal("bad").waiters),
+    ):
         redis_client.hset(KEYS.index_keys(kind)[0], "bad", far)
         redis_client.set(key, "not ours")  # a key of another type where a record should be
     now = _now_ms(redis_client)

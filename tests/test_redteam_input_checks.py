@@ -20,8 +20,18 @@ from django_redcoord.core.values import check_wait
 # -- policies -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["٣/s", "1/٣s", "²/s", "10/s;burst=٣", "concurrency=٣", "concurrency=1;lease=٣",
-                                  "concurrency=1;lease=1_0"])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "٣/s",
+        "1/٣s",
+        "²/s",
+        "10/s;burst=٣",
+        "concurrency=٣",
+        "concurrency=1;lease=٣",
+        "concurrency=1;lease=1_0",
+    ],
+)
 def test_a_policy_takes_ascii_digits_only(text):
     with pytest.raises(ValueError, match="policy"):
         parse(text)

@@ -85,8 +85,9 @@ def _sem_expiry(client):
     return lambda: None
 
 
-@pytest.mark.parametrize("path", [_sem_release, _sem_revoke, _sem_expiry],
-                         ids=["release", "revoke", "holder-expiry"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path", [_sem_release, _sem_revoke, _sem_expiry], ids=["release", "revoke", "holder-expiry"]
+)
 def test_a_permit_handed_to_a_waiter_leaves_no_key_without_ttl(redis_url, redis_client, path):
     act = path(redis_client)
     got = {}
@@ -106,9 +107,11 @@ def test_a_permit_handed_on_by_a_resize_leaves_no_key_without_ttl(redis_client):
     # taken by the acquire script, as the waiting loop does, and left alone.
     k = sem(redis_client).keys
     queued_reply = ACQUIRE(
-        redis_client, [k.state, k.holders, k.queue, k.index, k.wake_prefix + "paused", k.first()],
-        ["paused", 500, "queue", 15000, "S", "0", "host", 1, "thread", 1], operation="queue",
-    )  # fmt: skip
+        redis_client,
+        [k.state, k.holders, k.queue, k.index, k.wake_prefix + "paused", k.first()],
+        ["paused", 500, "queue", 15000, "S", "0", "host", 1, "thread", 1],
+        operation="queue",
+    )
     assert int(queued_reply[0]) == 0
     time.sleep(1.1)  # the holder's lease runs out: the zset is pruned empty by the resize
     assert sem(redis_client).resize(2) == 1  # the resize handed the waiter a permit
@@ -169,8 +172,11 @@ def _rw_downgrade(client):
     return writer.downgrade  # the queued reader enters with the downgraded one
 
 
-@pytest.mark.parametrize("path", [_rw_write_release, _rw_writer_expiry, _rw_downgrade],
-                         ids=["writer-release", "writer-expiry", "downgrade"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    [_rw_write_release, _rw_writer_expiry, _rw_downgrade],
+    ids=["writer-release", "writer-expiry", "downgrade"],
+)
 def test_a_read_hold_handed_to_a_waiter_leaves_no_key_without_ttl(redis_url, redis_client, path):
     act = path(redis_client)
     got = {}

@@ -24,8 +24,12 @@ FAST = ["--lease", "1.5", "--renew-deadline", "1", "--retry-period", "0.25"]
 
 @pytest.fixture(autouse=True)
 def _jobs(settings, redis_url):
-    settings.REDCOORD = {"URL": redis_url, "KEY_PREFIX": "test", "JOBS": ["tests.leader_jobs"],
-                         "LEADER_SHUTDOWN_TIMEOUT": 5}  # fmt: skip
+    settings.REDCOORD = {
+        "URL": redis_url,
+        "KEY_PREFIX": "test",
+        "JOBS": ["tests.leader_jobs"],
+        "LEADER_SHUTDOWN_TIMEOUT": 5,
+    }
     # Each test discovers the jobs afresh, as a new process would.
     for name in ("tick", "demo.heartbeat", "demo.market_report"):
         unregister(name)
@@ -40,8 +44,15 @@ def run(*args):
 
 
 def election(redis_client, identity="other"):
-    return LeaderElection(DEFAULT_ELECTION, lease=30, renew_deadline=20, retry_period=1, identity=identity,
-                          client=redis_client, prefix="test")  # fmt: skip
+    return LeaderElection(
+        DEFAULT_ELECTION,
+        lease=30,
+        renew_deadline=20,
+        retry_period=1,
+        identity=identity,
+        client=redis_client,
+        prefix="test",
+    )
 
 
 def test_serve_runs_jobs_as_leader_and_resigns_on_sigterm(redis_client):

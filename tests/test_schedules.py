@@ -191,8 +191,13 @@ def test_cron_and_arguments_only(client, staff, redis_client):
         == 302
     )
     assert versions(redis_client, "sched.billing").current.cron == "*/5 * * * *"
-    assert client.post(PAGE, edit_form("sched.billing", version=1, kind="code", param_label="us",
-                                       param_ratio="2")).status_code == 302  # fmt: skip
+    assert (
+        client.post(
+            PAGE,
+            edit_form("sched.billing", version=1, kind="code", param_label="us", param_ratio="2"),
+        ).status_code
+        == 302
+    )
     current = versions(redis_client, "sched.billing").current
     assert (current.every_ms, current.cron, current.params) == (
         None,
@@ -231,8 +236,9 @@ def test_cron_and_arguments_only(client, staff, redis_client):
         ({"version": "-1"}, "version field is missing or not an integer &gt;= 0: reload the page"),
     ],
 )
-def test_a_bad_schedule_or_argument_gives_a_clear_form_error_and_stores_nothing(client, staff, redis_client,
-                                                                               fields, message):  # fmt: skip
+def test_a_bad_schedule_or_argument_gives_a_clear_form_error_and_stores_nothing(
+    client, staff, redis_client, fields, message
+):
     client.force_login(staff("view_dashboard", "change_schedule"))
     response = client.post(PAGE, edit_form(**fields))
     assert response.status_code == 400 and message in response.content.decode()
@@ -256,8 +262,11 @@ def test_an_edit_made_from_a_stale_page_is_refused(client, staff, redis_client):
 def test_a_revert_with_a_garbled_version_says_what_is_allowed(client, staff, redis_client):
     # (it said "invalid literal for int() with base 10: 'abc'")
     client.force_login(staff("view_dashboard", "change_schedule"))
-    response = client.post(PAGE, {"name": "sched.tick", "election": "default", "revert": "1", "version": "abc"},
-                           follow=True)  # fmt: skip
+    response = client.post(
+        PAGE,
+        {"name": "sched.tick", "election": "default", "revert": "1", "version": "abc"},
+        follow=True,
+    )
     assert (
         "this page&#x27;s version field must be an integer &gt;= 0, not &#x27;abc&#x27;: reload the page"
         in response.content.decode()

@@ -66,8 +66,18 @@ def test_a_post_without_change_schedule_is_403_whatever_the_job_named(
     client, staff, redis_client, name
 ):
     client.force_login(staff("view_dashboard", "change_dashboard"))
-    response = client.post(PAGE, {"name": name, "election": "default", "version": "0", "kind": "every",
-                                  "every": "5", "param_size": "10", "param_label": "x"})  # fmt: skip
+    response = client.post(
+        PAGE,
+        {
+            "name": name,
+            "election": "default",
+            "version": "0",
+            "kind": "every",
+            "every": "5",
+            "param_size": "10",
+            "param_label": "x",
+        },
+    )
     assert response.status_code == 403
     assert versions(redis_client, ODD).head == 0 and not LogEntry.objects.exists()
 
@@ -86,8 +96,18 @@ def test_a_job_name_with_every_allowed_character_is_shown_edited_logged_and_reve
     assert 'name="name" value="red_A-z.0:1/2@3=4+5,6#7~8|9"' in html
     assert 'value="a&amp;b &lt;c&gt;"' in html  # a str default, escaped in its field
 
-    done = client.post(PAGE, {"name": ODD, "election": "default", "version": "0", "kind": "every",
-                              "every": "7.5", "param_size": "3", "param_label": "x<y>"})  # fmt: skip
+    done = client.post(
+        PAGE,
+        {
+            "name": ODD,
+            "election": "default",
+            "version": "0",
+            "kind": "every",
+            "every": "7.5",
+            "param_size": "3",
+            "param_label": "x<y>",
+        },
+    )
     assert done.status_code == 302, done.content.decode()[:2000]
     back = urlsplit(done["Location"])
     assert back.path == PAGE and parse_qs(back.query) == {"name": [ODD], "election": ["default"]}
@@ -159,8 +179,10 @@ def test_an_argument_with_an_unpaired_surrogate_is_refused_saying_why(redis_clie
     with pytest.raises(CommandError) as raised:
         redcoord(ODD, "--param", "label=caf\udcff")
     assert raised.value.returncode == 2
-    assert "argument label of job 'red_A-z.0:1/2@3=4+5,6#7~8|9' must be text UTF-8 can encode; it holds " \
-           "'\\udcff' at position 3" in str(raised.value)  # fmt: skip
+    assert (
+        "argument label of job 'red_A-z.0:1/2@3=4+5,6#7~8|9' must be text UTF-8 can encode; it holds "
+        "'\\udcff' at position 3" in str(raised.value)
+    )
     from django_redcoord.core.periodic.jobs import get_jobs
     from django_redcoord.core.periodic.schedules import edit_schedule
 
@@ -195,8 +217,9 @@ def test_the_page_shows_a_stored_surrogate_escaped_instead_of_failing(client, st
 
 
 @pytest.mark.django_db
-def test_an_edit_redis_did_not_answer_says_its_outcome_is_unknown_and_is_in_the_history(client, staff, redis_client,
-                                                                                       settings, redis_url):  # fmt: skip
+def test_an_edit_redis_did_not_answer_says_its_outcome_is_unknown_and_is_in_the_history(
+    client, staff, redis_client, settings, redis_url
+):
     # A timeout after the script was sent (a failover, a stalled server) said "Not done", though Redis
     # may have stored the edit, and the history had no trace of it.
     settings.REDCOORD = {**settings.REDCOORD, "SOCKET_TIMEOUT": 0.5}
@@ -206,8 +229,18 @@ def test_an_edit_redis_did_not_answer_says_its_outcome_is_unknown_and_is_in_the_
         "CLIENT", "PAUSE", 8000, "WRITE"
     )  # reads answer, the edit script waits
     try:
-        response = client.post(PAGE, {"name": ODD, "election": "default", "version": "0", "kind": "every",
-                                      "every": "9", "param_size": "10", "param_label": "x"})  # fmt: skip
+        response = client.post(
+            PAGE,
+            {
+                "name": ODD,
+                "election": "default",
+                "version": "0",
+                "kind": "every",
+                "every": "9",
+                "param_size": "10",
+                "param_label": "x",
+            },
+        )
     finally:
         redis_client.execute_command("CLIENT", "UNPAUSE")
     html = response.content.decode()
@@ -215,9 +248,11 @@ def test_an_edit_redis_did_not_answer_says_its_outcome_is_unknown_and_is_in_the_
     assert "Unknown whether it was stored: Redis at " in html and "timed out" in html
     assert "Not done" not in html
     entry = LogEntry.objects.latest("action_time")
-    assert entry.change_message.startswith(f"Tried to edit the schedule (every 9s with arguments label='x') of "
-                                           f"periodic job {ODD} of election default; unknown whether Redis "
-                                           "stored it (CoordinationUnavailable: Redis at ")  # fmt: skip
+    assert entry.change_message.startswith(
+        f"Tried to edit the schedule (every 9s with arguments label='x') of "
+        f"periodic job {ODD} of election default; unknown whether Redis "
+        "stored it (CoordinationUnavailable: Redis at "
+    )
     assert "timed out during edit the schedule of job" in entry.change_message
 
 
@@ -231,8 +266,10 @@ def test_the_command_says_when_the_outcome_of_an_edit_is_unknown(redis_client, s
         redis_client.execute_command("CLIENT", "UNPAUSE")
     assert raised.value.returncode == 1
     assert "timed out during edit the schedule of job" in str(raised.value)
-    assert str(raised.value).endswith(f"; unknown whether Redis stored the edit: `manage.py redcoord schedule {ODD}` "
-                                      "lists the versions kept")  # fmt: skip
+    assert str(raised.value).endswith(
+        f"; unknown whether Redis stored the edit: `manage.py redcoord schedule {ODD}` "
+        "lists the versions kept"
+    )
 
 
 @pytest.mark.django_db
@@ -246,8 +283,15 @@ def test_an_edit_without_the_csrf_token_is_refused_even_without_the_csrf_middlew
     ]
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(staff("view_dashboard", "change_schedule"))
-    form = {"name": ODD, "election": "default", "version": "0", "kind": "every", "every": "5", "param_size": "10",
-            "param_label": "x"}  # fmt: skip
+    form = {
+        "name": ODD,
+        "election": "default",
+        "version": "0",
+        "kind": "every",
+        "every": "5",
+        "param_size": "10",
+        "param_label": "x",
+    }
     assert strict.post(PAGE, form).status_code == 403
     assert versions(redis_client, ODD).head == 0
     page = strict.get(PAGE, {"name": ODD})  # (the form's token, then the same POST with it: stored)

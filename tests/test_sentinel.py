@@ -32,8 +32,10 @@ def topology(settings, redis_url):
     sentinel = SentinelServer(master.port).start()
     settings.REDCOORD = {
         "SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port)], "SERVICE": "mymaster"},
-        "KEY_PREFIX": "test", "SOCKET_TIMEOUT": 1.0, "CONNECT_TIMEOUT": 0.5,
-    }  # fmt: skip
+        "KEY_PREFIX": "test",
+        "SOCKET_TIMEOUT": 1.0,
+        "CONNECT_TIMEOUT": 0.5,
+    }
     yield master, replica, sentinel
     for server in (sentinel, replica, master):
         server.cleanup()

@@ -59,8 +59,13 @@ _wait = wait_for
 
 
 def _worker(redis_url, *, grace=30.0, threads=1):
-    return start_worker(redis_url, settings="tests.cancel_settings", concurrency=threads, verbosity=1,
-                        REDCOORD_CANCEL_GRACE=str(grace))  # fmt: skip
+    return start_worker(
+        redis_url,
+        settings="tests.cancel_settings",
+        concurrency=threads,
+        verbosity=1,
+        REDCOORD_CANCEL_GRACE=str(grace),
+    )
 
 
 _stop = stop
@@ -309,8 +314,13 @@ def _race(redis_url, redis_client, cancel_one, n=300, workers=8):
         for result in order[: n // 2]:
             if cancel_one(result) is Cancel.REMOVED:
                 removed.add(label[result.id])
-        _wait("the queue to drain", lambda: (lambda d: d.ready + d.processing + d.delayed == 0)(
-            _backend().queue("default").depths()), 60)  # fmt: skip
+        _wait(
+            "the queue to drain",
+            lambda: (lambda d: d.ready + d.processing + d.delayed == 0)(
+                _backend().queue("default").depths()
+            ),
+            60,
+        )
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -383,8 +393,13 @@ def test_the_admin_cancel_button(client, staff):
     assert (
         page.status_code == 200 and b"rc-cancel-task" not in page.content
     )  # a viewer has no button
-    assert client.post(f"/admin/django_redcoord/dashboard/action/cancel-task/?name=default&id={result.id}",
-                       {"name": "default", "id": result.id}).status_code == 403  # fmt: skip
+    assert (
+        client.post(
+            f"/admin/django_redcoord/dashboard/action/cancel-task/?name=default&id={result.id}",
+            {"name": "default", "id": result.id},
+        ).status_code
+        == 403
+    )
     editor = staff("change_dashboard")
     client.force_login(editor)
     page = client.get(f"/admin/django_redcoord/dashboard/task-result/?id={result.id}")
@@ -394,15 +409,21 @@ def test_the_admin_cancel_button(client, staff):
     )
     assert confirm.status_code == 200 and b"CANCEL_GRACE" in confirm.content
     assert _backend().queue("default").depths().ready == 1  # a GET only asks
-    done = client.post("/admin/django_redcoord/dashboard/action/cancel-task/",
-                       {"name": "default", "id": result.id}, follow=True)  # fmt: skip
+    done = client.post(
+        "/admin/django_redcoord/dashboard/action/cancel-task/",
+        {"name": "default", "id": result.id},
+        follow=True,
+    )
     assert b"taken out of its queue" in done.content
     assert _is_cancelled(result)
     page = client.get(f"/admin/django_redcoord/dashboard/task-result/?id={result.id}")
     assert b"rc-cancel-task" not in page.content and b"TaskCancelled" in page.content
     for bad in ["", "x{y}", "nope"]:
-        answer = client.post("/admin/django_redcoord/dashboard/action/cancel-task/",
-                             {"name": "default", "id": bad}, follow=True)  # fmt: skip
+        answer = client.post(
+            "/admin/django_redcoord/dashboard/action/cancel-task/",
+            {"name": "default", "id": bad},
+            follow=True,
+        )
         # back to the home page (a name refused), or to the result's page: 404, no such result
         assert answer.status_code in (200, 404) and b"Not done" in answer.content
 

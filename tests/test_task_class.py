@@ -93,10 +93,15 @@ def test_using_keeps_them_and_task_wins_over_task_options_field_by_field():
 
 @pytest.mark.parametrize(
     ("options", "error", "says"),
-    [({"max_attempts": 0}, ValueError, "between 1 and 1000"), ({"max_attempts": "3"}, TypeError, "whole number"),
-     ({"timeout": 0}, ValueError, "> 0 seconds"), ({"timeout": "5"}, TypeError, "number of seconds"),
-     ({"backoff": 5}, TypeError, "callable"), ({"priority_boost": 1}, TypeError, "priority_boost")],
-)  # fmt: skip
+    [
+        ({"max_attempts": 0}, ValueError, "between 1 and 1000"),
+        ({"max_attempts": "3"}, TypeError, "whole number"),
+        ({"timeout": 0}, ValueError, "> 0 seconds"),
+        ({"timeout": "5"}, TypeError, "number of seconds"),
+        ({"backoff": 5}, TypeError, "callable"),
+        ({"priority_boost": 1}, TypeError, "priority_boost"),
+    ],
+)
 def test_bad_options_are_refused_when_the_task_is_declared(options, error, says):
     with pytest.raises(error, match=says):
         task(**options)(lambda: None)
@@ -116,8 +121,14 @@ def test_every_field_pickles_with_the_helpers():
     # before 6.1 the function itself pickles by reference.
     by_path = hasattr(RedisTask, "_reconstruct")
     func = fails_twice.func if by_path else sys.modules[__name__]._a_function
-    made = RedisTask(func=func, backend="default", queue_name="default", max_attempts=4,
-                     backoff=exponential(base=2, cap=9, jitter=False), timeout=2.5)  # fmt: skip
+    made = RedisTask(
+        func=func,
+        backend="default",
+        queue_name="default",
+        max_attempts=4,
+        backoff=exponential(base=2, cap=9, jitter=False),
+        timeout=2.5,
+    )
     copy = pickle.loads(pickle.dumps(made))
     assert copy == made and (copy.max_attempts, copy.backoff, copy.timeout) == (
         4,

@@ -101,8 +101,11 @@ def test_unique_cancel_and_results_through_each_api_and_topology(topology):
     else:
 
         async def read():
-            return (await ut.rebuild_report.aget_result(first.id),
-                    await ct.counted.aget_result(plain[1].id), await acancel(first))  # fmt: skip
+            return (
+                await ut.rebuild_report.aget_result(first.id),
+                await ct.counted.aget_result(plain[1].id),
+                await acancel(first),
+            )
 
         done, cancelled, finished = asyncio.run(read())
     assert done.status == TaskResultStatus.SUCCESSFUL and done.attempts == 1

@@ -132,9 +132,13 @@ def test_options_survive_using_and_either_decorator_order():
 
 @pytest.mark.parametrize(
     ("kwargs", "error"),
-    [({"max_attempts": 0}, ValueError), ({"max_attempts": 2.0}, TypeError), ({"timeout": -1}, ValueError),
-     ({"backoff": 5}, TypeError)],
-)  # fmt: skip
+    [
+        ({"max_attempts": 0}, ValueError),
+        ({"max_attempts": 2.0}, TypeError),
+        ({"timeout": -1}, ValueError),
+        ({"backoff": 5}, TypeError),
+    ],
+)
 def test_bad_options_are_refused_at_decoration(kwargs, error):
     with pytest.raises(error):
         task_options(**kwargs)
@@ -191,8 +195,13 @@ def test_backoff_helpers():
 
 
 def test_backend_backoff_option_as_a_dotted_path(settings, redis_client):
-    settings.TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],
-                                  "OPTIONS": {"BACKOFF": "tests.test_task_options.BACKEND_BACKOFF"}}}  # fmt: skip
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default"],
+            "OPTIONS": {"BACKOFF": "tests.test_task_options.BACKEND_BACKOFF"},
+        }
+    }
     fails_once_per_backend.enqueue()
     work()
     [due] = delayed_in(redis_client)
@@ -249,9 +258,13 @@ def test_a_timeout_on_the_last_attempt_fails_the_task():
 
 
 def test_results_expire_by_outcome(settings, redis_client):
-    settings.TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],
-                                  "OPTIONS": {"RESULT_TTL": 1000, "RESULT_TTL_SUCCESSFUL": 100,
-                                              "RESULT_TTL_FAILED": 500}}}  # fmt: skip
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default"],
+            "OPTIONS": {"RESULT_TTL": 1000, "RESULT_TTL_SUCCESSFUL": 100, "RESULT_TTL_FAILED": 500},
+        }
+    }
     backend = task_backends_for("default")
     ok, failed, retried = (
         succeeds.enqueue(),
@@ -268,8 +281,13 @@ def test_results_expire_by_outcome(settings, redis_client):
 
 
 def test_bad_retention_options_are_reported(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],
-                                  "OPTIONS": {"RESULT_TTL_FAILED": 0, "TIMEOUT": "x", "MAX_ATTEMPTS": 0}}}  # fmt: skip
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default"],
+            "OPTIONS": {"RESULT_TTL_FAILED": 0, "TIMEOUT": "x", "MAX_ATTEMPTS": 0},
+        }
+    }
     errors = [e.msg for e in task_backends_for("default").check()]
     assert any("RESULT_TTL_FAILED" in m for m in errors) and any("TIMEOUT" in m for m in errors)
     assert any("MAX_ATTEMPTS" in m for m in errors)

@@ -27,9 +27,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def outbox(settings):
     settings.TASKS = {
-        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default", "receipts"],
-                    "OPTIONS": {"OUTBOX": True}},
-    }  # fmt: skip
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default", "receipts"],
+            "OPTIONS": {"OUTBOX": True},
+        },
+    }
     return task_backends_for("default")
 
 
@@ -148,13 +151,23 @@ def test_a_drain_sends_a_queue_in_one_batch_and_keeps_an_entry_the_queue_refuses
 
 
 def test_bad_outbox_options_are_reported(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],
-                                  "OPTIONS": {"OUTBOX": "nope"}}}  # fmt: skip
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default"],
+            "OPTIONS": {"OUTBOX": "nope"},
+        }
+    }
     assert any(
         "OUTBOX names database 'nope'" in e.msg for e in task_backends_for("default").check()
     )
-    settings.TASKS = {"default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],
-                                  "OPTIONS": {"OUTBOX": 3}}}  # fmt: skip
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default"],
+            "OPTIONS": {"OUTBOX": 3},
+        }
+    }
     assert any(
         "OUTBOX must be True, False or a database alias" in e.msg
         for e in task_backends_for("default").check()

@@ -237,8 +237,16 @@ for i in range(int(sys.argv[2])):
 
 def _producers(redis_url, task, n, per):
     env = worker_env(redis_url)
-    procs = [subprocess.Popen([sys.executable, "-c", _PRODUCER, task, str(per), f"p{i}"], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, text=True) for i in range(n)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PRODUCER, task, str(per), f"p{i}"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(n)
+    ]
     ids = set()
     for proc in procs:
         out, _ = proc.communicate(timeout=120)
@@ -383,8 +391,15 @@ def test_bad_unique_options_say_what_is_allowed(options, error, says):
     plain.__qualname__ = plain.__name__ = "plain"
     plain.__module__ = __name__
     with pytest.raises(error, match=says):
-        RedisTask(priority=0, func=plain, backend="default", queue_name="default", run_after=None,
-                  takes_context=False, **options)  # fmt: skip
+        RedisTask(
+            priority=0,
+            func=plain,
+            backend="default",
+            queue_name="default",
+            run_after=None,
+            takes_context=False,
+            **options,
+        )
 
 
 def test_a_key_function_returning_a_bad_key_is_refused_at_enqueue(monkeypatch):

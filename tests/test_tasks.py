@@ -239,12 +239,21 @@ def test_run_worker_rejects_unknown_queues_and_backends():
 
 
 def _worker_process(redis_url):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.worker_settings", "REDCOORD_REDIS_URL": redis_url,
-           "REDCOORD_KEY_PREFIX": "test", "DEMO_DB_PATH": ":memory:"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.worker_settings",
+        "REDCOORD_REDIS_URL": redis_url,
+        "REDCOORD_KEY_PREFIX": "test",
+        "DEMO_DB_PATH": ":memory:",
+    }
     return subprocess.Popen(
-        [sys.executable, "manage.py", "run_worker", "-v", "0"], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        [sys.executable, "manage.py", "run_worker", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def _kill_left(*procs):
@@ -515,9 +524,12 @@ def test_a_message_dead_lettered_by_the_reaper_fails_its_result(settings):
     from django_redcoord.tasks import TaskRunner, task_backends_for
 
     settings.TASKS = {
-        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"],
-                    "OPTIONS": {"MAX_ATTEMPTS": 1}},
-    }  # fmt: skip
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default"],
+            "OPTIONS": {"MAX_ATTEMPTS": 1},
+        },
+    }
     backend = task_backends_for("default")
     result = task_defs.add.enqueue(1, 1)
     dead_worker = backend.queue("default").consumer("gone.0", timeout=0.2)
@@ -548,9 +560,12 @@ def test_a_message_dead_lettered_by_the_reaper_fails_its_result(settings):
 
 def _tasks_with(settings, **options):
     settings.TASKS = {
-        "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default", "receipts"],
-                    "OPTIONS": options},
-    }  # fmt: skip
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default", "receipts"],
+            "OPTIONS": options,
+        },
+    }
 
 
 def test_a_task_due_after_result_ttl_keeps_its_record_and_records_its_outcome(

@@ -108,14 +108,24 @@ def spans():
 def worker(redis_url, tmp_path):
     """Run ``manage.py run_worker --burst`` (tracing on); return the spans it wrote so far."""
     path = tmp_path / "worker-spans.jsonl"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.tracing_settings", "REDCOORD_REDIS_URL": redis_url,
-           "REDCOORD_KEY_PREFIX": "test", "DEMO_DB_PATH": ":memory:", "REDCOORD_TEST_SPANS": str(path)}  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.tracing_settings",
+        "REDCOORD_REDIS_URL": redis_url,
+        "REDCOORD_KEY_PREFIX": "test",
+        "DEMO_DB_PATH": ":memory:",
+        "REDCOORD_TEST_SPANS": str(path),
+    }
 
     def run() -> list[dict]:
         done = subprocess.run(
-            [sys.executable, "manage.py", "run_worker", "--burst", "-v", "0"], cwd=ROOT, env=env,
-            capture_output=True, text=True, timeout=90,
-        )  # fmt: skip
+            [sys.executable, "manage.py", "run_worker", "--burst", "-v", "0"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         return (
             [_from_json(json.loads(line)) for line in path.read_text().splitlines()]
@@ -133,23 +143,37 @@ def _hex(value: str | None) -> str | None:
 def _from_json(span: dict) -> dict:
     """A span written by the worker (ReadableSpan.to_json), in the shape of _from_sdk."""
     return {
-        "name": span["name"], "kind": span["kind"].removeprefix("SpanKind."),
-        "trace_id": _hex(span["context"]["trace_id"]), "span_id": _hex(span["context"]["span_id"]),
-        "parent_id": _hex(span["parent_id"]), "attributes": span["attributes"],
-        "links": [(_hex(link["context"]["trace_id"]), _hex(link["context"]["span_id"])) for link in span["links"]],
-        "status": span["status"]["status_code"], "events": [e["name"] for e in span["events"]],
-        "start": span["start_time"], "end": span["end_time"],
-    }  # fmt: skip
+        "name": span["name"],
+        "kind": span["kind"].removeprefix("SpanKind."),
+        "trace_id": _hex(span["context"]["trace_id"]),
+        "span_id": _hex(span["context"]["span_id"]),
+        "parent_id": _hex(span["parent_id"]),
+        "attributes": span["attributes"],
+        "links": [
+            (_hex(link["context"]["trace_id"]), _hex(link["context"]["span_id"]))
+            for link in span["links"]
+        ],
+        "status": span["status"]["status_code"],
+        "events": [e["name"] for e in span["events"]],
+        "start": span["start_time"],
+        "end": span["end_time"],
+    }
 
 
 def _from_sdk(span) -> dict:
     return {
-        "name": span.name, "kind": span.kind.name, "trace_id": f"{span.context.trace_id:032x}",
-        "span_id": f"{span.context.span_id:016x}", "parent_id": f"{span.parent.span_id:016x}" if span.parent else None,
+        "name": span.name,
+        "kind": span.kind.name,
+        "trace_id": f"{span.context.trace_id:032x}",
+        "span_id": f"{span.context.span_id:016x}",
+        "parent_id": f"{span.parent.span_id:016x}" if span.parent else None,
         "attributes": dict(span.attributes),
-        "links": [(f"{link.context.trace_id:032x}", f"{link.context.span_id:016x}") for link in span.links],
-        "status": span.status.status_code.name, "events": [e.name for e in span.events],
-    }  # fmt: skip
+        "links": [
+            (f"{link.context.trace_id:032x}", f"{link.context.span_id:016x}") for link in span.links
+        ],
+        "status": span.status.status_code.name,
+        "events": [e.name for e in span.events],
+    }
 
 
 def local(exporter: InMemorySpanExporter) -> list[dict]:
@@ -206,19 +230,26 @@ def test_one_trace_from_the_view_through_enqueue_to_the_task_and_its_lock(
         and send["trace_id"] == REQUEST_TRACE
     )
     assert send["attributes"] == {
-        "messaging.system": "redis", "messaging.destination.name": "default", "messaging.operation.type": "send",
-        "messaging.operation.name": "send", "messaging.message.id": result_id,
-    }  # fmt: skip
+        "messaging.system": "redis",
+        "messaging.destination.name": "default",
+        "messaging.operation.type": "send",
+        "messaging.operation.name": "send",
+        "messaging.message.id": result_id,
+    }
     assert json.loads(carried)["traceparent"] == f"00-{REQUEST_TRACE}-{send['span_id']}-01"
 
     process = one(remote, name="process default")
     assert process["kind"] == "CONSUMER" and process["trace_id"] == REQUEST_TRACE
     assert process["parent_id"] == send["span_id"] and process["links"] == []
     assert process["attributes"] == {
-        "messaging.system": "redis", "messaging.destination.name": "default", "messaging.operation.type": "process",
-        "messaging.operation.name": "process", "messaging.message.id": result_id, "redcoord.delivery": 1,
+        "messaging.system": "redis",
+        "messaging.destination.name": "default",
+        "messaging.operation.type": "process",
+        "messaging.operation.name": "process",
+        "messaging.message.id": result_id,
+        "redcoord.delivery": 1,
         "redcoord.task": "tests.tracing_tasks.locked",
-    }  # fmt: skip
+    }
     [ran] = seen_in_task(redis_client, "one")
     assert ran["pid"] != os.getpid() and (ran["trace_id"], ran["span_id"]) == (
         REQUEST_TRACE,
@@ -267,15 +298,20 @@ def test_a_retry_is_a_new_trace_linked_to_the_send(spans, worker, redis_client):
     assert again["links"] == [(send["trace_id"], send["span_id"])] and again["status"] == "UNSET"
     ran = seen_in_task(redis_client, "retry")
     assert [(r["trace_id"], r["span_id"]) for r in ran] == [
-        (first["trace_id"], first["span_id"]), (again["trace_id"], again["span_id"]),
-    ]  # fmt: skip
+        (first["trace_id"], first["span_id"]),
+        (again["trace_id"], again["span_id"]),
+    ]
 
 
 def _process_attributes(result_id: str) -> dict:
     return {
-        "messaging.system": "redis", "messaging.destination.name": "default", "messaging.operation.type": "process",
-        "messaging.operation.name": "process", "messaging.message.id": result_id, "redcoord.task": "tests.tracing_tasks.flaky",
-    }  # fmt: skip
+        "messaging.system": "redis",
+        "messaging.destination.name": "default",
+        "messaging.operation.type": "process",
+        "messaging.operation.name": "process",
+        "messaging.message.id": result_id,
+        "redcoord.task": "tests.tracing_tasks.flaky",
+    }
 
 
 @pytest.mark.timeout(180)
@@ -293,8 +329,15 @@ def test_messages_sent_without_a_trace_run_in_a_fresh_one(worker, redis_client, 
         TaskResultStatus.SUCCESSFUL
     }
 
-    fresh = one(remote, name="process default", attributes={**_process_attributes(old.id), "redcoord.delivery": 1,
-                                                              "redcoord.task": "tests.tracing_tasks.locked"})  # fmt: skip
+    fresh = one(
+        remote,
+        name="process default",
+        attributes={
+            **_process_attributes(old.id),
+            "redcoord.delivery": 1,
+            "redcoord.task": "tests.tracing_tasks.locked",
+        },
+    )
     assert fresh["parent_id"] is None and fresh["links"] == []
     [ran] = seen_in_task(redis_client, "untraced")
     assert (ran["trace_id"], ran["span_id"]) == (fresh["trace_id"], fresh["span_id"])
@@ -306,8 +349,15 @@ def test_messages_sent_without_a_trace_run_in_a_fresh_one(worker, redis_client, 
 
     send = one(local(spans), name="send default")
     assert send["parent_id"] is None and send["attributes"]["messaging.message.id"] == rootless.id
-    child = one(remote, name="process default", attributes={**_process_attributes(rootless.id), "redcoord.delivery": 1,
-                                                              "redcoord.task": "tests.tracing_tasks.locked"})  # fmt: skip
+    child = one(
+        remote,
+        name="process default",
+        attributes={
+            **_process_attributes(rootless.id),
+            "redcoord.delivery": 1,
+            "redcoord.task": "tests.tracing_tasks.locked",
+        },
+    )
     assert (
         child["trace_id"] == send["trace_id"] != fresh["trace_id"]
         and child["parent_id"] == send["span_id"]
@@ -380,8 +430,13 @@ print(json.dumps({"tracer": messages.tracer is None, "envelope": envelope.decode
 def test_without_opentelemetry_installed_nothing_is_carried_and_tracing_on_is_a_check_error(
     redis_url, redis_client, settings_module
 ):
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module, "REDCOORD_REDIS_URL": redis_url,
-           "REDCOORD_KEY_PREFIX": "test", "DEMO_DB_PATH": ":memory:"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": settings_module,
+        "REDCOORD_REDIS_URL": redis_url,
+        "REDCOORD_KEY_PREFIX": "test",
+        "DEMO_DB_PATH": ":memory:",
+    }
     env.pop("REDCOORD_TEST_SPANS", None)
     done = subprocess.run(
         [sys.executable, "-c", _NO_OTEL],

@@ -69,10 +69,22 @@ def spans():
 
 def run_worker(redis_url: str, tmp_path: Path, settings_module: str) -> list[dict]:
     path = tmp_path / f"{settings_module}.jsonl"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module, "REDCOORD_REDIS_URL": redis_url,
-           "REDCOORD_KEY_PREFIX": "test", "DEMO_DB_PATH": ":memory:", "REDCOORD_TEST_SPANS": str(path)}  # fmt: skip
-    done = subprocess.run([sys.executable, "manage.py", "run_worker", "--burst", "-v", "0"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=90)  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": settings_module,
+        "REDCOORD_REDIS_URL": redis_url,
+        "REDCOORD_KEY_PREFIX": "test",
+        "DEMO_DB_PATH": ":memory:",
+        "REDCOORD_TEST_SPANS": str(path),
+    }
+    done = subprocess.run(
+        [sys.executable, "manage.py", "run_worker", "--burst", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 

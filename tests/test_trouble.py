@@ -115,8 +115,9 @@ def test_more_dead_letters_than_are_peeked_say_so(redis_client, monkeypatch):
     monkeypatch.setattr(trouble, "DEAD_PEEK", 2)
     queue = Queue("emails", client=redis_client, prefix="test", max_attempts=1)
     bury(queue, 3)
-    [item] = trouble.dead_letter_trouble(redis_client, KEYS, overview(redis_client, "test")["queues"],
-                                         now_ms=server_ms(redis_client))  # fmt: skip
+    [item] = trouble.dead_letter_trouble(
+        redis_client, KEYS, overview(redis_client, "test")["queues"], now_ms=server_ms(redis_client)
+    )
     assert item["reason"].startswith("2+ new dead letter(s)")
 
 
@@ -147,8 +148,15 @@ def test_a_rate_limit_key_at_its_limit_is_a_warning_and_one_below_is_not(redis_c
 def leader(redis_client):
     from django_redcoord.core.leader.election import LeaderElection
 
-    election = LeaderElection("default", lease=30, renew_deadline=20, retry_period=5, identity="web-1:1",
-                              client=redis_client, prefix="test")  # fmt: skip
+    election = LeaderElection(
+        "default",
+        lease=30,
+        renew_deadline=20,
+        retry_period=5,
+        identity="web-1:1",
+        client=redis_client,
+        prefix="test",
+    )
     assert election.campaign()
     return election
 
@@ -425,8 +433,12 @@ def test_items_are_sorted_problems_first_and_capped_per_kind(redis_client, monke
     api.hit("k")
     data = overview(redis_client, "test")["trouble"]
     kinds = [(x["severity"], x["kind"], x["resource"]) for x in data["items"]]
-    assert kinds == [("error", "queue", "q0"), ("error", "queue", "q1"), ("error", "queue", "2 more"),
-                     ("warning", "rate_limit", "api / k")]  # fmt: skip
+    assert kinds == [
+        ("error", "queue", "q0"),
+        ("error", "queue", "q1"),
+        ("error", "queue", "2 more"),
+        ("warning", "rate_limit", "api / k"),
+    ]
     assert data["counts"] == {"error": 4, "warning": 1}
 
 
@@ -499,8 +511,15 @@ def test_a_lengthened_schedule_is_not_overdue_in_the_dashboard_metrics_and_badge
         from django_redcoord.core.periodic.jobs import get_jobs
 
         job = get_jobs()["rt.lengthened"]
-        election = LeaderElection("default", lease=60, renew_deadline=40, retry_period=1, identity="a",
-                                  client=redis_client, prefix="test")  # fmt: skip
+        election = LeaderElection(
+            "default",
+            lease=60,
+            renew_deadline=40,
+            retry_period=1,
+            identity="a",
+            client=redis_client,
+            prefix="test",
+        )
         assert election.campaign()
         scheduler = Scheduler(election, [job], request_interval=0)
         while server_ms(redis_client) % 10_000 > 5_000:  # the claim and the edit in one 10 s period

@@ -17,9 +17,17 @@ def _seen(label: str) -> None:
     from opentelemetry import trace
 
     ctx = trace.get_current_span().get_span_context()
-    get_client().rpush("traced", json.dumps({
-        "label": label, "pid": os.getpid(), "trace_id": f"{ctx.trace_id:032x}", "span_id": f"{ctx.span_id:016x}",
-    }))  # fmt: skip
+    get_client().rpush(
+        "traced",
+        json.dumps(
+            {
+                "label": label,
+                "pid": os.getpid(),
+                "trace_id": f"{ctx.trace_id:032x}",
+                "span_id": f"{ctx.span_id:016x}",
+            }
+        ),
+    )
 
 
 @task()

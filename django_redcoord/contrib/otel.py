@@ -72,12 +72,24 @@ log = logging.getLogger("django_redcoord.otel")
 
 #: Every attribute our spans may carry, for the docs and the tests.
 ATTRIBUTES = (
-    "messaging.system", "messaging.destination.name", "messaging.operation.type", "messaging.operation.name",
-    "messaging.message.id", "messaging.batch.message_count",
-    "redcoord.delivery", "redcoord.task", "redcoord.kind", "redcoord.outcome", "redcoord.election",
-    "redcoord.term", "redcoord.job", "redcoord.ratelimit.limiter", "redcoord.ratelimit.allowed",
-    "redcoord.status", "redcoord.slots",
-)  # fmt: skip
+    "messaging.system",
+    "messaging.destination.name",
+    "messaging.operation.type",
+    "messaging.operation.name",
+    "messaging.message.id",
+    "messaging.batch.message_count",
+    "redcoord.delivery",
+    "redcoord.task",
+    "redcoord.kind",
+    "redcoord.outcome",
+    "redcoord.election",
+    "redcoord.term",
+    "redcoord.job",
+    "redcoord.ratelimit.limiter",
+    "redcoord.ratelimit.allowed",
+    "redcoord.status",
+    "redcoord.slots",
+)
 
 #: How the kinds of the hold events read in span names.
 _KINDS = {
@@ -308,9 +320,11 @@ class _Sending:
     def __enter__(self) -> _Sending:
         owner = self.owner
         attributes: dict[str, Any] = {
-            "messaging.system": SYSTEM, "messaging.destination.name": self.queue,
-            "messaging.operation.type": "send", "messaging.operation.name": "send",
-        }  # fmt: skip
+            "messaging.system": SYSTEM,
+            "messaging.destination.name": self.queue,
+            "messaging.operation.type": "send",
+            "messaging.operation.name": "send",
+        }
         if len(self.ids) == 1:
             attributes["messaging.message.id"] = self.ids[0]
         else:
@@ -355,10 +369,13 @@ class _Processing:
             links = (trace.Link(sent, {"redcoord.delivery": message.attempt + 1}),)
             ctx = trace.set_span_in_context(trace.INVALID_SPAN, ctx)
         attributes: dict[str, Any] = {
-            "messaging.system": SYSTEM, "messaging.destination.name": message.queue,
-            "messaging.operation.type": "process", "messaging.operation.name": "process",
-            "messaging.message.id": message.id, "redcoord.delivery": message.attempt + 1,
-        }  # fmt: skip
+            "messaging.system": SYSTEM,
+            "messaging.destination.name": message.queue,
+            "messaging.operation.type": "process",
+            "messaging.operation.name": "process",
+            "messaging.message.id": message.id,
+            "redcoord.delivery": message.attempt + 1,
+        }
         body = message.body
         if isinstance(body, dict) and isinstance(body.get("task"), str):
             attributes["redcoord.task"] = body["task"]
@@ -401,11 +418,16 @@ class EventSpans:
         self._terms: dict[str, Any] = {}  # election -> its open "leader term" span
         self._terms_lock = threading.Lock()
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
-            "hold.acquire": self._acquire, "hold.release": self._release, "hold.lost": self._lost,
-            "ratelimit.hit": self._ratelimit, "view.busy": self._busy,
-            "leader.elected": self._elected, "leader.demoted": self._demoted,
-            "periodic.run": self._periodic, "periodic.missed": self._missed,
-        }  # fmt: skip
+            "hold.acquire": self._acquire,
+            "hold.release": self._release,
+            "hold.lost": self._lost,
+            "ratelimit.hit": self._ratelimit,
+            "view.busy": self._busy,
+            "leader.elected": self._elected,
+            "leader.demoted": self._demoted,
+            "periodic.run": self._periodic,
+            "periodic.missed": self._missed,
+        }
 
     def __call__(self, event: str, fields: dict[str, Any]) -> None:
         handler = self._handlers.get(event)
@@ -449,8 +471,12 @@ class EventSpans:
         if self._parent() is None:
             return
         kind, outcome = str(f.get("kind", "")), str(f.get("outcome", ""))
-        self._past(f"{_KINDS.get(kind, kind)} acquire", f.get("wait"),
-                   {"redcoord.kind": kind, "redcoord.outcome": outcome}, error=outcome == "unavailable")  # fmt: skip
+        self._past(
+            f"{_KINDS.get(kind, kind)} acquire",
+            f.get("wait"),
+            {"redcoord.kind": kind, "redcoord.outcome": outcome},
+            error=outcome == "unavailable",
+        )
 
     def _release(self, f: dict[str, Any]) -> None:
         if self._parent() is None:
@@ -466,22 +492,35 @@ class EventSpans:
     def _ratelimit(self, f: dict[str, Any]) -> None:
         span = self._parent()
         if span is not None:
-            span.add_event("redcoord.ratelimit.hit", {
-                "redcoord.ratelimit.limiter": str(f.get("limiter", "")),
-                "redcoord.ratelimit.allowed": bool(f.get("allowed")),
-            })  # fmt: skip
+            span.add_event(
+                "redcoord.ratelimit.hit",
+                {
+                    "redcoord.ratelimit.limiter": str(f.get("limiter", "")),
+                    "redcoord.ratelimit.allowed": bool(f.get("allowed")),
+                },
+            )
 
     def _busy(self, f: dict[str, Any]) -> None:
         span = self._parent()
         if span is not None:
-            span.add_event("redcoord.view.busy", {"redcoord.kind": str(f.get("kind", "")),
-                                                  "redcoord.status": int(f.get("status") or 0)})  # fmt: skip
+            span.add_event(
+                "redcoord.view.busy",
+                {
+                    "redcoord.kind": str(f.get("kind", "")),
+                    "redcoord.status": int(f.get("status") or 0),
+                },
+            )
 
     def _elected(self, f: dict[str, Any]) -> None:
         election = str(f.get("election", ""))
-        span = self.tracer.start_span("leader term", context=self._empty(), attributes={
-            "redcoord.election": election, "redcoord.term": int(f.get("term") or 0),
-        })  # fmt: skip
+        span = self.tracer.start_span(
+            "leader term",
+            context=self._empty(),
+            attributes={
+                "redcoord.election": election,
+                "redcoord.term": int(f.get("term") or 0),
+            },
+        )
         with self._terms_lock:
             old = self._terms.pop(election, None)
             self._terms[election] = span
@@ -504,13 +543,23 @@ class EventSpans:
         context = self._term(election)
         if context is None:
             return
-        self._past("periodic run", f.get("duration"), {
-            "redcoord.election": election, "redcoord.job": str(f.get("job", "")), "redcoord.outcome": outcome,
-        }, error=outcome != "ok", context=context)  # fmt: skip
+        self._past(
+            "periodic run",
+            f.get("duration"),
+            {
+                "redcoord.election": election,
+                "redcoord.job": str(f.get("job", "")),
+                "redcoord.outcome": outcome,
+            },
+            error=outcome != "ok",
+            context=context,
+        )
 
     def _missed(self, f: dict[str, Any]) -> None:
         with self._terms_lock:
             span = self._terms.get(str(f.get("election", "")))
         if span is not None:
-            span.add_event("redcoord.periodic.missed", {"redcoord.job": str(f.get("job", "")),
-                                                        "redcoord.slots": int(f.get("slots") or 0)})  # fmt: skip
+            span.add_event(
+                "redcoord.periodic.missed",
+                {"redcoord.job": str(f.get("job", "")), "redcoord.slots": int(f.get("slots") or 0)},
+            )

@@ -311,10 +311,19 @@ class SignalKeys:
 
 #: The admin indexes: kind -> the Redis type of each of its keys (see KeyBuilder.index_keys).
 INDEX_TYPES: dict[str, str] = {
-    "locks": "hash", "lockwaits": "hash", "semaphores": "hash", "rwlocks": "hash", "latches": "hash",
-    "barriers": "hash", "events": "hash", "signals": "hash", "topics": "set", "ratelimiters": "hash",
-    "queues": "set", "workers": "zset",
-}  # fmt: skip
+    "locks": "hash",
+    "lockwaits": "hash",
+    "semaphores": "hash",
+    "rwlocks": "hash",
+    "latches": "hash",
+    "barriers": "hash",
+    "events": "hash",
+    "signals": "hash",
+    "topics": "set",
+    "ratelimiters": "hash",
+    "queues": "set",
+    "workers": "zset",
+}
 
 
 class KeyBuilder:
@@ -430,25 +439,40 @@ class KeyBuilder:
     def _latch_like(self, kind: str, name: str, index: str) -> LatchKeys:
         base = self._base(kind, name)
         return LatchKeys(
-            state=base, parties=f"{base}:parties", waiters=f"{base}:waiters", index=self._index(index, base),
-            wake_prefix=f"{base}:wake:", wake=f"{base}:wake", probe=f"{base}:probe",
-        )  # fmt: skip
+            state=base,
+            parties=f"{base}:parties",
+            waiters=f"{base}:waiters",
+            index=self._index(index, base),
+            wake_prefix=f"{base}:wake:",
+            wake=f"{base}:wake",
+            probe=f"{base}:probe",
+        )
 
     def event(self, name: str) -> SignalKeys:
         validate_name(name, "event name")
         base = self._base("event", name)
         return SignalKeys(
-            state=base, waiters=f"{base}:waiters", index=self._index("events", base), wake_prefix=f"{base}:wake:",
-            wake=f"{base}:wake", probe=f"{base}:probe",
-        )  # fmt: skip
+            state=base,
+            waiters=f"{base}:waiters",
+            index=self._index("events", base),
+            wake_prefix=f"{base}:wake:",
+            wake=f"{base}:wake",
+            probe=f"{base}:probe",
+        )
 
     def signal(self, name: str) -> SignalKeys:
         validate_name(name, "signal name")
         base = self._base("signal", name)
         return SignalKeys(
-            state=base, waiters=f"{base}:waiters", index=self._index("signals", base), wake_prefix=f"{base}:wake:",
-            wake=f"{base}:wake", deliveries=f"{base}:deliveries", due=f"{base}:due", probe=f"{base}:probe",
-        )  # fmt: skip
+            state=base,
+            waiters=f"{base}:waiters",
+            index=self._index("signals", base),
+            wake_prefix=f"{base}:wake:",
+            wake=f"{base}:wake",
+            deliveries=f"{base}:deliveries",
+            due=f"{base}:due",
+            probe=f"{base}:probe",
+        )
 
     def topic(self, name: str) -> str:
         """stream: the messages of a durable topic (consumer groups are the subscribers)."""

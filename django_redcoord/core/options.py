@@ -269,9 +269,15 @@ def tracing_option(value: Any) -> dict[str, bool] | None:
 
 
 SENTINEL_DEFAULTS: dict[str, Any] = {
-    "HOSTS": None, "SERVICE": None, "DB": 0, "USERNAME": None, "PASSWORD": None,
-    "SENTINEL_USERNAME": None, "SENTINEL_PASSWORD": None, "SSL": False,
-}  # fmt: skip
+    "HOSTS": None,
+    "SERVICE": None,
+    "DB": 0,
+    "USERNAME": None,
+    "PASSWORD": None,
+    "SENTINEL_USERNAME": None,
+    "SENTINEL_PASSWORD": None,
+    "SSL": False,
+}
 
 
 def _sentinel_problems(config: dict[str, Any]) -> list[str]:
@@ -296,9 +302,14 @@ def _sentinel_problems(config: dict[str, Any]) -> list[str]:
         if isinstance(entry, str) and entry.rpartition(":")[2].isdigit():
             entry = (entry.rpartition(":")[0], int(entry.rpartition(":")[2]))
         if (
-            isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], str) and entry[0]
-            and isinstance(entry[1], int) and not isinstance(entry[1], bool) and 0 < entry[1] < 65536
-        ):  # fmt: skip
+            isinstance(entry, (list, tuple))
+            and len(entry) == 2
+            and isinstance(entry[0], str)
+            and entry[0]
+            and isinstance(entry[1], int)
+            and not isinstance(entry[1], bool)
+            and 0 < entry[1] < 65536
+        ):
             hosts.append((entry[0], entry[1]))
         else:
             found.append(
@@ -345,9 +356,10 @@ def _cluster_problems(config: dict[str, Any]) -> list[str]:
         ]
     nodes = value["NODES"]
     if (
-        not isinstance(nodes, (list, tuple)) or not nodes
+        not isinstance(nodes, (list, tuple))
+        or not nodes
         or not all(isinstance(u, str) and u.startswith(("redis://", "rediss://")) for u in nodes)
-    ):  # fmt: skip
+    ):
         return [
             f"{where}['NODES'] must be a non-empty list of node URLs (redis:// or rediss://), like {example} (got {nodes!r})"
         ]

@@ -8,6 +8,13 @@ from .rwlocks import with_read_lock, with_write_lock
 from .semaphores import too_many_response, with_semaphore
 
 __all__ = [
-    "busy_response", "current_lock", "rate_limit", "too_many_response", "unavailable_response", "with_lock", "with_read_lock",
-    "with_semaphore", "with_write_lock",
-]  # fmt: skip
+    "busy_response",
+    "current_lock",
+    "rate_limit",
+    "too_many_response",
+    "unavailable_response",
+    "with_lock",
+    "with_read_lock",
+    "with_semaphore",
+    "with_write_lock",
+]

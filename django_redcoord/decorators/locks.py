@@ -145,8 +145,14 @@ def with_lock(
             answers,
         )
     check_count(replicas, "replicas", 0, 100)
-    options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "reentrant": reentrant, "client": client,
-               "replicas": replicas}  # fmt: skip
+    options = {
+        "ttl": ttl,
+        "wait": wait,
+        "auto_renew": auto_renew,
+        "reentrant": reentrant,
+        "client": client,
+        "replicas": replicas,
+    }
     return holding(
         "with_lock", key, lambda name: Lock(name, **options), answers, reentrant=reentrant
     )

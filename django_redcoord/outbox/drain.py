@@ -46,11 +46,18 @@ def payload(
 ) -> str:
     """The JSON an entry keeps: what ``drain`` needs to push the task again."""
     eta = push.get("eta")
-    return json.dumps({
-        "body": str(push["body"]), "record": push["record"], "ttl": push["ttl"], "priority": push["priority"],
-        "eta": eta.isoformat() if isinstance(eta, datetime) else None, "max_attempts": max_attempts,
-        "unique": unique, "queue": queue,
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "body": str(push["body"]),
+            "record": push["record"],
+            "ttl": push["ttl"],
+            "priority": push["priority"],
+            "eta": eta.isoformat() if isinstance(eta, datetime) else None,
+            "max_attempts": max_attempts,
+            "unique": unique,
+            "queue": queue,
+        }
+    )
 
 
 def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[int, int]:
@@ -125,8 +132,13 @@ def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[
         OutboxEntry.objects.using(db).filter(id__in=left).update(
             attempts=F("attempts") + 1, last_error=str(exc)[:1000]
         )
-        log.warning("outbox of TASKS[%r]: Redis cannot be reached (%s); %d entr%s left for the next drain",
-                    backend.alias, exc, len(left), "y" if len(left) == 1 else "ies")  # fmt: skip
+        log.warning(
+            "outbox of TASKS[%r]: Redis cannot be reached (%s); %d entr%s left for the next drain",
+            backend.alias,
+            exc,
+            len(left),
+            "y" if len(left) == 1 else "ies",
+        )
     finally:
         for start in range(0, len(sent), 500):
             OutboxEntry.objects.using(db).filter(id__in=sent[start : start + 500]).delete()
@@ -147,8 +159,12 @@ def _unreadable(backend: Any, row: Any, exc: Exception) -> None:
     OutboxEntry.objects.using(backend.outbox).filter(id=row.id).update(
         attempts=row.attempts + 1, last_error=f"{REFUSED}{type(exc).__name__}: {exc}"[:1000]
     )
-    log.error("outbox of TASKS[%r]: entry %s cannot be read (%s): kept, with its error; the others go on",
-              backend.alias, row.id, exc)  # fmt: skip
+    log.error(
+        "outbox of TASKS[%r]: entry %s cannot be read (%s): kept, with its error; the others go on",
+        backend.alias,
+        row.id,
+        exc,
+    )
 
 
 def _read(backend: Any, row: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -159,9 +175,17 @@ def _read(backend: Any, row: Any) -> tuple[dict[str, Any], dict[str, Any] | None
     if not isinstance(data, dict):
         raise TypeError(f"the payload is a {type(data).__name__}, not an object")
     eta = datetime.fromisoformat(data["eta"]) if data.get("eta") else None
-    push = {"body": EncodedJSON(data["body"]), "id": row.id, "record_key": backend._result_key(row.id),
-            "record": dict(data["record"]), "ttl": int(data["ttl"]), "eta": eta,
-            "priority": int(data["priority"]), "only_new": True, "max_attempts": data.get("max_attempts")}  # fmt: skip
+    push = {
+        "body": EncodedJSON(data["body"]),
+        "id": row.id,
+        "record_key": backend._result_key(row.id),
+        "record": dict(data["record"]),
+        "ttl": int(data["ttl"]),
+        "eta": eta,
+        "priority": int(data["priority"]),
+        "only_new": True,
+        "max_attempts": data.get("max_attempts"),
+    }
     attempts = push["max_attempts"]
     if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int)):
         raise TypeError(f"max_attempts is {attempts!r}, not a whole number")
@@ -186,8 +210,12 @@ def _push_unique(
     from ..tasks.unique import unique_push
 
     queue = backend.queue(queue_name, push["max_attempts"])
-    options = TaskOptions(unique=unique["key"], until=unique.get("until"), while_running=unique.get("while_running"),
-                          unique_ttl=unique.get("unique_ttl"))  # fmt: skip
+    options = TaskOptions(
+        unique=unique["key"],
+        until=unique.get("until"),
+        while_running=unique.get("while_running"),
+        unique_ttl=unique.get("unique_ttl"),
+    )
     spec = unique_push(unique["path"], unique["key"], options, deferred=True)
     fields = {k: v for k, v in push.items() if k not in ("only_new", "max_attempts")}
     done, _, _ = queue.push_unique_with_record(unique=spec, **fields)

@@ -16,6 +16,22 @@ from .options import RedisTask, TaskOptions, TaskTimedOut, exponential, fixed, l
 from .runner import TaskRunner
 
 __all__ = [
-    "Cancel", "RedisTaskContext", "TaskCancelled", "acancel", "cancel", "cancelled", "RedisTask", "RedisTaskBackend", "TaskOptions", "TaskRunner", "TaskTimedOut", "exponential", "fixed", "linear",
-    "aenqueue_many", "enqueue_many", "task_backends_for", "task_options",
-]  # fmt: skip
+    "Cancel",
+    "RedisTaskContext",
+    "TaskCancelled",
+    "acancel",
+    "cancel",
+    "cancelled",
+    "RedisTask",
+    "RedisTaskBackend",
+    "TaskOptions",
+    "TaskRunner",
+    "TaskTimedOut",
+    "exponential",
+    "fixed",
+    "linear",
+    "aenqueue_many",
+    "enqueue_many",
+    "task_backends_for",
+    "task_options",
+]

@@ -86,10 +86,16 @@ from .unique import replaced_fields, unique_push
 log = logging.getLogger("django_redcoord.tasks")
 
 OPTION_DEFAULTS = {
-    "RESULT_TTL": 86400, "RESULT_TTL_SUCCESSFUL": None, "RESULT_TTL_FAILED": None,
-    "MAX_ATTEMPTS": None, "BACKOFF": None, "TIMEOUT": None, "ENQUEUE_ON_COMMIT": True, "CANCEL_GRACE": 30,
+    "RESULT_TTL": 86400,
+    "RESULT_TTL_SUCCESSFUL": None,
+    "RESULT_TTL_FAILED": None,
+    "MAX_ATTEMPTS": None,
+    "BACKOFF": None,
+    "TIMEOUT": None,
+    "ENQUEUE_ON_COMMIT": True,
+    "CANCEL_GRACE": 30,
     "OUTBOX": False,
-}  # fmt: skip
+}
 
 #: how long a claimed task's cancel waits for its message to be claimed again or acknowledged
 #: (after that its entry is dropped: the message was dead-lettered, or its queue is gone)
@@ -202,12 +208,22 @@ class RedisTaskBackend(BaseTaskBackend):
             from django.conf import settings
 
             if not apps.is_installed("django_redcoord.outbox"):
-                errors.append(Error(f"TASKS[{self.alias!r}]: OUTBOX needs the outbox's table",
-                                    hint='Add "django_redcoord.outbox" to INSTALLED_APPS and run migrate.',
-                                    id="redcoord.E004"))  # fmt: skip
+                errors.append(
+                    Error(
+                        f"TASKS[{self.alias!r}]: OUTBOX needs the outbox's table",
+                        hint='Add "django_redcoord.outbox" to INSTALLED_APPS and run migrate.',
+                        id="redcoord.E004",
+                    )
+                )
             elif self.outbox not in settings.DATABASES:
-                errors.append(Error(f"TASKS[{self.alias!r}]: OUTBOX names database {self.outbox!r}, which "
-                                    f"DATABASES does not have", hint="True uses 'default'.", id="redcoord.E004"))  # fmt: skip
+                errors.append(
+                    Error(
+                        f"TASKS[{self.alias!r}]: OUTBOX names database {self.outbox!r}, which "
+                        f"DATABASES does not have",
+                        hint="True uses 'default'.",
+                        id="redcoord.E004",
+                    )
+                )
         return errors
 
     # -- plumbing ----------------------------------------------------------------
@@ -289,8 +305,12 @@ class RedisTaskBackend(BaseTaskBackend):
             except CoordinationUnavailable as exc:
                 if outbox is None:
                     raise
-                log.warning("task %s: Redis cannot be reached as its transaction commits (%s); it waits in "
-                            "the outbox, which run_worker drains", result.id, exc)  # fmt: skip
+                log.warning(
+                    "task %s: Redis cannot be reached as its transaction commits (%s); it waits in "
+                    "the outbox, which run_worker drains",
+                    result.id,
+                    exc,
+                )
                 return
             self._from_outbox(outbox, result.id)
             task_enqueued.send(type(self), task_result=result)
@@ -311,14 +331,24 @@ class RedisTaskBackend(BaseTaskBackend):
         from ..outbox.models import OutboxEntry
 
         options = options_of(task)
-        unique = None if key is None else {
-            "path": task.module_path, "key": key, "until": options.until,
-            "while_running": options.while_running, "unique_ttl": options.unique_ttl,
-        }  # fmt: skip
+        unique = (
+            None
+            if key is None
+            else {
+                "path": task.module_path,
+                "key": key,
+                "until": options.until,
+                "while_running": options.while_running,
+                "unique_ttl": options.unique_ttl,
+            }
+        )
         OutboxEntry.objects.using(self.outbox).create(
-            id=result.id, backend=self.alias, queue=task.queue_name, created_at=utcnow(),
+            id=result.id,
+            backend=self.alias,
+            queue=task.queue_name,
+            created_at=utcnow(),
             payload=payload(task.queue_name, push, queue.max_attempts, unique),
-        )  # fmt: skip
+        )
 
     @staticmethod
     def _from_outbox(outbox: str | None, result_id: str) -> None:
@@ -352,8 +382,16 @@ class RedisTaskBackend(BaseTaskBackend):
         """Mark FAILED (TaskCancelled) the result of a waiting unique task a new one replaced, now
         (the script's settle entry does it too, should this process die first)."""
         try:
-            RESULTS(self.client, [self._result_key(old)], [self.result_ttl_failed, "dead",
-                    *self._fields_args(replaced_fields(new, key, max(1, attempts)))], operation="mark a replaced task")  # fmt: skip
+            RESULTS(
+                self.client,
+                [self._result_key(old)],
+                [
+                    self.result_ttl_failed,
+                    "dead",
+                    *self._fields_args(replaced_fields(new, key, max(1, attempts))),
+                ],
+                operation="mark a replaced task",
+            )
         except Exception as exc:  # noqa: BLE001 - the settle entry marks it later
             log.warning(
                 "task %s replaced by %s: its result will be marked by a worker: %s", old, new, exc
@@ -423,9 +461,12 @@ class RedisTaskBackend(BaseTaskBackend):
     def _call(call: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
         """One ``(args, kwargs)`` of ``enqueue_many``, or a TypeError that says what is allowed."""
         if (
-            not isinstance(call, (tuple, list)) or len(call) != 2 or not isinstance(call[0], (tuple, list))
-            or not isinstance(call[1], Mapping) or not all(isinstance(k, str) for k in call[1])
-        ):  # fmt: skip
+            not isinstance(call, (tuple, list))
+            or len(call) != 2
+            or not isinstance(call[0], (tuple, list))
+            or not isinstance(call[1], Mapping)
+            or not all(isinstance(k, str) for k in call[1])
+        ):
             # (keyword names are strings: Python's ** refuses others, and JSON would turn 2 into "2")
             raise TypeError(
                 f"enqueue_many() takes (args, kwargs) pairs, e.g. ((7,), {{}}), not {call!r}"
@@ -453,11 +494,18 @@ class RedisTaskBackend(BaseTaskBackend):
                     object.__setattr__(result, "id", other)
                     return result
             if other:
-                args = [self.result_ttl_failed, "dead",
-                        *self._fields_args(replaced_fields(result.id, key, max(1, attempts)))]  # fmt: skip
+                args = [
+                    self.result_ttl_failed,
+                    "dead",
+                    *self._fields_args(replaced_fields(result.id, key, max(1, attempts))),
+                ]
                 try:
-                    await RESULTS.arun(get_async_client(), [self._result_key(other)], args,
-                                       operation="mark a replaced task")  # fmt: skip
+                    await RESULTS.arun(
+                        get_async_client(),
+                        [self._result_key(other)],
+                        args,
+                        operation="mark a replaced task",
+                    )
                 except Exception as exc:  # noqa: BLE001 - the settle entry marks it later
                     log.warning(
                         "task %s replaced by %s: a worker will mark it: %s", other, result.id, exc
@@ -479,10 +527,19 @@ class RedisTaskBackend(BaseTaskBackend):
         what = f"arguments of task {task.module_path}"
         try:
             result = TaskResult(
-                task=task, id=self._new_id(task.queue_name, _random_alnum(29)), status=TaskResultStatus.READY,
-                enqueued_at=None, started_at=None, finished_at=None, last_attempted_at=None,
-                args=list(args), kwargs=dict(kwargs), backend=self.alias, errors=[], worker_ids=[],
-            )  # fmt: skip
+                task=task,
+                id=self._new_id(task.queue_name, _random_alnum(29)),
+                status=TaskResultStatus.READY,
+                enqueued_at=None,
+                started_at=None,
+                finished_at=None,
+                last_attempted_at=None,
+                args=list(args),
+                kwargs=dict(kwargs),
+                backend=self.alias,
+                errors=[],
+                worker_ids=[],
+            )
         except RecursionError:
             raise TypeError(f"{what} are nested too deeply to be encoded as JSON") from None
         except (TypeError, ValueError) as exc:
@@ -526,16 +583,21 @@ class RedisTaskBackend(BaseTaskBackend):
             "backend": self.alias,
             "enqueued_at": iso(now),
             "run_after": iso(task.run_after),
-        }  # fmt: skip (the arguments are read from the envelope, which the push script adds as 'envelope')
+        }  # (the arguments are read from the envelope, which the push script adds as 'envelope')
         if unique is not None:
             record["unique"] = unique
         body = EncodedJSON(
             f'{{"task":{json.dumps(task.module_path)},"result":{json.dumps(result.id)},"args":{args},"kwargs":{kwargs}}}'
         )
         push = {
-            "body": body, "id": result.id, "record_key": self._result_key(result.id), "record": record,
-            "ttl": self.result_ttl + until(task.run_after, now), "eta": task.run_after, "priority": task.priority,
-        }  # fmt: skip
+            "body": body,
+            "id": result.id,
+            "record_key": self._result_key(result.id),
+            "record": record,
+            "ttl": self.result_ttl + until(task.run_after, now),
+            "eta": task.run_after,
+            "priority": task.priority,
+        }
         return self.queue(task.queue_name, options_of(task).max_attempts), push
 
     # -- cancel --------------------------------------------------------------------
@@ -676,7 +738,7 @@ class RedisTaskBackend(BaseTaskBackend):
                 or not isinstance(body.get("args"), list)
                 or not isinstance(body.get("kwargs"), dict)
             ):
-                raise ValueError("its message (the 'envelope' field) cannot be read")  # fmt: skip
+                raise ValueError("its message (the 'envelope' field) cannot be read")
             args, kwargs = body["args"], body["kwargs"]
         numbered = lambda prefix: [  # noqa: E731
             rec[k]
@@ -685,12 +747,19 @@ class RedisTaskBackend(BaseTaskBackend):
             )
         ]
         result = TaskResult(
-            task=task, id=result_id, status=TaskResultStatus(rec["status"]),
-            enqueued_at=when(rec.get("enqueued_at")), started_at=when(rec.get("started_at")),
-            finished_at=when(rec.get("finished_at")), last_attempted_at=when(rec.get("last_attempted_at")),
-            args=args, kwargs=kwargs, backend=rec.get("backend", self.alias),
-            errors=[TaskError(**json.loads(e)) for e in numbered("error.")], worker_ids=numbered("worker."),
-        )  # fmt: skip
+            task=task,
+            id=result_id,
+            status=TaskResultStatus(rec["status"]),
+            enqueued_at=when(rec.get("enqueued_at")),
+            started_at=when(rec.get("started_at")),
+            finished_at=when(rec.get("finished_at")),
+            last_attempted_at=when(rec.get("last_attempted_at")),
+            args=args,
+            kwargs=kwargs,
+            backend=rec.get("backend", self.alias),
+            errors=[TaskError(**json.loads(e)) for e in numbered("error.")],
+            worker_ids=numbered("worker."),
+        )
         if "return_value" in rec:
             object.__setattr__(result, "_return_value", json.loads(rec["return_value"]))
         return result

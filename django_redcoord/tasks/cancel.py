@@ -116,7 +116,9 @@ class RedisTaskContext(TaskContext):
 
 def cancel_error(detail: str) -> str:
     """The JSON of the TaskCancelled error a cancelled result records."""
-    return json.dumps({
-        "exception_class_path": f"{TaskCancelled.__module__}.{TaskCancelled.__qualname__}",
-        "traceback": f"{TaskCancelled.__module__}.{TaskCancelled.__qualname__}: {detail}\n",
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "exception_class_path": f"{TaskCancelled.__module__}.{TaskCancelled.__qualname__}",
+            "traceback": f"{TaskCancelled.__module__}.{TaskCancelled.__qualname__}: {detail}\n",
+        }
+    )

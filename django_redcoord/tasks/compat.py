@@ -75,6 +75,21 @@ def valid_id(result_id: object) -> bool:
 
 
 __all__ = [
-    "RESULTS", "BaseTaskBackend", "Task", "TaskContext", "TaskError", "TaskResult", "TaskResultDoesNotExist",
-    "TaskResultStatus", "iso", "normalize_json", "task_enqueued", "task_finished", "task_started", "until", "utcnow", "valid_id", "when",
-]  # fmt: skip
+    "RESULTS",
+    "BaseTaskBackend",
+    "Task",
+    "TaskContext",
+    "TaskError",
+    "TaskResult",
+    "TaskResultDoesNotExist",
+    "TaskResultStatus",
+    "iso",
+    "normalize_json",
+    "task_enqueued",
+    "task_finished",
+    "task_started",
+    "until",
+    "utcnow",
+    "valid_id",
+    "when",
+]

@@ -87,10 +87,15 @@ UNIQUE_TTL = 3600.0
 
 
 def task_options(
-    *, max_attempts: int | None = None, backoff: Backoff | None = None, timeout: float | None = None,
-    unique: str | Callable[..., str | None] | None = None, until: str | None = None,
-    while_running: str | None = None, unique_ttl: float | None = None,
-) -> Callable[[F], F]:  # fmt: skip
+    *,
+    max_attempts: int | None = None,
+    backoff: Backoff | None = None,
+    timeout: float | None = None,
+    unique: str | Callable[..., str | None] | None = None,
+    until: str | None = None,
+    while_running: str | None = None,
+    unique_ttl: float | None = None,
+) -> Callable[[F], F]:
     """Set a task's options; use above or below ``@task``.
 
     Args:
@@ -110,9 +115,11 @@ def task_options(
     Raises TypeError / ValueError at decoration for a value out of range.
     """
     options = TaskOptions(
-        _check_attempts(max_attempts), _check_backoff(backoff), _check_timeout(timeout),
+        _check_attempts(max_attempts),
+        _check_backoff(backoff),
+        _check_timeout(timeout),
         *_check_unique(unique, until, while_running, unique_ttl),
-    )  # fmt: skip
+    )
 
     def decorate(target: F) -> F:
         func = getattr(target, "func", target)  # a Task (above @task) or its function (below)
@@ -263,16 +270,22 @@ def _check_unique(
     if unique is not None:
         if isinstance(unique, str):
             if not 1 <= len(unique) <= MAX_UNIQUE_KEY or not _utf8(unique):
-                raise ValueError(f"unique must be 1 to {MAX_UNIQUE_KEY} characters of valid Unicode text, "
-                                 f"not {unique[:50]!r}")  # fmt: skip
+                raise ValueError(
+                    f"unique must be 1 to {MAX_UNIQUE_KEY} characters of valid Unicode text, "
+                    f"not {unique[:50]!r}"
+                )
         elif not callable(unique):
-            raise TypeError(f"unique must be a key (a string) or a function of the task's arguments "
-                            f"returning one (or None), not {unique!r}")  # fmt: skip
+            raise TypeError(
+                f"unique must be a key (a string) or a function of the task's arguments "
+                f"returning one (or None), not {unique!r}"
+            )
         elif "<lambda>" in getattr(unique, "__qualname__", "") or "<locals>" in getattr(
             unique, "__qualname__", ""
         ):
-            raise TypeError(f"unique must be a module-level function (Django 6.1 pickles a task with its "
-                            f"options, and {unique.__qualname__} does not pickle), or a string")  # fmt: skip
+            raise TypeError(
+                f"unique must be a module-level function (Django 6.1 pickles a task with its "
+                f"options, and {unique.__qualname__} does not pickle), or a string"
+            )
     for name, value, allowed in (
         ("until", until, UNTIL),
         ("while_running", while_running, WHILE_RUNNING),
@@ -345,8 +358,11 @@ class RedisTask(Task):
         _check_attempts(self.max_attempts)
         _check_backoff(self.backoff)
         object.__setattr__(self, "timeout", _check_timeout(self.timeout))
-        object.__setattr__(self, "unique_ttl", _check_unique(self.unique, self.until, self.while_running,
-                                                             self.unique_ttl)[3])  # fmt: skip
+        object.__setattr__(
+            self,
+            "unique_ttl",
+            _check_unique(self.unique, self.until, self.while_running, self.unique_ttl)[3],
+        )
         Task.__post_init__(
             self
         )  # (the backend validates the task; no zero-argument super() in a slotted dataclass)

@@ -161,8 +161,14 @@ class TaskRunner:
             result_id = body.get("result") if isinstance(body, dict) else None
             if isinstance(result_id, str) and valid_id(result_id):
                 delivery = message.attempt + 1
-                writes.append((self.backend.result_ttl, guard or delivery, self.backend._result_key(result_id),
-                               {f"worker.{delivery}": self.worker_id}))  # fmt: skip
+                writes.append(
+                    (
+                        self.backend.result_ttl,
+                        guard or delivery,
+                        self.backend._result_key(result_id),
+                        {f"worker.{delivery}": self.worker_id},
+                    )
+                )
         if not writes:
             return
         try:
@@ -193,10 +199,12 @@ class TaskRunner:
             ):  # a waiting unique task a newer one replaced (queues/push_unique.lua)
                 error = cancel_error(str(detail.get("error", "replaced")))
             else:
-                error = json.dumps({
-                    "exception_class_path": f"{DeliveryFailed.__module__}.{DeliveryFailed.__qualname__}",
-                    "traceback": str(detail.get("error", "dead-lettered")),
-                })  # fmt: skip
+                error = json.dumps(
+                    {
+                        "exception_class_path": f"{DeliveryFailed.__module__}.{DeliveryFailed.__qualname__}",
+                        "traceback": str(detail.get("error", "dead-lettered")),
+                    }
+                )
             fields = {
                 "status": str(TaskResultStatus.FAILED),
                 "finished_at": iso(finished),
@@ -217,9 +225,12 @@ class TaskRunner:
     def __call__(self, message: Message) -> None:
         body = message.body
         if (
-            not isinstance(body, dict) or not isinstance(body.get("task"), str) or not isinstance(body.get("result"), str)
-            or not isinstance(body.get("args"), list) or not isinstance(body.get("kwargs"), dict)
-        ):  # fmt: skip
+            not isinstance(body, dict)
+            or not isinstance(body.get("task"), str)
+            or not isinstance(body.get("result"), str)
+            or not isinstance(body.get("args"), list)
+            or not isinstance(body.get("kwargs"), dict)
+        ):
             raise DeadLetter(f"not a task message: {str(body)[:200]}")
         path, result_id = body["task"], body["result"]
         if not valid_id(result_id):  # no record could hold its outcome: it can never run as a task
@@ -236,8 +247,15 @@ class TaskRunner:
         try:
             task, _, coroutine = self._resolve(path)
         except ImportError as exc:
-            self._write(key, {"status": str(TaskResultStatus.FAILED), "finished_at": iso(utcnow()),
-                              f"error.{delivery}": _error_json(exc)}, ttl=self.backend.result_ttl_failed)  # fmt: skip
+            self._write(
+                key,
+                {
+                    "status": str(TaskResultStatus.FAILED),
+                    "finished_at": iso(utcnow()),
+                    f"error.{delivery}": _error_json(exc),
+                },
+                ttl=self.backend.result_ttl_failed,
+            )
             raise DeadLetter(f"task {path!r} cannot be imported: {exc}") from None
         started = utcnow()
         stamp = iso(started)
@@ -246,8 +264,9 @@ class TaskRunner:
             # a dead letter requeued by an operator: its record holds the old
             # outcome, which would refuse this run's; start it afresh
             attempt["started_at"] = stamp
-            if not self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen") \
-                    and self.backend.client.hexists(key, "cancelled"):  # fmt: skip
+            if not self._write(
+                key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen"
+            ) and self.backend.client.hexists(key, "cancelled"):
                 raise Cancelled("cancelled before it started (a requeued dead letter)")
             result = self._local_result(task, message, started)
         elif delivery == 1:
@@ -272,8 +291,11 @@ class TaskRunner:
         close_old_connections()
         token = _current.set(state)
         try:
-            args = (RedisTaskContext(task_result=result, attempt_state=state), *body["args"]) if task.takes_context \
-                else body["args"]  # fmt: skip
+            args = (
+                (RedisTaskContext(task_result=result, attempt_state=state), *body["args"])
+                if task.takes_context
+                else body["args"]
+            )
             if coroutine:  # run here, so that a cancel can reach its asyncio task
                 value = async_to_sync(_cancellable(task.func, state))(*args, **body["kwargs"])
             else:
@@ -296,8 +318,17 @@ class TaskRunner:
             # The task ran: running it again would repeat its side effects for
             # a value that can never be stored. It fails once, for good.
             error = _error_json(exc)
-            self._write(key, {**attempt, f"error.{delivery}": error, "status": str(TaskResultStatus.FAILED),
-                              "finished_at": iso(utcnow())}, guard=delivery, ttl=self.backend.result_ttl_failed)  # fmt: skip
+            self._write(
+                key,
+                {
+                    **attempt,
+                    f"error.{delivery}": error,
+                    "status": str(TaskResultStatus.FAILED),
+                    "finished_at": iso(utcnow()),
+                },
+                guard=delivery,
+                ttl=self.backend.result_ttl_failed,
+            )
             _settle(result, TaskResultStatus.FAILED, utcnow(), error=TaskError(**json.loads(error)))
             task_finished.send(type(self.backend), task_result=result)
             raise DeadLetter(
@@ -305,8 +336,12 @@ class TaskRunner:
             ) from None
         finished = utcnow()
         _settle(result, TaskResultStatus.SUCCESSFUL, finished, value=value)
-        outcome = {**attempt, "status": str(TaskResultStatus.SUCCESSFUL), "finished_at": iso(finished),
-                   "return_value": encoded}  # fmt: skip
+        outcome = {
+            **attempt,
+            "status": str(TaskResultStatus.SUCCESSFUL),
+            "finished_at": iso(finished),
+            "return_value": encoded,
+        }
         self._pending().append((key, outcome, result, time.monotonic(), delivery))
 
     # -- failures: backoff, timeouts -------------------------------------------------
@@ -372,8 +407,12 @@ class TaskRunner:
             or not isinstance(delay, (int, float))
             or not 0 <= delay < float("inf")
         ):
-            log.warning("task %s: backoff %r returned %r, not seconds >= 0 or None; using the queue's retry delay",
-                        message.id, options.backoff, delay)  # fmt: skip
+            log.warning(
+                "task %s: backoff %r returned %r, not seconds >= 0 or None; using the queue's retry delay",
+                message.id,
+                options.backoff,
+                delay,
+            )
             return None, False
         return float(delay), False
 
@@ -458,10 +497,19 @@ class TaskRunner:
             except Exception:  # noqa: BLE001 - the options validated at enqueue; settings may have changed
                 pass
         return TaskResult(
-            task=task, id=body["result"], status=TaskResultStatus.RUNNING, enqueued_at=message.enqueued_at,
-            started_at=started, finished_at=None, last_attempted_at=started, args=body["args"],
-            kwargs=body["kwargs"], backend=self.backend.alias, errors=[], worker_ids=[self.worker_id],
-        )  # fmt: skip
+            task=task,
+            id=body["result"],
+            status=TaskResultStatus.RUNNING,
+            enqueued_at=message.enqueued_at,
+            started_at=started,
+            finished_at=None,
+            last_attempted_at=started,
+            args=body["args"],
+            kwargs=body["kwargs"],
+            backend=self.backend.alias,
+            errors=[],
+            worker_ids=[self.worker_id],
+        )
 
     # -- writes -----------------------------------------------------------------------
 
@@ -597,12 +645,18 @@ class TaskRunner:
         found = {key for key, flag in zip(keys, flags, strict=True) if flag}
         for state in running:
             if state.key in found:
-                log.info("task %s was cancelled while it ran: telling it (it has %g s to end)",
-                         state.message_id, self.backend.cancel_grace)  # fmt: skip
+                log.info(
+                    "task %s was cancelled while it ran: telling it (it has %g s to end)",
+                    state.message_id,
+                    self.backend.cancel_grace,
+                )
                 state.cancel()
                 if self._worker is not None:
-                    self._worker.cut_short(state.message_id, self.backend.cancel_grace,
-                                           f"was cancelled and still ran {self.backend.cancel_grace:g} s later")  # fmt: skip
+                    self._worker.cut_short(
+                        state.message_id,
+                        self.backend.cancel_grace,
+                        f"was cancelled and still ran {self.backend.cancel_grace:g} s later",
+                    )
         with self._running_lock:
             self._cancelled.update(k for k in waiting if k in found and k in self._waiting)
 
@@ -634,7 +688,9 @@ def _settle(
 def _error_json(exc: BaseException) -> str:
     import traceback
 
-    return json.dumps({
-        "exception_class_path": f"{type(exc).__module__}.{type(exc).__qualname__}",
-        "traceback": "".join(traceback.format_exception(exc)),
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "exception_class_path": f"{type(exc).__module__}.{type(exc).__qualname__}",
+            "traceback": "".join(traceback.format_exception(exc)),
+        }
+    )

@@ -30,11 +30,13 @@ def unique_push(path: str, key: str, options: TaskOptions, *, deferred: bool) ->
     commit, after enqueue() returned: a duplicate then gets a record of its own saying so."""
     error = ""
     if deferred:
-        error = json.dumps({
-            "exception_class_path": f"{TaskDuplicate.__module__}.{TaskDuplicate.__qualname__}",
-            "traceback": f"{TaskDuplicate.__module__}.{TaskDuplicate.__qualname__}: its unique key "
-            f"{key!r} was held when its transaction committed; it was not sent\n",
-        })  # fmt: skip
+        error = json.dumps(
+            {
+                "exception_class_path": f"{TaskDuplicate.__module__}.{TaskDuplicate.__qualname__}",
+                "traceback": f"{TaskDuplicate.__module__}.{TaskDuplicate.__qualname__}: its unique key "
+                f"{key!r} was held when its transaction committed; it was not sent\n",
+            }
+        )
     return Unique(
         key=f"{path}:{key}",
         until="s" if options.until == "started" else "f",
@@ -51,6 +53,8 @@ def replaced_fields(new_id: str, key: str, attempts: int) -> dict[str, Any]:
 
     now = iso(utcnow())
     return {
-        "status": "FAILED", "finished_at": now, "cancelled": f"2 {now}",
+        "status": "FAILED",
+        "finished_at": now,
+        "cancelled": f"2 {now}",
         f"error.{attempts}": cancel_error(f"replaced by {new_id} (unique key {key!r})"),
-    }  # fmt: skip
+    }

@@ -57,9 +57,14 @@ def free_port() -> int:
 
 def site_env(redis_url: str, db: str, *, behind_proxy: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST_"))}
-    env.update(DJANGO_SETTINGS_MODULE=SETTINGS, DEPLOY_REDIS_URL=redis_url, DEPLOY_DB=db,
-               DEPLOY_BEHIND_PROXY="1" if behind_proxy else "0", PYTHONPATH=str(REPO),
-               PYTHONUNBUFFERED="1")  # fmt: skip
+    env.update(
+        DJANGO_SETTINGS_MODULE=SETTINGS,
+        DEPLOY_REDIS_URL=redis_url,
+        DEPLOY_DB=db,
+        DEPLOY_BEHIND_PROXY="1" if behind_proxy else "0",
+        PYTHONPATH=str(REPO),
+        PYTHONUNBUFFERED="1",
+    )
     return env
 
 
@@ -84,8 +89,15 @@ class Process:
 
     def start(self) -> Process:
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.argv, cwd=REPO, env=self.env, stdin=subprocess.DEVNULL, stdout=log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        self.proc = subprocess.Popen(
+            self.argv,
+            cwd=REPO,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         log.close()
         return self
 
@@ -139,8 +151,17 @@ def _connection(
     )
 
 
-def request(host: str, port: int, path: str, *, source: str | None = None, method: str = "GET",
-            headers: dict[str, str] | None = None, timeout: float = 60, body: bytes | None = None) -> Reply:  # fmt: skip
+def request(
+    host: str,
+    port: int,
+    path: str,
+    *,
+    source: str | None = None,
+    method: str = "GET",
+    headers: dict[str, str] | None = None,
+    timeout: float = 60,
+    body: bytes | None = None,
+) -> Reply:
     conn = _connection(host, port, source, timeout)
     try:
         conn.request(method, path, body=body, headers=headers or {})
@@ -271,17 +292,46 @@ class Deployment:
                 if self.socket
                 else ["-b", f"127.0.0.1:{self.port}", "-b", f"[::1]:{self.port}"]
             )
-            return [sys.executable, "-m", "gunicorn", "--preload", "-w", str(self.workers), "-k", "gthread",
-                    "--threads", "4", "--timeout", "120", "--graceful-timeout", "2", "--log-level", "warning",
-                    *bind, "tests.deploy.site.wsgi:application"]  # fmt: skip
+            return [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--preload",
+                "-w",
+                str(self.workers),
+                "-k",
+                "gthread",
+                "--threads",
+                "4",
+                "--timeout",
+                "120",
+                "--graceful-timeout",
+                "2",
+                "--log-level",
+                "warning",
+                *bind,
+                "tests.deploy.site.wsgi:application",
+            ]
         bind = (
             ["--uds", sock]
             if self.socket
             else ["--host", "::", "--port", str(self.port), "--no-proxy-headers"]
         )
-        return [sys.executable, "-m", "uvicorn", "--workers", str(self.workers), "--lifespan", "off",
-                "--log-level", "warning", "--timeout-graceful-shutdown", "2", *bind,
-                "tests.deploy.site.asgi:application"]  # fmt: skip
+        return [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--workers",
+            str(self.workers),
+            "--lifespan",
+            "off",
+            "--log-level",
+            "warning",
+            "--timeout-graceful-shutdown",
+            "2",
+            *bind,
+            "tests.deploy.site.asgi:application",
+        ]
 
     def start(self, attempts: int = 3) -> Deployment:
         """Start the server (and nginx) and wait until they answer; on fresh ports again if they do not.
@@ -385,8 +435,17 @@ class Deployment:
     def _where(self, client: str) -> tuple[str, int]:
         return ("::1" if ":" in client else "127.0.0.1"), self.port
 
-    def get(self, path: str, *, client: str = V4A, method: str = "GET", headers: dict[str, str] | None = None,
-            cookie: str | None = None, timeout: float = 60, body: bytes | None = None) -> Reply:  # fmt: skip
+    def get(
+        self,
+        path: str,
+        *,
+        client: str = V4A,
+        method: str = "GET",
+        headers: dict[str, str] | None = None,
+        cookie: str | None = None,
+        timeout: float = 60,
+        body: bytes | None = None,
+    ) -> Reply:
         """``path`` requested by ``client`` (a real peer address), as the deployment's clients reach it."""
         host, port = self._where(client)
         headers = dict(headers or {})

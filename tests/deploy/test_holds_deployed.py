@@ -75,8 +75,11 @@ def test_with_semaphore_admits_at_most_its_permits(site):
         assert len(inside) == 5 and max(inside) <= 2, (site.name, name, inside)
 
 
-@pytest.mark.parametrize("read, write, tags", [("/rw/read/", "/rw/write/", ("r", "w")),
-                                               ("/rw/aread/", "/rw/awrite/", ("ar", "aw"))], ids=["sync", "async-cbv"])  # fmt: skip
+@pytest.mark.parametrize(
+    "read, write, tags",
+    [("/rw/read/", "/rw/write/", ("r", "w")), ("/rw/aread/", "/rw/awrite/", ("ar", "aw"))],
+    ids=["sync", "async-cbv"],
+)
 def test_read_write_lock_writers_alone_readers_together(site, read, write, tags):
     paths = [f"{read}?hold=0.3"] * 4 + [f"{write}?hold=0.15"] * 2
     replies = together(site, paths)

@@ -62,20 +62,37 @@ def test_a_schedule_edit_needs_the_csrf_token_and_then_applies(site):
     html = form.body.decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
     version = re.search(r'name="version" value="(\d+)"', html).group(1)
-    fields = {"name": JOB, "election": "default", "version": version, "kind": "every", "every": "120",
-              "cron": "", "param_batch": "100"}  # fmt: skip
+    fields = {
+        "name": JOB,
+        "election": "default",
+        "version": version,
+        "kind": "every",
+        "every": "120",
+        "cron": "",
+        "param_batch": "100",
+    }
     headers = {"Content-Type": "application/x-www-form-urlencoded"}
     # without the token: refused, nothing stored
-    refused = site.get(SCHEDULE, method="POST", cookie=_cookie(dict([cookie.split("=", 1)]), form.cookies),
-                       headers=headers, body=urlencode(fields).encode())  # fmt: skip
+    refused = site.get(
+        SCHEDULE,
+        method="POST",
+        cookie=_cookie(dict([cookie.split("=", 1)]), form.cookies),
+        headers=headers,
+        body=urlencode(fields).encode(),
+    )
     assert refused.status == 403, (refused.status, refused.body[-1000:])
     assert (
         "every 3600s" in html
         and "every 120s" not in site.get(SCHEDULE, cookie=cookie).body.decode()
     )
     # with it: stored, and the page shows it
-    done = site.get(SCHEDULE, method="POST", cookie=_cookie(dict([cookie.split("=", 1)]), form.cookies),
-                    headers=headers, body=urlencode({**fields, "csrfmiddlewaretoken": token}).encode())  # fmt: skip
+    done = site.get(
+        SCHEDULE,
+        method="POST",
+        cookie=_cookie(dict([cookie.split("=", 1)]), form.cookies),
+        headers=headers,
+        body=urlencode({**fields, "csrfmiddlewaretoken": token}).encode(),
+    )
     assert done.status == 302, (done.status, done.body[-3000:], site.logs())
     after = site.get(
         SCHEDULE, cookie=_cookie(dict([cookie.split("=", 1)]), done.cookies)

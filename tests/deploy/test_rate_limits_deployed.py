@@ -62,16 +62,22 @@ def test_ipv6_clients_of_one_64_share_a_budget(site):
     assert site.get_as("/rl/ip/", "203.0.113.9").status == 200
 
 
-@pytest.mark.parametrize("one, other", [("/rl/search/", "/rl/login/"), ("/rl/asearch/", "/rl/alogin/")],
-                         ids=["sync-cbv", "async-cbv"])  # fmt: skip
+@pytest.mark.parametrize(
+    "one, other",
+    [("/rl/search/", "/rl/login/"), ("/rl/asearch/", "/rl/alogin/")],
+    ids=["sync-cbv", "async-cbv"],
+)
 def test_class_based_views_have_their_own_limiters(site, one, other):
     """Two class-based views limited without ``name=``: searching does not use up the login's budget."""
     assert statuses(site, one, 3, client=V4A) == [200, 200, 429]
     assert site.get(other, client=V4A).status == 200, f"{site.name}: {other} shares {one}'s limiter"
 
 
-@pytest.mark.parametrize("path", ["/rl/user/", "/rl/auser/", "/mw/user/", "/drf/user/"],
-                         ids=["sync", "async", "middleware", "drf"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    ["/rl/user/", "/rl/auser/", "/mw/user/", "/drf/user/"],
+    ids=["sync", "async", "middleware", "drf"],
+)
 def test_signed_in_users_and_anonymous_clients_count_apart(site, path):
     """``key="user"``: anonymous by IP, signed in by user, whatever address they come from."""
     alice, bob = site.sign_in("alice"), site.sign_in("bob")

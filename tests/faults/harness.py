@@ -72,10 +72,26 @@ class PersistentRedis(RedisServer):
         self.stop()
         args_dir = self.dir
         self.proc = subprocess.Popen(
-            [_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-             "--appendfsync", "always", "--dir", args_dir, "--logfile", os.path.join(args_dir, "redis.log")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                _binary(),
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--dir",
+                args_dir,
+                "--logfile",
+                os.path.join(args_dir, "redis.log"),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
         from ..redis_servers import STARTED_PIDS
 
         STARTED_PIDS.append(self.proc.pid)
@@ -173,9 +189,14 @@ class Bench:
         log = self.workdir / f"{name}.{len(self.subjects)}.log"
         out = open(log, "w")  # noqa: SIM115 - closed with the process (the child keeps its copy)
         proc = subprocess.Popen(
-            [sys.executable, *argv], cwd=ROOT, env=self.env(**env), stdout=out, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
+            [sys.executable, *argv],
+            cwd=ROOT,
+            env=self.env(**env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         out.close()
         subject = Subject(name, proc, log)
         self.subjects.append(subject)
@@ -387,13 +408,16 @@ def tokens_out_of_order(sections: Iterable[tuple[int, int, int]]) -> list[str]:
                 highest = by_exit[done]
             done += 1
         if highest is not None and token <= highest[2]:
-            found.append(f"token {token} entering at {enter} is not above token {highest[2]}, "
-                         f"whose section ended at {highest[1]}")  # fmt: skip
+            found.append(
+                f"token {token} entering at {enter} is not above token {highest[2]}, "
+                f"whose section ended at {highest[1]}"
+            )
     return found
 
 
-def unaccounted_tasks(expected: dict[str, str], runs: dict[str, int], results: dict[str, Any],
-                      dead_ids: set[str]) -> list[str]:  # fmt: skip
+def unaccounted_tasks(
+    expected: dict[str, str], runs: dict[str, int], results: dict[str, Any], dead_ids: set[str]
+) -> list[str]:
     """Every task sent was run and its result agrees with its message.
 
     ``expected``: result id -> "ok" (must end SUCCESSFUL after running at
@@ -438,8 +462,10 @@ def _terms_going_down(runs: list[dict[str, Any]]) -> list[str]:
     highest = None
     for run in sorted(runs, key=lambda r: r["start"]):
         if highest is not None and run["term"] < highest["term"]:
-            found.append(f"{run['term']} (pid {run['pid']}) started at {run['start']} after term "
-                         f"{highest['term']} (pid {highest['pid']}) had acted at {highest['start']}")  # fmt: skip
+            found.append(
+                f"{run['term']} (pid {run['pid']}) started at {run['start']} after term "
+                f"{highest['term']} (pid {highest['pid']}) had acted at {highest['start']}"
+            )
         if highest is None or run["term"] > highest["term"]:
             highest = run
     return found

@@ -18,5 +18,12 @@ def tick():
     job = current_job()
     started = now_us()
     time.sleep(0.05)
-    record(RUNS_KEY, slot=job.slot_ms, term=job.term, pid=os.getpid(), start=started, end=now_us(),
-           leader=job.is_leader())  # fmt: skip
+    record(
+        RUNS_KEY,
+        slot=job.slot_ms,
+        term=job.term,
+        pid=os.getpid(),
+        start=started,
+        end=now_us(),
+        leader=job.is_leader(),
+    )

@@ -47,9 +47,12 @@ def test_a_pytest_session_leaves_no_redis_server_behind(tmp_path):
     try:
         out = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
-            cwd=ROOT, env={**os.environ, "REDCOORD_TEST_PIDFILE": str(pidfile)},
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            cwd=ROOT,
+            env={**os.environ, "REDCOORD_TEST_PIDFILE": str(pidfile)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         test_file.unlink()
     assert "3 passed" in out.stdout, out.stdout + out.stderr

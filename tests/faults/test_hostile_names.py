@@ -63,19 +63,26 @@ def test_every_allowed_character_in_names_and_ids_end_to_end(bench):
     assert holder.acquire()
     # the waiter holds 300 s: the two `redcoord status` processes below start Django, slowly on a loaded machine
     waiter = subprocess.Popen(
-        [sys.executable, "-c", (
-            "import os, sys, time\n"
-            "from django_redcoord.core.transport.clients import client_from_url\n"
-            "from django_redcoord.core.locks import Lock\n"
-            f"lock = Lock({lock_name!r}, ttl=300, wait=10, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
-            f" prefix={bench.prefix!r})\n"
-            "print('waiting', flush=True)\n"
-            "assert lock.acquire()\n"
-            "print(time.monotonic(), flush=True)\n"
-            "time.sleep(300)\n"
-        )],
-        cwd=ROOT, env=bench.env(), stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            (
+                "import os, sys, time\n"
+                "from django_redcoord.core.transport.clients import client_from_url\n"
+                "from django_redcoord.core.locks import Lock\n"
+                f"lock = Lock({lock_name!r}, ttl=300, wait=10, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
+                f" prefix={bench.prefix!r})\n"
+                "print('waiting', flush=True)\n"
+                "assert lock.acquire()\n"
+                "print(time.monotonic(), flush=True)\n"
+                "time.sleep(300)\n"
+            ),
+        ],
+        cwd=ROOT,
+        env=bench.env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert waiter.stdout.readline().strip() == "waiting"
         wait_for(lambda: client.llen(holder.keys.queue) == 1, 10, "the waiter to queue")
@@ -85,9 +92,13 @@ def test_every_allowed_character_in_names_and_ids_end_to_end(bench):
         assert granted - released < 0.5, f"the handoff took {granted - released:.2f} s"
 
         status = subprocess.run(
-            [sys.executable, "manage.py", "redcoord", "status"], cwd=ROOT, env=bench.env(),
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            [sys.executable, "manage.py", "redcoord", "status"],
+            cwd=ROOT,
+            env=bench.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert status.returncode == 0, status.stderr
         assert (
             lock_name in status.stdout
@@ -95,9 +106,13 @@ def test_every_allowed_character_in_names_and_ids_end_to_end(bench):
             and HOSTILE_QUEUE in status.stdout
         )
         as_json = subprocess.run(
-            [sys.executable, "manage.py", "redcoord", "status", "--json"], cwd=ROOT, env=bench.env(),
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            [sys.executable, "manage.py", "redcoord", "status", "--json"],
+            cwd=ROOT,
+            env=bench.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         data = json.loads(as_json.stdout)
         [held] = data["locks"]["items"]
         assert held["name"] == lock_name and held["pid"] == waiter.pid

@@ -75,8 +75,11 @@ def test_one_leader_acts_at_a_time_whatever_happens(bench, nemesis_, slots_once)
     wait_for(lambda: len(entries(bench.oracle, RUNS_KEY)) >= 3, 20, "the first runs of the job")
     before = entries(bench.oracle, RUNS_KEY)[-1]["term"]
     nemesis_(bench)
-    wait_for(lambda: any(r["term"] > before for r in entries(bench.oracle, RUNS_KEY)), 20,
-             "a run under a newer term after the fault")  # fmt: skip
+    wait_for(
+        lambda: any(r["term"] > before for r in entries(bench.oracle, RUNS_KEY)),
+        20,
+        "a run under a newer term after the fault",
+    )
     count = len(entries(bench.oracle, RUNS_KEY))
     wait_for(lambda: len(entries(bench.oracle, RUNS_KEY)) >= count + 3, 10, "runs to go on")
     runs = entries(bench.oracle, RUNS_KEY)

@@ -117,16 +117,22 @@ def test_thread_churn_never_runs_out_of_connections(bench):
 
 def test_a_killed_holders_lock_is_free_within_its_ttl_plus_a_second(bench):
     name = hostile("killed")
-    holder = bench.spawn("holder", ["-c", (
-        "import os, time\n"
-        "from django_redcoord.core.transport.clients import client_from_url\n"
-        "from django_redcoord.core.locks import Lock\n"
-        f"lock = Lock({name!r}, ttl={TTL}, wait=0, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
-        f" prefix={bench.prefix!r})\n"
-        "assert lock.acquire()\n"
-        "print('holding', flush=True)\n"
-        "time.sleep(600)\n"
-    )])  # fmt: skip
+    holder = bench.spawn(
+        "holder",
+        [
+            "-c",
+            (
+                "import os, time\n"
+                "from django_redcoord.core.transport.clients import client_from_url\n"
+                "from django_redcoord.core.locks import Lock\n"
+                f"lock = Lock({name!r}, ttl={TTL}, wait=0, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
+                f" prefix={bench.prefix!r})\n"
+                "assert lock.acquire()\n"
+                "print('holding', flush=True)\n"
+                "time.sleep(600)\n"
+            ),
+        ],
+    )
     from django_redcoord.core.locks import Lock
 
     probe = Lock(name, ttl=TTL, wait=0, client=bench.client(), prefix=bench.prefix)

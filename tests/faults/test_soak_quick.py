@@ -25,8 +25,11 @@ def test_the_quick_soak_holds_every_assertion(tmp_path):
     report = tmp_path / "chaos-report.md"
     done = subprocess.run(
         [sys.executable, "bench/soak.py", "--quick", "--report", str(report)],
-        cwd=ROOT, capture_output=True, text=True, timeout=560,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=560,
+    )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-4000:]
     text = report.read_text()
     assert "**Result: every assertion holds.**" in text
@@ -99,16 +102,21 @@ def test_the_gcra_bound_is_burst_plus_whole_emission_intervals():
 
 
 def test_a_reclaim_past_its_bound_or_never_is_reported():
-    reclaims = [{"pid": 1, "seconds": 3.0, "bound": 12.0}, {"pid": 2, "seconds": 12.5, "bound": 12.0},
-                {"pid": 3, "seconds": None, "bound": 12.0}]  # fmt: skip
+    reclaims = [
+        {"pid": 1, "seconds": 3.0, "bound": 12.0},
+        {"pid": 2, "seconds": 12.5, "bound": 12.0},
+        {"pid": 3, "seconds": None, "bound": 12.0},
+    ]
     found = checks.slow_reclaims(reclaims)
     assert len(found) == 2 and "pid 2" in found[0] and "pid 3" in found[1]
 
 
 def test_a_kept_holder_whose_fenced_write_was_refused_is_reported():
-    sections = [{"pid": 1, "token": 5, "lost": False, "accepted_in": True, "accepted_out": False},
-                {"pid": 2, "token": 4, "lost": False, "accepted_in": False, "accepted_out": False},
-                {"pid": 3, "token": 3, "lost": True, "accepted_in": False, "accepted_out": False}]  # fmt: skip
+    sections = [
+        {"pid": 1, "token": 5, "lost": False, "accepted_in": True, "accepted_out": False},
+        {"pid": 2, "token": 4, "lost": False, "accepted_in": False, "accepted_out": False},
+        {"pid": 3, "token": 3, "lost": True, "accepted_in": False, "accepted_out": False},
+    ]
     assert checks.refused_fenced_writes(sections) == [
         "pid 2 token 4 kept the lock but its fenced write was refused"
     ]

@@ -84,5 +84,11 @@ def no_ttl_holder() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit({"lossy_worker": lossy_worker, "naive_loop": naive_loop, "naive_leader": naive_leader,
-              "no_ttl_holder": no_ttl_holder}[sys.argv[1]]())  # fmt: skip
+    sys.exit(
+        {
+            "lossy_worker": lossy_worker,
+            "naive_loop": naive_loop,
+            "naive_leader": naive_leader,
+            "no_ttl_holder": no_ttl_holder,
+        }[sys.argv[1]]()
+    )

@@ -70,5 +70,10 @@ class FirstInLine:
 
     def _tell_next(self, owner: str) -> Step | None:
         wake = self._wake_prefix + owner
-        return Batch(("DEL", wake), ("LPUSH", wake, "moved"), ("PEXPIRE", wake, MOVED_TTL_MS), key=wake,
-                     operation=f"pass the turn on {self.name!r}")  # fmt: skip
+        return Batch(
+            ("DEL", wake),
+            ("LPUSH", wake, "moved"),
+            ("PEXPIRE", wake, MOVED_TTL_MS),
+            key=wake,
+            operation=f"pass the turn on {self.name!r}",
+        )

@@ -243,8 +243,12 @@ class HoldSteps:
                 if isinstance(exc, PoolExhausted) or deadline - time.monotonic() <= 0:
                     raise
                 if outage is None:
-                    log.warning("%s %s: a re-check lost its server (%s); looking again while the wait lasts",
-                                self.kind, self.name, exc)  # fmt: skip
+                    log.warning(
+                        "%s %s: a re-check lost its server (%s); looking again while the wait lasts",
+                        self.kind,
+                        self.name,
+                        exc,
+                    )
                 outage = exc
                 yield Pause(min(OUTAGE_RETRY, max(0.0, deadline - time.monotonic())))
                 continue
@@ -369,8 +373,11 @@ class HoldSteps:
             raise ReplicasNotSynced(
                 f"{self.kind} {self.name!r}: the replica check got no answer ({exc}), so the grant was given back "
                 "(a failover now could lose it)",
-                acked=0, needed=self.replicas, server=exc.server, operation=operation,
-            ) from exc  # fmt: skip
+                acked=0,
+                needed=self.replicas,
+                server=exc.server,
+                operation=operation,
+            ) from exc
         if not extended:
             raise LockLost(
                 f"{self.kind} {self.name!r} was lost right after it was granted", name=self.name
@@ -379,8 +386,10 @@ class HoldSteps:
             raise ReplicasNotSynced(
                 f"{self.kind} {self.name!r}: the grant reached {acked} of the {self.replicas} replica(s) asked "
                 f"for within {self.replica_timeout:g} s, so it was given back (a failover now could lose it)",
-                acked=acked, needed=self.replicas, operation=operation,
-            )  # fmt: skip
+                acked=acked,
+                needed=self.replicas,
+                operation=operation,
+            )
 
     def _confirmed_extend_steps(self, owner: str, ttl: float, operation: str) -> Steps:
         """The extend script and ``WAIT replicas replica_timeout`` in one batch on one connection.
@@ -526,8 +535,10 @@ class HoldSteps:
                     f"{self.kind} {self.name!r}: the extend reached {acked} of the {self.replicas} replica(s) asked for "
                     f"within {self.replica_timeout:g} s, so it does not count: the hold is certain only until its last "
                     "confirmed grant or renewal runs out",
-                    acked=acked, needed=self.replicas, operation=operation,
-                )  # fmt: skip
+                    acked=acked,
+                    needed=self.replicas,
+                    operation=operation,
+                )
             ok = extended
         else:
             ok = yield Run(

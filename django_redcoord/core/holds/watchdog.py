@@ -35,8 +35,12 @@ def renew_once(
     if lock is None or lock._owner != owner or not lock._depth:
         return None
     if not holder_alive():
-        log.warning("%s %s: its reentrant holder ended without releasing it; no longer renewed, "
-                    "it expires after its TTL", lock.kind, lock.name)  # fmt: skip
+        log.warning(
+            "%s %s: its reentrant holder ended without releasing it; no longer renewed, "
+            "it expires after its TTL",
+            lock.kind,
+            lock.name,
+        )
         return None
     interval = lock.ttl / 3.0
     try:

@@ -62,9 +62,15 @@ class Barrier(UsesClient):
     """
 
     def __init__(
-        self, name: str, parties: int, *, ttl: float = 10.0, keep: float = 86400.0, client: Any = None,
+        self,
+        name: str,
+        parties: int,
+        *,
+        ttl: float = 10.0,
+        keep: float = 86400.0,
+        client: Any = None,
         prefix: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.name = validate_name(name, "barrier name")
         self.parties = check_count(parties, "parties", 2, 10_000)
         self.ttl = check_seconds(ttl, "ttl")
@@ -100,18 +106,35 @@ class Barrier(UsesClient):
             deadline
         )  # the arrival, the wait and the leave end by deadline + one socket timeout
         try:
-            reply = yield EndsWaits(Run(  # the last arrival trips it: the pool's reserve serves arrivals
-                ARRIVE, [k.state, k.parties, k.index, wake, k.probe],
-                [token, self.parties, ms(self.ttl), host(), os.getpid(), threading.current_thread().name,
-                 self.name, ms(self.keep)],
-                f"arrive at barrier {self.name!r}",
-            ))  # fmt: skip
+            reply = yield EndsWaits(
+                Run(  # the last arrival trips it: the pool's reserve serves arrivals
+                    ARRIVE,
+                    [k.state, k.parties, k.index, wake, k.probe],
+                    [
+                        token,
+                        self.parties,
+                        ms(self.ttl),
+                        host(),
+                        os.getpid(),
+                        threading.current_thread().name,
+                        self.name,
+                        ms(self.keep),
+                    ],
+                    f"arrive at barrier {self.name!r}",
+                )
+            )
         except (
             BaseException
         ):  # interrupted or failed: the arrival may be recorded; undo it if it is
             try:
-                yield EndsWaits(Run(CHECK, [k.state, k.parties, wake, k.probe], [token, "", "cancel", 1, "", ms(self.keep)],
-                                    f"leave barrier {self.name!r}"))  # fmt: skip
+                yield EndsWaits(
+                    Run(
+                        CHECK,
+                        [k.state, k.parties, wake, k.probe],
+                        [token, "", "cancel", 1, "", ms(self.keep)],
+                        f"leave barrier {self.name!r}",
+                    )
+                )
             except Exception:  # the original error matters more
                 pass
             raise
@@ -230,8 +253,13 @@ def state_from_reply(reply: Any) -> dict[str, Any]:
     """A ``latches/barrier_inspect.lua`` reply as a dict (see :meth:`Barrier.state`)."""
     gen, broken, *flat = reply
     waiting = [
-        {"token": as_text(flat[i]), "ttl": int(flat[i + 1]) / 1000.0, "host": as_text(flat[i + 2]),
-         "pid": int(flat[i + 3]), "thread": as_text(flat[i + 4])}
+        {
+            "token": as_text(flat[i]),
+            "ttl": int(flat[i + 1]) / 1000.0,
+            "host": as_text(flat[i + 2]),
+            "pid": int(flat[i + 3]),
+            "thread": as_text(flat[i + 4]),
+        }
         for i in range(0, len(flat), 5)
-    ]  # fmt: skip
+    ]
     return {"generation": int(gen), "broken": as_text(broken), "waiting": waiting}

@@ -125,10 +125,14 @@ class CountDownLatch(UsesClient):
 
     def _count_down_steps(self) -> Steps:
         k = self.keys
-        result = yield EndsWaits(Run(  # it may open the latch: the pool's reserve serves it
-            COUNT_DOWN, [k.state, k.parties, k.waiters, k.index, k.wake, k.probe], ["", self.name, *self._args()],
-            f"count down latch {self.name!r}",
-        ))  # fmt: skip
+        result = yield EndsWaits(
+            Run(  # it may open the latch: the pool's reserve serves it
+                COUNT_DOWN,
+                [k.state, k.parties, k.waiters, k.index, k.wake, k.probe],
+                ["", self.name, *self._args()],
+                f"count down latch {self.name!r}",
+            )
+        )
         if int(result) == 4:
             state = yield from self._inspect_steps()
             raise self._broken(state["broken"])
@@ -179,11 +183,14 @@ class CountDownLatch(UsesClient):
 
     def _abort_steps(self, reason: str, token: str) -> Steps:
         k = self.keys
-        yield EndsWaits(Run(
-            ABORT, [k.state, k.parties, k.waiters, k.index, k.wake, k.probe],
-            [str(reason)[:500], token, self.count, self.name, ms(self.keep)],
-            f"abort latch {self.name!r}",
-        ))  # fmt: skip
+        yield EndsWaits(
+            Run(
+                ABORT,
+                [k.state, k.parties, k.waiters, k.index, k.wake, k.probe],
+                [str(reason)[:500], token, self.count, self.name, ms(self.keep)],
+                f"abort latch {self.name!r}",
+            )
+        )
 
     def _inspect_steps(self) -> Steps:
         k = self.keys

@@ -29,8 +29,14 @@ def read_latches(client: Any, *, prefix: str | None = None, now_ms: int) -> list
         k = by_name[name]
         latch.INSPECT.queue(pipe, [k.state, k.parties, k.waiters], [])
 
-    replies = read_records(client, names, queue, lambda name, reply: {"name": name, **latch.state_from_reply(reply)},
-                           what="latches", operation="inspect latches")  # fmt: skip
+    replies = read_records(
+        client,
+        names,
+        queue,
+        lambda name, reply: {"name": name, **latch.state_from_reply(reply)},
+        what="latches",
+        operation="inspect latches",
+    )
     return [x for x in replies if x is not None and x["count"] is not None]
 
 
@@ -46,6 +52,12 @@ def read_barriers(client: Any, *, prefix: str | None = None, now_ms: int) -> lis
         k = by_name[name]
         barrier.INSPECT.queue(pipe, [k.state, k.parties], [])
 
-    replies = read_records(client, names, queue, lambda name, reply: {"name": name, **barrier.state_from_reply(reply)},
-                           what="barriers", operation="inspect barriers")  # fmt: skip
+    replies = read_records(
+        client,
+        names,
+        queue,
+        lambda name, reply: {"name": name, **barrier.state_from_reply(reply)},
+        what="barriers",
+        operation="inspect barriers",
+    )
     return [x for x in replies if x is not None]

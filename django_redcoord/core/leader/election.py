@@ -363,12 +363,14 @@ class LeaderElection(UsesClient):
                 events.append(self._step_down("resigned", logging.INFO))
             try:
                 if token:
-                    resigned = bool(_RESIGN(
-                        self.client,
-                        [self.keys.record, self.keys.notify],
-                        [token, ms(max(self.retry_period, 1.0))],
-                        operation=f"resign from election {self.name!r}",
-                    ))  # fmt: skip
+                    resigned = bool(
+                        _RESIGN(
+                            self.client,
+                            [self.keys.record, self.keys.notify],
+                            [token, ms(max(self.retry_period, 1.0))],
+                            operation=f"resign from election {self.name!r}",
+                        )
+                    )
             finally:
                 self._stale = ""
         self._fire(events)

@@ -86,8 +86,11 @@ def read_leader(keys: LeaderKeys, client: Any) -> Leadership | None:
 
 def leader_steps(keys: LeaderKeys) -> Steps:
     """Read the leader record and its remaining lease in one MULTI (see :mod:`.steps`)."""
-    record, pttl = yield Transaction(("HGETALL", keys.record), ("PTTL", keys.record),
-                                     operation=f"read leader record {keys.record!r}")  # fmt: skip
+    record, pttl = yield Transaction(
+        ("HGETALL", keys.record),
+        ("PTTL", keys.record),
+        operation=f"read leader record {keys.record!r}",
+    )
     if not record or pttl < 0:
         return None
     fields = {as_text(k): as_text(v) for k, v in _pairs(record)}

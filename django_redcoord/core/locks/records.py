@@ -27,8 +27,14 @@ def read_holders(
         k = builder.lock(name)
         INSPECT.queue(pipe, [k.lock, k.queue], [])
 
-    return read_records(client, names, queue, lambda name, reply: holder_from_reply(reply),
-                        what="locks", operation="inspect locks")  # fmt: skip
+    return read_records(
+        client,
+        names,
+        queue,
+        lambda name, reply: holder_from_reply(reply),
+        what="locks",
+        operation="inspect locks",
+    )
 
 
 def force_release(name: str, fence: int, *, client: Any = None, prefix: str | None = None) -> str:

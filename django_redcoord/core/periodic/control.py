@@ -131,8 +131,15 @@ def request_run(
 
 def cancel_request(election: Any, request_id: str) -> bool:
     """Withdraw a pending request. Returns False if it was already claimed, expired or unknown."""
-    return bool(command(election.client, "HDEL", election.keys.requests, request_id,
-                        operation=f"cancel run request {request_id!r}"))  # fmt: skip
+    return bool(
+        command(
+            election.client,
+            "HDEL",
+            election.keys.requests,
+            request_id,
+            operation=f"cancel run request {request_id!r}",
+        )
+    )
 
 
 def pending_requests(election: Any) -> list[RunRequest]:
@@ -156,8 +163,14 @@ def decode_request(request_id: str, raw: Any) -> RunRequest | None:
     try:
         data = json.loads(as_text(raw))
         slot = data.get("slot_ms", "")
-        return RunRequest(request_id, str(data["job"]), int(slot) if slot not in ("", None) else None,
-                          int(data["requested_ms"]), int(data["expires_ms"]), str(data.get("by", "")))  # fmt: skip
+        return RunRequest(
+            request_id,
+            str(data["job"]),
+            int(slot) if slot not in ("", None) else None,
+            int(data["requested_ms"]),
+            int(data["expires_ms"]),
+            str(data.get("by", "")),
+        )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -169,8 +182,14 @@ def pause_job(election: Any, name: str) -> bool:
     paused. A run going on now is not stopped; "run now" requests still run.
     """
     validate_name(name, "job name", tag=False)
-    return bool(_PAUSE(election.client, [election.keys.job(name), election.keys.jobs], [name],
-                       operation=f"pause job {name!r}"))  # fmt: skip
+    return bool(
+        _PAUSE(
+            election.client,
+            [election.keys.job(name), election.keys.jobs],
+            [name],
+            operation=f"pause job {name!r}",
+        )
+    )
 
 
 def resume_job(election: Any, name: str) -> bool:
@@ -179,8 +198,15 @@ def resume_job(election: Any, name: str) -> bool:
     Returns True if it was paused, False if it was not.
     """
     validate_name(name, "job name", tag=False)
-    return bool(command(election.client, "HDEL", election.keys.job(name), "paused",
-                        operation=f"resume job {name!r}"))  # fmt: skip
+    return bool(
+        command(
+            election.client,
+            "HDEL",
+            election.keys.job(name),
+            "paused",
+            operation=f"resume job {name!r}",
+        )
+    )
 
 
 def slot_to_ms(slot: datetime | float | None) -> int | None:

@@ -171,8 +171,10 @@ def check_every(every: object) -> int:
     if seconds < MIN_EVERY:
         raise ValueError(f"every must be at least {MIN_EVERY:g} seconds, not {seconds:g}")
     if seconds > MAX_EVERY:
-        raise ValueError(f"every must be at most {MAX_EVERY:g} seconds (400 days; use cron= for a yearly job), "
-                         f"not {seconds:g}")  # fmt: skip
+        raise ValueError(
+            f"every must be at most {MAX_EVERY:g} seconds (400 days; use cron= for a yearly job), "
+            f"not {seconds:g}"
+        )
     return round(seconds * 1000)
 
 
@@ -199,8 +201,15 @@ def _check_cron(expr: object) -> tuple[str, bool]:
         raise ValueError(
             f"cron {expr!r} never matches a date; check the day and month fields"
         ) from None
-    aliases = {"@hourly": "*", "@daily": "0", "@midnight": "0", "@weekly": "0", "@monthly": "0",
-               "@yearly": "0", "@annually": "0"}  # fmt: skip
+    aliases = {
+        "@hourly": "*",
+        "@daily": "0",
+        "@midnight": "0",
+        "@weekly": "0",
+        "@monthly": "0",
+        "@yearly": "0",
+        "@annually": "0",
+    }
     hour = aliases.get(expr, fields[1] if len(fields) == 5 else "*")
     return expr, not hour.startswith("*")
 
@@ -280,8 +289,11 @@ def periodic(
         )
     if name is not None:
         validate_name(name, "job name", tag=False)
-    if edit_permission is not None and not (isinstance(edit_permission, str) and edit_permission.count(".") == 1
-                                            and all(edit_permission.split("."))):  # fmt: skip
+    if edit_permission is not None and not (
+        isinstance(edit_permission, str)
+        and edit_permission.count(".") == 1
+        and all(edit_permission.split("."))
+    ):
         raise ValueError(f"edit_permission must be 'app_label.codename', not {edit_permission!r}")
     max_late_s = (
         None if max_late is None else check_seconds(max_late, "max_late", timedelta_ok=True)

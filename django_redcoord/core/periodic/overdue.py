@@ -148,7 +148,7 @@ def job_health(
             retry_period=retry,
             max_failures=max_failures,
             versions=decode_versions(_decode(edits)),
-        )  # fmt: skip
+        )
         for name, raw, edits in zip(names, raws[::2], raws[1::2], strict=True)
     ]
 
@@ -230,8 +230,12 @@ def assess(
     """
     last_slot, next_due = _int(state.get("last_slot")), _int(state.get("next_due"))
     edited_interval = None
-    if (versions is not None and job is not None and last_slot is not None
-            and versions.head != (_int(state.get("schedule_version")) or 0)):  # fmt: skip
+    if (
+        versions is not None
+        and job is not None
+        and last_slot is not None
+        and versions.head != (_int(state.get("schedule_version")) or 0)
+    ):
         try:
             found = Timeline(job, versions).next_due(last_slot)
             if found is not None:  # the awaited slot's own schedule gives the interval, not the gap
@@ -265,15 +269,25 @@ def assess(
     if failures is None:  # state written before finish.lua counted them
         failures = 1 if state.get("outcome") in ("error", "timeout") else 0
     last_ok = _int(state.get("last_ok"))
-    common = {"name": name, "max_late": allowed, "consecutive_failures": failures,
-              "last_ok": None if last_ok is None else last_ok / 1000.0}  # fmt: skip
+    common = {
+        "name": name,
+        "max_late": allowed,
+        "consecutive_failures": failures,
+        "last_ok": None if last_ok is None else last_ok / 1000.0,
+    }
 
     paused = _int(state.get("paused"))
     if paused is not None:
         skipped = _int(state.get("paused_slots")) or 0
-        return JobHealth(status="paused", ok=True, late=0.0, due=None, **common,
-                         reason=f"paused since {_clock(paused, now_ms)} ({skipped} slot(s) skipped so far): "
-                                "not checked for lateness until resumed")  # fmt: skip
+        return JobHealth(
+            status="paused",
+            ok=True,
+            late=0.0,
+            due=None,
+            **common,
+            reason=f"paused since {_clock(paused, now_ms)} ({skipped} slot(s) skipped so far): "
+            "not checked for lateness until resumed",
+        )
 
     if due is None:  # no slot ever claimed: has any leader scheduled it?
         return _never_scheduled(leader, now_ms, allowed, common, retry_period)
@@ -281,9 +295,15 @@ def assess(
     late_ms = max(0, now_ms - due)
     if late_ms > allowed * 1000:
         cause = _why_unclaimed(job, state, leader, now_ms, retry_period)
-        return JobHealth(status="overdue", ok=False, late=late_ms / 1000.0, due=due / 1000.0, **common,
-                         reason=f"due {_clock(due, now_ms)}, not claimed for {_span(late_ms / 1000)} "
-                                f"(allowed {_span(allowed)}): {cause}")  # fmt: skip
+        return JobHealth(
+            status="overdue",
+            ok=False,
+            late=late_ms / 1000.0,
+            due=due / 1000.0,
+            **common,
+            reason=f"due {_clock(due, now_ms)}, not claimed for {_span(late_ms / 1000)} "
+            f"(allowed {_span(allowed)}): {cause}",
+        )
 
     if failures >= max_failures and failures > 0:
         error = str(state.get("error") or state.get("outcome") or "no error recorded")
@@ -297,8 +317,15 @@ def assess(
             )
         else:
             reason = f"{runs} failed ({error}); last ok run: {since}"
-        return JobHealth(status="failing", ok=False, late=late_ms / 1000.0, due=due / 1000.0, blocked=blocked,
-                         reason=reason, **common)  # fmt: skip
+        return JobHealth(
+            status="failing",
+            ok=False,
+            late=late_ms / 1000.0,
+            due=due / 1000.0,
+            blocked=blocked,
+            reason=reason,
+            **common,
+        )
 
     runs = _int(state.get("runs")) or 0
     when = (
@@ -351,35 +378,65 @@ def _awaited(
     return None, None
 
 
-def _never_scheduled(leader: Leadership | None, now_ms: int, allowed: float, common: dict[str, Any],
-                     retry_period: float) -> JobHealth:  # fmt: skip
+def _never_scheduled(
+    leader: Leadership | None,
+    now_ms: int,
+    allowed: float,
+    common: dict[str, Any],
+    retry_period: float,
+) -> JobHealth:
     if leader is None:
-        return JobHealth(status="never_ran", ok=False, late=0.0, **common,
-                         reason="never scheduled: no leader is running (no run_leader process holds the "
-                                "lease, or none reaches this Redis)")  # fmt: skip
+        return JobHealth(
+            status="never_ran",
+            ok=False,
+            late=0.0,
+            **common,
+            reason="never scheduled: no leader is running (no run_leader process holds the "
+            "lease, or none reaches this Redis)",
+        )
     tenure = max(0.0, now_ms / 1000.0 - leader.since)
     if tenure <= allowed:
-        return JobHealth(status="never_ran", ok=True, late=0.0, **common,
-                         reason=f"not scheduled yet: {leader.identity} took office {_span(tenure)} ago "
-                                f"(allowed {_span(allowed)})")  # fmt: skip
+        return JobHealth(
+            status="never_ran",
+            ok=True,
+            late=0.0,
+            **common,
+            reason=f"not scheduled yet: {leader.identity} took office {_span(tenure)} ago "
+            f"(allowed {_span(allowed)})",
+        )
     silent = now_ms / 1000.0 - leader.renewed
     if silent > max(
         2 * retry_period, 0.5
     ):  # a stopped leader claims nothing: not a sign its code lacks the job
-        return JobHealth(status="never_ran", ok=False, late=tenure, **common,
-                         reason=f"never scheduled: {leader.identity} (term {leader.term}) has led for "
-                                f"{_span(tenure)} (allowed {_span(allowed)}) but last renewed its lease "
-                                f"{_span(silent)} ago ({_span(leader.expires_in)} left): it is stopped or stuck "
-                                "(SIGSTOP, a long pause, a frozen host) or cannot reach Redis")  # fmt: skip
-    return JobHealth(status="never_ran", ok=False, late=tenure, **common,
-                     reason=f"never scheduled: {leader.identity} (term {leader.term}) has led for {_span(tenure)} "
-                            f"(allowed {_span(allowed)}) without claiming a slot of it: its code does not have "
-                            "this job (deploy it to the run_leader processes, or list its module in "
-                            "REDCOORD['JOBS']), or its scheduler is stuck")  # fmt: skip
+        return JobHealth(
+            status="never_ran",
+            ok=False,
+            late=tenure,
+            **common,
+            reason=f"never scheduled: {leader.identity} (term {leader.term}) has led for "
+            f"{_span(tenure)} (allowed {_span(allowed)}) but last renewed its lease "
+            f"{_span(silent)} ago ({_span(leader.expires_in)} left): it is stopped or stuck "
+            "(SIGSTOP, a long pause, a frozen host) or cannot reach Redis",
+        )
+    return JobHealth(
+        status="never_ran",
+        ok=False,
+        late=tenure,
+        **common,
+        reason=f"never scheduled: {leader.identity} (term {leader.term}) has led for {_span(tenure)} "
+        f"(allowed {_span(allowed)}) without claiming a slot of it: its code does not have "
+        "this job (deploy it to the run_leader processes, or list its module in "
+        "REDCOORD['JOBS']), or its scheduler is stuck",
+    )
 
 
-def _why_unclaimed(job: Job | None, state: Mapping[str, Any], leader: Leadership | None, now_ms: int,
-                   retry_period: float) -> str:  # fmt: skip
+def _why_unclaimed(
+    job: Job | None,
+    state: Mapping[str, Any],
+    leader: Leadership | None,
+    now_ms: int,
+    retry_period: float,
+) -> str:
     """Why nobody claimed a due slot, from the leader record and the job's state."""
     if leader is None:
         return "no leader is claiming (no run_leader process holds the lease, or none reaches this Redis)"
@@ -394,8 +451,12 @@ def _why_unclaimed(job: Job | None, state: Mapping[str, Any], leader: Leadership
             "host) or cannot reach Redis"
         )
     since = _int(state.get("running_since"))
-    if (state.get("running") and since is not None and _int(state.get("running_term")) == leader.term
-            and not (job is not None and job.overlap)):  # fmt: skip
+    if (
+        state.get("running")
+        and since is not None
+        and _int(state.get("running_term")) == leader.term
+        and not (job is not None and job.overlap)
+    ):
         return (
             f"its run that started {_clock(since, now_ms)} on {who} is still going on "
             f"({_span((now_ms - since) / 1000)}), and no slot is claimed while it runs (overlap=False)"
@@ -410,12 +471,21 @@ def _leadership(record: Any, pttl: Any) -> Leadership | None:
     """The leader record as ``read_leader`` reads it (HGETALL and PTTL of the record)."""
     if not record or _int(pttl) is None or int(pttl) < 0:
         return None
-    fields = {as_text(k): as_text(v) for k, v in (record.items() if isinstance(record, dict)
-                                                   else zip(record[::2], record[1::2], strict=True))}  # fmt: skip
-    return Leadership(identity=fields.get("identity", ""), term=_int(fields.get("term")) or 0,
-                      since=(_int(fields.get("since_ms")) or 0) / 1000.0,
-                      renewed=(_int(fields.get("renewed_ms")) or 0) / 1000.0,
-                      expires_in=int(pttl) / 1000.0)  # fmt: skip
+    fields = {
+        as_text(k): as_text(v)
+        for k, v in (
+            record.items()
+            if isinstance(record, dict)
+            else zip(record[::2], record[1::2], strict=True)
+        )
+    }
+    return Leadership(
+        identity=fields.get("identity", ""),
+        term=_int(fields.get("term")) or 0,
+        since=(_int(fields.get("since_ms")) or 0) / 1000.0,
+        renewed=(_int(fields.get("renewed_ms")) or 0) / 1000.0,
+        expires_in=int(pttl) / 1000.0,
+    )
 
 
 def _decode(raw: Any) -> dict[str, str]:

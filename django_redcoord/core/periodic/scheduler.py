@@ -309,10 +309,21 @@ class Scheduler:
         code, value = _CLAIM(
             self.election.client,
             [keys.record, keys.job(job.name), keys.jobs, keys.schedule(job.name)],
-            [token, term, job.name, mode, slot, following[0] if following else 0, missed, seg.words,
-             self.election.identity, seg.version, "" if seg.since_ms is None else seg.since_ms],
+            [
+                token,
+                term,
+                job.name,
+                mode,
+                slot,
+                following[0] if following else 0,
+                missed,
+                seg.words,
+                self.election.identity,
+                seg.version,
+                "" if seg.since_ms is None else seg.since_ms,
+            ],
             operation=f"claim a slot of job {job.name!r}",
-        )  # fmt: skip
+        )
         code, value = int(code), as_text(value)
         if code == NOT_LEADER:
             # Our term is over though our clock had not noticed yet: act as a
@@ -324,8 +335,14 @@ class Scheduler:
             self._last[job.name] = int(value)
             return code
         if code == STALE_SCHEDULE:
-            log.info("job %s: slot %s of schedule version %d refused (version %s is the newest): "
-                     "reading the edits again", job.name, slot_when(slot), seg.version, value)  # fmt: skip
+            log.info(
+                "job %s: slot %s of schedule version %d refused (version %s is the newest): "
+                "reading the edits again",
+                job.name,
+                slot_when(slot),
+                seg.version,
+                value,
+            )
             self._read_edits([job])
             return code
         self._last[job.name] = slot
@@ -380,8 +397,12 @@ class Scheduler:
             if job is None:
                 if request.id not in self._ignored_requests:
                     self._ignored_requests.add(request.id)
-                    log.warning("scheduler: run request %s is for job %s, which this leader does not have; "
-                                "left to another leader or to expire", request.id, request.job)  # fmt: skip
+                    log.warning(
+                        "scheduler: run request %s is for job %s, which this leader does not have; "
+                        "left to another leader or to expire",
+                        request.id,
+                        request.job,
+                    )
                 continue
             if not job.overlap and self._busy(job):
                 # Stays pending; the run's end sets `wakeup` and lets the next tick read again.
@@ -411,8 +432,13 @@ class Scheduler:
                 "job %s: run request %s expired before a leader claimed it", job.name, request.id
             )
         elif code == CLAIMED:
-            log.info("job %s: running request %s%s (asked by %s)", job.name, request.id,
-                     "" if request.slot_ms is None else f" for slot {slot_when(request.slot_ms)}", request.by)  # fmt: skip
+            log.info(
+                "job %s: running request %s%s (asked by %s)",
+                job.name,
+                request.id,
+                "" if request.slot_ms is None else f" for slot {slot_when(request.slot_ms)}",
+                request.by,
+            )
             self._start(
                 current.job,
                 as_text(run_id),
@@ -488,8 +514,13 @@ class Scheduler:
 
     def _execute(self, run: Run) -> None:
         job = run.job
-        context = JobContext(job.name, run.slot_ms, run.term, self.election.identity,
-                             lambda: self.election.term == run.term)  # fmt: skip
+        context = JobContext(
+            job.name,
+            run.slot_ms,
+            run.term,
+            self.election.identity,
+            lambda: self.election.term == run.term,
+        )
         _set_current_job(context)
         hooks = runtime.job_hooks()  # Django: close_old_connections, before and after
         error, exc_info = "", None
@@ -512,8 +543,10 @@ class Scheduler:
             _set_current_job(None)
         run.duration = time.monotonic() - run.started
         if run.timed_out:
-            error = (f"timed out after {job.timeout:g} s; ended after {run.duration:.3f} s"
-                     + (f" with {error}" if error else " without error"))[:_MAX_ERROR]  # fmt: skip
+            error = (
+                f"timed out after {job.timeout:g} s; ended after {run.duration:.3f} s"
+                + (f" with {error}" if error else " without error")
+            )[:_MAX_ERROR]
             outcome = "timeout"
         run.outcome, run.error = outcome, error
         if observers:
@@ -525,8 +558,17 @@ class Scheduler:
                 duration=run.duration,
             )
         level = logging.INFO if outcome == "ok" else logging.ERROR
-        log.log(level, "job %s slot %s term %d: %s in %.3f s%s", job.name, _slot_text(run), run.term,
-                outcome, run.duration, f" ({error})" if error else "", exc_info=exc_info)  # fmt: skip
+        log.log(
+            level,
+            "job %s slot %s term %d: %s in %.3f s%s",
+            job.name,
+            _slot_text(run),
+            run.term,
+            outcome,
+            run.duration,
+            f" ({error})" if error else "",
+            exc_info=exc_info,
+        )
         self._finish(run, outcome, error, final=True)
         with self._runs_lock:
             self._runs.remove(run)
@@ -562,8 +604,13 @@ class Scheduler:
                 run.timed_out = True
         for run in late:
             run.duration = now - run.started
-            log.error("job %s slot %s term %d: timeout after %g s, still running", run.job.name,
-                      _slot_text(run), run.term, run.job.timeout)  # fmt: skip
+            log.error(
+                "job %s slot %s term %d: timeout after %g s, still running",
+                run.job.name,
+                _slot_text(run),
+                run.term,
+                run.job.timeout,
+            )
             self._finish(
                 run,
                 "timeout",
@@ -623,9 +670,22 @@ def read_job_states(
         for name in listed:
             pipe.hgetall(keys.job(name))
         values = pipe.execute()
-    numeric = {"last_slot", "next_due", "last_start", "last_end", "duration", "runs", "failures",
-               "missed", "running_since", "running_term", "paused", "paused_slots",
-               "consecutive_failures", "last_ok"}  # fmt: skip
+    numeric = {
+        "last_slot",
+        "next_due",
+        "last_start",
+        "last_end",
+        "duration",
+        "runs",
+        "failures",
+        "missed",
+        "running_since",
+        "running_term",
+        "paused",
+        "paused_slots",
+        "consecutive_failures",
+        "last_ok",
+    }
     states = {}
     for name, raw in zip(listed, values, strict=True):
         decoded = {as_text(k): as_text(v) for k, v in raw.items()}

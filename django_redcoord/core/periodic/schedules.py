@@ -152,18 +152,24 @@ def editable_params(job: Job) -> dict[str, Param]:
 def check_param(job: Job, param: Param, value: object) -> Any:
     """``value`` if it fits ``param`` (an int is a fine float), else a TypeError/ValueError saying what is allowed."""
     ok = (
-        isinstance(value, bool) if param.type is bool
-        else isinstance(value, int) and not isinstance(value, bool) if param.type is int
+        isinstance(value, bool)
+        if param.type is bool
+        else isinstance(value, int) and not isinstance(value, bool)
+        if param.type is int
         else finite_number(value)
         if param.type is float
         else isinstance(value, str)
-    )  # fmt: skip
+    )
     if not ok:
-        raise TypeError(f"argument {param.name} of job {job.name!r} must be {param.kind} "
-                        f"(its default is {param.default!r}), not {value!r}")  # fmt: skip
+        raise TypeError(
+            f"argument {param.name} of job {job.name!r} must be {param.kind} "
+            f"(its default is {param.default!r}), not {value!r}"
+        )
     if param.type is str and len(value) > MAX_STR_PARAM:  # type: ignore[arg-type]
-        raise ValueError(f"argument {param.name} of job {job.name!r} is {len(value)} characters long; "  # type: ignore[arg-type]
-                         f"at most {MAX_STR_PARAM} are allowed")  # fmt: skip
+        raise ValueError(
+            f"argument {param.name} of job {job.name!r} is {len(value)} characters long; "  # type: ignore[arg-type]
+            f"at most {MAX_STR_PARAM} are allowed"
+        )
     if param.type is str:
         _check_text(value, f"argument {param.name} of job {job.name!r}")  # type: ignore[arg-type]
     return float(value) if param.type is float else value  # type: ignore[arg-type]
@@ -175,9 +181,11 @@ def _check_text(text: str, what: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValueError(f"{what} must be text UTF-8 can encode; it holds {text[exc.start]!r} at position "
-                         f"{exc.start} (an unpaired surrogate: a byte the terminal's encoding could not "
-                         "decode?)") from None  # fmt: skip
+        raise ValueError(
+            f"{what} must be text UTF-8 can encode; it holds {text[exc.start]!r} at position "
+            f"{exc.start} (an unpaired surrogate: a byte the terminal's encoding could not "
+            "decode?)"
+        ) from None
 
 
 def parse_param(job: Job, param: Param, text: str) -> Any:
@@ -195,8 +203,10 @@ def parse_param(job: Job, param: Param, text: str) -> Any:
         elif param.type is float:
             value = float(text)
     except ValueError:
-        raise ValueError(f"argument {param.name} of job {job.name!r} must be {param.kind} "
-                         f"(its default is {param.default!r}), not {text!r}") from None  # fmt: skip
+        raise ValueError(
+            f"argument {param.name} of job {job.name!r} must be {param.kind} "
+            f"(its default is {param.default!r}), not {text!r}"
+        ) from None
     return check_param(job, param, value)
 
 
@@ -279,8 +289,18 @@ class Version:
         return ", ".join(parts)
 
     def spec(self) -> str:
-        return json.dumps({"every_ms": self.every_ms, "cron": self.cron, "params": self.params, "by": self.by,
-                           "revert": self.revert}, sort_keys=True, allow_nan=False, separators=(",", ":"))  # fmt: skip
+        return json.dumps(
+            {
+                "every_ms": self.every_ms,
+                "cron": self.cron,
+                "params": self.params,
+                "by": self.by,
+                "revert": self.revert,
+            },
+            sort_keys=True,
+            allow_nan=False,
+            separators=(",", ":"),
+        )
 
 
 CODE = Version(0, None, None, None, {}, "")
@@ -299,8 +319,15 @@ def decode_version(version: int, since: Any, spec: Any) -> Version:
             raise ValueError(f"every_ms {every!r}")
         if (cron is not None and not isinstance(cron, str)) or not isinstance(params, dict):
             raise ValueError("cron or params")
-        return Version(version, int(as_text(since)), every, cron, params, str(data.get("by", "")),
-                       bool(data.get("revert", False)))  # fmt: skip
+        return Version(
+            version,
+            int(as_text(since)),
+            every,
+            cron,
+            params,
+            str(data.get("by", "")),
+            bool(data.get("revert", False)),
+        )
     except (TypeError, AttributeError, json.JSONDecodeError) as exc:
         raise ValueError(f"not a schedule edit: {exc}") from None
 
@@ -334,8 +361,16 @@ def decode_versions(raw: dict[Any, Any]) -> Versions:
         except ValueError:
             unreadable.append(v)
             since = fields.get(f"since:{v}")
-            kept.append(Version(v, int(as_text(since)) if since is not None and as_text(since).isdigit() else 0,
-                                None, None, {}, "?"))  # fmt: skip
+            kept.append(
+                Version(
+                    v,
+                    int(as_text(since)) if since is not None and as_text(since).isdigit() else 0,
+                    None,
+                    None,
+                    {},
+                    "?",
+                )
+            )
     if (
         not kept
     ):  # a hash not written by us: the code's schedule, and every claim refused until an edit
@@ -397,8 +432,12 @@ def revert_schedule(
 
 def read_versions(election: Any, job_name: str) -> Versions:
     """The versions of ``job_name``'s schedule kept in Redis (one round trip)."""
-    raw = command(election.client, "HGETALL", election.keys.schedule(job_name),
-                  operation=f"read the schedule edits of job {job_name!r}")  # fmt: skip
+    raw = command(
+        election.client,
+        "HGETALL",
+        election.keys.schedule(job_name),
+        operation=f"read the schedule edits of job {job_name!r}",
+    )
     pairs = dict(zip(raw[::2], raw[1::2], strict=True)) if isinstance(raw, list) else raw
     return decode_versions(pairs or {})
 
@@ -437,8 +476,14 @@ def _store(
             f"{int(reply[1])} now): reload and edit again"
         )
     stored = StoredEdit(int(reply[1]), int(as_text(reply[2])))
-    log.info("job %s: schedule version %d (%s) stored by %s, in force from %d", job.name, stored.version,
-             label or "the code's schedule", version.by, stored.since_ms)  # fmt: skip
+    log.info(
+        "job %s: schedule version %d (%s) stored by %s, in force from %d",
+        job.name,
+        stored.version,
+        label or "the code's schedule",
+        version.by,
+        stored.since_ms,
+    )
     return stored
 
 
@@ -475,8 +520,10 @@ class Timeline:
     def __init__(self, job: Job, versions: Versions) -> None:
         self.job = job
         self.head = versions.head
-        self.problems: list[str] = [f"version {v} is not a schedule edit redcoord wrote; the code's schedule "
-                                    "runs instead" for v in versions.unreadable]  # fmt: skip
+        self.problems: list[str] = [
+            f"version {v} is not a schedule edit redcoord wrote; the code's schedule runs instead"
+            for v in versions.unreadable
+        ]
         allowed = editable_params(job)
         segments = []
         kept = versions.kept

@@ -203,20 +203,41 @@ class Queue(UsesClient):
         return reply
 
     def push_with_record(
-        self, body: Any, *, id: str, record_key: str, record: dict[str, Any], ttl: int,
-        eta: datetime | None = None, priority: int = 0, only_new: bool = False,
-    ) -> bool:  # fmt: skip
+        self,
+        body: Any,
+        *,
+        id: str,
+        record_key: str,
+        record: dict[str, Any],
+        ttl: int,
+        eta: datetime | None = None,
+        priority: int = 0,
+        only_new: bool = False,
+    ) -> bool:
         """Push one message and write a hash (``record``, expiring after ``ttl``
         seconds) in the same command: a Django Task and its result record. ``only_new``:
         nothing is done if the record exists already (a re-send whose id is its idempotency
         key). Returns whether it was pushed."""
-        return bool(run(self.client, self._push_record_steps(
-            body, id, record_key, record, -ttl if only_new else ttl, eta, priority)))  # fmt: skip
+        return bool(
+            run(
+                self.client,
+                self._push_record_steps(
+                    body, id, record_key, record, -ttl if only_new else ttl, eta, priority
+                ),
+            )
+        )
 
     async def apush_with_record(
-        self, body: Any, *, id: str, record_key: str, record: dict[str, Any], ttl: int,
-        eta: datetime | None = None, priority: int = 0,
-    ) -> None:  # fmt: skip
+        self,
+        body: Any,
+        *,
+        id: str,
+        record_key: str,
+        record: dict[str, Any],
+        ttl: int,
+        eta: datetime | None = None,
+        priority: int = 0,
+    ) -> None:
         """``push_with_record()`` on the event loop (see there)."""
         await arun(
             self._async_client(),
@@ -235,8 +256,11 @@ class Queue(UsesClient):
     ) -> Steps:
         pairs = [item for field in record.items() for item in field]
         mid = validate_name(id, "message id")
-        build = lambda headers: [self._head()[0], self._lifo, len(record), ttl, *pairs,  # noqa: E731
-                                 *self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers)]  # fmt: skip
+
+        def build(headers: str) -> list[Any]:
+            message = self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers)
+            return [self._head()[0], self._lifo, len(record), ttl, *pairs, *message]
+
         return (yield from self._pushed([mid], [*self._push_keys, record_key], build))
 
     def push_unique_with_record(self, *, unique: Unique, **push: Any) -> tuple[bool, str, int]:
@@ -253,9 +277,17 @@ class Queue(UsesClient):
         return await arun(self._async_client(), self._push_unique_steps(unique, **push))
 
     def _push_unique_steps(
-        self, unique: Unique, *, body: Any, id: str, record_key: str, record: dict[str, Any], ttl: int,
-        eta: datetime | None = None, priority: int = 0,
-    ) -> Steps:  # fmt: skip
+        self,
+        unique: Unique,
+        *,
+        body: Any,
+        id: str,
+        record_key: str,
+        record: dict[str, Any],
+        ttl: int,
+        eta: datetime | None = None,
+        priority: int = 0,
+    ) -> Steps:
         pairs = [item for field in record.items() for item in field]
         mid = validate_name(id, "message id")
         k = self.keys
@@ -268,8 +300,11 @@ class Queue(UsesClient):
             unique.duplicate_error,
             unique.finished_at,
         ]
-        build = lambda headers: [self._head()[0], self._lifo, len(record), ttl, *pairs,  # noqa: E731
-                                 *self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers), *tail]  # fmt: skip
+
+        def build(headers: str) -> list[Any]:
+            message = self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers)
+            return [self._head()[0], self._lifo, len(record), ttl, *pairs, *message, *tail]
+
         tracer = _messages.tracer
         if tracer is None:
             reply = yield Run(PUSH_UNIQUE, keys, build(""), self._push_operation)
@@ -333,9 +368,16 @@ class Queue(UsesClient):
             runs.append(
                 (
                     [*self._push_keys, p["record_key"]],
-                    [self._head()[0], self._lifo, len(record), -p["ttl"] if p.get("only_new") else p["ttl"], *pairs, *message],
+                    [
+                        self._head()[0],
+                        self._lifo,
+                        len(record),
+                        -p["ttl"] if p.get("only_new") else p["ttl"],
+                        *pairs,
+                        *message,
+                    ],
                 )
-            )  # fmt: skip
+            )
 
         def build(pipe: Any) -> None:
             for keys, args in runs:
@@ -375,9 +417,14 @@ class Queue(UsesClient):
             return self._push_many(bodies, delay, eta, priority, ids, sending.headers)
 
     def _push_many(
-        self, bodies: Iterable[Any], delay: float | None, eta: datetime | None, priority: int,
-        given: list[str] | None, headers: str,
-    ) -> list[str]:  # fmt: skip
+        self,
+        bodies: Iterable[Any],
+        delay: float | None,
+        eta: datetime | None,
+        priority: int,
+        given: list[str] | None,
+        headers: str,
+    ) -> list[str]:
         ids, batches, batch = [], [], []
         for i, body in enumerate(bodies):
             mid = uuid.uuid4().hex if given is None else given[i]
@@ -401,9 +448,15 @@ class Queue(UsesClient):
         return ids
 
     def _message_args(
-        self, mid: str, body: Any, delay: float | None, eta: datetime | None, priority: int, flags: int = 0,
+        self,
+        mid: str,
+        body: Any,
+        delay: float | None,
+        eta: datetime | None,
+        priority: int,
+        flags: int = 0,
         headers: str = "",
-    ) -> list[Any]:  # fmt: skip
+    ) -> list[Any]:
         check_count(priority, "priority", MIN_PRIORITY, MAX_PRIORITY)
         return [self._envelope(mid, body, priority, flags, headers), priority, delay_ms(delay, eta)]
 
@@ -513,16 +566,24 @@ class Queue(UsesClient):
         if len(reason) > 500:
             raise ValueError(f"reason must be at most 500 characters, not {len(reason)}")
         k = self.keys
-        done = PAUSE(self.client, [k.paused, k.ready, k.wake, k.index], ["pause", reason, self.name],
-                     operation=f"pause queue {self.name!r}")  # fmt: skip
+        done = PAUSE(
+            self.client,
+            [k.paused, k.ready, k.wake, k.index],
+            ["pause", reason, self.name],
+            operation=f"pause queue {self.name!r}",
+        )
         return int(done) == 1
 
     def resume(self) -> bool:
         """Resume a paused queue: its idle workers are woken if messages are ready.
         Returns False if it was not paused."""
         k = self.keys
-        done = PAUSE(self.client, [k.paused, k.ready, k.wake, k.index], ["resume", "", self.name],
-                     operation=f"resume queue {self.name!r}")  # fmt: skip
+        done = PAUSE(
+            self.client,
+            [k.paused, k.ready, k.wake, k.index],
+            ["resume", "", self.name],
+            operation=f"resume queue {self.name!r}",
+        )
         return int(done) == 1
 
     def paused(self) -> dict | None:
@@ -672,8 +733,17 @@ def sample_history(
     def build(pipe: Any) -> None:
         for q, n in zip(queues, done, strict=True):
             k, kb = q.keys, q.key_builder
-            SAMPLE.queue(pipe, [k.ready, k.delayed, k.consumers, kb.queue_counts(q.name), kb.queue_history(q.name)],
-                         [max(0, int(n)), HISTORY_SAMPLES, HISTORY_TTL])  # fmt: skip
+            SAMPLE.queue(
+                pipe,
+                [
+                    k.ready,
+                    k.delayed,
+                    k.consumers,
+                    kb.queue_counts(q.name),
+                    kb.queue_history(q.name),
+                ],
+                [max(0, int(n)), HISTORY_SAMPLES, HISTORY_TTL],
+            )
 
     replies = execute_pipeline(client, build, operation="sample queue history")
     return [int(r) == 1 for r in replies]

@@ -344,8 +344,11 @@ class Worker:
         """
         log.info(
             "worker %s: serving %s with %d thread(s), prefetch %d",
-            self.id, ", ".join(q.name for q in self.queues), self.concurrency, self.prefetch,
-        )  # fmt: skip
+            self.id,
+            ", ".join(q.name for q in self.queues),
+            self.concurrency,
+            self.prefetch,
+        )
         self._timeout_of = self._resolve_job_timeout()
         attach = getattr(self.handler, "attach", None)
         if attach is not None:  # e.g. the Tasks runner, which cuts a cancelled job short
@@ -353,8 +356,10 @@ class Worker:
         beater = self._start(f"redcoord-beat:{self.id}", self._beat_loop)
         wakers = []
         if self._wakers is not None and not self.burst:
-            wakers = [self._start(f"redcoord-wake-{i}:{self.id}", self._wake_loop, keys)
-                      for i, keys in enumerate(self._wakers.groups)]  # fmt: skip
+            wakers = [
+                self._start(f"redcoord-wake-{i}:{self.id}", self._wake_loop, keys)
+                for i, keys in enumerate(self._wakers.groups)
+            ]
         self._threads = [
             self._start(f"redcoord-worker-{i}", self._thread_main, i)
             for i in range(self.concurrency)
@@ -383,8 +388,10 @@ class Worker:
             if still:
                 log.warning(
                     "worker %s: %d job(s) still running after %gs; their messages will be redelivered",
-                    self.id, len(still), self.shutdown_timeout,
-                )  # fmt: skip
+                    self.id,
+                    len(still),
+                    self.shutdown_timeout,
+                )
             beater.join(max(0.0, min(2.0, deadline - time.monotonic())))
             for t in wakers:  # each blocks 1 s at most
                 t.join(max(0.0, min(1.5, deadline - time.monotonic())))
@@ -396,8 +403,11 @@ class Worker:
             name, error = self._crash
             if isinstance(error, JobTimedOut):
                 raise WorkerCrashed(f"worker {self.id} stopped: {error}", thread=name, error=error)
-            raise WorkerCrashed(f"worker {self.id} stopped: {name} died: {type(error).__name__}: {error}",
-                                thread=name, error=error)  # fmt: skip
+            raise WorkerCrashed(
+                f"worker {self.id} stopped: {name} died: {type(error).__name__}: {error}",
+                thread=name,
+                error=error,
+            )
         log.info("worker %s: stopped: %s", self.id, self.stats.summary())
         return self.stats
 
@@ -470,8 +480,13 @@ class Worker:
                     break
                 except CoordinationUnavailable as exc:
                     if time.monotonic() >= deadline:
-                        log.error("worker %s: could not hand back or acknowledge on exit (%s); the reaper "
-                                  "will redeliver what %s holds", self.id, exc, consumer.processing)  # fmt: skip
+                        log.error(
+                            "worker %s: could not hand back or acknowledge on exit (%s); the reaper "
+                            "will redeliver what %s holds",
+                            self.id,
+                            exc,
+                            consumer.processing,
+                        )
                         break
                     time.sleep(0.2)
 
@@ -542,8 +557,16 @@ class Worker:
             self.current[index] = message.id
             started = time.perf_counter()
             timeout = self._timeout(message)
-            job = _Job(consumer, message, messages[i + 1 :], *(
-                (math.inf, math.inf) if timeout is None else (timeout, time.monotonic() + timeout)))  # fmt: skip
+            job = _Job(
+                consumer,
+                message,
+                messages[i + 1 :],
+                *(
+                    (math.inf, math.inf)
+                    if timeout is None
+                    else (timeout, time.monotonic() + timeout)
+                ),
+            )
             with self._jobs_lock:
                 self._jobs[index] = job
             failure: BaseException | None = None
@@ -588,9 +611,15 @@ class Worker:
         return []
 
     def _failed(
-        self, consumer: Consumer, message: Message, error: str, *, dead: bool = False, started: float | None = None,
+        self,
+        consumer: Consumer,
+        message: Message,
+        error: str,
+        *,
+        dead: bool = False,
+        started: float | None = None,
         delay: float | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Nack a failed delivery; if Redis is away, keep the nack for later and go on with the batch."""
         try:
             outcome = consumer.nack(message, error, dead=dead, delay=delay)
@@ -651,18 +680,26 @@ class Worker:
             self._time_out(job)
         if late:
             index, job = late[0]
-            self._crash = (self._threads[index].name, JobTimedOut(
-                f"job {job.message.id} on {job.message.queue} "
-                f"{job.reason or f'ran past its timeout of {job.timeout:g} s'}; "
-                "its thread cannot be stopped, so the worker exits to be restarted"
-            ))  # fmt: skip
+            self._crash = (
+                self._threads[index].name,
+                JobTimedOut(
+                    f"job {job.message.id} on {job.message.queue} "
+                    f"{job.reason or f'ran past its timeout of {job.timeout:g} s'}; "
+                    "its thread cannot be stopped, so the worker exits to be restarted"
+                ),
+            )
             self._stopping.set()
 
     def _time_out(self, job: _Job) -> None:
         message, consumer = job.message, job.consumer
         error, dead, delay = job.reason or f"timed out after {job.timeout:g} s", False, None
-        log.critical("job %s on %s: %s; worker %s stops (its thread cannot be stopped)",
-                     message.id, message.queue, error, self.id)  # fmt: skip
+        log.critical(
+            "job %s on %s: %s; worker %s stops (its thread cannot be stopped)",
+            message.id,
+            message.queue,
+            error,
+            self.id,
+        )
         hook = getattr(self.handler, "timed_out", None)
         if hook is not None:
             try:
@@ -682,8 +719,12 @@ class Worker:
         except (
             CoordinationUnavailable
         ) as exc:  # the reaper redelivers them once this process is gone
-            log.error("job %s on %s: could not fail the timed-out job (%s); the reaper will redeliver it",
-                      message.id, message.queue, exc)  # fmt: skip
+            log.error(
+                "job %s on %s: could not fail the timed-out job (%s); the reaper will redeliver it",
+                message.id,
+                message.queue,
+                exc,
+            )
             return
         self.stats.add("dead" if outcome == "dead" else "failed", message.queue)
         if observers:
@@ -750,8 +791,11 @@ class Worker:
                         if reaped:
                             log.warning(
                                 "queue %s: reaped %d dead consumer(s): %d message(s) requeued, %d dead-lettered",
-                                queue.name, reaped, requeued, buried,
-                            )  # fmt: skip
+                                queue.name,
+                                reaped,
+                                requeued,
+                                buried,
+                            )
                         self._settle(queue)
                     except CoordinationUnavailable as exc:
                         failure = exc
@@ -799,13 +843,25 @@ class Worker:
     def _beat(self, *, retire: bool = False) -> None:
         timeout_ms = int(self.timeout * 1000)
         fields = [
-            "host", socket.gethostname(), "pid", os.getpid(),
-            "queues", json.dumps([q.name for q in self.queues]),
-            "concurrency", self.concurrency,
-            "current", json.dumps(list(self.current.values())),
-            "ok", self.stats.ok, "failed", self.stats.failed, "dead", self.stats.dead,
-            "cancelled", self.stats.cancelled,
-        ]  # fmt: skip
+            "host",
+            socket.gethostname(),
+            "pid",
+            os.getpid(),
+            "queues",
+            json.dumps([q.name for q in self.queues]),
+            "concurrency",
+            self.concurrency,
+            "current",
+            json.dumps(list(self.current.values())),
+            "ok",
+            self.stats.ok,
+            "failed",
+            self.stats.failed,
+            "dead",
+            self.stats.dead,
+            "cancelled",
+            self.stats.cancelled,
+        ]
 
         def build(pipe: Any) -> None:
             _BEAT.queue(
@@ -831,8 +887,15 @@ class Worker:
 def _observe_job(message: Message, outcome: str, fate: str, duration: float) -> None:
     """Report a finished delivery (see ..observe, ``message.done``); ``fate`` is the nack's answer, or "ack"."""
     task = message.body.get("task", "") if isinstance(message.body, dict) else ""
-    observe("message.done", queue=message.queue, task=task if isinstance(task, str) else "", outcome=outcome,
-            retried=fate in ("retry", "gone"), dead_lettered=fate == "dead", duration=duration)  # fmt: skip
+    observe(
+        "message.done",
+        queue=message.queue,
+        task=task if isinstance(task, str) else "",
+        outcome=outcome,
+        retried=fate in ("retry", "gone"),
+        dead_lettered=fate == "dead",
+        duration=duration,
+    )
 
 
 def _log_job(message: Message, started: float, outcome: str, error: str) -> None:
@@ -841,6 +904,10 @@ def _log_job(message: Message, started: float, outcome: str, error: str) -> None
     task = message.body.get("task", "") if isinstance(message.body, dict) else ""
     log.info(
         "job %s%s on %s: %s in %.1f ms%s",
-        message.id, f" ({task})" if task else "", message.queue, outcome,
-        (time.perf_counter() - started) * 1000, f": {error}" if error else "",
-    )  # fmt: skip
+        message.id,
+        f" ({task})" if task else "",
+        message.queue,
+        outcome,
+        (time.perf_counter() - started) * 1000,
+        f": {error}" if error else "",
+    )

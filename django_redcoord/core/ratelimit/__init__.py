@@ -5,5 +5,13 @@ from .policy import Policy, parse
 from .records import busiest_keys, reset_key
 
 __all__ = [
-    "Decision", "Policy", "PolicyState", "RateLimited", "RateLimiter", "busiest_keys", "parse", "reset_key", "safe_key",
-]  # fmt: skip
+    "Decision",
+    "Policy",
+    "PolicyState",
+    "RateLimited",
+    "RateLimiter",
+    "busiest_keys",
+    "parse",
+    "reset_key",
+    "safe_key",
+]

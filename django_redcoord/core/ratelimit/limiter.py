@@ -303,10 +303,11 @@ class RateLimiter(UsesClient):
         state, inflight = self.keys.rate_limit(self.name, stored)
         token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
         call = Run(
-            HIT, [state, inflight, *self._count_keys(stored)],
+            HIT,
+            [state, inflight, *self._count_keys(stored)],
             [mode, cost, stored if track else "", token, *self._args],
             self._operation,
-        )  # fmt: skip
+        )
         return call, stored, token or None
 
     def _count_keys(self, stored: str) -> list[str]:
@@ -352,11 +353,13 @@ class RateLimiter(UsesClient):
         # what remains now is one more wherever that request would pass.
         states = tuple(
             PolicyState(
-                p, numbers[3 * i] + (1 if peek and numbers[3 * i + 2] == 0 else 0),
-                numbers[3 * i + 1] / 1000.0, numbers[3 * i + 2] / 1000.0,
+                p,
+                numbers[3 * i] + (1 if peek and numbers[3 * i + 2] == 0 else 0),
+                numbers[3 * i + 1] / 1000.0,
+                numbers[3 * i + 2] / 1000.0,
             )
             for i, p in enumerate(self.policies)
-        )  # fmt: skip
+        )
         return Decision(
             allowed=bool(allowed),
             remaining=min(s.remaining for s in states),

@@ -160,9 +160,15 @@ class Fanout(Step):
     __slots__ = ("steps", "timeout", "need", "yes", "after", "droppable", "stragglers")
 
     def __init__(
-        self, steps: list[Step | None], *, timeout: float, need: int | None = None, yes: Callable[[Any], bool] = _any_reply,
-        after: dict[int, Any] | None = None, droppable: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        steps: list[Step | None],
+        *,
+        timeout: float,
+        need: int | None = None,
+        yes: Callable[[Any], bool] = _any_reply,
+        after: dict[int, Any] | None = None,
+        droppable: bool = False,
+    ) -> None:
         self.steps, self.timeout, self.need, self.yes = steps, timeout, need, yes
         self.after, self.droppable = after or {}, droppable
         self.stragglers: dict[int, Any] = {}
@@ -251,8 +257,11 @@ class Fanout(Step):
             ):  # (an asyncio task: that loop's own calls)
                 submit(i, step, client, master, handle)
             else:  # after the earlier call there has ended (from the thread that ends it)
-                before.add_done_callback(lambda _, i=i, step=step, client=client, master=master, handle=handle:
-                                         submit(i, step, client, master, handle))  # fmt: skip
+                before.add_done_callback(
+                    lambda _, i=i, step=step, client=client, master=master, handle=handle: submit(
+                        i, step, client, master, handle
+                    )
+                )
         with cond:
             try:
                 while not decision.decided:

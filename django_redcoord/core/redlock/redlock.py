@@ -262,10 +262,27 @@ class Redlock:
         while True:
             owner = f"q:{secrets.token_urlsafe(12)}"
             started = time.monotonic()
-            args = [owner, ttl_ms, "try", 1000, self.name, "0", host(), os.getpid(), threading.current_thread().name,
-                    ms(self.max_ttl)]  # fmt: skip
-            keys = [self.keys.lock, self.keys.queue, self.keys.index, self.keys.waits, self.keys.wait_index,
-                    self.keys.wake(owner), self._boot]  # fmt: skip
+            args = [
+                owner,
+                ttl_ms,
+                "try",
+                1000,
+                self.name,
+                "0",
+                host(),
+                os.getpid(),
+                threading.current_thread().name,
+                ms(self.max_ttl),
+            ]
+            keys = [
+                self.keys.lock,
+                self.keys.queue,
+                self.keys.index,
+                self.keys.waits,
+                self.keys.wait_index,
+                self.keys.wake(owner),
+                self._boot,
+            ]
             too_late = None
             try:
                 replies = yield from self._ask(
@@ -326,14 +343,20 @@ class Redlock:
                     f"quorum lock {self.name!r}: {len(granted)} of {self.masters} masters granted it, but the answers took "
                     f"{too_late:.3f} s of its {self.ttl:g} s TTL: too late to be trusted (given back)"
                     + "".join(f"; {where}: {why}" for where, why in failed.items()),
-                    answered=answered, needed=self.quorum, errors=failed, operation=f"acquire quorum lock {self.name!r}",
-                )  # fmt: skip
+                    answered=answered,
+                    needed=self.quorum,
+                    errors=failed,
+                    operation=f"acquire quorum lock {self.name!r}",
+                )
             if answered < self.quorum:
                 raise QuorumNotReached(
                     f"quorum lock {self.name!r}: only {answered} of {self.masters} masters answered, {self.quorum} needed; "
                     + "; ".join(f"{where}: {why}" for where, why in failed.items()),
-                    answered=answered, needed=self.quorum, errors=failed, operation=f"acquire quorum lock {self.name!r}",
-                )  # fmt: skip
+                    answered=answered,
+                    needed=self.quorum,
+                    errors=failed,
+                    operation=f"acquire quorum lock {self.name!r}",
+                )
             busy = [int(r[1]) / 1000.0 for r in replies if _ok(r) and int(r[0]) == 0]
             self.retry_after = min(busy) if busy else None
             left = None if deadline is None else deadline - time.monotonic()
@@ -418,9 +441,13 @@ class Redlock:
         if done + len(failed) >= self.quorum:  # those that did not answer may still hold it
             raise QuorumNotReached(
                 f"quorum lock {self.name!r}: {what} confirmed on {done} of {self.masters} masters, {self.quorum} needed, "
-                f"the others did not answer: " + "; ".join(f"{where}: {why}" for where, why in failed.items()),
-                answered=self.masters - len(failed), needed=self.quorum, errors=failed, operation=f"{what} quorum lock {self.name!r}",
-            )  # fmt: skip
+                f"the others did not answer: "
+                + "; ".join(f"{where}: {why}" for where, why in failed.items()),
+                answered=self.masters - len(failed),
+                needed=self.quorum,
+                errors=failed,
+                operation=f"{what} quorum lock {self.name!r}",
+            )
         raise LockLost(
             f"quorum lock {self.name!r} {lost}: held on only {done} of {self.masters} masters "
             f"({self.quorum} needed; it expired or was taken on {refused})",
@@ -459,8 +486,14 @@ class Redlock:
         ]
         if need is DEFAULT:
             need = self.quorum
-        fan = Fanout(steps, timeout=self.timeout, need=need, after=dict(self._stragglers),
-                     droppable=step.script is ACQUIRE, **({"yes": yes} if yes is not None else {}))  # fmt: skip
+        fan = Fanout(
+            steps,
+            timeout=self.timeout,
+            need=need,
+            after=dict(self._stragglers),
+            droppable=step.script is ACQUIRE,
+            **({"yes": yes} if yes is not None else {}),
+        )
         try:
             return (yield fan)
         finally:
@@ -555,11 +588,19 @@ def masters() -> list[Any]:
     with _lock:
         if _masters is None or _masters[0] != os.getpid() or _masters[1] != urls:
             config = runtime.config
-            _masters = (os.getpid(), urls, [
-                client_from_url(u, socket_timeout=config["SOCKET_TIMEOUT"], connect_timeout=config["CONNECT_TIMEOUT"],
-                                max_connections=config["MAX_CONNECTIONS"])
-                for u in urls
-            ])  # fmt: skip
+            _masters = (
+                os.getpid(),
+                urls,
+                [
+                    client_from_url(
+                        u,
+                        socket_timeout=config["SOCKET_TIMEOUT"],
+                        connect_timeout=config["CONNECT_TIMEOUT"],
+                        max_connections=config["MAX_CONNECTIONS"],
+                    )
+                    for u in urls
+                ],
+            )
         return _masters[2]
 
 

@@ -24,6 +24,12 @@ def read_rwlocks(client: Any, *, prefix: str | None = None, now_ms: int) -> list
         k = builder.rwlock(name)
         INSPECT.queue(pipe, [k.state, k.readers, k.queue], [])
 
-    found = read_records(client, names, queue, lambda name, reply: {"name": name, **state_from_reply(reply)},
-                         what="read-write locks", operation="inspect read-write locks")  # fmt: skip
+    found = read_records(
+        client,
+        names,
+        queue,
+        lambda name, reply: {"name": name, **state_from_reply(reply)},
+        what="read-write locks",
+        operation="inspect read-write locks",
+    )
     return [x for x in found if x is not None]

@@ -253,8 +253,14 @@ class ReadWriteLock:
         self.name = validate_name(name, "read-write lock name")
         self.keys_prefix = prefix or default_prefix()
         self.keys = key_builder(self.keys_prefix, client).rwlock(self.name)
-        self._defaults = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "on_lost": on_lost,
-                          "replicas": replicas, "replica_timeout": replica_timeout}  # fmt: skip
+        self._defaults = {
+            "ttl": ttl,
+            "wait": wait,
+            "auto_renew": auto_renew,
+            "on_lost": on_lost,
+            "replicas": replicas,
+            "replica_timeout": replica_timeout,
+        }
         self._client = client
         self._readers: dict[int, Any] = {}  # id(read hold) -> its thread ident or task
         self._readers_lock = threading.Lock()

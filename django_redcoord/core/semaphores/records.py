@@ -24,8 +24,14 @@ def read_semaphores(client: Any, *, prefix: str | None = None, now_ms: int) -> l
         k = builder.semaphore(name)
         INSPECT.queue(pipe, [k.state, k.holders, k.queue], [""])
 
-    found = read_records(client, names, queue, lambda name, reply: {"name": name, **state_from_reply(reply)},
-                         what="semaphores", operation="inspect semaphores")  # fmt: skip
+    found = read_records(
+        client,
+        names,
+        queue,
+        lambda name, reply: {"name": name, **state_from_reply(reply)},
+        what="semaphores",
+        operation="inspect semaphores",
+    )
     return [x for x in found if x is not None]
 
 

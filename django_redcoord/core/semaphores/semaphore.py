@@ -96,8 +96,17 @@ class Semaphore(FirstInLine, Hold):
         replica_timeout: float = DEFAULT,
     ) -> None:
         self.permits = check_permits(permits)
-        super().__init__(name, ttl, wait, auto_renew=auto_renew, client=client, prefix=prefix, on_lost=on_lost,
-                         replicas=replicas, replica_timeout=replica_timeout)  # fmt: skip
+        super().__init__(
+            name,
+            ttl,
+            wait,
+            auto_renew=auto_renew,
+            client=client,
+            prefix=prefix,
+            on_lost=on_lost,
+            replicas=replicas,
+            replica_timeout=replica_timeout,
+        )
 
     def _setup(self, keys: KeyBuilder) -> None:
         self.keys = k = keys.semaphore(self.name)
@@ -156,9 +165,11 @@ class Semaphore(FirstInLine, Hold):
 
     def _inspect_steps(self) -> Steps:
         reply = yield Run(
-            INSPECT, [self.keys.state, self.keys.holders, self.keys.queue], [self.permits],
+            INSPECT,
+            [self.keys.state, self.keys.holders, self.keys.queue],
+            [self.permits],
             f"inspect semaphore {self.name!r}",
-        )  # fmt: skip
+        )
         return state_from_reply(reply)
 
     def _owned_steps(self) -> Steps:

@@ -92,9 +92,14 @@ class Event(UsesClient):
 
     def _set_steps(self, op: str, data: str) -> Steps:
         k = self.keys
-        woken = yield EndsWaits(Run(
-            SET, [k.state, k.waiters, k.index, k.wake, k.probe], [op, data, self.name, ms(self.keep)], f"{op} event {self.name!r}"
-        ))  # fmt: skip
+        woken = yield EndsWaits(
+            Run(
+                SET,
+                [k.state, k.waiters, k.index, k.wake, k.probe],
+                [op, data, self.name, ms(self.keep)],
+                f"{op} event {self.name!r}",
+            )
+        )
         return int(woken)
 
     def is_set(self) -> bool:
@@ -174,8 +179,9 @@ class _EventWait(BroadcastWait):
             self.lost = True
             log.warning(
                 "%s: Redis lost the event's data while it waited; it now reads as not set and the wait goes on "
-                "for the next set() (a set() whose wake-up was lost with the data is lost)", self.operation,
-            )  # fmt: skip
+                "for the next set() (a set() whose wake-up was lost with the data is lost)",
+                self.operation,
+            )
         if not self.seen or gen < int(self.seen):
             self.seen = str(
                 gen

@@ -84,7 +84,7 @@ def read_signals(
                 }
                 for g in groups[name]
             ],
-        }  # fmt: skip
+        }
         for i, name in enumerate(topics)
         if readable(name, replies[base + i])
     ]

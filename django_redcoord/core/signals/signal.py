@@ -138,9 +138,15 @@ class Signal(UsesClient):
 
     def _wait_args(self, mode: str, block: float) -> list[Any]:
         return [
-            self._token, mode, ms(block + GRACE), self.name, host(), os.getpid(), threading.current_thread().name,
+            self._token,
+            mode,
+            ms(block + GRACE),
+            self.name,
+            host(),
+            os.getpid(),
+            threading.current_thread().name,
             self._settle,
-        ]  # fmt: skip
+        ]
 
 
 class _SignalWait(BroadcastWait):

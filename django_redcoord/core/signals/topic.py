@@ -222,9 +222,19 @@ class Subscription:
             block = max(1, int(min(remaining, chunk) * 1000))
             try:
                 reply = yield Blocking(
-                    "XREADGROUP", "GROUP", self.group, self.consumer, "COUNT", count, "BLOCK", block,
-                    "STREAMS", key, ">", operation=operation,
-                )  # fmt: skip
+                    "XREADGROUP",
+                    "GROUP",
+                    self.group,
+                    self.consumer,
+                    "COUNT",
+                    count,
+                    "BLOCK",
+                    block,
+                    "STREAMS",
+                    key,
+                    ">",
+                    operation=operation,
+                )
             except CoordinationUnavailable as exc:
                 if isinstance(exc, PoolExhausted) or deadline - time.monotonic() <= 0:
                     raise  # a full pool is not an outage; nor is there time left to look again
@@ -264,8 +274,9 @@ class Subscription:
             "replica without it, or XGROUP DESTROY); created again from %s. Messages published before the loss that "
             "the group had not received were lost with it if the stream was lost too; messages received but not "
             "acknowledged are no longer pending (not handed on if their subscriber dies)",
-            self._op("receive"), "after " + self._last_id if self._last_id else "the oldest kept message",
-        )  # fmt: skip
+            self._op("receive"),
+            "after " + self._last_id if self._last_id else "the oldest kept message",
+        )
 
 
 def _is_nogroup(exc: BaseException) -> bool:

@@ -100,10 +100,21 @@ def _sentinel_kwargs(
         "socket_timeout": min(0.5, config["SOCKET_TIMEOUT"]),
         "socket_connect_timeout": min(0.5, config["CONNECT_TIMEOUT"]),
     }
-    to_sentinels = {**quick, "username": sentinel["SENTINEL_USERNAME"], "password": sentinel["SENTINEL_PASSWORD"],
-                    "ssl": sentinel["SSL"]}  # fmt: skip
-    to_master = {**timeouts, "db": sentinel["DB"], "username": sentinel["USERNAME"], "password": sentinel["PASSWORD"],
-                 "ssl": sentinel["SSL"], "health_check_interval": 0, "retry_on_error": []}  # fmt: skip
+    to_sentinels = {
+        **quick,
+        "username": sentinel["SENTINEL_USERNAME"],
+        "password": sentinel["SENTINEL_PASSWORD"],
+        "ssl": sentinel["SSL"],
+    }
+    to_master = {
+        **timeouts,
+        "db": sentinel["DB"],
+        "username": sentinel["USERNAME"],
+        "password": sentinel["PASSWORD"],
+        "ssl": sentinel["SSL"],
+        "health_check_interval": 0,
+        "retry_on_error": [],
+    }
     return to_sentinels, to_master, {"max_connections": config["MAX_CONNECTIONS"]}
 
 
@@ -174,9 +185,12 @@ def cluster_client(config: dict[str, Any]) -> Any:
 
     try:
         return _cluster_classes()[0](
-            retry=no_retry(), retry_on_error=[], redcoord_nodes=_node_names(config), **_cluster_kwargs(config),
+            retry=no_retry(),
+            retry_on_error=[],
+            redcoord_nodes=_node_names(config),
+            **_cluster_kwargs(config),
             **_no_cluster_retries(),
-        )  # fmt: skip
+        )
     except (
         redis.RedisError,
         OSError,
@@ -386,8 +400,12 @@ def async_client_like(client: redis.Redis) -> Any:
         acls = aconn.SSLConnection
     else:
         acls = aconn.Connection
-    accepted = {name for klass in acls.__mro__ if "__init__" in vars(klass)
-                for name in inspect.signature(klass.__init__).parameters}  # fmt: skip
+    accepted = {
+        name
+        for klass in acls.__mro__
+        if "__init__" in vars(klass)
+        for name in inspect.signature(klass.__init__).parameters
+    }
     kwargs = {k: v for k, v in pool.connection_kwargs.items() if k in accepted}
     kwargs.update(retry=AsyncRetry(NoBackoff(), 0), retry_on_error=[], health_check_interval=0)
     pool = aconn.ConnectionPool(

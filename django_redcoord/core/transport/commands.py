@@ -380,8 +380,10 @@ def out_of_time(client: Any, operation: str) -> CoordinationUnavailable:
     return CoordinationUnavailable(
         f"Redis at {server} did not answer in time during {operation}: the wait's time ran out "
         "(its deadline and one socket timeout, the server did not answer), so this round trip was not sent",
-        server=server, operation=operation, sent=False,
-    )  # fmt: skip
+        server=server,
+        operation=operation,
+        sent=False,
+    )
 
 
 async def _aread(conn: Any, cap: float | None) -> Any:
@@ -536,8 +538,12 @@ def _asked(
     node = client.get_node(host=ask.host, port=ask.port)
     if node is None:  # a node the slot map does not know yet: read it again, and call again later
         client.nodes_manager.initialize()
-        raise CoordinationUnavailable(f"{operation}: the slot is moving to {ask.host}:{ask.port}, not known yet; try again",
-                                      server=f"{ask.host}:{ask.port}", operation=operation, sent=False)  # fmt: skip
+        raise CoordinationUnavailable(
+            f"{operation}: the slot is moving to {ask.host}:{ask.port}, not known yet; try again",
+            server=f"{ask.host}:{ask.port}",
+            operation=operation,
+            sent=False,
+        )
     target = client.get_redis_connection(node)
     again = tuple(c for cmd in cmds for c in (("ASKING",), cmd))
     answered = commands(target, again, operation=operation, raise_errors=False)[1::2]
@@ -605,8 +611,11 @@ async def _aon_node(
                 isinstance(r, redis.exceptions.AskError) for r in replies
             ):  # resharding: nothing ran
                 if pause is None:
-                    raise CoordinationUnavailable(f"{operation}: the slot is being migrated; try again",
-                                                  operation=operation, sent=False)  # fmt: skip
+                    raise CoordinationUnavailable(
+                        f"{operation}: the slot is being migrated; try again",
+                        operation=operation,
+                        sent=False,
+                    )
             elif pause is None or not _refused_for_now(cmds, replies):
                 break
             await asyncio.sleep(pause)
@@ -687,8 +696,11 @@ def socket_timeout(client_or_pool: Any) -> float | None:
     pool's connection kwargs, yet its connections get their class's default (5 s in redis-py
     6 and later): that default is the one that counts, not "none".
     """
-    holder = (getattr(client_or_pool, "connection_pool", None) or getattr(client_or_pool, "nodes_manager", None)
-              or client_or_pool)  # fmt: skip
+    holder = (
+        getattr(client_or_pool, "connection_pool", None)
+        or getattr(client_or_pool, "nodes_manager", None)
+        or client_or_pool
+    )
     kwargs = getattr(holder, "connection_kwargs", None)
     if kwargs is None:
         return None

@@ -124,16 +124,25 @@ def _start(directory: str, timeout: float) -> None:
         os.unlink(sock)
     args = [
         find_server_binary(),
-        "--port", "0",
-        "--unixsocket", sock,
-        "--unixsocketperm", "700",
-        "--daemonize", "yes",
-        "--pidfile", os.path.join(directory, PIDFILE),
-        "--logfile", os.path.join(directory, LOGFILE),
-        "--dir", directory,
-        "--save", "",
-        "--appendonly", "no",
-    ]  # fmt: skip
+        "--port",
+        "0",
+        "--unixsocket",
+        sock,
+        "--unixsocketperm",
+        "700",
+        "--daemonize",
+        "yes",
+        "--pidfile",
+        os.path.join(directory, PIDFILE),
+        "--logfile",
+        os.path.join(directory, LOGFILE),
+        "--dir",
+        directory,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ]
     subprocess.run(args, check=True, stdin=subprocess.DEVNULL, timeout=timeout)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -81,9 +81,17 @@ _PASSING_CLASSES = tuple(
 
 
 _PASSING_PREFIXES = (
-    "READONLY", "MASTERDOWN", "LOADING", "BUSY", "UNBLOCKED", "TRYAGAIN",
-    "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "OOM",
-)  # fmt: skip
+    "READONLY",
+    "MASTERDOWN",
+    "LOADING",
+    "BUSY",
+    "UNBLOCKED",
+    "TRYAGAIN",
+    "CLUSTERDOWN",
+    "NOREPLICAS",
+    "MISCONF",
+    "OOM",
+)
 
 
 _WRAPPED_PASSING = re.compile(r": -(?:" + "|".join(_PASSING_PREFIXES) + r")\b")
@@ -92,9 +100,12 @@ _WRAPPED_PASSING = re.compile(r": -(?:" + "|".join(_PASSING_PREFIXES) + r")\b")
 #: redis-py's Cluster client raises these (not RedisErrors) when no node serves a slot or
 #: none answers for its slot map: a Cluster in the middle of a failover.
 _CLUSTER_OUTAGES = (
-    "Redis Cluster cannot be connected", "Slot ", "startup_nodes could not agree", "Cluster Node ",
+    "Redis Cluster cannot be connected",
+    "Slot ",
+    "startup_nodes could not agree",
+    "Cluster Node ",
     "All slots are not covered",
-)  # fmt: skip
+)
 
 
 _POOL_FULL = ("Too many connections", "No connection available")

@@ -72,9 +72,16 @@ class Command(BaseCommand):
         health = sub.add_parser(
             "health", help="checks for container probes: exit 0 when healthy, 1 when not"
         )
-        health.add_argument("--worker", action="append", nargs="?", const="", default=[], metavar="ID",
-                            help="this worker's heartbeat is fresh; without ID: a live worker on this host, "
-                                 "or serving each --queue")  # fmt: skip
+        health.add_argument(
+            "--worker",
+            action="append",
+            nargs="?",
+            const="",
+            default=[],
+            metavar="ID",
+            help="this worker's heartbeat is fresh; without ID: a live worker on this host, "
+            "or serving each --queue",
+        )
         health.add_argument(
             "--leader",
             action="append",
@@ -95,9 +102,14 @@ class Command(BaseCommand):
         health.add_argument(
             "--this-host", action="store_true", help="--worker without ID: on this host only"
         )
-        health.add_argument("--job", action="append", default=[], metavar="NAME",
-                            help="this periodic job claimed its due slot in time and its last run did not fail "
-                                 "(repeatable)")  # fmt: skip
+        health.add_argument(
+            "--job",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="this periodic job claimed its due slot in time and its last run did not fail "
+            "(repeatable)",
+        )
         health.add_argument(
             "--jobs",
             action="store_true",
@@ -214,14 +226,18 @@ class Command(BaseCommand):
 
         backend = task_backends_for(alias)
         if not isinstance(backend, RedisTaskBackend) or backend.outbox is None:
-            raise CommandError(f"TASKS[{alias!r}] has no outbox: set OUTBOX in its OPTIONS "
-                               "and add django_redcoord.outbox to INSTALLED_APPS")  # fmt: skip
+            raise CommandError(
+                f"TASKS[{alias!r}] has no outbox: set OUTBOX in its OPTIONS "
+                "and add django_redcoord.outbox to INSTALLED_APPS"
+            )
         from ...outbox.drain import drain, pending
 
         if action == "drain":
             pushed, found = drain(backend, min_age=0)
-            self._write(f"outbox of TASKS[{alias!r}]: {pushed} task(s) sent, {found} found sent already, "
-                        f"{pending(backend)} left")  # fmt: skip
+            self._write(
+                f"outbox of TASKS[{alias!r}]: {pushed} task(s) sent, {found} found sent already, "
+                f"{pending(backend)} left"
+            )
         else:
             self._write(f"outbox of TASKS[{alias!r}]: {pending(backend)} task(s) waiting")
 
@@ -239,21 +255,27 @@ class Command(BaseCommand):
         try:
             if action == "cancel":
                 outcome = backend.cancel(result_id)
-                self._write({
-                    Cancel.REMOVED: f"task {shown} cancelled: taken out of its queue, it will not run",
-                    Cancel.REQUESTED: f"task {shown} cancelled: a worker holds it and was told to stop "
-                    f"(within {backend.cancel_grace:g} s, CANCEL_GRACE); its outcome will be dropped",
-                    Cancel.FINISHED: f"task {shown} had finished already: nothing changed",
-                }[outcome])  # fmt: skip
+                self._write(
+                    {
+                        Cancel.REMOVED: f"task {shown} cancelled: taken out of its queue, it will not run",
+                        Cancel.REQUESTED: f"task {shown} cancelled: a worker holds it and was told to stop "
+                        f"(within {backend.cancel_grace:g} s, CANCEL_GRACE); its outcome will be dropped",
+                        Cancel.FINISHED: f"task {shown} had finished already: nothing changed",
+                    }[outcome]
+                )
             else:
                 result = backend.get_result(result_id)
                 error = result.errors[-1].exception_class_path if result.errors else ""
-                self._write(f"task {shown}: {result.status}, {result.task.module_path} on queue "
-                            f"{printable(result.task.queue_name)!r}, {result.attempts} attempt(s)"
-                            + (f", last error {error}" if error else ""))  # fmt: skip
+                self._write(
+                    f"task {shown}: {result.status}, {result.task.module_path} on queue "
+                    f"{printable(result.task.queue_name)!r}, {result.attempts} attempt(s)"
+                    + (f", last error {error}" if error else "")
+                )
         except TaskResultDoesNotExist:
-            raise CommandError(f"redcoord task {action}: no task result {shown} in TASKS[{alias!r}] "
-                               f"(results are kept RESULT_TTL = {backend.result_ttl} s)") from None  # fmt: skip
+            raise CommandError(
+                f"redcoord task {action}: no task result {shown} in TASKS[{alias!r}] "
+                f"(results are kept RESULT_TTL = {backend.result_ttl} s)"
+            ) from None
         except ValueError as exc:
             raise CommandError(f"redcoord task {action}: {exc}") from None
 
@@ -266,8 +288,10 @@ class Command(BaseCommand):
                 if not queue.pause(reason):
                     self._write(f"queue {name!r} was already paused: {_pause_text(queue.paused())}")
                     return
-                self._write(f"queue {name!r} paused: its workers claim nothing new from it until "
-                            f"`manage.py redcoord queue resume {name}` (pushes go on; jobs in hand finish)")  # fmt: skip
+                self._write(
+                    f"queue {name!r} paused: its workers claim nothing new from it until "
+                    f"`manage.py redcoord queue resume {name}` (pushes go on; jobs in hand finish)"
+                )
             elif action == "resume":
                 self._write(
                     f"queue {name!r} resumed"
@@ -312,9 +336,16 @@ class Command(BaseCommand):
             max_age = _seconds_option(options["max_age"], "--max-age")
             max_late = _seconds_option(options["max_late"], "--max-late")
             timeout = _seconds_option(options["timeout"], "--timeout")
-            probe = Probe.build(workers=options["worker"], leaders=options["leader"], queues=options["queue"],
-                                max_age=max_age, this_host=options["this_host"], jobs=options["job"],
-                                all_jobs=options["jobs"], max_late=max_late)  # fmt: skip
+            probe = Probe.build(
+                workers=options["worker"],
+                leaders=options["leader"],
+                queues=options["queue"],
+                max_age=max_age,
+                this_host=options["this_host"],
+                jobs=options["job"],
+                all_jobs=options["jobs"],
+                max_late=max_late,
+            )
             if timeout is None or not 0 < timeout <= 60:
                 raise ValueError(f"--timeout must be between 0 and 60 seconds, not {timeout:g}")
         except (TypeError, ValueError) as exc:
@@ -362,22 +393,56 @@ class Command(BaseCommand):
         self._table(
             f"Lock waits, last hour: {waits['total']} names (the longest in total)",
             ["name", "grants that waited", "mean wait", "max wait", "total wait"],
-            [[x["name"], x["grants"], _span(x["mean_wait"]), _span(x["max_wait"]), _span(x["total_wait"])]
-             for x in waits["items"]],
-        )  # fmt: skip
+            [
+                [
+                    x["name"],
+                    x["grants"],
+                    _span(x["mean_wait"]),
+                    _span(x["max_wait"]),
+                    _span(x["total_wait"]),
+                ]
+                for x in waits["items"]
+            ],
+        )
         self._table(
             "Semaphores",
             ["semaphore", "held / limit", "waiting", "holder", "lease left", "fencing token"],
-            [[sem["name"], f"{sem['used']} / {sem['limit']}", sem["queued"], f"{h['host']} {h['pid']} {h['thread']}",
-              _span(h["ttl"]), h["fence"]] for sem in data["semaphores"] for h in sem["holders"]],
-        )  # fmt: skip
+            [
+                [
+                    sem["name"],
+                    f"{sem['used']} / {sem['limit']}",
+                    sem["queued"],
+                    f"{h['host']} {h['pid']} {h['thread']}",
+                    _span(h["ttl"]),
+                    h["fence"],
+                ]
+                for sem in data["semaphores"]
+                for h in sem["holders"]
+            ],
+        )
         self._table(
             "Read-write locks",
-            ["lock", "held for", "holder", "lease left", "fencing token", "writers / readers waiting"],
-            [[rw["name"], "writing" if h["kind"] == "w" else "reading", f"{h['host']} {h['pid']} {h['thread']}",
-              _span(h["ttl"]), h["fence"], f"{rw['writers_waiting']} / {rw['readers_waiting']}"]
-             for rw in data["rwlocks"] for h in rw["holders"]],
-        )  # fmt: skip
+            [
+                "lock",
+                "held for",
+                "holder",
+                "lease left",
+                "fencing token",
+                "writers / readers waiting",
+            ],
+            [
+                [
+                    rw["name"],
+                    "writing" if h["kind"] == "w" else "reading",
+                    f"{h['host']} {h['pid']} {h['thread']}",
+                    _span(h["ttl"]),
+                    h["fence"],
+                    f"{rw['writers_waiting']} / {rw['readers_waiting']}",
+                ]
+                for rw in data["rwlocks"]
+                for h in rw["holders"]
+            ],
+        )
         self._table(
             "Latches and barriers",
             ["kind", "name", "state", "broken", "waiting", "parties with a lease"],
@@ -397,9 +462,18 @@ class Command(BaseCommand):
         self._table(
             "Rate limits: busiest keys (this minute and the last)",
             ["limiter", "policies", "key", "hits", "remaining now", "retry after"],
-            [[x["name"], x["policies"], x["key"], x["hits"], _dash(x.get("remaining")), _span(x.get("retry_after"))]
-             for x in data["rate_limits"]],
-        )  # fmt: skip
+            [
+                [
+                    x["name"],
+                    x["policies"],
+                    x["key"],
+                    x["hits"],
+                    _dash(x.get("remaining")),
+                    _span(x.get("retry_after")),
+                ]
+                for x in data["rate_limits"]
+            ],
+        )
         self._table(
             "Queues",
             ["queue", "ready", "delayed", "processing", "dead", "oldest ready", "state"],
@@ -419,9 +493,18 @@ class Command(BaseCommand):
         self._table(
             "Workers",
             ["worker", "queues", "current", "last heartbeat", "ok/failed/dead", "state"],
-            [[w["id"], ",".join(w["queues"]), ",".join(w["current"]) or "-", _ago(w["heartbeat_age"]),
-              f"{w['ok']}/{w['failed']}/{w['dead_lettered']}", "DEAD" if w["dead"] else "alive"] for w in data["workers"]],
-        )  # fmt: skip
+            [
+                [
+                    w["id"],
+                    ",".join(w["queues"]),
+                    ",".join(w["current"]) or "-",
+                    _ago(w["heartbeat_age"]),
+                    f"{w['ok']}/{w['failed']}/{w['dead_lettered']}",
+                    "DEAD" if w["dead"] else "alive",
+                ]
+                for w in data["workers"]
+            ],
+        )
         now = data["server_time_ms"]
         for election in data["leaders"]:
             lead = election["leader"]
@@ -433,14 +516,25 @@ class Command(BaseCommand):
             self._table(
                 f"Leader of {election['election']!r}: {who}",
                 ["job", "schedule", "runs", "outcome", "last run", "took", "next due"],
-                [[j["name"], j.get("schedule", "-"), j.get("runs", 0), j.get("outcome", "-"), _when(j.get("last_start"), now),
-                  _span(j["duration"] / 1000 if isinstance(j.get("duration"), int) else None),
-                  "paused" if j.get("paused") else _when(j.get("next_due"), now)]
-                 for j in election["jobs"]],
-            )  # fmt: skip
+                [
+                    [
+                        j["name"],
+                        j.get("schedule", "-"),
+                        j.get("runs", 0),
+                        j.get("outcome", "-"),
+                        _when(j.get("last_start"), now),
+                        _span(j["duration"] / 1000 if isinstance(j.get("duration"), int) else None),
+                        "paused" if j.get("paused") else _when(j.get("next_due"), now),
+                    ]
+                    for j in election["jobs"]
+                ],
+            )
         for what, count in sorted(data.get("unreadable", {}).items()):
-            self._write(f"Skipped {count} unreadable record(s) of {what}: Redis holds there what redcoord "
-                        "did not write (see the log)", self.style.WARNING)  # fmt: skip
+            self._write(
+                f"Skipped {count} unreadable record(s) of {what}: Redis holds there what redcoord "
+                "did not write (see the log)",
+                self.style.WARNING,
+            )
 
     def _schedule(self, options: dict[str, Any]) -> None:
         """``redcoord schedule JOB``: show the versions; with --every/--cron/--param edit, with --revert revert."""
@@ -463,8 +557,11 @@ class Command(BaseCommand):
         jobs = autodiscover()
         job = jobs.get(options["job"])
         if job is None:  # a usage error (exit 2), as every bad argument here
-            raise CommandError(f"no periodic job named {options['job']!r}; registered jobs: "
-                               f"{', '.join(sorted(jobs)) or 'none'}", returncode=2)  # fmt: skip
+            raise CommandError(
+                f"no periodic job named {options['job']!r}; registered jobs: "
+                f"{', '.join(sorted(jobs)) or 'none'}",
+                returncode=2,
+            )
         editing = options["every"] is not None or options["cron"] is not None or options["param"]
         try:
             every = _seconds_option(options["every"], "--every")
@@ -479,8 +576,10 @@ class Command(BaseCommand):
                 if not sep:
                     raise ValueError(f"--param takes NAME=VALUE, not {item!r}")
                 if name not in declared:
-                    raise ValueError(f"job {job.name!r} has no argument {name!r} an edit may set; it has "
-                                     f"{', '.join(sorted(declared)) or 'none'}")  # fmt: skip
+                    raise ValueError(
+                        f"job {job.name!r} has no argument {name!r} an edit may set; it has "
+                        f"{', '.join(sorted(declared)) or 'none'}"
+                    )
                 if (
                     name in params
                 ):  # (the last one silently winning hides a typo in a long command line)
@@ -500,23 +599,36 @@ class Command(BaseCommand):
         except CoordinationUnavailable as exc:
             if not exc.sent:
                 raise
-            raise CommandError(f"{printable(exc)}; unknown whether Redis stored the edit: `manage.py redcoord "
-                               f"schedule {job.name}` lists the versions kept") from exc  # fmt: skip
+            raise CommandError(
+                f"{printable(exc)}; unknown whether Redis stored the edit: `manage.py redcoord "
+                f"schedule {job.name}` lists the versions kept"
+            ) from exc
         if options["revert"]:
-            self._write(f"job {job.name}: version {stored.version}: back to the code's schedule ({job.schedule}), "
-                        f"in force from {_when(stored.since_ms, now_ms())}")  # fmt: skip
+            self._write(
+                f"job {job.name}: version {stored.version}: back to the code's schedule ({job.schedule}), "
+                f"in force from {_when(stored.since_ms, now_ms())}"
+            )
         elif editing:
             label = read_versions(election, job.name).current.label(job)
-            self._write(f"job {job.name}: version {stored.version}: {label}, "
-                        f"in force from {_when(stored.since_ms, now_ms())}")  # fmt: skip
+            self._write(
+                f"job {job.name}: version {stored.version}: {label}, "
+                f"in force from {_when(stored.since_ms, now_ms())}"
+            )
         versions = read_versions(election, job.name)
         self._table(
             f"Schedule of {job.name!r} (the code's: {job.schedule}; arguments it declares: "
             f"{', '.join(f'{p.name}={p.default!r}' for p in editable_params(job).values()) or 'none'})",
             ["version", "schedule and arguments", "in force from", "by"],
-            [[v.version, "the code's" if v.version == 0 or v.revert else (v.label(job) or job.schedule),
-              _when(v.since_ms, now_ms()) if v.since_ms else "-", v.by or "-"] for v in reversed(versions.kept)],
-        )  # fmt: skip
+            [
+                [
+                    v.version,
+                    "the code's" if v.version == 0 or v.revert else (v.label(job) or job.schedule),
+                    _when(v.since_ms, now_ms()) if v.since_ms else "-",
+                    v.by or "-",
+                ]
+                for v in reversed(versions.kept)
+            ],
+        )
 
     def _table(self, title: str, header: list[str], rows: list[list[Any]]) -> None:
         cells = [[printable(c) for c in header]] + [[printable(c) for c in row] for row in rows]

@@ -139,8 +139,11 @@ class Command(BaseCommand):
                     election, job, _slot_ms(job, options.get("slot")), options.get("expires")
                 )
             elif options.get("pause") or options.get("resume"):
-                self._pause(election, _registered(jobs, options.get("pause") or options["resume"]),
-                            pause=bool(options.get("pause")))  # fmt: skip
+                self._pause(
+                    election,
+                    _registered(jobs, options.get("pause") or options["resume"]),
+                    pause=bool(options.get("pause")),
+                )
             else:
                 metrics = serve_metrics_for(options)
                 try:
@@ -189,9 +192,14 @@ class Command(BaseCommand):
         scheduler = Scheduler(election, jobs.values(), wakeup=wakeup)
         log.info(
             "run_leader: %s campaigning in election %r (lease %g s, renew deadline %g s, retry %g s) "
-            "with %d job(s)", election.identity, election.name, election.lease,
-            election.renew_deadline, election.retry_period, len(jobs),
-        )  # fmt: skip
+            "with %d job(s)",
+            election.identity,
+            election.name,
+            election.lease,
+            election.renew_deadline,
+            election.retry_period,
+            len(jobs),
+        )
         try:
             election.start()
             while not stopping.is_set():
@@ -220,8 +228,11 @@ class Command(BaseCommand):
                 )
             left = scheduler.wait_idle(timeout, abort=force)
             if left:
-                log.warning("run_leader: exiting with %d job(s) still running: %s",
-                            len(left), ", ".join(run.job.name for run in left))  # fmt: skip
+                log.warning(
+                    "run_leader: exiting with %d job(s) still running: %s",
+                    len(left),
+                    ", ".join(run.job.name for run in left),
+                )
             try:
                 election.resign()
             except CoordinationUnavailable as exc:
@@ -235,8 +246,13 @@ class Command(BaseCommand):
 
     # -- --run JOB -----------------------------------------------------------------------
 
-    def _run_one(self, election: LeaderElection, jobs: dict[str, schedule.Job], name: str,
-                 slot_ms: int | None = None) -> None:  # fmt: skip
+    def _run_one(
+        self,
+        election: LeaderElection,
+        jobs: dict[str, schedule.Job],
+        name: str,
+        slot_ms: int | None = None,
+    ) -> None:
         job = _registered(jobs, name)
         if not election.campaign():
             current = election.current()
@@ -267,11 +283,21 @@ class Command(BaseCommand):
 
     # -- --request JOB, --pause JOB, --resume JOB ------------------------------------------
 
-    def _request(self, election: LeaderElection, job: schedule.Job, slot_ms: int | None,
-                 expires: float | None) -> None:  # fmt: skip
+    def _request(
+        self,
+        election: LeaderElection,
+        job: schedule.Job,
+        slot_ms: int | None,
+        expires: float | None,
+    ) -> None:
         expires = DEFAULT_REQUEST_TTL if expires is None else expires
-        request_id = request_run(election, job.name, None if slot_ms is None else slot_ms / 1000,
-                                 expires=expires, by=election.identity)  # fmt: skip
+        request_id = request_run(
+            election,
+            job.name,
+            None if slot_ms is None else slot_ms / 1000,
+            expires=expires,
+            by=election.identity,
+        )
         what = f"a run of {job.name}" + ("" if slot_ms is None else f" for slot {_when(slot_ms)}")
         current = election.current()
         if current is None:
@@ -285,12 +311,18 @@ class Command(BaseCommand):
     def _pause(self, election: LeaderElection, job: schedule.Job, *, pause: bool) -> None:
         if pause:
             done = pause_job(election, job.name)
-            self.stdout.write(f"job {job.name}: paused; its slots are skipped until `run_leader --resume {job.name}`"
-                              if done else f"job {job.name}: already paused")  # fmt: skip
+            self.stdout.write(
+                f"job {job.name}: paused; its slots are skipped until `run_leader --resume {job.name}`"
+                if done
+                else f"job {job.name}: already paused"
+            )
         else:
             done = resume_job(election, job.name)
-            self.stdout.write(f"job {job.name}: resumed; it runs again from its next slot"
-                              if done else f"job {job.name}: was not paused")  # fmt: skip
+            self.stdout.write(
+                f"job {job.name}: resumed; it runs again from its next slot"
+                if done
+                else f"job {job.name}: was not paused"
+            )
 
     # -- --list --------------------------------------------------------------------------
 
@@ -324,10 +356,18 @@ class Command(BaseCommand):
             outcome = state.get("outcome", "-")
             if state.get("error"):
                 outcome = f"{outcome}: {state['error'][:60]}"
-            rows.append((
-                name, schedule, misfire, "paused" if "paused" in state else _when(next_due), _when(state.get("last_slot")), outcome,
-                str(state.get("runs", 0)), "yes" if state.get("running") else "-",
-            ))  # fmt: skip
+            rows.append(
+                (
+                    name,
+                    schedule,
+                    misfire,
+                    "paused" if "paused" in state else _when(next_due),
+                    _when(state.get("last_slot")),
+                    outcome,
+                    str(state.get("runs", 0)),
+                    "yes" if state.get("running") else "-",
+                )
+            )
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
             self.stdout.write(
@@ -344,8 +384,10 @@ class Command(BaseCommand):
             self.stdout.write(f"pending run requests ({len(requests)}):")
             for r in requests:
                 slot = "" if r.slot_ms is None else f" for slot {_when(r.slot_ms)}"
-                self.stdout.write(f"  {r.id}  {r.job}{slot}, asked by {r.by} at {_when(r.requested_ms)}, "
-                                  f"expires {_when(r.expires_ms)}")  # fmt: skip
+                self.stdout.write(
+                    f"  {r.id}  {r.job}{slot}, asked by {r.by} at {_when(r.requested_ms)}, "
+                    f"expires {_when(r.expires_ms)}"
+                )
 
 
 def _registered(jobs: dict[str, schedule.Job], name: str) -> schedule.Job:

@@ -83,8 +83,12 @@ class Command(BaseCommand):
             ):  # tasks whose commit found Redis away (django_redcoord.outbox)
                 from ...outbox.drain import drain_until
 
-                threading.Thread(target=drain_until, args=(backend, lambda: worker.stopping),
-                                 name="redcoord-outbox", daemon=True).start()  # fmt: skip
+                threading.Thread(
+                    target=drain_until,
+                    args=(backend, lambda: worker.stopping),
+                    name="redcoord-outbox",
+                    daemon=True,
+                ).start()
             metrics = serve_metrics_for(options)
             previous = {
                 s: signal.signal(s, lambda *_: worker.stop())

@@ -73,15 +73,24 @@ class Fleet:
         self._sampler = threading.Thread(target=self._sample, daemon=True)
 
     def spawn(self, n: int = 1, **settings: str) -> None:
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.leader_settings",
-               "REDCOORD_REDIS_URL": self.url, "REDCOORD_KEY_PREFIX": PREFIX, **settings}  # fmt: skip
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.leader_settings",
+            "REDCOORD_REDIS_URL": self.url,
+            "REDCOORD_KEY_PREFIX": PREFIX,
+            **settings,
+        }
         for _ in range(n):
             name = f"p{len(self.procs)}"
             with open(self.logs / f"{name}.log", "w") as log:
                 self.procs[name] = subprocess.Popen(
                     [sys.executable, "manage.py", "run_leader", "--identity", name],
-                    cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                )  # fmt: skip
+                    cwd=ROOT,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
         if not self._sampler.is_alive():
             self._sampler.start()
 
@@ -299,8 +308,15 @@ def believer(index: int, url: str, bypass: bool, seconds: float, ready) -> int:
     """index 1 leads first, then believes it leads forever without renewing (a paused
     leader that resumed); index 0 is elected once that record expires. Both tick."""
     client = client_from_url(url)
-    election = LeaderElection("nc", lease=LEASE, renew_deadline=RENEW_DEADLINE, retry_period=RETRY,
-                              identity=f"n{index}", client=client, prefix="nc")  # fmt: skip
+    election = LeaderElection(
+        "nc",
+        lease=LEASE,
+        renew_deadline=RENEW_DEADLINE,
+        retry_period=RETRY,
+        identity=f"n{index}",
+        client=client,
+        prefix="nc",
+    )
     job = Job(
         "tick", lambda: _record_run(url, "nc:slots"), EVERY_MS, None, None, 0.0, False, "catchup"
     )

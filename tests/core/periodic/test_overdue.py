@@ -33,8 +33,15 @@ T0 = 1_700_000_000.0  # as in test_scheduler: a multiple of 10 s
 
 
 def elect(client, identity="a"):
-    election = LeaderElection("sched", lease=60, renew_deadline=40, retry_period=1, identity=identity,
-                              client=client, prefix="t")  # fmt: skip
+    election = LeaderElection(
+        "sched",
+        lease=60,
+        renew_deadline=40,
+        retry_period=1,
+        identity=identity,
+        client=client,
+        prefix="t",
+    )
     assert election.campaign()
     return election
 

@@ -40,8 +40,14 @@ def test_periodic_registers_and_returns_the_function_unchanged():
     def refresh():
         return 42
 
-    decorated = periodic(every=timedelta(minutes=5), timeout=30, jitter=2, overlap=True,
-                         misfire="catchup", name="refresh")(refresh)  # fmt: skip
+    decorated = periodic(
+        every=timedelta(minutes=5),
+        timeout=30,
+        jitter=2,
+        overlap=True,
+        misfire="catchup",
+        name="refresh",
+    )(refresh)
     try:
         assert decorated is refresh and refresh() == 42
         job = get_jobs()["refresh"]
@@ -291,7 +297,12 @@ def test_cron_slots_across_fall_back_in_new_york(settings):
     for _ in range(4):
         slots.append(half.next_slot(slots[-1]))
     assert [local(s, NY).strftime("%H:%M%z") for s in slots] == [
-        "01:00-0400", "01:30-0400", "01:00-0500", "01:30-0500", "02:00-0500"]  # fmt: skip
+        "01:00-0400",
+        "01:30-0400",
+        "01:00-0500",
+        "01:30-0500",
+        "02:00-0500",
+    ]
     assert {b - a for a, b in pairwise(slots)} == {1_800_000}
     due, older = half.due_slots(slots[0] - 1, slots[-1])
     assert due == slots and older == 0

@@ -28,8 +28,15 @@ from .test_scheduler import T0, Recorder, at, drive, leader, state
 
 
 def standby(client, identity="b", name="sched"):
-    return LeaderElection(name, lease=60, renew_deadline=40, retry_period=1, identity=identity,
-                          client=client, prefix="t")  # fmt: skip
+    return LeaderElection(
+        name,
+        lease=60,
+        renew_deadline=40,
+        retry_period=1,
+        identity=identity,
+        client=client,
+        prefix="t",
+    )
 
 
 def test_a_request_runs_once_on_the_current_leader_with_the_slot_it_names(redis_client):
@@ -100,8 +107,15 @@ def campaigning_scheduler(index, url, stop, handover, handed):
     client = client_from_url(url)
     _record_run.client = client
     job = Job("rn.job", _record_run, 3_600_000, None, None, 0.0, False, "coalesce")
-    election = LeaderElection("runnow", lease=1.5, renew_deadline=1.0, retry_period=0.25, identity=f"p{index}",
-                              client=client, prefix="rn")  # fmt: skip
+    election = LeaderElection(
+        "runnow",
+        lease=1.5,
+        renew_deadline=1.0,
+        retry_period=0.25,
+        identity=f"p{index}",
+        client=client,
+        prefix="rn",
+    )
     scheduler = Scheduler(election, [job], request_interval=0.02)
     election.start()
     try:
@@ -127,8 +141,9 @@ def test_each_request_runs_exactly_once_with_two_leader_processes_and_a_handover
         multiproc.start(campaigning_scheduler, redis_url, stop, handover, handed, index=i)
         for i in range(2)
     ]
-    election = LeaderElection("runnow", lease=1.5, renew_deadline=1.0, retry_period=0.25, client=redis_client,
-                              prefix="rn")  # fmt: skip
+    election = LeaderElection(
+        "runnow", lease=1.5, renew_deadline=1.0, retry_period=0.25, client=redis_client, prefix="rn"
+    )
     try:
         deadline = time.monotonic() + 10
         while read_leader(election.keys, redis_client) is None and time.monotonic() < deadline:

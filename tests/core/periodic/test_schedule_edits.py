@@ -36,8 +36,15 @@ from .test_periodic import make_job
 
 
 def leader(client, identity="a", name="sched"):
-    election = LeaderElection(name, lease=60, renew_deadline=40, retry_period=1, identity=identity,
-                              client=client, prefix="t")  # fmt: skip
+    election = LeaderElection(
+        name,
+        lease=60,
+        renew_deadline=40,
+        retry_period=1,
+        identity=identity,
+        client=client,
+        prefix="t",
+    )
     assert election.campaign()
     return election
 
@@ -295,9 +302,11 @@ def test_old_slots_due_before_the_edit_still_run_and_each_version_keeps_its_wind
     successor = leader(redis_client, identity="b")
     now = two.since_ms + 1100
     drive(Scheduler(successor, [job]), now / 1000)
-    expected = ([(s, 1, "code") for s in grid(200, last, one.since_ms)]
-                + [(s, 2, "code") for s in grid(300, one.since_ms, two.since_ms)]
-                + [(s, 3, "code") for s in grid(250, two.since_ms, now)])  # fmt: skip
+    expected = (
+        [(s, 1, "code") for s in grid(200, last, one.since_ms)]
+        + [(s, 2, "code") for s in grid(300, one.since_ms, two.since_ms)]
+        + [(s, 3, "code") for s in grid(250, two.since_ms, now)]
+    )
     assert body.runs == expected
     assert len(body.slots) == len(set(body.slots))
 
@@ -333,8 +342,10 @@ def test_a_leader_with_a_stale_read_of_the_edits_is_refused_and_reads_again(redi
         "of schedule version 0 refused (version 1 is the newest): reading the edits again"
         in caplog.text
     )
-    assert body.runs == ([(s, 1, "code") for s in grid(200, last, stored.since_ms)]
-                         + [(s, 9, "code") for s in grid(300, stored.since_ms, now)])  # fmt: skip
+    assert body.runs == (
+        [(s, 1, "code") for s in grid(200, last, stored.since_ms)]
+        + [(s, 9, "code") for s in grid(300, stored.since_ms, now)]
+    )
 
 
 def test_the_claim_checks_the_version_window(redis_client):

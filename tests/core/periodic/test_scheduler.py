@@ -17,8 +17,15 @@ T0 = 1_700_000_000.0  # seconds since the epoch; a multiple of 10 s
 
 
 def leader(client, identity="a", name="sched"):
-    election = LeaderElection(name, lease=60, renew_deadline=40, retry_period=1, identity=identity,
-                              client=client, prefix="t")  # fmt: skip
+    election = LeaderElection(
+        name,
+        lease=60,
+        renew_deadline=40,
+        retry_period=1,
+        identity=identity,
+        client=client,
+        prefix="t",
+    )
     assert election.campaign()
     return election
 

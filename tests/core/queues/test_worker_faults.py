@@ -124,13 +124,24 @@ def _run_worker_process(url, *args, socket_timeout="0.5"):
     import sys
     from pathlib import Path
 
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.worker_settings", "REDCOORD_REDIS_URL": url,
-           "REDCOORD_KEY_PREFIX": "test", "REDCOORD_SOCKET_TIMEOUT": socket_timeout,
-           "REDCOORD_CONNECT_TIMEOUT": "0.5", "DEMO_DB_PATH": ":memory:"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.worker_settings",
+        "REDCOORD_REDIS_URL": url,
+        "REDCOORD_KEY_PREFIX": "test",
+        "REDCOORD_SOCKET_TIMEOUT": socket_timeout,
+        "REDCOORD_CONNECT_TIMEOUT": "0.5",
+        "DEMO_DB_PATH": ":memory:",
+    }
     return subprocess.Popen(
-        [sys.executable, "manage.py", "run_worker", *args], cwd=Path(__file__).resolve().parents[3],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, text=True,
-    )  # fmt: skip
+        [sys.executable, "manage.py", "run_worker", *args],
+        cwd=Path(__file__).resolve().parents[3],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        text=True,
+    )
 
 
 def _enqueue_and_wait(url, n, label, timeout=20):

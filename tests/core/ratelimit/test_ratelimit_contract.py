@@ -143,8 +143,11 @@ def test_policy_text_is_checked():
         "window",
         "concurrency",
     ]
-    for bad, message in [("10/x", "unknown period"), ("5/s;window;burst=9", "unknown option|no burst"),
-                         ("concurrency=2 & concurrency=3", "at most one concurrency")]:  # fmt: skip
+    for bad, message in [
+        ("10/x", "unknown period"),
+        ("5/s;window;burst=9", "unknown option|no burst"),
+        ("concurrency=2 & concurrency=3", "at most one concurrency"),
+    ]:
         with pytest.raises(ValueError, match=message):
             RateLimiter(bad)
 

@@ -91,8 +91,12 @@ def _hammer(redis_url, redis_client, policy, seconds, *, unsafe=False, limit=0):
     start_at = (
         start + 2.0
     )  # room for 16 Pythons to start on a loaded machine; a late one just begins late
-    procs = [multiproc.start(hammer, redis_url, policy, seconds, skews[i], unsafe, limit, start_at, index=i)
-             for i in range(16)]  # fmt: skip
+    procs = [
+        multiproc.start(
+            hammer, redis_url, policy, seconds, skews[i], unsafe, limit, start_at, index=i
+        )
+        for i in range(16)
+    ]
     try:
         results = [p.result(seconds + 60) for p in procs]
     finally:

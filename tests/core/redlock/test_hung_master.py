@@ -122,8 +122,10 @@ def test_forty_threads_with_a_hung_master(three):
     )
     assert len(durations) >= 40
     median = statistics.median(durations)
-    print(f"\n40 threads, one master SIGSTOPped: {len(durations)} acquire+release, median {median * 1000:.1f} ms, "
-          f"p90 {statistics.quantiles(durations, n=10)[-1] * 1000:.1f} ms")  # fmt: skip
+    print(
+        f"\n40 threads, one master SIGSTOPped: {len(durations)} acquire+release, median {median * 1000:.1f} ms, "
+        f"p90 {statistics.quantiles(durations, n=10)[-1] * 1000:.1f} ms"
+    )
     assert median < 1.0, f"median acquire+release took {median:.2f} s with one master hung"
 
 

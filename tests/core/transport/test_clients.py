@@ -52,10 +52,24 @@ def test_a_queue_and_a_worker(any_client):
 
 
 def test_an_election(any_client):
-    election = LeaderElection(HOSTILE, lease=3, renew_deadline=2, retry_period=0.5, identity="me|you",
-                              client=any_client, prefix="c")  # fmt: skip
-    other = LeaderElection(HOSTILE, lease=3, renew_deadline=2, retry_period=0.5, identity="other",
-                           client=any_client, prefix="c")  # fmt: skip
+    election = LeaderElection(
+        HOSTILE,
+        lease=3,
+        renew_deadline=2,
+        retry_period=0.5,
+        identity="me|you",
+        client=any_client,
+        prefix="c",
+    )
+    other = LeaderElection(
+        HOSTILE,
+        lease=3,
+        renew_deadline=2,
+        retry_period=0.5,
+        identity="other",
+        client=any_client,
+        prefix="c",
+    )
     assert election.campaign() and not other.campaign()
     current = election.current()
     assert (current.identity, current.term) == ("me|you", election.term)

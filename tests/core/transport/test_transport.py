@@ -166,9 +166,11 @@ def test_a_client_with_retries_is_not_retried_silently(redis_servers):
     from redis.retry import Retry
 
     client = redis.Redis.from_url(
-        server.url, socket_timeout=0.3, retry=Retry(ConstantBackoff(0.5), 5),
+        server.url,
+        socket_timeout=0.3,
+        retry=Retry(ConstantBackoff(0.5), 5),
         retry_on_error=[redis.ConnectionError, redis.TimeoutError],
-    )  # fmt: skip
+    )
     command(client, "PING", operation="test")
     server.pause()
     try:

@@ -37,13 +37,19 @@ MIDDLEWARE = [
 ]
 SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"  # no session table writes
 # No CsrfViewMiddleware: the admin's views (ours included) must protect themselves (admin_view)
-TEMPLATES = [{
-    "BACKEND": "django.template.backends.django.DjangoTemplates",
-    "APP_DIRS": True,
-    "OPTIONS": {"context_processors": ["django.template.context_processors.request",
-                                       "django.contrib.auth.context_processors.auth",
-                                       "django.contrib.messages.context_processors.messages"]},
-}]  # fmt: skip
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
 STATIC_URL = "/static/"
 
 DATABASES = {

@@ -85,10 +85,14 @@ def ping(request):
 
 def whoami(request):
     """What the server saw: REMOTE_ADDR (absent, empty or an address) and the forwarded header."""
-    return JsonResponse({"remote_addr": request.META.get("REMOTE_ADDR"),
-                         "forwarded": request.META.get("HTTP_X_FORWARDED_FOR"),
-                         "user": request.user.username if request.user.is_authenticated else None,
-                         "pid": os.getpid()})  # fmt: skip
+    return JsonResponse(
+        {
+            "remote_addr": request.META.get("REMOTE_ADDR"),
+            "forwarded": request.META.get("HTTP_X_FORWARDED_FOR"),
+            "user": request.user.username if request.user.is_authenticated else None,
+            "pid": os.getpid(),
+        }
+    )
 
 
 def sign_in(request, username):

@@ -58,8 +58,11 @@ class ClusterCtx:
         for node in self.topology.primaries():
             admin = redis.Redis(port=node.port, socket_timeout=5)
             try:
-                slots.update(key_slot(as_text(k)) for k in admin.scan_iter(f"{self.prefix}:*", count=1000)
-                             if ":index:" not in as_text(k))  # fmt: skip
+                slots.update(
+                    key_slot(as_text(k))
+                    for k in admin.scan_iter(f"{self.prefix}:*", count=1000)
+                    if ":index:" not in as_text(k)
+                )
             finally:
                 admin.close()
         assert slots, "the adapter's setup wrote no key"
@@ -310,15 +313,31 @@ class Elections:
         return found
 
 
-ADAPTERS = {"lock": Holds(LOCK), "semaphore": Holds(SEMAPHORE), "rwlock": Holds(RWLOCK), "latch": Latches(),
-            "barrier": Barriers(), "event": Events(), "signal": Signals(), "topic": Topics(),
-            "ratelimiter": Limiters(), "queue": Queues(), "election": Elections()}  # fmt: skip
+ADAPTERS = {
+    "lock": Holds(LOCK),
+    "semaphore": Holds(SEMAPHORE),
+    "rwlock": Holds(RWLOCK),
+    "latch": Latches(),
+    "barrier": Barriers(),
+    "event": Events(),
+    "signal": Signals(),
+    "topic": Topics(),
+    "ratelimiter": Limiters(),
+    "queue": Queues(),
+    "election": Elections(),
+}
 
 for _primitive, _adapter in ADAPTERS.items():
-    cell(_primitive, "cluster-slot-migration", f"{_adapter.what} on the half-migrated slot succeeds or is refused "
-         "with nothing sent and succeeds once the slot moved (never a raw error or an outage claim); nothing held, "
-         "counted or queued is lost; waiting parties get what they wait for")(
-        lambda ctx, a=_adapter: _run(ctx, a, "cluster-slot-migration"))  # fmt: skip
-    cell(_primitive, "cluster-failover", f"after a coordinated failover of the slot's primary, {_adapter.what} works; "
-         "nothing held, counted or queued is lost; parties blocked on the old primary ride it out")(
-        lambda ctx, a=_adapter: _run(ctx, a, "cluster-failover"))  # fmt: skip
+    cell(
+        _primitive,
+        "cluster-slot-migration",
+        f"{_adapter.what} on the half-migrated slot succeeds or is refused "
+        "with nothing sent and succeeds once the slot moved (never a raw error or an outage claim); nothing held, "
+        "counted or queued is lost; waiting parties get what they wait for",
+    )(lambda ctx, a=_adapter: _run(ctx, a, "cluster-slot-migration"))
+    cell(
+        _primitive,
+        "cluster-failover",
+        f"after a coordinated failover of the slot's primary, {_adapter.what} works; "
+        "nothing held, counted or queued is lost; parties blocked on the old primary ride it out",
+    )(lambda ctx, a=_adapter: _run(ctx, a, "cluster-failover"))

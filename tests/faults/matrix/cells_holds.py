@@ -190,8 +190,10 @@ def connection_kill(ctx: Ctx, spec: HoldKind) -> list[str]:
     _release(a, found, "the holder after its connection was killed")
     status, value = waiter.outcome(6.0)
     if status != "ok" or value is not True:
-        found.append(f"the waiter whose connection was killed did not get the released hold: {status} "
-                     f"{describe(value) if isinstance(value, BaseException) else value}")  # fmt: skip
+        found.append(
+            f"the waiter whose connection was killed did not get the released hold: {status} "
+            f"{describe(value) if isinstance(value, BaseException) else value}"
+        )
     else:
         _grows(found, b.token, first, "after the connection kill")
         if waiter.ended_at - released > 3.0:
@@ -216,8 +218,10 @@ def connection_kill(ctx: Ctx, spec: HoldKind) -> list[str]:
         _release(a, found, "the holder (async run)")
         status, value = waiter.outcome(6.0)
         if (status, value) != ("ok", True):
-            found.append(f"(async) the waiter whose connection was killed: {status} "
-                         f"{describe(value) if isinstance(value, BaseException) else value}")  # fmt: skip
+            found.append(
+                f"(async) the waiter whose connection was killed: {status} "
+                f"{describe(value) if isinstance(value, BaseException) else value}"
+            )
     return found
 
 
@@ -287,8 +291,10 @@ def holder_killed(ctx: Ctx, spec: HoldKind, *, stop: bool) -> list[str]:
     if _acquire(b, found, "a party after the holder was struck"):
         took = time.monotonic() - struck
         if took > LEASE + 1.5:
-            found.append(f"the hold of a {'stopped' if stop else 'killed'} holder was free only after {took:.1f} s "
-                         f"(lease {LEASE:g} s)")  # fmt: skip
+            found.append(
+                f"the hold of a {'stopped' if stop else 'killed'} holder was free only after {took:.1f} s "
+                f"(lease {LEASE:g} s)"
+            )
         _grows(found, b.token, theirs, "after the holder's lease ran out")
     else:
         found.append("the hold of a struck holder was never granted again")
@@ -361,8 +367,10 @@ async def _async_pool_exhausted(
         try:
             await a.arelease()
         except Exception as exc:
-            found.append(f"(async) the holder's release failed while {waiters} tasks waited on a pool of {pool}: "
-                         f"{describe(exc)}")  # fmt: skip
+            found.append(
+                f"(async) the holder's release failed while {waiters} tasks waited on a pool of {pool}: "
+                f"{describe(exc)}"
+            )
         done, pending = await asyncio.wait(tasks, timeout=15)
         for task in pending:
             task.cancel()
@@ -412,26 +420,54 @@ def _register(spec: HoldKind, what: str) -> None:
         return register
 
     if not spec.quorum:
-        cell(k, "restart-with-data", f"the {what} stays held: nobody else gets it; the holder's release works; the "
-             "next grant's token is larger")(lambda ctx: restart_with_data(ctx, spec))  # fmt: skip
-        cell(k, "restart-without-data", f"the holder's release raises LockLost; a new acquirer gets the {what} with "
-             "a strictly larger fencing token; the stale release leaves the new hold alone",
-             smoke=True)(lambda ctx: restart_without_data(ctx, spec))  # fmt: skip
-        cell(k, "paused-server", "acquire raises CoordinationUnavailable within the socket timeout (+1 s), never "
-             "hangs or grants; afterwards the holder still holds, its release works, tokens grow")(
-            lambda ctx: paused_server(ctx, spec))  # fmt: skip
-    cell(k, "connection-kill", f"a waiter whose connection is killed (CLIENT KILL) keeps waiting and gets the {what} "
-         "when it is released (within 3 s), with a larger token")(lambda ctx: connection_kill(ctx, spec))  # fmt: skip
-    cell(k, "holder-sigkill", f"a SIGKILLed holder's {what} is free within its lease (+0.5 s); the next token is "
-         "larger")(lambda ctx: holder_killed(ctx, spec, stop=False))  # fmt: skip
-    cell(k, "holder-sigstop", f"a holder SIGSTOPped past its lease loses the {what} to the next party (larger "
-         "token); resumed, its release raises LockLost and leaves the new hold alone")(
-        lambda ctx: holder_killed(ctx, spec, stop=True))  # fmt: skip
-    cell(k, "pool-exhaustion", "12 waiters on a pool of 6 (and, for the lock, 40 asyncio tasks on a pool of 10): the holder's release succeeds, waiters get the hold one "
-         "at a time or are refused with an error that names the pool (not an outage, not a raw error)")(
-        lambda ctx: pool_exhausted(ctx, spec))  # fmt: skip
-    cell(k, "hostile-names", "a name with every allowed character: acquire, hand-off to a waiter, release; every key "
-         "carries the name as its hash tag")(lambda ctx: hostile_names(ctx, spec))  # fmt: skip
+        cell(
+            k,
+            "restart-with-data",
+            f"the {what} stays held: nobody else gets it; the holder's release works; the "
+            "next grant's token is larger",
+        )(lambda ctx: restart_with_data(ctx, spec))
+        cell(
+            k,
+            "restart-without-data",
+            f"the holder's release raises LockLost; a new acquirer gets the {what} with "
+            "a strictly larger fencing token; the stale release leaves the new hold alone",
+            smoke=True,
+        )(lambda ctx: restart_without_data(ctx, spec))
+        cell(
+            k,
+            "paused-server",
+            "acquire raises CoordinationUnavailable within the socket timeout (+1 s), never "
+            "hangs or grants; afterwards the holder still holds, its release works, tokens grow",
+        )(lambda ctx: paused_server(ctx, spec))
+    cell(
+        k,
+        "connection-kill",
+        f"a waiter whose connection is killed (CLIENT KILL) keeps waiting and gets the {what} "
+        "when it is released (within 3 s), with a larger token",
+    )(lambda ctx: connection_kill(ctx, spec))
+    cell(
+        k,
+        "holder-sigkill",
+        f"a SIGKILLed holder's {what} is free within its lease (+0.5 s); the next token is larger",
+    )(lambda ctx: holder_killed(ctx, spec, stop=False))
+    cell(
+        k,
+        "holder-sigstop",
+        f"a holder SIGSTOPped past its lease loses the {what} to the next party (larger "
+        "token); resumed, its release raises LockLost and leaves the new hold alone",
+    )(lambda ctx: holder_killed(ctx, spec, stop=True))
+    cell(
+        k,
+        "pool-exhaustion",
+        "12 waiters on a pool of 6 (and, for the lock, 40 asyncio tasks on a pool of 10): the holder's release succeeds, waiters get the hold one "
+        "at a time or are refused with an error that names the pool (not an outage, not a raw error)",
+    )(lambda ctx: pool_exhausted(ctx, spec))
+    cell(
+        k,
+        "hostile-names",
+        "a name with every allowed character: acquire, hand-off to a waiter, release; every key "
+        "carries the name as its hash tag",
+    )(lambda ctx: hostile_names(ctx, spec))
 
 
 _register(LOCK, "lock")
@@ -443,16 +479,25 @@ _register(REDLOCK, "quorum lock")
 # -- Redlock's own: one master of three restarts or hangs ------------------------------------
 
 
-@cell("redlock", "restart-with-data", "one master restarted with its AOF: the lock stays held on all three; "
-      "nobody else gets it; the holder's release works; the next token is larger")  # fmt: skip
+@cell(
+    "redlock",
+    "restart-with-data",
+    "one master restarted with its AOF: the lock stays held on all three; "
+    "nobody else gets it; the holder's release works; the next token is larger",
+)
 def redlock_restart_with_data(ctx: Ctx) -> list[str]:
     REDLOCK.prepare(ctx)
     return restart_with_data(ctx, REDLOCK)
 
 
-@cell("redlock", "restart-without-data", "a granting master restarts empty while another was down at the grant: "
-      "no second grant while the first holder's lock is valid (the restarted master refuses grants for one "
-      "max TTL); later grants have larger tokens", smoke=True)  # fmt: skip
+@cell(
+    "redlock",
+    "restart-without-data",
+    "a granting master restarts empty while another was down at the grant: "
+    "no second grant while the first holder's lock is valid (the restarted master refuses grants for one "
+    "max TTL); later grants have larger tokens",
+    smoke=True,
+)
 def redlock_restart_without_data(ctx: Ctx) -> list[str]:
     REDLOCK.prepare(ctx)
     found: list[str] = []
@@ -468,8 +513,10 @@ def redlock_restart_without_data(ctx: Ctx) -> list[str]:
     b = REDLOCK.make(ctx, "r", ttl=10.0)
     try:
         if b.acquire():
-            found.append(f"granted twice: a second holder got the lock (token {b.token}) while the first "
-                         f"(token {a.token}) held it for {a.validity:.1f} s more")  # fmt: skip
+            found.append(
+                f"granted twice: a second holder got the lock (token {b.token}) while the first "
+                f"(token {a.token}) held it for {a.validity:.1f} s more"
+            )
             b.release()
     except Exception as exc:
         if (problem := raw_error(exc)) is not None:
@@ -482,9 +529,13 @@ def redlock_restart_without_data(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("redlock", "paused-server", "one master of three hung (SIGSTOP): a free lock (TTL 2 s, socket timeout 5 s) is "
-      "granted by the other two within 1 s (not held up by the hung one), a held one is refused as busy, not QuorumNotReached; "
-      "afterwards the holder's release works and tokens grow")  # fmt: skip
+@cell(
+    "redlock",
+    "paused-server",
+    "one master of three hung (SIGSTOP): a free lock (TTL 2 s, socket timeout 5 s) is "
+    "granted by the other two within 1 s (not held up by the hung one), a held one is refused as busy, not QuorumNotReached; "
+    "afterwards the holder's release works and tokens grow",
+)
 def redlock_paused_master(ctx: Ctx) -> list[str]:
     REDLOCK.prepare(ctx)
     found = paused_server(ctx, REDLOCK)

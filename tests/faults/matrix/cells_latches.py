@@ -67,8 +67,12 @@ def _expect(party: Party, want: Any, found: list[str], what: str, timeout: float
 # -- latch ----------------------------------------------------------------------------------
 
 
-@cell("latch", "restart-with-data", "the count is kept: a waiter across the restart (re-issuing its wait) "
-      "opens after the remaining count-down, not before, not broken")  # fmt: skip
+@cell(
+    "latch",
+    "restart-with-data",
+    "the count is kept: a waiter across the restart (re-issuing its wait) "
+    "opens after the remaining count-down, not before, not broken",
+)
 def latch_restart_with_data(ctx: Ctx) -> list[str]:
     found: list[str] = []
     latch(ctx).count_down()
@@ -99,8 +103,10 @@ def latch_data_loss(ctx: Ctx, make: Any = None) -> list[str]:
     _expect(waiter, LatchBroken, found, "a waiter after the data loss", 8.0)
     try:
         opened = make(ctx).count_down()
-        found.append(f"a count-down after the data loss was accepted (opened: {opened}): the latch started again "
-                     "silently at its initial count")  # fmt: skip
+        found.append(
+            f"a count-down after the data loss was accepted (opened: {opened}): the latch started again "
+            "silently at its initial count"
+        )
     except LatchBroken:
         pass
     except Exception as exc:
@@ -113,13 +119,21 @@ def latch_data_loss(ctx: Ctx, make: Any = None) -> list[str]:
     return found
 
 
-cell("latch", "restart-without-data", "the loss is detected: waiters raise LatchBroken with a reason (never wait "
-     "forever), count-downs raise LatchBroken; never a silent restart at the initial count",
-     smoke=True)(latch_data_loss)  # fmt: skip
+cell(
+    "latch",
+    "restart-without-data",
+    "the loss is detected: waiters raise LatchBroken with a reason (never wait "
+    "forever), count-downs raise LatchBroken; never a silent restart at the initial count",
+    smoke=True,
+)(latch_data_loss)
 
 
-@cell("latch", "connection-kill", "a waiter whose connection is killed keeps waiting and opens on the last "
-      "count-down (the blip is ridden out, no CoordinationUnavailable)")  # fmt: skip
+@cell(
+    "latch",
+    "connection-kill",
+    "a waiter whose connection is killed keeps waiting and opens on the last "
+    "count-down (the blip is ridden out, no CoordinationUnavailable)",
+)
 def latch_connection_kill(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiter = Party(lambda: latch(ctx).wait(8.0))
@@ -139,8 +153,12 @@ def latch_connection_kill(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("latch", "paused-server", "a count-down during the pause raises CoordinationUnavailable (nothing counted "
-      "twice); a waiter opens after the resume or raises CoordinationUnavailable; the count is kept, not broken")  # fmt: skip
+@cell(
+    "latch",
+    "paused-server",
+    "a count-down during the pause raises CoordinationUnavailable (nothing counted "
+    "twice); a waiter opens after the resume or raises CoordinationUnavailable; the count is kept, not broken",
+)
 def latch_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiter = Party(lambda: latch(ctx).wait(8.0))
@@ -166,8 +184,9 @@ def latch_paused(ctx: Ctx) -> list[str]:
 
 
 def _latch_party_process(index: int, url: str, prefix: str, report: Any, go: Any) -> str:
-    party = CountDownLatch("k", 2, ttl=LEASE, client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT),
-                           prefix=prefix).party()  # fmt: skip
+    party = CountDownLatch(
+        "k", 2, ttl=LEASE, client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT), prefix=prefix
+    ).party()
     party.join()
     report.put("joined")
     go.wait(60)
@@ -206,26 +225,44 @@ def latch_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     return found
 
 
-cell("latch", "holder-sigkill", "a SIGKILLed party (joined, not counted down) breaks the latch: every waiter raises "
-     "LatchBroken within its lease (+0.5 s)")(lambda ctx: latch_holder(ctx, stop=False))  # fmt: skip
-cell("latch", "holder-sigstop", "a party SIGSTOPped past its lease breaks the latch within the lease; resumed, its "
-     "count-down raises LatchBroken (or LockLost: its lease is gone), it never counts")(
-    lambda ctx: latch_holder(ctx, stop=True))  # fmt: skip
+cell(
+    "latch",
+    "holder-sigkill",
+    "a SIGKILLed party (joined, not counted down) breaks the latch: every waiter raises "
+    "LatchBroken within its lease (+0.5 s)",
+)(lambda ctx: latch_holder(ctx, stop=False))
+cell(
+    "latch",
+    "holder-sigstop",
+    "a party SIGSTOPped past its lease breaks the latch within the lease; resumed, its "
+    "count-down raises LatchBroken (or LockLost: its lease is gone), it never counts",
+)(lambda ctx: latch_holder(ctx, stop=True))
 
 
-@cell("latch", "pool-exhaustion", "12 waiters on a pool of 6: the opening count-down on the same pool succeeds; "
-      "waiters open or are refused with an error naming the pool (not an outage)")  # fmt: skip
+@cell(
+    "latch",
+    "pool-exhaustion",
+    "12 waiters on a pool of 6: the opening count-down on the same pool succeeds; "
+    "waiters open or are refused with an error naming the pool (not an outage)",
+)
 def latch_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=6)
-    found, outcomes = pool_exhaustion(ctx, [lambda: latch(ctx, count=1, client=shared).wait(8.0)] * 12,
-                                      lambda: latch(ctx, count=1, client=shared).count_down())  # fmt: skip
+    found, outcomes = pool_exhaustion(
+        ctx,
+        [lambda: latch(ctx, count=1, client=shared).wait(8.0)] * 12,
+        lambda: latch(ctx, count=1, client=shared).count_down(),
+    )
     if not any(o == ("ok", True) for o in outcomes):
         found.append(f"no waiter opened: {outcomes}")
     return found
 
 
-@cell("latch", "hostile-names", "a name with every allowed character: join, count down, wait; the keys carry the "
-      "name as their hash tag")  # fmt: skip
+@cell(
+    "latch",
+    "hostile-names",
+    "a name with every allowed character: join, count down, wait; the keys carry the "
+    "name as their hash tag",
+)
 def latch_names(ctx: Ctx) -> list[str]:
     found: list[str] = []
     name = hostile("latch")
@@ -257,8 +294,12 @@ def _tripped(parties: list[Party], found: list[str], what: str, timeout: float =
         )
 
 
-@cell("barrier", "restart-with-data", "parties that arrived before the restart are kept: the last arrival trips it "
-      "and every party returns its own index")  # fmt: skip
+@cell(
+    "barrier",
+    "restart-with-data",
+    "parties that arrived before the restart are kept: the last arrival trips it "
+    "and every party returns its own index",
+)
 def barrier_restart_with_data(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiting = _arrivals(ctx, 2)
@@ -269,8 +310,13 @@ def barrier_restart_with_data(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("barrier", "restart-without-data", "the loss is detected: the parties waiting raise BarrierBroken (never "
-      "wait forever, never trip with a party missing)", smoke=True)  # fmt: skip
+@cell(
+    "barrier",
+    "restart-without-data",
+    "the loss is detected: the parties waiting raise BarrierBroken (never "
+    "wait forever, never trip with a party missing)",
+    smoke=True,
+)
 def barrier_data_loss(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiting = _arrivals(ctx, 2)
@@ -280,8 +326,12 @@ def barrier_data_loss(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("barrier", "connection-kill", "parties whose connections are killed keep waiting; the last arrival trips "
-      "it for all (the blip is ridden out, the barrier is not broken)")  # fmt: skip
+@cell(
+    "barrier",
+    "connection-kill",
+    "parties whose connections are killed keep waiting; the last arrival trips "
+    "it for all (the blip is ridden out, the barrier is not broken)",
+)
 def barrier_connection_kill(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiting = _arrivals(ctx, 2)
@@ -300,8 +350,12 @@ def barrier_connection_kill(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("barrier", "paused-server", "never trips with a party missing: either every party passes with its own index, "
-      "or every party raises (BarrierBroken or CoordinationUnavailable)")  # fmt: skip
+@cell(
+    "barrier",
+    "paused-server",
+    "never trips with a party missing: either every party passes with its own index, "
+    "or every party raises (BarrierBroken or CoordinationUnavailable)",
+)
 def barrier_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiting = _arrivals(ctx, 2)
@@ -362,18 +416,31 @@ def barrier_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     return found
 
 
-cell("barrier", "holder-sigkill", "a SIGKILLed party that arrived breaks the barrier: the others raise BarrierBroken "
-     "within its lease (+0.5 s)")(lambda ctx: barrier_holder(ctx, stop=False))  # fmt: skip
-cell("barrier", "holder-sigstop", "a party SIGSTOPped past its lease breaks the barrier within the lease; resumed, "
-     "it raises BarrierBroken too (it never passes alone)")(lambda ctx: barrier_holder(ctx, stop=True))  # fmt: skip
+cell(
+    "barrier",
+    "holder-sigkill",
+    "a SIGKILLed party that arrived breaks the barrier: the others raise BarrierBroken "
+    "within its lease (+0.5 s)",
+)(lambda ctx: barrier_holder(ctx, stop=False))
+cell(
+    "barrier",
+    "holder-sigstop",
+    "a party SIGSTOPped past its lease breaks the barrier within the lease; resumed, "
+    "it raises BarrierBroken too (it never passes alone)",
+)(lambda ctx: barrier_holder(ctx, stop=True))
 
 
-@cell("barrier", "pool-exhaustion", "12 parties on a pool of 6: none passes with a party missing; each passes or "
-      "raises our error (BarrierBroken, or a refusal naming the pool), never an outage or a raw error")  # fmt: skip
+@cell(
+    "barrier",
+    "pool-exhaustion",
+    "12 parties on a pool of 6: none passes with a party missing; each passes or "
+    "raises our error (BarrierBroken, or a refusal naming the pool), never an outage or a raw error",
+)
 def barrier_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=6)
-    found, outcomes = pool_exhaustion(ctx, [lambda: barrier(ctx, parties=12, client=shared).wait(5.0)] * 12,
-                                      lambda: None)  # fmt: skip
+    found, outcomes = pool_exhaustion(
+        ctx, [lambda: barrier(ctx, parties=12, client=shared).wait(5.0)] * 12, lambda: None
+    )
     passed = [v for s, v in outcomes if s == "ok"]
     if passed and len(passed) != 12:
         found.append(
@@ -385,8 +452,12 @@ def barrier_pool(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("barrier", "hostile-names", "a name with every allowed character: two parties meet; the keys carry the name "
-      "as their hash tag")  # fmt: skip
+@cell(
+    "barrier",
+    "hostile-names",
+    "a name with every allowed character: two parties meet; the keys carry the name "
+    "as their hash tag",
+)
 def barrier_names(ctx: Ctx) -> list[str]:
     found: list[str] = []
     name = hostile("barrier")

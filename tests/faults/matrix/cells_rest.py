@@ -64,8 +64,12 @@ def ratelimiter_restart_with_data(ctx: Ctx) -> list[str]:
     )
 
 
-@cell("ratelimiter", "restart-without-data", "starts fresh (the budget is forgotten, documented), without an "
-      "error", smoke=True)  # fmt: skip
+@cell(
+    "ratelimiter",
+    "restart-without-data",
+    "starts fresh (the budget is forgotten, documented), without an error",
+    smoke=True,
+)
 def ratelimiter_data_loss(ctx: Ctx) -> list[str]:
     _allowed(ctx, 4)
     ctx.restart(keep_data=False)
@@ -80,8 +84,12 @@ def ratelimiter_data_loss(ctx: Ctx) -> list[str]:
     )
 
 
-@cell("ratelimiter", "connection-kill", "a hit after its connection was killed is decided normally (a limiter never "
-      "blocks: nothing to ride out), counted once")  # fmt: skip
+@cell(
+    "ratelimiter",
+    "connection-kill",
+    "a hit after its connection was killed is decided normally (a limiter never "
+    "blocks: nothing to ride out), counted once",
+)
 def ratelimiter_connection_kill(ctx: Ctx) -> list[str]:
     lim = limiter(ctx)
     first = lim.hit("k").allowed
@@ -94,8 +102,12 @@ def ratelimiter_connection_kill(ctx: Ctx) -> list[str]:
     return [] if got == [True, True, True, False] else [f"the hits around the kill gave {got}"]
 
 
-@cell("ratelimiter", "paused-server", "a hit during the pause raises CoordinationUnavailable within the socket "
-      "timeout (+1 s; the caller fails open or closed); afterwards hits are decided and nothing was counted twice")  # fmt: skip
+@cell(
+    "ratelimiter",
+    "paused-server",
+    "a hit during the pause raises CoordinationUnavailable within the socket "
+    "timeout (+1 s; the caller fails open or closed); afterwards hits are decided and nothing was counted twice",
+)
 def ratelimiter_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
     lim = limiter(ctx)
@@ -120,8 +132,12 @@ def ratelimiter_paused(ctx: Ctx) -> list[str]:
 
 
 def _slot_process(index: int, url: str, prefix: str, report: Any, go: Any) -> str:
-    lim = RateLimiter(f"concurrency=1;lease={LEASE:g}", name="c", client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT),
-                      prefix=prefix)  # fmt: skip
+    lim = RateLimiter(
+        f"concurrency=1;lease={LEASE:g}",
+        name="c",
+        client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT),
+        prefix=prefix,
+    )
     decision = lim.hit("k")
     report.put(decision.allowed)
     go.wait(60)
@@ -159,15 +175,25 @@ def ratelimiter_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     return found
 
 
-cell("ratelimiter", "holder-sigkill", "the concurrency slot of a SIGKILLed holder comes back within its lease "
-     "(+0.5 s)")(lambda ctx: ratelimiter_holder(ctx, stop=False))  # fmt: skip
-cell("ratelimiter", "holder-sigstop", "the slot of a holder SIGSTOPped past its lease goes to the next request; the "
-     "resumed holder's release returns False and does not free the new holder's slot")(
-    lambda ctx: ratelimiter_holder(ctx, stop=True))  # fmt: skip
+cell(
+    "ratelimiter",
+    "holder-sigkill",
+    "the concurrency slot of a SIGKILLed holder comes back within its lease (+0.5 s)",
+)(lambda ctx: ratelimiter_holder(ctx, stop=False))
+cell(
+    "ratelimiter",
+    "holder-sigstop",
+    "the slot of a holder SIGSTOPped past its lease goes to the next request; the "
+    "resumed holder's release returns False and does not free the new holder's slot",
+)(lambda ctx: ratelimiter_holder(ctx, stop=True))
 
 
-@cell("ratelimiter", "pool-exhaustion", "24 concurrent hits on a pool of 4: each is decided or refused with an error "
-      "naming the pool, never an outage or a raw error; no more pass than the policy allows")  # fmt: skip
+@cell(
+    "ratelimiter",
+    "pool-exhaustion",
+    "24 concurrent hits on a pool of 4: each is decided or refused with an error "
+    "naming the pool, never an outage or a raw error; no more pass than the policy allows",
+)
 def ratelimiter_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=4)
     lim = limiter(ctx, "10/m", client=shared)
@@ -179,8 +205,11 @@ def ratelimiter_pool(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("ratelimiter", "hostile-names", "limiter names and keys with every allowed character: counted per key; keys "
-      "tagged by the name")  # fmt: skip
+@cell(
+    "ratelimiter",
+    "hostile-names",
+    "limiter names and keys with every allowed character: counted per key; keys tagged by the name",
+)
 def ratelimiter_names(ctx: Ctx) -> list[str]:
     name = hostile("limiter")
     got = _allowed(ctx, 4, key=hostile("key"), name=name)
@@ -213,8 +242,12 @@ def _drain(
     return got
 
 
-@cell("queue", "restart-with-data", "no acknowledged push is lost: every message pushed and not acknowledged is "
-      "delivered after the restart (claimed ones once their consumer's timeout lapsed)")  # fmt: skip
+@cell(
+    "queue",
+    "restart-with-data",
+    "no acknowledged push is lost: every message pushed and not acknowledged is "
+    "delivered after the restart (claimed ones once their consumer's timeout lapsed)",
+)
 def queue_restart_with_data(ctx: Ctx) -> list[str]:
     q = queue(ctx)
     ids = [q.push({"i": i}) for i in range(20)]
@@ -234,8 +267,13 @@ def queue_restart_with_data(ctx: Ctx) -> list[str]:
     )
 
 
-@cell("queue", "restart-without-data", "what Redis held is lost (documented); pushing, claiming and acknowledging "
-      "go on without an error, and a stale acknowledgement raises nothing", smoke=True)  # fmt: skip
+@cell(
+    "queue",
+    "restart-without-data",
+    "what Redis held is lost (documented); pushing, claiming and acknowledging "
+    "go on without an error, and a stale acknowledgement raises nothing",
+    smoke=True,
+)
 def queue_data_loss(ctx: Ctx) -> list[str]:
     found: list[str] = []
     q = queue(ctx)
@@ -260,13 +298,21 @@ def _worker(
     ctx: Ctx, names: list[str], handled: list[Any], client: Any = None
 ) -> tuple[Worker, Party]:
     client = client or ctx.client()
-    worker = Worker([queue(ctx, n, client) for n in names], lambda m: handled.append(m.body), heartbeat=0.2,
-                    timeout=LEASE)  # fmt: skip
+    worker = Worker(
+        [queue(ctx, n, client) for n in names],
+        lambda m: handled.append(m.body),
+        heartbeat=0.2,
+        timeout=LEASE,
+    )
     return worker, Party(worker.run, "worker")
 
 
-@cell("queue", "connection-kill", "a worker idle on its wake list when its connections are killed keeps working: a "
-      "message pushed afterwards is handled within 2 s; the worker does not stop")  # fmt: skip
+@cell(
+    "queue",
+    "connection-kill",
+    "a worker idle on its wake list when its connections are killed keeps working: a "
+    "message pushed afterwards is handled within 2 s; the worker does not stop",
+)
 def queue_connection_kill(ctx: Ctx) -> list[str]:
     found: list[str] = []
     handled: list[Any] = []
@@ -289,8 +335,12 @@ def queue_connection_kill(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("queue", "paused-server", "a push during the pause raises CoordinationUnavailable (nothing half-done); an idle "
-      "worker rides out the pause and handles what is pushed after it")  # fmt: skip
+@cell(
+    "queue",
+    "paused-server",
+    "a push during the pause raises CoordinationUnavailable (nothing half-done); an idle "
+    "worker rides out the pause and handles what is pushed after it",
+)
 def queue_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
     handled: list[Any] = []
@@ -358,21 +408,37 @@ def queue_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     return found
 
 
-cell("queue", "holder-sigkill", "the messages a SIGKILLed consumer had claimed are delivered again once its "
-     "timeout lapses (at least once)")(lambda ctx: queue_holder(ctx, stop=False))  # fmt: skip
-cell("queue", "holder-sigstop", "the messages of a consumer SIGSTOPped past its timeout are delivered again; its "
-     "late acknowledgement raises nothing (a message may run twice, never zero times)")(
-    lambda ctx: queue_holder(ctx, stop=True))  # fmt: skip
+cell(
+    "queue",
+    "holder-sigkill",
+    "the messages a SIGKILLed consumer had claimed are delivered again once its "
+    "timeout lapses (at least once)",
+)(lambda ctx: queue_holder(ctx, stop=False))
+cell(
+    "queue",
+    "holder-sigstop",
+    "the messages of a consumer SIGSTOPped past its timeout are delivered again; its "
+    "late acknowledgement raises nothing (a message may run twice, never zero times)",
+)(lambda ctx: queue_holder(ctx, stop=True))
 
 
-@cell("queue", "pool-exhaustion", "a worker with 8 threads on 3 queues on a pool of 6: pushes from the same pool "
-      "succeed and every message is handled; no error reads as an outage")  # fmt: skip
+@cell(
+    "queue",
+    "pool-exhaustion",
+    "a worker with 8 threads on 3 queues on a pool of 6: pushes from the same pool "
+    "succeed and every message is handled; no error reads as an outage",
+)
 def queue_pool(ctx: Ctx) -> list[str]:
     found: list[str] = []
     shared = ctx.client(max_connections=6)
     handled: list[Any] = []
-    worker = Worker([queue(ctx, n, shared) for n in ("q1", "q2", "q3")], lambda m: handled.append(m.body),
-                    concurrency=8, heartbeat=0.2, timeout=LEASE)  # fmt: skip
+    worker = Worker(
+        [queue(ctx, n, shared) for n in ("q1", "q2", "q3")],
+        lambda m: handled.append(m.body),
+        concurrency=8,
+        heartbeat=0.2,
+        timeout=LEASE,
+    )
     running = Party(worker.run, "worker")
     try:
         time.sleep(0.3)
@@ -397,8 +463,12 @@ def queue_pool(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("queue", "hostile-names", "queue names and message ids with every allowed character: push, claim, ack, dead "
-      "letters; keys tagged by the name")  # fmt: skip
+@cell(
+    "queue",
+    "hostile-names",
+    "queue names and message ids with every allowed character: push, claim, ack, dead "
+    "letters; keys tagged by the name",
+)
 def queue_names(ctx: Ctx) -> list[str]:
     name = hostile("queue")
     q = queue(ctx, name)
@@ -484,12 +554,21 @@ def election_data_loss(ctx: Ctx, make: Any = None) -> list[str]:
     return found
 
 
-cell("election", "restart-without-data", "terms only grow: the next leader's term is above the last one's; the old "
-     "leader's renewal fails (never two leaders)", smoke=True)(election_data_loss)  # fmt: skip
+cell(
+    "election",
+    "restart-without-data",
+    "terms only grow: the next leader's term is above the last one's; the old "
+    "leader's renewal fails (never two leaders)",
+    smoke=True,
+)(election_data_loss)
 
 
-@cell("election", "connection-kill", "a standby waiting (BLPOP) when its connection is killed rides it out and is "
-      "elected at once when the leader resigns, with a larger term")  # fmt: skip
+@cell(
+    "election",
+    "connection-kill",
+    "a standby waiting (BLPOP) when its connection is killed rides it out and is "
+    "elected at once when the leader resigns, with a larger term",
+)
 def election_connection_kill(ctx: Ctx) -> list[str]:
     a, b = election(ctx, identity="a"), election(ctx, identity="b")
     a.campaign()
@@ -509,8 +588,12 @@ def election_connection_kill(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("election", "paused-server", "the leader stops believing it leads by its renew deadline (before its lease can "
-      "expire): never two leaders at once; after the resume exactly one leads and terms never go down")  # fmt: skip
+@cell(
+    "election",
+    "paused-server",
+    "the leader stops believing it leads by its renew deadline (before its lease can "
+    "expire): never two leaders at once; after the resume exactly one leads and terms never go down",
+)
 def election_paused(ctx: Ctx) -> list[str]:
     a, b = election(ctx, identity="a"), election(ctx, identity="b")
     a.campaign()
@@ -544,8 +627,15 @@ def election_paused(ctx: Ctx) -> list[str]:
 
 
 def _leader_process(index: int, url: str, prefix: str, report: Any, go: Any) -> Any:
-    e = LeaderElection("k", 1.5, 1.0, 0.25, client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT), prefix=prefix,
-                       identity="struck")  # fmt: skip
+    e = LeaderElection(
+        "k",
+        1.5,
+        1.0,
+        0.25,
+        client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT),
+        prefix=prefix,
+        identity="struck",
+    )
     assert e.campaign()
     report.put(e.term)
     go.wait(60)
@@ -576,15 +666,25 @@ def election_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     return found
 
 
-cell("election", "holder-sigkill", "a standby takes over within the lease (+1 s) of a SIGKILLed leader, with a larger "
-     "term")(lambda ctx: election_holder(ctx, stop=False))  # fmt: skip
-cell("election", "holder-sigstop", "a leader SIGSTOPped past its lease is replaced (larger term); resumed, it no "
-     "longer believes it leads before any round trip (never two leaders acting in one term)")(
-    lambda ctx: election_holder(ctx, stop=True))  # fmt: skip
+cell(
+    "election",
+    "holder-sigkill",
+    "a standby takes over within the lease (+1 s) of a SIGKILLed leader, with a larger term",
+)(lambda ctx: election_holder(ctx, stop=False))
+cell(
+    "election",
+    "holder-sigstop",
+    "a leader SIGSTOPped past its lease is replaced (larger term); resumed, it no "
+    "longer believes it leads before any round trip (never two leaders acting in one term)",
+)(lambda ctx: election_holder(ctx, stop=True))
 
 
-@cell("election", "pool-exhaustion", "10 candidates waiting on a pool of 4: one leads, the others stand by; no "
-      "error reads as an outage")  # fmt: skip
+@cell(
+    "election",
+    "pool-exhaustion",
+    "10 candidates waiting on a pool of 4: one leads, the others stand by; no "
+    "error reads as an outage",
+)
 def election_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=4)
     leader = election(ctx, client=shared, identity="leader")
@@ -600,15 +700,20 @@ def election_pool(ctx: Ctx) -> list[str]:
                     leading.append(e.identity)
             e.wait(0.2)
 
-    found, _ = pool_exhaustion(ctx, [lambda e=e: stand_by(e) for e in candidates], lambda: leader.campaign(),
-                               settle=0.2)  # fmt: skip
+    found, _ = pool_exhaustion(
+        ctx, [lambda e=e: stand_by(e) for e in candidates], lambda: leader.campaign(), settle=0.2
+    )
     if leading:
         found.append(f"standbys were elected while the leader renewed: {leading}")
     return found
 
 
-@cell("election", "hostile-names", "an election and identity with every allowed character: elected, read back, "
-      "resigned; keys tagged by the name")  # fmt: skip
+@cell(
+    "election",
+    "hostile-names",
+    "an election and identity with every allowed character: elected, read back, "
+    "resigned; keys tagged by the name",
+)
 def election_names(ctx: Ctx) -> list[str]:
     name = hostile("election")
     e = election(ctx, name, identity=hostile("identity"))

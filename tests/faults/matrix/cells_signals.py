@@ -95,8 +95,13 @@ def event_restart_with_data(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("event", "restart-without-data", "the set is lost with the data (documented): the event reads not set, "
-      "nothing raises, a new set() wakes waiters", smoke=True)  # fmt: skip
+@cell(
+    "event",
+    "restart-without-data",
+    "the set is lost with the data (documented): the event reads not set, "
+    "nothing raises, a new set() wakes waiters",
+    smoke=True,
+)
 def event_data_loss(ctx: Ctx) -> list[str]:
     found: list[str] = []
     event(ctx).set()
@@ -135,8 +140,12 @@ def event_connection_kill(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("event", "paused-server", "set() during the pause raises CoordinationUnavailable; a waiter returns True "
-      "after the resume and set() (or raises CoordinationUnavailable); never a raw error")  # fmt: skip
+@cell(
+    "event",
+    "paused-server",
+    "set() during the pause raises CoordinationUnavailable; a waiter returns True "
+    "after the resume and set() (or raises CoordinationUnavailable); never a raw error",
+)
 def event_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiter = Party(lambda: event(ctx).wait(8.0))
@@ -157,12 +166,19 @@ for _n in ("holder-sigkill", "holder-sigstop"):
     )
 
 
-@cell("event", "pool-exhaustion", "12 waiters on a pool of 6: set() on the same pool succeeds; waiters return True "
-      "or are refused with an error naming the pool (not an outage)")  # fmt: skip
+@cell(
+    "event",
+    "pool-exhaustion",
+    "12 waiters on a pool of 6: set() on the same pool succeeds; waiters return True "
+    "or are refused with an error naming the pool (not an outage)",
+)
 def event_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=6)
-    found, outcomes = pool_exhaustion(ctx, [lambda: event(ctx, client=shared).wait(8.0)] * 12,
-                                      lambda: event(ctx, client=shared).set())  # fmt: skip
+    found, outcomes = pool_exhaustion(
+        ctx,
+        [lambda: event(ctx, client=shared).wait(8.0)] * 12,
+        lambda: event(ctx, client=shared).set(),
+    )
     if not any(o == ("ok", True) for o in outcomes):
         found.append(f"no waiter saw the set: {outcomes}")
     return found
@@ -214,8 +230,13 @@ def signal_restart_with_data(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("signal", "restart-without-data", "signals in flight are lost with the data (documented); the waiter raises "
-      "nothing, takes its place again and receives a signal sent afterwards", smoke=True)  # fmt: skip
+@cell(
+    "signal",
+    "restart-without-data",
+    "signals in flight are lost with the data (documented); the waiter raises "
+    "nothing, takes its place again and receives a signal sent afterwards",
+    smoke=True,
+)
 def signal_data_loss(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiter = Party(lambda: signal(ctx).wait(8.0))
@@ -227,8 +248,12 @@ def signal_data_loss(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("signal", "connection-kill", "a waiter whose connection is killed receives the signal sent meanwhile "
-      "(it waits in Redis), exactly once")  # fmt: skip
+@cell(
+    "signal",
+    "connection-kill",
+    "a waiter whose connection is killed receives the signal sent meanwhile "
+    "(it waits in Redis), exactly once",
+)
 def signal_connection_kill(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiter = Party(lambda: signal(ctx).wait(8.0))
@@ -246,8 +271,12 @@ def signal_connection_kill(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("signal", "paused-server", "send() during the pause raises CoordinationUnavailable; the waiter receives a "
-      "signal sent after the resume (or raises CoordinationUnavailable)")  # fmt: skip
+@cell(
+    "signal",
+    "paused-server",
+    "send() during the pause raises CoordinationUnavailable; the waiter receives a "
+    "signal sent after the resume (or raises CoordinationUnavailable)",
+)
 def signal_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
     waiter = Party(lambda: signal(ctx).wait(8.0))
@@ -300,18 +329,33 @@ def signal_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     return found
 
 
-cell("signal", "holder-sigkill", "a waiter that received a signal and was SIGKILLed leaves no key without a TTL; "
-     "the next send reaches a live waiter")(lambda ctx: signal_holder(ctx, stop=False))  # fmt: skip
-cell("signal", "holder-sigstop", "a waiter SIGSTOPped past its place is skipped: the send reaches a live waiter, "
-     "and the resumed one does not receive it too (exactly one)")(lambda ctx: signal_holder(ctx, stop=True))  # fmt: skip
+cell(
+    "signal",
+    "holder-sigkill",
+    "a waiter that received a signal and was SIGKILLed leaves no key without a TTL; "
+    "the next send reaches a live waiter",
+)(lambda ctx: signal_holder(ctx, stop=False))
+cell(
+    "signal",
+    "holder-sigstop",
+    "a waiter SIGSTOPped past its place is skipped: the send reaches a live waiter, "
+    "and the resumed one does not receive it too (exactly one)",
+)(lambda ctx: signal_holder(ctx, stop=True))
 
 
-@cell("signal", "pool-exhaustion", "12 waiters on a pool of 6: broadcast() on the same pool succeeds; waiters "
-      "receive it or are refused with an error naming the pool (not an outage)")  # fmt: skip
+@cell(
+    "signal",
+    "pool-exhaustion",
+    "12 waiters on a pool of 6: broadcast() on the same pool succeeds; waiters "
+    "receive it or are refused with an error naming the pool (not an outage)",
+)
 def signal_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=6)
-    found, outcomes = pool_exhaustion(ctx, [lambda: signal(ctx, client=shared).wait(8.0)] * 12,
-                                      lambda: signal(ctx, client=shared).broadcast("all"))  # fmt: skip
+    found, outcomes = pool_exhaustion(
+        ctx,
+        [lambda: signal(ctx, client=shared).wait(8.0)] * 12,
+        lambda: signal(ctx, client=shared).broadcast("all"),
+    )
     if not any(o == ("ok", "all") for o in outcomes):
         found.append(f"no waiter received the broadcast: {outcomes}")
     return found
@@ -343,8 +387,12 @@ def _receive_all(sub: Any, want: int, seconds: float = 5.0) -> list[Any]:
     return got
 
 
-@cell("topic", "restart-with-data", "no published message is lost: every unacknowledged message is delivered "
-      "again after the subscriber's lease; acknowledged ones are not")  # fmt: skip
+@cell(
+    "topic",
+    "restart-with-data",
+    "no published message is lost: every unacknowledged message is delivered "
+    "again after the subscriber's lease; acknowledged ones are not",
+)
 def topic_restart_with_data(ctx: Ctx) -> list[str]:
     found: list[str] = []
     t = topic(ctx)
@@ -386,12 +434,21 @@ def topic_data_loss(ctx: Ctx, make: Any = None) -> list[str]:
     return found
 
 
-cell("topic", "restart-without-data", "the group lost with the data is noticed: no raw redis error (NOGROUP); the "
-     "subscriber gets the messages published after the loss", smoke=True)(topic_data_loss)  # fmt: skip
+cell(
+    "topic",
+    "restart-without-data",
+    "the group lost with the data is noticed: no raw redis error (NOGROUP); the "
+    "subscriber gets the messages published after the loss",
+    smoke=True,
+)(topic_data_loss)
 
 
-@cell("topic", "connection-kill", "a receive() blocked when its connection is killed returns the message published "
-      "meanwhile (it is ridden out)")  # fmt: skip
+@cell(
+    "topic",
+    "connection-kill",
+    "a receive() blocked when its connection is killed returns the message published "
+    "meanwhile (it is ridden out)",
+)
 def topic_connection_kill(ctx: Ctx) -> list[str]:
     found: list[str] = []
     sub = topic(ctx).subscribe("g", "c1")
@@ -420,8 +477,12 @@ def topic_connection_kill(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("topic", "paused-server", "publish() during the pause raises CoordinationUnavailable (or succeeds after it); "
-      "a blocked receive returns the message published after the resume; nothing is lost")  # fmt: skip
+@cell(
+    "topic",
+    "paused-server",
+    "publish() during the pause raises CoordinationUnavailable (or succeeds after it); "
+    "a blocked receive returns the message published after the resume; nothing is lost",
+)
 def topic_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
     sub = topic(ctx).subscribe("g", "c1")
@@ -443,8 +504,9 @@ def topic_paused(ctx: Ctx) -> list[str]:
 
 
 def _topic_consumer_process(index: int, url: str, prefix: str, report: Any, go: Any) -> str:
-    sub = Topic("k", client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT), prefix=prefix).subscribe(
-        "g", "struck", lease=LEASE)  # fmt: skip
+    sub = Topic(
+        "k", client=client_from_url(url, socket_timeout=SOCKET_TIMEOUT), prefix=prefix
+    ).subscribe("g", "struck", lease=LEASE)
     sub.receive(timeout=0)
     report.put("subscribed")
     got = []
@@ -485,29 +547,47 @@ def topic_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     return found
 
 
-cell("topic", "holder-sigkill", "a message received by a SIGKILLed subscriber is delivered again (redelivered=True) "
-     "to the group's next receive within its lease (+0.5 s): at least once")(
-    lambda ctx: topic_holder(ctx, stop=False))  # fmt: skip
-cell("topic", "holder-sigstop", "a message of a subscriber SIGSTOPped past its lease is delivered again to another "
-     "subscriber; the late ack raises nothing")(lambda ctx: topic_holder(ctx, stop=True))  # fmt: skip
+cell(
+    "topic",
+    "holder-sigkill",
+    "a message received by a SIGKILLed subscriber is delivered again (redelivered=True) "
+    "to the group's next receive within its lease (+0.5 s): at least once",
+)(lambda ctx: topic_holder(ctx, stop=False))
+cell(
+    "topic",
+    "holder-sigstop",
+    "a message of a subscriber SIGSTOPped past its lease is delivered again to another "
+    "subscriber; the late ack raises nothing",
+)(lambda ctx: topic_holder(ctx, stop=True))
 
 
-@cell("topic", "pool-exhaustion", "12 blocked receives (different groups) on a pool of 6: publish() on the same "
-      "pool succeeds; receivers get the message or are refused with an error naming the pool (not an outage)")  # fmt: skip
+@cell(
+    "topic",
+    "pool-exhaustion",
+    "12 blocked receives (different groups) on a pool of 6: publish() on the same "
+    "pool succeeds; receivers get the message or are refused with an error naming the pool (not an outage)",
+)
 def topic_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=6)
     subs = [topic(ctx, client=shared).subscribe(f"g{i}", "c") for i in range(12)]
     for sub in subs:
         sub.receive(timeout=0)
-    found, outcomes = pool_exhaustion(ctx, [lambda s=s: [m.data for m in s.receive(timeout=8.0)] for s in subs],
-                                      lambda: topic(ctx, client=shared).publish("m"))  # fmt: skip
+    found, outcomes = pool_exhaustion(
+        ctx,
+        [lambda s=s: [m.data for m in s.receive(timeout=8.0)] for s in subs],
+        lambda: topic(ctx, client=shared).publish("m"),
+    )
     if not any(o == ("ok", ["m"]) for o in outcomes):
         found.append(f"no receiver got the message: {outcomes}")
     return found
 
 
-@cell("topic", "hostile-names", "topic, group and consumer names with every allowed character: publish, receive, "
-      "ack; keys tagged by the name")  # fmt: skip
+@cell(
+    "topic",
+    "hostile-names",
+    "topic, group and consumer names with every allowed character: publish, receive, "
+    "ack; keys tagged by the name",
+)
 def topic_names(ctx: Ctx) -> list[str]:
     found: list[str] = []
     name = hostile("topic")

@@ -43,9 +43,18 @@ except ImportError:
 def tasks_on(ctx: Ctx, **redcoord: Any) -> Iterator[Any]:
     """Django settings pointing the Tasks backend (and get_client(), which the tasks use to
     count their runs) at the cell's server, with the cell's prefix and short leases."""
-    options = {**settings.REDCOORD, "URL": ctx.url, "KEY_PREFIX": ctx.prefix, "SOCKET_TIMEOUT": SOCKET_TIMEOUT,
-               "CONNECT_TIMEOUT": SOCKET_TIMEOUT, "WORKER_HEARTBEAT": 0.2, "WORKER_TIMEOUT": LEASE,
-               "QUEUE_RETRY_DELAY": 0.01, "QUEUE_RETRY_MAX_DELAY": 0.02, **redcoord}  # fmt: skip
+    options = {
+        **settings.REDCOORD,
+        "URL": ctx.url,
+        "KEY_PREFIX": ctx.prefix,
+        "SOCKET_TIMEOUT": SOCKET_TIMEOUT,
+        "CONNECT_TIMEOUT": SOCKET_TIMEOUT,
+        "WORKER_HEARTBEAT": 0.2,
+        "WORKER_TIMEOUT": LEASE,
+        "QUEUE_RETRY_DELAY": 0.01,
+        "QUEUE_RETRY_MAX_DELAY": 0.02,
+        **redcoord,
+    }
     tasks = {
         "default": {
             "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
@@ -58,8 +67,14 @@ def tasks_on(ctx: Ctx, **redcoord: Any) -> Iterator[Any]:
 
 def _worker(backend: Any, *, concurrency: int = 1, burst: bool = False) -> tuple[Worker, Party]:
     """The worker ``run_worker`` builds (its runner as handler and write-behind), in a thread."""
-    worker = Worker([backend.queue(n) for n in sorted(backend.queues)], handler=None, heartbeat=0.2,
-                    timeout=LEASE, concurrency=concurrency, burst=burst)  # fmt: skip
+    worker = Worker(
+        [backend.queue(n) for n in sorted(backend.queues)],
+        handler=None,
+        heartbeat=0.2,
+        timeout=LEASE,
+        concurrency=concurrency,
+        burst=burst,
+    )
     worker.handler = worker.write_behind = TaskRunner(backend, worker.id)
     return worker, Party(worker.run, "task-worker")
 
@@ -124,9 +139,13 @@ def _common_setup(backend: Any, cancel_with: Any = cancel) -> tuple[list[Any], A
     return plain, unique, cancel_with(plain[1])
 
 
-@cell("task", "restart-with-data", "a cancel and a unique key survive the restart: the cancelled task never runs "
-      "and a repeated cancel answers the same; a duplicate enqueue still returns the holder; every other task "
-      "runs once and frees its key")  # fmt: skip
+@cell(
+    "task",
+    "restart-with-data",
+    "a cancel and a unique key survive the restart: the cancelled task never runs "
+    "and a repeated cancel answers the same; a duplicate enqueue still returns the holder; every other task "
+    "runs once and frees its key",
+)
 def task_restart_with_data(ctx: Ctx, cancel_with: Any = cancel) -> list[str]:
     found: list[str] = []
     client = ctx.client()
@@ -150,8 +169,13 @@ def task_restart_with_data(ctx: Ctx, cancel_with: Any = cancel) -> list[str]:
     return found
 
 
-@cell("task", "restart-without-data", "what Redis held is lost (documented): a lost task's result and cancel raise "
-      "TaskResultDoesNotExist, the unique key is free again, and tasks enqueued afterwards run once", smoke=True)  # fmt: skip
+@cell(
+    "task",
+    "restart-without-data",
+    "what Redis held is lost (documented): a lost task's result and cancel raise "
+    "TaskResultDoesNotExist, the unique key is free again, and tasks enqueued afterwards run once",
+    smoke=True,
+)
 def task_data_loss(ctx: Ctx) -> list[str]:
     found: list[str] = []
     client = ctx.client()
@@ -179,9 +203,13 @@ def task_data_loss(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("task", "connection-kill", "a Tasks worker idle on its wake list when its connections are killed goes on: "
-      "unique and plain tasks enqueued afterwards run once within 3 s, a delayed one cancelled never runs, "
-      "and no key is stranded")  # fmt: skip
+@cell(
+    "task",
+    "connection-kill",
+    "a Tasks worker idle on its wake list when its connections are killed goes on: "
+    "unique and plain tasks enqueued afterwards run once within 3 s, a delayed one cancelled never runs, "
+    "and no key is stranded",
+)
 def task_connection_kill(ctx: Ctx) -> list[str]:
     found: list[str] = []
     client = ctx.client()
@@ -203,16 +231,22 @@ def task_connection_kill(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("task", "paused-server", "an enqueue and a cancel during the pause raise CoordinationUnavailable (nothing "
-      "half-done: no record, no key, no message); after it, the same calls succeed and the tasks run once")  # fmt: skip
+@cell(
+    "task",
+    "paused-server",
+    "an enqueue and a cancel during the pause raise CoordinationUnavailable (nothing "
+    "half-done: no record, no key, no message); after it, the same calls succeed and the tasks run once",
+)
 def task_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
     client = ctx.client()
     with tasks_on(ctx) as backend:
         waiting = ct.counted.enqueue("waiting")
         resume = ctx.pause(PAUSE)
-        for what, call in (("a unique enqueue", lambda: ut.rebuild_report.enqueue(3)),
-                           ("a cancel", lambda: cancel(waiting))):  # fmt: skip
+        for what, call in (
+            ("a unique enqueue", lambda: ut.rebuild_report.enqueue(3)),
+            ("a cancel", lambda: cancel(waiting)),
+        ):
             try:
                 call()
                 found.append(f"{what} on a paused server succeeded")
@@ -297,15 +331,27 @@ def task_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     return found
 
 
-cell("task", "holder-sigkill", "the unique task of a SIGKILLed worker runs again once the lease lapses; its record "
-     "counts both deliveries and its key is freed when the second run ends")(lambda ctx: task_holder(ctx, stop=False))  # fmt: skip
-cell("task", "holder-sigstop", "the unique task of a worker SIGSTOPped past its lease runs again; cancelled while it "
-     "is stopped, its result reads FAILED (TaskCancelled) whatever the resumed worker reports, and its key is "
-     "freed")(lambda ctx: task_holder(ctx, stop=True))  # fmt: skip
+cell(
+    "task",
+    "holder-sigkill",
+    "the unique task of a SIGKILLed worker runs again once the lease lapses; its record "
+    "counts both deliveries and its key is freed when the second run ends",
+)(lambda ctx: task_holder(ctx, stop=False))
+cell(
+    "task",
+    "holder-sigstop",
+    "the unique task of a worker SIGSTOPped past its lease runs again; cancelled while it "
+    "is stopped, its result reads FAILED (TaskCancelled) whatever the resumed worker reports, and its key is "
+    "freed",
+)(lambda ctx: task_holder(ctx, stop=True))
 
 
-@cell("task", "pool-exhaustion", "a Tasks worker with 8 threads on a pool of 6, unique enqueues and cancels from "
-      "the same pool: every call succeeds (no error reads as an outage), 25 tasks run once, 5 cancelled never")  # fmt: skip
+@cell(
+    "task",
+    "pool-exhaustion",
+    "a Tasks worker with 8 threads on a pool of 6, unique enqueues and cancels from "
+    "the same pool: every call succeeds (no error reads as an outage), 25 tasks run once, 5 cancelled never",
+)
 def task_pool(ctx: Ctx) -> list[str]:
     found: list[str] = []
     client = ctx.client()
@@ -341,8 +387,12 @@ def task_pool(ctx: Ctx) -> list[str]:
     return found
 
 
-@cell("task", "hostile-names", "unique keys with every allowed character: held by one task, a duplicate returns "
-      "it, the run frees it; a task on a queue of hostile name is cancelled and never runs")  # fmt: skip
+@cell(
+    "task",
+    "hostile-names",
+    "unique keys with every allowed character: held by one task, a duplicate returns "
+    "it, the run frees it; a task on a queue of hostile name is cancelled and never runs",
+)
 def task_names(ctx: Ctx) -> list[str]:
     found: list[str] = []
     client = ctx.client()
@@ -360,8 +410,17 @@ def task_names(ctx: Ctx) -> list[str]:
             found.append("the task of the hostile unique key did not run once")
         found += _stranded(backend)
     name = hostile("queue")
-    with tasks_on(ctx) as backend, override_settings(TASKS={"default": {
-            "BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default", name]}}):  # fmt: skip
+    with (
+        tasks_on(ctx) as backend,
+        override_settings(
+            TASKS={
+                "default": {
+                    "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+                    "QUEUES": ["default", name],
+                }
+            }
+        ),
+    ):
         backend = task_backends_for("default")
         result = ct.counted.using(queue_name=name).enqueue("hostile")
         if cancel(result) != Cancel.REMOVED:
@@ -435,12 +494,18 @@ def _register_cluster_cells() -> None:
     from .cells_cluster import _run
 
     adapter = Tasks()
-    cell("task", "cluster-slot-migration", f"{adapter.what} on the half-migrated slot succeed or are refused with "
-         "nothing sent and succeed once the slot moved; every task not cancelled runs once, no key is stranded")(
-        lambda ctx: _run(ctx, adapter, "cluster-slot-migration"))  # fmt: skip
-    cell("task", "cluster-failover", f"after a coordinated failover of the queue's primary, {adapter.what} work; "
-         "every task not cancelled runs once, the cancelled never, no key is stranded")(
-        lambda ctx: _run(ctx, adapter, "cluster-failover"))  # fmt: skip
+    cell(
+        "task",
+        "cluster-slot-migration",
+        f"{adapter.what} on the half-migrated slot succeed or are refused with "
+        "nothing sent and succeed once the slot moved; every task not cancelled runs once, no key is stranded",
+    )(lambda ctx: _run(ctx, adapter, "cluster-slot-migration"))
+    cell(
+        "task",
+        "cluster-failover",
+        f"after a coordinated failover of the queue's primary, {adapter.what} work; "
+        "every task not cancelled runs once, the cancelled never, no key is stranded",
+    )(lambda ctx: _run(ctx, adapter, "cluster-failover"))
 
 
 _register_cluster_cells()

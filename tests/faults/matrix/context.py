@@ -152,8 +152,14 @@ class Ctx:
                 pass
 
 
-def pool_exhaustion(ctx: Any, parties: list[Callable[[], Any]], finisher: Callable[[], Any], *,
-                    settle: float = 0.5, bound: float = 15.0) -> tuple[list[str], list[tuple[str, Any]]]:  # fmt: skip
+def pool_exhaustion(
+    ctx: Any,
+    parties: list[Callable[[], Any]],
+    finisher: Callable[[], Any],
+    *,
+    settle: float = 0.5,
+    bound: float = 15.0,
+) -> tuple[list[str], list[tuple[str, Any]]]:
     """Run ``parties`` at once (threads sharing one small-pool client), then ``finisher``
     (the call that serves them: a release, a count-down, a set...) on the same client.
 

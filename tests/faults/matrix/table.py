@@ -17,8 +17,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-PRIMITIVES = ("lock", "semaphore", "rwlock", "latch", "barrier", "event", "signal", "topic", "ratelimiter",
-              "queue", "task", "election", "redlock")  # fmt: skip
+PRIMITIVES = (
+    "lock",
+    "semaphore",
+    "rwlock",
+    "latch",
+    "barrier",
+    "event",
+    "signal",
+    "topic",
+    "ratelimiter",
+    "queue",
+    "task",
+    "election",
+    "redlock",
+)
 
 #: the nemeses on one server, then the Cluster's own
 NEMESES = (

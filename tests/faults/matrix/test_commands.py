@@ -86,8 +86,11 @@ def _scenario(bench: Bench, nemeses: list) -> None:
             30,
             f"a task enqueued after {nemesis.__name__} to run",
         )
-        wait_for(lambda h=healed: any(r["start"] > h for r in entries(bench.oracle, RUNS_KEY)), 20,
-                 f"the periodic job to run again after {nemesis.__name__}")  # fmt: skip
+        wait_for(
+            lambda h=healed: any(r["start"] > h for r in entries(bench.oracle, RUNS_KEY)),
+            20,
+            f"the periodic job to run again after {nemesis.__name__}",
+        )
         after = [r["term"] for r in entries(bench.oracle, RUNS_KEY) if r["start"] > healed]
         assert min(after) >= before, (
             f"the term went down after {nemesis.__name__}: {before} -> {after}"
@@ -107,8 +110,11 @@ def _bench(tmp_path, sut, oracle_server, topology: dict | None = None) -> Bench:
     env = bench.env
 
     def with_topology(**extra: str) -> dict[str, str]:
-        return env(DJANGO_SETTINGS_MODULE="tests.faults.matrix.settings", FAULTS_TOPOLOGY=json.dumps(topology or {}),
-                   **extra)  # fmt: skip
+        return env(
+            DJANGO_SETTINGS_MODULE="tests.faults.matrix.settings",
+            FAULTS_TOPOLOGY=json.dumps(topology or {}),
+            **extra,
+        )
 
     bench.env = with_topology  # type: ignore[method-assign]
     return bench
@@ -148,8 +154,12 @@ def test_sentinel(tmp_path, sentinel_topology, oracle_server):
     client.close()
     sentinel = {k: v for k, v in sentinel_topology.config["SENTINEL"].items() if v is not None}
     sentinel["HOSTS"] = [list(h) for h in sentinel["HOSTS"]]
-    bench = _bench(tmp_path, SimpleNamespace(url=sentinel_topology.master_url, port=port), oracle_server,
-                   {"SENTINEL": sentinel})  # fmt: skip
+    bench = _bench(
+        tmp_path,
+        SimpleNamespace(url=sentinel_topology.master_url, port=port),
+        oracle_server,
+        {"SENTINEL": sentinel},
+    )
 
     def pause():
         _pause_port(port, 2.0)
@@ -169,8 +179,12 @@ def test_cluster(tmp_path, cluster_topology, oracle_server):
     cluster_topology.wait_ok()
     cluster_topology.flush()
     first = cluster_topology.nodes[0]
-    bench = _bench(tmp_path, SimpleNamespace(url=first.url, port=first.port), oracle_server,
-                   {"CLUSTER": {"NODES": cluster_topology.urls[:2]}})  # fmt: skip
+    bench = _bench(
+        tmp_path,
+        SimpleNamespace(url=first.url, port=first.port),
+        oracle_server,
+        {"CLUSTER": {"NODES": cluster_topology.urls[:2]}},
+    )
     assert len({key_slot(KeyBuilder("faults").queue(q).wake) for q in QUEUES}) == 2, (
         "the queues share a slot"
     )
