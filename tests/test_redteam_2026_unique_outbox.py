@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the outbox fixture is imported from tests/test_task_outbox.py
 """Red team: unique tasks and the task outbox, attacked as production would.
 
 Invariants checked: a key never has two live tasks in skip mode with until='finished'; a key is
@@ -28,6 +29,7 @@ from django_redcoord.tasks.unique import TaskDuplicate
 from tests import redteam_unique_tasks as rt
 from tests.redis_servers import RedisServer
 from tests.task_workers import start_worker, stop, wait_for, worker_env
+from tests.test_task_outbox import outbox  # noqa: F401 - the fixture
 
 try:
     from django.tasks import TaskResultStatus
@@ -98,20 +100,9 @@ def _replaced(result):
 
 
 @pytest.fixture
-def outbox(settings):
-    settings.TASKS = {
-        "default": {
-            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
-            "QUEUES": ["default", "receipts"],
-            "OPTIONS": {"OUTBOX": True},
-        },
-    }
-    return task_backends_for("default")
-
-
-@pytest.fixture
 def aof_server(settings):
-    """A server of our own, with AOF, which the test may stop, pause or restart."""
+    """A server of our own, with AOF, which the test may stop, pause or restart (a shorter socket
+    timeout than tests/test_task_outbox.py's: these tests pause it)."""
     server = RedisServer(extra=("--appendonly", "yes", "--appendfsync", "always")).start()
     settings.REDCOORD = {
         "URL": server.url,
