@@ -87,6 +87,69 @@ def _ours_tasks(slot: int, options: dict[str, Any]) -> Runner:
     return lambda stop: worker.run()
 
 
+def _ours_floor(slot: int, options: dict[str, Any]) -> Runner:
+    """The core ``Worker`` on the core queue, whose handler makes only the calls Django's Tasks
+    API asks of any backend's worker per task: a ``TaskResult``, the ``task_started`` and
+    ``task_finished`` signals (with the receivers the Tasks framework connects: its log lines),
+    ``close_old_connections()`` before and after, and the task's own call. No result record,
+    no claim-time mark, no cancel or timeout bookkeeping: a bound on any Tasks layer over this
+    worker, not a row users run."""
+    try:
+        from bench import _queue_tasks as app
+    except ImportError:
+        import _queue_tasks as app
+    from datetime import datetime, timezone
+
+    from django.db import close_old_connections
+
+    from django_redcoord.core.queues import Queue
+    from django_redcoord.core.queues.worker import Worker
+    from django_redcoord.core.transport.clients import client_from_url
+
+    try:  # Django >= 6.0
+        from django.tasks import TaskResult, TaskResultStatus
+        from django.tasks.signals import task_finished, task_started
+    except ImportError:  # the django-tasks backport
+        from django_tasks import TaskResult, TaskResultStatus
+        from django_tasks.signals import task_finished, task_started
+
+    backend = app.backend()
+    sender = type(backend)
+    task = app.noop
+
+    def handler(message: Any) -> None:
+        started = datetime.now(timezone.utc)
+        result = TaskResult(
+            task=task,
+            id=message.id,
+            status=TaskResultStatus.RUNNING,
+            enqueued_at=None,
+            started_at=started,
+            finished_at=None,
+            last_attempted_at=started,
+            args=[],
+            kwargs={},
+            backend=backend.alias,
+            errors=[],
+            worker_ids=["w"],
+        )
+        task_started.send(sender, task_result=result)
+        close_old_connections()
+        try:
+            task.call()
+        finally:
+            close_old_connections()
+        object.__setattr__(result, "status", TaskResultStatus.SUCCESSFUL)
+        object.__setattr__(result, "finished_at", datetime.now(timezone.utc))
+        task_finished.send(sender, task_result=result)
+
+    client = client_from_url(jobs.redis_url())
+    client.ping()
+    queue = Queue(OURS_QUEUE, client=client, prefix=OURS_PREFIX)
+    worker = _profiled(Worker([queue], handler=handler, burst=True, **options))
+    return lambda stop: worker.run()
+
+
 def _rq(worker_class: str) -> Callable[[int, dict[str, Any]], Runner]:
     def setup(slot: int, options: dict[str, Any]) -> Runner:
         import redis
@@ -163,6 +226,7 @@ def _raw(slot: int, options: dict[str, Any]) -> Runner:
 SETUPS: dict[str, Callable[[int, dict[str, Any]], Runner]] = {
     "ours": _ours,
     "ours_tasks": _ours_tasks,
+    "ours_floor": _ours_floor,
     "rq_fork": _rq("Worker"),
     "rq_simple": _rq("SimpleWorker"),
     "huey": _huey,

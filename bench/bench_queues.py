@@ -258,6 +258,12 @@ class Impl:
 IMPLS = [
     Impl("ours", "ours (Queue + Worker)", "ours", "ours"),
     Impl("ours_tasks", "ours (Django Tasks)", "ours_tasks", "ours_tasks", share=4),
+    Impl(
+        "ours_floor",
+        "Tasks API floor (core Worker + Django's per-task calls)",
+        "ours",
+        "ours_floor",
+    ),
     Impl("rq_fork", "RQ Worker (fork per job)", "rq", "rq_fork", share=80, once=True),
     Impl("rq_simple", "RQ SimpleWorker", "rq", "rq_simple", share=20, once=True),
     Impl("huey", "huey (1 thread)", "huey", "huey", burst=False),
@@ -659,6 +665,15 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
         ):
             theirs = drains.get((other, nworkers), [])
             targets.append(_target(f"drain, {nworkers} worker(s), vs {what}", ours, theirs, need))
+        for what, mine in (("Django Tasks", "ours_tasks"), ("the Tasks API floor", "ours_floor")):
+            targets.append(
+                _target(
+                    f"drain, {nworkers} worker(s), {what} vs core (within 2x)",
+                    drains.get((mine, nworkers), []),
+                    ours,
+                    0.5,
+                )
+            )
     if not args.skip_enqueue:
         targets.append(
             _target("enqueue one by one vs huey", one.get("ours", []), one.get("huey", []), 1.0)
