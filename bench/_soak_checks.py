@@ -28,7 +28,8 @@ class Run:
 
 @dataclass(frozen=True)
 class Fault:
-    """Something that may make a delivery run again: a worker SIGKILL (``pid`` set) or a server fault."""
+    """Something that may make a delivery run again: a worker SIGKILL (``pid`` set) or a server
+    fault."""
 
     what: str
     at: float
@@ -36,7 +37,8 @@ class Fault:
 
 
 def parse_runs(lines: Iterable[bytes | str]) -> dict[str, list[Run]]:
-    """The oracle's ``soak:ran`` lines, grouped by result id, each group in the order the runs started."""
+    """The oracle's ``soak:ran`` lines, grouped by result id, each group in the order the runs
+    started."""
     found: dict[str, list[Run]] = {}
     for line in lines:
         text = line.decode() if isinstance(line, bytes) else line
@@ -110,13 +112,15 @@ def attribute_duplicates(
     for fault in kills.values():
         if counts.get(fault.what, 0) > per_kill:
             found.append(
-                f"{fault.what} explains {counts[fault.what]} extra runs, more than its prefetch {per_kill}"
+                f"{fault.what} explains {counts[fault.what]} extra runs, more than its prefetch "
+                f"{per_kill}"
             )
     return counts, found
 
 
 def gcra_bound(window: float, limit: int, period: float, burst: int) -> int:
-    """The most a GCRA policy admits in any span of ``window`` seconds: ``burst + floor(window / T)``, T = period / limit."""
+    """The most a GCRA policy admits in any span of ``window`` seconds: ``burst + floor(window /
+    T)``, T = period / limit."""
     return burst + math.floor(window * limit / period + 1e-9)
 
 
@@ -153,7 +157,8 @@ def over_admitted(
                 most = count
             if count > bound:
                 found.append(
-                    f"{count} hits admitted within {window:g} s from {start:.3f} (the policy allows {bound})"
+                    f"{count} hits admitted within {window:g} s from {start:.3f} (the policy "
+                    f"allows {bound})"
                 )
         seen[window] = (most, bound)
     return seen, found[:20]

@@ -144,18 +144,20 @@ def main() -> None:
                 print(f"round {r + 1} {impl}: {row['acq/s']:.0f} acq/s", file=sys.stderr)
     base = statistics.median(row["acq/s"] for row in results["redis-py asyncio Lock"]) or 1.0
     print(
-        f"\n{options.tasks} coroutines, one loop, one lock, hold 1 ms; median of {options.rounds} rounds of {options.seconds:g} s\n"
+        f"\n{options.tasks} coroutines, one loop, one lock, hold 1 ms; median of {options.rounds} "
+        f"rounds of {options.seconds:g} s\n"
     )
     print(
-        "| | acq/s (vs redis-py asyncio Lock) | fairness | handoff p50 / p99 µs | cmds/acq | starved | overlaps |"
+        "| | acq/s (vs redis-py asyncio Lock) | fairness | handoff p50 / p99 µs | cmds/acq | "
+        "starved | overlaps |"
     )
     print("|---|---|---|---|---|---|---|")
     for impl, rows in results.items():
         mid = sorted(rows, key=lambda row: row["acq/s"])[len(rows) // 2]
         print(
-            f"| {impl} | {mid['acq/s']:,.0f} ({mid['acq/s'] / base:.2f}×) | {mid['fairness']:.2f} | "
-            f"{mid['p50']:,.0f} / {mid['p99']:,.0f} | {mid['cmds/acq']:.1f} | {max(r['starved'] for r in rows)} | "
-            f"{sum(r['overlaps'] for r in rows)} |"
+            f"| {impl} | {mid['acq/s']:,.0f} ({mid['acq/s'] / base:.2f}×) | {mid['fairness']:.2f} "
+            f"| {mid['p50']:,.0f} / {mid['p99']:,.0f} | {mid['cmds/acq']:.1f} | "
+            f"{max(r['starved'] for r in rows)} | {sum(r['overlaps'] for r in rows)} |"
         )
 
 

@@ -53,7 +53,8 @@ to a file, as a process manager would capture it), the second with
 the event loop). Both servers run the whole time (idle when not measured).
 
 Before the rounds each server gets a few requests to every view and a 1 s
-wrk run of each row (load (a)), not recorded. In ``--rounds`` interleaved rounds (default 3; each round measures every row
+wrk run of each row (load (a)), not recorded. In ``--rounds`` interleaved rounds (default 3; each
+round measures every row
 under every load and logging once, in alternating order) of ``--seconds``
 each (default 3), the round with the median requests/s is shown. Columns:
 
@@ -173,7 +174,8 @@ def _children_cpu() -> float:
 
 
 def _machine_busy() -> float:
-    """CPU seconds all processes of the machine were busy (user, nice, system, irq, softirq, steal)."""
+    """CPU seconds all processes of the machine were busy (user, nice, system, irq, softirq,
+    steal)."""
     fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
     user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
@@ -264,7 +266,8 @@ def _commands(client: redis.Redis) -> int:
 
 
 def _held(client: redis.Redis, tag: str) -> int:
-    """Locks named ``item:<tag>-*`` in the live-lock index whose record is a live hold (no tombstone)."""
+    """Locks named ``item:<tag>-*`` in the live-lock index whose record is a live hold (no
+    tombstone)."""
     names = set()
     for bucket in range(INDEX_BUCKETS):
         for name, _ in client.hscan_iter(f"{PREFIX}:index:locks:{bucket}", match=f"item:{tag}-*"):
@@ -380,10 +383,10 @@ def header(server: RedisServer, clients: int, seconds: int, rounds: int) -> str:
         subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.split(" [")[0].strip()
     )
     return (
-        f"# Async views under load: uvicorn (1 worker, loop {loop}, http {http}) + Django, {clients} clients "
-        f"(wrk -c{clients} -t2), hold 1 ms; median of {rounds} rounds of {seconds} s\n\n"
-        f"redis-server {server.version()}, Python {platform.python_version()}, {os.cpu_count()} cores; "
-        f"{versions}; {wrk_version}"
+        f"# Async views under load: uvicorn (1 worker, loop {loop}, http {http}) + Django, "
+        f"{clients} clients (wrk -c{clients} -t2), hold 1 ms; median of {rounds} rounds of "
+        f"{seconds} s\n\nredis-server {server.version()}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} cores; {versions}; {wrk_version}"
     )
 
 
@@ -391,7 +394,8 @@ def print_tables(results: dict, rounds: int) -> None:
     for log, title in LOGS.items():
         print(f"\n### {title}\n")
         print(
-            "| load | view | requests/s (× row 2) | p50 / p99 ms | non-2xx / errors | cmds/req | held after | CPU % uvicorn / redis / wrk / other |"
+            "| load | view | requests/s (× row 2) | p50 / p99 ms | non-2xx / errors | cmds/req | "
+            "held after | CPU % uvicorn / redis / wrk / other |"
         )
         print("|---|---|---|---|---|---|---|---|")
         for shape, shape_title in SHAPES.items():
@@ -449,7 +453,10 @@ def print_notes(results: dict, servers: dict[str, Uvicorn]) -> None:
             if spilled:
                 what += f"{', ' if what else ''}{spilled} own-name requests took a fresh name"
             if restarted:
-                what += f"{', ' if what else ''}server still busy {SETTLE_LIMIT:g} s after the run: restarted {restarted}×"
+                what += (
+                    f"{', ' if what else ''}server still busy {SETTLE_LIMIT:g} s after the run: "
+                    f"restarted {restarted}×"
+                )
             print(f"- access log {log}, {SHAPES[shape]}, row {SHORT[row]}: {what}")
     for log, server in servers.items():
         lines = server.log_path.read_text(errors="replace").splitlines()
@@ -463,13 +470,15 @@ def print_notes(results: dict, servers: dict[str, Uvicorn]) -> None:
                 re.sub(r"item:[\w-]+|/\w+/[\w-]+|\d+", "#", line)[:220] for line in other
             )
             print(
-                f"- server output with access log {log} ({len(other)} lines other than INFO), most frequent:"
+                f"- server output with access log {log} ({len(other)} lines other than INFO), most "
+                "frequent:"
             )
             for text, count in shapes.most_common(8):
                 print(f"    {count:>6} × {text}")
     if quiet:
         print(
-            "- no non-2xx answer, socket error, timeout, restart, server warning or busy machine in any run"
+            "- no non-2xx answer, socket error, timeout, restart, server warning or busy machine "
+            "in any run"
         )
 
 
@@ -549,8 +558,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     results.setdefault((log, shape, row), []).append(result)
                     print(
                         f"round {r + 1} access log {log} {shape} {row}: {result['rps']:.0f} req/s, "
-                        f"{result['non2xx']} non-2xx, {result['errors']} errors, held after {result['held']}, "
-                        f"other CPU {result['cpu'][3] * 100:.0f} %"
+                        f"{result['non2xx']} non-2xx, {result['errors']} errors, held after "
+                        f"{result['held']}, other CPU {result['cpu'][3] * 100:.0f} %"
                         + (" (server restarted)" if result["restarted"] else ""),
                         file=sys.stderr,
                     )

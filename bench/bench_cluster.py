@@ -181,7 +181,8 @@ class ClusterNode(RedisServer):
 
 
 class Cluster:
-    """3 primaries + 3 replicas, built by ``redis-cli --cluster create``; ``with Cluster() as c``."""
+    """3 primaries + 3 replicas, built by ``redis-cli --cluster create``; ``with Cluster() as
+    c``."""
 
     def __init__(self) -> None:
         self.nodes: list[ClusterNode] = []
@@ -768,7 +769,8 @@ def notes(results: Results, targets: Sequence[Target], args: argparse.Namespace)
         if values
     }
     fairness = "; ".join(
-        f"{t.label}: ours {fair.get((t.label, OURS), 'n/a')}, peer {fair.get((t.label, PEER), 'n/a')}"
+        f"{t.label}: ours {fair.get((t.label, OURS), 'n/a')}, peer "
+        f"{fair.get((t.label, PEER), 'n/a')}"
         for t in targets
     )
     modes = {t.mode for t in targets}
@@ -864,8 +866,8 @@ def header(server: RedisServer, targets: Sequence[Target]) -> str:
         f"{dist} {metadata.version(dist)}" for dist in ("django-redcoord", "redis", "hiredis")
     )
     return (
-        f"# {' + '.join(t.label for t in targets[1:])} benchmark: redis-server {server.version()}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
+        f"# {' + '.join(t.label for t in targets[1:])} benchmark: redis-server {server.version()}, "
+        f"Python {platform.python_version()}, {os.cpu_count()} cores; {versions}"
     )
 
 
@@ -882,7 +884,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--replicas",
         type=int,
         default=0,
-        help="replicas per primary (default 0: on one 2-core machine replicas take the clients' CPU)",
+        help="replicas per primary (default 0: on one 2-core machine replicas take the clients' "
+        "CPU)",
     )
     parser.add_argument(
         "--seconds", type=float, default=None, help="lock window per run (default 2, --quick 1)"

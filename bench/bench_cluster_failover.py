@@ -594,7 +594,8 @@ class Round:
 def watch_failover(
     cluster: Cluster, t0: float, victim_id: str, replica: ClusterNode
 ) -> tuple[float | None, float | None, float | None]:
-    """Poll CLUSTER NODES: (victim flagged fail, replica promoted, all survivors agree), in s after t0."""
+    """Poll CLUSTER NODES: (victim flagged fail, replica promoted, all survivors agree), in s
+    after t0."""
     failed = promoted = agreed = None
     deadline = t0 + PROBE_TIMEOUT
     while time.monotonic() < deadline:
@@ -805,16 +806,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(header(cluster).replace("# Failover benchmark", "# Redis Cluster failover benchmark"))
         ports = sorted(cluster.nodes)
         print(
-            f"Cluster: {PRIMARIES} primaries + {PRIMARIES} replicas (redis-cli --cluster create --cluster-replicas 1), "
-            f"cluster-node-timeout {args.node_timeout} ms (tuned; Redis's default: 15000), "
-            f"cluster-replica-validity-factor 0, repl-diskless-sync yes / delay 0, no persistence; "
-            f"ports {ports[0]}-{ports[-1]} (bus +10000). Client: cluster_client(REDCOORD['CLUSTER'] naming 2 nodes), "
-            f"SOCKET_TIMEOUT 1 s, CONNECT_TIMEOUT 0.5 s, one per thread, built once. Victim: the primary serving "
-            f"{{{TAG}}} (slot {SLOT}: locks {LOCK_NAME!r} and {PROBE_LOCK!r}, queues 'jobs-N:{{{TAG}}}' and "
-            f"'probe-N:{{{TAG}}}', election {ELECTION!r}). Probes retry every {RETRY * 1000:g} ms; lock ttl "
-            f"{LOCK_TTL:g} s; leader lease {LEASE:g} / renew deadline {RENEW_DEADLINE:g} / retry period "
-            f"{RETRY_PERIOD:g} s; {LOAD:g} s of load before each SIGKILL; then the killed node restarts with its "
-            f"nodes.conf and rejoins as a replica; next kill once the cluster is whole for {STABLE:g} s"
+            f"Cluster: {PRIMARIES} primaries + {PRIMARIES} replicas (redis-cli --cluster create "
+            f"--cluster-replicas 1), cluster-node-timeout {args.node_timeout} ms (tuned; Redis's "
+            "default: 15000), cluster-replica-validity-factor 0, repl-diskless-sync yes / delay "
+            f"0, no persistence; ports {ports[0]}-{ports[-1]} (bus +10000). Client: "
+            "cluster_client(REDCOORD['CLUSTER'] naming 2 nodes), SOCKET_TIMEOUT 1 s, "
+            "CONNECT_TIMEOUT 0.5 s, one per thread, built once. Victim: the primary serving "
+            f"{{{TAG}}} (slot {SLOT}: locks {LOCK_NAME!r} and {PROBE_LOCK!r}, queues "
+            f"'jobs-N:{{{TAG}}}' and 'probe-N:{{{TAG}}}', election {ELECTION!r}). Probes retry "
+            f"every {RETRY * 1000:g} ms; lock ttl {LOCK_TTL:g} s; leader lease {LEASE:g} / renew "
+            f"deadline {RENEW_DEADLINE:g} / retry period {RETRY_PERIOD:g} s; {LOAD:g} s of load "
+            "before each SIGKILL; then the killed node restarts with its nodes.conf and rejoins "
+            f"as a replica; next kill once the cluster is whole for {STABLE:g} s"
         )
         try:
             clients = build_clients(cluster)
@@ -837,13 +840,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
                 rounds.append(r)
                 print(
-                    f"round {i}: killed :{r.killed}, promoted :{r.promoted}; fail seen {seconds(r.failed_seen)}, "
-                    f"promoted {seconds(r.promoted_seen)}, all nodes agree {seconds(r.all_agree)}; "
-                    f"lock {seconds(r.lock.elapsed)}, task {seconds(r.task.elapsed)}, leader "
-                    f"{seconds(r.leader.elapsed)} (term {r.term_before} -> {r.term_after}{' ' + r.leader.note if r.leader.note else ''}), "
-                    f"hammer {seconds(r.hammer)}; lost {r.lost_before}/{r.acked_before_kill} acked before the kill, "
-                    f"{r.lost_after}/{len(r.pushes.acked) - r.acked_before_kill} after; settled in {r.settle:.1f} s"
-                    + (f"; {'; '.join(r.notes)}" if r.notes else ""),
+                    f"round {i}: killed :{r.killed}, promoted :{r.promoted}; fail seen "
+                    f"{seconds(r.failed_seen)}, promoted {seconds(r.promoted_seen)}, all nodes "
+                    f"agree {seconds(r.all_agree)}; lock {seconds(r.lock.elapsed)}, task "
+                    f"{seconds(r.task.elapsed)}, leader {seconds(r.leader.elapsed)} (term "
+                    f"{r.term_before} -> "
+                    f"{r.term_after}{' ' + r.leader.note if r.leader.note else ''}), hammer "
+                    f"{seconds(r.hammer)}; lost {r.lost_before}/{r.acked_before_kill} acked before "
+                    f"the kill, {r.lost_after}/{len(r.pushes.acked) - r.acked_before_kill} after; "
+                    f"settled in {r.settle:.1f} s" + (f"; {'; '.join(r.notes)}" if r.notes else ""),
                     flush=True,
                 )
         finally:
@@ -889,8 +894,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     settles = [r.settle for r in rounds]
     print(
-        f"restart of the killed node until the cluster is whole again: median {statistics.median(settles):.1f} s, "
-        f"max {max(settles):.1f} s (not in the table: no client waits for it)"
+        "restart of the killed node until the cluster is whole again: median "
+        f"{statistics.median(settles):.1f} s, max {max(settles):.1f} s (not in the table: no "
+        "client waits for it)"
     )
 
     print("\n## Safety\n")
@@ -904,29 +910,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     held = sum(1 for r in rounds if r.hammer_busy)
     print(
-        f"lock releases lost (the hammer found {LOCK_NAME!r} held after the failover, until its TTL): "
-        f"{held} of {n} rounds"
+        f"lock releases lost (the hammer found {LOCK_NAME!r} held after the failover, until its "
+        f"TTL): {held} of {n} rounds"
     )
     before = sum(r.acked_before_kill for r in rounds)
     after = sum(len(r.pushes.acked) - r.acked_before_kill for r in rounds)
     print(
-        f"messages lost (acknowledged push, not delivered by the drain after the failover): "
-        f"{sum(r.lost_before for r in rounds)} of {before} acknowledged before the kill (per round: "
-        f"{', '.join(f'{r.lost_before}/{r.acked_before_kill}' for r in rounds)}), "
+        "messages lost (acknowledged push, not delivered by the drain after the failover): "
+        f"{sum(r.lost_before for r in rounds)} of {before} acknowledged before the kill (per "
+        f"round: {', '.join(f'{r.lost_before}/{r.acked_before_kill}' for r in rounds)}), "
         f"{sum(r.lost_after for r in rounds)} of {after} acknowledged after it; "
-        f"{sum(r.push_errors for r in rounds)} pushes raised (unknown outcome), of which delivered: "
-        f"{sum(r.stray for r in rounds)}; delivered twice: {sum(r.duplicates for r in rounds)}"
+        f"{sum(r.push_errors for r in rounds)} pushes raised (unknown outcome), of which "
+        f"delivered: {sum(r.stray for r in rounds)}; delivered twice: "
+        f"{sum(r.duplicates for r in rounds)}"
     )
     bad_terms = [f"{b} after {a}" for a, b in zip(terms, terms[1:], strict=False) if b <= a]
     new_terms = sum(1 for r in rounds if r.leader.elapsed is not None and not r.leader.note)
     print(
-        f"leader terms: {len(terms)} won in all ({terms[0]} ... {terms[-1]}), the standby began a new term in "
-        f"{new_terms} of {n} failovers; terms not above the last: {len(bad_terms)}"
+        f"leader terms: {len(terms)} won in all ({terms[0]} ... {terms[-1]}), the standby began a "
+        f"new term in {new_terms} of {n} failovers; terms not above the last: {len(bad_terms)}"
         + (f" {bad_terms}" if bad_terms else "")
     )
     if unexpected.counts:
         print(
-            "\nexceptions other than CoordinationUnavailable from django_redcoord calls (library problems):"
+            "\nexceptions other than CoordinationUnavailable from django_redcoord calls (library "
+            "problems):"
         )
         for kind, count in unexpected.counts.most_common():
             print(f"\n{kind} x{count}; first traceback:\n{unexpected.first[kind]}")

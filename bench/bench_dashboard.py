@@ -142,7 +142,8 @@ def build_state(
 
 
 def calibration() -> float:
-    """CPU ms of a plain Python loop (3,000,000 additions), the median of 3: how fast this machine is now."""
+    """CPU ms of a plain Python loop (3,000,000 additions), the median of 3: how fast this
+    machine is now."""
     times = []
     for _ in range(3):
         started, total = time.process_time(), 0
@@ -173,14 +174,15 @@ def main() -> int:
     prefix = "benchdash"
     with RedisServer() as server:
         print(
-            f"# Dashboard benchmark: redis-server {server.version()}, Python {sys.version.split()[0]}, "
-            f"{os.cpu_count()} cores"
+            f"# Dashboard benchmark: redis-server {server.version()}, Python "
+            f"{sys.version.split()[0]}, {os.cpu_count()} cores"
         )
         started = time.monotonic()
         build_state(server.url, args.locks, args.other, args.queues, prefix)
         print(
-            f"state: {args.locks:,} live locks, {args.other:,} other keys, {args.queues} queues, 200 lock names waited for, "
-            f"dead letters in 10 queues, 20 rate-limit keys (built in {time.monotonic() - started:.1f} s)\n"
+            f"state: {args.locks:,} live locks, {args.other:,} other keys, {args.queues} queues, "
+            "200 lock names waited for, dead letters in 10 queues, 20 rate-limit keys (built in "
+            f"{time.monotonic() - started:.1f} s)\n"
         )
 
         from django_redcoord.core.indexes import read_index
@@ -193,7 +195,8 @@ def main() -> int:
         now_ms = lambda: int(time.time() * 1000)  # noqa: E731
 
         def ours() -> list[str]:
-            """Every live lock name from the index (its 256 bucket hashes in one pipeline), as list_locks reads it."""
+            """Every live lock name from the index (its 256 bucket hashes in one pipeline), as
+            list_locks reads it."""
             now = now_ms()
             return [
                 n
@@ -237,22 +240,25 @@ def main() -> int:
         setup_django(server.url, prefix)
         trouble_rows = trouble_rows_of(client, prefix) + django_rows(server.url, prefix)
         print(
-            f"\nload average during the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores; "
-            f"this machine's pace: {calibration():.0f} ms of CPU for 3,000,000 additions in a Python loop "
-            "(the shared cores' speed varies: compare runs by it)\n"
+            f"\nload average during the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on "
+            f"{os.cpu_count()} cores; this machine's pace: {calibration():.0f} ms of CPU for "
+            "3,000,000 additions in a Python loop (the shared cores' speed varies: compare runs "
+            "by it)\n"
         )
         print("| with the trouble list (issue 30) | median ms | p95 ms | CPU ms (this process) |")
         print("|---|---|---|---|")
         for label, (median, p95, cpu) in trouble_rows:
             print(f"| {label} | {median:.1f} | {p95:.1f} | {cpu:.1f} |")
         print(
-            f"\nour index lists {args.locks:,} locks {scan_ms / index_ms:.0f}x faster than SCAN COUNT 1000"
+            f"\nour index lists {args.locks:,} locks {scan_ms / index_ms:.0f}x faster than SCAN "
+            "COUNT 1000"
         )
     return 0
 
 
 def warm(fn, client) -> int:
-    """Call ``fn`` until the lock-age book of ``client`` has read every live lock; how many calls it took."""
+    """Call ``fn`` until the lock-age book of ``client`` has read every live lock; how many calls
+    it took."""
     from django_redcoord.trouble import LOCK_READS_PER_REFRESH
 
     for calls in range(1, 1000):
@@ -338,7 +344,8 @@ def django_rows(url: str, prefix: str) -> list[tuple[str, tuple[float, float, fl
     client = get_client()
 
     def cold():
-        """Empty every book the page keeps in the process (as in a process that has served no page)."""
+        """Empty every book the page keeps in the process (as in a process that has served no
+        page)."""
         from django_redcoord import dashboard
 
         for attribute in ("_redcoord_lock_ages", "_redcoord_wait_books", "_redcoord_history_books"):
@@ -347,13 +354,15 @@ def django_rows(url: str, prefix: str) -> list[tuple[str, tuple[float, float, fl
         dashboard._x_memos.clear()
 
     def judging():
-        """The next refresh begins a round of the whole lock-age book (every LOCK_JUDGE_EVERY_MS): the
+        """The next refresh begins a round of the whole lock-age book (every
+        LOCK_JUDGE_EVERY_MS): the
         group medians, and the first part of the round (1/LOCK_JUDGE_SLICES of the names)."""
         for book in getattr(client, "_redcoord_lock_ages", {}).values():
             book._judged_ms, book._cycle_at = -(10**15), len(book._cycle)
 
     def minute():
-        """A refresh at the turn of a minute, as if every queue had a new sample: every queue's history
+        """A refresh at the turn of a minute, as if every queue had a new sample: every queue's
+        history
         parsed and worked out again, every chart drawn again."""
         from django_redcoord import dashboard
 
@@ -374,7 +383,8 @@ def django_rows(url: str, prefix: str) -> list[tuple[str, tuple[float, float, fl
             spread(lambda: browser.get(page), before=judging),
         ),
         (
-            "admin dashboard page, a refresh at the turn of a minute (every queue's hour and charts again)",
+            "admin dashboard page, a refresh at the turn of a minute (every queue's hour and "
+            "charts again)",
             spread(lambda: browser.get(page), before=minute),
         ),
         (

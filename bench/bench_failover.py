@@ -384,7 +384,10 @@ class Topology:
                     return f"sentinel {sentinel.port} names {addr}"
                 state = pairs(s.execute_command("SENTINEL", "MASTER", SERVICE))
                 if state["flags"] != "master" or int(state["num-other-sentinels"]) != 2:
-                    return f"sentinel {sentinel.port}: master flags {state['flags']}, {state['num-other-sentinels']} other sentinels"
+                    return (
+                        f"sentinel {sentinel.port}: master flags {state['flags']}, "
+                        f"{state['num-other-sentinels']} other sentinels"
+                    )
                 replicas = [pairs(r) for r in s.execute_command("SENTINEL", "REPLICAS", SERVICE)]
                 healthy = [
                     r
@@ -407,8 +410,8 @@ class Topology:
             try:
                 info = node.client.info("replication")
                 lines.append(
-                    f"{port}: role {info.get('role')}, master_port {info.get('master_port')}, "
-                    f"link {info.get('master_link_status')}, replicas {info.get('connected_slaves')}"
+                    f"{port}: role {info.get('role')}, master_port {info.get('master_port')}, link "
+                    f"{info.get('master_link_status')}, replicas {info.get('connected_slaves')}"
                 )
             except redis.RedisError as exc:
                 lines.append(f"{port}: {exc}")
@@ -435,7 +438,8 @@ class Topology:
                 return since - started
             if now - started > timeout:
                 raise RuntimeError(
-                    f"the topology did not settle within {timeout:g} s: {problem}\n{self.describe()}"
+                    f"the topology did not settle within {timeout:g} s: "
+                    f"{problem}\n{self.describe()}"
                 )
             time.sleep(0.05)
 
@@ -593,7 +597,8 @@ def pusher(
     wait_client: Any = None,
     pause: float | None = None,
 ) -> threading.Thread:
-    """Push until ``stop`` or the first error; with ``pause``, until ``stop``, pausing between pushes."""
+    """Push until ``stop`` or the first error; with ``pause``, until ``stop``, pausing between
+    pushes."""
 
     def loop() -> None:
         n = 0
@@ -644,7 +649,8 @@ def hammer(round_no: int, fences: Fences, stop: threading.Event) -> threading.Th
 
 
 def still_there(node: Node, queue: Queue, out: Pushes) -> int:
-    """Count the acknowledged messages found in ``queue`` on ``node`` (a master); return the lost."""
+    """Count the acknowledged messages found in ``queue`` on ``node`` (a master); return the
+    lost."""
     raws = node.client.zrange(queue.keys.ready, 0, -1)
     ids = {Message.parse(raw, queue.name).id for raw in raws}
     acked = set(out.acked)
@@ -862,13 +868,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     with Topology(args.down_after) as topo:
         print(header(topo))
         print(
-            f"Sentinel: master + 2 replicas (repl-diskless-sync-delay 0, no persistence), 3 sentinels, "
-            f"quorum {QUORUM}; tuned down-after-milliseconds {args.down_after} and failover-timeout "
-            f"{FAILOVER_TIMEOUT_MS} (Sentinel's defaults: 30000 and 180000). Client: REDCOORD['SENTINEL'], "
-            f"SOCKET_TIMEOUT 1 s, CONNECT_TIMEOUT 0.5 s; probes retry every {RETRY * 1000:g} ms; "
-            f"lock ttl {LOCK_TTL:g} s; leader lease {LEASE:g} / renew deadline {RENEW_DEADLINE:g} / "
-            f"retry period {RETRY_PERIOD:g} s; {LOAD:g} s of load before each SIGKILL, next kill once "
-            f"settled for {STABLE:g} s; ports {min(topo.data)}-{min(topo.data) + 5}"
+            "Sentinel: master + 2 replicas (repl-diskless-sync-delay 0, no persistence), 3 "
+            f"sentinels, quorum {QUORUM}; tuned down-after-milliseconds {args.down_after} and "
+            f"failover-timeout {FAILOVER_TIMEOUT_MS} (Sentinel's defaults: 30000 and 180000). "
+            "Client: REDCOORD['SENTINEL'], SOCKET_TIMEOUT 1 s, CONNECT_TIMEOUT 0.5 s; probes "
+            f"retry every {RETRY * 1000:g} ms; lock ttl {LOCK_TTL:g} s; leader lease {LEASE:g} / "
+            f"renew deadline {RENEW_DEADLINE:g} / retry period {RETRY_PERIOD:g} s; {LOAD:g} s of "
+            f"load before each SIGKILL, next kill once settled for {STABLE:g} s; ports "
+            f"{min(topo.data)}-{min(topo.data) + 5}"
         )
         runtime.configure(
             {
@@ -890,13 +897,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             r = one_round(topo, i, fences, candidates, terms)
             rounds.append(r)
             print(
-                f"round {i}: killed :{r.killed}, promoted :{r.promoted}; sentinels {seconds(r.first_named)}/"
-                f"{seconds(r.all_named)}; lock {seconds(r.lock.elapsed)}, task {seconds(r.task.elapsed)}, "
-                f"leader {seconds(r.leader.elapsed)} (term {r.term_before} -> {r.term_after}, {r.leader.note}); "
-                f"lost {len(r.plain.acked) - r.plain.present}/{len(r.plain.acked)} plain, "
+                f"round {i}: killed :{r.killed}, promoted :{r.promoted}; sentinels "
+                f"{seconds(r.first_named)}/{seconds(r.all_named)}; lock {seconds(r.lock.elapsed)}, "
+                f"task {seconds(r.task.elapsed)}, leader {seconds(r.leader.elapsed)} (term "
+                f"{r.term_before} -> {r.term_after}, {r.leader.note}); lost "
+                f"{len(r.plain.acked) - r.plain.present}/{len(r.plain.acked)} plain, "
                 f"{len(r.waited.acked) - r.waited.present}/{len(r.waited.acked)} with WAIT, "
-                f"{len(r.after.acked) - r.after.present}/{len(r.after.acked)} after; "
-                f"settled in {r.settle:.1f} s"
+                f"{len(r.after.acked) - r.after.present}/{len(r.after.acked)} after; settled in "
+                f"{r.settle:.1f} s"
                 + (
                     f" after {r.followups} follow-up failover(s), master :{r.final}"
                     if r.followups
@@ -937,12 +945,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     held = sum(1 for r in rounds if r.lock.errors.get("held by another"))
     print(
-        f"lock releases lost (the probe found the lock held after the failover): {held} of {n} rounds"
+        f"lock releases lost (the probe found the lock held after the failover): {held} of {n} "
+        "rounds"
     )
     followups = [r.followups for r in rounds]
     print(
-        f"follow-up failovers (the sentinels failed the newly promoted master over again before the "
-        f"topology settled): {sum(followups)}, in {sum(1 for f in followups if f)} of {n} rounds"
+        "follow-up failovers (the sentinels failed the newly promoted master over again before "
+        f"the topology settled): {sum(followups)}, in {sum(1 for f in followups if f)} of {n} "
+        "rounds"
     )
     for k, (label, get) in enumerate(
         (("plain push()", lambda r: r.plain), ("push() + WAIT 1 100", lambda r: r.waited))
@@ -952,29 +962,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         early = sum(r.lost_at_promotion[k] for r in rounds)
         extra = ""
         if label.startswith("push() +"):
-            extra = f"; WAIT returned 0 for {sum(len(get(r).unconfirmed) for r in rounds)} pushes (not counted)"
+            extra = (
+                f"; WAIT returned 0 for {sum(len(get(r).unconfirmed) for r in rounds)} pushes (not "
+                "counted)"
+            )
         stray = sum(get(r).stray for r in rounds)
         print(
             f"messages lost, {label}: {sum(lost)} of {sum(acked)} acknowledged before the kill "
-            f"(per round: {', '.join(f'{a}/{b}' for a, b in zip(lost, acked, strict=True))}; "
-            f"on the promoted replica right after the failover: {early} lost); "
-            f"{sum(len(get(r).unknown) for r in rounds)} pushes failed at the kill (unknown outcome); "
-            f"found on the new master though not acknowledged: {stray}{extra}"
+            f"(per round: {', '.join(f'{a}/{b}' for a, b in zip(lost, acked, strict=True))}; on "
+            f"the promoted replica right after the failover: {early} lost); "
+            f"{sum(len(get(r).unknown) for r in rounds)} pushes failed at the kill (unknown "
+            f"outcome); found on the new master though not acknowledged: {stray}{extra}"
         )
     after_acked = sum(len(r.after.acked) for r in rounds)
     after_lost = [len(r.after.acked) - r.after.present for r in rounds]
     print(
-        f"messages lost, plain push() after the failover (from the probes' success until the topology "
-        f"settled, one every {AFTER_PAUSE * 1000:g} ms): {sum(after_lost)} of {after_acked} acknowledged "
-        f"(per round: {', '.join(map(str, after_lost))}); "
+        "messages lost, plain push() after the failover (from the probes' success until the "
+        f"topology settled, one every {AFTER_PAUSE * 1000:g} ms): {sum(after_lost)} of "
+        f"{after_acked} acknowledged (per round: {', '.join(map(str, after_lost))}); "
         f"{sum(len(r.after.unknown) for r in rounds)} pushes failed (unknown outcome)"
     )
     bad_terms = [f"{b} after {a}" for a, b in zip(terms, terms[1:], strict=False) if b <= a]
     renewed = sum(1 for r in rounds if r.leader.note == "renewed")
     print(
-        f"leader terms: {len(terms)} won in all ({terms[0]} ... {terms[-1]}; a term is a hybrid logical "
-        f"clock in µs), {n - renewed} failovers began a new term, {renewed} kept the old leader's term; "
-        f"terms not above the last: {len(bad_terms)}" + (f" {bad_terms}" if bad_terms else "")
+        f"leader terms: {len(terms)} won in all ({terms[0]} ... {terms[-1]}; a term is a hybrid "
+        f"logical clock in µs), {n - renewed} failovers began a new term, {renewed} kept the old "
+        f"leader's term; terms not above the last: {len(bad_terms)}"
+        + (f" {bad_terms}" if bad_terms else "")
     )
     if collect.seen:
         print(

@@ -231,7 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             fleet.stop()
         print(
-            f"\n## A. Failover: signal to a new term in Redis, 3 candidates ({args.rounds} rounds each)\n"
+            f"\n## A. Failover: signal to a new term in Redis, 3 candidates ({args.rounds} rounds "
+            "each)\n"
         )
         bounds = {
             "SIGKILL": f"<= lease + retry = {args.lease + args.retry:g} s",

@@ -48,7 +48,8 @@ def redis_ms(client) -> float:
 
 
 def scrape_cost(client, prefix: str, detail: int, runs: int) -> tuple[float, float, float]:
-    """(median wall ms, median Redis ms, the waiters gauge's exactness) of one scrape rendered as text."""
+    """(median wall ms, median Redis ms, the waiters gauge's exactness) of one scrape rendered as
+    text."""
     from prometheus_client import CollectorRegistry, generate_latest
 
     from django_redcoord.metrics import RedcoordCollector
@@ -85,13 +86,14 @@ def main() -> int:
     prefix = "benchmetrics"
     with RedisServer() as server:
         print(
-            f"# Metrics scrape benchmark: redis-server {server.version()}, Python {sys.version.split()[0]}, "
-            f"{os.cpu_count()} cores"
+            f"# Metrics scrape benchmark: redis-server {server.version()}, Python "
+            f"{sys.version.split()[0]}, {os.cpu_count()} cores"
         )
         started = time.monotonic()
         build_state(server.url, args.locks, args.queues, prefix)
         print(
-            f"state: {args.locks:,} live locks, {args.queues} queues (built in {time.monotonic() - started:.1f} s)\n"
+            f"state: {args.locks:,} live locks, {args.queues} queues (built in "
+            f"{time.monotonic() - started:.1f} s)\n"
         )
 
         from django_redcoord.core.transport.clients import client_from_url

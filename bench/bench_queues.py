@@ -305,7 +305,8 @@ PEERS = {
 
 
 def _not_installed(family: str) -> str:
-    """``"not installed (<dist>)"`` when the library a family needs cannot be imported, else ``""``."""
+    """``"not installed (<dist>)"`` when the library a family needs cannot be imported, else
+    ``""``."""
     if family not in PEERS:
         return ""
     dist, modules = PEERS[family]

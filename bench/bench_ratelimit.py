@@ -737,8 +737,9 @@ def top_commands(per_round: list[dict[str, Any]], label: str) -> str:
 
 def report_targets(results: Sequence[ThroughputResult], impls: Sequence[Impl]) -> None:
     print(
-        f"\n## Targets for ours with track=True (median over rounds): decisions/s >= "
-        f"{TARGET_PEER:.1f}x the best peer's, time per decision <= {TARGET_INCR:.1f}x a bare INCR's\n"
+        "\n## Targets for ours with track=True (median over rounds): decisions/s >= "
+        f"{TARGET_PEER:.1f}x the best peer's, time per decision <= {TARGET_INCR:.1f}x a bare "
+        "INCR's\n"
     )
     runnable = {impl.label for impl in impls if impl.build is not None}
     rows = []

@@ -163,14 +163,17 @@ def main(argv: list[str] | None = None) -> None:
             for k, v in rows.items()
         }
         print(
-            f"# task features against the plain path: {n} tasks per row, median of {args.rounds} rounds"
+            f"# task features against the plain path: {n} tasks per row, median of {args.rounds} "
+            "rounds"
         )
         print(
-            f"# redis-server {client.info('server')['redis_version']}, Python {sys.version.split()[0]}"
+            f"# redis-server {client.info('server')['redis_version']}, Python "
+            f"{sys.version.split()[0]}"
         )
         print()
         print(
-            "| row | plain (/s) | feature (/s) | feature / plain | Redis commands per task (plain → feature) |"
+            "| row | plain (/s) | feature (/s) | feature / plain | Redis commands per task (plain "
+            "→ feature) |"
         )
         print("| --- | ---: | ---: | ---: | --- |")
         for feature, plain in (

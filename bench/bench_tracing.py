@@ -30,7 +30,8 @@ Target: tracing absent, off, or on without a tracer provider costs under
 Times are CPU time of the measuring process (best of several runs, modes
 interleaved): on a shared machine wall time measures the neighbours.
 
-Run: ``.venv/bin/python bench/bench_tracing.py [--messages N] [--repeat N] [--rounds N] [--before REV] [--quick]``
+Run: ``.venv/bin/python bench/bench_tracing.py [--messages N] [--repeat N] [--rounds N] [--before
+REV] [--quick]``
 """
 
 from __future__ import annotations
@@ -253,8 +254,9 @@ def main() -> int:
     else:
         otel_version = "not installed"
     print(
-        f"# Tracing cost per message: Python {sys.version.split()[0]}, opentelemetry {otel_version}, "
-        f"{os.cpu_count()} cores; best CPU time of {args.rounds} x {args.repeat} x {args.messages} messages, no Redis round trip"
+        f"# Tracing cost per message: Python {sys.version.split()[0]}, opentelemetry "
+        f"{otel_version}, {os.cpu_count()} cores; best CPU time of {args.rounds} x {args.repeat} x "
+        f"{args.messages} messages, no Redis round trip"
     )
     results: dict[str, float] = {}
     if args.before:
@@ -280,8 +282,8 @@ def main() -> int:
     base = results.get("before", results["absent"])
     reference = _best(lambda: json.dumps(BODY), args.messages, args.repeat)
     print(
-        f"# reference: one json.dumps of the {len(json.dumps(BODY))}-byte body costs {reference:.2f} µs "
-        "of CPU here now (about 1 µs on an idle machine: scale the table by it)"
+        f"# reference: one json.dumps of the {len(json.dumps(BODY))}-byte body costs "
+        f"{reference:.2f} µs of CPU here now (about 1 µs on an idle machine: scale the table by it)"
     )
     what = {
         "before": f"the code of {args.before} (no tracing), opentelemetry absent",
@@ -290,7 +292,8 @@ def main() -> int:
         "api": "TRACING on, opentelemetry-api only (no tracer provider)",
         "sdk": "TRACING on, SDK + no-op exporter, no span current at push",
         "sdk-in-span": "TRACING on, SDK + no-op exporter, pushed inside a request span",
-        "hand-rolled": "peer: carrier in the task's kwargs, by hand (RQ, huey, dramatiq, django-tasks), SDK",
+        "hand-rolled": "peer: carrier in the task's kwargs, by hand (RQ, huey, dramatiq, "
+        "django-tasks), SDK",
     }
     target = {"before": "", "absent": "< 5", "off": "< 5", "api": "< 5"}
     rows = [

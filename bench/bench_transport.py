@@ -3,7 +3,8 @@
 Each row sends the same commands to one throwaway redis-server (no
 persistence) from one thread: an EVALSHA of a two-key script (the shape of a
 lock release or a queue push, which also pushes one element) and a BLPOP
-that finds that element at once (the end of a handoff). Rows, interleaved in ``--rounds`` rounds (default 7) of
+that finds that element at once (the end of a handoff). Rows, interleaved in ``--rounds`` rounds
+(default 7) of
 ``--calls`` calls each (default 3000), in rotating order:
 
 * ``ours``: ``scripting.command``, what every lock, queue and leader call
@@ -100,8 +101,8 @@ def main() -> int:
                 rate[name].append(options.calls / (wall1 - wall0))
         base_cpu = statistics.median(cpu["ours"])
         print(
-            f"redis-server {server.version()} | {options.rounds} interleaved rounds x {options.calls} "
-            "iterations (an EVALSHA and a BLPOP each)\n"
+            f"redis-server {server.version()} | {options.rounds} interleaved rounds x "
+            f"{options.calls} iterations (an EVALSHA and a BLPOP each)\n"
         )
         print("| path | client CPU us / iteration (range) | vs ours | iterations/s (range) |")
         print("|---|---|---|---|")
@@ -109,7 +110,8 @@ def main() -> int:
             c, w = cpu[name], rate[name]
             print(
                 f"| {name} | {statistics.median(c):.1f} ({min(c):.1f}-{max(c):.1f}) | "
-                f"{statistics.median(c) / base_cpu:.2f}x | {statistics.median(w):,.0f} ({min(w):,.0f}-{max(w):,.0f}) |"
+                f"{statistics.median(c) / base_cpu:.2f}x | {statistics.median(w):,.0f} "
+                f"({min(w):,.0f}-{max(w):,.0f}) |"
             )
     return 0
 

@@ -118,7 +118,8 @@ class Plan:
         return tasks / (self.rate * (producers or self.producers))
 
 
-#: rates this shared 2-core machine sustains with every subject running (flat out it made 76 tasks/s)
+# : rates this shared 2-core machine sustains with every subject running (flat out it made 76
+# tasks/s)
 FULL = Plan(calm_tasks=6_000, chaos_tasks=100_000, sentinel_tasks=4_000, rate=36.0, contenders=2)
 QUICK = Plan(
     calm_tasks=200,
@@ -313,8 +314,8 @@ def duplicate_check(phase: Phase, faults: list[checks.Fault], workers: int) -> N
     server = len(faults) - kills
     total_bound = (kills + server * workers) * PREFETCH
     phase.check(
-        f"duplicate runs (all), ≤ (worker kills {kills} + server faults {server} × {workers} workers) × "
-        f"prefetch {PREFETCH}",
+        f"duplicate runs (all), ≤ (worker kills {kills} + server faults {server} × {workers} "
+        f"workers) × prefetch {PREFETCH}",
         extra,
         f"≤ {total_bound:,}",
         [] if extra <= total_bound else [f"{extra} duplicates > {total_bound}"],
@@ -322,7 +323,8 @@ def duplicate_check(phase: Phase, faults: list[checks.Fault], workers: int) -> N
 
 
 def is_up(subject: Any) -> bool:
-    """The subject's command is up: its first log line (a worker's "serving", a leader's "campaigning")."""
+    """The subject's command is up: its first log line (a worker's "serving", a leader's
+    "campaigning")."""
     marker = {"run_worker": ": serving ", "run_leader": " campaigning in election "}.get(
         subject.name
     )
@@ -380,7 +382,8 @@ class ReclaimWatch:
         return members
 
     def killed(self, pid: int, at: float) -> None:
-        """Call right after the SIGKILL of worker ``pid`` (``at``: time.monotonic() just before it)."""
+        """Call right after the SIGKILL of worker ``pid`` (``at``: time.monotonic() just before
+        it)."""
         held, orphaned = [], 0
         try:
             held = self._held().get(pid, [])
@@ -462,7 +465,8 @@ def progress(bench: Bench, tasks: int) -> float:
 
 
 def load_phase(name: str, plan: Plan, workdir: Path, servers: list[Any]) -> Phase:
-    """The calm phase (``name`` "calm": no fault) or the chaos phase: the same subjects, the same rate."""
+    """The calm phase (``name`` "calm": no fault) or the chaos phase: the same subjects, the same
+    rate."""
     phase = Phase(name)
     chaos = name == "chaos"
     tasks = plan.chaos_tasks if chaos else plan.calm_tasks
@@ -533,7 +537,8 @@ def load_phase(name: str, plan: Plan, workdir: Path, servers: list[Any]) -> Phas
             counts[event] += 1
             if event != "worker" or counts["worker"] % 10 == 0:
                 log(
-                    f"chaos: {counts} after {time.monotonic() - started:.0f} s, {progress(bench, tasks):.0%} of the tasks sent"
+                    f"chaos: {counts} after {time.monotonic() - started:.0f} s, "
+                    f"{progress(bench, tasks):.0%} of the tasks sent"
                 )
         found = wait_producers(producers, seconds * 4 + 120)
         phase.check("producers that failed", len(found), "0", found)
@@ -545,8 +550,8 @@ def load_phase(name: str, plan: Plan, workdir: Path, servers: list[Any]) -> Phas
         if chaos:
             done = [r["seconds"] for r in reclaims if r["seconds"] is not None]
             phase.check(
-                f"slowest reclaim of a killed worker's messages (s), bound heartbeat timeout {TIMEOUT:g} + "
-                f"reaper interval {HEARTBEAT:g}",
+                "slowest reclaim of a killed worker's messages (s), bound heartbeat timeout "
+                f"{TIMEOUT:g} + reaper interval {HEARTBEAT:g}",
                 round(max(done, default=0.0), 1),
                 f"≤ {RECLAIM_BOUND:g}",
                 checks.slow_reclaims(reclaims),
@@ -610,7 +615,8 @@ def lock_checks(bench: Bench, phase: Phase) -> None:
             later = [t for t in inside if t["accepted_in"]]
             if later:
                 order.append(
-                    f"the late write of token {s['token']} was accepted after token {later[0]['token']} wrote"
+                    f"the late write of token {s['token']} was accepted after token "
+                    f"{later[0]['token']} wrote"
                 )
     phase.check("fencing tokens out of grant order; late writes accepted", len(order), "0", order)
     refused = checks.refused_fenced_writes(sections)
@@ -703,15 +709,17 @@ def sentinel_phase(plan: Plan, workdir: Path, servers: list[Any]) -> Phase:
         bench.sut = next(r for r in replicas if r.port == new)
         phase.facts["failover_seconds"] = time.monotonic() - at
         log(
-            f"sentinel: master {master.port} SIGKILLed, replica {new} promoted after {phase.facts['failover_seconds']:.1f} s"
+            f"sentinel: master {master.port} SIGKILLed, replica {new} promoted after "
+            f"{phase.facts['failover_seconds']:.1f} s"
         )
         found = wait_producers(producers, seconds * 4 + 120)
         phase.check("producers that failed", len(found), "0", found)
         tail, oldest = unreplicated_tail(bench, wall)
         phase.facts["unreplicated_tail"] = len(tail)
         phase.check(
-            f"acknowledged enqueues lost with the killed master's unreplicated writes (Redis replicates "
-            f"asynchronously), each acknowledged ≤ {REPLICATION_LAG_BOUND:g} s before the SIGKILL",
+            "acknowledged enqueues lost with the killed master's unreplicated writes (Redis "
+            f"replicates asynchronously), each acknowledged ≤ {REPLICATION_LAG_BOUND:g} s before "
+            "the SIGKILL",
             len(tail),
             f"any, ≤ {REPLICATION_LAG_BOUND:g} s old",
             []
@@ -803,7 +811,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report",
         type=Path,
-        help="where to write the report (default: docs/chaos-report.md; --quick: the work directory)",
+        help="where to write the report (default: docs/chaos-report.md; --quick: the work "
+        "directory)",
     )
     parser.add_argument(
         "--phases", default="calm,chaos,sentinel", help="the phases to run (default: %(default)s)"
@@ -857,7 +866,8 @@ def main(argv: list[str] | None = None) -> int:
             phases.append(run(plan, workdir, servers))
             failed = [c for c in phases[-1].checks if c.violations]
             log(
-                f"phase {phases[-1].name} done in {phases[-1].seconds:.0f} s: {len(failed)} failed assertion(s)"
+                f"phase {phases[-1].name} done in {phases[-1].seconds:.0f} s: {len(failed)} failed "
+                "assertion(s)"
             )
     finally:
         for server in servers:

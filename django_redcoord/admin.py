@@ -64,30 +64,36 @@ CONSEQUENCES = {
     "revoke-permit": "Its holder keeps running but its permit is gone: its next release or extend "
     "raises LockLost. The oldest waiter, if any, gets the permit now. Nothing happens if that "
     "grant has ended since you looked.",
-    "reset-ratelimit": "The key's counts are forgotten: its next requests pass as if it had made none "
-    "(up to the policy's burst). Other keys are not touched.",
+    "reset-ratelimit": "The key's counts are forgotten: its next requests pass as if it had made "
+    "none (up to the policy's burst). Other keys are not touched.",
     "requeue-dead": "The dead letters go back to the ready queue with their attempts reset; "
     "workers will run them again.",
     "purge-dead": "The dead letters and their errors are deleted for good.",
     "purge-queue": "Every message waiting in the queue (ready or delayed) is deleted for good. "
     "Messages being processed and dead letters stay.",
-    "pause-queue": "Its workers claim nothing new from it until it is resumed. Pushes go on and wait in it; "
-    "jobs a worker already claimed finish (each worker thread may hold up to WORKER_PREFETCH claimed "
-    "messages). The pause lasts across worker restarts; the dashboard shows it.",
+    "pause-queue": "Its workers claim nothing new from it until it is resumed. Pushes go on and "
+    "wait in it; jobs a worker already claimed finish (each worker thread may hold "
+    "up to WORKER_PREFETCH claimed messages). The pause lasts across worker "
+    "restarts; the dashboard shows it.",
     "resume-queue": "Its workers claim from it again at once, in the usual order.",
-    "requeue-dead-letter": "The message goes back to the ready queue with its attempts reset, and its "
-    "error is forgotten; a worker will run it again. Nothing happens if it is no longer a dead letter.",
-    "delete-dead-letter": "The message and its error are deleted for good (a task's result record stays "
-    "until RESULT_TTL). Nothing happens if it is no longer a dead letter.",
-    "run-job": "The current leader runs the job once, under its term, at its next check (within its retry "
-    "period); the schedule does not move. If no leader claims the request within 5 minutes it is dropped.",
-    "pause-job": "The leader skips the job's slots (counted as missed) until it is resumed. A run already "
-    "going on is not stopped; Run now still works.",
-    "resume-job": "The job runs again from its next slot; the slots skipped while paused are not caught up.",
-    "cancel-task": "A task still waiting in its queue is taken out and never runs. One a worker already "
-    "holds is told: an async task gets CancelledError, a sync task sees context.cancelled(), and one "
-    "still running CANCEL_GRACE seconds later is abandoned (its worker exits to be restarted). Either "
-    "way the result reads FAILED with a TaskCancelled error at once, and whatever the attempt still "
+    "requeue-dead-letter": "The message goes back to the ready queue with its attempts reset, and "
+    "its error is forgotten; a worker will run it again. Nothing happens "
+    "if it is no longer a dead letter.",
+    "delete-dead-letter": "The message and its error are deleted for good (a task's result record "
+    "stays until RESULT_TTL). Nothing happens if it is no longer a dead "
+    "letter.",
+    "run-job": "The current leader runs the job once, under its term, at its next check (within "
+    "its retry period); the schedule does not move. If no leader claims the request "
+    "within 5 minutes it is dropped.",
+    "pause-job": "The leader skips the job's slots (counted as missed) until it is resumed. A run "
+    "already going on is not stopped; Run now still works.",
+    "resume-job": "The job runs again from its next slot; the slots skipped while paused are not "
+    "caught up.",
+    "cancel-task": "A task still waiting in its queue is taken out and never runs. One a worker "
+    "already holds is told: an async task gets CancelledError, a sync task sees "
+    "context.cancelled(), and one still running CANCEL_GRACE seconds later is "
+    "abandoned (its worker exits to be restarted). Either way the result reads "
+    "FAILED with a TaskCancelled error at once, and whatever the attempt still "
     "reports is dropped. Nothing happens if the task has finished.",
 }
 
@@ -216,8 +222,10 @@ class DashboardAdmin(admin.ModelAdmin):
         )
 
     def trouble_view(self, request: HttpRequest) -> JsonResponse:
-        """The trouble panel alone, ``{"rc-section-trouble": html}`` as ``fragments/`` gives it, from
-        only what it judges (``overview(only=TROUBLE_ONLY)``: no lock page, lock waits or charts)."""
+        """The trouble panel alone, ``{"rc-section-trouble": html}`` as ``fragments/`` gives it,
+        from
+        only what it judges (``overview(only=TROUBLE_ONLY)``: no lock page, lock waits or
+        charts)."""
         from .core.transport.clients import get_client
         from .dashboard import TROUBLE_ONLY, overview
 
@@ -347,7 +355,8 @@ class DashboardAdmin(admin.ModelAdmin):
             raise ValueError(f"no task result {result_id!r} (it may have expired)") from None
         return {
             Cancel.REMOVED: "taken out of its queue; it will not run",
-            Cancel.REQUESTED: "a worker holds it; it was told to stop, and its outcome will be dropped",
+            Cancel.REQUESTED: "a worker holds it; it was told to stop, and its outcome will be "
+            "dropped",
             Cancel.FINISHED: "it had finished already; nothing changed",
         }[outcome]
 
@@ -525,7 +534,8 @@ def _local(ms: int | None) -> datetime | None:
 
 def _for_display(data: dict[str, Any]) -> dict[str, Any]:
     """The overview with what the templates show beside the JSON: times as aware
-    datetimes in TIME_ZONE (``*_at``) and the charts (``charts``) of each queue and lock name waited for."""
+    datetimes in TIME_ZONE (``*_at``) and the charts (``charts``) of each queue and lock name
+    waited for."""
     from .dashboard import sparkline
 
     now_ms = data["server_time_ms"]
@@ -622,7 +632,8 @@ def _unique_of(backend: Any, result_id: str) -> str | None:
 
 
 def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str | None, int]:
-    """(what the page shows of a task result, None, 200) or (None, why there is none, its HTTP status)."""
+    """(what the page shows of a task result, None, 200) or (None, why there is none, its HTTP
+    status)."""
     import json
 
     from .tasks.backend import task_backends_for
@@ -640,8 +651,9 @@ def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str
         return (
             None,
             (
-                f"No such result: {result_id!r}{detail}. Results are kept {backend.result_ttl} s (RESULT_TTL) "
-                "after they finish (or are due): it may have expired, or the id is not one of this backend's."
+                f"No such result: {result_id!r}{detail}. Results are kept {backend.result_ttl} s "
+                "(RESULT_TTL) after they finish (or are due): it may have expired, or the id is "
+                "not one of this backend's."
             ),
             404,
         )

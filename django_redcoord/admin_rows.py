@@ -44,7 +44,10 @@ def _when(at: datetime | None) -> str:
     """A time cell's content, as ``fragments/when.html`` writes it."""
     if not at:
         return "–"
-    return f'<time datetime="{date_format(at, "c")}">{conditional_escape(date_format(at, "Y-m-d H:i:s T"))}</time>'
+    return (
+        "<time "
+        f'datetime="{date_format(at, "c")}">{conditional_escape(date_format(at, "Y-m-d H:i:s T"))}</time>'
+    )
 
 
 def _chart(row: dict[str, Any], series: str) -> str:
@@ -62,8 +65,9 @@ def lock_rows(items: Iterable[dict[str, Any]], can_change: bool) -> SafeString:
     def row(lock: dict[str, Any]) -> str:
         name = _text(lock["name"])
         action = (
-            f'<td class="rc-actions"><a href="action/force-release/?name={_quoted(lock["name"])}&amp;fence='
-            f'{_text(lock["fence"])}">Force release</a></td>'
+            '<td class="rc-actions"><a '
+            f'href="action/force-release/?name={_quoted(lock["name"])}&amp;fence={_text(lock["fence"])}">Force '
+            "release</a></td>"
             if can_change
             else ""
         )
@@ -85,12 +89,14 @@ def lock_wait_rows(items: Iterable[dict[str, Any]]) -> SafeString:
     def row(lock: dict[str, Any]) -> str:
         name = _text(lock["name"])
         return (
-            f'\n    <tr data-name="{name}">\n'
-            f'      <td>{name}</td><td class="rc-num">{_text(lock["grants"])}</td><td class="rc-num">{_text(lock["mean_wait"])}</td>\n'
-            f'      <td class="rc-num">{_text(lock["max_wait"])}</td><td class="rc-num">{_text(lock["total_wait"])}</td>\n'
-            '      <td class="rc-chart" data-series="max_wait" title="Longest wait for the lock (s) per minute, over the last '
-            f'hour">{_chart(lock, "max_wait")}</td>\n'
-            '      <td class="rc-chart" data-series="mean_wait" title="Mean wait for the lock (s) per minute, over the last '
+            f'\n    <tr data-name="{name}">\n      <td>{name}</td><td '
+            f'class="rc-num">{_text(lock["grants"])}</td><td '
+            f'class="rc-num">{_text(lock["mean_wait"])}</td>\n      <td '
+            f'class="rc-num">{_text(lock["max_wait"])}</td><td '
+            f'class="rc-num">{_text(lock["total_wait"])}</td>\n      <td class="rc-chart" '
+            'data-series="max_wait" title="Longest wait for the lock (s) per minute, over the '
+            f'last hour">{_chart(lock, "max_wait")}</td>\n      <td class="rc-chart" '
+            'data-series="mean_wait" title="Mean wait for the lock (s) per minute, over the last '
             f'hour">{_chart(lock, "mean_wait")}</td>\n    </tr>'
         )
 
@@ -103,7 +109,8 @@ def queue_rows(items: Iterable[dict[str, Any]], can_change: bool) -> SafeString:
     def row(queue: dict[str, Any]) -> str:
         name, quoted = _text(queue["name"]), _quoted(queue["name"])
         dead = (
-            f'<a href="dead-letters/?name={quoted}" title="List the dead letters">{_text(queue["dead"])}</a>'
+            f'<a href="dead-letters/?name={quoted}" title="List the dead '
+            f'letters">{_text(queue["dead"])}</a>'
             if queue["dead"]
             else "0"
         )
@@ -123,7 +130,8 @@ def queue_rows(items: Iterable[dict[str, Any]], can_change: bool) -> SafeString:
             else ""
         )
         badge = (
-            f' <span class="rc-paused" title="{_text(paused.get("reason") or "paused")}">paused</span>'
+            ' <span class="rc-paused" '
+            f'title="{_text(paused.get("reason") or "paused")}">paused</span>'
             if paused
             else ""
         )

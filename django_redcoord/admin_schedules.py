@@ -36,10 +36,11 @@ from .core.keys import validate_name
 
 PERMISSION = "django_redcoord.change_schedule"
 CONSEQUENCE = (
-    "The edit is in force from the moment Redis stores it: the leader runs the new schedule's slots "
-    "after that moment, with these arguments, under its term. A run going on now finishes as it started. "
-    "Slots of the old schedule that came due before the edit and did not run yet (no leader, a long run) "
-    "are handled by the job's misfire policy, as slots missed during a failover are. Each slot runs at most once."
+    "The edit is in force from the moment Redis stores it: the leader runs the new schedule's "
+    "slots after that moment, with these arguments, under its term. A run going on now finishes "
+    "as it started. Slots of the old schedule that came due before the edit and did not run yet "
+    "(no leader, a long run) are handled by the job's misfire policy, as slots missed during a "
+    "failover are. Each slot runs at most once."
 )
 
 
@@ -54,7 +55,8 @@ def schedule_urls(model_admin: Any) -> list:
 
 
 def can_edit(user: Any, job: Any) -> bool:
-    """True if ``user`` may edit ``job``'s schedule: change_schedule, and the job's own permission if it names one."""
+    """True if ``user`` may edit ``job``'s schedule: change_schedule, and the job's own
+    permission if it names one."""
     if not (user.is_active and user.has_perm(PERMISSION)):
         return False
     return job.edit_permission is None or user.has_perm(job.edit_permission)
@@ -240,7 +242,8 @@ class _Unknown:
 def _unknown(
     request: HttpRequest, job: Any, election: Any, form: ScheduleForm, what: str, exc: Exception
 ) -> _Unknown:
-    """Say so on the page and in the history: the edit may be in force (every retry from this page is
+    """Say so on the page and in the history: the edit may be in force (every retry from this
+    page is
     refused if it is: the form names the version it was read at)."""
     messages.error(
         request,
@@ -268,7 +271,8 @@ def _act(
             text = request.POST.get("version", "")
             if not text.isdigit():
                 raise ValueError(
-                    f"this page's version field must be an integer >= 0, not {text!r}: reload the page"
+                    f"this page's version field must be an integer >= 0, not {text!r}: reload the "
+                    "page"
                 )
             stored = revert_schedule(election, job, by=by, expected_version=int(text))
         except CoordinationUnavailable as exc:
@@ -282,8 +286,9 @@ def _act(
             messages.error(request, f"Not done: {exc}")
             return form
         return (
-            f"Reverted periodic job {job.name} of election {election.name} to its code-declared schedule "
-            f"({job.schedule}) and arguments: version {stored.version}, in force from {_local(stored.since_ms)}"
+            f"Reverted periodic job {job.name} of election {election.name} to its code-declared "
+            f"schedule ({job.schedule}) and arguments: version {stored.version}, in force from "
+            f"{_local(stored.since_ms)}"
         )
     if not form.is_valid():
         return form
@@ -339,13 +344,15 @@ def _initial(job: Any, versions: Any) -> dict[str, Any]:
 
 
 def _printable(text: str) -> str:
-    """``text`` with what UTF-8 cannot encode (an unpaired surrogate stored by an older version, or written
+    """``text`` with what UTF-8 cannot encode (an unpaired surrogate stored by an older version,
+    or written
     to Redis by hand) escaped: rendered as it is, it made the page a 500."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _seconds(ms: int) -> str:
-    """``ms`` as seconds, exactly (``12345.678``; ``:g`` would round it to 6 digits, and a form saved
+    """``ms`` as seconds, exactly (``12345.678``; ``:g`` would round it to 6 digits, and a form
+    saved
     for an argument alone would then change the interval)."""
     return f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
 

@@ -10,7 +10,8 @@ Ids are stable; tests assert the exact messages:
 * ``redcoord.W003`` (``--deploy``) the Redis evicts keys under memory pressure.
 * ``redcoord.W004`` (``--deploy``) the Redis persists nothing (no AOF, no RDB save points).
 * ``redcoord.W005`` (``--deploy``) what the Redis keeps could not be read (CONFIG refused).
-* ``redcoord.W006`` a ``REDLOCK`` master does not answer (its number and URL shown, password masked).
+* ``redcoord.W006`` a ``REDLOCK`` master does not answer (its number and URL shown, password
+  masked).
 * ``redcoord.W007`` ``REDLOCK`` names fewer than 3 masters, or an even number of them.
 * ``redcoord.W008`` a sentinel of ``SENTINEL`` does not answer (its number and address shown).
 * ``redcoord.W009`` a node of ``CLUSTER`` does not answer, is not a Cluster node, or says the
@@ -87,7 +88,8 @@ def check_tracing(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
     return [
         checks.Error(
             "REDCOORD['TRACING'] is on but opentelemetry-api is not installed.",
-            hint="pip install 'django-redcoord[otel]' (and configure a tracer provider), or set TRACING to False.",
+            hint="pip install 'django-redcoord[otel]' (and configure a tracer provider), or set "
+            "TRACING to False.",
             id="redcoord.E040",
         )
     ]
@@ -175,8 +177,8 @@ def _check_sentinels(sentinel: dict[str, Any]) -> list[checks.CheckMessage]:
     return [
         checks.Warning(
             f"Sentinel {i + 1} of {len(hosts)} ({host}:{port}) did not answer: {why}",
-            hint="Start it, or fix REDCOORD['SENTINEL']['HOSTS']; the others still find the master, "
-            "but a failover needs a majority of the sentinels.",
+            hint="Start it, or fix REDCOORD['SENTINEL']['HOSTS']; the others still find the "
+            "master, but a failover needs a majority of the sentinels.",
             id="redcoord.W008",
         )
         for i, ((host, port), why) in enumerate(zip(hosts, answers, strict=True))
@@ -185,7 +187,8 @@ def _check_sentinels(sentinel: dict[str, Any]) -> list[checks.CheckMessage]:
 
 
 def _check_cluster(cluster: dict[str, Any]) -> list[checks.CheckMessage]:
-    """Each node of ``CLUSTER['NODES']`` answers (0.5 s each, at once), is a Cluster node, and finds it ok."""
+    """Each node of ``CLUSTER['NODES']`` answers (0.5 s each, at once), is a Cluster node, and
+    finds it ok."""
     from concurrent.futures import ThreadPoolExecutor
 
     from .core.transport.clients import client_from_url
@@ -199,13 +202,19 @@ def _check_cluster(cluster: dict[str, Any]) -> list[checks.CheckMessage]:
             info = client.execute_command("CLUSTER", "INFO")
         except Exception as exc:  # any failure is the answer to report
             if "cluster support disabled" in str(exc).lower():
-                return "it is not a Redis Cluster node (cluster-enabled no): use REDCOORD['URL'] for one server"
+                return (
+                    "it is not a Redis Cluster node (cluster-enabled no): use REDCOORD['URL'] for "
+                    "one server"
+                )
             return f"did not answer: {type(exc).__name__}: {exc}"
         finally:
             client.connection_pool.disconnect()
         text = info.decode() if isinstance(info, bytes) else str(info)
         if "cluster_state:ok" not in text:
-            return "answers, but says the Cluster is not ok (cluster_state:fail: slots without a primary?)"
+            return (
+                "answers, but says the Cluster is not ok (cluster_state:fail: slots without a "
+                "primary?)"
+            )
         return None
 
     with ThreadPoolExecutor(min(len(urls), 16)) as pool:
@@ -213,8 +222,8 @@ def _check_cluster(cluster: dict[str, Any]) -> list[checks.CheckMessage]:
     return [
         checks.Warning(
             f"Cluster node {i + 1} of {len(urls)} ({mask_url(url)}) {why}",
-            hint="Start it, or fix REDCOORD['CLUSTER']['NODES']; the client finds the other nodes from any one "
-            "that answers, but while none does nothing works.",
+            hint="Start it, or fix REDCOORD['CLUSTER']['NODES']; the client finds the other nodes "
+            "from any one that answers, but while none does nothing works.",
             id="redcoord.W009",
         )
         for i, (url, why) in enumerate(zip(urls, answers, strict=True))
@@ -261,9 +270,10 @@ def _check_redlock(urls: list[str]) -> list[checks.CheckMessage]:
     if count < 3 or count % 2 == 0:
         messages.append(
             checks.Warning(
-                f"REDCOORD['REDLOCK'] names {count} master(s): a quorum lock over {count} survives the loss of "
-                f"{(count - 1) // 2}.",
-                hint="Use an odd number of independent masters, 3 or more (5 survive the loss of 2).",
+                f"REDCOORD['REDLOCK'] names {count} master(s): a quorum lock over {count} survives "
+                f"the loss of {(count - 1) // 2}.",
+                hint="Use an odd number of independent masters, 3 or more (5 survive the loss of "
+                "2).",
                 id="redcoord.W007",
             )
         )
@@ -280,7 +290,8 @@ def _check_redlock(urls: list[str]) -> list[checks.CheckMessage]:
         messages.append(
             checks.Warning(
                 f"Redlock master {i + 1} of {count} ({mask_url(url)}) did not answer: {why}",
-                hint=f"Quorum locks need {count // 2 + 1} of the {count} masters; {count - len(down)} answer.",
+                hint=f"Quorum locks need {count // 2 + 1} of the {count} masters; "
+                f"{count - len(down)} answer.",
                 id="redcoord.W006",
             )
         )
@@ -288,7 +299,8 @@ def _check_redlock(urls: list[str]) -> list[checks.CheckMessage]:
 
 
 def _ping_each(clients: list[Any]) -> list[str | None]:
-    """PING every client at once; per client None, or why it did not answer. Their connections are closed."""
+    """PING every client at once; per client None, or why it did not answer. Their connections
+    are closed."""
     from concurrent.futures import ThreadPoolExecutor
 
     def ping(client: Any) -> str | None:
@@ -316,7 +328,8 @@ PERSISTENCE_HINT = (
 
 
 def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """``check --deploy``: an evicting policy (W003), no persistence (W004), or neither readable (W005)."""
+    """``check --deploy``: an evicting policy (W003), no persistence (W004), or neither readable
+    (W005)."""
     import redis
     from django.conf import settings
 
@@ -372,8 +385,9 @@ def _what_one_server_keeps(server: str, client: Any) -> list[checks.CheckMessage
     if policy != "noeviction":
         found.append(
             checks.Warning(
-                f"Redis at {server} uses maxmemory-policy {policy}: under memory pressure it evicts "
-                "keys, and django_redcoord's locks, fencing counters and queued tasks with them.",
+                f"Redis at {server} uses maxmemory-policy {policy}: under memory pressure it "
+                "evicts keys, and django_redcoord's locks, fencing counters and queued tasks with "
+                "them.",
                 hint=EVICTING_HINT,
                 id="redcoord.W003",
             )
@@ -389,8 +403,8 @@ def _what_one_server_keeps(server: str, client: Any) -> list[checks.CheckMessage
         if not str(save).strip():
             found.append(
                 checks.Warning(
-                    f"Redis at {server} persists nothing (appendonly no, no RDB save points): a restart "
-                    "loses every queued task and result.",
+                    f"Redis at {server} persists nothing (appendonly no, no RDB save points): a "
+                    "restart loses every queued task and result.",
                     hint=PERSISTENCE_HINT,
                     id="redcoord.W004",
                 )
@@ -401,21 +415,22 @@ def _what_one_server_keeps(server: str, client: Any) -> list[checks.CheckMessage
 def _unverified(server: str, command: str, exc: Exception) -> checks.CheckMessage:
     return checks.Warning(
         f"Could not verify what Redis at {server} keeps: {command} was refused ({exc}).",
-        hint="Check by hand that it uses maxmemory-policy noeviction and persists (appendonly yes), "
-        "or allow the check's user INFO and CONFIG GET.",
+        hint="Check by hand that it uses maxmemory-policy noeviction and persists (appendonly "
+        "yes), or allow the check's user INFO and CONFIG GET.",
         id="redcoord.W005",
     )
 
 
 COVERAGE_HINT = (
-    "Set cluster-require-full-coverage no on every node (CONFIG SET cluster-require-full-coverage no, "
-    "and in redis.conf), so the other primaries' slots keep working while one primary is down; "
-    "see 'Redis Cluster' in docs/topologies.md."
+    "Set cluster-require-full-coverage no on every node (CONFIG SET cluster-require-full-coverage "
+    "no, and in redis.conf), so the other primaries' slots keep working while one primary is "
+    "down; see 'Redis Cluster' in docs/topologies.md."
 )
 
 
 def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """``check --deploy`` on a Cluster: every primary must serve its slots while another is down (W015).
+    """``check --deploy`` on a Cluster: every primary must serve its slots while another is down
+    (W015).
 
     With Redis's default ``cluster-require-full-coverage yes`` a node whose
     Cluster has a slot without a primary refuses every command
@@ -451,7 +466,8 @@ def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[check
             except redis.RedisError as exc:
                 found.append(
                     checks.Warning(
-                        f"Could not read cluster-require-full-coverage of Redis at {server}: CONFIG GET was refused ({exc}).",
+                        f"Could not read cluster-require-full-coverage of Redis at {server}: "
+                        f"CONFIG GET was refused ({exc}).",
                         hint=COVERAGE_HINT,
                         id="redcoord.W015",
                     )
@@ -464,8 +480,9 @@ def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[check
             if value.strip().lower() != "no":
                 found.append(
                     checks.Warning(
-                        f"Redis at {server} has cluster-require-full-coverage {value}: while any primary of the "
-                        "Cluster is down it refuses every call (CLUSTERDOWN), for the slots it serves too.",
+                        f"Redis at {server} has cluster-require-full-coverage {value}: while any "
+                        "primary of the Cluster is down it refuses every call (CLUSTERDOWN), for "
+                        "the slots it serves too.",
                         hint=COVERAGE_HINT,
                         id="redcoord.W015",
                     )
@@ -481,7 +498,8 @@ RATE_LIMIT_MIDDLEWARE = "django_redcoord.middleware.RateLimitMiddleware"
 def check_rate_limit_middleware(
     app_configs: Any = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
-    """E031: a ``key="user"`` rule of ``RATE_LIMITS`` needs ``request.user`` set before the rate-limit middleware.
+    """E031: a ``key="user"`` rule of ``RATE_LIMITS`` needs ``request.user`` set before the
+    rate-limit middleware.
 
     Any middleware that is (or subclasses) Django's ``AuthenticationMiddleware``
     counts; without one before it, every such request would be counted by IP.
@@ -520,10 +538,11 @@ def check_rate_limit_middleware(
     rules_text = ", ".join(f"REDCOORD['RATE_LIMITS'][{i}]" for i in by_user)
     return [
         checks.Error(
-            f"{rules_text} key(s) the rate limit on 'user', but {RATE_LIMIT_MIDDLEWARE} {where} in MIDDLEWARE: "
-            "it would find no request.user (every request is refused with ImproperlyConfigured rather than "
-            "silently counted by IP).",
-            hint=f"Move {RATE_LIMIT_MIDDLEWARE} after AuthenticationMiddleware in MIDDLEWARE, or key the rule on 'ip'.",
+            f"{rules_text} key(s) the rate limit on 'user', but {RATE_LIMIT_MIDDLEWARE} {where} in "
+            "MIDDLEWARE: it would find no request.user (every request is refused with "
+            "ImproperlyConfigured rather than silently counted by IP).",
+            hint=f"Move {RATE_LIMIT_MIDDLEWARE} after AuthenticationMiddleware in MIDDLEWARE, or "
+            "key the rule on 'ip'.",
             id="redcoord.E031",
         )
     ]
@@ -543,7 +562,8 @@ def _redlock_config() -> dict[str, Any] | None:
 
 
 def _redlock_infos(urls: list[str]) -> list[dict[str, Any] | None]:
-    """``INFO`` of every ``REDLOCK`` master at once (0.5 s each); None where it did not answer (W006 says so)."""
+    """``INFO`` of every ``REDLOCK`` master at once (0.5 s each); None where it did not answer
+    (W006 says so)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from .core.transport.clients import client_from_url
@@ -586,11 +606,12 @@ def check_redlock_masters_distinct(
             first = seen[run_id]
             found.append(
                 checks.Error(
-                    f"REDCOORD['REDLOCK'] masters {first + 1} ({mask_url(urls[first])}) and {i + 1} ({mask_url(urls[i])}) "
-                    f"are one Redis server (run_id {run_id}): a quorum lock over them is not held on independent masters, "
-                    "and losing that server loses both.",
-                    hint="Name each independent master once (another database or another spelling of the host is the "
-                    "same server).",
+                    f"REDCOORD['REDLOCK'] masters {first + 1} ({mask_url(urls[first])}) and "
+                    f"{i + 1} ({mask_url(urls[i])}) are one Redis server (run_id {run_id}): a "
+                    "quorum lock over them is not held on independent masters, and losing that "
+                    "server loses both.",
+                    hint="Name each independent master once (another database or another spelling "
+                    "of the host is the same server).",
                     id="redcoord.E017",
                 )
             )
@@ -602,7 +623,8 @@ def check_redlock_masters_distinct(
 def check_what_redlock_masters_keep(
     app_configs: Any = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
-    """``check --deploy``: a ``REDLOCK`` master that evicts keys (W017) or persists nothing (I018)."""
+    """``check --deploy``: a ``REDLOCK`` master that evicts keys (W017) or persists nothing
+    (I018)."""
     from .core.transport.errors import mask_url
 
     config = _redlock_config()
@@ -619,22 +641,24 @@ def check_what_redlock_masters_keep(
         if policy != "noeviction":
             found.append(
                 checks.Warning(
-                    f"{where} uses maxmemory-policy {policy}: under memory pressure it evicts keys, and a quorum "
-                    "lock's grant with them; the master then grants that lock again while it is held (its restart "
-                    "guard does not see an eviction).",
-                    hint="Use 'maxmemory-policy noeviction' on every Redlock master: a full master then refuses "
-                    "grants instead of forgetting them.",
+                    f"{where} uses maxmemory-policy {policy}: under memory pressure it evicts "
+                    "keys, and a quorum lock's grant with them; the master then grants that lock "
+                    "again while it is held (its restart guard does not see an eviction).",
+                    hint="Use 'maxmemory-policy noeviction' on every Redlock master: a full "
+                    "master then refuses grants instead of forgetting them.",
                     id="redcoord.W017",
                 )
             )
         if str(info.get("aof_enabled", "0")) != "1" and _saves_nothing(url):
             found.append(
                 checks.Info(
-                    f"{where} persists nothing: after each restart it refuses quorum grants for REDLOCK_MAX_TTL "
-                    f"({config['REDLOCK_MAX_TTL']:g} s), so that it grants no lock it forgot; a majority restarting "
-                    "at once leaves quorum locks unavailable that long.",
-                    hint="That is safe as it is. With 'appendonly yes' and 'appendfsync always' a restarted master "
-                    "forgets nothing and may be vouched for at once (django_redcoord.core.redlock.trust_masters).",
+                    f"{where} persists nothing: after each restart it refuses quorum grants for "
+                    f"REDLOCK_MAX_TTL ({config['REDLOCK_MAX_TTL']:g} s), so that it grants no lock "
+                    "it forgot; a majority restarting at once leaves quorum locks unavailable "
+                    "that long.",
+                    hint="That is safe as it is. With 'appendonly yes' and 'appendfsync always' a "
+                    "restarted master forgets nothing and may be vouched for at once "
+                    "(django_redcoord.core.redlock.trust_masters).",
                     id="redcoord.I018",
                 )
             )
@@ -655,7 +679,8 @@ def _saves_nothing(url: str) -> bool:
 
 
 def check_replica_timeout(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """``REPLICA_TIMEOUT`` must end within ``SOCKET_TIMEOUT`` (E019), else every replica check reads as an outage."""
+    """``REPLICA_TIMEOUT`` must end within ``SOCKET_TIMEOUT`` (E019), else every replica check
+    reads as an outage."""
     from .core.holds.steps import replica_check_limit
 
     config = _redlock_config()
@@ -667,8 +692,9 @@ def check_replica_timeout(app_configs: Any = None, **kwargs: Any) -> list[checks
     return [
         checks.Error(
             f"REDCOORD['REPLICA_TIMEOUT'] ({config['REPLICA_TIMEOUT']:g} s) does not fit within "
-            f"REDCOORD['SOCKET_TIMEOUT'] ({config['SOCKET_TIMEOUT']:g} s): a replica check (replicas=n) waits on the "
-            "server, and its answer must come before the socket times out, or the grant reads as an outage.",
+            f"REDCOORD['SOCKET_TIMEOUT'] ({config['SOCKET_TIMEOUT']:g} s): a replica check "
+            "(replicas=n) waits on the server, and its answer must come before the socket times "
+            "out, or the grant reads as an outage.",
             hint=f"Set REPLICA_TIMEOUT to at most {limit:g} s, or raise SOCKET_TIMEOUT.",
             id="redcoord.E019",
         )

@@ -114,7 +114,8 @@ def install_if_django() -> None:
 
 
 def clear_cache(**kwargs: Any) -> None:
-    """``setting_changed`` receiver: forget the config and clients; the next use installs the new settings."""
+    """``setting_changed`` receiver: forget the config and clients; the next use installs the new
+    settings."""
     if kwargs.get("setting") not in (None, "REDCOORD", "CACHES", "BASE_DIR", "TIME_ZONE"):
         return
     get_config.cache_clear()

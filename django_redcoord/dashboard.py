@@ -155,7 +155,8 @@ def list_locks(
 
 
 def live_locks(client: Any, keys: KeyBuilder, *, now_ms: int) -> dict[str, int]:
-    """Every live lock: name -> the bound of its index entry (s), for the entries whose bound has not passed.
+    """Every live lock: name -> the bound of its index entry (s), for the entries whose bound has
+    not passed.
 
     (:func:`list_locks`; ``trouble.py`` judges their ages.) 10,000 live locks are read on
     every refresh of the admin page, in C loops (see :func:`_read_numbers`).
@@ -172,11 +173,13 @@ _BUCKETED = ("locks", "lockwaits")
 
 
 def _read_numbers(client: Any, keys: KeyBuilder, kind: str) -> dict[str, int]:
-    """The index ``kind`` (``locks``: name -> bound in s; ``lockwaits``: name -> minute) as name -> number.
+    """The index ``kind`` (``locks``: name -> bound in s; ``lockwaits``: name -> minute) as name
+    -> number.
 
     On one server the 256 buckets come in one MULTI (HKEYS and HVALS of each: flat lists,
     no dict per bucket, no Python call per entry), their names and values joined and
-    checked at once. Anything we did not write there (a value that is not a whole number, a name that
+    checked at once. Anything we did not write there (a value that is not a whole number, a name
+    that
     is not a valid name, a bucket of another type) sends the read the careful way
     (``read_index``, as on a Cluster: left out, logged and counted).
     """
@@ -188,7 +191,8 @@ def _read_numbers(client: Any, keys: KeyBuilder, kind: str) -> dict[str, int]:
 
 
 def _read_buckets(client: Any, keys: KeyBuilder, kind: str) -> dict[str, int] | None:
-    """:func:`_read_numbers` on one server, or None when something there is not ours or not as expected."""
+    """:func:`_read_numbers` on one server, or None when something there is not ours or not as
+    expected."""
     # (HKEYS and HVALS: flat lists, no dict built per bucket; in one MULTI: a bucket's names and
     # values are read with nothing written between them, in the same order)
     calls = (
@@ -332,7 +336,8 @@ class WaitBook:
         last: dict[str, int] | None = None,
         now_ms: int = 0,
     ) -> list[list[tuple[int, int, int, int]]]:
-        """The wait entries of each of ``names`` (minute, grants, sum_ms, max_ms), newest first: two round trips at most.
+        """The wait entries of each of ``names`` (minute, grants, sum_ms, max_ms), newest first:
+        two round trips at most.
 
         ``last``: name -> the minute of its last wait, as the wait index says (its newest entry's
         minute: ``record_wait`` writes both); ``now_ms``: the server's time, before this read.
@@ -376,7 +381,8 @@ class WaitBook:
     def _lrange(
         self, client: Any, keys: KeyBuilder, names: list[str], start: int, stop: int
     ) -> list[Any]:
-        """The entries (parsed, newest first) of each name's wait list from ``start`` to ``stop``, one round
+        """The entries (parsed, newest first) of each name's wait list from ``start`` to
+        ``stop``, one round
         trip; None for a key of another type (skipped: logged and counted)."""
         if not names:
             return []
@@ -404,12 +410,14 @@ _books_guard = threading.Lock()
 
 
 def _wait_book(client: Any, keys: KeyBuilder) -> WaitBook:
-    """This process's :class:`WaitBook` for ``client`` and the prefix of ``keys`` (kept on the client object)."""
+    """This process's :class:`WaitBook` for ``client`` and the prefix of ``keys`` (kept on the
+    client object)."""
     return _book_of(client, "_redcoord_wait_books", keys.prefix, WaitBook)
 
 
 def _book_of(client: Any, attribute: str, prefix: str, make: Any) -> Any:
-    """The book ``make()`` of ``client`` for ``prefix``, kept on the client object in ``attribute``."""
+    """The book ``make()`` of ``client`` for ``prefix``, kept on the client object in
+    ``attribute``."""
     with _books_guard:
         books = getattr(client, attribute, None)
         if books is None:
@@ -455,7 +463,8 @@ def _wait_minutes(entries: list[Any], since_minute: int) -> list[tuple[int, int,
 
 
 def list_semaphores(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
-    """Semaphores with live holders (from their index): name, limit, queued, and a row per holder."""
+    """Semaphores with live holders (from their index): name, limit, queued, and a row per
+    holder."""
     from .core.semaphores import read_semaphores
 
     return [
@@ -537,7 +546,8 @@ def list_signals(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
             {
                 "kind": "group",
                 "name": f"{t['name']} / {g['group']}",
-                "state": f"{g['consumers']} subscriber(s), {g['pending']} pending, lag {g['lag'] if g['lag'] is not None else '?'}",
+                "state": f"{g['consumers']} subscriber(s), {g['pending']} pending, lag "
+                f"{g['lag'] if g['lag'] is not None else '?'}",
                 "waiting": None,
             }
             for g in t["groups"]
@@ -546,7 +556,8 @@ def list_signals(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
 
 
 def list_rate_limits(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
-    """Each rate limiter's busiest keys over this minute and the last, a row per key, with its state now."""
+    """Each rate limiter's busiest keys over this minute and the last, a row per key, with its
+    state now."""
     from .core.ratelimit import busiest_keys
 
     return [
@@ -559,7 +570,8 @@ def list_rate_limits(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
 def list_queues(
     client: Any, keys: KeyBuilder, *, now_ms: int | None = None
 ) -> list[dict[str, Any]]:
-    """Each queue's depths, and (given ``now_ms``) its history over the last hour (see :func:`queue_history`)."""
+    """Each queue's depths, and (given ``now_ms``) its history over the last hour (see
+    :func:`queue_history`)."""
     names = sorted(read_index(client, keys, "queues"))
     queues = [Queue(name, client=client, prefix=keys.prefix) for name in names]
     result = depths(queues, client=client)
@@ -613,7 +625,8 @@ class HistoryBook:
     def histories(
         self, client: Any, keys: KeyBuilder, names: list[str], *, now_ms: int
     ) -> dict[str, dict[str, list[list[float]]]]:
-        """name -> :func:`queue_history` of each queue of ``names`` at ``now_ms``: one round trip."""
+        """name -> :func:`queue_history` of each queue of ``names`` at ``now_ms``: one round
+        trip."""
         if not names:
             return {}
         operation = "read queue history"
@@ -677,14 +690,16 @@ def _parse_samples(raw: list[Any]) -> list[tuple[int, int, int]] | None:
 
 
 def _history_book(client: Any, keys: KeyBuilder) -> HistoryBook:
-    """This process's :class:`HistoryBook` for ``client`` and the prefix of ``keys`` (kept on the client object)."""
+    """This process's :class:`HistoryBook` for ``client`` and the prefix of ``keys`` (kept on the
+    client object)."""
     return _book_of(client, "_redcoord_history_books", keys.prefix, HistoryBook)
 
 
 def queue_history(
     samples: list[Sample] | list[tuple[int, int, int]], *, now_ms: int
 ) -> dict[str, list[list[float]]]:
-    """A queue's samples of the last hour as ``{depth, done_per_minute}``, each ``[[time_ms, value], ...]``.
+    """A queue's samples of the last hour as ``{depth, done_per_minute}``, each ``[[time_ms,
+    value], ...]``.
 
     ``samples``: oldest first, as :class:`Sample` or (minute, depth, done). ``depth`` is
     ready + delayed + processing at each sample; ``done_per_minute``
@@ -782,11 +797,12 @@ def _sparkline(
     else:
         html = _Html(
             f'<svg class="rc-spark" data-points="{len(coords)}" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" role="img"><title>over the last hour: last {last}, max {most} '
-            f'({len(coords)} sample(s))</title><rect width="100%" height="100%" fill="currentColor" opacity="0.08"/>'
-            f'<polyline fill="none" stroke="currentColor" stroke-width="1.5" stroke-linejoin="round" points="{joined}"/>'
-            f'<circle cx="{end_x}" cy="{end_y}" r="2" fill="currentColor"/></svg> '
-            f'<span class="rc-spark-label">{last} <span class="rc-muted">max {most}</span></span>'
+            f'viewBox="0 0 {width} {height}" role="img"><title>over the last hour: last {last}, '
+            f'max {most} ({len(coords)} sample(s))</title><rect width="100%" height="100%" '
+            'fill="currentColor" opacity="0.08"/><polyline fill="none" stroke="currentColor" '
+            f'stroke-width="1.5" stroke-linejoin="round" points="{joined}"/><circle cx="{end_x}" '
+            f'cy="{end_y}" r="2" fill="currentColor"/></svg> <span class="rc-spark-label">{last} '
+            f'<span class="rc-muted">max {most}</span></span>'
         )
     return {
         "points": joined,
@@ -895,7 +911,8 @@ def purge_dead_letters(queue: Queue) -> int:
 
 
 def _record(value: Any) -> dict[str, Any]:
-    """A JSON object written by us ({} when absent); whatever is there, the page never fails on it."""
+    """A JSON object written by us ({} when absent); whatever is there, the page never fails on
+    it."""
     if not value:
         return {}
     try:
@@ -1014,7 +1031,8 @@ def overview(
     trouble_only = only is not None
     if trouble_only and tuple(only) != TROUBLE_ONLY:
         raise ValueError(
-            f"overview(only=...) takes {TROUBLE_ONLY!r} (the trouble panel) or None (everything), not {only!r}"
+            f"overview(only=...) takes {TROUBLE_ONLY!r} (the trouble panel) or None (everything), "
+            f"not {only!r}"
         )
     kinds = _INDEXES["trouble"] if trouble_only else tuple(INDEX_TYPES)  # (read in one round trip)
     if (
@@ -1094,7 +1112,8 @@ def overview(
                 needed=page_too,
             ),
             "rate_limits": section("rate limits", lambda: list_rate_limits(client, keys), []),
-            # (the charts' history only for the page: the trouble list judges depths and dead letters)
+            # (the charts' history only for the page: the trouble list judges depths and dead
+            # letters)
             "queues": section(
                 "queues", lambda: list_queues(client, keys, now_ms=now_ms if page_too else None), []
             ),
@@ -1196,7 +1215,8 @@ def _registered_jobs() -> dict[str, Any]:
         ) as exc:  # a broken jobs module must not take the page down; run_leader reports it
             # the reason on the operator's terminal, the traceback only at DEBUG
             log.warning(
-                "admin: the periodic jobs could not be discovered (%s: %s); judged from their state alone",
+                "admin: the periodic jobs could not be discovered (%s: %s); judged from their "
+                "state alone",
                 type(exc).__name__,
                 exc,
             )
@@ -1208,7 +1228,8 @@ _discovered = False
 
 
 def _schedule_edits(client: Any, election_keys: Any, names: list[str]) -> dict[str, Any]:
-    """The schedule versions of the jobs ``names`` (edited since their last claim), one round trip; none: no I/O."""
+    """The schedule versions of the jobs ``names`` (edited since their last claim), one round
+    trip; none: no I/O."""
     from .core.periodic.schedules import decode_versions
 
     if not names:

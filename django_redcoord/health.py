@@ -116,8 +116,9 @@ class Probe:
                 raise ValueError("a max age needs a queue: add --queue NAME (view: queue=)")
         elif queues and "" not in workers:
             raise ValueError(
-                "a queue needs --max-age SECONDS (view: max_age=) to check how long its messages wait, "
-                "or --worker without an ID (view: worker=) to check that a live worker serves it"
+                "a queue needs --max-age SECONDS (view: max_age=) to check how long its messages "
+                "wait, or --worker without an ID (view: worker=) to check that a live worker "
+                "serves it"
             )
         if this_host and "" not in workers:
             raise ValueError(
@@ -135,7 +136,8 @@ class Probe:
             max_late = check_seconds(max_late, "max late (--max-late, view: max_late=)")
             if max_late > MAX_LATE_LIMIT:
                 raise ValueError(
-                    f"max late must be at most {MAX_LATE_LIMIT:g} seconds (400 days), not {max_late:g}"
+                    f"max late must be at most {MAX_LATE_LIMIT:g} seconds (400 days), not "
+                    f"{max_late:g}"
                 )
         return cls(
             workers,
@@ -230,7 +232,8 @@ def run_checks(
 def check_jobs(
     client: Any, keys: KeyBuilder, probe: Probe, registry: Mapping[str, Job], *, now_ms: int
 ) -> list[CheckResult]:
-    """One result per periodic job of the ``default`` election: the dead-man's switch (one round trip).
+    """One result per periodic job of the ``default`` election: the dead-man's switch (one round
+    trip).
 
     A job named by the probe that this process has not registered is judged
     from its state in Redis alone (the next due time its leader recorded, the
@@ -381,7 +384,10 @@ def check_queues(
         ages = [d.oldest_age] if d.oldest_age is not None else []
         if head and head[0][1] <= now_ms:
             ages.append((now_ms - head[0][1]) / 1000.0)
-        state = f"{d.ready} ready, {d.delayed} delayed, {d.processing} processing, {d.consumers} consumer(s)"
+        state = (
+            f"{d.ready} ready, {d.delayed} delayed, {d.processing} processing, {d.consumers} "
+            "consumer(s)"
+        )
         name = f"queue:{queue.name}"
         if not ages:
             results.append(CheckResult(name, True, f"no message waiting; {state}"))

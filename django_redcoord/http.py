@@ -84,18 +84,18 @@ def parse_ip(text: str | None) -> IPAddress | None:
 
 
 NO_PEER = (
-    "rate limit by client IP: the request has no client address (REMOTE_ADDR is {remote}: "
-    "the server listens on a Unix socket behind a proxy, as gunicorn --bind unix: or uvicorn --uds do?). "
-    "Counting every such request as one client would let one client lock out the site, so it is refused. "
-    "Add \"unix\" to REDCOORD['TRUSTED_PROXIES'] to trust the proxy on the socket (its X-Forwarded-For "
-    "then names the client), or key the limit on something else."
+    "rate limit by client IP: the request has no client address (REMOTE_ADDR is {remote}: the "
+    "server listens on a Unix socket behind a proxy, as gunicorn --bind unix: or uvicorn --uds "
+    "do?). Counting every such request as one client would let one client lock out the site, so "
+    "it is refused. Add \"unix\" to REDCOORD['TRUSTED_PROXIES'] to trust the proxy on the socket "
+    "(its X-Forwarded-For then names the client), or key the limit on something else."
 )
 NO_FORWARDED = (
-    "rate limit by client IP: the request came from {proxy} without a usable X-Forwarded-For header "
-    "({header!r}); counting every such request as the proxy's own address would make all its clients one "
-    "client, so it is refused. The proxy must send X-Forwarded-For with the client's address "
-    "(nginx: proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;), or take it out of "
-    "REDCOORD['TRUSTED_PROXIES'] if it is not a proxy."
+    "rate limit by client IP: the request came from {proxy} without a usable X-Forwarded-For "
+    "header ({header!r}); counting every such request as the proxy's own address would make all "
+    "its clients one client, so it is refused. The proxy must send X-Forwarded-For with the "
+    "client's address (nginx: proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;), or "
+    "take it out of REDCOORD['TRUSTED_PROXIES'] if it is not a proxy."
 )
 
 
@@ -199,9 +199,9 @@ def too_many_requests(request: HttpRequest, decision: Decision) -> HttpResponse:
 
 
 NO_USER = (
-    "rate limit key 'user': the request has no user (request.user is not set), so every request would be "
-    "counted by IP. Put django.contrib.auth.middleware.AuthenticationMiddleware in MIDDLEWARE "
-    "(before django_redcoord.middleware.RateLimitMiddleware), or use key='ip'."
+    "rate limit key 'user': the request has no user (request.user is not set), so every request "
+    "would be counted by IP. Put django.contrib.auth.middleware.AuthenticationMiddleware in "
+    "MIDDLEWARE (before django_redcoord.middleware.RateLimitMiddleware), or use key='ip'."
 )
 
 

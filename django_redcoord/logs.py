@@ -22,10 +22,12 @@ from typing import Any
 #: logger name -> what it tells (documented in docs/operations.md, Logs)
 LOGGERS = {
     "django_redcoord": "the parent of all below",
-    "django_redcoord.locks": "locks, semaphores, read-write locks, latches: renewals, losses, releases that failed",
+    "django_redcoord.locks": "locks, semaphores, read-write locks, latches: renewals, losses, "
+    "releases that failed",
     "django_redcoord.leader": "elections: campaigns, terms won and lost, resignations (run_leader)",
     "django_redcoord.periodic": "periodic jobs: each slot run, skipped or failed",
-    "django_redcoord.queues": "workers: start, stop, requeued and dead-lettered messages, heartbeats that failed",
+    "django_redcoord.queues": "workers: start, stop, requeued and dead-lettered messages, "
+    "heartbeats that failed",
     "django_redcoord.tasks": "the Tasks backend: task outcomes and errors",
     "django_redcoord.ratelimit": "rate limits: Redis unavailable (fail-open), slots not given back",
     "django_redcoord.metrics": "the metrics server of --metrics-port",
@@ -37,7 +39,8 @@ DATE_FORMAT = "%Y-%m-%d %H:%M:%S%z"
 
 
 class JsonLines(logging.Formatter):
-    """One JSON object per record: time (ISO 8601 with offset), level, logger, message, exception."""
+    """One JSON object per record: time (ISO 8601 with offset), level, logger, message,
+    exception."""
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {

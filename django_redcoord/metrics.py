@@ -255,13 +255,15 @@ def require_prometheus() -> Any:
         import prometheus_client
     except ImportError as exc:
         raise ImportError(
-            "django_redcoord.metrics needs prometheus_client: pip install 'django-redcoord[metrics]'"
+            "django_redcoord.metrics needs prometheus_client: pip install "
+            "'django-redcoord[metrics]'"
         ) from exc
     return prometheus_client
 
 
 class RedcoordCollector:
-    """A ``prometheus_client`` collector that reads the coordination state from Redis at each scrape.
+    """A ``prometheus_client`` collector that reads the coordination state from Redis at each
+    scrape.
 
     Args:
         client: a redis-py client; default: the configured one (``REDCOORD``),
@@ -289,7 +291,8 @@ class RedcoordCollector:
             isinstance(lock_detail, bool) or not isinstance(lock_detail, int) or lock_detail < 0
         ):
             raise ValueError(
-                f"lock_detail must be a whole number >= 0, or None for METRICS_LOCK_DETAIL, not {lock_detail!r}"
+                "lock_detail must be a whole number >= 0, or None for METRICS_LOCK_DETAIL, not "
+                f"{lock_detail!r}"
             )
         #: The most lock records one scrape reads (None: ``REDCOORD["METRICS_LOCK_DETAIL"]``).
         self.lock_detail = lock_detail
@@ -852,7 +855,8 @@ class _ProcessCollector:
 @functools.lru_cache(maxsize=16)
 def registry(elections: tuple[str, ...] = (DEFAULT_ELECTION,)) -> Any:
     """A ``CollectorRegistry`` for ``elections`` (built once per tuple): a
-    :class:`RedcoordCollector` and this process's metrics (:func:`process_metrics`, installed now)."""
+    :class:`RedcoordCollector` and this process's metrics (:func:`process_metrics`, installed
+    now)."""
     prometheus_client = require_prometheus()
     process_metrics()
     reg = prometheus_client.CollectorRegistry(auto_describe=False)
@@ -896,7 +900,8 @@ def metrics_view(
 
 
 def _bearer_matches(request: HttpRequest, token: str) -> bool:
-    """True when the request's ``Authorization: Bearer`` credential is ``token`` (constant-time compare)."""
+    """True when the request's ``Authorization: Bearer`` credential is ``token`` (constant-time
+    compare)."""
     scheme, _, given = request.headers.get("Authorization", "").strip().partition(" ")
     if scheme.lower() != "bearer":
         return False
@@ -930,7 +935,8 @@ def start_metrics_server(
 
 
 def add_metrics_arguments(parser: Any) -> None:
-    """``--metrics-port`` / ``--metrics-addr`` on a long-running command (run_worker, run_leader)."""
+    """``--metrics-port`` / ``--metrics-addr`` on a long-running command (run_worker,
+    run_leader)."""
     parser.add_argument(
         "--metrics-port",
         type=int,
@@ -946,7 +952,8 @@ def add_metrics_arguments(parser: Any) -> None:
 
 
 def serve_metrics_for(options: dict[str, Any]) -> Any:
-    """Start the metrics server a command was asked for; returns it (``.shutdown()`` at exit) or None.
+    """Start the metrics server a command was asked for; returns it (``.shutdown()`` at exit) or
+    None.
 
     Raises ValueError saying why when it cannot start (no prometheus_client, a bad or taken port).
     """

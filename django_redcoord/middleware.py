@@ -7,12 +7,14 @@
         ...,
         "RATE_LIMITS": [
             {"path": "/api/", "policy": "10/s;burst=20 & 1000/h", "key": "header:X-Api-Key"},
-            {"path": "/login/", "policy": "5/m", "key": "ip", "methods": ["POST"], "on_unavailable": "closed"},
+            {"path": "/login/", "policy": "5/m", "key": "ip", "methods": ["POST"],
+            "on_unavailable": "closed"},
         ],
     }
 
 Every rule whose ``path`` prefixes the request's ``path_info`` (the path within the
-app, as URL patterns see it: without ``SCRIPT_NAME``, the prefix it is mounted at) applies (each with its
+app, as URL patterns see it: without ``SCRIPT_NAME``, the prefix it is mounted at) applies (each
+with its
 own limiter and counts, named ``name`` or after its path and methods, see
 :func:`rule_names`); the first that refuses
 answers 429 as ``@rate_limit`` does. A concurrency rule's slot is held until

@@ -81,7 +81,8 @@ LOCK_PEERS_MIN = 5
 LOCK_READS_PER_REFRESH = 250
 #: A cached grant time is read again after this long (ms), whatever it says (a fence only
 #: grows for a name, unless the server's clock went back after Redis lost its data), at most
-#: LOCK_STALE_PER_REFRESH a refresh, so the book's entries, read together, are not read together again.
+# : LOCK_STALE_PER_REFRESH a refresh, so the book's entries, read together, are not read together
+# again.
 LOCK_BOOK_KEEP_MS = 1_800_000
 LOCK_STALE_PER_REFRESH = 25
 #: The whole book is judged again this often (ms): the group medians, and every name by its
@@ -116,9 +117,11 @@ def find_trouble(
     now_ms: int,
     live_locks: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The trouble in ``data`` (what :func:`~django_redcoord.dashboard.overview` read at ``now_ms``).
+    """The trouble in ``data`` (what :func:`~django_redcoord.dashboard.overview` read at
+    ``now_ms``).
 
-    ``live_locks``: name -> index bound of every live lock (``dashboard.live_locks``), read if not given.
+    ``live_locks``: name -> index bound of every live lock (``dashboard.live_locks``), read if
+    not given.
 
     Returns ``{items, counts, notes}``: ``items`` sorted by severity then kind,
     ``counts`` = ``{"error": n, "warning": m}``, ``notes`` what was not checked
@@ -140,7 +143,8 @@ def find_trouble(
     unreadable = data.get("unreadable") or {}
     if unreadable:
         notes.append(
-            f"Some records could not be read ({', '.join(sorted(unreadable))}): what they hold is not judged here."
+            f"Some records could not be read ({', '.join(sorted(unreadable))}): what they hold is "
+            "not judged here."
         )
     items = _capped(items)
     items.sort(key=lambda x: (SEVERITIES.index(x["severity"]), KINDS.index(x["kind"])))
@@ -212,7 +216,8 @@ def job_trouble(elections: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 reason = job.get("health_reason") or {
                     "overdue": f"overdue: its slot is {_duration(job.get('late') or 0)} late",
                     "failing": "failing: its last run ended in error",
-                    "never_ran": f"has never run, and its first slot is {_duration(job.get('late') or 0)} late",
+                    "never_ran": "has never run, and its first slot is "
+                    f"{_duration(job.get('late') or 0)} late",
                 }.get(health, f"{health}: {_duration(job.get('late') or 0)} late")
                 items.append(_item("error", "job", name, reason))
             elif health is None and job.get("outcome") in ("error", "timeout"):
@@ -311,7 +316,8 @@ def dead_letter_trouble(
                 "error",
                 "dead_letters",
                 q["name"],
-                f"{many} new dead letter(s) in the last {DEAD_RECENT_S // 60} min ({q['dead']} in all)",
+                f"{many} new dead letter(s) in the last {DEAD_RECENT_S // 60} min ({q['dead']} in "
+                "all)",
                 href,
             )
         )
@@ -319,7 +325,8 @@ def dead_letter_trouble(
 
 
 def _failed_ms(raw: Any) -> int:
-    """The death time (ms) in a queue's errors hash entry (JSON {error, attempts, failed_ms}), 0 if none."""
+    """The death time (ms) in a queue's errors hash entry (JSON {error, attempts, failed_ms}), 0
+    if none."""
     if not raw:
         return 0
     try:
@@ -333,7 +340,8 @@ def _failed_ms(raw: Any) -> int:
 
 
 def rate_limit_trouble(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Busiest keys whose next request would be refused now (``list_rate_limits`` peeked at them)."""
+    """Busiest keys whose next request would be refused now (``list_rate_limits`` peeked at
+    them)."""
     items = []
     for x in rows:
         if x.get("allowed") is False or x.get("remaining") == 0:
@@ -344,7 +352,8 @@ def rate_limit_trouble(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "warning",
                     "rate_limit",
                     f"{x['name']} / {x['key']}",
-                    f"at its limit ({x['policies']}): {x.get('hits', 0)} hit(s) this minute and the last{wait}",
+                    f"at its limit ({x['policies']}): {x.get('hits', 0)} hit(s) this minute and "
+                    f"the last{wait}",
                 )
             )
     return items
@@ -428,7 +437,8 @@ class LockAges:
         now_ms: int,
         notes: list[str],
     ) -> list[dict[str, Any]]:
-        """Locks held far past their usual hold (see the module's docstring), as items, the oldest grant first.
+        """Locks held far past their usual hold (see the module's docstring), as items, the
+        oldest grant first.
 
         ``live``: name -> index bound (s) of every live lock (``dashboard.live_locks``);
         ``locks``: the page of locks the dashboard read (its holders' fences are taken for free).
@@ -467,7 +477,8 @@ class LockAges:
             elif unknown and to_read:
                 self._peers = self._group_ages(now_ms)  # new names: their groups' medians change
             if self._cycle_at < len(self._cycle):
-                # this refresh's part of the round (all that is left of it once the round is overdue)
+                # this refresh's part of the round (all that is left of it once the round is
+                # overdue)
                 end = (
                     len(self._cycle)
                     if overdue
@@ -490,8 +501,8 @@ class LockAges:
             unread = len(unknown) - len(set(unknown) & set(to_read))
             if unread:
                 notes.append(
-                    f"Lock ages: {len(live) - unread:,} of {len(live):,} live locks checked so far; "
-                    f"the rest on the next refreshes ({budget:,} a refresh)."
+                    f"Lock ages: {len(live) - unread:,} of {len(live):,} live locks checked so "
+                    f"far; the rest on the next refreshes ({budget:,} a refresh)."
                 )
             if len(candidates) > budget:
                 notes.append(
@@ -502,7 +513,8 @@ class LockAges:
 
 
 def _peers(book: dict[str, tuple[int, int, str]], now_ms: int) -> dict[str, tuple[int, float]]:
-    """group -> (live locks in the book, their median age in s), for groups of LOCK_PEERS_MIN or more."""
+    """group -> (live locks in the book, their median age in s), for groups of LOCK_PEERS_MIN or
+    more."""
     fences: dict[str, list[int]] = {}
     for fence, _, group in book.values():
         if group and fence:
@@ -522,7 +534,8 @@ def _judge(
     now_ms: int,
     peers: dict[str, tuple[int, float]],
 ) -> dict[str, str]:
-    """name -> why, for each of ``names`` (in ``book``) held far past its usual hold (the module's docstring)."""
+    """name -> why, for each of ``names`` (in ``book``) held far past its usual hold (the
+    module's docstring)."""
     now_s = now_ms / 1000
     cutoff = (now_ms - LOCK_MIN_AGE_S * 1000) * 1000  # a fence is µs
     out = {}
@@ -537,20 +550,22 @@ def _judge(
         ttl = 1.5 * max(0.0, live[name] - now_s) + 1
         if age >= LOCK_HOLD_FACTOR * ttl:
             out[name] = (
-                f"held {_duration(age)}, over {LOCK_HOLD_FACTOR}× its TTL (≤ {_duration(ttl)}): renewed all along"
+                f"held {_duration(age)}, over {LOCK_HOLD_FACTOR}× its TTL (≤ {_duration(ttl)}): "
+                "renewed all along"
             )
             continue
         peer = peers.get(entry[2])
         if peer and age >= LOCK_HOLD_FACTOR * peer[1]:
             out[name] = (
-                f"held {_duration(age)}, over {LOCK_HOLD_FACTOR}× the median age ({_duration(peer[1])}) "
-                f"of the {peer[0]} live {entry[2]}:… locks"
+                f"held {_duration(age)}, over {LOCK_HOLD_FACTOR}× the median age "
+                f"({_duration(peer[1])}) of the {peer[0]} live {entry[2]}:… locks"
             )
     return out
 
 
 def _read_fences(client: Any, keys: KeyBuilder, names: list[str]) -> list[int]:
-    """The fence of the grant each lock holds now (0: not held): one script call each, one round trip."""
+    """The fence of the grant each lock holds now (0: not held): one script call each, one round
+    trip."""
     if not names:
         return []
     calls = tuple(("EVALSHA", _AGES.sha, 1, keys.lock(name).lock) for name in names)
@@ -575,7 +590,8 @@ _books_guard = threading.Lock()
 
 
 def lock_ages(client: Any, keys: KeyBuilder) -> LockAges:
-    """This process's :class:`LockAges` for ``client`` and the prefix of ``keys`` (kept on the client object)."""
+    """This process's :class:`LockAges` for ``client`` and the prefix of ``keys`` (kept on the
+    client object)."""
     with _books_guard:
         books = getattr(client, "_redcoord_lock_ages", None)
         if books is None:
@@ -591,7 +607,8 @@ def lock_ages(client: Any, keys: KeyBuilder) -> LockAges:
 
 
 def _duration(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``2 h 5 min``, ``3 d 4 h``: a duration an operator reads at a glance."""
+    """``45 s``, ``12 min``, ``2 h 5 min``, ``3 d 4 h``: a duration an operator reads at a
+    glance."""
     s = max(0.0, float(seconds))
     if s < 10:
         return f"{s:.1f} s"

@@ -78,11 +78,12 @@ def main() -> int:
                 )
         time.sleep(1.0)
         print(
-            f"\n  Demo site:  http://127.0.0.1:{port}/\n"
-            f"  Market:     http://127.0.0.1:{port}/market/  (try a stampede with and without the lock)\n"
-            f"  Admin:      http://127.0.0.1:{port}/admin/  (user admin, password admin: demo only)\n"
-            f"  Redis:      {'embedded, in .redcoord/' if embedded else os.environ['REDCOORD_REDIS_URL']}\n"
-            "  Ctrl-C stops everything.\n",
+            f"\n  Demo site:  http://127.0.0.1:{port}/\n  Market:     "
+            f"http://127.0.0.1:{port}/market/  (try a stampede with and without the lock)\n  "
+            f"Admin:      http://127.0.0.1:{port}/admin/  (user admin, password admin: demo "
+            "only)\n  Redis:      "
+            f"{'embedded, in .redcoord/' if embedded else os.environ['REDCOORD_REDIS_URL']}\n  "
+            "Ctrl-C stops everything.\n",
             flush=True,
         )
         while not stopping and all(child.poll() is None for child in children):

@@ -51,7 +51,10 @@ def redis_client(redis_url):
 @pytest.fixture(scope="session")
 def redis_cell_server():
     if not REDIS_CELL.is_file():
-        why = f"no redis-cell module at {REDIS_CELL} (`make redis-cell` builds it; see third_party/README.md)"
+        why = (
+            f"no redis-cell module at {REDIS_CELL} (`make redis-cell` builds it; see "
+            "third_party/README.md)"
+        )
         if os.environ.get("REDCOORD_REQUIRE_REDIS_CELL") == "1":
             pytest.fail(why)
         pytest.skip(why)
@@ -72,7 +75,8 @@ def redis_cell_url(redis_cell_server):
 
 @pytest.fixture(scope="session")
 def sentinel_topology():
-    """A master, two replicas and a sentinel for the whole session (the contract suites' Sentinel run).
+    """A master, two replicas and a sentinel for the whole session (the contract suites' Sentinel
+    run).
 
     ``master_url`` is where the data is; ``config`` is a validated REDCOORD with
     ``SENTINEL`` naming the sentinel, for ``sentinel_client``. Nothing here
@@ -124,8 +128,9 @@ def cluster_topology():
     major = int(version.split("v=", 1)[1].split(".", 1)[0]) if "v=" in version else 0
     if major < 7 or shutil.which("redis-cli") is None:
         pytest.fail(
-            f"the Cluster tests need redis-server 7.0+ and redis-cli on PATH (found: {version.strip() or 'none'}; "
-            f"redis-cli {'found' if shutil.which('redis-cli') else 'missing'}): apt-get install redis-server"
+            "the Cluster tests need redis-server 7.0+ and redis-cli on PATH (found: "
+            f"{version.strip() or 'none'}; redis-cli "
+            f"{'found' if shutil.which('redis-cli') else 'missing'}): apt-get install redis-server"
         )
     topology = ClusterTopology().start()
     yield topology
@@ -170,7 +175,8 @@ def _end_of_run_problems() -> list[str]:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
-    """Under pytest-xdist the controller gathers each worker's record (see ``pytest_sessionfinish``):
+    """Under pytest-xdist the controller gathers each worker's record (see
+    ``pytest_sessionfinish``):
     the checks hold over the union of the workers' calls, as in one process."""
     record = getattr(node, "workeroutput", {}).get("redcoord_end_of_run")
     if record:
@@ -206,7 +212,8 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture
 def staff(django_user_model):
-    """``staff("view_dashboard", ...)``: a new staff user with those permissions of django_redcoord."""
+    """``staff("view_dashboard", ...)``: a new staff user with those permissions of
+    django_redcoord."""
     from django.contrib.auth.models import Permission
 
     def make(*perms):

@@ -11,7 +11,8 @@ import os
 from testproject.settings import *  # noqa: F403
 from testproject.settings import INSTALLED_APPS
 
-#: The election timing of the leaders, also given to the probes of the test process (REDCOORD there).
+# : The election timing of the leaders, also given to the probes of the test process (REDCOORD
+# there).
 TIMING = {"LEADER_LEASE": 3.0, "LEADER_RENEW_DEADLINE": 2.0, "LEADER_RETRY_PERIOD": 0.25}
 #: Seconds between two slots of every dead-man's job.
 EVERY = 0.3

@@ -27,7 +27,8 @@ import redis.asyncio
 from django_redcoord.core.transport import drivers as steps
 from django_redcoord.core.transport.clients import client_from_url
 
-#: The runs of every contract suite: the sync and the asyncio API on one server, through Sentinel, on a Cluster.
+# : The runs of every contract suite: the sync and the asyncio API on one server, through Sentinel,
+# on a Cluster.
 KINDS = ("sync", "async", "sync-sentinel", "async-sentinel", "sync-cluster", "async-cluster")
 
 
@@ -80,7 +81,8 @@ class Driver:
         )
 
     def sync_client(self):
-        """A synchronous client of the same topology (for the admin's side, inspection and damage)."""
+        """A synchronous client of the same topology (for the admin's side, inspection and
+        damage)."""
         if self.cluster is not None:
             from django_redcoord.core.transport.clients import cluster_client
 

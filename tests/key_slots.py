@@ -109,7 +109,8 @@ def _is_cluster(client) -> bool:
 
 
 def install() -> None:
-    """Wrap the Script entry points (sync call, asyncio call, pipeline queueing) to record their keys."""
+    """Wrap the Script entry points (sync call, asyncio call, pipeline queueing) to record their
+    keys."""
     from django_redcoord.core.transport.scripts import Script
 
     if getattr(Script, "_slots_recorded", False):

@@ -661,7 +661,8 @@ class Script:
         return True
 
     def is_key_list(self, func: Func, a: int, b: int, seen: frozenset = frozenset()) -> bool:
-        """The expression a..b is a table of keys: a key table's name, or a constructor of key expressions."""
+        """The expression a..b is a table of keys: a key table's name, or a constructor of key
+        expressions."""
         if b - a == 1:
             return self.is_key_table(func, a, seen)
         if self.toks[a].kind == "op" and self.toks[a].value == "{" and self.close[a] == b - 1:
@@ -669,7 +670,8 @@ class Script:
         return False
 
     def is_key_table(self, func: Func, a: int, seen: frozenset = frozenset()) -> bool:
-        """The table named at token ``a`` holds only keys: KEYS, or built only of key expressions."""
+        """The table named at token ``a`` holds only keys: KEYS, or built only of key
+        expressions."""
         name = self.toks[a].value
         if name == "KEYS" and self.resolve(func, "KEYS") is None:
             return True
@@ -813,7 +815,8 @@ def check(sources: list[tuple[str, str]]) -> list[Finding]:
     return Script(sources).findings()
 
 
-# -- the same rule at run time ----------------------------------------------------------------------
+# -- the same rule at run time
+# ----------------------------------------------------------------------
 
 
 def strict_prelude() -> str:
@@ -827,25 +830,19 @@ def strict_prelude() -> str:
     )
     none = ",".join(f"[{_lua_str(c)}]=true" for c, s in COMMAND_KEYS.items() if s is None)
     return (
-        "local redis = (function(real) "
-        "local declared = {} for _, k in ipairs(KEYS) do declared[k] = true end "
-        f"local ranges, none = {{{ranges}}}, {{{none}}} "
-        "local function check(cmd, ...) "
-        "local args, name = {...}, string.upper(tostring(cmd)) "
-        "local function bad(k) if not declared[k] then "
-        "error('REDCOORD-UNDECLARED-KEY ' .. name .. ' touches ' .. tostring(k) .. ', not one of KEYS', 3) end end "
-        "if none[name] then return end "
-        "if name == 'XREAD' or name == 'XREADGROUP' then "
-        "for i, a in ipairs(args) do if string.upper(tostring(a)) == 'STREAMS' then "
-        "for j = i + 1, i + math.floor((#args - i) / 2) do bad(args[j]) end return end end return end "
-        "local r = ranges[name] "
-        "if not r then error('REDCOORD-UNDECLARED-KEY unknown command ' .. name .. ' (add it to tests/lua_keys.py)', 3) end "
-        "local last = r[2] < 0 and #args + 1 + r[2] or r[2] "
-        "for i = r[1], math.min(last, #args), r[3] do bad(args[i]) end end "
-        "return setmetatable({"
-        "call = function(cmd, ...) check(cmd, ...) return real.call(cmd, ...) end, "
-        "pcall = function(cmd, ...) check(cmd, ...) return real.pcall(cmd, ...) end}, "
-        "{__index = real}) end)(redis)\n"
+        f"local redis = (function(real) local declared = {{}} for _, k in ipairs(KEYS) do "
+        f"declared[k] = true end local ranges, none = {{{ranges}}}, {{{none}}} local function "
+        f"check(cmd, ...) local args, name = {{...}}, string.upper(tostring(cmd)) local function "
+        "bad(k) if not declared[k] then error('REDCOORD-UNDECLARED-KEY ' .. name .. ' touches ' "
+        ".. tostring(k) .. ', not one of KEYS', 3) end end if none[name] then return end if name "
+        "== 'XREAD' or name == 'XREADGROUP' then for i, a in ipairs(args) do if "
+        "string.upper(tostring(a)) == 'STREAMS' then for j = i + 1, i + math.floor((#args - i) / "
+        "2) do bad(args[j]) end return end end return end local r = ranges[name] if not r then "
+        "error('REDCOORD-UNDECLARED-KEY unknown command ' .. name .. ' (add it to "
+        "tests/lua_keys.py)', 3) end local last = r[2] < 0 and #args + 1 + r[2] or r[2] for i = "
+        f"r[1], math.min(last, #args), r[3] do bad(args[i]) end end return setmetatable({{call = "
+        "function(cmd, ...) check(cmd, ...) return real.call(cmd, ...) end, pcall = function(cmd, "
+        f"...) check(cmd, ...) return real.pcall(cmd, ...) end}}, {{__index = real}}) end)(redis)\n"
     )
 
 
@@ -865,20 +862,21 @@ def with_prelude(source: str) -> str:
 #: fails when one of them no longer does, so the list stays exact). The fix each would need is
 #: in the README's statement on declared keys.
 KNOWN_UNDECLARED = {
-    "admin/read_slots": "the admin's read of a Cluster node's per-slot index buckets: the keys of many "
-    "slots, which one call cannot declare (CROSSSLOT); runs with allow-cross-slot-keys "
-    "and no-writes, on a Cluster only",
-    "queues/depths": "the consumers' processing lists are named by the members of the consumers zset "
-    "(KEYS[4]): LLEN of each",
-    "queues/sample": "the consumers' processing lists are named by the members of the consumers zset "
-    "(KEYS[3]): LLEN of each",
-    "queues/reap": "the processing lists of dead consumers are named by the members of the consumers "
-    "zset (KEYS[1]): LRANGE and DEL of each",
+    "admin/read_slots": "the admin's read of a Cluster node's per-slot index buckets: the keys of "
+    "many slots, which one call cannot declare (CROSSSLOT); runs with "
+    "allow-cross-slot-keys and no-writes, on a Cluster only",
+    "queues/depths": "the consumers' processing lists are named by the members of the consumers "
+    "zset (KEYS[4]): LLEN of each",
+    "queues/sample": "the consumers' processing lists are named by the members of the consumers "
+    "zset (KEYS[3]): LLEN of each",
+    "queues/reap": "the processing lists of dead consumers are named by the members of the "
+    "consumers zset (KEYS[1]): LRANGE and DEL of each",
 }
 
 
 def discover_scripts() -> dict:
-    """Every ``Script`` our package defines (module-level constants), by name: imports each module."""
+    """Every ``Script`` our package defines (module-level constants), by name: imports each
+    module."""
     import importlib
     import pkgutil
 

@@ -416,7 +416,8 @@ def replicated(master: redis.Redis, replicas: int = 1, within: float = 10.0) -> 
 
 
 def blocked_clients(port: int) -> int:
-    """How many connections of the server on ``port`` are blocked in a command (BLPOP, BLMOVE, XREADGROUP...)."""
+    """How many connections of the server on ``port`` are blocked in a command (BLPOP, BLMOVE,
+    XREADGROUP...)."""
     admin = redis.Redis(port=port, socket_timeout=5)
     try:
         return int(admin.info("clients")["blocked_clients"])
@@ -437,7 +438,8 @@ def _node_id(node: RedisServer) -> str:
 
 
 def _own_slots(node: RedisServer) -> tuple[str, list[tuple[int, int]]]:
-    """(role flags, slot ranges) the node claims for itself (its ``myself`` line of CLUSTER NODES)."""
+    """(role flags, slot ranges) the node claims for itself (its ``myself`` line of CLUSTER
+    NODES)."""
     client = _node_client(node)
     try:
         for line in client.execute_command("CLUSTER", "NODES").splitlines():

@@ -22,7 +22,8 @@ def _ran(label):
 
 @task()
 def counted(label, *payload, **named):
-    """Counts its runs per label; returns how much it was given (so huge arguments are cheap to check)."""
+    """Counts its runs per label; returns how much it was given (so huge arguments are cheap to
+    check)."""
     _ran(label)
     return [label, len(payload), sorted(named)]
 
@@ -70,7 +71,8 @@ def polls_its_context(context, label):
 
 @task()
 async def catches_and_awaits_again(label):
-    """Catches CancelledError, awaits again (a cleanup), then returns a value that must be dropped."""
+    """Catches CancelledError, awaits again (a cleanup), then returns a value that must be
+    dropped."""
     client = get_client()
     client.set(f"rt:started:{label}", os.getpid())
     try:

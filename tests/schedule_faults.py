@@ -46,7 +46,8 @@ from .faults.harness import wait_for
 from .faults.oracle import entries
 
 CODE_EVERY_MS = 500
-#: Where sched.tick records its runs: tests.schedule_jobs.RUNS_KEY (importing that module registers its jobs).
+# : Where sched.tick records its runs: tests.schedule_jobs.RUNS_KEY (importing that module registers
+# its jobs).
 RUNS_KEY = "schedule:runs"
 #: The intervals the scenario edits to (ms), in turn.
 INTERVALS = (300, 400, 700, 600, 250)
@@ -178,7 +179,8 @@ def schedule_violations(runs: list[dict[str, Any]], edits: list[Edit], *, kills:
         if slot % version.every_ms:
             found.append(
                 f"slot {slot} ran (v={run['v']}, term {run['term']}) but is not a slot of version "
-                f"{version.version} (every {version.every_ms} ms from {version.since_ms}) in force then"
+                f"{version.version} (every {version.every_ms} ms from {version.since_ms}) in force "
+                "then"
             )
         elif run["v"] != version.v:
             found.append(
@@ -195,7 +197,8 @@ def schedule_violations(runs: list[dict[str, Any]], edits: list[Edit], *, kills:
         while slot <= high:
             if slot not in seen:
                 lost.append(
-                    f"slot {slot} due under version {version.version} (every {version.every_ms} ms) never ran"
+                    f"slot {slot} due under version {version.version} (every {version.every_ms} "
+                    "ms) never ran"
                 )
             slot += version.every_ms
     if len(lost) > kills:

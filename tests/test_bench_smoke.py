@@ -131,8 +131,8 @@ def test_every_script_is_collected():
 def test_a_failed_row_is_found():
     """Negative control of the failure check."""
     text = (
-        "| impl | pairs/s | error |\n|---|---|---|\n| ours | 10 | p1: Timeout |\n"
-        "| peer | ERROR | Boom: no |\n| other | ERROR | ModuleNotFoundError: not installed (other) |\n"
+        "| impl | pairs/s | error |\n|---|---|---|\n| ours | 10 | p1: Timeout |\n| peer | ERROR | "
+        "Boom: no |\n| other | ERROR | ModuleNotFoundError: not installed (other) |\n"
     )
     assert _failed_rows(text) == ["| peer | ERROR | Boom: no |"]
     assert _failed_rows("Failures:\n* round 1: ours drained nothing\n") == ["Failures:"]

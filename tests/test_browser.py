@@ -132,7 +132,8 @@ def test_dashboard_in_a_real_browser(
 
         emails.push_many(range(5))  # the page must show 17 without a reload
         page.wait_for_function(
-            "document.querySelector(\"#rc-queues tr[data-name='emails'] td:nth-child(2)\").textContent === '17'",
+            "document.querySelector(\"#rc-queues tr[data-name='emails'] "
+            "td:nth-child(2)\").textContent === '17'",
             timeout=6000,
         )
         page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)
@@ -254,7 +255,8 @@ def _log_in(page, live_server):
 
 def _release_once_queued(holder, client, after):
     """Release ``holder`` ``after`` seconds after a waiter queued for it (the wait the server
-    records starts there: a timer started before the waiter's call measured less on a loaded machine)."""
+    records starts there: a timer started before the waiter's call measured less on a loaded
+    machine)."""
     deadline = time.monotonic() + 10
     while (
         not read_holders(client, [holder.name], prefix="test")[0]["queued"]
@@ -313,7 +315,8 @@ def test_the_live_refresh_swaps_in_the_servers_sections_and_the_charts_render(
     )  # gone once the section is swapped
     emails.push_many(range(4))
     page.wait_for_function(
-        "document.querySelector(\"#rc-queues tr[data-name='emails'] td:nth-child(2)\").textContent === '7'",
+        "document.querySelector(\"#rc-queues tr[data-name='emails'] "
+        "td:nth-child(2)\").textContent === '7'",
         timeout=6000,
     )
     assert page.evaluate("document.getElementById('rc-queues').dataset.before") is None

@@ -31,8 +31,9 @@ def test_an_evicting_policy_is_w003(server):
         [message] = redcoord()
         assert message.id == "redcoord.W003"
         assert message.msg == (
-            f"Redis at {server.url} uses maxmemory-policy {policy}: under memory pressure it evicts "
-            "keys, and django_redcoord's locks, fencing counters and queued tasks with them."
+            f"Redis at {server.url} uses maxmemory-policy {policy}: under memory pressure it "
+            "evicts keys, and django_redcoord's locks, fencing counters and queued tasks with "
+            "them."
         )
         assert "maxmemory-policy noeviction" in message.hint
     client.config_set("maxmemory-policy", "noeviction")
@@ -61,7 +62,8 @@ def test_a_user_that_may_not_read_the_config_is_w005(server, settings):
     [message] = redcoord()
     assert message.id == "redcoord.W005"
     assert message.msg.startswith(
-        f"Could not verify what Redis at redis://limited:***@127.0.0.1:{server.port}/0 keeps: CONFIG GET save was refused"
+        f"Could not verify what Redis at redis://limited:***@127.0.0.1:{server.port}/0 keeps: "
+        "CONFIG GET save was refused"
     )
 
 
@@ -92,8 +94,10 @@ def test_every_problem_of_the_settings_is_its_own_e003(settings):
     }
     messages = [m for m in run_checks() if m.id == "redcoord.E003"]
     assert [m.msg for m in messages] == [
-        "REDCOORD['SOCKET_TIMEOUT'] must be a finite number of seconds from 0.01 up to 3600 (got inf)",
-        "REDCOORD['LOCK_TTL'] must be a finite number of seconds from 0.001 up to 31536000 (got nan)",
+        "REDCOORD['SOCKET_TIMEOUT'] must be a finite number of seconds from 0.01 up to 3600 (got "
+        "inf)",
+        "REDCOORD['LOCK_TTL'] must be a finite number of seconds from 0.001 up to 31536000 (got "
+        "nan)",
         "REDCOORD['WORKER_PREFETCH'] must be a whole number from 1 to 1000 (got 0)",
     ]
 
@@ -151,7 +155,8 @@ def test_one_server_named_twice_in_redlock_is_e017(redlock, settings, redis_url)
         ]
         assert message.id == "redcoord.E017"
         assert message.msg.startswith(
-            f"REDCOORD['REDLOCK'] masters 1 ({a.url}) and 3 ({second}) are one Redis server (run_id "
+            f"REDCOORD['REDLOCK'] masters 1 ({a.url}) and 3 ({second}) are one Redis server "
+            "(run_id "
         )
     settings.REDCOORD = {"URL": redis_url, "REDLOCK": [s.url for s in redlock]}
     assert [m for m in redcoord() if m.id == "redcoord.E017"] == []

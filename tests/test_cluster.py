@@ -85,7 +85,8 @@ def test_every_primitive_and_the_admin_indexes_span_all_primaries(cluster):
     assert reader.acquire(wait=0)
     CountDownLatch("boot", 2, client=cluster).count_down()
     barrier = Barrier("phase", 2, client=cluster)
-    # 30 s: the party waits while the overview below is read (and judged) several times over 3 primaries
+    # 30 s: the party waits while the overview below is read (and judged) several times over 3
+    # primaries
     waiting = threading.Thread(target=lambda: barrier.wait(timeout=30))
     waiting.start()
     Event("ready", client=cluster).set()
@@ -197,7 +198,8 @@ def test_waiters_queues_and_the_leader_on_the_cluster(cluster):
 
 
 def test_a_queue_paused_on_the_cluster_is_not_claimed_from_and_is_listed(cluster):
-    # The pause key, the claim's and the queue's index entry are in the queue's slot (one script each).
+    # The pause key, the claim's and the queue's index entry are in the queue's slot (one script
+    # each).
     jobs, other = Queue("paused-jobs", client=cluster), Queue("other-jobs", client=cluster)
     assert jobs.pause("cluster maintenance")
     jobs.push_many(range(3))

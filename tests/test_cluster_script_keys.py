@@ -131,12 +131,18 @@ def _hand_off(make_holder, make_waiter) -> None:
 
 def test_the_checker_catches_an_undeclared_key_and_passes_a_declared_one(redis_client):
     """Negative control: the checker must be able to fail."""
-    bad = f"{CHECKER}\nredis.call('SET', KEYS[1], 1)\nredis.call('LPUSH', KEYS[1] .. ':other', 1)\nreturn 1"
+    bad = (
+        f"{CHECKER}\nredis.call('SET', KEYS[1], 1)\nredis.call('LPUSH', KEYS[1] .. ':other', "
+        "1)\nreturn 1"
+    )
     with pytest.raises(
         redis.exceptions.ResponseError, match="REDCOORD-UNDECLARED-KEY LPUSH k:other"
     ):
         redis_client.eval(bad, 1, "k")
-    good = f"{CHECKER}\nredis.call('SET', KEYS[1], 1)\nredis.call('DEL', KEYS[1], KEYS[2])\nreturn redis.call('TIME')[1]"
+    good = (
+        f"{CHECKER}\nredis.call('SET', KEYS[1], 1)\nredis.call('DEL', KEYS[1], KEYS[2])\nreturn "
+        "redis.call('TIME')[1]"
+    )
     assert redis_client.eval(good, 2, "k", "k2")
 
 
@@ -212,7 +218,8 @@ def _wait_and(make_waiters, wait, act) -> None:
 
 
 def _broadcast_primitives(c) -> None:
-    """Every wake-up of latches and barriers: open, abort, a party's failure and lapse, trip, reset, abort."""
+    """Every wake-up of latches and barriers: open, abort, a party's failure and lapse, trip,
+    reset, abort."""
     from django_redcoord.core.latches import Barrier, CountDownLatch
 
     latch = CountDownLatch("keys-latch", 2, client=c, ttl=5)
@@ -447,7 +454,8 @@ def test_a_send_or_set_during_a_slot_migration_runs_whole_or_not_at_all(cluster_
         else (lambda c: Signal("moving-signal", client=c))
     )
     try:
-        # one round first, so that the keys the old scripts declared exist (they ran, then failed mid-way)
+        # one round first, so that the keys the old scripts declared exist (they ran, then failed
+        # mid-way)
         if kind == "set":
             make(client).set()
             make(client).clear()

@@ -94,7 +94,8 @@ def test_importing_the_package_touches_neither_settings_nor_redis():
 def test_nan_infinity_and_out_of_range_seconds_are_refused(value):
     problems = conf.problems({"URL": "redis://x", "SOCKET_TIMEOUT": value})
     assert problems == [
-        f"REDCOORD['SOCKET_TIMEOUT'] must be a finite number of seconds from 0.01 up to 3600 (got {value!r})"
+        "REDCOORD['SOCKET_TIMEOUT'] must be a finite number of seconds from 0.01 up to 3600 (got "
+        f"{value!r})"
     ]
 
 
@@ -119,11 +120,13 @@ def test_every_problem_is_reported_at_once():
     [
         (
             {"WORKER_HEARTBEAT": 5, "WORKER_TIMEOUT": 5},
-            "REDCOORD['WORKER_TIMEOUT'] (5 s) must be longer than REDCOORD['WORKER_HEARTBEAT'] (5 s)",
+            "REDCOORD['WORKER_TIMEOUT'] (5 s) must be longer than REDCOORD['WORKER_HEARTBEAT'] (5 "
+            "s)",
         ),
         (
             {"QUEUE_RETRY_DELAY": 10, "QUEUE_RETRY_MAX_DELAY": 1},
-            "REDCOORD['QUEUE_RETRY_DELAY'] (10 s) must not exceed REDCOORD['QUEUE_RETRY_MAX_DELAY'] (1 s)",
+            "REDCOORD['QUEUE_RETRY_DELAY'] (10 s) must not exceed "
+            "REDCOORD['QUEUE_RETRY_MAX_DELAY'] (1 s)",
         ),
         (
             {"LEADER_LEASE": 5, "LEADER_RENEW_DEADLINE": 6},
@@ -138,7 +141,8 @@ def test_related_settings_must_agree(settings_, message):
 
 def test_a_relation_is_not_reported_for_a_key_already_wrong():
     assert conf.problems({"URL": "redis://x", "WORKER_TIMEOUT": float("nan")}) == [
-        "REDCOORD['WORKER_TIMEOUT'] must be a finite number of seconds from 0.05 up to 86400 (got nan)"
+        "REDCOORD['WORKER_TIMEOUT'] must be a finite number of seconds from 0.05 up to 86400 (got "
+        "nan)"
     ]
 
 

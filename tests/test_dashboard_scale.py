@@ -1,5 +1,6 @@
 """The dashboard at scale (docs/dashboard.md, "Speed"): what the fast reads give is what the careful ones
-give, the page's counts add up, its pagination reaches every lock, a flagged lock is among its rows, and
+give, the page's counts add up, its pagination reaches every lock, a flagged lock is among its
+rows, and
 the per-process books (lock waits, queue histories, charts) never show stale data."""
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ def test_a_lock_held_far_too_long_is_flagged_and_its_link_lists_it(
 
 
 def record_wait(client, name, minute, grants, total_ms, max_ms, *, new_minute):
-    """A wait entry as locks/common.lua writes it: the minute's entry in front, rewritten in place."""
+    """A wait entry as locks/common.lua writes it: the minute's entry in front, rewritten in
+    place."""
     k = KEYS.lock(name)
     entry = f"{minute} {grants} {total_ms} {max_ms}"
     if new_minute:
@@ -195,7 +197,8 @@ def test_the_lock_waits_read_only_new_entries_and_are_what_a_fresh_read_gives(re
         0,
         3,
     )  # quiet:1's minute ended before it was read
-    # this minute's entry rewritten in place (more waits this minute): read without reading the list whole
+    # this minute's entry rewritten in place (more waits this minute): read without reading the list
+    # whole
     record_wait(redis_client, "report:0", minute, 5, 100_000, 90_000, new_minute=False)
     again = list_lock_waits(redis_client, KEYS, now_ms=now)
     assert book.last_full_reads == 0 and again["items"][0]["name"] == "report:0"

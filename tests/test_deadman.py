@@ -124,7 +124,8 @@ def health_of(redis_client, name, **max_late):
 
 
 def wait_for(what, predicate, leader: Leader, timeout: float = 30.0):
-    """Poll ``predicate`` until it returns something true; return that (fail with the leader's log)."""
+    """Poll ``predicate`` until it returns something true; return that (fail with the leader's
+    log)."""
     deadline = time.monotonic() + timeout
     while True:
         found = predicate()
@@ -176,7 +177,8 @@ def test_a_stopped_leader_makes_its_jobs_overdue_and_healthy_again_once_resumed(
     assert not found.ok and found.late > 0.8
     assert "a leader is alive but not claiming: deadman-1 (term " in found.reason
     assert "it is stopped or stuck (SIGSTOP" in found.reason
-    # with the default allowed lateness: reported within max_late + a slot + the retry period, not before
+    # with the default allowed lateness: reported within max_late + a slot + the retry period, not
+    # before
     found = wait_for(
         "tick overdue (default max_late)",
         lambda: (h := health_of(redis_client, "deadman.tick")).status == "overdue" and h,
@@ -379,7 +381,7 @@ def test_admin_badge_and_metrics_show_the_failing_job_only(
     assert 'redcoord_periodic_job_healthy{election="default",job="deadman.fails"} 0.0' in body
     assert 'redcoord_periodic_job_healthy{election="default",job="deadman.tick"} 1.0' in body
     assert (
-        f'redcoord_periodic_job_max_late_seconds{{election="default",job="deadman.tick"}} {DEFAULT_MAX_LATE}'
-        in body
+        f'redcoord_periodic_job_max_late_seconds{{election="default",job="deadman.tick"}} '
+        f"{DEFAULT_MAX_LATE}" in body
     )
     assert 'redcoord_periodic_job_overdue_seconds{election="default",job="deadman.tick"}' in body

@@ -223,7 +223,8 @@ def test_a_streamed_response_closed_early_releases_the_lock(client):
 
 @pytest.mark.django_db
 def test_a_streamed_response_closed_before_its_body_starts_releases_the_lock(client):
-    """A middleware replaced it, or the client left before the first chunk: close() alone releases."""
+    """A middleware replaced it, or the client left before the first chunk: close() alone
+    releases."""
     response = client.get("/stream/3/")
     assert Lock("stream:3").locked()
     response.close()

@@ -325,7 +325,8 @@ def _shell_commands() -> list[tuple[str, str, list[str]]]:
 
 
 def _unknown_commands(shown: list[tuple[str, str, list[str]]]) -> list[str]:
-    """The lines of ``shown`` naming a management command or ``redcoord`` subcommand that does not exist."""
+    """The lines of ``shown`` naming a management command or ``redcoord`` subcommand that does
+    not exist."""
     from django.core.management import get_commands
 
     from django_redcoord.management.commands.redcoord import Command
@@ -349,7 +350,8 @@ def _unknown_commands(shown: list[tuple[str, str, list[str]]]) -> list[str]:
 
 
 def test_every_shell_command_the_docs_show_exists():
-    """Each ``manage.py <command>`` exists, and each ``redcoord <subcommand>`` (``a|b|c`` is three)."""
+    """Each ``manage.py <command>`` exists, and each ``redcoord <subcommand>`` (``a|b|c`` is
+    three)."""
     shown = _shell_commands()
     assert len(shown) >= 20
     bad = _unknown_commands(shown)

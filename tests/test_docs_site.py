@@ -36,7 +36,10 @@ def _settings_table():
 def _require_mkdocs() -> None:
     missing = [name for name in ("mkdocs", "material") if importlib.util.find_spec(name) is None]
     if missing:
-        why = f"{' and '.join(missing)} not installed: `make docs` installs them (pip install -e '.[docs]')"
+        why = (
+            f"{' and '.join(missing)} not installed: `make docs` installs them (pip install -e "
+            "'.[docs]')"
+        )
         if os.environ.get("REDCOORD_REQUIRE_DOCS") == "1":
             pytest.fail(f"REDCOORD_REQUIRE_DOCS=1 but {why}")
         pytest.skip(why)
@@ -184,6 +187,7 @@ def test_every_settings_table_of_the_docs_gives_the_true_defaults():
                 seen += 1
                 if not table._default(key, DEFAULTS[key]).startswith(shown):
                     wrong.append(
-                        f"{page.relative_to(ROOT)}: {key} shown as {shown}, the default is {DEFAULTS[key]!r}"
+                        f"{page.relative_to(ROOT)}: {key} shown as {shown}, the default is "
+                        f"{DEFAULTS[key]!r}"
                     )
     assert seen >= len(DEFAULTS) + 10 and not wrong, "\n".join(wrong)

@@ -239,7 +239,8 @@ def test_queue_fails_once_its_oldest_message_is_older_than_max_age(redis_client)
     line = out.splitlines()[1]
     assert line.startswith("FAIL queue:emails: oldest waiting message 0.")
     assert line.endswith(
-        "over the max of 0.2 s — nothing consumes it; 1 ready, 1 delayed, 0 processing, 0 consumer(s)"
+        "over the max of 0.2 s — nothing consumes it; 1 ready, 1 delayed, 0 processing, 0 "
+        "consumer(s)"
     )
     assert error == "unhealthy: queue:emails failed (1 of 2 checks)"
 
@@ -285,7 +286,8 @@ def test_view_answers_503_naming_the_failing_checks(client, redis_client):
     assert "over the max of 0.2 s" in data["checks"]["queue:emails"]["detail"]
     assert data["checks"]["leader:default"] == {
         "ok": False,
-        "detail": "no leader holds the lease: no run_leader process is running, or none can reach this Redis",
+        "detail": "no leader holds the lease: no run_leader process is running, or none can reach "
+        "this Redis",
     }
 
 

@@ -103,8 +103,10 @@ def test_a_paused_job_passes_even_with_no_leader(redis_client):
 def test_a_new_job_under_a_stopped_leader_says_the_leader_is_stopped_not_that_its_code_lacks_the_job(
     redis_client,
 ):
-    # A job never claimed, under a leader in office longer than max_late: "its code does not have this
-    # job" while the leader renews; but a leader that stopped renewing (SIGSTOP) claims nothing at all.
+    # A job never claimed, under a leader in office longer than max_late: "its code does not have
+    # this
+    # job" while the leader renews; but a leader that stopped renewing (SIGSTOP) claims nothing at
+    # all.
     election = LeaderElection(
         "default",
         lease=2.0,
@@ -235,7 +237,8 @@ def test_the_metrics_show_a_registered_job_no_leader_claims_and_the_alert_fires(
     settings, redis_url, redis_client
 ):
     # A job deployed to the web processes but not to the run_leader ones has no state in Redis:
-    # `redcoord health --jobs` failed for it, but the metrics had no series, so the alert never fired.
+    # `redcoord health --jobs` failed for it, but the metrics had no series, so the alert never
+    # fired.
     from prometheus_client import CollectorRegistry, generate_latest
 
     from django_redcoord.core.periodic.jobs import periodic, unregister
@@ -341,7 +344,8 @@ def test_a_real_leader_edited_to_a_longer_interval_is_judged_by_it_and_overdue_o
             "redcoord", "schedule", "deadman.tick", "--every", "4", stdout=out
         )  # 0.3 s -> 4 s
         assert out.getvalue().startswith("job deadman.tick: version 1: every 4s, in force from ")
-        # judged by the edited schedule at once: 4 s + retry, not the 0.3 s slots' default (lease + retry)
+        # judged by the edited schedule at once: 4 s + retry, not the 0.3 s slots' default (lease +
+        # retry)
         code, text, _ = health("--job", "deadman.tick")
         assert code == 0 and f"(allowed lateness {4 + retry:g} s)" in text, text
         wait_for(

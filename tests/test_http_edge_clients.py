@@ -283,7 +283,8 @@ def test_a_check_says_the_middleware_comes_before_authentication(settings):
         "REDCOORD['RATE_LIMITS'][1] key(s) the rate limit on 'user', but "
         "django_redcoord.middleware.RateLimitMiddleware comes before "
         "django.contrib.auth.middleware.AuthenticationMiddleware in MIDDLEWARE: it would find no "
-        "request.user (every request is refused with ImproperlyConfigured rather than silently counted by IP)."
+        "request.user (every request is refused with ImproperlyConfigured rather than silently "
+        "counted by IP)."
     )
     settings.MIDDLEWARE = [*base, ours]
     [error] = check_rate_limit_middleware()

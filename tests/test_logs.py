@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_leader(redis_url, *args, seconds=2.5):
-    """A real `manage.py run_leader` process, SIGTERM-ed after ``seconds``: (exit code, stderr lines)."""
+    """A real `manage.py run_leader` process, SIGTERM-ed after ``seconds``: (exit code, stderr
+    lines)."""
     prefix = f"logs{time.monotonic_ns()}"
     env = {
         **os.environ,
@@ -40,7 +41,8 @@ def run_leader(redis_url, *args, seconds=2.5):
     )
     try:
         # Up and campaigning (its first key written) before the clock starts: a loaded machine can
-        # take seconds to start Django, and a SIGTERM before the handler is installed kills it (-15).
+        # take seconds to start Django, and a SIGTERM before the handler is installed kills it
+        # (-15).
         client = client_from_url(redis_url)
         deadline = time.monotonic() + 30
         while (
@@ -87,7 +89,8 @@ def test_json_lines_on_request_and_quiet_at_verbosity_0(redis_url):
 
 @pytest.fixture
 def bare_logging():
-    """The django_redcoord and root loggers as a project with no LOGGING leaves them; restored after."""
+    """The django_redcoord and root loggers as a project with no LOGGING leaves them; restored
+    after."""
     ours, root = logging.getLogger("django_redcoord"), logging.getLogger()
     saved = (ours.handlers[:], ours.level, root.handlers[:])
     ours.handlers[:], root.handlers[:] = [], []

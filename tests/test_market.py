@@ -40,7 +40,8 @@ TOTAL_FUNDS = 100 + 100 + 50
 
 @pytest.fixture
 def serve_market(tmp_path, redis_url):
-    """``serve_market(**env)`` starts the demo on a fresh database; returns (base URL, env, {item: id})."""
+    """``serve_market(**env)`` starts the demo on a fresh database; returns (base URL, env,
+    {item: id})."""
     servers = []
 
     def serve(**extra_env):
@@ -132,7 +133,8 @@ def _invariants(env):
     sold = dict(
         _db(
             env,
-            "select i.name, count(*) from demo_purchase p join demo_item i on i.id = p.item_id group by i.name",
+            "select i.name, count(*) from demo_purchase p join demo_item i on i.id = p.item_id "
+            "group by i.name",
         )
     )
     return stock, funds, sold
@@ -272,7 +274,8 @@ def _burst(base, path, item_id, n):
 
 
 class Page:
-    """A browser's view of the market: cookies, CSRF, forms posted with from=page, redirects followed."""
+    """A browser's view of the market: cookies, CSRF, forms posted with from=page, redirects
+    followed."""
 
     def __init__(self, base):
         self.base = base

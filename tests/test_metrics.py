@@ -63,7 +63,8 @@ def names(samples, name: str, label: str) -> set[str]:
 
 
 def scrape_until(client, check, timeout: float = 5.0):
-    """Scrape until ``check(samples)`` holds; return those samples, or None after ``timeout`` seconds."""
+    """Scrape until ``check(samples)`` holds; return those samples, or None after ``timeout``
+    seconds."""
     deadline = time.monotonic() + timeout
     while True:
         samples = scrape(client)

@@ -61,8 +61,8 @@ def test_sentinel_names_the_service_its_master_replicas_and_sentinels(settings, 
     master_port = sentinel_topology.master_url.split(":")[2].split("/")[0]
     sentinels = ", ".join(f"{h}:{p}" for h, p in hosts)
     assert (
-        f"topology:   Sentinel service 'mymaster': master 127.0.0.1:{master_port} with 2 replica(s), "
-        f"sentinels {sentinels}"
+        f"topology:   Sentinel service 'mymaster': master 127.0.0.1:{master_port} with 2 "
+        f"replica(s), sentinels {sentinels}"
     ) in text, text
 
 

@@ -37,7 +37,8 @@ def _tbody(text, body_id):
 
 
 def _links(body):
-    """{action path: [name, ...]} of every link in ``body`` (the name as the server will read it)."""
+    """{action path: [name, ...]} of every link in ``body`` (the name as the server will read
+    it)."""
     out: dict[str, list[str]] = {}
     for href in re.findall(r'href="([^"]*)"', body):
         parts = urlsplit(html.unescape(href))

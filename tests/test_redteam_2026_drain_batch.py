@@ -326,7 +326,8 @@ def test_a_hostile_payload_is_kept_with_its_error_and_holds_up_no_other_row(outb
             raised = None
     queued = _queued(outbox.client)
     assert sorted(queued) == sorted(good), (
-        f"{len(set(good) - set(queued))} of {len(good)} good rows never sent; drain raised {raised!r}"
+        f"{len(set(good) - set(queued))} of {len(good)} good rows never sent; drain raised "
+        f"{raised!r}"
     )
     assert [e.id for e in OutboxEntry.objects.all()] == [bad]
     assert OutboxEntry.objects.get(id=bad).last_error
@@ -334,7 +335,8 @@ def test_a_hostile_payload_is_kept_with_its_error_and_holds_up_no_other_row(outb
 
 def test_500_refused_rows_at_the_head_stall_every_row_behind_them(outbox):
     """Was a defect (fixed: refused rows are read apart, ten per drain, after the others): a drain
-    read the 500 oldest rows; rows the queue refuses stay where they are, oldest, forever. Once 500 of them piled up (a release
+    read the 500 oldest rows; rows the queue refuses stay where they are, oldest, forever. Once
+    500 of them piled up (a release
     whose payloads the queue refuses, hand edits), no drain ever reaches a newer row: the outbox
     stops, silently (each drain only counts another attempt on the refused ones)."""
     refused = _entries(outbox, rd_plain, [(i,) for i in range(500)], age=30)

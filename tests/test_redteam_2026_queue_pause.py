@@ -46,7 +46,8 @@ def _until(predicate, within=8.0):
 
 
 def _settled(count, quiet=1.5, within=8.0):
-    """Wait until count() stops changing for ``quiet`` seconds (longer than an idle worker's 1 s wait)."""
+    """Wait until count() stops changing for ``quiet`` seconds (longer than an idle worker's 1 s
+    wait)."""
     deadline = time.monotonic() + within
     last, since = count(), time.monotonic()
     while time.monotonic() < deadline:

@@ -429,7 +429,8 @@ def test_a_successful_but_unacknowledged_task_redelivered_then_cancelled(redis_c
     result.refresh()
     status, value = result.status, _stored(result, "return_value")
     assert not (status == TaskResultStatus.FAILED and value is not None), (
-        f"cancel said {outcome}: the record is FAILED (TaskCancelled) and keeps return_value {value!r}"
+        f"cancel said {outcome}: the record is FAILED (TaskCancelled) and keeps return_value "
+        f"{value!r}"
     )
     assert outcome is Cancel.FINISHED and status == TaskResultStatus.SUCCESSFUL
 

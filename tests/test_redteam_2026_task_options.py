@@ -117,7 +117,8 @@ def test_a_huge_integer_in_the_backend_options_is_reported_not_raised(settings):
 @pytest.mark.parametrize("helper", [exponential, linear, fixed])
 def test_a_backoff_helper_given_uncalled_is_refused_when_declared(helper):
     """Before: ``backoff=exponential`` (the factory, not ``exponential()``) is callable, so it was
-    accepted; at the first failure it was called as ``exponential(exc, task_result)``, raised, and the
+    accepted; at the first failure it was called as ``exponential(exc, task_result)``, raised,
+    and the
     runner silently fell back to the queue's retry delay: the declared backoff never applied."""
     with pytest.raises(TypeError):
         task(backoff=helper)(_fn)

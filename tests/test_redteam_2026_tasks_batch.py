@@ -147,7 +147,8 @@ def test_enqueue_many_kwargs_keys_must_be_strings(redis_client):
     them into "1", so the task is stored as called with **{"1": 2}, which can never run (the
     worker's call raises TypeError and it is retried, then dead-lettered). enqueue() cannot get such
     kwargs (Python's ** refuses them), and the module promises arguments are refused at the call,
-    never later. _call() checks only that kwargs is a Mapping. Fix: /tmp/redteam2/enqueue_many_kwargs.diff"""
+    never later. _call() checks only that kwargs is a Mapping. Fix:
+    /tmp/redteam2/enqueue_many_kwargs.diff"""
     with pytest.raises(TypeError):
         enqueue_many(rt_adds, [((1,), {2: 3})])
     assert _depths().ready == 0
@@ -240,7 +241,8 @@ def test_there_is_no_aenqueue_many():
 def test_unstarted_messages_handed_back_on_stop_record_no_attempt(redis_client):
     """Before: TaskRunner.claimed() wrote worker.N for every message of a claimed batch; a worker
     that stops (SIGTERM) after its first task hands the rest back (hand_back.lua: "the attempt not
-    counted"), but nothing removed the worker.N it wrote for them (now: results.lua's 'unclaim'). Their records then say attempts 1,
+    counted"), but nothing removed the worker.N it wrote for them (now: results.lua's 'unclaim').
+    Their records then say attempts 1,
     worker_ids [the stopped worker] for tasks that never started, until (if ever) another worker
     claims them and overwrites worker.1. The same holds for the batch's rest released by the
     watchdog after a job timeout (consumer.release). Fix: /tmp/redteam2/claimed_hand_back.diff"""

@@ -560,7 +560,8 @@ def test_outbox_a_corrupt_entry_does_not_hold_up_the_others(outbox, aof_server):
             drain(outbox, min_age=0)
         except Exception as exc:  # noqa: BLE001
             pytest.fail(
-                f"drain() raised {type(exc).__name__}: {exc}; the good entry behind it waits forever"
+                f"drain() raised {type(exc).__name__}: {exc}; the good entry behind it waits "
+                "forever"
             )
         assert _ready_ids(client) == [good.id]
         bad = OutboxEntry.objects.get(id="corrupt0000000000000000000000000")

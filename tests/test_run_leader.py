@@ -127,7 +127,8 @@ def test_run_refuses_while_another_process_leads(redis_client):
     [
         (
             ["--run", "nope"],
-            "no periodic job named 'nope'; registered jobs: demo.heartbeat, demo.market_report, tick",
+            "no periodic job named 'nope'; registered jobs: demo.heartbeat, demo.market_report, "
+            "tick",
         ),
         (["--list", "--run", "tick"], "--list and --run cannot be combined"),
         (

@@ -30,7 +30,8 @@ PAGE = URL + "schedule/"
 
 
 def _forget_jobs():
-    """Take tests/schedule_jobs.py's jobs out of the registry: other modules' tests list every job."""
+    """Take tests/schedule_jobs.py's jobs out of the registry: other modules' tests list every
+    job."""
     for name in ("sched.tick", "sched.billing"):
         unregister(name)
     sys.modules.pop("tests.schedule_jobs", None)
@@ -71,7 +72,8 @@ def edit_form(name="sched.tick", version=0, **fields):
     return data
 
 
-# --- permissions -----------------------------------------------------------------------------------
+# --- permissions
+# -----------------------------------------------------------------------------------
 
 
 @pytest.mark.django_db
@@ -127,7 +129,8 @@ def test_a_post_without_the_csrf_token_is_refused(staff, redis_client):
     assert versions(redis_client).head == 0
 
 
-# --- editing ----------------------------------------------------------------------------------------
+# --- editing
+# ----------------------------------------------------------------------------------------
 
 
 @pytest.mark.django_db
@@ -171,7 +174,8 @@ def test_an_edit_is_stored_logged_and_shown_in_the_job_list(client, staff, redis
 def test_the_form_shows_an_edited_interval_exactly_so_saving_arguments_keeps_it(
     client, staff, redis_client
 ):
-    # The form showed every_ms / 1000 with :g (6 significant digits): an edit of every 12345.678 s came
+    # The form showed every_ms / 1000 with :g (6 significant digits): an edit of every 12345.678 s
+    # came
     # back as 12345.7, and saving only a changed argument silently changed the interval too.
     client.force_login(staff("view_dashboard", "change_schedule"))
     assert client.post(PAGE, edit_form(every="12345.678")).status_code == 302
@@ -231,7 +235,8 @@ def test_cron_and_arguments_only(client, staff, redis_client):
             "not &#x27;seven&#x27;",
         ),
         ({"kind": "hourly"}, "Select a valid choice"),
-        # (a field's own error alone, not a second one about an empty value; a hidden field's error shown)
+        # (a field's own error alone, not a second one about an empty value; a hidden field's error
+        # shown)
         ({"kind": "cron", "cron": "x" * 201}, "at most 200 characters (it has 201).</li></ul>"),
         ({"version": "-1"}, "version field is missing or not an integer &gt;= 0: reload the page"),
     ],
@@ -268,8 +273,8 @@ def test_a_revert_with_a_garbled_version_says_what_is_allowed(client, staff, red
         follow=True,
     )
     assert (
-        "this page&#x27;s version field must be an integer &gt;= 0, not &#x27;abc&#x27;: reload the page"
-        in response.content.decode()
+        "this page&#x27;s version field must be an integer &gt;= 0, not &#x27;abc&#x27;: reload "
+        "the page" in response.content.decode()
     )
     assert versions(redis_client).head == 0
 
@@ -284,7 +289,8 @@ def test_revert_goes_back_to_the_code_schedule_and_is_logged(client, staff, redi
     current = versions(redis_client).current
     assert current.version == 2 and current.revert and not current.edited
     assert LogEntry.objects.latest("action_time").change_message.startswith(
-        "Reverted periodic job sched.tick of election default to its code-declared schedule (every 0.5s)"
+        "Reverted periodic job sched.tick of election default to its code-declared schedule "
+        "(every 0.5s)"
     )
     assert "schedule_edit" not in read_job_states(election(redis_client))["sched.tick"]
     assert "edited:" not in client.get(URL).content.decode()
@@ -302,7 +308,8 @@ def test_an_unknown_job_is_not_editable(client, staff, redis_client):
     assert not redis_client.exists(election(redis_client).keys.schedule("not.registered"))
 
 
-# --- manage.py redcoord schedule --------------------------------------------------------------------
+# --- manage.py redcoord schedule
+# --------------------------------------------------------------------
 
 
 def redcoord(*args):
@@ -366,7 +373,8 @@ def test_the_command_refuses_bad_input_saying_what_is_allowed(args, message, red
     assert versions(redis_client, "sched.billing").head == 0
 
 
-# --- under faults: real run_leader processes, SIGKILL and SIGSTOP, edits during the failovers --------
+# --- under faults: real run_leader processes, SIGKILL and SIGSTOP, edits during the failovers
+# --------
 
 
 @pytest.fixture

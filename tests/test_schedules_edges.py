@@ -174,14 +174,15 @@ def test_the_command_edits_a_job_whose_name_holds_every_allowed_character(redis_
 
 
 def test_an_argument_with_an_unpaired_surrogate_is_refused_saying_why(redis_client):
-    # A byte the terminal's encoding cannot decode reaches argv as "\udcff": it was stored, the job got
+    # A byte the terminal's encoding cannot decode reaches argv as "\udcff": it was stored, the job
+    # got
     # a str its own writes choke on, and the admin's schedule page of the job answered 500.
     with pytest.raises(CommandError) as raised:
         redcoord(ODD, "--param", "label=caf\udcff")
     assert raised.value.returncode == 2
     assert (
-        "argument label of job 'red_A-z.0:1/2@3=4+5,6#7~8|9' must be text UTF-8 can encode; it holds "
-        "'\\udcff' at position 3" in str(raised.value)
+        "argument label of job 'red_A-z.0:1/2@3=4+5,6#7~8|9' must be text UTF-8 can encode; it "
+        "holds '\\udcff' at position 3" in str(raised.value)
     )
     from django_redcoord.core.periodic.jobs import get_jobs
     from django_redcoord.core.periodic.schedules import edit_schedule
@@ -220,7 +221,8 @@ def test_the_page_shows_a_stored_surrogate_escaped_instead_of_failing(client, st
 def test_an_edit_redis_did_not_answer_says_its_outcome_is_unknown_and_is_in_the_history(
     client, staff, redis_client, settings, redis_url
 ):
-    # A timeout after the script was sent (a failover, a stalled server) said "Not done", though Redis
+    # A timeout after the script was sent (a failover, a stalled server) said "Not done", though
+    # Redis
     # may have stored the edit, and the history had no trace of it.
     settings.REDCOORD = {**settings.REDCOORD, "SOCKET_TIMEOUT": 0.5}
     client.force_login(staff("view_dashboard", "change_schedule"))

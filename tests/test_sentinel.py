@@ -48,7 +48,8 @@ def _master_port(sentinel):
 
 
 def _failover(sentinel):
-    """SENTINEL FAILOVER, once the sentinel knows the replica (it learns it from the master's INFO)."""
+    """SENTINEL FAILOVER, once the sentinel knows the replica (it learns it from the master's
+    INFO)."""
     deadline = time.monotonic() + 15
     while True:
         try:

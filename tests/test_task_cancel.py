@@ -286,7 +286,8 @@ def test_a_cancelled_task_whose_worker_is_sigkilled_never_runs_again(redis_url, 
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
         second = _worker(redis_url)
-        # the reaper puts it back (WORKER_TIMEOUT 1 s); the claim drops it, and the zset entry with it
+        # the reaper puts it back (WORKER_TIMEOUT 1 s); the claim drops it, and the zset entry with
+        # it
         _wait("the claim to drop it", lambda: redis_client.zcard(_keys().cancels) == 0, 20, second)
         depths = _backend().queue("default").depths()
         assert (depths.ready, depths.processing, depths.dead) == (0, 0, 0)

@@ -571,7 +571,8 @@ def _tasks_with(settings, **options):
 def test_a_task_due_after_result_ttl_keeps_its_record_and_records_its_outcome(
     settings, redis_client
 ):
-    """Before: the record expired RESULT_TTL after enqueue, before the task ran; its outcome was never recorded."""
+    """Before: the record expired RESULT_TTL after enqueue, before the task ran; its outcome was
+    never recorded."""
     from django_redcoord.tasks import task_backends_for
 
     _tasks_with(settings, RESULT_TTL=1)

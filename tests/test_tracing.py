@@ -48,7 +48,8 @@ CALLER_SPAN = "00f067aa0ba902b7"
 PROVIDER: list[TracerProvider] = []
 
 
-# -- a Django site: a middleware that opens the request's span (as an instrumentation would), views ---------
+# -- a Django site: a middleware that opens the request's span (as an instrumentation would), views
+# ---------
 
 
 def request_span_middleware(get_response):
@@ -197,7 +198,8 @@ def ready_envelopes(redis_client, queue: str = "default") -> list[str]:
     return [e.decode() for e in redis_client.zrange(KeyBuilder("test").queue(queue).ready, 0, -1)]
 
 
-# -- one trace, end to end ---------------------------------------------------------------------------------
+# -- one trace, end to end
+# ---------------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(180)
@@ -384,7 +386,8 @@ def test_a_task_sent_at_commit_belongs_to_the_span_that_enqueued_it(
     )
 
 
-# -- the envelope without tracing -----------------------------------------------------------------------
+# -- the envelope without tracing
+# -----------------------------------------------------------------------
 
 
 def test_without_tracing_the_envelope_carries_nothing(redis_client):
@@ -493,7 +496,8 @@ def test_old_and_damaged_trace_headers_still_run(spans, redis_url, redis_client)
     )
 
 
-# -- spans from the coordination events ------------------------------------------------------------------
+# -- spans from the coordination events
+# ------------------------------------------------------------------
 
 
 def test_event_spans_join_a_trace_in_progress_and_never_start_one(spans, redis_url):
@@ -578,8 +582,8 @@ def test_the_tracing_setting_turns_tracing_on_and_off_and_is_validated(settings,
     settings.REDCOORD = {**settings.REDCOORD, "TRACING": "yes"}
     errors = [m for m in run_checks() if m.id == "redcoord.E003"]
     assert [m.msg for m in errors] == [
-        "REDCOORD['TRACING'] must be True, False, or a dict like {'EVENTS': False} (EVENTS: spans for lock waits "
-        "and holds, rate limits and leader terms; default True) (got 'yes')"
+        "REDCOORD['TRACING'] must be True, False, or a dict like {'EVENTS': False} (EVENTS: spans "
+        "for lock waits and holds, rate limits and leader terms; default True) (got 'yes')"
     ]
     assert otel.enabled()  # an invalid value changes nothing; the check says why
     settings.REDCOORD = {**settings.REDCOORD, "TRACING": False}
@@ -626,8 +630,10 @@ def test_aenqueue_and_push_many_carry_the_context_too(spans, redis_url, redis_cl
 def test_a_trace_line_nested_too_deep_or_with_garbled_values_still_runs(
     spans, redis_url, redis_client
 ):
-    # json.loads of "[[[[..." raises RecursionError, not ValueError: the process span failed to start and the
-    # handler never ran, so a message whose trace line was damaged was retried until dead, for tracing alone.
+    # json.loads of "[[[[..." raises RecursionError, not ValueError: the process span failed to
+    # start and the
+    # handler never ran, so a message whose trace line was damaged was retried until dead, for
+    # tracing alone.
     queue = Queue("plain", client=client_from_url(redis_url), prefix="test")
     for mid, line in [
         ("deep", "[" * 100_000),
@@ -647,7 +653,8 @@ def test_a_trace_line_nested_too_deep_or_with_garbled_values_still_runs(
 
 
 def test_an_envelope_flagged_traced_without_its_trace_line_is_read_as_its_body(redis_url):
-    # The flag without the line (a damaged envelope, a foreign producer) took the whole body for the trace
+    # The flag without the line (a damaged envelope, a foreign producer) took the whole body for the
+    # trace
     # line and left an empty body: "body is not readable JSON", dead-lettered unrun.
     queue = Queue("plain", client=client_from_url(redis_url), prefix="test")
     parsed = Message.parse(queue._envelope("flagged", {"n": 1}, 0, messages.TRACED), "plain")

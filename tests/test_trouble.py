@@ -329,7 +329,8 @@ def test_a_lock_renewed_for_many_times_its_ttl_is_a_warning_a_long_ttl_is_not(
     try:
         book = trouble.LockAges()
         assert judge(redis_client, book)[0] == []  # held under a second
-        # the TTL estimate is at most 1.5 (bound - now) + 1 <= 8.5 s for a 2 s TTL: flagged within ~9 s
+        # the TTL estimate is at most 1.5 (bound - now) + 1 <= 8.5 s for a 2 s TTL: flagged within
+        # ~9 s
         # (one judgement, kept: until the lock is older than the largest TTL estimate, a renewal
         # that just moved its bound can make the next judgement say "not yet")
         seen = []
@@ -353,7 +354,8 @@ def test_lock_ages_are_read_a_budget_at_a_time_and_cached(redis_client, monkeypa
     book = trouble.LockAges()
     _, notes, _ = judge(redis_client, book)
     assert book.last_reads == 4 and notes == [
-        "Lock ages: 4 of 10 live locks checked so far; the rest on the next refreshes (4 a refresh)."
+        "Lock ages: 4 of 10 live locks checked so far; the rest on the next refreshes (4 a "
+        "refresh)."
     ]
     judge(redis_client, book)
     _, notes, _ = judge(redis_client, book)
@@ -497,9 +499,12 @@ def test_the_trouble_only_overview_reads_only_what_the_list_judges(redis_client)
 
 
 def test_a_lengthened_schedule_is_not_overdue_in_the_dashboard_metrics_and_badge(redis_client):
-    # The job rows (the admin's badge, the trouble panel, the overdue gauges and their alert) judged the
-    # awaited slot from the next_due of the last claim: after an edit from every 10 s to every hour they
-    # showed the job overdue until the first hourly slot, while the leader followed the edit correctly.
+    # The job rows (the admin's badge, the trouble panel, the overdue gauges and their alert) judged
+    # the
+    # awaited slot from the next_due of the last claim: after an edit from every 10 s to every hour
+    # they
+    # showed the job overdue until the first hourly slot, while the leader followed the edit
+    # correctly.
     from django_redcoord.core.leader.election import LeaderElection
     from django_redcoord.core.periodic.jobs import periodic, unregister
     from django_redcoord.core.periodic.scheduler import Scheduler
@@ -549,7 +554,8 @@ def test_a_registered_job_no_leader_ever_claimed_shows_as_never_ran(
     redis_client, settings, client, staff
 ):
     """A job deployed to the web processes but not to run_leader's: while a leader leads, the admin
-    lists it with its dead-man's verdict (it had no row, so no red badge, until a leader claimed it)."""
+    lists it with its dead-man's verdict (it had no row, so no red badge, until a leader claimed
+    it)."""
     import sys
 
     from django_redcoord import dashboard
@@ -578,7 +584,8 @@ def test_a_registered_job_no_leader_ever_claimed_shows_as_never_ran(
         )
         jobs = {job["name"]: job for job in rows[0]["jobs"]}
         assert {"sched.tick", "sched.billing"} <= set(jobs)
-        # never run; not overdue yet: the leader was elected a moment ago and has its allowed lateness
+        # never run; not overdue yet: the leader was elected a moment ago and has its allowed
+        # lateness
         assert (
             jobs["sched.tick"]["health"] == "never_ran" and jobs["sched.tick"]["overdue"] is False
         )

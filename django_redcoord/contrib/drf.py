@@ -4,7 +4,8 @@
 
     class BurstThrottle(RedisThrottle):
         policy = "10/s;burst=20 & 1000/h"
-        key = "user"                      # or "ip", "header:X-Api-Key", or a callable (request) -> str
+        key = "user"                      # or "ip", "header:X-Api-Key", or a callable (request)
+        -> str
 
     class ExportThrottle(RedisThrottle):
         policy = "concurrency=2"          # at most 2 in flight per user
@@ -75,7 +76,8 @@ class RedisThrottle(BaseThrottle):
 
     @classmethod
     def limiter_name(cls) -> str:
-        """The limiter's name: ``name``, else ``drf.<module>.<qualified name>`` in the allowed characters."""
+        """The limiter's name: ``name``, else ``drf.<module>.<qualified name>`` in the allowed
+        characters."""
         return cls.name or limiter_name(f"drf.{cls.__module__}.{cls.__qualname__}")
 
     def _limiter(self) -> RateLimiter:
@@ -91,8 +93,9 @@ class RedisThrottle(BaseThrottle):
         concurrency = any(p.kind == "concurrency" for p in limiter.policies)
         if concurrency and not _hookable(view):
             raise ImproperlyConfigured(
-                f"{type(self).__qualname__} has a concurrency policy ({self.policy!r}): its slot is given back "
-                f"when the view's response is finalized, which needs a DRF APIView, not {view!r}"
+                f"{type(self).__qualname__} has a concurrency policy ({self.policy!r}): its slot "
+                "is given back when the view's response is finalized, which needs a DRF APIView, "
+                f"not {view!r}"
             )
         try:
             self.decision = limiter.hit(rate_limit_key(request, self.key))
@@ -120,7 +123,8 @@ def _hookable(view: Any) -> bool:
 
 
 def _release_at_end(view: Any, limiter: RateLimiter, decision: Decision) -> None:
-    """Give the slot back when ``view`` (this request's instance) ends its answer: see the module docstring."""
+    """Give the slot back when ``view`` (this request's instance) ends its answer: see the module
+    docstring."""
     done = [False]
     release, _ = releases(limiter, decision)
 

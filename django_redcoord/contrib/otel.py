@@ -64,7 +64,8 @@ __all__ = [
 
 #: ``messaging.system`` of our spans.
 SYSTEM = "redis"
-#: The longest trace headers line read (characters): W3C caps baggage at 8,192 bytes and tracestate at
+# : The longest trace headers line read (characters): W3C caps baggage at 8,192 bytes and tracestate
+# at
 #: 512; a longer line is damaged or hostile and starts a fresh trace instead.
 MAX_HEADERS = 16_384
 
@@ -241,7 +242,8 @@ class MessageTracer:
         self._consumer = trace.SpanKind.CONSUMER
 
     def live(self) -> bool:
-        """Whether spans go somewhere: a tracer provider is set (looked at once a second until one is)."""
+        """Whether spans go somewhere: a tracer provider is set (looked at once a second until
+        one is)."""
         if self._live:
             return True
         now = time.monotonic()

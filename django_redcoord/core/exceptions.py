@@ -52,7 +52,8 @@ class PoolExhausted(CoordinationUnavailable):
 
 
 class QuorumNotReached(CoordinationUnavailable):
-    """Too few of a quorum lock's masters answered to decide (see :class:`~django_redcoord.core.redlock.Redlock`).
+    """Too few of a quorum lock's masters answered to decide (see
+    :class:`~django_redcoord.core.redlock.Redlock`).
 
     Not "held by someone else" (that is :class:`LockNotAcquired`): a majority
     of the masters could not be reached or did not answer in time.

@@ -260,7 +260,8 @@ def _all_plain(kind: str, found: Any) -> bool:
 
 def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -> Any:
     """On a Cluster: for each shape (head, tail, type), its buckets of every slot merged (see
-    :func:`read_index`); with ``merge=False``, ``(shape number, flat contents)`` of each non-empty bucket."""
+    :func:`read_index`); with ``merge=False``, ``(shape number, flat contents)`` of each
+    non-empty bucket."""
     if not is_cluster(client):
         raise TypeError(
             f"read_slot_buckets needs a Redis Cluster client, not {type(client).__name__}"
@@ -327,7 +328,8 @@ def _slots_by_primary(client: Any) -> dict[Any, list[str]]:
 def _read_node(
     client: Any, node: Any, tags: list[str], args: list[Any]
 ) -> Iterable[tuple[int, list[Any]]]:
-    """(shape number, contents) of each non-empty bucket among the slots (``tags``) of ``node``: one round trip."""
+    """(shape number, contents) of each non-empty bucket among the slots (``tags``) of ``node``:
+    one round trip."""
     server = client.get_redis_connection(node)
     calls = tuple(
         ("EVALSHA", _READ.sha, 0, *args, *tags[i : i + SLOTS_PER_CALL])

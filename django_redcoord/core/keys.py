@@ -64,8 +64,8 @@ def validate_name(name: object, what: str = "name", *, tag: bool = True) -> str:
     bad = sorted({c for c in name if not _NAME_RE.fullmatch(c)} - ({"{", "}"} if tag else set()))
     if bad:
         raise ValueError(
-            f"{what} {name!r} contains {''.join(bad)!r}; allowed characters are {ALLOWED_NAME_CHARS}"
-            + (f", and {TAG_RULE}" if tag else "")
+            f"{what} {name!r} contains {''.join(bad)!r}; allowed characters are "
+            f"{ALLOWED_NAME_CHARS}" + (f", and {TAG_RULE}" if tag else "")
         )
     if not _TAGGED_RE.fullmatch(name):
         raise ValueError(
@@ -76,14 +76,16 @@ def validate_name(name: object, what: str = "name", *, tag: bool = True) -> str:
 
 
 def hash_tag(name: str) -> str:
-    """The part of a (validated) name that chooses its Cluster slot: its ``{tag}``, else the whole name."""
+    """The part of a (validated) name that chooses its Cluster slot: its ``{tag}``, else the
+    whole name."""
     if "{" not in name:
         return name
     return name[name.index("{") + 1 : name.index("}")]
 
 
 def key_slot(key: str | bytes) -> int:
-    """The Redis Cluster hash slot of ``key``: CRC16 of its first non-empty ``{...}``, else of the whole key."""
+    """The Redis Cluster hash slot of ``key``: CRC16 of its first non-empty ``{...}``, else of
+    the whole key."""
     raw = key.encode() if isinstance(key, str) else bytes(key)
     start = raw.find(b"{")
     if start != -1:
@@ -178,7 +180,8 @@ class LockKeys:
         return self.wake_prefix + token
 
     def interrupt(self, token: str) -> str:
-        """List: ``interrupt`` markers for the waiter of owner ``token`` (its wake list is its successor's)."""
+        """List: ``interrupt`` markers for the waiter of owner ``token`` (its wake list is its
+        successor's)."""
         return f"{self.lock}:stop:{token}"
 
 
@@ -245,7 +248,8 @@ class SemaphoreKeys:
     wake_prefix: str  # wake_prefix + token: the list the waiter queued behind that token blocks on
 
     def first(self) -> str:
-        """List: hand-offs (``"<fence> <token>"``) for the waiter first in line, the only one blocking on it."""
+        """List: hand-offs (``"<fence> <token>"``) for the waiter first in line, the only one
+        blocking on it."""
         return f"{self.state}:wake"
 
     def interrupt(self, token: str) -> str:
@@ -264,7 +268,8 @@ class RWLockKeys:
     wake_prefix: str  # wake_prefix + token: the list the waiter queued behind that token blocks on
 
     def first(self) -> str:
-        """List: hand-offs (``"<fence> <token>"``) for the waiter first in line, the only one blocking on it."""
+        """List: hand-offs (``"<fence> <token>"``) for the waiter first in line, the only one
+        blocking on it."""
         return f"{self.state}:wake"
 
     def interrupt(self, token: str) -> str:
@@ -274,7 +279,8 @@ class RWLockKeys:
 
 @dataclass(frozen=True)
 class LatchKeys:
-    """Keys of one count-down latch or barrier. All but the shared index share the ``{name}`` hash tag."""
+    """Keys of one count-down latch or barrier. All but the shared index share the ``{name}``
+    hash tag."""
 
     state: (
         str  # hash: the count (latch) or generation (barrier), why it broke, and a record per party
@@ -343,7 +349,8 @@ class KeyBuilder:
         return f"KeyBuilder({self.prefix!r}{', cluster=True' if self.cluster else ''})"
 
     def _base(self, kind: str, name: str) -> str:
-        """``<prefix>:<kind>:{<name>}``, or ``<prefix>:<kind>:{<tag>}:<name>`` for a name with a ``{tag}``.
+        """``<prefix>:<kind>:{<name>}``, or ``<prefix>:<kind>:{<tag>}:<name>`` for a name with a
+        ``{tag}``.
 
         A plain name's key has one brace pair, a tagged one's two: no plain
         name and tagged name share a key.
@@ -383,7 +390,8 @@ class KeyBuilder:
         return f"{self.prefix}:index:{kind}:{{", "}"
 
     def rate_limit_top_parts(self, limiter: str) -> tuple[tuple[str, str], tuple[str, str]]:
-        """(head, tail) of a Cluster limiter's per-slot busiest-keys zsets (this minute's, the one before's)."""
+        """(head, tail) of a Cluster limiter's per-slot busiest-keys zsets (this minute's, the
+        one before's)."""
         validate_name(limiter, "rate limiter name", tag=False)
         head = f"{self.prefix}:index:rl-top:{{"
         return (head, f"}}:{limiter}:now"), (head, f"}}:{limiter}:before")
@@ -403,7 +411,8 @@ class KeyBuilder:
         )
 
     def redlock_boot(self) -> str:
-        """A quorum lock master's boot record (one per master and prefix; see ``lua/redlock/guard.lua``)."""
+        """A quorum lock master's boot record (one per master and prefix; see
+        ``lua/redlock/guard.lua``)."""
         return f"{self.prefix}:redlock:boot"
 
     def semaphore(self, name: str) -> SemaphoreKeys:
@@ -493,7 +502,8 @@ class KeyBuilder:
         return base, f"{base}:inflight"
 
     def rate_limit_cell(self, limiter: str, key: str) -> str:
-        """string: the GCRA state ``CL.THROTTLE`` keeps (redis-cell's format), beside ``rate_limit``'s."""
+        """string: the GCRA state ``CL.THROTTLE`` keeps (redis-cell's format), beside
+        ``rate_limit``'s."""
         return f"{self._rate_limit_base(limiter, key)}:cell"
 
     def _rate_limit_base(self, limiter: str, key: str) -> str:
@@ -513,7 +523,8 @@ class KeyBuilder:
         if self.cluster:
             if key is None:
                 raise ValueError(
-                    "on a Cluster a limiter's busiest-keys zsets are per slot: give the rate-limit key"
+                    "on a Cluster a limiter's busiest-keys zsets are per slot: give the "
+                    "rate-limit key"
                 )
             tag = slot_tag(key_slot(self._rate_limit_base(limiter, key)))
             base = f"{self.prefix}:index:rl-top:{{{tag}}}:{limiter}"
@@ -522,7 +533,8 @@ class KeyBuilder:
         return f"{base}:now", f"{base}:before"
 
     def rate_limit_index(self, limiter: str, key: str) -> str:
-        """hash: rate limiter name -> its policies (of the key's slot on a Cluster), for the admin."""
+        """hash: rate limiter name -> its policies (of the key's slot on a Cluster), for the
+        admin."""
         return self._index("ratelimiters", self._rate_limit_base(limiter, key))
 
     def leader(self, name: str) -> LeaderKeys:
@@ -569,7 +581,8 @@ class KeyBuilder:
         return f"{self._base('queue', name)}:counts"
 
     def workers(self, worker_id: str) -> str:
-        """zset: worker id -> heartbeat deadline (ms) (of the worker's slot on a Cluster), for the admin page."""
+        """zset: worker id -> heartbeat deadline (ms) (of the worker's slot on a Cluster), for
+        the admin page."""
         return self._index("workers", self.worker(worker_id))
 
     def worker(self, worker_id: str) -> str:

@@ -77,7 +77,8 @@ def observe(event: str, **fields: Any) -> None:
 
 
 def add_observer(observer: Observer) -> None:
-    """Call ``observer(event, fields)`` for every event of this process (added once: again is a no-op)."""
+    """Call ``observer(event, fields)`` for every event of this process (added once: again is a
+    no-op)."""
     if not callable(observer):
         raise TypeError(f"an observer must be a callable (event, fields), not {observer!r}")
     with _lock:

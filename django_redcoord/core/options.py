@@ -14,7 +14,8 @@ from .exceptions import ConfigurationError
 from .keys import DEFAULT_PREFIX, validate_name, validate_prefix
 from .values import finite_number
 
-#: Documented defaults; docs/configuration.md's settings table is generated from this dict (make docs checks it).
+# : Documented defaults; docs/configuration.md's settings table is generated from this dict (make
+# docs checks it).
 DEFAULTS: dict[str, Any] = {
     # Where Redis is: exactly one of URL (redis://, rediss://, unix:// or
     # "embedded") and CACHE (the alias of a django-redis cache whose
@@ -158,15 +159,17 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
     unknown = sorted(set(user) - set(DEFAULTS), key=str)
     if unknown:
         found.append(
-            f"unknown REDCOORD key(s) {', '.join(map(str, unknown))}; allowed keys are {', '.join(DEFAULTS)}"
+            f"unknown REDCOORD key(s) {', '.join(map(str, unknown))}; allowed keys are "
+            f"{', '.join(DEFAULTS)}"
         )
     config = {**DEFAULTS, **{k: v for k, v in user.items() if k in DEFAULTS}}
     url, cache = config["URL"], config["CACHE"]
     if sum(config[k] is not None for k in ("URL", "CACHE", "SENTINEL", "CLUSTER")) > 1:
         found.append(
-            "REDCOORD sets more than one of URL, CACHE, SENTINEL and CLUSTER; set exactly one of them "
-            "(URL = 'redis://...' or 'embedded', CACHE = a django-redis cache alias, "
-            "SENTINEL = {'HOSTS': [...], 'SERVICE': ...}, CLUSTER = {'NODES': ['redis://...', ...]})"
+            "REDCOORD sets more than one of URL, CACHE, SENTINEL and CLUSTER; set exactly one of "
+            "them (URL = 'redis://...' or 'embedded', CACHE = a django-redis cache alias, "
+            "SENTINEL = {'HOSTS': [...], 'SERVICE': ...}, CLUSTER = {'NODES': ['redis://...', "
+            "...]})"
         )
     found.extend(_sentinel_problems(config))
     found.extend(_cluster_problems(config))
@@ -174,7 +177,8 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
         not isinstance(url, str) or (url != EMBEDDED and not url.startswith(URL_SCHEMES))
     ):
         found.append(
-            f"REDCOORD['URL'] must start with redis://, rediss:// or unix://, or be 'embedded' (got {url!r})"
+            "REDCOORD['URL'] must start with redis://, rediss:// or unix://, or be 'embedded' "
+            f"(got {url!r})"
         )
     if cache is not None and (not isinstance(cache, str) or not cache):
         found.append(f"REDCOORD['CACHE'] must be a cache alias (str), got {cache!r}")
@@ -237,8 +241,8 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
             or not 0.001 <= replica_timeout <= 3600
         ):
             found.append(
-                "REDCOORD['REPLICA_TIMEOUT'] must be seconds from 0.001 to 3600 (it must also end within SOCKET_TIMEOUT), "
-                f"or None for the default (got {replica_timeout!r})"
+                "REDCOORD['REPLICA_TIMEOUT'] must be seconds from 0.001 to 3600 (it must also end "
+                f"within SOCKET_TIMEOUT), or None for the default (got {replica_timeout!r})"
             )
         else:
             config["REPLICA_TIMEOUT"] = float(replica_timeout)
@@ -251,7 +255,8 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
 
 
 def tracing_option(value: Any) -> dict[str, bool] | None:
-    """REDCOORD["TRACING"] read: None (off) or ``{"EVENTS": bool}``; ValueError saying what is allowed."""
+    """REDCOORD["TRACING"] read: None (off) or ``{"EVENTS": bool}``; ValueError saying what is
+    allowed."""
     if value is False:
         return None
     if value is True:
@@ -263,8 +268,9 @@ def tracing_option(value: Any) -> dict[str, bool] | None:
     ):
         return {"EVENTS": value.get("EVENTS", True)}
     raise ValueError(
-        "REDCOORD['TRACING'] must be True, False, or a dict like {'EVENTS': False} "
-        f"(EVENTS: spans for lock waits and holds, rate limits and leader terms; default True) (got {value!r})"
+        f"REDCOORD['TRACING'] must be True, False, or a dict like {{'EVENTS': False}} (EVENTS: "
+        "spans for lock waits and holds, rate limits and leader terms; default True) (got "
+        f"{value!r})"
     )
 
 
@@ -288,13 +294,15 @@ def _sentinel_problems(config: dict[str, Any]) -> list[str]:
     where = "REDCOORD['SENTINEL']"
     if not isinstance(value, dict):
         return [
-            f"{where} must be a dict like {{'HOSTS': [('sentinel-1', 26379), ...], 'SERVICE': 'mymaster'}} (got {value!r})"
+            f"{where} must be a dict like {{'HOSTS': [('sentinel-1', 26379), ...], 'SERVICE': "
+            f"'mymaster'}} (got {value!r})"
         ]
     found = []
     unknown = sorted(set(value) - set(SENTINEL_DEFAULTS), key=str)
     if unknown:
         found.append(
-            f"{where} has unknown key(s) {', '.join(map(str, unknown))}; allowed keys are {', '.join(SENTINEL_DEFAULTS)}"
+            f"{where} has unknown key(s) {', '.join(map(str, unknown))}; allowed keys are "
+            f"{', '.join(SENTINEL_DEFAULTS)}"
         )
     sentinel = {**SENTINEL_DEFAULTS, **{k: v for k, v in value.items() if k in SENTINEL_DEFAULTS}}
     hosts = []
@@ -313,8 +321,8 @@ def _sentinel_problems(config: dict[str, Any]) -> list[str]:
             hosts.append((entry[0], entry[1]))
         else:
             found.append(
-                f"{where}['HOSTS'] must be a non-empty list of the sentinels as (host, port) pairs or 'host:port' "
-                f"strings (got {sentinel['HOSTS']!r})"
+                f"{where}['HOSTS'] must be a non-empty list of the sentinels as (host, port) pairs "
+                f"or 'host:port' strings (got {sentinel['HOSTS']!r})"
             )
             break
     if not hosts and not found:
@@ -323,7 +331,8 @@ def _sentinel_problems(config: dict[str, Any]) -> list[str]:
         )
     if not isinstance(sentinel["SERVICE"], str) or not sentinel["SERVICE"]:
         found.append(
-            f"{where}['SERVICE'] must be the master's name the sentinels monitor, e.g. 'mymaster' (got {sentinel['SERVICE']!r})"
+            f"{where}['SERVICE'] must be the master's name the sentinels monitor, e.g. 'mymaster' "
+            f"(got {sentinel['SERVICE']!r})"
         )
     db = sentinel["DB"]
     if isinstance(db, bool) or not isinstance(db, int) or db < 0:
@@ -361,7 +370,8 @@ def _cluster_problems(config: dict[str, Any]) -> list[str]:
         or not all(isinstance(u, str) and u.startswith(("redis://", "rediss://")) for u in nodes)
     ):
         return [
-            f"{where}['NODES'] must be a non-empty list of node URLs (redis:// or rediss://), like {example} (got {nodes!r})"
+            f"{where}['NODES'] must be a non-empty list of node URLs (redis:// or rediss://), like "
+            f"{example} (got {nodes!r})"
         ]
     found, seen = [], set()
     for url in nodes:
@@ -383,7 +393,8 @@ def _cluster_problems(config: dict[str, Any]) -> list[str]:
         del port
     if len(seen) > 1:
         found.append(
-            f"{where}['NODES'] give different schemes or credentials; one Cluster has one set (write them the same in every URL)"
+            f"{where}['NODES'] give different schemes or credentials; one Cluster has one set "
+            "(write them the same in every URL)"
         )
     if not found:
         config["CLUSTER"] = {"NODES": list(nodes)}
@@ -397,12 +408,14 @@ def _redlock_problems(config: dict[str, Any]) -> list[str]:
         isinstance(u, str) and u.startswith(URL_SCHEMES) for u in urls
     ):
         return [
-            "REDCOORD['REDLOCK'] must be a list of the quorum lock masters' URLs (redis://, rediss:// or unix://), "
-            f"e.g. ['redis://a:6379/0', 'redis://b:6379/0', 'redis://c:6379/0'] (got {urls!r})"
+            "REDCOORD['REDLOCK'] must be a list of the quorum lock masters' URLs (redis://, "
+            "rediss:// or unix://), e.g. ['redis://a:6379/0', 'redis://b:6379/0', "
+            f"'redis://c:6379/0'] (got {urls!r})"
         ]
     if len(set(urls)) != len(urls):
         return [
-            f"REDCOORD['REDLOCK'] names a master twice: each URL must be a different, independent master (got {urls!r})"
+            "REDCOORD['REDLOCK'] names a master twice: each URL must be a different, independent "
+            f"master (got {urls!r})"
         ]
     config["REDLOCK"] = list(urls)
     return []
@@ -418,7 +431,8 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
     proxies = config["TRUSTED_PROXIES"]
     if not isinstance(proxies, (list, tuple)):
         found.append(
-            f"REDCOORD['TRUSTED_PROXIES'] must be a list of IP addresses or networks (got {proxies!r})"
+            "REDCOORD['TRUSTED_PROXIES'] must be a list of IP addresses or networks (got "
+            f"{proxies!r})"
         )
     else:
         for proxy in proxies:
@@ -428,8 +442,8 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
                 ipaddress.ip_network(proxy, strict=False)
             except (TypeError, ValueError):
                 found.append(
-                    f"REDCOORD['TRUSTED_PROXIES']: {proxy!r} is not an IP address or network (e.g. '10.0.0.0/8'), "
-                    "or 'unix' (the proxy on a Unix socket)"
+                    f"REDCOORD['TRUSTED_PROXIES']: {proxy!r} is not an IP address or network (e.g. "
+                    "'10.0.0.0/8'), or 'unix' (the proxy on a Unix socket)"
                 )
     for key, most in (("RATE_LIMIT_IPV4_PREFIX", 32), ("RATE_LIMIT_IPV6_PREFIX", 128)):
         value = config[key]
@@ -449,11 +463,13 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
         unknown = sorted(set(rule) - allowed, key=str)
         if unknown:
             found.append(
-                f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(sorted(allowed))}"
+                f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: "
+                f"{', '.join(sorted(allowed))}"
             )
         if not isinstance(rule.get("path"), str) or not rule.get("path", "").startswith("/"):
             found.append(
-                f"{where}['path'] must be a URL path prefix starting with '/', not {rule.get('path')!r}"
+                f"{where}['path'] must be a URL path prefix starting with '/', not "
+                f"{rule.get('path')!r}"
             )
         try:
             parse(rule.get("policy"))
@@ -469,7 +485,8 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
                 found.append(str(exc))
         if rule.get("on_unavailable", "open") not in ("open", "closed"):
             found.append(
-                f"{where}['on_unavailable'] must be 'open' or 'closed', not {rule.get('on_unavailable')!r}"
+                f"{where}['on_unavailable'] must be 'open' or 'closed', not "
+                f"{rule.get('on_unavailable')!r}"
             )
         if not isinstance(rule.get("native", True), bool):
             found.append(f"{where}['native'] must be True or False, not {rule.get('native')!r}")
@@ -487,7 +504,10 @@ def _seconds_problem(key: str, value: Any, low: float, high: float, inclusive: b
     if ok:
         return ""
     bound = f"from {low:.10g}" if inclusive else f"above {low:.10g}"
-    return f"REDCOORD[{key!r}] must be a finite number of seconds {bound} up to {high:.10g} (got {value!r})"
+    return (
+        f"REDCOORD[{key!r}] must be a finite number of seconds {bound} up to {high:.10g} (got "
+        f"{value!r})"
+    )
 
 
 def _relations(config: dict[str, Any], valid: set[str]) -> list[str]:
@@ -514,7 +534,8 @@ def _relations(config: dict[str, Any], valid: set[str]) -> list[str]:
     ] > config["QUEUE_RETRY_MAX_DELAY"]:
         found.append(
             f"REDCOORD['QUEUE_RETRY_DELAY'] ({config['QUEUE_RETRY_DELAY']:g} s) must not exceed "
-            f"REDCOORD['QUEUE_RETRY_MAX_DELAY'] ({config['QUEUE_RETRY_MAX_DELAY']:g} s), the cap of the backoff"
+            f"REDCOORD['QUEUE_RETRY_MAX_DELAY'] ({config['QUEUE_RETRY_MAX_DELAY']:g} s), the cap "
+            "of the backoff"
         )
     return found
 
@@ -530,8 +551,9 @@ def _metrics_problems(config: dict[str, Any]) -> list[str]:
         or any(c.isspace() or not c.isprintable() or ord(c) > 126 for c in token)
     ):
         return [
-            "REDCOORD['METRICS_TOKEN'] must be None or a non-empty string of printable ASCII without spaces "
-            "(e.g. secrets.token_urlsafe(32)), sent by the scraper as 'Authorization: Bearer <token>'"
-            f" (got {'a ' + type(token).__name__ if not isinstance(token, str) else 'an unusable string'})"
+            "REDCOORD['METRICS_TOKEN'] must be None or a non-empty string of printable ASCII "
+            "without spaces (e.g. secrets.token_urlsafe(32)), sent by the scraper as "
+            "'Authorization: Bearer <token>' (got "
+            f"{'a ' + type(token).__name__ if not isinstance(token, str) else 'an unusable string'})"
         ]
     return []

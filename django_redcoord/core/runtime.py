@@ -68,7 +68,8 @@ class Runtime:
             _forget_clients()
 
     def clear(self) -> None:
-        """Back to "not configured": built-in defaults, until the loader or configure() runs again."""
+        """Back to "not configured": built-in defaults, until the loader or configure() runs
+        again."""
         with self._lock:
             self._unset()
         _forget_clients()

@@ -16,7 +16,8 @@ DEFAULT: Any = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
 
 def finite_number(value: object) -> bool:
     """True for an int or float (not a bool) that is finite as a float. An int too big for a float
-    (``10**400``) is not: ``math.isfinite`` raises OverflowError on it, which a check must never let out."""
+    (``10**400``) is not: ``math.isfinite`` raises OverflowError on it, which a check must never
+    let out."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     try:

@@ -139,7 +139,8 @@ async def aname(namer: Any, *args: Any, **kwargs: Any) -> str:
 
 
 def native(lock: Lock) -> bool:
-    """True when the lock can be taken on the event loop (no client given, or a redis.asyncio one)."""
+    """True when the lock can be taken on the event loop (no client given, or a redis.asyncio
+    one)."""
     return lock._client is None or is_async_client(lock._client)
 
 

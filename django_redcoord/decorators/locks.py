@@ -128,7 +128,8 @@ def with_lock(
         )
     if on_unavailable is not None and not callable(on_unavailable):
         raise TypeError(
-            f"on_unavailable must be a callable (request, exc) -> HttpResponse, not {on_unavailable!r}"
+            "on_unavailable must be a callable (request, exc) -> HttpResponse, not "
+            f"{on_unavailable!r}"
         )
     if reentrant and not isinstance(reentrant, bool):
         raise TypeError("reentrant must be True or False")
@@ -166,7 +167,8 @@ def _quorum_maker(
     reentrant: bool,
     client: Any,
 ) -> Any:
-    """``name -> Redlock(name, ...)`` for ``@with_lock(..., quorum=...)``, its arguments checked now."""
+    """``name -> Redlock(name, ...)`` for ``@with_lock(..., quorum=...)``, its arguments checked
+    now."""
     from ..core.redlock import Redlock
 
     if quorum is True:
@@ -175,15 +177,18 @@ def _quorum_maker(
         count = quorum
     else:
         raise TypeError(
-            f"quorum must be True (a majority of the REDLOCK masters) or a number of masters, not {quorum!r}"
+            "quorum must be True (a majority of the REDLOCK masters) or a number of masters, not "
+            f"{quorum!r}"
         )
     if auto_renew or reentrant:
         raise TypeError(
-            "with_lock(quorum=...) takes no auto_renew or reentrant: a quorum lock is extended by hand"
+            "with_lock(quorum=...) takes no auto_renew or reentrant: a quorum lock is extended by "
+            "hand"
         )
     if client is not None and not isinstance(client, (list, tuple)):
         raise TypeError(
-            "with_lock(quorum=...) takes client=[...] (one client per master), or none for REDLOCK's"
+            "with_lock(quorum=...) takes client=[...] (one client per master), or none for "
+            "REDLOCK's"
         )
     return lambda name: Redlock(name, ttl=ttl, wait=wait, clients=client, quorum=count)
 
@@ -210,7 +215,8 @@ def holding(
         if isinstance(target, type):
             if not hasattr(target, "dispatch"):
                 raise TypeError(
-                    f"{decorator} on a class needs a class-based view (with dispatch()), not {target!r}"
+                    f"{decorator} on a class needs a class-based view (with dispatch()), not "
+                    f"{target!r}"
                 )
             target.dispatch = decorate(view_dispatch(target))  # type: ignore[attr-defined]
             return target

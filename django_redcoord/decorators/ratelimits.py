@@ -103,7 +103,8 @@ def rate_limit(
         )
     if on_unavailable not in ("open", "closed") and not callable(on_unavailable):
         raise ValueError(
-            f"on_unavailable must be 'open', 'closed' or a callable (request, exc), not {on_unavailable!r}"
+            "on_unavailable must be 'open', 'closed' or a callable (request, exc), not "
+            f"{on_unavailable!r}"
         )
     # One guard per limiter name: a decorated class-based view has one per view
     # class it serves, and method_decorator() decorates anew at every request.
@@ -123,13 +124,15 @@ def rate_limit(
         if isinstance(target, type):
             if not hasattr(target, "dispatch"):
                 raise TypeError(
-                    f"rate_limit on a class needs a class-based view (with dispatch()), not {target!r}"
+                    "rate_limit on a class needs a class-based view (with dispatch()), not "
+                    f"{target!r}"
                 )
             target.dispatch = wrap(view_dispatch(target), _view_namer(name))  # type: ignore[attr-defined]
             return target
         if not callable(target):
             raise TypeError(
-                f"rate_limit decorates views, methods of class-based views and view classes, not {target!r}"
+                "rate_limit decorates views, methods of class-based views and view classes, not "
+                f"{target!r}"
             )
         return wrap(*_adapt_bound(target, name))  # type: ignore[return-value]
 
@@ -200,7 +203,8 @@ def holds_slot(decision: Decision | None) -> bool:
 def releases(
     limiter: RateLimiter, decision: Decision
 ) -> tuple[Callable[[], None], Callable[[], Any]]:
-    """(release from sync code, release on the event loop) of a slot a streamed body holds until it ends."""
+    """(release from sync code, release on the event loop) of a slot a streamed body holds until
+    it ends."""
     if is_async_client(limiter._client):  # only its loop can use it
 
         def release() -> None:
@@ -215,7 +219,8 @@ def releases(
 
 
 def is_async(target: Any) -> bool:
-    """True for an ``async def`` (also behind partials and bound methods, as ``method_decorator`` gives them)."""
+    """True for an ``async def`` (also behind partials and bound methods, as ``method_decorator``
+    gives them)."""
     while True:
         if isinstance(target, functools.partial):
             target = target.func
@@ -252,7 +257,8 @@ def _view_namer(name: str | None) -> Callable[[tuple], str]:
 def _adapt_bound(
     target: Callable[..., Any], name: str | None
 ) -> tuple[Callable[..., Any], Callable[[tuple], str]]:
-    """(what to wrap, its namer) for a function, a method, or ``method_decorator``'s bound partial."""
+    """(what to wrap, its namer) for a function, a method, or ``method_decorator``'s bound
+    partial."""
     bound = (
         getattr(target.func, "__self__", None) if isinstance(target, functools.partial) else None
     )

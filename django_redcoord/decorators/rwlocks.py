@@ -59,7 +59,10 @@ def _rw_decorator(mode: str) -> Callable[..., Callable[[F], F]]:
         return holding(f"with_{'read' if mode == 'r' else 'write'}_lock", key, make, answers)
 
     decorator.__name__ = decorator.__qualname__ = f"with_{'read' if mode == 'r' else 'write'}_lock"
-    decorator.__doc__ = f"Hold a {'read' if mode == 'r' else 'write'} hold of the read-write lock named by ``key`` around each call."
+    decorator.__doc__ = (
+        f"Hold a {'read' if mode == 'r' else 'write'} hold of the read-write lock named by ``key`` "
+        "around each call."
+    )
     return decorator
 
 

@@ -84,7 +84,8 @@ def with_semaphore(
         )
     if on_unavailable is not None and not callable(on_unavailable):
         raise TypeError(
-            f"on_unavailable must be a callable (request, exc) -> HttpResponse, not {on_unavailable!r}"
+            "on_unavailable must be a callable (request, exc) -> HttpResponse, not "
+            f"{on_unavailable!r}"
         )
     options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "client": client}
     answers = (on_busy or too_many_response, on_unavailable or unavailable_response)

@@ -8,7 +8,8 @@ class OutboxEntry(models.Model):
     id = models.CharField(max_length=64, primary_key=True)
     backend = models.CharField(max_length=100)
     queue = models.CharField(max_length=200)
-    #: what the push needs, as JSON (the envelope's body, the record, TTL, due time, priority, unique key)
+    # : what the push needs, as JSON (the envelope's body, the record, TTL, due time, priority,
+    # unique key)
     payload = models.TextField()
     created_at = models.DateTimeField(db_index=True)
     attempts = models.PositiveIntegerField(default=0)

@@ -105,7 +105,8 @@ CANCEL_KEEP_MS = 7 * 86400 * 1000
 class RedisTaskBackend(BaseTaskBackend):
     """Django Tasks backend: enqueue, defer (run_after), priority, results."""
 
-    #: ``@task(max_attempts=..., backoff=..., timeout=...)`` on Django 6.1 and the backport (see RedisTask)
+    # : ``@task(max_attempts=..., backoff=..., timeout=...)`` on Django 6.1 and the backport (see
+    # RedisTask)
     task_class = RedisTask
     supports_defer = True
     supports_async_task = True
@@ -167,7 +168,8 @@ class RedisTaskBackend(BaseTaskBackend):
             # Django's base backend reads an empty QUEUES as "any queue", but a
             # worker serves named queues: tasks sent elsewhere would never run.
             self._option_errors.append(
-                "QUEUES is empty; list the queues tasks may use (run_worker serves them), e.g. ['default']"
+                "QUEUES is empty; list the queues tasks may use (run_worker serves them), e.g. "
+                "['default']"
             )
         for name in self.queues:
             try:
@@ -467,7 +469,8 @@ class RedisTaskBackend(BaseTaskBackend):
             or not isinstance(call[1], Mapping)
             or not all(isinstance(k, str) for k in call[1])
         ):
-            # (keyword names are strings: Python's ** refuses others, and JSON would turn 2 into "2")
+            # (keyword names are strings: Python's ** refuses others, and JSON would turn 2 into
+            # "2")
             raise TypeError(
                 f"enqueue_many() takes (args, kwargs) pairs, e.g. ((7,), {{}}), not {call!r}"
             )
@@ -518,7 +521,8 @@ class RedisTaskBackend(BaseTaskBackend):
         return result
 
     def _prepare(self, task: Task, args: Any, kwargs: Any) -> tuple[TaskResult, tuple[str, str]]:
-        """Refuse what can be refused, and encode the arguments: the result to return and the JSON."""
+        """Refuse what can be refused, and encode the arguments: the result to return and the
+        JSON."""
         self.validate_task(task)
         if self._option_errors:
             raise ValueError(
@@ -544,7 +548,8 @@ class RedisTaskBackend(BaseTaskBackend):
             raise TypeError(f"{what} are nested too deeply to be encoded as JSON") from None
         except (TypeError, ValueError) as exc:
             raise TypeError(
-                f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, None): {exc}"
+                f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, "
+                f"None): {exc}"
             ) from None
         return result, (to_json(result.args, what), to_json(result.kwargs, what))
 
@@ -571,7 +576,8 @@ class RedisTaskBackend(BaseTaskBackend):
     def _push(
         self, task: Task, result: TaskResult, encoded: tuple[str, str], unique: str | None = None
     ) -> tuple[Queue, dict[str, Any]]:
-        """The queue and the arguments of ``push_with_record`` for ``result`` (stamped enqueued now)."""
+        """The queue and the arguments of ``push_with_record`` for ``result`` (stamped enqueued
+        now)."""
         now = utcnow()
         object.__setattr__(result, "enqueued_at", now)
         args, kwargs = encoded
@@ -652,8 +658,8 @@ class RedisTaskBackend(BaseTaskBackend):
             raise TaskResultDoesNotExist(result_id)
         if code == 4:
             raise ValueError(
-                f"task {result_id} is on queue {as_text(reply[2])!r}, which TASKS[{self.alias!r}]['QUEUES'] "
-                "no longer lists: add it back to cancel the task"
+                f"task {result_id} is on queue {as_text(reply[2])!r}, which "
+                f"TASKS[{self.alias!r}]['QUEUES'] no longer lists: add it back to cancel the task"
             )
         return {1: Cancel.FINISHED, 2: Cancel.REMOVED, 3: Cancel.REQUESTED}[code]
 
@@ -675,7 +681,8 @@ class RedisTaskBackend(BaseTaskBackend):
 
     def get_result(self, result_id: str) -> TaskResult:
         """The result of ``result_id``; TaskResultDoesNotExist for any id that is not one of ours
-        (whatever its characters or type), an expired one, or a record that can no longer be read."""
+        (whatever its characters or type), an expired one, or a record that can no longer be
+        read."""
         if not valid_id(result_id):
             raise TaskResultDoesNotExist(result_id)
         with unavailable_as_ours(self.client, f"read task result {result_id!r}"):
@@ -832,7 +839,8 @@ _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def _random_alnum(n: int) -> str:
-    """``n`` (at most 40) random letters and digits from one read of the OS's CSPRNG: the digits of a
+    """``n`` (at most 40) random letters and digits from one read of the OS's CSPRNG: the digits
+    of a
     256-bit number in base 62 (Django's get_random_string reads it once per character, a third
     of an enqueue's time; the bias of the last digits is below 2**-80)."""
     number = int.from_bytes(os.urandom(32), "big")

@@ -158,7 +158,8 @@ def options_of(task: Any) -> TaskOptions:
 
 @dataclass(frozen=True)
 class Exponential:
-    """``base`` seconds after the first attempt, doubling after each one, at most ``cap`` (see :func:`exponential`)."""
+    """``base`` seconds after the first attempt, doubling after each one, at most ``cap`` (see
+    :func:`exponential`)."""
 
     base: float = 1.0
     cap: float = 300.0
@@ -244,11 +245,13 @@ def _check_backoff(value: Any, what: str = "backoff") -> Backoff | None:
     if any(value is helper for helper in (exponential, linear, fixed, Exponential, Linear, Fixed)):
         name = value.__name__.lower()
         raise TypeError(
-            f"{what} must be a backoff, not the helper {name} itself: call it, e.g. {what}={name}(...)"
+            f"{what} must be a backoff, not the helper {name} itself: call it, e.g. "
+            f"{what}={name}(...)"
         )
     if value is not None and not callable(value):
         raise TypeError(
-            f"{what} must be a callable backoff(exception, task_result) -> seconds | None, not {value!r}"
+            f"{what} must be a callable backoff(exception, task_result) -> seconds | None, not "
+            f"{value!r}"
         )
     return value
 

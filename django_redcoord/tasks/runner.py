@@ -408,7 +408,8 @@ class TaskRunner:
             or not 0 <= delay < float("inf")
         ):
             log.warning(
-                "task %s: backoff %r returned %r, not seconds >= 0 or None; using the queue's retry delay",
+                "task %s: backoff %r returned %r, not seconds >= 0 or None; using the queue's "
+                "retry delay",
                 message.id,
                 options.backoff,
                 delay,
@@ -461,7 +462,8 @@ class TaskRunner:
             running = [a for a in self._running.values() if a.key == key and a.delivery == delivery]
         if running and running[0].cancelled:  # its record is final already (tasks/cancel.lua)
             raise DeadLetter(
-                f"cancelled, and still running {self.backend.cancel_grace:g} s later: its thread was abandoned"
+                f"cancelled, and still running {self.backend.cancel_grace:g} s later: its thread "
+                "was abandoned"
             )
         started = [a.fields for a in running]
         attempt = (
@@ -540,7 +542,8 @@ class TaskRunner:
     def _send(
         self, writes: list[tuple[int, Any, str, dict[str, Any]]], operation: str
     ) -> list[int]:
-        """tasks/results.lua once per TTL among ``writes`` (ttl, guard, key, fields): one round trip.
+        """tasks/results.lua once per TTL among ``writes`` (ttl, guard, key, fields): one round
+        trip.
         Returns, for each write in order, 1 if it landed, 0 if its guard refused it.
 
         Once per TTL and Cluster slot: a script's keys share one slot, so it

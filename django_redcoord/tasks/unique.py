@@ -33,8 +33,9 @@ def unique_push(path: str, key: str, options: TaskOptions, *, deferred: bool) ->
         error = json.dumps(
             {
                 "exception_class_path": f"{TaskDuplicate.__module__}.{TaskDuplicate.__qualname__}",
-                "traceback": f"{TaskDuplicate.__module__}.{TaskDuplicate.__qualname__}: its unique key "
-                f"{key!r} was held when its transaction committed; it was not sent\n",
+                "traceback": f"{TaskDuplicate.__module__}.{TaskDuplicate.__qualname__}: its unique "
+                f"key {key!r} was held when its transaction committed; it was not "
+                "sent\n",
             }
         )
     return Unique(

@@ -80,7 +80,8 @@ def _from_page(request):
 
 
 def _answer(request, text, status):
-    """Plain text with a status for scripts; for the page's forms, a message and back to the market."""
+    """Plain text with a status for scripts; for the page's forms, a message and back to the
+    market."""
     if _from_page(request):
         messages.add_message(request, messages.SUCCESS if status == 200 else messages.WARNING, text)
         return redirect("market")
@@ -88,7 +89,8 @@ def _answer(request, text, status):
 
 
 def _busy(request, exc, text=ITEM_BUSY):
-    """``on_busy`` of the buy view: the page gets a message, scripts the default 409 + Retry-After."""
+    """``on_busy`` of the buy view: the page gets a message, scripts the default 409 +
+    Retry-After."""
     if _from_page(request):
         messages.warning(request, text)
         return redirect("market")
@@ -149,7 +151,8 @@ def buy_unlocked(request, item_id):
 
 @require_POST
 def stampede(request, item_id):
-    """STAMPEDE_BUYERS threads of this process call ``buy`` (or ``buy_unlocked``) at the same instant.
+    """STAMPEDE_BUYERS threads of this process call ``buy`` (or ``buy_unlocked``) at the same
+    instant.
 
     The same views the buttons post to, called as the server's own threads
     would call them for that many simultaneous requests (no browser limits
@@ -207,7 +210,10 @@ def stampede(request, item_id):
     tally = ", ".join(f"{counts.pop(what)} {what}" for what in order if what in counts)
     how = "through @with_lock" if locked else "without a lock"
     item = Item.objects.annotate(sold=Count("purchases")).get(pk=item.pk)
-    summary = f"Stampede: {STAMPEDE_BUYERS} buyers at once on {item.name} {how}: {tally}. Sold {item.sold} of {item.listed}"
+    summary = (
+        f"Stampede: {STAMPEDE_BUYERS} buyers at once on {item.name} {how}: {tally}. Sold "
+        f"{item.sold} of {item.listed}"
+    )
     if item.sold > item.listed:
         messages.error(request, f"{summary} — oversold by {item.sold - item.listed}.")
     else:

@@ -50,7 +50,8 @@ class OverconfidentWrite(WriteHold):
 
 
 class UnfencedSemaphore(Semaphore):
-    """Negative control: takes any hand-off of its own from ``first``, however old (the code before the fix)."""
+    """Negative control: takes any hand-off of its own from ``first``, however old (the code
+    before the fix)."""
 
     def _fence_floor(self, reply):
         return 0
@@ -96,7 +97,8 @@ def first_waiter(index, family, url, granted, go):
 
 
 def second_waiter(index, family, url, ttl, wait, variant):
-    """W: queues second (blocks on X's wake list); reports what it believes against what the server says."""
+    """W: queues second (blocks on X's wake list); reports what it believes against what the
+    server says."""
     hold = make(family, url, ttl=ttl, wait=wait, variant=variant)
     ok = hold.acquire()
     believes = ok and hold.held and not hold.lost
@@ -124,7 +126,8 @@ def _wait_until(check, what, timeout=15.0):
 
 
 def _hand_off_while_paused(family, url, w_ttl, w_wait, variant):
-    """A holds, X queues first, W second; W is SIGSTOPped; A releases to X, X releases: W is handed the hold.
+    """A holds, X queues first, W second; W is SIGSTOPped; A releases to X, X releases: W is
+    handed the hold.
 
     Returns (the probe hold of the main process, W's process).
     """
@@ -167,12 +170,14 @@ def renewal(family: str, url: str, variant: str = "") -> dict[str, Any]:
 
 
 def renewal_ok(r: dict[str, Any]) -> bool:
-    # the server's lease (read after W's belief was fixed) at least what W believes is left (ms rounding)
+    # the server's lease (read after W's belief was fixed) at least what W believes is left (ms
+    # rounding)
     return r["ok"] and r["server"] is not None and r["server"] + 0.002 >= r["left"]
 
 
 def stale_hand_off(family: str, url: str, variant: str = "") -> tuple[dict[str, Any], bool]:
-    """W paused past its TTL after the hand-off; Y takes the hold; W resumed. Returns (W's report, Y held throughout)."""
+    """W paused past its TTL after the hand-off; Y takes the hold; W resumed. Returns (W's
+    report, Y held throughout)."""
     main, w = _hand_off_while_paused(family, url, w_ttl=1.0, w_wait=4.0, variant=variant)
     try:
         _wait_until(lambda: holders(family, main) == [], "W's lease to run out on the server")

@@ -26,9 +26,11 @@ import redis.asyncio
 
 from django_redcoord.core.transport.commands import acommand, acommands
 
-#: Loop turns after the call starts at which it is cancelled (the send completes within the first few).
+# : Loop turns after the call starts at which it is cancelled (the send completes within the first
+# few).
 TURNS = 12
-#: Loop turns a cancelled call may take to end (it does no I/O after the cancellation but a disconnect).
+# : Loop turns a cancelled call may take to end (it does no I/O after the cancellation but a
+# disconnect).
 SETTLE = 200
 #: The BLPOP's block (s): a swallowed cancellation leaves the call blocked this long.
 BLOCK = 3

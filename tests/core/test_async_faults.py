@@ -32,7 +32,8 @@ from django_redcoord.core.transport.drivers import Blocking, Command, Within, ar
 
 
 def _kill_normal_clients(url: str) -> int:
-    """CLIENT KILL every normal client but this one (blocking the event loop meanwhile, on purpose)."""
+    """CLIENT KILL every normal client but this one (blocking the event loop meanwhile, on
+    purpose)."""
     killer = redis.Redis.from_url(url)
     try:
         return killer.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
@@ -198,7 +199,8 @@ async def _cancel_after(task: asyncio.Task, delay: float) -> None:
 
 
 def _bounded_wait_steps(deadline: float, log: list):
-    """What a broadcast wait does on a paused server: a blocked read, a last look, then unregistering."""
+    """What a broadcast wait does on a paused server: a blocked read, a last look, then
+    unregistering."""
     yield Within(deadline)
     for step in (
         Blocking("XREAD", "BLOCK", 900, "STREAMS", "wake", "$", operation="blocked read"),

@@ -71,48 +71,67 @@ def test_the_check_looks_at_the_keys_of_every_call(scripts):
 CAUGHT = {
     "a concatenated key": "redis.call('SET', KEYS[1] .. ':copy', 1)",
     "a key from ARGV": "redis.call('DEL', ARGV[1])",
-    "a key read from a hash": "local other = redis.call('HGET', KEYS[1], 'next')\nredis.call('LPUSH', other, 1)",
-    "a key made by a helper": "local function key_of(x) return 'p:' .. x end\nredis.call('GET', key_of(ARGV[1]))",
+    "a key read from a hash": "local other = redis.call('HGET', KEYS[1], "
+    "'next')\nredis.call('LPUSH', other, 1)",
+    "a key made by a helper": "local function key_of(x) return 'p:' .. x end\nredis.call('GET', "
+    "key_of(ARGV[1]))",
     "a helper's parameter given a computed key once": (
-        "local function touch(k) redis.call('PEXPIRE', k, 10) end\ntouch(KEYS[1])\ntouch(KEYS[1] .. ':x')"
+        "local function touch(k) redis.call('PEXPIRE', k, 10) end\ntouch(KEYS[1])\ntouch(KEYS[1] "
+        ".. ':x')"
     ),
-    "a local reassigned a computed key": "local k = KEYS[1]\nif ARGV[1] then k = 'other' end\nredis.call('GET', k)",
-    "keys from a zset's members": "for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do redis.call('DEL', k) end",
-    "a table of computed keys unpacked": "local t = {KEYS[1], ARGV[1]}\nredis.call('DEL', unpack(t))",
-    "a table filled by table.insert": "local t = {}\ntable.insert(t, 'x:' .. ARGV[1])\nredis.call('EXISTS', unpack(t))",
+    "a local reassigned a computed key": "local k = KEYS[1]\nif ARGV[1] then k = 'other' "
+    "end\nredis.call('GET', k)",
+    "keys from a zset's members": "for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do "
+    "redis.call('DEL', k) end",
+    "a table of computed keys unpacked": "local t = {KEYS[1], ARGV[1]}\nredis.call('DEL', "
+    "unpack(t))",
+    "a table filled by table.insert": "local t = {}\ntable.insert(t, 'x:' .. "
+    "ARGV[1])\nredis.call('EXISTS', unpack(t))",
     "the second key of RENAME": "redis.call('RENAME', KEYS[1], ARGV[1])",
-    "a key of XREADGROUP after STREAMS": "redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', ARGV[1], '>')",
+    "a key of XREADGROUP after STREAMS": "redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', "
+    "ARGV[1], '>')",
     "a command named by a value": "local c = 'GET'\nredis.call(c, ARGV[1])",
     "a command the check does not know": "redis.call('SUNIONSTORE', KEYS[1], KEYS[2])",
     "a key used through pcall": "redis.pcall('GET', 'fixed')",
-    "a key through Lua's pcall(redis.call, ...)": "local ok = pcall(redis.call, 'XGROUP', 'CREATE', ARGV[1], 'g', '$')",
+    "a key through Lua's pcall(redis.call, ...)": "local ok = pcall(redis.call, 'XGROUP', "
+    "'CREATE', ARGV[1], 'g', '$')",
     "redis.call passed around": "local f = redis.call\nf('GET', KEYS[1])",
 }
 
 ACCEPTED = {
-    "KEYS[i] and aliases": "local a, b = KEYS[1], KEYS[2]\nredis.call('SET', a, 1)\nredis.call('RENAME', a, b)",
+    "KEYS[i] and aliases": "local a, b = KEYS[1], KEYS[2]\nredis.call('SET', a, "
+    "1)\nredis.call('RENAME', a, b)",
     "KEYS[#KEYS]": "redis.call('EXISTS', KEYS[#KEYS])",
     "helper parameters given keys at every call": (
-        "local function touch(k, ms) redis.call('PEXPIRE', k, ms) end\ntouch(KEYS[1], 5)\ntouch(KEYS[2], ARGV[1])"
+        "local function touch(k, ms) redis.call('PEXPIRE', k, ms) end\ntouch(KEYS[1], "
+        "5)\ntouch(KEYS[2], ARGV[1])"
     ),
     "a helper given a key or nothing": (
-        "local function wake(w) if w then redis.call('LPUSH', w, 1) end end\nwake(KEYS[1])\nwake(nil)\nwake()"
+        "local function wake(w) if w then redis.call('LPUSH', w, 1) end "
+        "end\nwake(KEYS[1])\nwake(nil)\nwake()"
     ),
-    "a helper called through pcall": "local function get(k) return redis.call('GET', k) end\nlocal ok = pcall(get, KEYS[1])",
+    "a helper called through pcall": "local function get(k) return redis.call('GET', k) "
+    "end\nlocal ok = pcall(get, KEYS[1])",
     "a or b of keys": "local k = ARGV[1] == 'x' and KEYS[1] or KEYS[2]\nredis.call('DEL', k)",
     "ipairs over KEYS and over a table of keys": (
         "for _, k in ipairs(KEYS) do redis.call('DEL', k) end\n"
         "for _, k in ipairs({KEYS[1], KEYS[2]}) do redis.call('PEXPIRE', k, 5) end"
     ),
     "unpack(KEYS)": "redis.call('DEL', unpack(KEYS))\nredis.call('EXISTS', unpack(KEYS, 2))",
-    "values and fields are not keys": "redis.call('HSET', KEYS[1], 'f:' .. ARGV[1], ARGV[2] .. 'x')",
-    "Lua's pcall(redis.call, ...) with declared keys": "local ok, err = pcall(redis.call, 'XGROUP', 'CREATE', KEYS[1], 'g', '$')",
-    "XREADGROUP's declared stream": "redis.call('XREADGROUP', 'GROUP', 'g', ARGV[1], 'COUNT', 1, 'STREAMS', KEYS[1], '>')",
-    "a command named by a value, its key declared": "local w = {'HSET', 'f', 1}\nredis.call(w[1], KEYS[1], w[2], w[3])",
+    "values and fields are not keys": "redis.call('HSET', KEYS[1], 'f:' .. ARGV[1], ARGV[2] .. "
+    "'x')",
+    "Lua's pcall(redis.call, ...) with declared keys": "local ok, err = pcall(redis.call, "
+    "'XGROUP', 'CREATE', KEYS[1], 'g', '$')",
+    "XREADGROUP's declared stream": "redis.call('XREADGROUP', 'GROUP', 'g', ARGV[1], 'COUNT', 1, "
+    "'STREAMS', KEYS[1], '>')",
+    "a command named by a value, its key declared": "local w = {'HSET', 'f', 1}\nredis.call(w[1], "
+    "KEYS[1], w[2], w[3])",
     "commands without keys": "local t = redis.call('TIME')\nredis.call('INFO', 'server')",
-    "an unused helper with a computed key": "local function never() redis.call('GET', 'x' .. ARGV[1]) end",
+    "an unused helper with a computed key": "local function never() redis.call('GET', 'x' .. "
+    "ARGV[1]) end",
     "strings and comments that look like calls": (
-        "-- redis.call('GET', 'x')\nlocal s = \"redis.call('GET', 'x')\"\nlocal l = [[redis.call('DEL', ARGV[1])]]"
+        "-- redis.call('GET', 'x')\nlocal s = \"redis.call('GET', 'x')\"\nlocal l = "
+        "[[redis.call('DEL', ARGV[1])]]"
     ),
 }
 
@@ -181,7 +200,8 @@ def test_the_strict_prelude_refuses_an_undeclared_key_and_lets_declared_ones_thr
 
 
 def test_a_known_exception_is_refused_at_run_time_too(redis_client, scripts):
-    """queues/depths reads the processing lists named in its consumers zset: the prelude refuses it."""
+    """queues/depths reads the processing lists named in its consumers zset: the prelude refuses
+    it."""
     redis_client.zadd("q:{a}:consumers", {"q:{a}:processing:w1": 1})
     source = lua_keys.with_prelude(scripts["queues/depths"].source)
     with pytest.raises(

@@ -70,7 +70,10 @@ def site_env(redis_url: str, db: str, *, behind_proxy: bool) -> dict[str, str]:
 
 def prepare_db(path: str) -> None:
     """Create the site's SQLite database (auth tables) in a separate process."""
-    code = "import django; django.setup(); from django.core.management import call_command; call_command('migrate', verbosity=0)"
+    code = (
+        "import django; django.setup(); from django.core.management import call_command; "
+        "call_command('migrate', verbosity=0)"
+    )
     env = site_env("redis://127.0.0.1:1/0", path, behind_proxy=False)
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
@@ -334,7 +337,8 @@ class Deployment:
         ]
 
     def start(self, attempts: int = 3) -> Deployment:
-        """Start the server (and nginx) and wait until they answer; on fresh ports again if they do not.
+        """Start the server (and nginx) and wait until they answer; on fresh ports again if they
+        do not.
 
         A port found free can be taken by another process before the server
         binds it (other test workers pick ports too). Whatever started is
@@ -446,7 +450,8 @@ class Deployment:
         timeout: float = 60,
         body: bytes | None = None,
     ) -> Reply:
-        """``path`` requested by ``client`` (a real peer address), as the deployment's clients reach it."""
+        """``path`` requested by ``client`` (a real peer address), as the deployment's clients
+        reach it."""
         host, port = self._where(client)
         headers = dict(headers or {})
         if cookie:
@@ -463,7 +468,8 @@ class Deployment:
         )
 
     def get_as(self, path: str, claimed: str, *, cookie: str | None = None) -> Reply:
-        """``path`` from the client ``claimed`` (any address) as a load balancer in front of nginx names it."""
+        """``path`` from the client ``claimed`` (any address) as a load balancer in front of
+        nginx names it."""
         assert self.socket, "only behind nginx"
         headers = {"X-Forwarded-For": claimed}
         if cookie:

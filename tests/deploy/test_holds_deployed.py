@@ -38,7 +38,8 @@ def seen(site, name):
 
 
 def test_negative_control_unguarded_requests_do_overlap(site):
-    """Without a decorator the detector sees requests inside at once: the servers run them concurrently."""
+    """Without a decorator the detector sees requests inside at once: the servers run them
+    concurrently."""
     replies = together(site, ["/unguarded/?hold=0.6"] * 4)
     assert [r.status for r in replies] == [200] * 4
     assert max(seen(site, "unguarded")) >= 2, (
@@ -56,7 +57,8 @@ LOCKED = {  # path -> detector name
 
 
 def test_with_lock_excludes_across_worker_processes_and_threads(site):
-    """``@with_lock`` on function, async, class-based (sync, async) views and a CBV method: one inside at a time."""
+    """``@with_lock`` on function, async, class-based (sync, async) views and a CBV method: one
+    inside at a time."""
     paths = [f"{path}?hold=0.15" for path in LOCKED for _ in range(4)]
     replies = together(site, paths)
     assert [r.status for r in replies] == [200] * len(paths), site.logs()

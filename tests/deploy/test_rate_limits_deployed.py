@@ -68,7 +68,8 @@ def test_ipv6_clients_of_one_64_share_a_budget(site):
     ids=["sync-cbv", "async-cbv"],
 )
 def test_class_based_views_have_their_own_limiters(site, one, other):
-    """Two class-based views limited without ``name=``: searching does not use up the login's budget."""
+    """Two class-based views limited without ``name=``: searching does not use up the login's
+    budget."""
     assert statuses(site, one, 3, client=V4A) == [200, 200, 429]
     assert site.get(other, client=V4A).status == 200, f"{site.name}: {other} shares {one}'s limiter"
 

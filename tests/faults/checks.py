@@ -15,7 +15,8 @@ from .oracle import entries
 def task_outcomes(
     bench: Any, queues: list[str], *, sent_after: int = 0
 ) -> tuple[dict, dict, dict, set]:
-    """(expected, runs, results, dead ids) of the tasks the producers sent after ``sent_after`` (oracle µs)."""
+    """(expected, runs, results, dead ids) of the tasks the producers sent after ``sent_after``
+    (oracle µs)."""
     oracle, client = bench.oracle, bench.client()
     expected = {e["id"]: e["kind"] for e in entries(oracle, "sent") if e["at"] >= sent_after}
     runs = {as_text(k): int(v) for k, v in oracle.hgetall("runs").items()}

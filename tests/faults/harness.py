@@ -233,7 +233,8 @@ class Bench:
                 continue
             if code != 0:
                 found.append(
-                    f"{subject.name} pid {subject.pid} exited {code} after SIGTERM:\n{subject.output()}"
+                    f"{subject.name} pid {subject.pid} exited {code} after "
+                    f"SIGTERM:\n{subject.output()}"
                 )
         return found
 

@@ -61,21 +61,19 @@ def test_every_allowed_character_in_names_and_ids_end_to_end(bench):
     queue.push({"x": 2}, id=hostile("delayed"), delay=60)
     holder = Lock(lock_name, ttl=30, wait=0, client=client, prefix=bench.prefix)
     assert holder.acquire()
-    # the waiter holds 300 s: the two `redcoord status` processes below start Django, slowly on a loaded machine
+    # the waiter holds 300 s: the two `redcoord status` processes below start Django, slowly on a
+    # loaded machine
     waiter = subprocess.Popen(
         [
             sys.executable,
             "-c",
             (
-                "import os, sys, time\n"
-                "from django_redcoord.core.transport.clients import client_from_url\n"
-                "from django_redcoord.core.locks import Lock\n"
-                f"lock = Lock({lock_name!r}, ttl=300, wait=10, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
-                f" prefix={bench.prefix!r})\n"
-                "print('waiting', flush=True)\n"
-                "assert lock.acquire()\n"
-                "print(time.monotonic(), flush=True)\n"
-                "time.sleep(300)\n"
+                "import os, sys, time\nfrom django_redcoord.core.transport.clients import "
+                "client_from_url\nfrom django_redcoord.core.locks import Lock\nlock = "
+                f"Lock({lock_name!r}, ttl=300, wait=10, "
+                "client=client_from_url(os.environ['REDCOORD_REDIS_URL']), "
+                f"prefix={bench.prefix!r})\nprint('waiting', flush=True)\nassert "
+                "lock.acquire()\nprint(time.monotonic(), flush=True)\ntime.sleep(300)\n"
             ),
         ],
         cwd=ROOT,

@@ -61,13 +61,15 @@ def lock_violations(sections, *, ttl=TTL):
         ]
         if s["lost"] and later and s["accepted_out"]:
             found.append(
-                f"the late write of token {s['token']} was accepted after token {later[0]['token']} wrote"
+                f"the late write of token {s['token']} was accepted after token "
+                f"{later[0]['token']} wrote"
             )
     ordered = sorted(sections, key=lambda s: s["enter"])
     for a, b in pairwise(ordered):
         if b["enter"] - a["exit"] > (ttl + 1.5) * 1_000_000:
             found.append(
-                f"nobody held the lock for {(b['enter'] - a['exit']) / 1e6:.1f} s after token {a['token']}"
+                f"nobody held the lock for {(b['enter'] - a['exit']) / 1e6:.1f} s after token "
+                f"{a['token']}"
             )
     return found
 
@@ -122,14 +124,12 @@ def test_a_killed_holders_lock_is_free_within_its_ttl_plus_a_second(bench):
         [
             "-c",
             (
-                "import os, time\n"
-                "from django_redcoord.core.transport.clients import client_from_url\n"
-                "from django_redcoord.core.locks import Lock\n"
-                f"lock = Lock({name!r}, ttl={TTL}, wait=0, client=client_from_url(os.environ['REDCOORD_REDIS_URL']),"
-                f" prefix={bench.prefix!r})\n"
-                "assert lock.acquire()\n"
-                "print('holding', flush=True)\n"
-                "time.sleep(600)\n"
+                "import os, time\nfrom django_redcoord.core.transport.clients import "
+                "client_from_url\nfrom django_redcoord.core.locks import Lock\nlock = "
+                f"Lock({name!r}, ttl={TTL}, wait=0, "
+                "client=client_from_url(os.environ['REDCOORD_REDIS_URL']), "
+                f"prefix={bench.prefix!r})\nassert lock.acquire()\nprint('holding', "
+                "flush=True)\ntime.sleep(600)\n"
             ),
         ],
     )

@@ -71,7 +71,8 @@ def test_the_task_checker_catches_a_worker_that_loses_messages(bench):
 
 def test_the_process_checker_catches_a_loop_that_exits_0_on_an_outage(bench):
     naive = bench.spawn("naive_loop", ["-m", "tests.faults.unsafe", "naive_loop"])
-    # paused before the loop reached Redis (a slow start on a loaded machine), it would see no outage
+    # paused before the loop reached Redis (a slow start on a loaded machine), it would see no
+    # outage
     wait_for(lambda: blocked_clients(bench.sut.port) >= 1, 30, "the naive loop to block on Redis")
     pause_redis(1.5)(bench)
     wait_for(lambda: naive.proc.poll() is not None, 30, "the naive loop to give up")

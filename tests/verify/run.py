@@ -4,7 +4,8 @@ Every ``*.pml`` under ``django_redcoord/core/lua`` is a model of the scripts bes
 header says what to check, one directive a line::
 
     //! models: locks/acquire.lua sha256=0123456789abcdef   (a modelled script, the first 16 hex
-                                                           of its sha256; tests/verify/test_models.py
+                                                           of its sha256;
+                                                           tests/verify/test_models.py
                                                            fails when the script changes)
     //! check: safety                  assertions + invalid end states, exhaustive (-DSAFETY)
     //! check: ltl <name>              the file's ``ltl <name> {...}``, acceptance search under
@@ -150,7 +151,8 @@ def parse(path: Path) -> Model:
             m = MUTANT_ARG.match(arg)
             if not m:
                 raise ModelError(
-                    f"{where}: expected '//! mutant: <MACRO> expect: <ltl name or safety>', got {arg!r}"
+                    f"{where}: expected '//! mutant: <MACRO> expect: <ltl name or safety>', got "
+                    f"{arg!r}"
                 )
             model.mutants.append(Check(m.group(2), mutant=m.group(1)))
         elif key == "spin":
@@ -200,7 +202,8 @@ def _number(pattern: str, text: str) -> int | None:
 
 
 def spin_syntax(model: Model, *macros: str) -> str | None:
-    """``spin -a`` the model (with a mutant's macro, LIVENESS...); return spin's complaint, or None."""
+    """``spin -a`` the model (with a mutant's macro, LIVENESS...); return spin's complaint, or
+    None."""
     with tempfile.TemporaryDirectory(prefix="redcoord-spin-") as tmp:
         cmd = ["spin", *(f"-D{macro}" for macro in macros), "-a", str(model.path)]
         proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
@@ -342,7 +345,8 @@ def table(results: list[Result]) -> str:
 
 
 def verify(models: list[Model], echo=print, optimize: str = "-O2", jobs: int = 1) -> list[Result]:
-    """Every check of every model, ``jobs`` at a time (each in its own directory), in model order."""
+    """Every check of every model, ``jobs`` at a time (each in its own directory), in model
+    order."""
     work = []
     for model in models:
         if not model.checks and not model.mutants:

@@ -75,7 +75,8 @@ def test_model_checks_something_and_has_a_negative_control(path):
                 f"{model.name}: mutant {check.mutant} changes nothing (no #ifdef {check.mutant})"
             )
             assert check.prop in properties, (
-                f"{model.name}: mutant {check.mutant} expects {check.prop}, which is not a '//! check:'"
+                f"{model.name}: mutant {check.mutant} expects {check.prop}, which is not a '//! "
+                "check:'"
             )
 
 

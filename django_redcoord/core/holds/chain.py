@@ -23,7 +23,8 @@ Fences only grow, so every hand-off made after a look has a fence above the
 look's ``floor`` (its reply's 4th element: the last fence issued, or the
 server's clock in microseconds if higher); one not above it is ignored (see
 ``_fence_floor``). Ignoring a fresh one by mistake (a server clock stepped
-back) is safe too: the re-check finds the grant and renews its lease. A waiter behind one that died finds out at its next
+back) is safe too: the re-check finds the grant and renews its lease. A waiter behind one that
+died finds out at its next
 re-check (within its wait chunk).
 """
 
@@ -39,7 +40,8 @@ MOVED_TTL_MS = 15_000
 
 
 class FirstInLine:
-    """The hooks of :class:`~.steps.HoldSteps` for a primitive whose keys have ``first()`` and ``interrupt()``."""
+    """The hooks of :class:`~.steps.HoldSteps` for a primitive whose keys have ``first()`` and
+    ``interrupt()``."""
 
     keys: Any
     name: str

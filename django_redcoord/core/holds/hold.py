@@ -263,7 +263,8 @@ class Hold(HoldSteps, UsesClient):
         if self._taken and self._holder == me:
             if not (self.reentrant and self._depth):
                 raise LockError(
-                    f"{self.kind} {self.name!r} is already held by this {type(self).__name__} object in this thread or task; "
+                    f"{self.kind} {self.name!r} is already held by this {type(self).__name__} "
+                    "object in this thread or task; "
                     + (
                         f"release it first, or create the {type(self).__name__} with reentrant=True"
                         if self.reentrant_allowed

@@ -85,5 +85,6 @@ def watch_forks() -> None:
 
 
 def fork_generation() -> int:
-    """How many times this process's ancestry forked since it first used a lock (changes in a child)."""
+    """How many times this process's ancestry forked since it first used a lock (changes in a
+    child)."""
     return _fork_generation

@@ -133,11 +133,13 @@ class HoldSteps:
         return self._wake_prefix + owner
 
     def _release_keys_for(self, owner: str) -> list[str]:
-        """The release script's KEYS for ``owner`` (a primitive whose release names the owner's keys overrides it)."""
+        """The release script's KEYS for ``owner`` (a primitive whose release names the owner's
+        keys overrides it)."""
         return self._release_keys()
 
     def _wait_keys(self, owner: str, reply: Any) -> list[str]:
-        """What a queued waiter BLPOPs, given its acquire script's reply: its own wake list by default."""
+        """What a queued waiter BLPOPs, given its acquire script's reply: its own wake list by
+        default."""
         return [self._wake_key(owner)]
 
     def _popped_fence(self, owner: str, popped: Any) -> int | None:
@@ -146,11 +148,13 @@ class HoldSteps:
         return int(value) if value.isdigit() else None
 
     def _tell_next(self, owner: str) -> Step | None:
-        """A step run after a hand-off popped from a shared list: tell the waiter behind us (or None)."""
+        """A step run after a hand-off popped from a shared list: tell the waiter behind us (or
+        None)."""
         return None
 
     def _fence_floor(self, reply: Any) -> int:
-        """A popped hand-off whose fence is not above this (from the look that queued us) is stale: re-check.
+        """A popped hand-off whose fence is not above this (from the look that queued us) is
+        stale: re-check.
 
         0 by default: a wake list no hand-off made before our look can be left on.
         """
@@ -244,7 +248,8 @@ class HoldSteps:
                     raise
                 if outage is None:
                     log.warning(
-                        "%s %s: a re-check lost its server (%s); looking again while the wait lasts",
+                        "%s %s: a re-check lost its server (%s); looking again while the wait "
+                        "lasts",
                         self.kind,
                         self.name,
                         exc,
@@ -343,8 +348,9 @@ class HoldSteps:
             # our last grant: refuse the grant and give it back.
             yield self._release_call(self._owner or "")
             raise LockError(
-                f"fencing token of {self.kind} {self.name!r} went backwards ({fence} after {last}): the "
-                "Redis server's clock is behind the one that issued the last token; the grant was refused",
+                f"fencing token of {self.kind} {self.name!r} went backwards ({fence} after "
+                f"{last}): the Redis server's clock is behind the one that issued the last token; "
+                "the grant was refused",
                 name=self.name,
             )
         if self.replicas and not self._depth:
@@ -359,7 +365,8 @@ class HoldSteps:
         return True
 
     def _sync_replicas_steps(self, owner: str) -> Steps:
-        """Confirm a new grant on ``replicas`` replicas (see the module docstring), or raise ReplicasNotSynced."""
+        """Confirm a new grant on ``replicas`` replicas (see the module docstring), or raise
+        ReplicasNotSynced."""
         operation = f"confirm {self.kind} {self.name!r} on {self.replicas} replica(s)"
         try:
             extended, acked = yield from self._confirmed_extend_steps(owner, self.ttl, operation)
@@ -371,8 +378,8 @@ class HoldSteps:
             # unconfirmed, so it is given back (by _acquire_flow), not kept as
             # an unknown outcome that would hold the name for its TTL.
             raise ReplicasNotSynced(
-                f"{self.kind} {self.name!r}: the replica check got no answer ({exc}), so the grant was given back "
-                "(a failover now could lose it)",
+                f"{self.kind} {self.name!r}: the replica check got no answer ({exc}), so the grant "
+                "was given back (a failover now could lose it)",
                 acked=0,
                 needed=self.replicas,
                 server=exc.server,
@@ -384,8 +391,9 @@ class HoldSteps:
             )
         if acked < self.replicas:
             raise ReplicasNotSynced(
-                f"{self.kind} {self.name!r}: the grant reached {acked} of the {self.replicas} replica(s) asked "
-                f"for within {self.replica_timeout:g} s, so it was given back (a failover now could lose it)",
+                f"{self.kind} {self.name!r}: the grant reached {acked} of the {self.replicas} "
+                f"replica(s) asked for within {self.replica_timeout:g} s, so it was given back (a "
+                "failover now could lose it)",
                 acked=acked,
                 needed=self.replicas,
                 operation=operation,
@@ -423,7 +431,8 @@ class HoldSteps:
         return int(extended), int(acked)
 
     def _release_call(self, owner: str) -> Step:
-        # a release hands the hold to the next waiter: it may use the pool's reserve (never the waiters')
+        # a release hands the hold to the next waiter: it may use the pool's reserve (never the
+        # waiters')
         return EndsWaits(
             Run(
                 self._release_script,
@@ -485,8 +494,8 @@ class HoldSteps:
             self._end_hold()
         if result == 0 or lost:
             raise LockLost(
-                f"{self.kind} {self.name!r} was lost before release: it expired or passed to another "
-                f"owner (our fencing token was {self._fence}); work done under it may have "
+                f"{self.kind} {self.name!r} was lost before release: it expired or passed to "
+                f"another owner (our fencing token was {self._fence}); work done under it may have "
                 "overlapped with the next holder",
                 name=self.name,
             )
@@ -532,9 +541,10 @@ class HoldSteps:
             extended, acked = yield from self._confirmed_extend_steps(owner, ttl, operation)
             if extended and acked < self.replicas:
                 raise ReplicasNotSynced(
-                    f"{self.kind} {self.name!r}: the extend reached {acked} of the {self.replicas} replica(s) asked for "
-                    f"within {self.replica_timeout:g} s, so it does not count: the hold is certain only until its last "
-                    "confirmed grant or renewal runs out",
+                    f"{self.kind} {self.name!r}: the extend reached {acked} of the {self.replicas} "
+                    f"replica(s) asked for within {self.replica_timeout:g} s, so it does not "
+                    "count: the hold is certain only until its last confirmed grant or renewal "
+                    "runs out",
                     acked=acked,
                     needed=self.replicas,
                     operation=operation,
@@ -569,7 +579,8 @@ REPLICA_TIMEOUT = 1.0
 
 
 def _socket_timeout(client: Any) -> tuple[float | None, str]:
-    """(socket timeout, where it comes from) of ``client``, or of the configured client when None."""
+    """(socket timeout, where it comes from) of ``client``, or of the configured client when
+    None."""
     from ..runtime import runtime
 
     if client is None:
@@ -578,7 +589,8 @@ def _socket_timeout(client: Any) -> tuple[float | None, str]:
 
 
 def default_replica_timeout(client: Any) -> float:
-    """1 s, or less when ``client``'s socket timeout leaves less room (see :func:`replica_check_limit`)."""
+    """1 s, or less when ``client``'s socket timeout leaves less room (see
+    :func:`replica_check_limit`)."""
     limit = replica_check_limit(_socket_timeout(client)[0])
     return REPLICA_TIMEOUT if limit is None else min(REPLICA_TIMEOUT, limit)
 
@@ -590,7 +602,8 @@ def check_replica_timeout(replica_timeout: float, client: Any) -> None:
     limit = replica_check_limit(socket_timeout)
     if limit is not None and replica_timeout > limit:
         raise ValueError(
-            f"replica_timeout={replica_timeout:g} s does not fit within {where} ({socket_timeout:g} s): the replica "
-            f"check (WAIT) must answer before the socket times out, so it may wait at most {limit:g} s; "
-            "lower replica_timeout (REDCOORD['REPLICA_TIMEOUT']) or raise the socket timeout"
+            f"replica_timeout={replica_timeout:g} s does not fit within {where} "
+            f"({socket_timeout:g} s): the replica check (WAIT) must answer before the socket times "
+            f"out, so it may wait at most {limit:g} s; lower replica_timeout "
+            "(REDCOORD['REPLICA_TIMEOUT']) or raise the socket timeout"
         )

@@ -90,7 +90,8 @@ class BroadcastWait:
         """The blocked wait lost its connection: its reply (if any) was lost with it."""
 
     def leave(self) -> Steps:
-        """Steps that unregister the waiter after an interruption (best effort: errors are logged)."""
+        """Steps that unregister the waiter after an interruption (best effort: errors are
+        logged)."""
         return
         yield  # a generator
 

@@ -3,7 +3,8 @@
 ::
 
     barrier = Barrier("reindex:shards", parties=4)
-    index = barrier.wait(timeout=60)     # in each of four workers: returns 0..3 once all four arrived
+    index = barrier.wait(timeout=60)     # in each of four workers: returns 0..3 once all four
+    arrived
     await barrier.await_(timeout=60)     # the same on the event loop
 
 Like :class:`threading.Barrier`, across processes and machines, and cyclic:
@@ -82,7 +83,8 @@ class Barrier(UsesClient):
         return f"<Barrier {self.name!r} parties={self.parties}>"
 
     def wait(self, timeout: float | None = None) -> int:
-        """Arrive and block until every party has: returns this party's arrival index (0 to parties - 1).
+        """Arrive and block until every party has: returns this party's arrival index (0 to
+        parties - 1).
 
         Raises BarrierBroken when a party died, timed out or gave up, when
         the barrier was reset or aborted, or when ``timeout`` seconds ran out
@@ -159,7 +161,8 @@ class Barrier(UsesClient):
         await arun(self._async_client(), self._reset_steps("reset", "the barrier was reset"))
 
     def abort(self, reason: str = "aborted") -> None:
-        """Break the barrier: the parties waiting now (and arriving, until ``reset()``) raise BarrierBroken."""
+        """Break the barrier: the parties waiting now (and arriving, until ``reset()``) raise
+        BarrierBroken."""
         run(self.client, self._reset_steps("abort", str(reason)[:500]))
 
     async def aabort(self, reason: str = "aborted") -> None:

@@ -56,7 +56,8 @@ CHECK = Script("latches/check", includes=_COMMON)
 ABORT = Script("latches/abort", includes=_COMMON)
 INSPECT = Script("latches/inspect", includes=_COMMON)
 
-#: A waiter re-checks at least this often and its registration outlives its current block by this much.
+# : A waiter re-checks at least this often and its registration outlives its current block by this
+# much.
 _GRACE = 1.0
 
 
@@ -107,7 +108,8 @@ class CountDownLatch(UsesClient):
         auto_renew: bool = True,
         on_lost: Callable[[Any], Any] | None = None,
     ) -> LatchParty:
-        """A party of this latch: ``join()`` it (or use it in ``with`` / ``async with``), then ``count_down()``."""
+        """A party of this latch: ``join()`` it (or use it in ``with`` / ``async with``), then
+        ``count_down()``."""
         return LatchParty(
             self, ttl=self.ttl if ttl is None else ttl, auto_renew=auto_renew, on_lost=on_lost
         )

@@ -18,7 +18,8 @@ def _live_names(client: Any, builder: Any, kind: str, now_ms: int) -> list[str]:
 
 
 def read_latches(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
-    """Every latch used within its ``keep`` time, with its count, parties and waiters: two round trips."""
+    """Every latch used within its ``keep`` time, with its count, parties and waiters: two round
+    trips."""
     builder = key_builder(prefix, client)
     names = _live_names(client, builder, "latches", now_ms)
     keys = [builder.latch(name) for name in names]
@@ -41,7 +42,8 @@ def read_latches(client: Any, *, prefix: str | None = None, now_ms: int) -> list
 
 
 def read_barriers(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
-    """Every barrier used within its ``keep`` time, with its generation and who waits: two round trips."""
+    """Every barrier used within its ``keep`` time, with its generation and who waits: two round
+    trips."""
     builder = key_builder(prefix, client)
     names = _live_names(client, builder, "barriers", now_ms)
     keys = [builder.barrier(name) for name in names]

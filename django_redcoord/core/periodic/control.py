@@ -123,8 +123,9 @@ def request_run(
     )
     if int(code) != 1:
         raise TooManyRequests(
-            f"cannot request a run of job {job_name!r}: {int(value)} requests are already pending in "
-            f"election {getattr(election, 'name', '?')!r} (at most {MAX_PENDING_REQUESTS}); is a leader running?"
+            f"cannot request a run of job {job_name!r}: {int(value)} requests are already pending "
+            f"in election {getattr(election, 'name', '?')!r} (at most {MAX_PENDING_REQUESTS}); is "
+            "a leader running?"
         )
     return request_id
 

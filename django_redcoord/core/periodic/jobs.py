@@ -33,7 +33,8 @@ MISFIRE_POLICIES = ("coalesce", "catchup", "skip")
 #: misfire="catchup" runs at most this many missed slots; older ones are dropped.
 CATCHUP_LIMIT = 100
 MIN_EVERY = 0.1  # seconds
-#: The longest every= allowed (seconds): 400 days (a slot further off overflows the clocks that show it).
+# : The longest every= allowed (seconds): 400 days (a slot further off overflows the clocks that
+# show it).
 MAX_EVERY = 400 * 24 * 3600.0
 #: misfire="skip": a slot still runs if reached this late (at most half its interval).
 SKIP_GRACE = 1.0  # seconds
@@ -46,7 +47,8 @@ _context = threading.local()
 
 
 def _tz() -> tzinfo:
-    """The zone slot times are shown in: Django's TIME_ZONE (also when USE_TZ is False), else UTC."""
+    """The zone slot times are shown in: Django's TIME_ZONE (also when USE_TZ is False), else
+    UTC."""
     return runtime.timezone()
 
 
@@ -57,7 +59,8 @@ def _is_task(obj: Any) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class Job:
-    """One registered periodic job. Times are milliseconds since the epoch unless named otherwise."""
+    """One registered periodic job. Times are milliseconds since the epoch unless named
+    otherwise."""
 
     name: str
     func: Any  # a callable taking no arguments, or a Django Task (enqueued instead)
@@ -71,7 +74,8 @@ class Job:
     #: seconds a due slot may go unclaimed before the job is overdue; None: derived from the
     #: schedule (see ``django_redcoord.core.periodic.overdue``)
     max_late: float | None = None
-    #: a permission ("app_label.codename") needed, besides change_schedule, to edit the schedule in the admin
+    # : a permission ("app_label.codename") needed, besides change_schedule, to edit the schedule in
+    # the admin
     edit_permission: str | None = None
 
     @property
@@ -264,11 +268,13 @@ def periodic(
     """
     if _func is not None:
         raise TypeError(
-            "use @periodic(every=...) or @periodic(cron=...), with parentheses and keyword arguments"
+            "use @periodic(every=...) or @periodic(cron=...), with parentheses and keyword "
+            "arguments"
         )
     if (every is None) == (cron is None):
         raise TypeError(
-            "periodic() needs exactly one of every= (timedelta or seconds) and cron= ('*/5 * * * *')"
+            "periodic() needs exactly one of every= (timedelta or seconds) and cron= ('*/5 * * * "
+            "*')"
         )
     every_ms = fixed_hour = None
     if every is not None:
@@ -329,8 +335,8 @@ def periodic(
             old = _registry.get(job_name)
             if old is not None and _origin(old.func) != _origin(func):
                 raise ValueError(
-                    f"a periodic job named {job_name!r} is already registered ({_origin(old.func)}); "
-                    "pass a different @periodic(name=...)"
+                    f"a periodic job named {job_name!r} is already registered "
+                    f"({_origin(old.func)}); pass a different @periodic(name=...)"
                 )
             _registry[job_name] = job  # re-importing the same module replaces it
         return func

@@ -154,8 +154,10 @@ def job_health(
 
 
 def edited_since_claim(state: Mapping[str, Any]) -> bool:
-    """Whether ``state`` shows a schedule edit (or a revert of one) the leader may not have claimed under yet:
-    :func:`assess` then needs the job's versions (``read_versions``) to know which slot is awaited."""
+    """Whether ``state`` shows a schedule edit (or a revert of one) the leader may not have
+    claimed under yet:
+    :func:`assess` then needs the job's versions (``read_versions``) to know which slot is
+    awaited."""
     return "schedule_edit" in state or bool(_int(state.get("schedule_version")))
 
 
@@ -175,7 +177,8 @@ def check_max_late(
         value = check_seconds(seconds, f"max_late of job {name!r}", timedelta_ok=True)
         if value > MAX_LATE_LIMIT:
             raise ValueError(
-                f"max_late of job {name!r} must be at most {MAX_LATE_LIMIT:g} seconds, not {value:g}"
+                f"max_late of job {name!r} must be at most {MAX_LATE_LIMIT:g} seconds, not "
+                f"{value:g}"
             )
         checked[name] = value
     if jobs is not None:
@@ -198,7 +201,8 @@ def election_timing(election: Any = None) -> tuple[float, float]:
 
 
 def default_max_late(interval: float | None, *, lease: float, retry_period: float) -> float:
-    """The default allowed lateness (seconds) for a job whose slots are ``interval`` seconds apart."""
+    """The default allowed lateness (seconds) for a job whose slots are ``interval`` seconds
+    apart."""
     return max((interval or 0.0) + retry_period, lease + retry_period, MIN_MAX_LATE)
 
 
@@ -215,7 +219,8 @@ def assess(
     max_failures: int = DEFAULT_MAX_FAILURES,
     versions: Versions | None = None,
 ) -> JobHealth:
-    """Judge one job from its state (as ``read_job_states`` decodes it) and the leader record; no I/O.
+    """Judge one job from its state (as ``read_job_states`` decodes it) and the leader record; no
+    I/O.
 
     ``versions``: the job's schedule edits (``read_versions``). When the
     newest is not the one the last claim was made under, the ``next_due``
@@ -239,7 +244,8 @@ def assess(
         try:
             found = Timeline(job, versions).next_due(last_slot)
             if found is not None:  # the awaited slot's own schedule gives the interval, not the gap
-                # since the last claim under the old one (hourly edited to every 5 s: 5 s, not up to an hour)
+                # since the last claim under the old one (hourly edited to every 5 s: 5 s, not up to
+                # an hour)
                 due_ms, segment = found
                 slot = segment.job.previous_slot(
                     due_ms
@@ -312,8 +318,8 @@ def assess(
         since = "never" if last_ok is None else _clock(last_ok, now_ms)
         if blocked:
             reason = (
-                f"blocked: {runs} failed because a lock or semaphore the job takes was held elsewhere "
-                f"({error}); last ok run: {since}"
+                f"blocked: {runs} failed because a lock or semaphore the job takes was held "
+                f"elsewhere ({error}); last ok run: {since}"
             )
         else:
             reason = f"{runs} failed ({error}); last ok run: {since}"
@@ -423,10 +429,10 @@ def _never_scheduled(
         ok=False,
         late=tenure,
         **common,
-        reason=f"never scheduled: {leader.identity} (term {leader.term}) has led for {_span(tenure)} "
-        f"(allowed {_span(allowed)}) without claiming a slot of it: its code does not have "
-        "this job (deploy it to the run_leader processes, or list its module in "
-        "REDCOORD['JOBS']), or its scheduler is stuck",
+        reason=f"never scheduled: {leader.identity} (term {leader.term}) has led for "
+        f"{_span(tenure)} (allowed {_span(allowed)}) without claiming a slot of it: its "
+        "code does not have this job (deploy it to the run_leader processes, or list its "
+        "module in REDCOORD['JOBS']), or its scheduler is stuck",
     )
 
 
@@ -439,7 +445,10 @@ def _why_unclaimed(
 ) -> str:
     """Why nobody claimed a due slot, from the leader record and the job's state."""
     if leader is None:
-        return "no leader is claiming (no run_leader process holds the lease, or none reaches this Redis)"
+        return (
+            "no leader is claiming (no run_leader process holds the lease, or none reaches this "
+            "Redis)"
+        )
     who = f"{leader.identity} (term {leader.term})"
     silent = now_ms / 1000.0 - leader.renewed
     if silent > max(
@@ -447,8 +456,8 @@ def _why_unclaimed(
     ):  # first: a stopped leader also stops its runs from ending
         return (
             f"a leader is alive but not claiming: {who} last renewed its lease {_span(silent)} ago "
-            f"({_span(leader.expires_in)} left): it is stopped or stuck (SIGSTOP, a long pause, a frozen "
-            "host) or cannot reach Redis"
+            f"({_span(leader.expires_in)} left): it is stopped or stuck (SIGSTOP, a long pause, a "
+            "frozen host) or cannot reach Redis"
         )
     since = _int(state.get("running_since"))
     if (
@@ -459,11 +468,12 @@ def _why_unclaimed(
     ):
         return (
             f"its run that started {_clock(since, now_ms)} on {who} is still going on "
-            f"({_span((now_ms - since) / 1000)}), and no slot is claimed while it runs (overlap=False)"
+            f"({_span((now_ms - since) / 1000)}), and no slot is claimed while it runs "
+            "(overlap=False)"
         )
     return (
-        f"a leader is alive but not claiming: {who} renews its lease but does not claim this job: its code "
-        "does not have it, or its scheduler is stuck (see its log)"
+        f"a leader is alive but not claiming: {who} renews its lease but does not claim this job: "
+        "its code does not have it, or its scheduler is stuck (see its log)"
     )
 
 

@@ -177,7 +177,8 @@ class Scheduler:
         return self._until_timeout(max(0.0, (next_ms - now_ms) / 1000.0))
 
     def _load(self, term: int) -> None:
-        """Read every job's last_slot once per term (only the leader writes it), and the schedule edits."""
+        """Read every job's last_slot once per term (only the leader writes it), and the schedule
+        edits."""
         client = self.election.client
         pipe = client.pipeline(transaction=False)
         for job in self.jobs:
@@ -411,7 +412,8 @@ class Scheduler:
                 return
 
     def _take(self, job: Job, request: RunRequest, term: int, token: str) -> bool:
-        """Claim one request with periodic/take_request.lua; start its run. False if our term is over."""
+        """Claim one request with periodic/take_request.lua; start its run. False if our term is
+        over."""
         keys = self.election.keys
         current = self._timeline(job).current
         code, run_id = _TAKE_REQUEST(
@@ -643,7 +645,8 @@ class Scheduler:
 
 
 def slot_when(slot_ms: int) -> str:
-    """A slot (ms since the epoch) as people read it in a log: ``2026-11-26T18:00:00Z`` (ms kept if any)."""
+    """A slot (ms since the epoch) as people read it in a log: ``2026-11-26T18:00:00Z`` (ms kept
+    if any)."""
     seconds, ms = divmod(int(slot_ms), 1000)
     text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
     return f"{text}.{ms:03d}Z" if ms else f"{text}Z"

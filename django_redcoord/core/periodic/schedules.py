@@ -136,7 +136,8 @@ class Param:
 
 
 def editable_params(job: Job) -> dict[str, Param]:
-    """The arguments of ``job``'s function an edit may set: those with a default of type bool, int, float or str."""
+    """The arguments of ``job``'s function an edit may set: those with a default of type bool,
+    int, float or str."""
     target = job.func.func if job.is_task else job.func
     try:
         signature = inspect.signature(target)
@@ -150,7 +151,8 @@ def editable_params(job: Job) -> dict[str, Param]:
 
 
 def check_param(job: Job, param: Param, value: object) -> Any:
-    """``value`` if it fits ``param`` (an int is a fine float), else a TypeError/ValueError saying what is allowed."""
+    """``value`` if it fits ``param`` (an int is a fine float), else a TypeError/ValueError
+    saying what is allowed."""
     ok = (
         isinstance(value, bool)
         if param.type is bool
@@ -189,7 +191,8 @@ def _check_text(text: str, what: str) -> None:
 
 
 def parse_param(job: Job, param: Param, text: str) -> Any:
-    """An argument typed in a form or on a command line (``"500"``, ``"true"``), checked like :func:`check_param`."""
+    """An argument typed in a form or on a command line (``"500"``, ``"true"``), checked like
+    :func:`check_param`."""
     text = text.strip() if param.type is not str else text
     value: Any = text
     try:
@@ -235,7 +238,8 @@ def check_params(job: Job, params: dict[str, Any] | None) -> dict[str, Any]:
 def check_schedule(
     every: timedelta | float | None, cron: str | None
 ) -> tuple[int | None, str | None]:
-    """(every_ms, cron) of an edit, validated as ``@periodic`` validates them; both None: the code's."""
+    """(every_ms, cron) of an edit, validated as ``@periodic`` validates them; both None: the
+    code's."""
     if every is not None and cron is not None:
         raise TypeError(
             "give at most one of every= (timedelta or seconds) and cron= ('*/5 * * * *')"
@@ -334,7 +338,8 @@ def decode_version(version: int, since: Any, spec: Any) -> Version:
 
 @dataclass(frozen=True)
 class Versions:
-    """The versions of one job's schedule kept in Redis, oldest first (version 0 first while kept)."""
+    """The versions of one job's schedule kept in Redis, oldest first (version 0 first while
+    kept)."""
 
     head: int  # the newest version (0: never edited)
     kept: tuple[Version, ...]
@@ -383,7 +388,8 @@ def decode_versions(raw: dict[Any, Any]) -> Versions:
 
 @dataclass(frozen=True)
 class StoredEdit:
-    """What :func:`edit_schedule` stored: its version, and when it took effect (ms since the epoch)."""
+    """What :func:`edit_schedule` stored: its version, and when it took effect (ms since the
+    epoch)."""
 
     version: int
     since_ms: int
@@ -399,7 +405,8 @@ def edit_schedule(
     by: str | None = None,
     expected_version: int | None = None,
 ) -> StoredEdit:
-    """Replace the schedule (and/or the arguments) of ``job`` from now on, for the leader of ``election``.
+    """Replace the schedule (and/or the arguments) of ``job`` from now on, for the leader of
+    ``election``.
 
     Args:
         election: a ``LeaderElection`` (only its client and keys are used; it need not campaign).
@@ -467,13 +474,14 @@ def _store(
     code = int(reply[0])
     if code == 0:
         raise TooManyEdits(
-            f"cannot edit the schedule of job {job.name!r}: {int(reply[1])} versions are waiting for a leader "
-            f"to pass them (at most {MAX_KEPT_VERSIONS}); is a leader running this job?"
+            f"cannot edit the schedule of job {job.name!r}: {int(reply[1])} versions are waiting "
+            f"for a leader to pass them (at most {MAX_KEPT_VERSIONS}); is a leader running this "
+            "job?"
         )
     if code == 2:
         raise EditConflict(
-            f"the schedule of job {job.name!r} was edited since version {expected} (it is at version "
-            f"{int(reply[1])} now): reload and edit again"
+            f"the schedule of job {job.name!r} was edited since version {expected} (it is at "
+            f"version {int(reply[1])} now): reload and edit again"
         )
     stored = StoredEdit(int(reply[1]), int(as_text(reply[2])))
     log.info(
@@ -554,7 +562,8 @@ class Timeline:
         return self.segments[-1]
 
     def segment_of(self, slot_ms: int) -> Segment:
-        """The segment whose window holds ``slot_ms`` (since < slot <= until); the oldest kept for earlier slots."""
+        """The segment whose window holds ``slot_ms`` (since < slot <= until); the oldest kept
+        for earlier slots."""
         for seg in reversed(self.segments):
             if seg.since_ms is None or seg.since_ms < slot_ms:
                 return seg
@@ -563,7 +572,8 @@ class Timeline:
     def due_slots(
         self, after_ms: int, now_ms: int, limit: int
     ) -> tuple[list[tuple[int, Segment]], int]:
-        """Slots ``s > after_ms`` due at ``now_ms`` across the versions, oldest first, at most the latest ``limit``.
+        """Slots ``s > after_ms`` due at ``now_ms`` across the versions, oldest first, at most
+        the latest ``limit``.
 
         Returns ([(slot, its segment)], older): ``older`` counts due slots
         left out by the limit. A slot is due when its (jittered) due time has

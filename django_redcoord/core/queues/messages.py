@@ -128,7 +128,8 @@ class Message:
 
 @dataclass(frozen=True)
 class Depths:
-    """Counts of one queue; ``oldest_age`` is the age (s) of its oldest ready message, or None (see queues/depths.lua)."""
+    """Counts of one queue; ``oldest_age`` is the age (s) of its oldest ready message, or None
+    (see queues/depths.lua)."""
 
     ready: int
     delayed: int
@@ -136,7 +137,8 @@ class Depths:
     dead: int
     consumers: int
     oldest_age: float | None
-    #: while the queue is paused: ``{"since_ms": ..., "reason": ...}`` (see :meth:`Queue.pause`), else None
+    # : while the queue is paused: ``{"since_ms": ..., "reason": ...}`` (see :meth:`Queue.pause`),
+    # else None
     paused: dict | None = None
 
 
@@ -205,13 +207,15 @@ def to_json(value: Any, what: str) -> str:
         return text
     except UnicodeEncodeError as exc:
         raise TypeError(
-            f"{what} must be valid Unicode text: {exc.reason} at {exc.object[exc.start : exc.end]!r}"
+            f"{what} must be valid Unicode text: {exc.reason} at "
+            f"{exc.object[exc.start : exc.end]!r}"
         ) from None
     except RecursionError:
         raise TypeError(f"{what} are nested too deeply to be encoded as JSON") from None
     except (TypeError, ValueError) as exc:
         raise TypeError(
-            f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, None): {exc}"
+            f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, None): "
+            f"{exc}"
         ) from None
 
 

@@ -316,7 +316,8 @@ class Queue(UsesClient):
 
     def unique_keys(self, limit: int = 1000) -> dict[str, str]:
         """The unique keys held on this queue, each with the id of the task holding it (at most
-        ``limit``, one HSCAN page at a time; keys past their TTL included until a push frees them)."""
+        ``limit``, one HSCAN page at a time; keys past their TTL included until a push frees
+        them)."""
         check_count(limit, "limit", 1, 1_000_000)
         held: dict[str, str] = {}
         with unavailable_as_ours(self.client, f"read the unique keys of queue {self.name!r}"):
@@ -625,7 +626,8 @@ class Queue(UsesClient):
         return moved
 
     def requeue_dead_letter(self, id: str) -> bool:
-        """Move the dead letter ``id`` back to ready, attempts reset (one script); return whether it was there.
+        """Move the dead letter ``id`` back to ready, attempts reset (one script); return whether
+        it was there.
 
         False when no dead letter has that id (requeued, deleted, or dropped
         past ``dead_letter_limit`` since it was seen). Raises ValueError or
@@ -689,7 +691,8 @@ def depths(queues: Sequence[Queue], *, client: Any = None) -> dict[str, Depths]:
 
 
 def _pause_record(raw: Any) -> dict:
-    """A pause as queues/pause.lua wrote it; something else there still reads as a pause (of unknown time)."""
+    """A pause as queues/pause.lua wrote it; something else there still reads as a pause (of
+    unknown time)."""
     try:
         record = json.loads(raw)
         return {"since_ms": int(record["since_ms"]), "reason": str(record.get("reason", ""))}

@@ -117,7 +117,8 @@ class Stats:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def summary(self) -> str:
-        """``3 ok, 1 failed, 0 dead-lettered`` (and the handed back, if any): the stop line's words."""
+        """``3 ok, 1 failed, 0 dead-lettered`` (and the handed back, if any): the stop line's
+        words."""
         handed = f", {self.handed_back} handed back" if self.handed_back else ""
         cancelled = f", {self.cancelled} cancelled" if self.cancelled else ""
         return f"{self.ok} ok, {self.failed} failed, {self.dead} dead-lettered{cancelled}{handed}"
@@ -293,7 +294,8 @@ class Worker:
         )
         if self.timeout <= self.heartbeat:
             raise ValueError(
-                f"worker timeout ({self.timeout:g} s) must exceed the heartbeat ({self.heartbeat:g} s)"
+                f"worker timeout ({self.timeout:g} s) must exceed the heartbeat "
+                f"({self.heartbeat:g} s)"
             )
         self.shutdown_timeout = check_seconds(
             settings["WORKER_SHUTDOWN_TIMEOUT"] if shutdown_timeout is None else shutdown_timeout,
@@ -387,7 +389,8 @@ class Worker:
             ]
             if still:
                 log.warning(
-                    "worker %s: %d job(s) still running after %gs; their messages will be redelivered",
+                    "worker %s: %d job(s) still running after %gs; their messages will be "
+                    "redelivered",
                     self.id,
                     len(still),
                     self.shutdown_timeout,
@@ -481,8 +484,8 @@ class Worker:
                 except CoordinationUnavailable as exc:
                     if time.monotonic() >= deadline:
                         log.error(
-                            "worker %s: could not hand back or acknowledge on exit (%s); the reaper "
-                            "will redeliver what %s holds",
+                            "worker %s: could not hand back or acknowledge on exit (%s); the "
+                            "reaper will redeliver what %s holds",
                             self.id,
                             exc,
                             consumer.processing,
@@ -620,7 +623,8 @@ class Worker:
         started: float | None = None,
         delay: float | None = None,
     ) -> None:
-        """Nack a failed delivery; if Redis is away, keep the nack for later and go on with the batch."""
+        """Nack a failed delivery; if Redis is away, keep the nack for later and go on with the
+        batch."""
         try:
             outcome = consumer.nack(message, error, dead=dead, delay=delay)
         except CoordinationUnavailable as exc:
@@ -669,7 +673,8 @@ class Worker:
         return False
 
     def _check_timeouts(self) -> None:
-        """Settle the messages of jobs past their deadline, then stop the worker (see the module)."""
+        """Settle the messages of jobs past their deadline, then stop the worker (see the
+        module)."""
         now = time.monotonic()
         with self._jobs_lock:  # taking a job out decides it: its thread will drop its outcome
             late = [(i, job) for i, job in self._jobs.items() if job.deadline <= now]
@@ -746,7 +751,8 @@ class Worker:
         )
 
     def _wake_loop(self, keys: list[str]) -> None:
-        """On a Cluster: block on one slot's wake lists; each token popped lets one idle thread claim."""
+        """On a Cluster: block on one slot's wake lists; each token popped lets one idle thread
+        claim."""
         wakers = self._wakers
         if wakers is None:  # one BLPOP serves every queue: nothing to do here
             return
@@ -790,7 +796,8 @@ class Worker:
                         requeued, buried, reaped = queue.reap()
                         if reaped:
                             log.warning(
-                                "queue %s: reaped %d dead consumer(s): %d message(s) requeued, %d dead-lettered",
+                                "queue %s: reaped %d dead consumer(s): %d message(s) requeued, %d "
+                                "dead-lettered",
                                 queue.name,
                                 reaped,
                                 requeued,
@@ -810,7 +817,8 @@ class Worker:
     def _sample(
         self, now: float, reported: tuple[int, dict[str, int]]
     ) -> tuple[int, dict[str, int]]:
-        """Once a minute of our clock: report what we finished to our queues, for the admin's charts.
+        """Once a minute of our clock: report what we finished to our queues, for the admin's
+        charts.
 
         One round trip (see :func:`sample_history`); the first worker in a
         minute of the server's clock also samples each queue's depth. Takes
@@ -885,7 +893,8 @@ class Worker:
 
 
 def _observe_job(message: Message, outcome: str, fate: str, duration: float) -> None:
-    """Report a finished delivery (see ..observe, ``message.done``); ``fate`` is the nack's answer, or "ack"."""
+    """Report a finished delivery (see ..observe, ``message.done``); ``fate`` is the nack's
+    answer, or "ack"."""
     task = message.body.get("task", "") if isinstance(message.body, dict) else ""
     observe(
         "message.done",

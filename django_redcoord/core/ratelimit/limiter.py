@@ -263,7 +263,8 @@ class RateLimiter(UsesClient):
         server_gcra: bool = False,
         track: bool | None = None,
     ) -> tuple[Step, str, str | None]:
-        """The round trip of a ``hit`` or ``peek`` (a step, for pipelines too), the key as stored, and the slot token.
+        """The round trip of a ``hit`` or ``peek`` (a step, for pipelines too), the key as
+        stored, and the slot token.
 
         ``server_gcra``: by ``CL.THROTTLE`` (only for a limiter whose ``native``
         is true); ``track``: count the hit for the admin (default: ``self.track``).
@@ -311,7 +312,8 @@ class RateLimiter(UsesClient):
         return call, stored, token or None
 
     def _count_keys(self, stored: str) -> list[str]:
-        """The keys counting hits of ``stored`` for the admin: this minute's and the last's busiest keys,
+        """The keys counting hits of ``stored`` for the admin: this minute's and the last's
+        busiest keys,
         the index of limiters (on a Cluster, those of the key's slot)."""
         return [
             *self.keys.rate_limit_top(self.name, stored),
@@ -326,8 +328,8 @@ class RateLimiter(UsesClient):
             if cost > most:
                 what = "burst" if p.kind == "gcra" else "limit"
                 raise ValueError(
-                    f"rate limit {self.name!r}: a cost of {cost} could never pass policy {p.text!r} "
-                    f"(its {what} is {most}); use a cost from 1 to {self._most_cost}"
+                    f"rate limit {self.name!r}: a cost of {cost} could never pass policy "
+                    f"{p.text!r} (its {what} is {most}); use a cost from 1 to {self._most_cost}"
                 )
 
     def decision(
@@ -340,7 +342,8 @@ class RateLimiter(UsesClient):
         server_gcra: bool = False,
         cost: int = 1,
     ) -> Decision:
-        """The Decision of a ``ratelimit/hit.lua`` reply (of ``CL.THROTTLE``'s with ``server_gcra``)."""
+        """The Decision of a ``ratelimit/hit.lua`` reply (of ``CL.THROTTLE``'s with
+        ``server_gcra``)."""
         if server_gcra:
             policy = self.policies[0]
             passed, remaining, reset, retry = cell.numbers(reply, policy, peek=peek, cost=cost)
@@ -392,7 +395,8 @@ class RateLimiter(UsesClient):
 
     @contextmanager
     def slot(self, key: Any, cost: int = 1) -> Iterator[Decision]:
-        """``hit()`` for a block: raises RateLimited when refused; releases the concurrency slot at the end."""
+        """``hit()`` for a block: raises RateLimited when refused; releases the concurrency slot
+        at the end."""
         decision = self.hit(key, cost)
         if not decision.allowed:
             raise self.limited(decision)
@@ -426,7 +430,8 @@ class RateLimiter(UsesClient):
     # -- operation ---------------------------------------------------------------------
 
     def reset(self, key: Any) -> int:
-        """Forget what ``key`` has counted (its next request starts afresh); returns keys deleted."""
+        """Forget what ``key`` has counted (its next request starts afresh); returns keys
+        deleted."""
         return run(self.client, self._reset_steps(key))
 
     async def areset(self, key: Any) -> int:

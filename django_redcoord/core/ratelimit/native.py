@@ -41,7 +41,8 @@ def server_of(client: Any) -> Any:
 
 
 def known(client: Any) -> bool | None:
-    """True/False once a decision against ``client``'s server has shown whether it has CL.THROTTLE."""
+    """True/False once a decision against ``client``'s server has shown whether it has
+    CL.THROTTLE."""
     return _KNOWN.get(server_of(client))
 
 
@@ -51,7 +52,8 @@ def learn(client: Any, has_it: bool) -> None:
 
 
 def probe(client: Any, key: str) -> bool:
-    """Learn whether ``client``'s server has CL.THROTTLE (one read of ``key`` that counts nothing)."""
+    """Learn whether ``client``'s server has CL.THROTTLE (one read of ``key`` that counts
+    nothing)."""
     has_it = known(client)
     if has_it is None:
         try:
@@ -123,6 +125,7 @@ def numbers(
 
 
 def forget() -> None:
-    """Forget what every server was found to have (after ``MODULE LOAD`` into a running server; tests)."""
+    """Forget what every server was found to have (after ``MODULE LOAD`` into a running server;
+    tests)."""
     with _LOCK:
         _KNOWN.clear()

@@ -52,7 +52,8 @@ class Policy:
     """One policy: ``kind`` is "gcra", "window" or "concurrency".
 
     gcra: ``limit`` per ``period`` seconds, bursts of up to ``burst``.
-    window: at most ``limit`` per fixed window, about ``limit`` in any ``period`` seconds (two weighted windows).
+    window: at most ``limit`` per fixed window, about ``limit`` in any ``period`` seconds (two
+    weighted windows).
     concurrency: at most ``limit`` in flight; a slot is leased for ``period`` seconds.
     """
 
@@ -92,7 +93,8 @@ def _one(text: str) -> Policy:
             name, _, value = option.partition("=")
             if name != "lease":
                 raise ValueError(
-                    f"policy {text!r}: unknown option {option!r}; a concurrency policy takes ';lease=<seconds>'"
+                    f"policy {text!r}: unknown option {option!r}; a concurrency policy takes "
+                    "';lease=<seconds>'"
                 )
             lease = _seconds(value, text)
         return Policy("concurrency", limit, lease, limit, text)
@@ -108,7 +110,8 @@ def _one(text: str) -> Policy:
         raise ValueError(f"policy {text!r}: the period must be at least 1 {match.group(3)}")
     if period > MAX_PERIOD:
         raise ValueError(
-            f"policy {text!r}: the period must be at most 365 days ({MAX_PERIOD} s), not {period:g} s"
+            f"policy {text!r}: the period must be at most 365 days ({MAX_PERIOD} s), not "
+            f"{period:g} s"
         )
     kind, burst = "gcra", limit
     for option in options:
@@ -119,11 +122,13 @@ def _one(text: str) -> Policy:
             kind = "window"
         else:
             raise ValueError(
-                f"policy {text!r}: unknown option {option!r}; a rate takes ';burst=<n>' or ';window'"
+                f"policy {text!r}: unknown option {option!r}; a rate takes ';burst=<n>' or "
+                "';window'"
             )
     if kind == "window" and burst != limit:
         raise ValueError(
-            f"policy {text!r}: a sliding window has no burst (it allows about {limit} in any window)"
+            f"policy {text!r}: a sliding window has no burst (it allows about {limit} in any "
+            "window)"
         )
     return Policy(kind, limit, period, burst, text)
 
@@ -132,7 +137,8 @@ def _count(value: str, text: str, what: str) -> int:
     value = value.strip()
     if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_COUNT:
         raise ValueError(
-            f"policy {text!r}: {what} must be a whole number (digits 0-9) from 1 to {MAX_COUNT}, not {value!r}"
+            f"policy {text!r}: {what} must be a whole number (digits 0-9) from 1 to {MAX_COUNT}, "
+            f"not {value!r}"
         )
     return int(value)
 

@@ -17,7 +17,8 @@ from .limiter import RateLimiter
 
 def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> list[dict[str, Any]]:
     """Each limiter's busiest keys over this minute and the last (hits counted by
-    ``hit()``, refused ones included), each with its state now: three round trips (four the first time, to learn
+    ``hit()``, refused ones included), each with its state now: three round trips (four the first
+    time, to learn
     whether the server has CL.THROTTLE)."""
     builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list rate limiters"):
@@ -118,7 +119,8 @@ def _counts(client: Any, builder: Any, names: list[str], top: int) -> list[dict[
 
 
 def reset_key(name: str, key: str, *, client: Any = None, prefix: str | None = None) -> int:
-    """Forget what ``key`` counted in limiter ``name`` (an operator's action); returns keys deleted."""
+    """Forget what ``key`` counted in limiter ``name`` (an operator's action); returns keys
+    deleted."""
     builder = key_builder(prefix, client)
     from ..transport.clients import get_client
 

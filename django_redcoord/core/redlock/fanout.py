@@ -60,7 +60,8 @@ STALL_AFTER = 1.0
 
 
 class NoAnswer(Exception):
-    """A master that had not answered within the fan-out's timeout (or was stalled and not asked)."""
+    """A master that had not answered within the fan-out's timeout (or was stalled and not
+    asked)."""
 
 
 class NotNeeded(NoAnswer):
@@ -89,7 +90,10 @@ class _Master:
         if self.pending >= MASTER_BACKLOG:
             return f"{self.pending} calls to it are waiting already: not asked"
         if self.pending and now - self.progress > max(timeout, STALL_AFTER):
-            return f"it has not answered for {now - self.progress:.2f} s ({self.pending} calls in flight): not asked"
+            return (
+                f"it has not answered for {now - self.progress:.2f} s ({self.pending} calls in "
+                "flight): not asked"
+            )
         return None
 
 
@@ -98,7 +102,8 @@ _state: tuple[int, weakref.WeakKeyDictionary[Any, _Master]] | None = None
 
 
 def _master(client: Any) -> _Master:
-    """The state of ``client``'s master in this process (a forked child starts afresh: threads do not survive a fork)."""
+    """The state of ``client``'s master in this process (a forked child starts afresh: threads do
+    not survive a fork)."""
     global _state
     with _state_lock:
         if _state is None or _state[0] != os.getpid():
@@ -334,7 +339,8 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
 
 
 def _is_timeout(exc: BaseException) -> bool:
-    """True when a failed call got no answer at all (a timeout): not progress for the stall check."""
+    """True when a failed call got no answer at all (a timeout): not progress for the stall
+    check."""
     cause = exc.__cause__ or exc
     return "timed out" in str(exc) or type(cause).__name__ in ("TimeoutError", "socket.timeout")
 

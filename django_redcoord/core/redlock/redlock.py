@@ -178,7 +178,8 @@ class Redlock:
             or not majority <= quorum <= count
         ):
             raise ValueError(
-                f"quorum must be a whole number from a majority ({majority}) to all ({count}) of the masters, not {quorum!r}"
+                f"quorum must be a whole number from a majority ({majority}) to all ({count}) of "
+                f"the masters, not {quorum!r}"
             )
         self.quorum, self.masters = quorum, count
         self.drift_factor = check_seconds(drift_factor, "drift_factor", allow_zero=True)
@@ -196,10 +197,11 @@ class Redlock:
     def _check_max_ttl(self, ttl: float) -> None:
         if ttl > self.max_ttl:
             raise ValueError(
-                f"quorum lock {self.name!r}: ttl={ttl:g} s is longer than the longest a quorum lock may have "
-                f"({self.max_ttl:g} s, REDCOORD['REDLOCK_MAX_TTL'] or max_ttl=): a master that restarted refuses grants "
-                "for that long, which protects only grants no longer than it. Raise REDLOCK_MAX_TTL (everywhere these "
-                "masters are used), or use a shorter ttl and extend() or renew"
+                f"quorum lock {self.name!r}: ttl={ttl:g} s is longer than the longest a quorum "
+                f"lock may have ({self.max_ttl:g} s, REDCOORD['REDLOCK_MAX_TTL'] or max_ttl=): a "
+                "master that restarted refuses grants for that long, which protects only grants "
+                "no longer than it. Raise REDLOCK_MAX_TTL (everywhere these masters are used), or "
+                "use a shorter ttl and extend() or renew"
             )
 
     # -- clients ---------------------------------------------------------------------------
@@ -221,7 +223,8 @@ class Redlock:
             return amasters()
         if not is_async_client(self._given[0]):
             raise TypeError(
-                f"{self!r} was given synchronous clients: the a-prefixed methods need redis.asyncio ones"
+                f"{self!r} was given synchronous clients: the a-prefixed methods need "
+                "redis.asyncio ones"
             )
         return self._given
 
@@ -340,8 +343,9 @@ class Redlock:
                 too_late is not None
             ):  # the masters granted, but too slowly to be trusted: not a busy lock
                 raise QuorumNotReached(
-                    f"quorum lock {self.name!r}: {len(granted)} of {self.masters} masters granted it, but the answers took "
-                    f"{too_late:.3f} s of its {self.ttl:g} s TTL: too late to be trusted (given back)"
+                    f"quorum lock {self.name!r}: {len(granted)} of {self.masters} masters granted "
+                    f"it, but the answers took {too_late:.3f} s of its {self.ttl:g} s TTL: too "
+                    "late to be trusted (given back)"
                     + "".join(f"; {where}: {why}" for where, why in failed.items()),
                     answered=answered,
                     needed=self.quorum,
@@ -350,7 +354,8 @@ class Redlock:
                 )
             if answered < self.quorum:
                 raise QuorumNotReached(
-                    f"quorum lock {self.name!r}: only {answered} of {self.masters} masters answered, {self.quorum} needed; "
+                    f"quorum lock {self.name!r}: only {answered} of {self.masters} masters "
+                    f"answered, {self.quorum} needed; "
                     + "; ".join(f"{where}: {why}" for where, why in failed.items()),
                     answered=answered,
                     needed=self.quorum,
@@ -399,7 +404,8 @@ class Redlock:
         self._check_majority(replies, "release", "was lost before release")
 
     def extend(self, ttl: float | None = None) -> None:
-        """Reset the TTL (default: the lock's own) on every master; ``LockLost`` without a majority."""
+        """Reset the TTL (default: the lock's own) on every master; ``LockLost`` without a
+        majority."""
         run(self._clients(), self._extend_steps(ttl))
 
     async def aextend(self, ttl: float | None = None) -> None:
@@ -440,8 +446,8 @@ class Redlock:
         refused = self.masters - done - len(failed)
         if done + len(failed) >= self.quorum:  # those that did not answer may still hold it
             raise QuorumNotReached(
-                f"quorum lock {self.name!r}: {what} confirmed on {done} of {self.masters} masters, {self.quorum} needed, "
-                f"the others did not answer: "
+                f"quorum lock {self.name!r}: {what} confirmed on {done} of {self.masters} masters, "
+                f"{self.quorum} needed, the others did not answer: "
                 + "; ".join(f"{where}: {why}" for where, why in failed.items()),
                 answered=self.masters - len(failed),
                 needed=self.quorum,
@@ -549,7 +555,8 @@ def _done(reply: Any) -> bool:
 
 def _failures(replies: list[Any], where: list[str]) -> dict[str, str]:
     """``{"master <i> (<server>)": why}`` for each master whose round trip failed, or that refuses
-    grants after a restart or a loss of its data (``{2, wait_ms}``, see ``lua/redlock/guard.lua``)."""
+    grants after a restart or a loss of its data (``{2, wait_ms}``, see
+    ``lua/redlock/guard.lua``)."""
     found = {}
     for i, r in enumerate(replies):
         if isinstance(r, NotNeeded):  # decided without it: not a failure
@@ -558,8 +565,9 @@ def _failures(replies: list[Any], where: list[str]) -> dict[str, str]:
             found[f"master {i} ({where[i]})"] = f"{type(r).__name__}: {r}"
         elif _ok(r) and isinstance(r, list) and int(r[0]) == 2:
             found[f"master {i} ({where[i]})"] = (
-                f"it restarted or lost its data: it refuses quorum grants for {int(r[1]) / 1000:.1f} s more "
-                "(one REDLOCK_MAX_TTL, until every grant it may have forgotten has expired)"
+                "it restarted or lost its data: it refuses quorum grants for "
+                f"{int(r[1]) / 1000:.1f} s more (one REDLOCK_MAX_TTL, until every grant it may "
+                "have forgotten has expired)"
             )
     return found
 
@@ -575,8 +583,9 @@ def _configured_urls() -> tuple[str, ...]:
     urls = tuple(runtime.config.get("REDLOCK") or ())
     if not urls:
         raise ConfigurationError(
-            "no Redlock masters configured: set REDCOORD['REDLOCK'] = ['redis://a:6379/0', 'redis://b:6379/0', "
-            "'redis://c:6379/0'] (independent masters, an odd number, 3 or more), or pass clients=[...]"
+            "no Redlock masters configured: set REDCOORD['REDLOCK'] = ['redis://a:6379/0', "
+            "'redis://b:6379/0', 'redis://c:6379/0'] (independent masters, an odd number, 3 or "
+            "more), or pass clients=[...]"
         )
     return urls
 

@@ -11,7 +11,8 @@ from .rwlock import INSPECT, state_from_reply
 
 
 def read_rwlocks(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
-    """Every read-write lock with live holders (from the index; no scan), with its holders: two round trips.
+    """Every read-write lock with live holders (from the index; no scan), with its holders: two
+    round trips.
 
     A lock whose keys hold what we did not write is left out (logged and counted, see
     :func:`~django_redcoord.core.indexes.read_records`)."""

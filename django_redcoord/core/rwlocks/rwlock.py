@@ -155,9 +155,9 @@ class WriteHold(_RWHold):
     def _take(self, me: Any, wait: float | None, owner_token: Callable[[], str]) -> str | None:
         if self.rwlock._reads_in(me):
             raise LockError(
-                f"read-write lock {self.name!r}: this thread or task holds a read of it and asks to write; "
-                "upgrading is refused (two readers upgrading would wait for each other forever): release "
-                "the read hold first, or take the write hold from the start",
+                f"read-write lock {self.name!r}: this thread or task holds a read of it and asks "
+                "to write; upgrading is refused (two readers upgrading would wait for each other "
+                "forever): release the read hold first, or take the write hold from the start",
                 name=self.name,
             )
         return super()._take(me, wait, owner_token)

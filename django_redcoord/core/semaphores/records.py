@@ -11,7 +11,8 @@ from .semaphore import INSPECT, REVOKE, state_from_reply
 
 
 def read_semaphores(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:
-    """Every semaphore with live holders (from the index; no scan), with its holders: two round trips.
+    """Every semaphore with live holders (from the index; no scan), with its holders: two round
+    trips.
 
     A semaphore whose keys hold what we did not write is left out (logged and counted, see
     :func:`~django_redcoord.core.indexes.read_records`)."""

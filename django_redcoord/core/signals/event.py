@@ -55,7 +55,8 @@ def to_json(data: Any) -> str:
 
 
 class Event(UsesClient):
-    """A named event: ``set()``, ``clear()``, ``is_set()``, ``wait()``; each with an ``a``-prefixed twin.
+    """A named event: ``set()``, ``clear()``, ``is_set()``, ``wait()``; each with an
+    ``a``-prefixed twin.
 
     Args:
         name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
@@ -75,7 +76,8 @@ class Event(UsesClient):
         return f"<Event {self.name!r}>"
 
     def set(self, data: Any = None) -> int:
-        """Set the event (with optional JSON ``data``) and wake every waiter; returns how many were woken."""
+        """Set the event (with optional JSON ``data``) and wake every waiter; returns how many
+        were woken."""
         return run(self.client, self._set_steps("set", to_json(data)))
 
     async def aset(self, data: Any = None) -> int:
@@ -126,7 +128,8 @@ class Event(UsesClient):
         return is_set, (json.loads(as_text(data)) if is_set and data else None)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the event is set: True (at once if it already is); False when ``timeout`` ran out."""
+        """Block until the event is set: True (at once if it already is); False when ``timeout``
+        ran out."""
         client = self.client
         return run(client, self._wait_steps(timeout, max_block(client)))
 
@@ -178,8 +181,9 @@ class _EventWait(BroadcastWait):
             # waited (a restart without persistence, a failover, eviction).
             self.lost = True
             log.warning(
-                "%s: Redis lost the event's data while it waited; it now reads as not set and the wait goes on "
-                "for the next set() (a set() whose wake-up was lost with the data is lost)",
+                "%s: Redis lost the event's data while it waited; it now reads as not set and the "
+                "wait goes on for the next set() (a set() whose wake-up was lost with the data is "
+                "lost)",
                 self.operation,
             )
         if not self.seen or gen < int(self.seen):

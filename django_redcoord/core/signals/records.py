@@ -13,7 +13,8 @@ from ..transport.errors import is_passing, unavailable_as_ours
 def read_signals(
     client: Any, *, prefix: str | None = None, now_ms: int
 ) -> dict[str, list[dict[str, Any]]]:
-    """Events (set or not, waiters), signals (waiters queued) and topics (length, groups): three round trips."""
+    """Events (set or not, waiters), signals (waiters queued) and topics (length, groups): three
+    round trips."""
     builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list events, signals and topics"):
         events_index = read_index(client, builder, "events")

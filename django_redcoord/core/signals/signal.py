@@ -79,7 +79,8 @@ class Signal(UsesClient):
     # -- sending ------------------------------------------------------------------------
 
     def send(self, data: Any = None) -> int:
-        """Deliver ``data`` (JSON) to the one waiter that has waited longest; returns 1, or 0 if nobody waits."""
+        """Deliver ``data`` (JSON) to the one waiter that has waited longest; returns 1, or 0 if
+        nobody waits."""
         return run(self.client, self._send_steps("one", data))
 
     async def asend(self, data: Any = None) -> int:

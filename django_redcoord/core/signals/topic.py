@@ -116,7 +116,8 @@ class Topic(UsesClient):
 
 
 class Subscription:
-    """One subscriber of a topic's consumer group: ``receive``, ``ack``; each with an ``a``-prefixed twin."""
+    """One subscriber of a topic's consumer group: ``receive``, ``ack``; each with an
+    ``a``-prefixed twin."""
 
     def __init__(
         self, topic: Topic, group: str, consumer: str | None, *, lease: float, start: str
@@ -270,10 +271,11 @@ class Subscription:
     def _recreated(self) -> None:
         self.groups_recreated += 1
         log.warning(
-            "%s: the consumer group was missing (Redis lost it: a restart without persistence, a failover to a "
-            "replica without it, or XGROUP DESTROY); created again from %s. Messages published before the loss that "
-            "the group had not received were lost with it if the stream was lost too; messages received but not "
-            "acknowledged are no longer pending (not handed on if their subscriber dies)",
+            "%s: the consumer group was missing (Redis lost it: a restart without persistence, a "
+            "failover to a replica without it, or XGROUP DESTROY); created again from %s. "
+            "Messages published before the loss that the group had not received were lost with it "
+            "if the stream was lost too; messages received but not acknowledged are no longer "
+            "pending (not handed on if their subscriber dies)",
             self._op("receive"),
             "after " + self._last_id if self._last_id else "the oldest kept message",
         )

@@ -73,8 +73,9 @@ def build_client(config: dict[str, Any]) -> redis.Redis:
     url = config["URL"]
     if url is None:
         raise ConfigurationError(
-            "no Redis configured for django_redcoord: set REDCOORD = {'URL': 'redis://host:6379/0'} "
-            "(or 'embedded' for development), or {'CACHE': '<django-redis cache alias>'}"
+            "no Redis configured for django_redcoord: set REDCOORD = {'URL': "
+            "'redis://host:6379/0'} (or 'embedded' for development), or {'CACHE': '<django-redis "
+            "cache alias>'}"
         )
     if url == "embedded":
         from . import embedded
@@ -240,7 +241,8 @@ _classes: tuple[Any, Any, Any] | None = None
 
 
 def _cluster_classes() -> tuple[Any, Any, Any]:
-    """redis-py's Cluster clients (ours, sync; redis-py's, asyncio) and an asyncio command parser, asking any node.
+    """redis-py's Cluster clients (ours, sync; redis-py's, asyncio) and an asyncio command
+    parser, asking any node.
 
     redis-py builds a Cluster client by reading the slot map from any
     configured node that answers, then asks one node, the primary of slot 0,
@@ -309,13 +311,15 @@ def _cluster_classes() -> tuple[Any, Any, Any]:
 
 
 def _no_cluster_retries() -> dict[str, Any]:
-    """redis-py before 6 counts cluster retries apart from ``retry`` (6 deprecates it: ``retry`` alone does)."""
+    """redis-py before 6 counts cluster retries apart from ``retry`` (6 deprecates it: ``retry``
+    alone does)."""
     major = int(redis.__version__.split(".", 1)[0]) if redis.__version__[:1].isdigit() else 6
     return {"cluster_error_retry_attempts": 0} if major < 6 else {}
 
 
 def is_cluster(client: Any) -> bool:
-    """True for a Redis Cluster client (sync or asyncio); for None, whether REDCOORD configures a Cluster."""
+    """True for a Redis Cluster client (sync or asyncio); for None, whether REDCOORD configures a
+    Cluster."""
     if client is None:
         return runtime.configured and runtime.config.get("CLUSTER") is not None
     return type(client).__name__ == "RedisCluster"

@@ -375,11 +375,13 @@ def _time_left(client: Any, operation: str) -> float | None:
 
 
 def out_of_time(client: Any, operation: str) -> CoordinationUnavailable:
-    """The outage of a round trip not sent because its wait's bound ran out (see :func:`answered_by`)."""
+    """The outage of a round trip not sent because its wait's bound ran out (see
+    :func:`answered_by`)."""
     server = describe(client)
     return CoordinationUnavailable(
         f"Redis at {server} did not answer in time during {operation}: the wait's time ran out "
-        "(its deadline and one socket timeout, the server did not answer), so this round trip was not sent",
+        "(its deadline and one socket timeout, the server did not answer), so this round trip was "
+        "not sent",
         server=server,
         operation=operation,
         sent=False,
@@ -462,7 +464,8 @@ async def _asend_all(
 
 
 def _cancels() -> int:
-    """How many cancellations of the current task were requested and not withdrawn (Python 3.11+; 0 before)."""
+    """How many cancellations of the current task were requested and not withdrawn (Python 3.11+;
+    0 before)."""
     task = asyncio.current_task()
     return task.cancelling() if task is not None and hasattr(task, "cancelling") else 0
 
@@ -556,7 +559,8 @@ def _asked(
 def _on_node(
     client: Any, cmds: tuple[tuple[Any, ...], ...], key: str, *, operation: str, raise_errors: bool
 ) -> list[Any]:
-    """:func:`commands` on the Cluster node serving ``key``'s slot (again once, on the new one, after MOVED)."""
+    """:func:`commands` on the Cluster node serving ``key``'s slot (again once, on the new one,
+    after MOVED)."""
     from ..keys import key_slot
 
     with unavailable_as_ours(client, operation):
@@ -675,7 +679,8 @@ def _utf8(conn: Any) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _class_socket_timeout(connection_class: type) -> float | None:
-    """The socket timeout a connection class uses when none is passed (redis-py 6+: 5 s; before: None)."""
+    """The socket timeout a connection class uses when none is passed (redis-py 6+: 5 s; before:
+    None)."""
     for klass in connection_class.__mro__:
         init = klass.__dict__.get("__init__")
         if init is None:
@@ -690,7 +695,8 @@ def _class_socket_timeout(connection_class: type) -> float | None:
 
 
 def socket_timeout(client_or_pool: Any) -> float | None:
-    """The socket timeout ``client_or_pool``'s connections really read with (None: none, they wait forever).
+    """The socket timeout ``client_or_pool``'s connections really read with (None: none, they
+    wait forever).
 
     A client built without one (``Redis.from_url(url)``) has no ``socket_timeout`` among its
     pool's connection kwargs, yet its connections get their class's default (5 s in redis-py
@@ -747,7 +753,8 @@ async def ablpop(client: Any, keys: list[str], timeout: float, *, operation: str
 
 
 def blocking(client: Any, *args: Any, operation: str) -> Any:
-    """A blocking command other than BLPOP (``XREADGROUP ... BLOCK ms``, ``BLMOVE ... seconds``), counted
+    """A blocking command other than BLPOP (``XREADGROUP ... BLOCK ms``, ``BLMOVE ... seconds``),
+    counted
     like a wait (see :func:`blpop`); the caller keeps its block below :func:`max_block`."""
     return _blocking_call(client, args, _block_of(client, args), (), operation)
 
@@ -758,7 +765,8 @@ async def ablocking(client: Any, *args: Any, operation: str) -> Any:
 
 
 def _block_of(client: Any, args: tuple[Any, ...]) -> float:
-    """How long a blocking command blocks (seconds): its BLOCK ms, or its last argument in seconds."""
+    """How long a blocking command blocks (seconds): its BLOCK ms, or its last argument in
+    seconds."""
     try:
         words = [as_text(a).upper() if isinstance(a, (str, bytes)) else a for a in args]
         if "BLOCK" in words:
@@ -859,7 +867,8 @@ def waiting_limit(max_connections: int) -> int:
 
 
 class _Sleeper:
-    """A call waiting for its share of the pool; ``granted`` once a connection was counted for it."""
+    """A call waiting for its share of the pool; ``granted`` once a connection was counted for
+    it."""
 
     __slots__ = ("kind", "granted", "wake")
 
@@ -920,7 +929,8 @@ class _Share:
             return False
 
     def give(self, kind: str) -> None:
-        """A checkout of ``kind`` is back: hand the connection to the calls waiting that the pool now admits."""
+        """A checkout of ``kind`` is back: hand the connection to the calls waiting that the pool
+        now admits."""
         with self.lock:
             self.total -= 1
             if kind != ENDING:
@@ -947,7 +957,8 @@ class _Share:
         return woken
 
     def leave(self, sleeper: _Sleeper) -> bool:
-        """A call stops waiting (timed out, cancelled): True when a connection was counted for it meanwhile."""
+        """A call stops waiting (timed out, cancelled): True when a connection was counted for it
+        meanwhile."""
         with self.lock:
             if sleeper.granted:
                 return True
@@ -1013,7 +1024,8 @@ def _exhausted(
 def _slot(
     client: Any, pool: Any, kind: str, operation: str, timeout: float | None = None
 ) -> Iterator[bool]:
-    """Hold a connection's worth of ``pool`` for one call of ``kind`` (see above); yields False when a
+    """Hold a connection's worth of ``pool`` for one call of ``kind`` (see above); yields False
+    when a
     wait's own ``timeout`` ran out first (nothing was sent)."""
     share = _share(pool)
     if share is None:

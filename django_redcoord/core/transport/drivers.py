@@ -252,7 +252,8 @@ class Batch(Step):
 
 
 def _advance(steps: Steps, reply: Any, error: BaseException | None) -> tuple[bool, Any]:
-    """Give the operation a reply (or throw the round trip's error in): (done, result or next step)."""
+    """Give the operation a reply (or throw the round trip's error in): (done, result or next
+    step)."""
     try:
         return False, (steps.send(reply) if error is None else steps.throw(error))
     except StopIteration as done:

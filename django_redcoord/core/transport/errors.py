@@ -112,7 +112,8 @@ _POOL_FULL = ("Too many connections", "No connection available")
 
 
 def is_pool_full(exc: BaseException) -> bool:
-    """True for redis-py's "the pool is full" (MaxConnectionsError; a plain ConnectionError before 5.3)."""
+    """True for redis-py's "the pool is full" (MaxConnectionsError; a plain ConnectionError
+    before 5.3)."""
     return isinstance(exc, redis.ConnectionError) and str(exc).startswith(_POOL_FULL)
 
 
@@ -123,8 +124,9 @@ def pool_exhausted(client: Any, operation: str) -> PoolExhausted:
     limit = getattr(pool, "max_connections", None)
     limit = limit if isinstance(limit, int) else 0
     return PoolExhausted(
-        f"{operation}: every connection of the pool to {server} is in use (max_connections={limit}); Redis "
-        "itself is fine. Raise REDCOORD['MAX_CONNECTIONS'] or pass a client whose pool is larger",
+        f"{operation}: every connection of the pool to {server} is in use "
+        f"(max_connections={limit}); Redis itself is fine. Raise REDCOORD['MAX_CONNECTIONS'] or "
+        "pass a client whose pool is larger",
         max_connections=limit,
         server=server,
         operation=operation,
@@ -136,7 +138,8 @@ def is_passing(exc: BaseException) -> bool:
     if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
         return True
     if isinstance(exc, redis.exceptions.RedisClusterException):
-        # an outage of the Cluster, not a call that could never work ("all keys must map to the same key slot")
+        # an outage of the Cluster, not a call that could never work ("all keys must map to the same
+        # key slot")
         return isinstance(exc, redis.exceptions.SlotNotCoveredError) or str(exc).startswith(
             _CLUSTER_OUTAGES
         )

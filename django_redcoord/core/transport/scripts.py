@@ -34,7 +34,8 @@ class Script:
     def __init__(self, name: str, *, includes: tuple[str, ...] = (), flags: str = "") -> None:
         self.name = name
         self.includes = includes
-        #: Redis 7 script flags (``"no-writes,allow-cross-slot-keys"``): the source starts with ``#!lua flags=...``
+        # : Redis 7 script flags (``"no-writes,allow-cross-slot-keys"``): the source starts with
+        # ``#!lua flags=...``
         self.flags = flags
         self._loaded: tuple[str, str] | None = None
 

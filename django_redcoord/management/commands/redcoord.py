@@ -1,17 +1,22 @@
 """``manage.py redcoord``: operate django_redcoord.
 
 Subcommands:
-  status [--json]              live locks, lock waits, semaphores, read-write locks, queues, workers, leader and jobs
+  status [--json]              live locks, lock waits, semaphores, read-write locks, queues,
+  workers, leader and jobs
   embedded start|stop|status   the embedded development Redis of this project
   ping                         check that the configured Redis answers; name its product and version
-                               (Redis, Valkey), topology (one server, Sentinel, Cluster) and fast paths
+                               (Redis, Valkey), topology (one server, Sentinel, Cluster) and fast
+                               paths
   health [--worker [ID]] [--leader [ELECTION]] [--queue NAME --max-age SECONDS] [--this-host]
          [--job NAME [--max-late SECONDS]] [--jobs]
-                               probe checks: exit 0 when healthy, 1 when not (one OK/FAIL line per check)
+                               probe checks: exit 0 when healthy, 1 when not (one OK/FAIL line
+                               per check)
   schedule JOB [--every SECONDS | --cron EXPR] [--param NAME=VALUE ...] [--revert] [--election NAME]
-                               show, edit or revert a periodic job's schedule and arguments (the leader applies it)
+                               show, edit or revert a periodic job's schedule and arguments (the
+                               leader applies it)
   queue pause|resume|show NAME [--reason TEXT]
-                               pause a queue (its workers claim nothing new from it; pushes go on), resume it, or show it
+                               pause a queue (its workers claim nothing new from it; pushes go
+                               on), resume it, or show it
 """
 
 from __future__ import annotations
@@ -89,7 +94,8 @@ class Command(BaseCommand):
             const="",
             default=[],
             metavar="ELECTION",
-            help="the election (without ELECTION: 'default') has a leader whose lease has not expired",
+            help="the election (without ELECTION: 'default') has a leader whose lease has not "
+            "expired",
         )
         health.add_argument(
             "--queue", action="append", default=[], metavar="NAME", help="a queue (repeatable)"
@@ -257,9 +263,11 @@ class Command(BaseCommand):
                 outcome = backend.cancel(result_id)
                 self._write(
                     {
-                        Cancel.REMOVED: f"task {shown} cancelled: taken out of its queue, it will not run",
-                        Cancel.REQUESTED: f"task {shown} cancelled: a worker holds it and was told to stop "
-                        f"(within {backend.cancel_grace:g} s, CANCEL_GRACE); its outcome will be dropped",
+                        Cancel.REMOVED: f"task {shown} cancelled: taken out of its queue, it will "
+                        "not run",
+                        Cancel.REQUESTED: f"task {shown} cancelled: a worker holds it and was told "
+                        f"to stop (within {backend.cancel_grace:g} s, "
+                        "CANCEL_GRACE); its outcome will be dropped",
                         Cancel.FINISHED: f"task {shown} had finished already: nothing changed",
                     }[outcome]
                 )
@@ -331,8 +339,10 @@ class Command(BaseCommand):
         from ...health import Probe, check
 
         try:
-            # numbers parsed here, not by argparse: a bad one is a usage error (exit 2) saying what is
-            # allowed, also under call_command (whose argparse errors would exit 1, as "unhealthy" does)
+            # numbers parsed here, not by argparse: a bad one is a usage error (exit 2) saying what
+            # is
+            # allowed, also under call_command (whose argparse errors would exit 1, as "unhealthy"
+            # does)
             max_age = _seconds_option(options["max_age"], "--max-age")
             max_late = _seconds_option(options["max_late"], "--max-late")
             timeout = _seconds_option(options["timeout"], "--timeout")
@@ -537,7 +547,8 @@ class Command(BaseCommand):
             )
 
     def _schedule(self, options: dict[str, Any]) -> None:
-        """``redcoord schedule JOB``: show the versions; with --every/--cron/--param edit, with --revert revert."""
+        """``redcoord schedule JOB``: show the versions; with --every/--cron/--param edit, with
+        --revert revert."""
         import time
 
         from ...core.exceptions import CoordinationUnavailable
@@ -605,8 +616,8 @@ class Command(BaseCommand):
             ) from exc
         if options["revert"]:
             self._write(
-                f"job {job.name}: version {stored.version}: back to the code's schedule ({job.schedule}), "
-                f"in force from {_when(stored.since_ms, now_ms())}"
+                f"job {job.name}: version {stored.version}: back to the code's schedule "
+                f"({job.schedule}), in force from {_when(stored.since_ms, now_ms())}"
             )
         elif editing:
             label = read_versions(election, job.name).current.label(job)
@@ -671,7 +682,10 @@ def _server_report(client: Any) -> list[tuple[str, str]]:
     info = client.info("server", **target)
     # Valkey answers redis_version 7.2.4 (what it is compatible with) beside its own version
     if info.get("valkey_version") or info.get("server_name") == "valkey":
-        product = f"Valkey {info.get('valkey_version', '?')} (redis_version {info.get('redis_version', '?')})"
+        product = (
+            f"Valkey {info.get('valkey_version', '?')} (redis_version "
+            f"{info.get('redis_version', '?')})"
+        )
     elif info.get("dragonfly_version"):
         product = f"Dragonfly {info['dragonfly_version']}"
     else:
@@ -708,7 +722,10 @@ def _server_report(client: Any) -> list[tuple[str, str]]:
         kwargs = pool.connection_kwargs
     else:
         replication = client.info("replication")
-        topology = f"one server ({replication.get('role', '?')}, {replication.get('connected_slaves', 0)} replica(s))"
+        topology = (
+            f"one server ({replication.get('role', '?')}, {replication.get('connected_slaves', 0)} "
+            "replica(s))"
+        )
         kwargs = getattr(pool, "connection_kwargs", {})
     try:
         cell = native.probe(
@@ -718,8 +735,9 @@ def _server_report(client: Any) -> list[tuple[str, str]]:
         cell = f"unknown ({type(exc).__name__})"
     protocol = str(kwargs.get("protocol") or 2)
     fast = (
-        f"CL.THROTTLE {'yes (rate limits decided by the server)' if cell is True else cell or 'no'}; "
-        f"hiredis parser {'yes' if HIREDIS_AVAILABLE else 'no'}; RESP{3 if protocol == '3' else 2}"
+        "CL.THROTTLE "
+        f"{'yes (rate limits decided by the server)' if cell is True else cell or 'no'}; hiredis "
+        f"parser {'yes' if HIREDIS_AVAILABLE else 'no'}; RESP{3 if protocol == '3' else 2}"
     )
     return [("server", product), ("topology", topology), ("fast paths", fast)]
 
@@ -738,7 +756,8 @@ def _escaped(match: re.Match[str]) -> str:
 
 
 def _seconds_option(value: Any, flag: str) -> float | None:
-    """A number of seconds given on the command line (None when not given); ValueError saying what is allowed."""
+    """A number of seconds given on the command line (None when not given); ValueError saying
+    what is allowed."""
     if value is None or isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     try:
@@ -783,7 +802,10 @@ def _when(ms: Any, now_ms: int) -> str:
         return "-"
     local = timezone.localtime(datetime.fromtimestamp(ms / 1000, tz=dt_timezone.utc))
     delta = (ms - now_ms) / 1000
-    return f"{local:%Y-%m-%d %H:%M:%S %Z} ({'in ' + _span(delta) if delta >= 0 else _span(delta) + ' ago'})"
+    return (
+        f"{local:%Y-%m-%d %H:%M:%S %Z} "
+        f"({'in ' + _span(delta) if delta >= 0 else _span(delta) + ' ago'})"
+    )
 
 
 def _pause_text(paused: dict[str, Any] | None) -> str:

@@ -191,8 +191,8 @@ class Command(BaseCommand):
                 previous[sig] = signal.signal(sig, on_signal)
         scheduler = Scheduler(election, jobs.values(), wakeup=wakeup)
         log.info(
-            "run_leader: %s campaigning in election %r (lease %g s, renew deadline %g s, retry %g s) "
-            "with %d job(s)",
+            "run_leader: %s campaigning in election %r (lease %g s, renew deadline %g s, retry %g "
+            "s) with %d job(s)",
             election.identity,
             election.name,
             election.lease,
@@ -208,8 +208,8 @@ class Command(BaseCommand):
                     # fault no retry mends. Never go on without it (nor exit 0).
                     failure = election.failure
                     raise CommandError(
-                        f"run_leader: the election thread died ({type(failure).__name__}: {failure}); "
-                        "exiting so that a supervisor restarts this process"
+                        f"run_leader: the election thread died ({type(failure).__name__}: "
+                        f"{failure}); exiting so that a supervisor restarts this process"
                     )
                 wakeup.clear()
                 wait = scheduler.tick(time.time())
@@ -263,7 +263,8 @@ class Command(BaseCommand):
             )
             raise CommandError(
                 f"cannot run {name!r}: {holder}. --run only runs a job where this process can be "
-                f"the leader; use --request {name} to have the leader run it, or stop the running leaders"
+                f"the leader; use --request {name} to have the leader run it, or stop the running "
+                "leaders"
             )
         election.start()  # keep renewing while the job runs
         try:
@@ -301,7 +302,10 @@ class Command(BaseCommand):
         what = f"a run of {job.name}" + ("" if slot_ms is None else f" for slot {_when(slot_ms)}")
         current = election.current()
         if current is None:
-            who = f"nobody leads now: the first leader within {expires:g} s runs it, else it is dropped"
+            who = (
+                f"nobody leads now: the first leader within {expires:g} s runs it, else it is "
+                "dropped"
+            )
         else:
             who = f"{current.identity} (term {current.term}) runs it at its next check"
         self.stdout.write(
@@ -312,7 +316,8 @@ class Command(BaseCommand):
         if pause:
             done = pause_job(election, job.name)
             self.stdout.write(
-                f"job {job.name}: paused; its slots are skipped until `run_leader --resume {job.name}`"
+                f"job {job.name}: paused; its slots are skipped until `run_leader --resume "
+                f"{job.name}`"
                 if done
                 else f"job {job.name}: already paused"
             )
@@ -332,8 +337,8 @@ class Command(BaseCommand):
             self.stdout.write("leader: none")
         else:
             self.stdout.write(
-                f"leader: {current.identity} (term {current.term}, since {_when(current.since * 1000)}, "
-                f"record expires in {current.expires_in:.1f} s)"
+                f"leader: {current.identity} (term {current.term}, since "
+                f"{_when(current.since * 1000)}, record expires in {current.expires_in:.1f} s)"
             )
         states = read_job_states(election, also=jobs)
         now_ms = int(time.time() * 1000)
@@ -400,7 +405,8 @@ def _registered(jobs: dict[str, schedule.Job], name: str) -> schedule.Job:
 
 
 def _slot_ms(job: schedule.Job, text: str | None) -> int | None:
-    """--slot TIME -> the slot of ``job`` it names (ms since the epoch); CommandError if it is none."""
+    """--slot TIME -> the slot of ``job`` it names (ms since the epoch); CommandError if it is
+    none."""
     if text is None:
         return None
     text = text.strip()
@@ -414,7 +420,8 @@ def _slot_ms(job: schedule.Job, text: str | None) -> int | None:
         except ValueError:
             raise CommandError(
                 f"--slot {text!r} is not a time: give ISO 8601 with an offset "
-                "(2024-05-01T03:00:00+02:00, or ...Z for UTC) or milliseconds since the epoch (1714525200000)"
+                "(2024-05-01T03:00:00+02:00, or ...Z for UTC) or milliseconds since the epoch "
+                "(1714525200000)"
             ) from None
         if moment.utcoffset() is None:
             raise CommandError(

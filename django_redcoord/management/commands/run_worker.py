@@ -58,14 +58,16 @@ class Command(BaseCommand):
         backend = task_backends_for(options["backend"])
         if not isinstance(backend, RedisTaskBackend):
             raise CommandError(
-                f"TASKS[{options['backend']!r}] uses {type(backend).__module__}.{type(backend).__name__}; "
-                "run_worker needs django_redcoord.tasks.RedisTaskBackend"
+                f"TASKS[{options['backend']!r}] uses "
+                f"{type(backend).__module__}.{type(backend).__name__}; run_worker needs "
+                "django_redcoord.tasks.RedisTaskBackend"
             )
         names = options["queues"] or sorted(backend.queues)
         unknown = sorted(set(names) - set(backend.queues))
         if unknown:
             raise CommandError(
-                f"unknown queue(s) {', '.join(unknown)}; TASKS[{options['backend']!r}] has {', '.join(sorted(backend.queues))}"
+                f"unknown queue(s) {', '.join(unknown)}; TASKS[{options['backend']!r}] has "
+                f"{', '.join(sorted(backend.queues))}"
             )
         log_to_console(options["verbosity"], options["log_format"])
         try:

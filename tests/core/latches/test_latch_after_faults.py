@@ -189,7 +189,8 @@ def test_a_party_alive_through_the_data_loss_breaks_the_latch_for_those_who_come
 
 
 def test_a_party_that_counted_down_does_not_break_the_latch_by_a_late_renewal(redis_client):
-    # The tombstone a count-down leaves tells a renewal that was in flight meanwhile from a data loss.
+    # The tombstone a count-down leaves tells a renewal that was in flight meanwhile from a data
+    # loss.
     from django_redcoord.core.latches.latch import RENEW
 
     latch = CountDownLatch(NAME, 2, client=redis_client, prefix=PREFIX)

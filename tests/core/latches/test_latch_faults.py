@@ -40,7 +40,8 @@ def naive_join_and_hang(index, url, ready):
 
 
 def broken_within(wait, bound):
-    """Run ``wait()``; return ("broken", seconds) or ("hung", seconds) if it had not ended by ``bound``."""
+    """Run ``wait()``; return ("broken", seconds) or ("hung", seconds) if it had not ended by
+    ``bound``."""
     started = time.monotonic()
     try:
         wait(bound)

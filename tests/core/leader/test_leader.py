@@ -286,13 +286,12 @@ def test_bad_names_and_identities_are_refused(redis_client):
 
 def test_the_core_works_without_django_settings(redis_url):
     code = (
-        "from django_redcoord.core.transport.clients import client_from_url\n"
-        "from django_redcoord.core.leader.election import LeaderElection\n"
-        "from django.conf import settings\n"
-        f"e = LeaderElection('plain', client=client_from_url({redis_url!r}), prefix='plain')\n"
-        "assert not settings.configured and (e.lease, e.renew_deadline, e.retry_period) == (15.0, 10.0, 2.0)\n"
-        "assert e.campaign() and e.current().term == e.term > 0 and e.resign()\n"
-        "print('ok')\n"
+        "from django_redcoord.core.transport.clients import client_from_url\nfrom "
+        "django_redcoord.core.leader.election import LeaderElection\nfrom django.conf import "
+        f"settings\ne = LeaderElection('plain', client=client_from_url({redis_url!r}), "
+        "prefix='plain')\nassert not settings.configured and (e.lease, e.renew_deadline, "
+        "e.retry_period) == (15.0, 10.0, 2.0)\nassert e.campaign() and e.current().term == e.term "
+        "> 0 and e.resign()\nprint('ok')\n"
     )
     out = run_python_without_settings(code)
     assert out.stdout.strip() == "ok", out.stderr

@@ -183,7 +183,8 @@ def test_asyncio_timeout_around_a_wait_leaves_nothing_queued(redis_url):
 
 
 def test_a_hold_taken_in_a_loop_that_has_closed_can_still_be_released():
-    """aacquire() with auto_renew in asyncio.run(), release() later from sync code (Django settings)."""
+    """aacquire() with auto_renew in asyncio.run(), release() later from sync code (Django
+    settings)."""
 
     async def take():
         lock = Lock("closed-loop", ttl=5, wait=0, auto_renew=True)

@@ -125,7 +125,8 @@ def test_blocking_acquire_is_woken_by_release_not_by_polling(redis_client):
 
 
 def _calls(client):
-    """Round trips of the lock API: scripts and BLPOPs (commands run inside a script not counted)."""
+    """Round trips of the lock API: scripts and BLPOPs (commands run inside a script not
+    counted)."""
     stats = client.info("commandstats")
     return sum(stats.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("evalsha", "eval", "blpop"))
 
@@ -337,7 +338,8 @@ def test_default_ttl_and_wait_come_from_settings(settings, redis_client):
 
 
 def test_locks_work_without_django_settings_given_a_client(redis_url):
-    """Plain Python: a Lock with a client needs no settings; without one, the error says what to do."""
+    """Plain Python: a Lock with a client needs no settings; without one, the error says what to
+    do."""
     code = (
         "import redis\n"
         "from django.conf import settings\n"
@@ -358,7 +360,8 @@ def test_locks_work_without_django_settings_given_a_client(redis_url):
 
 
 def test_a_script_with_django_settings_module_gets_the_projects_settings_before_setup(redis_url):
-    """settings.configured is False until a setting is read; the project's REDCOORD still applies."""
+    """settings.configured is False until a setting is read; the project's REDCOORD still
+    applies."""
     code = (
         "from django.conf import settings\n"
         "from django_redcoord import Lock\n"

@@ -270,8 +270,9 @@ def test_a_leader_that_stopped_renewing_is_named_stopped_or_stuck():
         found.status == "overdue" and found.late == 50.0 and found.max_late == 17.0
     )  # interval 10 from the record
     assert found.reason.endswith(
-        "a leader is alive but not claiming: box-1:42 (term 7) last renewed its lease 12 s ago (3 s left): "
-        "it is stopped or stuck (SIGSTOP, a long pause, a frozen host) or cannot reach Redis"
+        "a leader is alive but not claiming: box-1:42 (term 7) last renewed its lease 12 s ago (3 "
+        "s left): it is stopped or stuck (SIGSTOP, a long pause, a frozen host) or cannot reach "
+        "Redis"
     )
 
 
@@ -346,8 +347,10 @@ def test_periodic_refuses_an_interval_past_400_days():
 
 
 def test_an_edit_to_a_longer_interval_is_not_reported_overdue_before_its_first_slot(redis_client):
-    # The state's next_due is written by the last claim: after an edit from every 10 s to every hour it
-    # still named the next 10 s slot, which no leader will ever claim, and the job was "overdue" until the
+    # The state's next_due is written by the last claim: after an edit from every 10 s to every hour
+    # it
+    # still named the next 10 s slot, which no leader will ever claim, and the job was "overdue"
+    # until the
     # first slot of the new schedule (up to an hour) while its leader followed the edit correctly.
     from django_redcoord.core.periodic.schedules import edit_schedule, revert_schedule
 

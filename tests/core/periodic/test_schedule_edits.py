@@ -55,7 +55,8 @@ def redis_now(client) -> int:
 
 
 def wait_redis_past(client, moment_ms, timeout=5.0):
-    """Wait until Redis's clock is past ``moment_ms`` (an edit's window needs time to hold slots)."""
+    """Wait until Redis's clock is past ``moment_ms`` (an edit's window needs time to hold
+    slots)."""
     deadline = time.monotonic() + timeout
     while redis_now(client) <= moment_ms:
         assert time.monotonic() < deadline, "Redis's clock did not move"
@@ -248,7 +249,8 @@ def test_edits_no_leader_passes_are_capped_and_passed_ones_are_dropped(redis_cli
         match="20 versions are waiting for a leader to pass them .at most 20.; is a leader",
     ):
         edit_schedule(election, job, every=5)
-    # A leader passes them: the next edit drops every version whose window ended at or before last_slot.
+    # A leader passes them: the next edit drops every version whose window ended at or before
+    # last_slot.
     scheduler = Scheduler(election, [job])
     drive(
         scheduler, read_versions(election, "t.job").current.since_ms / 1000 + 5.5
@@ -288,7 +290,8 @@ def test_the_leader_follows_an_edit_from_the_moment_redis_stored_it_with_its_arg
 
 
 def test_old_slots_due_before_the_edit_still_run_and_each_version_keeps_its_window(redis_client):
-    """Two edits while no leader ticks (a failover): the next term runs each version's slots in its window."""
+    """Two edits while no leader ticks (a failover): the next term runs each version's slots in
+    its window."""
     election, body = leader(redis_client), Recorder()
     job = recorder_job(body, every=0.2)
     first = Scheduler(election, [job])
@@ -449,7 +452,8 @@ def test_an_edit_the_leaders_code_cannot_apply_falls_back_to_the_code_and_is_log
 ):
     election, body = leader(redis_client), Recorder()
     job = recorder_job(body, every=0.5)
-    # Written by a newer deploy: a cron this croniter refuses and an argument this job does not take.
+    # Written by a newer deploy: a cron this croniter refuses and an argument this job does not
+    # take.
     _store(
         election,
         job,
@@ -471,7 +475,8 @@ def test_an_edit_the_leaders_code_cannot_apply_falls_back_to_the_code_and_is_log
 
 
 def test_a_version_number_redis_forgot_and_gave_again_is_not_mistaken_for_the_old_one(redis_client):
-    """The edits are lost (restart without persistence, eviction) and a new edit is numbered 1 again:
+    """The edits are lost (restart without persistence, eviction) and a new edit is numbered 1
+    again:
     a leader still holding the old version 1 is refused by its `since` and reads again."""
     election, body = leader(redis_client), Recorder()
     job = recorder_job(body, every=0.5)

@@ -42,7 +42,8 @@ def beat_intervals(redis_client, worker: Worker, beats: int) -> list[float]:
 
 
 def at_heartbeat_rate(intervals: list[float]) -> bool:
-    """A fixed rate gives ~HEARTBEAT between beats; a pause after each round ~HEARTBEAT + SLOW_ROUND."""
+    """A fixed rate gives ~HEARTBEAT between beats; a pause after each round ~HEARTBEAT +
+    SLOW_ROUND."""
     return statistics.median(intervals) < HEARTBEAT + SLOW_ROUND / 2
 
 

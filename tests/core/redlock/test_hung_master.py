@@ -83,8 +83,10 @@ def test_forty_threads_with_a_hung_master(three):
     def worker(n: int) -> None:
         attempt = 0
         while time.monotonic() < stop:
-            # A fresh name each time: after a release that did not reach a majority (QuorumNotReached,
-            # honest under load) the lock stays on a master until its TTL, and the same name would then
+            # A fresh name each time: after a release that did not reach a majority
+            # (QuorumNotReached,
+            # honest under load) the lock stays on a master until its TTL, and the same name would
+            # then
             # honestly read as busy. A busy fresh name is a finding.
             attempt += 1
             lock = make(clients, name=f"job-{n}-{attempt}")
@@ -123,8 +125,8 @@ def test_forty_threads_with_a_hung_master(three):
     assert len(durations) >= 40
     median = statistics.median(durations)
     print(
-        f"\n40 threads, one master SIGSTOPped: {len(durations)} acquire+release, median {median * 1000:.1f} ms, "
-        f"p90 {statistics.quantiles(durations, n=10)[-1] * 1000:.1f} ms"
+        f"\n40 threads, one master SIGSTOPped: {len(durations)} acquire+release, median "
+        f"{median * 1000:.1f} ms, p90 {statistics.quantiles(durations, n=10)[-1] * 1000:.1f} ms"
     )
     assert median < 1.0, f"median acquire+release took {median:.2f} s with one master hung"
 

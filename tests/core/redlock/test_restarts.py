@@ -62,7 +62,8 @@ def _try(fn):
 
 
 def not_granted(lock) -> bool:
-    """``lock.acquire()`` did not grant: busy (False: B still holds it) or QuorumNotReached (which of
+    """``lock.acquire()`` did not grant: busy (False: B still holds it) or QuorumNotReached
+    (which of
     the two depends on which answers come first: the attempt decides on the first majority)."""
     outcome = _try(lock.acquire)
     assert outcome is False or isinstance(outcome, QuorumNotReached), outcome

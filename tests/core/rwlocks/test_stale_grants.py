@@ -11,7 +11,8 @@ def test_a_write_hold_found_ours_on_a_late_re_check_is_renewed_to_what_the_waite
     r = stale_grants.renewal("rwlock", redis_url)
     assert r["ok"]
     assert stale_grants.renewal_ok(r), (
-        f"the waiter believes it holds for {r['left']:.3f} s more; the server's lease ends in {r['server']} s"
+        f"the waiter believes it holds for {r['left']:.3f} s more; the server's lease ends in "
+        f"{r['server']} s"
     )
 
 

@@ -38,7 +38,8 @@ def driver(request, redis_url):
 
 
 async def registered(d, event, n, within=10.0):
-    """Until ``n`` waiters are registered at ``event`` (waiters on clients of their own may take a while
+    """Until ``n`` waiters are registered at ``event`` (waiters on clients of their own may take
+    a while
     to get there on a loaded machine: a fixed sleep made the count a race)."""
     client, deadline = d.sync_client(), time.monotonic() + within
     while client.zcard(event.keys.waiters) < n:

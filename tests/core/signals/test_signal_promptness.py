@@ -82,7 +82,8 @@ def test_send_wakes_the_oldest_of_five_waiters_within_half_a_second_and_broadcas
 
 
 def test_five_sends_reach_five_waiters_in_turn_each_within_half_a_second(client):
-    """Each send wakes the oldest waiter then; the others, woken by an entry naming another, block again."""
+    """Each send wakes the oldest waiter then; the others, woken by an entry naming another,
+    block again."""
     before = _blocked(client)
     sender = Signal("turns", client=client)
     waiters = []

@@ -245,7 +245,8 @@ def test_a_wait_with_no_connection_to_block_on_times_out_like_a_wait(redis_url):
 
 
 def test_a_pool_taken_around_us_is_pool_exhausted_not_an_outage(redis_url):
-    """Connections taken outside our calls fill the pool: the call waits, then says the pool is too small."""
+    """Connections taken outside our calls fill the pool: the call waits, then says the pool is
+    too small."""
     pool = redis.ConnectionPool.from_url(redis_url, max_connections=4, socket_timeout=0.5)
     client = redis.Redis(connection_pool=pool)
     taken = [pool.get_connection() for _ in range(4)]

@@ -51,7 +51,8 @@ class ClusterCtx:
         return made
 
     def slot(self) -> int:
-        """The slot the cell's keys live in (the busiest one, indexes aside), read from each primary."""
+        """The slot the cell's keys live in (the busiest one, indexes aside), read from each
+        primary."""
         import redis
 
         slots: Counter[int] = Counter()
@@ -116,7 +117,8 @@ def _outcome(party: Party, want: Any, what: str, timeout: float = 10.0) -> list[
     if status == "ok" and value == want:
         return []
     return [
-        f"{what}: want {want!r}, got {status} {describe(value) if isinstance(value, BaseException) else value!r}"
+        f"{what}: want {want!r}, got {status} "
+        f"{describe(value) if isinstance(value, BaseException) else value!r}"
     ]
 
 
@@ -304,8 +306,8 @@ class Elections:
             []
             if renewed == [True] and a.term == term
             else [
-                f"the leader's renewal gave {renewed}, term {a.term} (it led term {term}): a new term after a coordinated "
-                "failover means the record was lost"
+                f"the leader's renewal gave {renewed}, term {a.term} (it led term {term}): a new "
+                "term after a coordinated failover means the record was lost"
             ]
         )
         if b.campaign():
@@ -331,8 +333,8 @@ for _primitive, _adapter in ADAPTERS.items():
     cell(
         _primitive,
         "cluster-slot-migration",
-        f"{_adapter.what} on the half-migrated slot succeeds or is refused "
-        "with nothing sent and succeeds once the slot moved (never a raw error or an outage claim); nothing held, "
+        f"{_adapter.what} on the half-migrated slot succeeds or is refused with nothing sent and "
+        "succeeds once the slot moved (never a raw error or an outage claim); nothing held, "
         "counted or queued is lost; waiting parties get what they wait for",
     )(lambda ctx, a=_adapter: _run(ctx, a, "cluster-slot-migration"))
     cell(

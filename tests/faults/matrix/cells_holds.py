@@ -158,7 +158,8 @@ def restart_without_data(
     try:
         a.release()
         found.append(
-            "the first holder's release succeeded although its hold was lost with the data (want LockLost)"
+            "the first holder's release succeeded although its hold was lost with the data (want "
+            "LockLost)"
         )
     except LockLost:
         pass
@@ -239,7 +240,8 @@ def paused_server(ctx: Ctx, spec: HoldKind) -> list[str]:
             found.append("a second holder was granted the hold during the pause")
         elif not spec.quorum:
             found.append(
-                "acquire on a paused server answered 'busy' instead of raising CoordinationUnavailable"
+                "acquire on a paused server answered 'busy' instead of raising "
+                "CoordinationUnavailable"
             )
     except CoordinationUnavailable:
         if spec.quorum:
@@ -292,8 +294,8 @@ def holder_killed(ctx: Ctx, spec: HoldKind, *, stop: bool) -> list[str]:
         took = time.monotonic() - struck
         if took > LEASE + 1.5:
             found.append(
-                f"the hold of a {'stopped' if stop else 'killed'} holder was free only after {took:.1f} s "
-                f"(lease {LEASE:g} s)"
+                f"the hold of a {'stopped' if stop else 'killed'} holder was free only after "
+                f"{took:.1f} s (lease {LEASE:g} s)"
             )
         _grows(found, b.token, theirs, "after the holder's lease ran out")
     else:
@@ -368,8 +370,8 @@ async def _async_pool_exhausted(
             await a.arelease()
         except Exception as exc:
             found.append(
-                f"(async) the holder's release failed while {waiters} tasks waited on a pool of {pool}: "
-                f"{describe(exc)}"
+                f"(async) the holder's release failed while {waiters} tasks waited on a pool of "
+                f"{pool}: {describe(exc)}"
             )
         done, pending = await asyncio.wait(tasks, timeout=15)
         for task in pending:
@@ -459,8 +461,9 @@ def _register(spec: HoldKind, what: str) -> None:
     cell(
         k,
         "pool-exhaustion",
-        "12 waiters on a pool of 6 (and, for the lock, 40 asyncio tasks on a pool of 10): the holder's release succeeds, waiters get the hold one "
-        "at a time or are refused with an error that names the pool (not an outage, not a raw error)",
+        "12 waiters on a pool of 6 (and, for the lock, 40 asyncio tasks on a pool of 10): the "
+        "holder's release succeeds, waiters get the hold one at a time or are refused with an "
+        "error that names the pool (not an outage, not a raw error)",
     )(lambda ctx: pool_exhausted(ctx, spec))
     cell(
         k,
@@ -493,9 +496,9 @@ def redlock_restart_with_data(ctx: Ctx) -> list[str]:
 @cell(
     "redlock",
     "restart-without-data",
-    "a granting master restarts empty while another was down at the grant: "
-    "no second grant while the first holder's lock is valid (the restarted master refuses grants for one "
-    "max TTL); later grants have larger tokens",
+    "a granting master restarts empty while another was down at the grant: no second grant while "
+    "the first holder's lock is valid (the restarted master refuses grants for one max TTL); "
+    "later grants have larger tokens",
     smoke=True,
 )
 def redlock_restart_without_data(ctx: Ctx) -> list[str]:
@@ -532,9 +535,9 @@ def redlock_restart_without_data(ctx: Ctx) -> list[str]:
 @cell(
     "redlock",
     "paused-server",
-    "one master of three hung (SIGSTOP): a free lock (TTL 2 s, socket timeout 5 s) is "
-    "granted by the other two within 1 s (not held up by the hung one), a held one is refused as busy, not QuorumNotReached; "
-    "afterwards the holder's release works and tokens grow",
+    "one master of three hung (SIGSTOP): a free lock (TTL 2 s, socket timeout 5 s) is granted by "
+    "the other two within 1 s (not held up by the hung one), a held one is refused as busy, not "
+    "QuorumNotReached; afterwards the holder's release works and tokens grow",
 )
 def redlock_paused_master(ctx: Ctx) -> list[str]:
     REDLOCK.prepare(ctx)

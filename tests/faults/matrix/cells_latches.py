@@ -93,7 +93,8 @@ def latch_restart_with_data(ctx: Ctx) -> list[str]:
 def latch_data_loss(ctx: Ctx, make: Any = None) -> list[str]:
     make = make or latch
     found: list[str] = []
-    # The joined party is what survives the loss: it renews its lease every ttl/3 and finds its entry
+    # The joined party is what survives the loss: it renews its lease every ttl/3 and finds its
+    # entry
     # gone. A waiter after the restart must hear of the loss from it within one renewal (1 s here).
     party = make(ctx).party(ttl=3.0)
     party.join()
@@ -104,8 +105,8 @@ def latch_data_loss(ctx: Ctx, make: Any = None) -> list[str]:
     try:
         opened = make(ctx).count_down()
         found.append(
-            f"a count-down after the data loss was accepted (opened: {opened}): the latch started again "
-            "silently at its initial count"
+            f"a count-down after the data loss was accepted (opened: {opened}): the latch started "
+            "again silently at its initial count"
         )
     except LatchBroken:
         pass
@@ -156,8 +157,9 @@ def latch_connection_kill(ctx: Ctx) -> list[str]:
 @cell(
     "latch",
     "paused-server",
-    "a count-down during the pause raises CoordinationUnavailable (nothing counted "
-    "twice); a waiter opens after the resume or raises CoordinationUnavailable; the count is kept, not broken",
+    "a count-down during the pause raises CoordinationUnavailable (nothing counted twice); a "
+    "waiter opens after the resume or raises CoordinationUnavailable; the count is kept, not "
+    "broken",
 )
 def latch_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
@@ -215,7 +217,8 @@ def latch_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     _expect(waiter, LatchBroken, found, "a waiter after the party was struck", LEASE + 6)
     if waiter.ended_at and waiter.ended_at - struck > LEASE + 1.5:
         found.append(
-            f"the waiter learnt of the struck party after {waiter.ended_at - struck:.1f} s (lease {LEASE:g} s)"
+            f"the waiter learnt of the struck party after {waiter.ended_at - struck:.1f} s (lease "
+            f"{LEASE:g} s)"
         )
     if stop:
         proc.signal(18)
@@ -407,7 +410,8 @@ def barrier_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     _expect(waiter, BarrierBroken, found, "a party after another was struck", LEASE + 6)
     if waiter.ended_at and waiter.ended_at - struck > LEASE + 1.5:
         found.append(
-            f"the party learnt of the struck one after {waiter.ended_at - struck:.1f} s (lease {LEASE:g} s)"
+            f"the party learnt of the struck one after {waiter.ended_at - struck:.1f} s (lease "
+            f"{LEASE:g} s)"
         )
     if stop:
         proc.signal(18)
@@ -433,8 +437,8 @@ cell(
 @cell(
     "barrier",
     "pool-exhaustion",
-    "12 parties on a pool of 6: none passes with a party missing; each passes or "
-    "raises our error (BarrierBroken, or a refusal naming the pool), never an outage or a raw error",
+    "12 parties on a pool of 6: none passes with a party missing; each passes or raises our error "
+    "(BarrierBroken, or a refusal naming the pool), never an outage or a raw error",
 )
 def barrier_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=6)

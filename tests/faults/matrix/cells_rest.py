@@ -105,8 +105,8 @@ def ratelimiter_connection_kill(ctx: Ctx) -> list[str]:
 @cell(
     "ratelimiter",
     "paused-server",
-    "a hit during the pause raises CoordinationUnavailable within the socket "
-    "timeout (+1 s; the caller fails open or closed); afterwards hits are decided and nothing was counted twice",
+    "a hit during the pause raises CoordinationUnavailable within the socket timeout (+1 s; the "
+    "caller fails open or closed); afterwards hits are decided and nothing was counted twice",
 )
 def ratelimiter_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
@@ -591,8 +591,8 @@ def election_connection_kill(ctx: Ctx) -> list[str]:
 @cell(
     "election",
     "paused-server",
-    "the leader stops believing it leads by its renew deadline (before its lease can "
-    "expire): never two leaders at once; after the resume exactly one leads and terms never go down",
+    "the leader stops believing it leads by its renew deadline (before its lease can expire): "
+    "never two leaders at once; after the resume exactly one leads and terms never go down",
 )
 def election_paused(ctx: Ctx) -> list[str]:
     a, b = election(ctx, identity="a"), election(ctx, identity="b")

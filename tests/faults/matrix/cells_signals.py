@@ -564,8 +564,8 @@ cell(
 @cell(
     "topic",
     "pool-exhaustion",
-    "12 blocked receives (different groups) on a pool of 6: publish() on the same "
-    "pool succeeds; receivers get the message or are refused with an error naming the pool (not an outage)",
+    "12 blocked receives (different groups) on a pool of 6: publish() on the same pool succeeds; "
+    "receivers get the message or are refused with an error naming the pool (not an outage)",
 )
 def topic_pool(ctx: Ctx) -> list[str]:
     shared = ctx.client(max_connections=6)

@@ -142,9 +142,9 @@ def _common_setup(backend: Any, cancel_with: Any = cancel) -> tuple[list[Any], A
 @cell(
     "task",
     "restart-with-data",
-    "a cancel and a unique key survive the restart: the cancelled task never runs "
-    "and a repeated cancel answers the same; a duplicate enqueue still returns the holder; every other task "
-    "runs once and frees its key",
+    "a cancel and a unique key survive the restart: the cancelled task never runs and a repeated "
+    "cancel answers the same; a duplicate enqueue still returns the holder; every other task runs "
+    "once and frees its key",
 )
 def task_restart_with_data(ctx: Ctx, cancel_with: Any = cancel) -> list[str]:
     found: list[str] = []
@@ -206,9 +206,9 @@ def task_data_loss(ctx: Ctx) -> list[str]:
 @cell(
     "task",
     "connection-kill",
-    "a Tasks worker idle on its wake list when its connections are killed goes on: "
-    "unique and plain tasks enqueued afterwards run once within 3 s, a delayed one cancelled never runs, "
-    "and no key is stranded",
+    "a Tasks worker idle on its wake list when its connections are killed goes on: unique and "
+    "plain tasks enqueued afterwards run once within 3 s, a delayed one cancelled never runs, and "
+    "no key is stranded",
 )
 def task_connection_kill(ctx: Ctx) -> list[str]:
     found: list[str] = []
@@ -234,8 +234,8 @@ def task_connection_kill(ctx: Ctx) -> list[str]:
 @cell(
     "task",
     "paused-server",
-    "an enqueue and a cancel during the pause raise CoordinationUnavailable (nothing "
-    "half-done: no record, no key, no message); after it, the same calls succeed and the tasks run once",
+    "an enqueue and a cancel during the pause raise CoordinationUnavailable (nothing half-done: "
+    "no record, no key, no message); after it, the same calls succeed and the tasks run once",
 )
 def task_paused(ctx: Ctx) -> list[str]:
     found: list[str] = []
@@ -340,17 +340,17 @@ cell(
 cell(
     "task",
     "holder-sigstop",
-    "the unique task of a worker SIGSTOPped past its lease runs again; cancelled while it "
-    "is stopped, its result reads FAILED (TaskCancelled) whatever the resumed worker reports, and its key is "
-    "freed",
+    "the unique task of a worker SIGSTOPped past its lease runs again; cancelled while it is "
+    "stopped, its result reads FAILED (TaskCancelled) whatever the resumed worker reports, and "
+    "its key is freed",
 )(lambda ctx: task_holder(ctx, stop=True))
 
 
 @cell(
     "task",
     "pool-exhaustion",
-    "a Tasks worker with 8 threads on a pool of 6, unique enqueues and cancels from "
-    "the same pool: every call succeeds (no error reads as an outage), 25 tasks run once, 5 cancelled never",
+    "a Tasks worker with 8 threads on a pool of 6, unique enqueues and cancels from the same "
+    "pool: every call succeeds (no error reads as an outage), 25 tasks run once, 5 cancelled never",
 )
 def task_pool(ctx: Ctx) -> list[str]:
     found: list[str] = []
@@ -497,8 +497,8 @@ def _register_cluster_cells() -> None:
     cell(
         "task",
         "cluster-slot-migration",
-        f"{adapter.what} on the half-migrated slot succeed or are refused with "
-        "nothing sent and succeed once the slot moved; every task not cancelled runs once, no key is stranded",
+        f"{adapter.what} on the half-migrated slot succeed or are refused with nothing sent and "
+        "succeed once the slot moved; every task not cancelled runs once, no key is stranded",
     )(lambda ctx: _run(ctx, adapter, "cluster-slot-migration"))
     cell(
         "task",

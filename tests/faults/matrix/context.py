@@ -51,7 +51,8 @@ class Party:
         return not self._thread.is_alive()
 
     def outcome(self, timeout: float) -> tuple[str, Any]:
-        """("ok", value), ("error", exception) or ("hung", None) if still running after ``timeout``."""
+        """("ok", value), ("error", exception) or ("hung", None) if still running after
+        ``timeout``."""
         if not self.join(timeout):
             return "hung", None
         return ("error", self.error) if self.error is not None else ("ok", self.value)

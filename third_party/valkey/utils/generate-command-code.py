@@ -252,7 +252,8 @@ class ReplySchema(object):
         self.schema = {}
         if desc.get("type") == "object":
             if desc.get("properties") and desc.get("additionalProperties") is None:
-                print("%s: Any object that has properties should have the additionalProperties field" % self.name)
+                print("%s: Any object that has properties should have the additionalProperties "
+                      "field" % self.name)
                 exit(1)
         elif desc.get("type") == "array":
             if desc.get("items") and isinstance(desc["items"], list) and any([desc.get(k) is None for k in ["minItems", "maxItems"]]):
@@ -389,7 +390,8 @@ class Command(object):
     def struct_code(self):
         """
         Output example:
-        MAKE_CMD("set","Set the string value of a key","O(1)","1.0.0",CMD_DOC_NONE,NULL,NULL,"string",COMMAND_GROUP_STRING,SET_History,4,SET_Tips,0,setCommand,-3,CMD_WRITE|CMD_DENYOOM,ACL_CATEGORY_STRING,SET_Keyspecs,1,setGetKeys,5),.args=SET_Args
+        MAKE_CMD("set","Set the string value of a
+        key","O(1)","1.0.0",CMD_DOC_NONE,NULL,NULL,"string",COMMAND_GROUP_STRING,SET_History,4,SET_Tips,0,setCommand,-3,CMD_WRITE|CMD_DENYOOM,ACL_CATEGORY_STRING,SET_Keyspecs,1,setGetKeys,5),.args=SET_Args
         """
 
         def _flags_code():
