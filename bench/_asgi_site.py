@@ -1,4 +1,5 @@
-"""The Django site that bench_async_views.py serves with uvicorn (one module: settings, views, URLs).
+"""The Django site that bench_async_views.py serves with uvicorn (one module: settings, views,
+URLs).
 
 Served as ``bench._asgi_site:application``; the Redis URL comes from the
 environment variable ``BENCH_REDCOORD_URL`` (the benchmark's throwaway

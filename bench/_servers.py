@@ -1,4 +1,5 @@
-"""What the benchmarks share: throwaway redis-server processes on free 127.0.0.1 ports, forked children, tables.
+"""What the benchmarks share: throwaway redis-server processes on free 127.0.0.1 ports, forked
+children, tables.
 
 Each server runs in its own temporary directory with persistence off, is
 killed by the kernel if this Python process dies (PR_SET_PDEATHSIG), and is

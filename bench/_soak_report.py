@@ -252,7 +252,8 @@ def render(
         add(
             f"| {len(reclaims)} | {len(held)} | {len(orphans)} | "
             f"{sum(r['orphaned'] for r in reclaims):,} | "
-            f"{checks.percentile([r['seconds'] for r in held if r['seconds'] is not None], 50):.1f} "
+            f"{checks.percentile([r['seconds'] for r in held if r['seconds'] is not None], 50):.1f}"
+            " "
             f"s | {slowest:.1f} s | "
             + (f"{worst['seconds'] or 0:.1f} s of {worst['bound']:.1f} s |" if worst else "– |")
         )

@@ -1,4 +1,4 @@
-"""Benchmark django_redcoord on a real Redis Cluster and through Sentinel against one standalone Redis, next to a peer.
+"""Benchmark ours and a peer on a Redis Cluster and through Sentinel, against one Redis server.
 
 The question: do our throughput ratios to the peers hold on a Cluster, and
 through Sentinel, as on one server (target: within +-15 %)? The script

@@ -1,4 +1,4 @@
-"""What the task features cost per task against the plain path: ``python bench/bench_task_features.py``.
+"""What the task features cost per task against the plain path (``bench/bench_task_features.py``).
 
 One private redis-server, Django configured here (TASKS with ``RedisTaskBackend`` and its
 default options, an in-memory SQLite). Rows, each against the plain task in the same run,

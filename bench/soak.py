@@ -1,4 +1,4 @@
-"""The soak: ``make soak`` (or ``python bench/soak.py [--quick]``) — a chaos run that writes docs/chaos-report.md.
+"""The soak: ``make soak`` (or ``bench/soak.py [--quick]``): a chaos run that writes the report.
 
 Every process is real and every fault is a signal, with the fault suite's
 harness (tests/faults/: the Bench, its subjects, nemeses and checkers, the

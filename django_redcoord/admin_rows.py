@@ -46,7 +46,8 @@ def _when(at: datetime | None) -> str:
         return "–"
     return (
         "<time "
-        f'datetime="{date_format(at, "c")}">{conditional_escape(date_format(at, "Y-m-d H:i:s T"))}</time>'
+        f'datetime="{date_format(at, "c")}">'
+        f"{conditional_escape(date_format(at, 'Y-m-d H:i:s T'))}</time>"
     )
 
 
@@ -66,16 +67,19 @@ def lock_rows(items: Iterable[dict[str, Any]], can_change: bool) -> SafeString:
         name = _text(lock["name"])
         action = (
             '<td class="rc-actions"><a '
-            f'href="action/force-release/?name={_quoted(lock["name"])}&amp;fence={_text(lock["fence"])}">Force '
+            f'href="action/force-release/?name={_quoted(lock["name"])}'
+            f'&amp;fence={_text(lock["fence"])}">Force '
             "release</a></td>"
             if can_change
             else ""
         )
         return (
             f'\n    <tr data-name="{name}">\n'
-            f"      <td>{name}</td><td>{_text(lock['host'])} {_text(lock['pid'])} {_text(lock['thread'])}</td>\n"
+            f"      <td>{name}</td><td>{_text(lock['host'])} {_text(lock['pid'])} "
+            f"{_text(lock['thread'])}</td>\n"
             f'      <td class="rc-when">{_when(lock.get("acquired_at"))}</td>\n'
-            f'      <td class="rc-num">{_text(lock["ttl_left"])}</td><td class="rc-num">{_text(lock["fence"])}</td>'
+            f'      <td class="rc-num">{_text(lock["ttl_left"])}</td>'
+            f'<td class="rc-num">{_text(lock["fence"])}</td>'
             f'<td class="rc-num">{_text(lock["waiters"])}</td>\n'
             f"      {action}\n    </tr>"
         )
@@ -137,13 +141,16 @@ def queue_rows(items: Iterable[dict[str, Any]], can_change: bool) -> SafeString:
         )
         return (
             f'\n    <tr data-name="{name}">\n'
-            f'      <td>{name}{badge}</td><td class="rc-num">{_text(queue["ready"])}</td><td class="rc-num">{_text(queue["delayed"])}</td>\n'
+            f'      <td>{name}{badge}</td><td class="rc-num">{_text(queue["ready"])}</td>'
+            f'<td class="rc-num">{_text(queue["delayed"])}</td>\n'
             f'      <td class="rc-num">{_text(queue["processing"])}</td>\n'
             f'      <td class="rc-num">{dead}</td>\n'
             f'      <td class="rc-num">{"–" if oldest is None else _text(oldest)}</td>\n'
-            '      <td class="rc-chart" data-series="depth" title="Depth (ready + delayed + processing) over the last '
+            '      <td class="rc-chart" data-series="depth" '
+            'title="Depth (ready + delayed + processing) over the last '
             f'hour">{_chart(queue, "depth")}</td>\n'
-            '      <td class="rc-chart" data-series="done" title="Deliveries finished per minute by its workers, over the '
+            '      <td class="rc-chart" data-series="done" '
+            'title="Deliveries finished per minute by its workers, over the '
             f'last hour">{_chart(queue, "done_per_minute")}</td>\n'
             f"      {actions}\n    </tr>"
         )

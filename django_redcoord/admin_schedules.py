@@ -115,7 +115,8 @@ class ScheduleForm(forms.Form):
             )
         try:
             if kind in self._errors:
-                pass  # its field's own error (too long...) says it: not a second one about an empty value
+                # its field's own error (too long...) says it: not a second one about an empty value
+                pass
             elif kind == "every":
                 text = (data.get("every") or "").strip()
                 try:

@@ -13,7 +13,8 @@ class RedcoordConfig(AppConfig):
 
         checks.register()
         setting_changed.connect(conf.clear_cache, dispatch_uid="redcoord-clear-config")
-        otel.install_from_settings()  # REDCOORD["TRACING"]; imports opentelemetry only when it is on
+        # REDCOORD["TRACING"]; imports opentelemetry only when it is on
+        otel.install_from_settings()
         setting_changed.connect(otel.on_setting_changed, dispatch_uid="redcoord-tracing")
         # The core's runtime gets REDCOORD (with the client factory, TIME_ZONE
         # and the DB hooks) on first use, from the settings as they are then;

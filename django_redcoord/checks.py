@@ -133,7 +133,9 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
                 checks.Error(
                     f"REDCOORD['CACHE'] names the cache {alias!r}, which {what}; "
                     "it must be a django-redis cache.",
-                    hint=f"Set its BACKEND to '{DJANGO_REDIS_BACKENDS[0]}', or use REDCOORD['URL'].",
+                    hint=(
+                        f"Set its BACKEND to '{DJANGO_REDIS_BACKENDS[0]}', or use REDCOORD['URL']."
+                    ),
                     id="redcoord.E002",
                 )
             ]
@@ -347,7 +349,8 @@ def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[check
         and config["SENTINEL"] is None
         and config["CLUSTER"] is None
     ):
-        return []  # nothing configured (E001), or the development server that keeps nothing on purpose
+        # nothing configured (E001), or the development server that keeps nothing on purpose
+        return []
     try:
         client = build_client({**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5})
     except ConfigurationError:

@@ -1,4 +1,5 @@
-"""Finding the project's periodic jobs: ``<app>.jobs`` of every installed app, and ``REDCOORD["JOBS"]``.
+"""Finding the project's periodic jobs: ``<app>.jobs`` of every installed app, and
+``REDCOORD["JOBS"]``.
 
 The Django side of :mod:`django_redcoord.core.periodic.jobs` (which never imports Django).
 """

@@ -647,11 +647,14 @@ def _lock_families(snap: dict[str, Any]) -> Iterator[Any]:
 # -- what this process sees: its events, counted -----------------------------------------
 
 # Seconds. An uncontended acquire takes a round trip (a fraction of a ms); jobs take longer.
-# (three tables of bucket bounds, a line each)
+# (three tables of bucket bounds, laid out by hand)
 # fmt: off
-HOLD_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-HELD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
-JOB_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
+HOLD_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+HELD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0,
+                5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
+JOB_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+               2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
 # fmt: on
 
 

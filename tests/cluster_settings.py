@@ -1,4 +1,5 @@
-"""Settings for run_worker / run_leader processes on a Redis Cluster (tests/test_cluster_commands.py).
+"""Settings for run_worker / run_leader processes on a Redis Cluster
+(tests/test_cluster_commands.py).
 
 The demo site's settings without the demo app (its jobs would run), with
 REDCOORD['CLUSTER'] naming the nodes in ``REDCOORD_CLUSTER_NODES`` (comma-separated URLs).

@@ -1,4 +1,5 @@
-"""Jobs of the dead-man's switch tests (tests/test_deadman.py): REDCOORD["JOBS"] of tests/deadman_settings.py.
+"""Jobs of the dead-man's switch tests (tests/test_deadman.py): REDCOORD["JOBS"] of
+tests/deadman_settings.py.
 
 Every job runs every ``EVERY`` seconds (0.3, tests/deadman_settings.py):
 

@@ -1,4 +1,5 @@
-"""Settings of the run_leader processes of tests/test_deadman.py, and the constants the test shares with them.
+"""Settings of the run_leader processes of tests/test_deadman.py, and the constants the test
+shares with them.
 
 The demo site's settings (its app left out: its jobs would run too) with the
 dead-man's jobs (tests/deadman_jobs.py) and a lease long enough to see a

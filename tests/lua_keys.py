@@ -650,7 +650,8 @@ class Script:
             return False
         for v in binding.values:
             if v == "nil":
-                continue  # nil never reaches a command as a key (it would be refused as an argument)
+                # nil never reaches a command as a key (it would be refused as an argument)
+                continue
             if v == "computed":
                 return False
             if v[0] == "element":  # for _, k in ipairs(t)

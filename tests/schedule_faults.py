@@ -1,4 +1,5 @@
-"""The fault scenario of schedule edits: real run_leader processes, edits during failovers, a checker.
+"""The fault scenario of schedule edits: real run_leader processes, edits during failovers, a
+checker.
 
 ``scenario(bench, ...)`` starts three ``manage.py run_leader`` processes
 running tests/schedule_jobs.py's ``sched.tick`` (every 0.5 s, misfire
@@ -130,7 +131,8 @@ def scenario(
             time.sleep(0.6)
             edit(step + 1)
             start_leader()
-        else:  # SIGSTOP the leader past its lease: two edits before the next one takes over (lease 1.5 s)
+        # SIGSTOP the leader past its lease: two edits before the next one takes over (lease 1.5 s)
+        else:
             victim.signal(signal.SIGSTOP)
             edit(step)
             time.sleep(0.6)

@@ -1,4 +1,5 @@
-"""Jobs of the schedule-edit tests (tests/test_schedules.py, and the run_leader processes of its fault test).
+"""Jobs of the schedule-edit tests (tests/test_schedules.py, and the run_leader processes of its
+fault test).
 
 ``sched.tick`` runs every SCHEDULE_TEST_EVERY seconds (default 0.5) with
 misfire="catchup" and takes one editable argument, ``v``: the fault test sets

@@ -1,4 +1,5 @@
-"""Settings of the run_leader processes of tests/test_schedules.py's fault test: the fault suite's, with its jobs."""
+"""Settings of the run_leader processes of tests/test_schedules.py's fault test: the fault
+suite's, with its jobs."""
 
 from tests.faults.settings import *  # noqa: F403
 

@@ -528,7 +528,8 @@ def test_each_queue_has_a_chart_of_its_last_hour_with_a_point_per_sample(
     row = re.search(r'<tr data-name="emails">(.*?)</tr>', html, re.S).group(1)
     charts = dict(
         re.findall(
-            r'<td class="rc-chart" data-series="(\w+)"[^>]*><svg class="rc-spark" data-points="(\d+)"',
+            r'<td class="rc-chart" data-series="(\w+)"[^>]*>'
+            r'<svg class="rc-spark" data-points="(\d+)"',
             row,
         )
     )
@@ -606,7 +607,8 @@ def test_lock_names_waited_for_have_a_chart_of_their_waits_and_the_busiest_come_
     row = re.search(r'<tr data-name="invoice:1">(.*?)</tr>', section, re.S).group(1)
     charts = dict(
         re.findall(
-            r'<td class="rc-chart" data-series="(\w+)"[^>]*><svg class="rc-spark" data-points="(\d+)"',
+            r'<td class="rc-chart" data-series="(\w+)"[^>]*>'
+            r'<svg class="rc-spark" data-points="(\d+)"',
             row,
         )
     )

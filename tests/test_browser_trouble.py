@@ -1,4 +1,5 @@
-"""The trouble panel at the top of the dashboard, in a real headless Chromium (as tests/test_browser.py).
+"""The trouble panel at the top of the dashboard, in a real headless Chromium (as
+tests/test_browser.py).
 
 One of each kind of trouble is set up on a real server: a periodic job overdue
 (its leader gone), a queue with ready messages and no worker, dead letters that

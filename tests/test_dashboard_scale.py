@@ -1,4 +1,5 @@
-"""The dashboard at scale (docs/dashboard.md, "Speed"): what the fast reads give is what the careful ones
+"""The dashboard at scale (docs/dashboard.md, "Speed"): what the fast reads give is what the
+careful ones
 give, the page's counts add up, its pagination reaches every lock, a flagged lock is among its
 rows, and
 the per-process books (lock waits, queue histories, charts) never show stale data."""

@@ -100,7 +100,7 @@ def test_a_paused_job_passes_even_with_no_leader(redis_client):
     assert "not checked for lateness until resumed" in found.reason
 
 
-def test_a_new_job_under_a_stopped_leader_says_the_leader_is_stopped_not_that_its_code_lacks_the_job(
+def test_a_new_job_under_a_stopped_leader_says_the_leader_stopped_not_that_its_code_lacks_the_job(
     redis_client,
 ):
     # A job never claimed, under a leader in office longer than max_late: "its code does not have

@@ -130,7 +130,8 @@ def test_method_decorator_on_dispatch_is_named_after_the_view_being_dispatched(
         used(f"{__name__}.DecoratedDispatchA") == 1 and used(f"{__name__}.DecoratedDispatchB") == 1
     )
 
-    async def gets():  # async handlers behind the inherited dispatch: decided around their coroutine
+    # async handlers behind the inherited dispatch: decided around their coroutine
+    async def gets():
         return [(await async_client.get("/adispatch/")).status_code for _ in range(2)]
 
     assert asyncio.run(gets()) == [200, 429]
@@ -153,7 +154,10 @@ def test_function_views_keep_their_module_and_qualified_name(rf):
 
     view = make()
     assert [view(rf.get("/")).status_code for _ in range(2)] == [200, 429]
-    raw = f"{__name__}.test_function_views_keep_their_module_and_qualified_name.<locals>.make.<locals>.local_view"
+    raw = (
+        f"{__name__}.test_function_views_keep_their_module_and_qualified_name"
+        ".<locals>.make.<locals>.local_view"
+    )
     assert used(limiter_name(raw)) == 1
 
 

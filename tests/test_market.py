@@ -311,7 +311,8 @@ def test_locked_buttons_hammered_at_once_never_oversell(serve_market):
     )  # 402: carol is out of funds
     html = Page(base).post(f"/market/stampede/{items['Lamp']}/", lock="yes")
     message = re.search(
-        r'class="message success">(Stampede: 10 buyers at once on Lamp through @with_lock: .*?)</p>',
+        r'class="message success">'
+        r"(Stampede: 10 buyers at once on Lamp through @with_lock: .*?)</p>",
         html,
     )
     assert message, html
@@ -333,7 +334,8 @@ def test_negative_control_unlocked_buttons_hammered_at_once_oversell(serve_marke
     )
     html = Page(base).post(f"/market/stampede/{items['Lamp']}/", lock="no")
     assert re.search(
-        r'class="message error">Stampede: 10 buyers at once on Lamp without a lock: .* Sold \d+ of 3 — oversold by \d+',
+        r'class="message error">Stampede: 10 buyers at once on Lamp without a lock: .* '
+        r"Sold \d+ of 3 — oversold by \d+",
         html,
     ), html
     chair_row = _item_rows(html)[str(items["Chair"])]

@@ -1,4 +1,5 @@
-"""The admin never answers 500, whatever the names and ids it is given (issue 31, defects 21 and 22).
+"""The admin never answers 500, whatever the names and ids it is given (issue 31, defects 21 and
+22).
 
 Every action (its confirmation page on GET and the act on POST), the
 dead-letter page, the task-result lookup and the dashboard's filter are

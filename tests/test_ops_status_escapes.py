@@ -1,4 +1,5 @@
-"""``manage.py redcoord status`` never sends a control character to the terminal (issue 31, defect 23).
+"""``manage.py redcoord status`` never sends a control character to the terminal (issue 31,
+defect 23).
 
 Holders' thread names, hosts, worker ids and job fields come from Redis,
 which anyone who can write to it fills: an escape sequence there (a title

@@ -1,4 +1,5 @@
-"""@rate_limit and the middleware through Django's test client: 429s, headers, keys, proxies, outages."""
+"""@rate_limit and the middleware through Django's test client: 429s, headers, keys, proxies,
+outages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``@with_lock(..., quorum=True)``: views and functions holding a quorum lock over REDCOORD['REDLOCK']."""
+"""``@with_lock(..., quorum=True)``: views and functions holding a quorum lock over
+REDCOORD['REDLOCK']."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Red team (2026): the dashboard's rows written in Python (admin_rows.py) and the queue pause in the admin.
+"""Red team (2026): the dashboard's rows written in Python (admin_rows.py) and the queue pause in
+the admin.
 
 What a client process can write reaches the page: a holder's host and thread
 names, queue names of every allowed character (and a ``{tag}``), a pause's

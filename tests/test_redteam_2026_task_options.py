@@ -1,4 +1,5 @@
-"""Red team (2026): ``@task(max_attempts=..., backoff=..., timeout=...)`` (RedisTask) and task_options.
+"""Red team (2026): ``@task(max_attempts=..., backoff=..., timeout=...)`` (RedisTask) and
+task_options.
 
 Bad values are refused with TypeError/ValueError when the task is declared
 (never another exception, never accepted to fail later); the options survive

@@ -1,4 +1,5 @@
-"""Input checks the red team found loose (policy text, waits, resize) and trust_masters() on asyncio clients."""
+"""Input checks the red team found loose (policy text, waits, resize) and trust_masters() on
+asyncio clients."""
 
 from __future__ import annotations
 

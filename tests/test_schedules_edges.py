@@ -203,7 +203,10 @@ def test_an_argument_with_an_unpaired_surrogate_is_refused_saying_why(redis_clie
 def test_the_page_shows_a_stored_surrogate_escaped_instead_of_failing(client, staff, redis_client):
     # (written by an older version, or by hand: the page rendered it raw and answered 500)
     key = LeaderElection(DEFAULT_ELECTION, client=redis_client, prefix="test").keys.schedule(ODD)
-    spec = '{"by":"ops\\udc80","cron":null,"every_ms":null,"params":{"label":"caf\\udcff"},"revert":false}'
+    spec = (
+        '{"by":"ops\\udc80","cron":null,"every_ms":null,'
+        '"params":{"label":"caf\\udcff"},"revert":false}'
+    )
     redis_client.hset(
         key, mapping={"version": 1, "first": 0, "spec:1": spec, "since:1": 1_700_000_000_000}
     )

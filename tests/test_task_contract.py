@@ -119,7 +119,8 @@ def test_a_batch_is_sent_whole_through_each_api_and_topology(topology):
     each task once (the scripts gone from the server first), every result read back."""
     labels = [f"b{secrets.token_hex(3)}-{i}" for i in range(20)]
     calls = [((label,), {}) for label in labels]
-    get_client().script_flush()  # as after a restart: the pipeline meets NOSCRIPT, loads, sends again
+    # as after a restart: the pipeline meets NOSCRIPT, loads, sends again
+    get_client().script_flush()
     if topology == "sync":
         results = enqueue_many(ct.counted, calls)
     else:

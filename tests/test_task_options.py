@@ -273,7 +273,8 @@ def test_results_expire_by_outcome(settings, redis_client):
     )
     ttl = lambda result: redis_client.ttl(backend._result_key(result.id))  # noqa: E731
     assert 990 <= ttl(ok) <= 1000
-    work()  # one batch: the success is held back and lands with the failure (two TTLs, one round trip)
+    # one batch: the success is held back and lands with the failure (two TTLs, one round trip)
+    work()
     assert 90 <= ttl(ok) <= 100
     assert 490 <= ttl(failed) <= 500
     # waiting for its retry (linear(10): due in 10 s): not final yet, kept RESULT_TTL past the retry

@@ -1,4 +1,5 @@
-"""OpenTelemetry tracing (django_redcoord.contrib.otel): one trace from a view to the task it enqueued.
+"""OpenTelemetry tracing (django_redcoord.contrib.otel): one trace from a view to the task it
+enqueued.
 
 The test process records its spans in memory (the SDK's InMemorySpanExporter);
 the tasks run in real ``manage.py run_worker --burst`` processes
@@ -423,9 +424,12 @@ except ImportError as exc:
 result = tracing_tasks.locked.enqueue("no-otel")
 from django_redcoord.core.keys import KeyBuilder
 [envelope] = get_client().zrange(KeyBuilder("test").queue("default").ready, 0, -1)
-print(json.dumps({"tracer": messages.tracer is None, "envelope": envelope.decode(), "enable": enabled,
-                  "checks": sorted(m.id for m in run_checks() if m.id and m.id.startswith("redcoord.E")),
-                  "imported": sorted(m for m, v in sys.modules.items() if m.startswith("opentelemetry") and v is not None)}))
+checks = sorted(m.id for m in run_checks() if m.id and m.id.startswith("redcoord.E"))
+imported = sorted(m for m, v in sys.modules.items()
+                  if m.startswith("opentelemetry") and v is not None)
+print(json.dumps({"tracer": messages.tracer is None, "envelope": envelope.decode(),
+                  "enable": enabled,
+                  "checks": checks, "imported": imported}))
 """
 
 

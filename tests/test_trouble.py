@@ -1,4 +1,5 @@
-"""The trouble list at the top of the dashboard (django_redcoord/trouble.py): each rule, on a real server,
+"""The trouble list at the top of the dashboard (django_redcoord/trouble.py): each rule, on a
+real server,
 fires when it should and stays quiet when it should not."""
 
 from __future__ import annotations

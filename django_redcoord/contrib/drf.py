@@ -1,4 +1,5 @@
-"""A Django REST framework throttle on django_redcoord's rate limiter (``pip install django-redcoord[drf]``).
+"""A Django REST framework throttle on django_redcoord's rate limiter (``pip install
+django-redcoord[drf]``).
 
 ::
 

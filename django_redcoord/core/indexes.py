@@ -374,7 +374,9 @@ def _merge(kind_type: str, replies: list[Any], *, flat: bool = False) -> Any:
             fields, values = [f for f, _ in reply], [v for _, v in reply]
         if len(fields) != len(values):
             raise ValueError(f"an index reply of {len(fields)} fields and {len(values)} values")
-        try:  # bytes (a client that does not decode replies): decoded in C loops, no Python call per entry
+        # bytes (a client that does not decode replies): decoded in C loops, no Python call per
+        # entry
+        try:
             merged.update(
                 zip(
                     map(bytes.decode, fields),

@@ -169,7 +169,9 @@ def validate_prefix(prefix: object) -> str:
 class LockKeys:
     """Keys of one lock. All share the ``{name}`` hash tag."""
 
-    lock: str  # string: MessagePack record [token, fence, expires_ms, depth, host, pid, thread, queue_until_ms]
+    # string: MessagePack record [token, fence, expires_ms, depth, host, pid, thread,
+    # queue_until_ms]
+    lock: str
     queue: str  # list: MessagePack waiter entries (see common/waiters.lua)
     index: str  # hash (the name's index bucket, shared with other locks): name -> expiry bound (s)
     waits: str  # list: "<minute> <grants> <sum_ms> <max_ms>" of grants that waited, newest first
@@ -191,7 +193,8 @@ class LeaderKeys:
     slot claim (checks the leader record, writes the job) is one script."""
 
     record: str  # hash: identity, token, term, since_ms, renewed_ms (PEXPIRE lease)
-    term: str  # integer: last term issued (the fence of leader actions; expires a minute after the lease)
+    # integer: last term issued (the fence of leader actions; expires a minute after the lease)
+    term: str
     notify: str  # list: pushed on resign so standbys campaign at once
     job_prefix: str  # job state hash = job_prefix + job name
     jobs: str  # set: names of the jobs with state under this election
@@ -241,7 +244,8 @@ class QueueKeys:
 class SemaphoreKeys:
     """Keys of one semaphore. All but the shared index share the ``{name}`` hash tag."""
 
-    state: str  # hash: permits, cp, fence, ib, qu, and 'h:<token>' -> holder record (see semaphores/common.lua)
+    # hash: permits, cp, fence, ib, qu, and 'h:<token>' -> holder record (see semaphores/common.lua)
+    state: str
     holders: str  # zset: holder token -> lease expiry (ms)
     queue: str  # list: MessagePack waiter entries, oldest first
     index: str  # hash (shared by all semaphores): name -> bound on its holders' expiry (s)
@@ -261,7 +265,8 @@ class SemaphoreKeys:
 class RWLockKeys:
     """Keys of one read-write lock. All but the shared index share the ``{name}`` hash tag."""
 
-    state: str  # hash: w (the writer), fence, ib, qu, and 'r:<token>' -> reader record (see rwlocks/common.lua)
+    # hash: w (the writer), fence, ib, qu, and 'r:<token>' -> reader record (see rwlocks/common.lua)
+    state: str
     readers: str  # zset: reader token -> lease expiry (ms)
     queue: str  # list: MessagePack waiter entries ('r' or 'w'), oldest first
     index: str  # hash (shared by all read-write locks): name -> bound on its holders' expiry (s)
@@ -302,7 +307,9 @@ class SignalKeys:
     """Keys of one event or signal. All but the shared index share the ``{name}`` hash tag."""
 
     state: str  # hash (events): set, data, gen
-    waiters: str  # zset (events): wake list -> registration deadline; list (signals): waiter entries, oldest first
+    # zset (events): wake list -> registration deadline; list (signals): waiter entries, oldest
+    # first
+    waiters: str
     index: str  # hash (shared): name -> a bound on when it was last used (s)
     wake_prefix: str  # (before issue 31: a waiter's own wake list; no longer used)
     #: stream: one entry per set() / send() / broadcast(), naming its recipient (signals);
@@ -366,7 +373,8 @@ class KeyBuilder:
         if self.cluster:
             return f"{self.prefix}:index:{kind}:{{{slot_tag(key_slot(of_key))}}}"
         if kind in ("locks", "lockwaits"):  # 256 buckets, by the name's CRC16
-            return f"{self.prefix}:index:{kind}:{binascii.crc_hqx(name.encode(), 0) % LOCK_INDEX_BUCKETS}"
+            bucket = binascii.crc_hqx(name.encode(), 0) % LOCK_INDEX_BUCKETS
+            return f"{self.prefix}:index:{kind}:{bucket}"
         return f"{self.prefix}:index:{kind}"
 
     def index_keys(self, kind: str) -> list[str]:

@@ -550,10 +550,10 @@ def _metrics_problems(config: dict[str, Any]) -> list[str]:
         or not token
         or any(c.isspace() or not c.isprintable() or ord(c) > 126 for c in token)
     ):
+        got = "an unusable string" if isinstance(token, str) else f"a {type(token).__name__}"
         return [
             "REDCOORD['METRICS_TOKEN'] must be None or a non-empty string of printable ASCII "
             "without spaces (e.g. secrets.token_urlsafe(32)), sent by the scraper as "
-            "'Authorization: Bearer <token>' (got "
-            f"{'a ' + type(token).__name__ if not isinstance(token, str) else 'an unusable string'})"
+            f"'Authorization: Bearer <token>' (got {got})"
         ]
     return []

@@ -1,4 +1,5 @@
-"""How a decorated call answers and ends: 409/503 responses, acquiring from async code, releasing after the call.
+"""How a decorated call answers and ends: 409/503 responses, acquiring from async code, releasing
+after the call.
 
 Shared by the wrappers of plain and async callables (:mod:`.locks`) and of
 generators and streamed responses (:mod:`.streaming`).

@@ -1,4 +1,5 @@
-"""``@with_read_lock`` / ``@with_write_lock``: a read or a write hold of a read-write lock around a call.
+"""``@with_read_lock`` / ``@with_write_lock``: a read or a write hold of a read-write lock around
+a call.
 
 ::
 

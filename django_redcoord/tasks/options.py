@@ -336,10 +336,12 @@ class RedisTask(Task):
     """
 
     max_attempts: int | None = None
-    """Deliveries before the task fails and its message is dead-lettered (1-1000; None: the backend's)."""
+    """Deliveries before the task fails and its message is dead-lettered (1-1000; None: the
+    backend's)."""
 
     backoff: Backoff | None = None
-    """``backoff(exception, task_result) -> seconds | None`` between attempts (None: the backend's)."""
+    """``backoff(exception, task_result) -> seconds | None`` between attempts (None: the
+    backend's)."""
 
     timeout: float | None = None
     """Seconds an attempt may run (> 0; None: the backend's)."""

@@ -201,7 +201,9 @@ class TaskRunner:
             else:
                 error = json.dumps(
                     {
-                        "exception_class_path": f"{DeliveryFailed.__module__}.{DeliveryFailed.__qualname__}",
+                        "exception_class_path": (
+                            f"{DeliveryFailed.__module__}.{DeliveryFailed.__qualname__}"
+                        ),
                         "traceback": str(detail.get("error", "dead-lettered")),
                     }
                 )

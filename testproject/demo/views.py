@@ -1,4 +1,5 @@
-"""Demo views: the home page and the market (buy with and without a lock, and a stampede of both)."""
+"""Demo views: the home page and the market (buy with and without a lock, and a stampede of
+both)."""
 
 import io
 import logging

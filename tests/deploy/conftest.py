@@ -1,4 +1,5 @@
-"""Fixtures of the deployment matrix: one Redis and one SQLite file for the run, one server per deployment.
+"""Fixtures of the deployment matrix: one Redis and one SQLite file for the run, one server per
+deployment.
 
 ``site`` is parametrized over the four deployments (session-scoped, so pytest
 runs every test of one deployment before starting the next, and each server

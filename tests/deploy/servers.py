@@ -1,4 +1,5 @@
-"""The deployment matrix's servers: gunicorn, uvicorn and nginx as real processes, and an HTTP client.
+"""The deployment matrix's servers: gunicorn, uvicorn and nginx as real processes, and an HTTP
+client.
 
 A :class:`Deployment` is one way the site is served:
 
@@ -414,7 +415,8 @@ class Deployment:
                 if reply.status == 200:
                     pids.add(int(reply.body.split()[1]))
                     if len(pids) >= self.workers or time.monotonic() > deadline - timeout / 2:
-                        return  # every worker answers (or half the time is gone: go on with those that do)
+                        # every worker answers (or half the time is gone: go on with those that do)
+                        return
                     continue
                 last = reply.status
             except OSError as exc:

@@ -1,4 +1,5 @@
-"""The operators' pages as deployed: the admin dashboard, its panels, a schedule edit and the health probe.
+"""The operators' pages as deployed: the admin dashboard, its panels, a schedule edit and the
+health probe.
 
 Through every deployment of the matrix (gunicorn and uvicorn, on TCP over IPv4
 and IPv6, and on a Unix socket behind nginx): the pages answer, their JSON

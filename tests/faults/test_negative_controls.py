@@ -62,7 +62,8 @@ def test_the_task_checker_catches_a_worker_that_loses_messages(bench):
     lossy.killed = True
     lossy.signal(signal.SIGKILL)
     lossy.proc.wait(5)
-    bench.run_worker()  # a real worker drains what is left: it cannot recover what the lossy one took
+    # a real worker drains what is left: it cannot recover what the lossy one took
+    bench.run_worker()
     time.sleep(3.0)
     expected, runs, results, dead = task_outcomes(bench, ["default"])
     found = unaccounted_tasks(expected, runs, results, dead)

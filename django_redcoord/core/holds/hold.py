@@ -272,7 +272,8 @@ class Hold(HoldSteps, UsesClient):
                     ),
                     name=self.name,
                 )
-            return "try"  # nesting: Redis counts the depth (every reentrant object of this owner shares the hold)
+            # nesting: Redis counts the depth (every reentrant object of this owner shares the hold)
+            return "try"
         if self._taken:
             return None
         self._taken, self._holder = True, me

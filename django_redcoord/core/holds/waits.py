@@ -111,7 +111,8 @@ def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
                 look = yield from waiter.check(final, lease)
             except CoordinationUnavailable as exc:
                 if isinstance(exc, PoolExhausted) or final or deadline - time.monotonic() <= 0:
-                    raise  # (refused whole, TRYAGAIN/UNBLOCKED/LOADING..., is an outage like any other)
+                    # (refused whole, TRYAGAIN/UNBLOCKED/LOADING..., is an outage like any other)
+                    raise
                 if outage is None:
                     log.warning(
                         "%s: Redis cannot answer (%s); looking again while the wait lasts",

@@ -1,4 +1,5 @@
-"""The watchdog of an ``auto_renew`` hold: a thread for ``acquire()``, an asyncio task for ``aacquire()``.
+"""The watchdog of an ``auto_renew`` hold: a thread for ``acquire()``, an asyncio task for
+``aacquire()``.
 
 What one renewal does is written once (:func:`renew_once`, steps); the thread
 runs it with the sync driver and the task with the asyncio driver.

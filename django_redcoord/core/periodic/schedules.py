@@ -178,8 +178,9 @@ def check_param(job: Job, param: Param, value: object) -> Any:
 
 
 def _check_text(text: str, what: str) -> None:
-    """Refuse text UTF-8 cannot encode: an unpaired surrogate (a command-line byte the locale could not
-    decode, ``"\\udcff"``) passes JSON, then fails the job's own writes and every page that shows it."""
+    """Refuse text UTF-8 cannot encode: an unpaired surrogate (a command-line byte the locale
+    could not decode, ``"\\udcff"``) passes JSON, then fails the job's own writes and every page
+    that shows it."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

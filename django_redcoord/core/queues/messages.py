@@ -92,7 +92,8 @@ class Message:
         headers = None
         if numbers[4] & TRACED:
             line, newline, rest = body.partition("\n")
-            if newline:  # (JSON bodies hold no raw newline; flagged without the line: the body alone, untraced)
+            # (JSON bodies hold no raw newline; flagged without the line: the body alone, untraced)
+            if newline:
                 headers, body = line, rest
         try:
             value = json.loads(body)

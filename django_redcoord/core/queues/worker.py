@@ -577,7 +577,9 @@ class Worker:
             try:
                 if tracer is None:
                     self.handler(message)
-                else:  # the one place a delivery meets the tracer: its process span, the sender's context restored
+                # the one place a delivery meets the tracer: its process span, the sender's context
+                # restored
+                else:
                     with tracer.process(message):
                         self.handler(message)
             except (

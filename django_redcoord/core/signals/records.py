@@ -1,4 +1,5 @@
-"""Reading events, signals and topics from outside: the admin's side (from their indexes; no scan)."""
+"""Reading events, signals and topics from outside: the admin's side (from their indexes; no
+scan)."""
 
 from __future__ import annotations
 

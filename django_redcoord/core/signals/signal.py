@@ -212,7 +212,8 @@ class _SignalWait(BroadcastWait):
         self.mark = entries[-1][0]
         token = self.signal._token
         if len(entries) >= 32 or any(fields.get("t") in ("*", token) for _, fields in entries):
-            return None  # ours (or everyone's; or so many that ours may have been trimmed): the look takes it
+            # ours (or everyone's; or so many that ours may have been trimmed): the look takes it
+            return None
         return Look(False)  # for another waiter: block again
 
     def leave(self) -> Steps:

@@ -201,7 +201,8 @@ def cluster_client(config: dict[str, Any]) -> Any:
 
         nodes = ", ".join(mask_url(u) for u in config["CLUSTER"]["NODES"])
         raise CoordinationUnavailable(
-            f"no node of the Redis Cluster ({nodes}) gave its slot map: {type(exc).__name__}: {exc}",
+            f"no node of the Redis Cluster ({nodes}) gave its slot map: "
+            f"{type(exc).__name__}: {exc}",
             server=nodes,
             operation="connect to the Redis Cluster",
         ) from exc

@@ -571,7 +571,8 @@ def _on_node(
                 try:
                     replies = commands(server, cmds, operation=operation, raise_errors=False)
                 except CoordinationUnavailable:
-                    client.nodes_manager.initialize()  # a failover may have moved the slot: the next call asks
+                    # a failover may have moved the slot: the next call asks
+                    client.nodes_manager.initialize()
                     raise
                 if not _moved(replies) or attempt == 2:
                     break

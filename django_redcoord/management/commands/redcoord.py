@@ -626,9 +626,10 @@ class Command(BaseCommand):
                 f"in force from {_when(stored.since_ms, now_ms())}"
             )
         versions = read_versions(election, job.name)
+        declared = ", ".join(f"{p.name}={p.default!r}" for p in editable_params(job).values())
         self._table(
             f"Schedule of {job.name!r} (the code's: {job.schedule}; arguments it declares: "
-            f"{', '.join(f'{p.name}={p.default!r}' for p in editable_params(job).values()) or 'none'})",
+            f"{declared or 'none'})",
             ["version", "schedule and arguments", "in force from", "by"],
             [
                 [
@@ -690,7 +691,8 @@ def _server_report(client: Any) -> list[tuple[str, str]]:
         product = f"Dragonfly {info['dragonfly_version']}"
     else:
         product = f"Redis {info.get('redis_version', '?')}"
-    product += f", {info.get('server_mode') or info.get('redis_mode', 'standalone')} mode"  # Valkey 8: server_mode
+    # Valkey 8: server_mode
+    product += f", {info.get('server_mode') or info.get('redis_mode', 'standalone')} mode"
     pool = getattr(client, "connection_pool", None)
     if cluster:
         nodes = (

@@ -1,4 +1,5 @@
-"""``manage.py run_leader``: elect one leader among the processes running it; the leader runs the @periodic jobs.
+"""``manage.py run_leader``: elect one leader among the processes running it; the leader runs the
+@periodic jobs.
 
 Run it in several places for redundancy. Every process campaigns; the leader
 claims each due slot of each job under its term (``periodic/claim.lua``) and runs

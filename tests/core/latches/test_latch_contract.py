@@ -1,4 +1,5 @@
-"""CountDownLatch and Barrier: their public behaviour through both drivers (see tests/drivers.py)."""
+"""CountDownLatch and Barrier: their public behaviour through both drivers (see
+tests/drivers.py)."""
 
 from __future__ import annotations
 

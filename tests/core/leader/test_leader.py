@@ -243,7 +243,8 @@ def test_a_term_not_above_every_term_seen_is_raised_above_them(redis_client, cap
         (
             (15, 2.4, 2),
             ValueError,
-            r"renew_deadline \(2.4 s\) must be longer than 1.2 × retry_period \(1.2 × 2 s = 2.4 s\)",
+            r"renew_deadline \(2.4 s\) must be longer than 1.2 × retry_period "
+            r"\(1.2 × 2 s = 2.4 s\)",
         ),
         ((0, 1, 0.5), ValueError, "lease must be between 0.001 and 86400 seconds"),
         (("15", 10, 2), TypeError, "lease must be a number of seconds > 0, not '15'"),

@@ -1,4 +1,5 @@
-"""Cancelling ``aacquire()`` or a decorated async view at every await point leaves nothing held or queued.
+"""Cancelling ``aacquire()`` or a decorated async view at every await point leaves nothing held
+or queued.
 
 The await points are found, not listed: every round trip the waiter makes
 is intercepted, and the task is cancelled before it is sent, while its reply
@@ -132,7 +133,8 @@ def test_a_decorated_view_cancelled_in_its_body_or_its_release_still_releases(re
         task = asyncio.ensure_future(view(RequestFactory().get("/")))
         await entered.wait()
         await asyncio.sleep(cancel_after)
-        task.cancel()  # in the body (0.1 s), or once the body is done and the release in flight (0.2 s)
+        # in the body (0.1 s), or once the body is done and the release in flight (0.2 s)
+        task.cancel()
         try:
             await task
         except asyncio.CancelledError:

@@ -1,4 +1,5 @@
-"""The dead-man's switch: job_health() over the state a real scheduler wrote, with an injected clock.
+"""The dead-man's switch: job_health() over the state a real scheduler wrote, with an injected
+clock.
 
 The causes that need a leader in a given condition (stopped, renewing but
 not claiming) are also judged by ``assess()`` on hand-made records; the real

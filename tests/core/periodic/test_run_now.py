@@ -1,4 +1,5 @@
-"""Operating jobs while leaders run: "run now" requests (term-fenced, once), their expiry, pause and resume."""
+"""Operating jobs while leaders run: "run now" requests (term-fenced, once), their expiry, pause
+and resume."""
 
 import json
 import os

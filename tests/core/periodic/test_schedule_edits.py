@@ -1,4 +1,5 @@
-"""Schedule edits: the store (periodic/edit_schedule.lua), the leader applying them under its term, revert.
+"""Schedule edits: the store (periodic/edit_schedule.lua), the leader applying them under its
+term, revert.
 
 Edits take effect at Redis's clock, so these tests drive the scheduler with
 times read from the server (``redis_now``) rather than a fixed T0.

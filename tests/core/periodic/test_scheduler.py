@@ -1,4 +1,5 @@
-"""The leader's loop body with an injected clock: claims, misfire policies, overlap, timeouts, the term fence."""
+"""The leader's loop body with an injected clock: claims, misfire policies, overlap, timeouts,
+the term fence."""
 
 import threading
 import time

@@ -1,4 +1,5 @@
-"""A concurrency slot is given back however its request ends: cancelled at any await point, or with Redis gone.
+"""A concurrency slot is given back however its request ends: cancelled at any await point, or
+with Redis gone.
 
 As for locks, the await points are found, not listed (``tests.drivers.cancel_at``):
 the task is cancelled before each round trip is sent, while its reply is

@@ -1,4 +1,5 @@
-"""Sixteen processes on one key: never more admitted than the policy allows, whatever the clients' clocks say.
+"""Sixteen processes on one key: never more admitted than the policy allows, whatever the
+clients' clocks say.
 
 Bounds, computed from the Redis server's own clock (TIME) read before the
 first and after the last request:

@@ -1,4 +1,5 @@
-"""GCRA by the server's own CL.THROTTLE (redis-cell loaded into a real redis-server), through both drivers.
+"""GCRA by the server's own CL.THROTTLE (redis-cell loaded into a real redis-server), through
+both drivers.
 
 Which path decided is read from Redis: the command keeps a string under
 ``...:cell``, the script a hash without the suffix.

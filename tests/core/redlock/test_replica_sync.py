@@ -1,4 +1,5 @@
-"""``replicas=n``: a grant is confirmed on n replicas (WAIT on the grant's connection) or given back.
+"""``replicas=n``: a grant is confirmed on n replicas (WAIT on the grant's connection) or given
+back.
 
 Real master and replica processes; the replica is paused with SIGSTOP to make
 it miss writes, and promoted by ``REPLICAOF NO ONE`` after the master is

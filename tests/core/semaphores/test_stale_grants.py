@@ -1,4 +1,5 @@
-"""A permit handed to a paused waiter (SIGSTOP): its lease and its stale hand-off (see tests/core/stale_grants.py)."""
+"""A permit handed to a paused waiter (SIGSTOP): its lease and its stale hand-off (see
+tests/core/stale_grants.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Events, signals and topics: their public behaviour through both drivers (see tests/drivers.py)."""
+"""Events, signals and topics: their public behaviour through both drivers (see
+tests/drivers.py)."""
 
 from __future__ import annotations
 

@@ -273,7 +273,8 @@ def test_a_sentinel_failover_is_an_outage_the_next_call_recovers_from(redis_serv
         # What Sentinel does to the old master within its next INFO period (10 s):
         client_from_url(master.url).replicaof("127.0.0.1", replica.port)
         time.sleep(0.5)  # the waiter's wait meets the demoted master and is issued again
-        client.connection_pool.disconnect()  # the holder's idle connection still points at the old master
+        # the holder's idle connection still points at the old master
+        client.connection_pool.disconnect()
         holder.release()  # on the new master (the grant was replicated)
         waiter.join(20)
         assert outcome == [True], outcome  # its wait, issued again on the new master, was served

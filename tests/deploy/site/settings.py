@@ -1,4 +1,5 @@
-"""Settings of the deployment matrix's site (tests/deploy): served by real gunicorn/uvicorn processes.
+"""Settings of the deployment matrix's site (tests/deploy): served by real gunicorn/uvicorn
+processes.
 
 Everything that differs per deployment comes from the environment, set by
 ``tests/deploy/servers.py``: the Redis URL, the SQLite file, and whether the

@@ -45,7 +45,8 @@ NEMESES = (
     "hostile-names",  # every allowed character in the names
 )
 CLUSTER_NEMESES = (
-    "cluster-slot-migration",  # the slot migrates (SETSLOT MIGRATING/IMPORTING, MIGRATE) while in use
+    # the slot migrates (SETSLOT MIGRATING/IMPORTING, MIGRATE) while in use
+    "cluster-slot-migration",
     "cluster-failover",  # CLUSTER FAILOVER on the replica of the primary serving the slot
 )
 
