@@ -92,10 +92,22 @@ def test_is_leader_turns_false_at_the_renew_deadline_without_renewal(redis_clien
     )
     started = time.monotonic()
     assert a.campaign()
+    elected = time.monotonic()
     first = a.term
-    assert wait_until(lambda: not a.is_leader(), 2.0)
-    elapsed = time.monotonic() - started
-    assert 0.45 <= elapsed <= 0.6, elapsed
+    # Each look is timed from just before it: a loaded machine may leave long gaps between two
+    # looks, but no look may answer True past the deadline (counted from a send made between
+    # ``started`` and ``elected``), nor False well before it.
+    last_true = first_false = None
+    while first_false is None and time.monotonic() - started < 2.0:
+        looked = time.monotonic()
+        if a.is_leader():
+            last_true = looked
+        else:
+            first_false = looked
+        time.sleep(0.002)
+    assert first_false is not None, "still leader 2 s after a renew deadline of 0.5 s"
+    assert first_false - started >= 0.45, first_false - started
+    assert last_true is not None and last_true - elected <= 0.5, last_true - elected
     assert a.term is None and a.fence() is None
     # The record is still there (lease 1.0 > renew deadline 0.5): nobody else leads yet.
     assert redis_client.pttl(a.keys.record) > 300
@@ -181,7 +193,7 @@ def test_resign_wakes_a_blocked_standby_at_once(redis_client):
         took = time.monotonic() - resigned_at
     finally:
         b.stop()
-    assert took < 0.2, took
+    assert took < 1.0, took  # woken, not its 2 s retry (a loaded machine may take a while)
     assert b.term > first and not a.is_leader()
 
 
