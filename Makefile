@@ -26,6 +26,7 @@ install: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # The redis-cell module (CL.THROTTLE), for the rate limiter's native path:
 # built offline from third_party/ with Debian's cargo and crates (see

@@ -19,6 +19,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import redis
@@ -79,7 +80,7 @@ def skip_unreadable(what: str, count: int, example: Any, why: str) -> None:
 def read_records(
     client: Any,
     names: list[str],
-    queue: Callable[[Any, str], None],
+    queue: Callable[[Any, str], object],
     parse: Callable[[str, Any], Any],
     *,
     what: str,
@@ -102,9 +103,9 @@ def read_records(
         for name in names:
             try:
                 replies.append(
-                    execute_pipeline(
-                        client, lambda pipe, name=name: queue(pipe, name), operation=operation
-                    )[0]
+                    execute_pipeline(client, partial(_queue_one, queue, name), operation=operation)[
+                        0
+                    ]
                 )
             except redis.exceptions.ResponseError as one:  # noqa: PERF203
                 if is_passing(one):
@@ -207,6 +208,11 @@ def _read_raw_many(client: Any, keys: KeyBuilder, kinds: list[str]) -> list[Any]
     return out
 
 
+def _queue_one(queue: Callable[[Any, str], object], name: str, pipe: Any) -> None:
+    """``queue(pipe, name)`` with ``name`` bound first (a pipeline builder of one record)."""
+    queue(pipe, name)
+
+
 def _clean(kind: str, found: Any) -> Any:
     """``found`` without the entries we did not write (see :func:`read_index`)."""
     if _all_plain(kind, found):
@@ -214,7 +220,9 @@ def _clean(kind: str, found: Any) -> Any:
     bad: list[tuple[Any, str]] = []
     numeric = kind in NUMERIC_INDEXES
     plain = _NAME_RE.fullmatch  # most names: one regex (validate_name says why the others fail)
-    pairs = ((name, None) for name in found) if isinstance(found, set) else found.items()
+    pairs: Iterable[tuple[Any, Any]] = (
+        ((name, None) for name in found) if isinstance(found, set) else found.items()
+    )
     kept = []
     for name, value in pairs:
         try:
@@ -275,7 +283,10 @@ def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -
                 len(primaries) or 1
             ) as pool:  # the primaries read their buckets at once
                 per_node = list(
-                    pool.map(lambda item: list(_read_node(client, *item, args)), primaries.items())
+                    pool.map(
+                        lambda item: list(_read_node(client, item[0], item[1], args)),
+                        primaries.items(),
+                    )
                 )
             for node_found in per_node:
                 for shape_no, contents in node_found:

@@ -34,6 +34,11 @@ def _utc() -> tzinfo:
 class Runtime:
     """The core's settings and hooks (one per process: :data:`runtime`)."""
 
+    _config: dict[str, Any] | None
+    _client_factory: Callable[[dict[str, Any]], Any] | None
+    _timezone: Callable[[], tzinfo]
+    _job_hooks: tuple[Callable[[], Any], ...]
+
     def __init__(self) -> None:
         self.loader: Callable[[], None] | None = None
         self._lock = threading.RLock()
@@ -75,10 +80,10 @@ class Runtime:
         _forget_clients()
 
     def _unset(self) -> None:
-        self._config: dict[str, Any] | None = None
-        self._client_factory: Callable[[dict[str, Any]], Any] | None = None
-        self._timezone: Callable[[], tzinfo] = _utc
-        self._job_hooks: tuple[Callable[[], Any], ...] = ()
+        self._config = None
+        self._client_factory = None
+        self._timezone = _utc
+        self._job_hooks = ()
 
     def _load(self) -> None:
         if self._config is None and self.loader is not None:

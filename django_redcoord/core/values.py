@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 #: Marks "use the configured default" (None often means something else, e.g. "wait forever").
 DEFAULT: Any = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
 
 
-def finite_number(value: object) -> bool:
+def finite_number(value: object) -> TypeGuard[int | float]:
     """True for an int or float (not a bool) that is finite as a float. An int too big for a float
     (``10**400``) is not: ``math.isfinite`` raises OverflowError on it, which a check must never
     let out."""

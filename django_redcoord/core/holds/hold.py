@@ -83,7 +83,7 @@ class Hold(HoldSteps, UsesClient):
         prefix: str | None = None,
         on_lost: Callable[[Any], Any] | None = None,
         replicas: int = 0,
-        replica_timeout: float = DEFAULT,
+        replica_timeout: float | None = DEFAULT,
     ) -> None:
         self.name = validate_name(name, f"{self.kind} name")
         self.replicas = check_count(replicas, "replicas", 0, 100)

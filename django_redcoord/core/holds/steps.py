@@ -105,8 +105,14 @@ class HoldSteps:
     _retry_owner: str | None
     _granted_at: float | None
     retry_after: float | None
+    _ops: tuple[str, str]  # the acquire's and the release's names in errors
+    _cond: threading.Condition
+    _renewer: Any  # its watchdog (a Renewer or an AsyncRenewer), while it renews
 
     def _end_hold(self) -> None:  # pragma: no cover - provided by Hold
+        raise NotImplementedError
+
+    def _check_fork(self) -> None:  # pragma: no cover - provided by Hold
         raise NotImplementedError
 
     # -- the primitive's hooks: its keys and its own arguments ------------------------

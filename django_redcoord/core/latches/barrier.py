@@ -216,7 +216,7 @@ class _BarrierWait(BroadcastWait):
         k = barrier.keys
         self.keys = [k.state, k.parties, wake, k.probe]
         self.operation = f"wait at barrier {barrier.name!r}"
-        self.next_expiry = 0.0
+        self.next_expiry: float | None = 0.0
         self.mark = "0-0"  # the wake stream's last entry at our last look: we read what comes after
 
     def _check(self, mode: str, lease_ms: int) -> Run:

@@ -275,7 +275,7 @@ def assess(
     if failures is None:  # state written before finish.lua counted them
         failures = 1 if state.get("outcome") in ("error", "timeout") else 0
     last_ok = _int(state.get("last_ok"))
-    common = {
+    common: dict[str, Any] = {
         "name": name,
         "max_late": allowed,
         "consecutive_failures": failures,
@@ -314,15 +314,15 @@ def assess(
     if failures >= max_failures and failures > 0:
         error = str(state.get("error") or state.get("outcome") or "no error recorded")
         blocked = error.startswith(_BLOCKED)
-        runs = "the last run" if failures == 1 else f"the last {failures} runs"
+        which = "the last run" if failures == 1 else f"the last {failures} runs"
         since = "never" if last_ok is None else _clock(last_ok, now_ms)
         if blocked:
             reason = (
-                f"blocked: {runs} failed because a lock or semaphore the job takes was held "
+                f"blocked: {which} failed because a lock or semaphore the job takes was held "
                 f"elsewhere ({error}); last ok run: {since}"
             )
         else:
-            reason = f"{runs} failed ({error}); last ok run: {since}"
+            reason = f"{which} failed ({error}); last ok run: {since}"
         return JobHealth(
             status="failing",
             ok=False,

@@ -390,7 +390,7 @@ class Queue(UsesClient):
         self._registered = True
         return [bool(reply) for reply in replies]
 
-    async def _apushed_records(self, client: Any, build: Callable[[Any], None]) -> list[bool]:
+    async def _apushed_records(self, client: Any, build: Callable[[Any], object]) -> list[bool]:
         replies = await aexecute_pipeline(client, build, operation=self._push_operation)
         self._registered = True
         return [bool(reply) for reply in replies]

@@ -69,8 +69,9 @@ class Policy:
         return self.text
 
 
-def parse(spec: str | Policy | list | tuple) -> list[Policy]:
-    """The policies of ``spec`` (text, a Policy, or a list of either)."""
+def parse(spec: object) -> list[Policy]:
+    """The policies of ``spec`` (text, a Policy, or a list of either); ValueError, saying what is
+    allowed, for anything else."""
     if isinstance(spec, Policy):
         return [spec]
     if isinstance(spec, (list, tuple)):

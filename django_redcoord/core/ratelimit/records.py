@@ -9,7 +9,7 @@ import redis
 from ..indexes import read_index, read_slot_buckets, skip_unreadable
 from ..transport.clients import key_builder
 from ..transport.commands import as_text, execute_pipeline
-from ..transport.drivers import Run
+from ..transport.drivers import Command, Run
 from ..transport.errors import is_passing, unavailable_as_ours
 from . import native
 from .limiter import RateLimiter
@@ -52,15 +52,17 @@ def busiest_keys(client: Any, *, prefix: str | None = None, top: int = 10) -> li
                 call, _, _ = limiter.hit_call("peek", key, server_gcra=by_server[id(limiter)])
                 if isinstance(call, Run):
                     call.script.queue(pipe, call.keys, call.args)
-                else:
+                elif isinstance(call, Command):
                     pipe.execute_command(*call.args)
+                else:  # pragma: no cover - a peek is one script or one command
+                    raise TypeError(f"a peek cannot be sent as {call!r}")
 
         results = execute_pipeline(client, build, operation="peek rate limits")
-        for (row, limiter, key), reply in zip(peeks, results, strict=True):
+        for (at, limiter, key), reply in zip(peeks, results, strict=True):
             decision = limiter.decision(
                 reply, key, None, peek=True, server_gcra=by_server[id(limiter)]
             )
-            entry = next(e for e in out[row]["keys"] if e["key"] == key)
+            entry = next(e for e in out[at]["keys"] if e["key"] == key)
             entry.update(
                 remaining=decision.remaining,
                 retry_after=round(decision.retry_after, 3),

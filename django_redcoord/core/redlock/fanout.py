@@ -41,6 +41,7 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from ..transport.drivers import Step
@@ -263,9 +264,7 @@ class Fanout(Step):
                 submit(i, step, client, master, handle)
             else:  # after the earlier call there has ended (from the thread that ends it)
                 before.add_done_callback(
-                    lambda _, i=i, step=step, client=client, master=master, handle=handle: submit(
-                        i, step, client, master, handle
-                    )
+                    partial(_submit_after, submit, i, step, client, master, handle)
                 )
         with cond:
             try:
@@ -291,7 +290,9 @@ class Fanout(Step):
         done = [False]
         for i, (step, client) in enumerate(zip(self.steps, clients, strict=True)):
             if step is not None:
-                task = asyncio.ensure_future(self._acall(step, client, self.after.get(i), done))
+                task: asyncio.Future[Any] = asyncio.ensure_future(
+                    self._acall(step, client, self.after.get(i), done)
+                )
                 task.add_done_callback(_retrieve)
                 tasks[task] = i
         decision = _Decision(len(tasks), self.need, self.yes)
@@ -358,3 +359,9 @@ class Pause(Step):
 
     async def arun(self, clients: Any) -> None:
         await asyncio.sleep(self.seconds)
+
+
+def _submit_after(submit: Callable[..., None], *args: Any) -> None:
+    """A done-callback that submits the next call to a master once the earlier one ended (its
+    own argument, the earlier call's future, is not needed)."""
+    submit(*args[:-1])

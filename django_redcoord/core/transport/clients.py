@@ -409,14 +409,14 @@ def async_client_like(client: redis.Redis) -> Any:
         name
         for klass in acls.__mro__
         if "__init__" in vars(klass)
-        for name in inspect.signature(klass.__init__).parameters
+        for name in inspect.signature(vars(klass)["__init__"]).parameters
     }
     kwargs = {k: v for k, v in pool.connection_kwargs.items() if k in accepted}
     kwargs.update(retry=AsyncRetry(NoBackoff(), 0), retry_on_error=[], health_check_interval=0)
-    pool = aconn.ConnectionPool(
+    apool = aconn.ConnectionPool(
         connection_class=acls, max_connections=pool.max_connections, **kwargs
     )
-    return AsyncRedis(connection_pool=pool)
+    return AsyncRedis(connection_pool=apool)
 
 
 def is_async_client(client: Any) -> bool:

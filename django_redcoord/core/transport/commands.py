@@ -53,6 +53,7 @@ def as_bytes(value: Any) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode()
 
 
+_pack: Callable[[tuple[Any, ...]], Any] | None
 try:  # the C packer: most of the client's own time per command is packing
     from hiredis import pack_command as _pack
 except ImportError:  # pragma: no cover - hiredis is an optional extra
@@ -1101,7 +1102,7 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def execute_pipeline(client: Any, build: Callable[[Any], None], *, operation: str) -> list[Any]:
+def execute_pipeline(client: Any, build: Callable[[Any], object], *, operation: str) -> list[Any]:
     """Run the commands ``build(pipe)`` queues in one round trip.
 
     If the server does not know a script yet, its EVALSHAs failed without
@@ -1127,7 +1128,7 @@ def execute_pipeline(client: Any, build: Callable[[Any], None], *, operation: st
 
 
 async def aexecute_pipeline(
-    client: Any, build: Callable[[Any], None], *, operation: str
+    client: Any, build: Callable[[Any], object], *, operation: str
 ) -> list[Any]:
     """:func:`execute_pipeline` for a ``redis.asyncio`` client: the same rules, awaited."""
     with unavailable_as_ours(client, operation):

@@ -91,4 +91,6 @@ class Script:
 
 
 def _read(name: str) -> str:
-    return resources.files("django_redcoord.core").joinpath("lua", f"{name}.lua").read_text()
+    return (
+        resources.files("django_redcoord.core").joinpath("lua").joinpath(f"{name}.lua").read_text()
+    )
