@@ -92,7 +92,9 @@ def test_cancelling_at_every_await_point_gives_back_everything(
                 )
                 assert not waiter.held
             assert await asyncio.wait_for(follower, 3) is True
-            assert time.monotonic() - released_at < 1.0, "the waiter behind was not served at once"
+            # (woken through the chain of wake lists: well inside the seconds its own re-check
+            # would take; a loaded machine once took 1.2 s)
+            assert time.monotonic() - released_at < 2.0, "the waiter behind was not served at once"
             assert await behind.aowned()
             await behind.arelease()
             # Nothing of the cancelled waiter (or anyone) is left.
