@@ -12,43 +12,50 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "Lock": "django_redcoord.core.locks",
-    "with_lock": "django_redcoord.decorators",
-    "with_semaphore": "django_redcoord.decorators",
-    "rate_limit": "django_redcoord.decorators",
-    "RateLimiter": "django_redcoord.core.ratelimit",
-    "RateLimited": "django_redcoord.core.ratelimit",
-    "with_read_lock": "django_redcoord.decorators",
-    "with_write_lock": "django_redcoord.decorators",
-    "ReadWriteLock": "django_redcoord.core.rwlocks",
-    "CountDownLatch": "django_redcoord.core.latches",
-    "Event": "django_redcoord.core.signals",
-    "Signal": "django_redcoord.core.signals",
-    "Topic": "django_redcoord.core.signals",
-    "Barrier": "django_redcoord.core.latches",
-    "BrokenError": "django_redcoord.core.exceptions",
-    "LatchBroken": "django_redcoord.core.exceptions",
-    "BarrierBroken": "django_redcoord.core.exceptions",
-    "Semaphore": "django_redcoord.core.semaphores",
-    "current_lock": "django_redcoord.decorators",
-    "RedcoordError": "django_redcoord.core.exceptions",
-    "ConfigurationError": "django_redcoord.core.exceptions",
-    "CoordinationUnavailable": "django_redcoord.core.exceptions",
-    "LockError": "django_redcoord.core.exceptions",
-    "LockLost": "django_redcoord.core.exceptions",
-    "LockNotAcquired": "django_redcoord.core.exceptions",
-    "LockNotOwned": "django_redcoord.core.exceptions",
-    "PoolExhausted": "django_redcoord.core.exceptions",
-    "QuorumNotReached": "django_redcoord.core.exceptions",
-    "ReplicasNotSynced": "django_redcoord.core.exceptions",
-    "Redlock": "django_redcoord.core.redlock",
-    "get_client": "django_redcoord.core.transport.clients",
-    "periodic": "django_redcoord.core.periodic",
-    "current_job": "django_redcoord.core.periodic",
-    "LeaderElection": "django_redcoord.core.leader",
-    "Queue": "django_redcoord.core.queues",
+# The public names: those of the core come through its door (django_redcoord.core), under
+# the door's name where it differs; the decorators from the Django layer.
+_FROM_CORE = {
+    name: name
+    for name in (
+        "Lock",
+        "RateLimiter",
+        "RateLimited",
+        "ReadWriteLock",
+        "CountDownLatch",
+        "Event",
+        "Signal",
+        "Topic",
+        "Barrier",
+        "BrokenError",
+        "LatchBroken",
+        "BarrierBroken",
+        "Semaphore",
+        "RedcoordError",
+        "ConfigurationError",
+        "CoordinationUnavailable",
+        "LockError",
+        "LockLost",
+        "LockNotAcquired",
+        "LockNotOwned",
+        "PoolExhausted",
+        "QuorumNotReached",
+        "ReplicasNotSynced",
+        "Redlock",
+        "get_client",
+        "current_job",
+        "LeaderElection",
+        "Queue",
+    )
 }
+_FROM_CORE["periodic"] = "periodic_decorator"
+_FROM_DECORATORS = (
+    "with_lock",
+    "with_semaphore",
+    "rate_limit",
+    "with_read_lock",
+    "with_write_lock",
+    "current_lock",
+)
 
 __all__ = [
     "Barrier",
@@ -89,32 +96,37 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .core.exceptions import (
+    from .core import (
+        Barrier,
         BarrierBroken,
         BrokenError,
         ConfigurationError,
         CoordinationUnavailable,
+        CountDownLatch,
+        Event,
         LatchBroken,
+        LeaderElection,
+        Lock,
         LockError,
         LockLost,
         LockNotAcquired,
         LockNotOwned,
         PoolExhausted,
+        Queue,
         QuorumNotReached,
+        RateLimited,
+        RateLimiter,
+        ReadWriteLock,
         RedcoordError,
+        Redlock,
         ReplicasNotSynced,
+        Semaphore,
+        Signal,
+        Topic,
+        current_job,
+        get_client,
     )
-    from .core.latches import Barrier, CountDownLatch
-    from .core.leader.election import LeaderElection
-    from .core.locks.lock import Lock
-    from .core.periodic.jobs import current_job, periodic
-    from .core.queues import Queue
-    from .core.ratelimit import RateLimited, RateLimiter
-    from .core.redlock import Redlock
-    from .core.rwlocks import ReadWriteLock
-    from .core.semaphores import Semaphore
-    from .core.signals import Event, Signal, Topic
-    from .core.transport.clients import get_client
+    from .core import periodic_decorator as periodic
     from .decorators import (
         current_lock,
         rate_limit,
@@ -134,13 +146,14 @@ def _install_django_settings() -> None:
 # The core's runtime installs the project's REDCOORD on first use when this
 # process has Django settings (also before django.setup()); it imports
 # nothing from Django otherwise. Setting a function reads no setting.
-from .core.runtime import runtime as _runtime  # noqa: E402
+from .core import process_runtime as _runtime  # noqa: E402
 
 _runtime.loader = _install_django_settings
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'django_redcoord' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    if name in _FROM_CORE:
+        return getattr(importlib.import_module("django_redcoord.core"), _FROM_CORE[name])
+    if name in _FROM_DECORATORS:
+        return getattr(importlib.import_module("django_redcoord.decorators"), name)
+    raise AttributeError(f"module 'django_redcoord' has no attribute {name!r}")

@@ -33,8 +33,7 @@ from django.utils.functional import cached_property
 from . import conf
 from .admin_rows import lock_rows, lock_wait_rows, queue_rows
 from .admin_schedules import schedule_urls
-from .core.exceptions import RedcoordError
-from .core.keys import validate_name
+from .core import RedcoordError, validate_name
 from .models import Dashboard
 
 ACTIONS = {
@@ -158,7 +157,7 @@ class DashboardAdmin(admin.ModelAdmin):
     # -- views ----------------------------------------------------------------
 
     def _overview(self, request: HttpRequest) -> dict[str, Any]:
-        from .core.transport.clients import get_client
+        from .core import get_client
         from .dashboard import overview
 
         contains = request.GET.get("q", "").strip()[:200]
@@ -226,7 +225,7 @@ class DashboardAdmin(admin.ModelAdmin):
         from
         only what it judges (``overview(only=TROUBLE_ONLY)``: no lock page, lock waits or
         charts)."""
-        from .core.transport.clients import get_client
+        from .core import get_client
         from .dashboard import TROUBLE_ONLY, overview
 
         if not self.has_view_permission(request):
@@ -332,8 +331,7 @@ class DashboardAdmin(admin.ModelAdmin):
         return redirect(back)
 
     def _act_on_job(self, action: str, election: str, name: str, *, by: str) -> str:
-        from .core.leader.election import LeaderElection
-        from .core.periodic import pause_job, request_run, resume_job
+        from .core import LeaderElection, pause_job, request_run, resume_job
 
         leader = LeaderElection(election)  # only its client and keys: it does not campaign
         if action == "run-job":
@@ -361,7 +359,7 @@ class DashboardAdmin(admin.ModelAdmin):
         }[outcome]
 
     def _pause_queue(self, name: str, *, by: str) -> str:
-        from .core.queues import Queue
+        from .core import Queue
 
         return (
             "paused"
@@ -377,20 +375,19 @@ class DashboardAdmin(admin.ModelAdmin):
         key: str | None = None,
         mid: str | None = None,
     ) -> str:
-        from .core.locks import force_release
-        from .core.queues import Queue
+        from .core import Queue, force_release
 
         if action == "force-release":
             return force_release(name, fence or 0)
         if action == "reset-ratelimit":
-            from .core.ratelimit import reset_key
+            from .core import reset_key
 
             try:
                 return f"{reset_key(name, key or '')} key(s) deleted"
             except ValueError as exc:
                 return f"nothing done: {exc}"
         if action == "revoke-permit":
-            from .core.semaphores import revoke_permit
+            from .core import revoke_permit
 
             return revoke_permit(name, fence or 0)
         from .dashboard import purge_dead_letters
@@ -420,7 +417,7 @@ class DashboardAdmin(admin.ModelAdmin):
 
     def dead_letters_view(self, request: HttpRequest) -> HttpResponse:
         """A page of one queue's dead letters (newest first), with their errors and tracebacks."""
-        from .core.queues import Queue
+        from .core import Queue
         from .dashboard import PAGE_SIZE, list_dead_letters
 
         if not self.has_view_permission(request):

@@ -44,7 +44,7 @@ from typing import Any
 from django.core import checks
 
 from . import conf
-from .core.exceptions import ConfigurationError
+from .core import ConfigurationError
 
 HINT_CONFIGURE = (
     "Add REDCOORD = {'URL': 'redis://127.0.0.1:6379/0'} to settings (or 'embedded' for "
@@ -69,7 +69,7 @@ def check_tracing(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
 
     from django.conf import settings
 
-    from .core.options import tracing_option
+    from .core import tracing_option
 
     user = getattr(settings, "REDCOORD", None)
     try:
@@ -193,8 +193,7 @@ def _check_cluster(cluster: dict[str, Any]) -> list[checks.CheckMessage]:
     finds it ok."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from .core.transport.clients import client_from_url
-    from .core.transport.errors import mask_url
+    from .core import client_from_url, mask_url
 
     urls = cluster["NODES"]
 
@@ -237,8 +236,7 @@ def _check_reachable(config: dict[str, Any]) -> list[checks.CheckMessage]:
     import redis
 
     from .conf import build_client
-    from .core.exceptions import CoordinationUnavailable
-    from .core.transport.errors import describe
+    from .core import CoordinationUnavailable, describe
 
     quick = {**config, "SOCKET_TIMEOUT": 0.5, "CONNECT_TIMEOUT": 0.5}
     try:
@@ -264,8 +262,7 @@ def _check_redlock(urls: list[str]) -> list[checks.CheckMessage]:
     """The quorum lock masters: how many, and whether each answers a PING (0.5 s each, at once)."""
     if not urls:
         return []
-    from .core.transport.clients import client_from_url
-    from .core.transport.errors import mask_url
+    from .core import client_from_url, mask_url
 
     messages: list[checks.CheckMessage] = []
     count = len(urls)
@@ -336,8 +333,7 @@ def check_what_redis_keeps(app_configs: Any = None, **kwargs: Any) -> list[check
     from django.conf import settings
 
     from .conf import build_client
-    from .core.exceptions import CoordinationUnavailable
-    from .core.transport.errors import describe
+    from .core import CoordinationUnavailable, describe
 
     try:
         config = conf.validate(getattr(settings, "REDCOORD", None))
@@ -444,7 +440,7 @@ def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[check
     from django.conf import settings
 
     from .conf import build_client
-    from .core.exceptions import CoordinationUnavailable
+    from .core import CoordinationUnavailable
 
     try:
         config = conf.validate(getattr(settings, "REDCOORD", None))
@@ -569,7 +565,7 @@ def _redlock_infos(urls: list[str]) -> list[dict[str, Any] | None]:
     (W006 says so)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from .core.transport.clients import client_from_url
+    from .core import client_from_url
 
     def ask(url: str) -> dict[str, Any] | None:
         client = client_from_url(url, socket_timeout=0.5, connect_timeout=0.5)
@@ -592,7 +588,7 @@ def check_redlock_masters_distinct(
     ``redis://h/0`` and ``redis://h/1``, or ``localhost`` and ``127.0.0.1``,
     are different URLs of one server: a "majority" of them is one server.
     """
-    from .core.transport.errors import mask_url
+    from .core import mask_url
 
     config = _redlock_config()
     urls = config["REDLOCK"] if config else []
@@ -628,7 +624,7 @@ def check_what_redlock_masters_keep(
 ) -> list[checks.CheckMessage]:
     """``check --deploy``: a ``REDLOCK`` master that evicts keys (W017) or persists nothing
     (I018)."""
-    from .core.transport.errors import mask_url
+    from .core import mask_url
 
     config = _redlock_config()
     urls = config["REDLOCK"] if config else []
@@ -670,7 +666,7 @@ def check_what_redlock_masters_keep(
 
 def _saves_nothing(url: str) -> bool:
     """True when ``CONFIG GET save`` says no RDB save points (False when it cannot be read)."""
-    from .core.transport.clients import client_from_url
+    from .core import client_from_url
 
     client = client_from_url(url, socket_timeout=0.5, connect_timeout=0.5)
     try:
@@ -684,7 +680,7 @@ def _saves_nothing(url: str) -> bool:
 def check_replica_timeout(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``REPLICA_TIMEOUT`` must end within ``SOCKET_TIMEOUT`` (E019), else every replica check
     reads as an outage."""
-    from .core.holds.steps import replica_check_limit
+    from .core import replica_check_limit
 
     config = _redlock_config()
     if not config or config.get("REPLICA_TIMEOUT") is None:

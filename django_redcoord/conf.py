@@ -18,9 +18,8 @@ import os
 import sys
 from typing import Any
 
-from .core.exceptions import ConfigurationError
-from .core.options import DEFAULTS, EMBEDDED, URL_SCHEMES, problems, validate
-from .core.runtime import runtime
+from .core import DEFAULTS, EMBEDDED, URL_SCHEMES, ConfigurationError, problems, validate
+from .core import process_runtime as runtime
 
 __all__ = [
     "DEFAULTS",
@@ -129,7 +128,7 @@ DJANGO_REDIS_BACKENDS = ("django_redis.cache.RedisCache",)
 
 def build_client(config: dict[str, Any]) -> Any:
     """Build the client the configuration names: ``CACHE`` here, ``URL`` by the core."""
-    from .core.transport.clients import build_client as from_url
+    from .core import build_client as from_url
 
     if config["CACHE"] is not None:
         return _client_from_cache(
@@ -167,7 +166,7 @@ def _client_from_cache(
     import redis
     from django_redis import get_redis_connection
 
-    from .core.transport.clients import no_retry
+    from .core import no_retry
 
     source = get_redis_connection(alias)
     pool = source.connection_pool

@@ -53,15 +53,28 @@ from typing import Any
 
 import redis
 
-from .core.indexes import counting_unreadable, read_index, reading_all, skip_unreadable
-from .core.keys import INDEX_TYPES, MAX_NAME_LENGTH, KeyBuilder, validate_name
-from .core.locks import read_holders
-from .core.queues import Message, Queue, depths
-from .core.queues.queue import HISTORY_SAMPLES, Sample, read_history
-from .core.transport.clients import key_builder
-from .core.transport.commands import as_text as _text
-from .core.transport.commands import commands
-from .core.transport.errors import is_passing, unavailable_as_ours
+from .core import (
+    HISTORY_SAMPLES,
+    INDEX_TYPES,
+    MAX_NAME_LENGTH,
+    KeyBuilder,
+    Message,
+    Queue,
+    Sample,
+    commands,
+    counting_unreadable,
+    depths,
+    is_passing,
+    key_builder,
+    read_history,
+    read_holders,
+    read_index,
+    reading_all,
+    skip_unreadable,
+    unavailable_as_ours,
+    validate_name,
+)
+from .core import as_text as _text
 from .trouble import find_trouble
 
 log = logging.getLogger(__name__)
@@ -465,7 +478,7 @@ def _wait_minutes(entries: list[Any], since_minute: int) -> list[tuple[int, int,
 def list_semaphores(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
     """Semaphores with live holders (from their index): name, limit, queued, and a row per
     holder."""
-    from .core.semaphores import read_semaphores
+    from .core import read_semaphores
 
     return [
         {
@@ -479,7 +492,7 @@ def list_semaphores(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[
 
 def list_rwlocks(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
     """Read-write locks with live holders (from their index): a row per holder, and who waits."""
-    from .core.rwlocks import read_rwlocks
+    from .core import read_rwlocks
 
     return [
         {**rw, "holders": [{**h, "ttl": round(h["ttl"], 3)} for h in rw["holders"]]}
@@ -489,7 +502,7 @@ def list_rwlocks(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
 
 def list_latches(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
     """Count-down latches and barriers in use (from their indexes), a row each."""
-    from .core.latches import read_barriers, read_latches
+    from .core import read_barriers, read_latches
 
     rows = [
         {
@@ -517,7 +530,7 @@ def list_latches(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
 
 def list_signals(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
     """Events, signals and topics in use, a row each (topics: a row per consumer group)."""
-    from .core.signals import read_signals
+    from .core import read_signals
 
     found = read_signals(client, prefix=keys.prefix, now_ms=now_ms)
     rows = [
@@ -558,7 +571,7 @@ def list_signals(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
 def list_rate_limits(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
     """Each rate limiter's busiest keys over this minute and the last, a row per key, with its
     state now."""
-    from .core.ratelimit import busiest_keys
+    from .core import busiest_keys
 
     return [
         {"name": limiter["name"], "policies": limiter["policies"], **entry}
@@ -1153,9 +1166,7 @@ def leaders(
     in this process (discovered as ``run_leader`` does) give their own
     ``max_late``; the others are judged from their state alone.
     """
-    from .core.leader.election import DEFAULT_ELECTION, read_leader
-    from .core.periodic.overdue import edited_since_claim
-    from .core.periodic.scheduler import read_job_states
+    from .core import DEFAULT_ELECTION, edited_since_claim, read_job_states, read_leader
 
     registry = _registered_jobs()
     out = []
@@ -1203,7 +1214,7 @@ def _registered_jobs() -> dict[str, Any]:
     (importing a jobs module only registers), then the registry. A jobs module that fails to
     import is logged once; the jobs are then judged from their state alone."""
     global _discovered
-    from .core.periodic.jobs import get_jobs
+    from .core import get_jobs
     from .discovery import autodiscover
 
     if not _discovered:
@@ -1230,7 +1241,7 @@ _discovered = False
 def _schedule_edits(client: Any, election_keys: Any, names: list[str]) -> dict[str, Any]:
     """The schedule versions of the jobs ``names`` (edited since their last claim), one round
     trip; none: no I/O."""
-    from .core.periodic.schedules import decode_versions
+    from .core import decode_versions
 
     if not names:
         return {}
@@ -1246,7 +1257,7 @@ def _job_health(
     name: str, state: dict[str, Any], job: Any, lead: Any, now_ms: int, versions: Any = None
 ) -> dict[str, Any]:
     """A job row's dead-man's switch fields (see :func:`leaders`)."""
-    from .core.periodic.overdue import assess, election_timing
+    from .core import assess, election_timing
 
     lease, retry = election_timing()
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from .core.periodic.jobs import Job, get_jobs
+from .core import Job, get_jobs
 
 
 def autodiscover() -> dict[str, Job]:

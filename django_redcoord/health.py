@@ -42,16 +42,24 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from . import conf
-from .core.exceptions import RedcoordError
-from .core.keys import KeyBuilder, validate_name
-from .core.leader.election import DEFAULT_ELECTION, read_leader
-from .core.periodic.jobs import MAX_LATE_LIMIT, Job
-from .core.periodic.overdue import job_health
-from .core.queues import Queue, depths
-from .core.transport.clients import key_builder
-from .core.transport.commands import commands, execute_pipeline
-from .core.transport.errors import describe
-from .core.values import check_seconds, finite_number
+from .core import (
+    DEFAULT_ELECTION,
+    MAX_LATE_LIMIT,
+    Job,
+    KeyBuilder,
+    Queue,
+    RedcoordError,
+    check_seconds,
+    commands,
+    depths,
+    describe,
+    execute_pipeline,
+    finite_number,
+    job_health,
+    key_builder,
+    read_leader,
+    validate_name,
+)
 from .dashboard import DEAD_WORKER_KEEP_MS, list_workers
 
 #: Seconds a probe waits for Redis to connect, and for each reply.

@@ -33,8 +33,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 
 from . import conf
-from .core.exceptions import ConfigurationError
-from .core.ratelimit import Decision
+from .core import ConfigurationError, Decision
 
 #: The ``TRUSTED_PROXIES`` entry that trusts the peer of a Unix socket (no client address).
 UNIX = "unix"

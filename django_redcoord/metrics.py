@@ -169,14 +169,18 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from .core.exceptions import CoordinationUnavailable
-from .core.indexes import read_index, reading_all
-from .core.keys import KeyBuilder, validate_name
-from .core.leader.election import DEFAULT_ELECTION
-from .core.locks import read_holders
-from .core.observe import add_observer
-from .core.transport.clients import key_builder
-from .core.transport.errors import unavailable_as_ours
+from .core import (
+    DEFAULT_ELECTION,
+    CoordinationUnavailable,
+    KeyBuilder,
+    add_observer,
+    key_builder,
+    read_holders,
+    read_index,
+    reading_all,
+    unavailable_as_ours,
+    validate_name,
+)
 from .dashboard import leaders, list_queues, list_rwlocks, list_semaphores, list_workers
 
 log = logging.getLogger("django_redcoord.metrics")
@@ -323,7 +327,7 @@ class RedcoordCollector:
     def _read(self) -> dict[str, Any]:
         client, prefix, detail = self._client, self._prefix, self.lock_detail
         if client is None:
-            from .core.transport.clients import get_client
+            from .core import get_client
 
             client = get_client()
         if prefix is None or detail is None:

@@ -33,9 +33,7 @@ from typing import Any
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 
 from . import conf
-from .core.exceptions import CoordinationUnavailable
-from .core.ratelimit import Decision, RateLimiter
-from .core.transport.drivers import uncancellable
+from .core import CoordinationUnavailable, Decision, RateLimiter, uncancellable
 from .decorators.holds import unavailable_response
 from .decorators.ratelimits import agive_back, give_back, limiter_name, releases
 from .decorators.streaming import release_after_body

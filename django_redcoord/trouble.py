@@ -53,11 +53,16 @@ from urllib.parse import urlencode
 
 import redis
 
-from .core.keys import KeyBuilder
-from .core.queues import Message
-from .core.transport.commands import as_text, commands, execute_pipeline
-from .core.transport.errors import is_passing, unavailable_as_ours
-from .core.transport.scripts import Script
+from .core import (
+    KeyBuilder,
+    Message,
+    Script,
+    as_text,
+    commands,
+    execute_pipeline,
+    is_passing,
+    unavailable_as_ours,
+)
 
 SEVERITIES = ("error", "warning")
 #: kinds in the order they are listed (within a severity)
@@ -115,13 +120,13 @@ def find_trouble(
     data: dict[str, Any],
     *,
     now_ms: int,
-    live_locks: dict[str, int] | None = None,
+    live_locks: dict[str, int],
 ) -> dict[str, Any]:
     """The trouble in ``data`` (what :func:`~django_redcoord.dashboard.overview` read at
     ``now_ms``).
 
-    ``live_locks``: name -> index bound of every live lock (``dashboard.live_locks``), read if
-    not given.
+    ``live_locks``: name -> index bound of every live lock, as the caller read it with
+    ``dashboard.live_locks`` (this module does not import the dashboard, which imports it).
 
     Returns ``{items, counts, notes}``: ``items`` sorted by severity then kind,
     ``counts`` = ``{"error": n, "warning": m}``, ``notes`` what was not checked
@@ -132,10 +137,6 @@ def find_trouble(
     items += job_trouble(data.get("leaders") or [])
     items += queue_trouble(data.get("queues") or [], data.get("workers") or [])
     items += dead_letter_trouble(client, keys, data.get("queues") or [], now_ms=now_ms)
-    if live_locks is None:
-        from .dashboard import live_locks as read_live
-
-        live_locks = read_live(client, keys, now_ms=now_ms)
     items += lock_ages(client, keys).trouble(
         client, keys, live_locks, data.get("locks") or {}, now_ms=now_ms, notes=notes
     )

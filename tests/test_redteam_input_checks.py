@@ -13,7 +13,7 @@ import redis.asyncio
 from django_redcoord.core.keys import KeyBuilder
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.ratelimit import RateLimiter
-from django_redcoord.core.ratelimit.policy import parse
+from django_redcoord.core.rates import parse
 from django_redcoord.core.redlock import trust_masters
 from django_redcoord.core.semaphores import Semaphore
 from django_redcoord.core.values import check_wait

@@ -43,9 +43,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.throttling import BaseThrottle
 
-from ..core.exceptions import CoordinationUnavailable
-from ..core.keys import validate_name
-from ..core.ratelimit import Decision, RateLimiter
+from ..core import CoordinationUnavailable, Decision, RateLimiter, validate_name
 from ..decorators.ratelimits import agive_back, limiter_name, releases
 from ..decorators.streaming import release_after_body
 from ..http import check_key, rate_limit_key

@@ -49,8 +49,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..core import observe as _observe
-from ..core.queues import messages as _messages
+from ..core import REQUEUED, Message, add_observer, current_tracer, remove_observer, set_tracer
 
 __all__ = [
     "ATTRIBUTES",
@@ -134,9 +133,9 @@ def enable(*, tracer_provider: Any = None, events: bool = True) -> None:
         _uninstall()
         message_tracer = MessageTracer(tracer, explicit=tracer_provider is not None)
         observer = EventSpans(tracer) if events else None
-        _messages.set_tracer(message_tracer)
+        set_tracer(message_tracer)
         if observer is not None:
-            _observe.add_observer(observer)
+            add_observer(observer)
         _installed = (message_tracer, observer)
         _from_settings = False
 
@@ -159,10 +158,10 @@ def _uninstall() -> None:
     if _installed is None:
         return
     message_tracer, observer = _installed
-    if _messages.tracer is message_tracer:
-        _messages.set_tracer(None)
+    if current_tracer() is message_tracer:
+        set_tracer(None)
     if observer is not None:
-        _observe.remove_observer(observer)
+        remove_observer(observer)
         observer.close()
     _installed = None
 
@@ -179,7 +178,7 @@ def install_from_settings() -> None:
     global _from_settings
     from django.conf import settings
 
-    from ..core.options import tracing_option
+    from ..core import tracing_option
 
     user = getattr(settings, "REDCOORD", None)
     value = user.get("TRACING", False) if isinstance(user, dict) else False
@@ -256,7 +255,7 @@ class MessageTracer:
     def send(self, queue: str, ids: list[str]) -> Any:
         return _Sending(self, queue, ids) if self.live() else _NOT_TRACED
 
-    def process(self, message: _messages.Message) -> Any:
+    def process(self, message: Message) -> Any:
         return _Processing(self, message) if self.live() else _NOT_TRACED
 
     def bind(self, fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -275,7 +274,7 @@ class MessageTracer:
 
         return bound
 
-    def parent_of(self, message: _messages.Message) -> Any:
+    def parent_of(self, message: Message) -> Any:
         """The context a message's headers carry (an empty one when none can be read)."""
         ctx = self._context.Context()
         headers = message.headers
@@ -357,7 +356,7 @@ class _Processing:
 
     __slots__ = ("owner", "message", "token", "span_cm")
 
-    def __init__(self, owner: MessageTracer, message: _messages.Message) -> None:
+    def __init__(self, owner: MessageTracer, message: Message) -> None:
         self.owner, self.message = owner, message
 
     def __enter__(self) -> Any:
@@ -366,7 +365,7 @@ class _Processing:
         ctx = owner.parent_of(message)
         links = ()
         sent = trace.get_current_span(ctx).get_span_context()
-        if sent.is_valid and (message.attempt > 0 or message.flags & _messages.REQUEUED):
+        if sent.is_valid and (message.attempt > 0 or message.flags & REQUEUED):
             # a later delivery: a new trace linked to the send (its baggage kept)
             links = (trace.Link(sent, {"redcoord.delivery": message.attempt + 1}),)
             ctx = trace.set_span_in_context(trace.INVALID_SPAN, ctx)

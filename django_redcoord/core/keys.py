@@ -43,6 +43,15 @@ DEFAULT_PREFIX = "redcoord"
 LOCK_INDEX_BUCKETS = 256
 
 
+def is_valid_name(name: str, *, tag: bool = True) -> bool:
+    """True if ``name`` is a valid name as :func:`validate_name` would take it."""
+    try:
+        validate_name(name, tag=tag)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def validate_name(name: object, what: str = "name", *, tag: bool = True) -> str:
     """Return ``name`` if it is usable in a key, else raise ``ValueError``/``TypeError``.
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from .exceptions import ConfigurationError
 from .keys import DEFAULT_PREFIX, validate_name, validate_prefix
-from .values import finite_number
+from .values import check_timing, finite_number
 
 # : Documented defaults; docs/configuration.md's settings table is generated from this dict (make
 # docs checks it).
@@ -425,7 +425,7 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
     """Problems of TRUSTED_PROXIES and RATE_LIMITS (each says what is allowed)."""
     import ipaddress
 
-    from .ratelimit.policy import parse
+    from .rates import parse
 
     found = []
     proxies = config["TRUSTED_PROXIES"]
@@ -515,8 +515,6 @@ def _relations(config: dict[str, Any], valid: set[str]) -> list[str]:
     found = []
     leader = ("LEADER_LEASE", "LEADER_RENEW_DEADLINE", "LEADER_RETRY_PERIOD")
     if valid.issuperset(leader):
-        from .leader.records import check_timing
-
         try:
             check_timing(*(config[k] for k in leader))
         except (TypeError, ValueError) as exc:

@@ -38,10 +38,12 @@ class Runtime:
     _client_factory: Callable[[dict[str, Any]], Any] | None
     _timezone: Callable[[], tzinfo]
     _job_hooks: tuple[Callable[[], Any], ...]
+    _forgetters: list[Callable[[], None]]
 
     def __init__(self) -> None:
         self.loader: Callable[[], None] | None = None
         self._lock = threading.RLock()
+        self._forgetters: list[Callable[[], None]] = []
         self._unset()
 
     def configure(
@@ -70,14 +72,18 @@ class Runtime:
         if (
             replacing
         ):  # (from "not configured", clear() already forgot them: the loader takes no other lock)
-            _forget_clients()
+            self._forget_clients()
 
     def clear(self) -> None:
         """Back to "not configured": built-in defaults, until the loader or configure() runs
         again."""
         with self._lock:
             self._unset()
-        _forget_clients()
+        self._forget_clients()
+
+    def _forget_clients(self) -> None:
+        for forget in tuple(self._forgetters):
+            forget()
 
     def _unset(self) -> None:
         self._config = None
@@ -103,15 +109,23 @@ class Runtime:
         self._load()
         return self._config if self._config is not None else DEFAULTS
 
-    def make_client(self) -> Any:
-        """A new sync client for the configured Redis (no I/O, except starting embedded)."""
+    @property
+    def client_factory(self) -> Callable[[dict[str, Any]], Any] | None:
+        """The factory given to :meth:`configure` (None: the transport builds from ``URL``)."""
         self._load()
-        config = self.config
-        if self._client_factory is not None:
-            return self._client_factory(config)
-        from .transport.clients import build_client
+        return self._client_factory
 
-        return build_client(config)
+    def when_reconfigured(self, forget: Callable[[], None]) -> None:
+        """Call ``forget()`` whenever the options change or are cleared.
+
+        The modules that cache clients built from the options (the transport's
+        shared client, Redlock's masters) register here, so the runtime imports
+        none of them: it sits below every primitive, and none of its imports
+        leads back to it.
+        """
+        with self._lock:
+            if forget not in self._forgetters:
+                self._forgetters.append(forget)
 
     def timezone(self) -> tzinfo:
         self._load()
@@ -120,14 +134,6 @@ class Runtime:
     def job_hooks(self) -> tuple[Callable[[], Any], ...]:
         self._load()
         return self._job_hooks
-
-
-def _forget_clients() -> None:
-    from .redlock import redlock
-    from .transport import clients as connection
-
-    connection.reset()
-    redlock.reset()
 
 
 #: The process's runtime.

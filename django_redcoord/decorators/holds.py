@@ -21,11 +21,17 @@ from asgiref.sync import sync_to_async
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponse
 
-from ..core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired, RedcoordError
-from ..core.holds import Hold as Lock
-from ..core.observe import observe, observers
-from ..core.transport.clients import is_async_client
-from ..core.transport.drivers import uncancellable
+from ..core import (
+    CoordinationUnavailable,
+    LockLost,
+    LockNotAcquired,
+    RedcoordError,
+    is_async_client,
+    observers,
+    uncancellable,
+)
+from ..core import Hold as Lock
+from ..core import observe_event as observe
 
 log = logging.getLogger("django_redcoord.locks")
 

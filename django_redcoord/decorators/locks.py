@@ -47,11 +47,17 @@ from typing import Any, TypeVar
 
 from django.http import HttpRequest, HttpResponse
 
-from ..core.exceptions import CoordinationUnavailable, LockNotAcquired
-from ..core.holds import Hold
-from ..core.keys import validate_name
-from ..core.locks import Lock
-from ..core.values import DEFAULT, check_count, check_ttl, check_wait
+from ..core import (
+    DEFAULT,
+    CoordinationUnavailable,
+    Hold,
+    Lock,
+    LockNotAcquired,
+    check_count,
+    check_ttl,
+    check_wait,
+    validate_name,
+)
 from .holds import (
     aacquire,
     afinish,
@@ -169,7 +175,7 @@ def _quorum_maker(
 ) -> Any:
     """``name -> Redlock(name, ...)`` for ``@with_lock(..., quorum=...)``, its arguments checked
     now."""
-    from ..core.redlock import Redlock
+    from ..core import Redlock
 
     if quorum is True:
         count = None

@@ -44,12 +44,19 @@ from asgiref.sync import async_to_sync, iscoroutinefunction
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 
-from ..core.exceptions import CoordinationUnavailable
-from ..core.keys import _NAME_RE, MAX_NAME_LENGTH, validate_name
-from ..core.observe import observe, observers
-from ..core.ratelimit import Decision, RateLimiter, parse
-from ..core.transport.clients import is_async_client
-from ..core.transport.drivers import uncancellable
+from ..core import (
+    MAX_NAME_LENGTH,
+    CoordinationUnavailable,
+    Decision,
+    RateLimiter,
+    is_async_client,
+    is_valid_name,
+    observers,
+    parse,
+    uncancellable,
+    validate_name,
+)
+from ..core import observe_event as observe
 from ..http import arate_limit_key, check_key, rate_limit_headers, rate_limit_key, too_many_requests
 from .holds import find_request, unavailable_response, view_dispatch
 from .locks import F
@@ -75,7 +82,7 @@ def rate_limit(
 
     Args:
         policy: policies like ``"10/s;burst=20 & 1000/h"`` (see
-            :mod:`~django_redcoord.core.ratelimit.policy`).
+            :mod:`~django_redcoord.core.rates`).
         key: what a request counts against: ``"ip"`` (default), ``"user"``,
             ``"header:<Name>"``, or a callable ``(request) -> str``.
         methods: only these HTTP methods count (default: all).
@@ -410,7 +417,7 @@ def limiter_name(raw: str) -> str:
     a digest of ``raw`` is appended so that two names that differ only there
     (or past the length cap) never share a limiter.
     """
-    if raw and len(raw) <= MAX_NAME_LENGTH and _NAME_RE.fullmatch(raw):
+    if is_valid_name(raw, tag=False):
         return raw
     digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     readable = re.sub(r"[^A-Za-z0-9_\-.:/@=+,#~|]", "_", raw)[: MAX_NAME_LENGTH - len(digest) - 1]

@@ -22,9 +22,14 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from ..core.exceptions import CoordinationUnavailable, LockNotAcquired
-from ..core.rwlocks import ReadWriteLock
-from ..core.values import DEFAULT, check_ttl, check_wait
+from ..core import (
+    DEFAULT,
+    CoordinationUnavailable,
+    LockNotAcquired,
+    ReadWriteLock,
+    check_ttl,
+    check_wait,
+)
 from .holds import busy_response, unavailable_response
 from .locks import F, holding
 

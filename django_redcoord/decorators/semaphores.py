@@ -27,10 +27,15 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from ..core.exceptions import CoordinationUnavailable, LockNotAcquired
-from ..core.semaphores import Semaphore
-from ..core.semaphores.semaphore import check_permits
-from ..core.values import DEFAULT, check_ttl, check_wait
+from ..core import (
+    DEFAULT,
+    CoordinationUnavailable,
+    LockNotAcquired,
+    Semaphore,
+    check_permits,
+    check_ttl,
+    check_wait,
+)
 from .holds import unavailable_response
 from .locks import F, holding
 

@@ -16,7 +16,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.http import StreamingHttpResponse
 
-from ..core.holds import Hold
+from ..core import Hold
 from .holds import aacquire, afinish, aname, busy, finish, native
 
 FAILED, DONE, STREAMING = object(), object(), object()

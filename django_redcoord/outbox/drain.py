@@ -25,8 +25,7 @@ from typing import Any
 from django.db.models import F
 from redis.exceptions import DataError
 
-from ..core.exceptions import CoordinationUnavailable
-from ..core.queues.messages import EncodedJSON
+from ..core import CoordinationUnavailable, EncodedJSON
 from ..tasks.compat import utcnow
 
 log = logging.getLogger("django_redcoord.outbox")

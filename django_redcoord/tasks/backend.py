@@ -49,14 +49,24 @@ from django.core.checks import Error
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.utils.module_loading import import_string
 
-from ..core.exceptions import CoordinationUnavailable
-from ..core.keys import KeyBuilder, in_slot, key_slot, validate_name
-from ..core.queues import Queue, messages
-from ..core.queues.messages import EncodedJSON, Message, queue_defaults, to_json
-from ..core.transport.clients import get_async_client, get_client
-from ..core.transport.commands import as_text
-from ..core.transport.errors import unavailable_as_ours
-from ..core.values import check_seconds
+from ..core import (
+    CoordinationUnavailable,
+    EncodedJSON,
+    KeyBuilder,
+    Message,
+    Queue,
+    as_text,
+    check_seconds,
+    current_tracer,
+    get_async_client,
+    get_client,
+    in_slot,
+    key_slot,
+    queue_defaults,
+    to_json,
+    unavailable_as_ours,
+    validate_name,
+)
 from .cancel import CANCEL, Cancel, cancel_error
 from .compat import (
     RESULTS,
@@ -319,7 +329,7 @@ class RedisTaskBackend(BaseTaskBackend):
 
         if deferred:
             tracer = (
-                messages.tracer
+                current_tracer()
             )  # the send span belongs to the trace of this call, not of the commit's
             transaction.on_commit(send if tracer is None else tracer.bind(send), using=using)
         else:
@@ -429,7 +439,7 @@ class RedisTaskBackend(BaseTaskBackend):
                 task_enqueued.send(type(self), task_result=result)
 
         if self.enqueue_on_commit and transaction.get_connection().in_atomic_block:
-            tracer = messages.tracer
+            tracer = current_tracer()
             transaction.on_commit(send if tracer is None else tracer.bind(send))
         else:
             send()

@@ -26,11 +26,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ..core.queues.messages import _COMMON
-from ..core.transport.scripts import Script
+from ..core import QUEUE_INCLUDES, Script
 from .compat import TaskContext
 
-CANCEL = Script("tasks/cancel", includes=_COMMON)
+CANCEL = Script("tasks/cancel", includes=QUEUE_INCLUDES)
 
 
 class TaskCancelled(Exception):

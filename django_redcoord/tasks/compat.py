@@ -12,8 +12,7 @@ import math
 from datetime import datetime, timezone
 from typing import Any
 
-from ..core.keys import validate_name
-from ..core.transport.scripts import Script
+from ..core import Script, validate_name
 
 try:  # Django >= 6.0
     from django.tasks import TaskResultStatus

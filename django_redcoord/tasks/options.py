@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..core.values import finite_number
+from ..core import finite_number
 from .compat import Task
 
 Backoff = Callable[[BaseException, Any], "float | None"]

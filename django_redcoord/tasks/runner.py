@@ -21,12 +21,19 @@ from asgiref.sync import async_to_sync
 from django.db import close_old_connections
 from django.utils.module_loading import import_string
 
-from ..core.exceptions import DeliveryFailed
-from ..core.keys import key_slot
-from ..core.queues import Message, Queue
-from ..core.queues.messages import REQUEUED, queue_defaults, to_json
-from ..core.queues.worker import Cancelled, DeadLetter, Retry
-from ..core.transport.commands import execute_pipeline
+from ..core import (
+    REQUEUED,
+    Cancelled,
+    DeadLetter,
+    DeliveryFailed,
+    Message,
+    Queue,
+    Retry,
+    execute_pipeline,
+    key_slot,
+    queue_defaults,
+    to_json,
+)
 from .cancel import Attempt, RedisTaskContext, _current, cancel_error
 from .compat import (
     RESULTS,

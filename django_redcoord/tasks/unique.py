@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.queues.queue import Unique
+from ..core import Unique
 from .compat import iso, utcnow
 from .options import UNIQUE_TTL, TaskOptions
 

@@ -1,6 +1,7 @@
 """One leader among many processes: an election with terms that only grow."""
 
+from ..values import check_timing
 from .election import LeaderElection
-from .records import Leadership, check_timing, read_leader
+from .records import Leadership, read_leader
 
 __all__ = ["LeaderElection", "Leadership", "check_timing", "read_leader"]

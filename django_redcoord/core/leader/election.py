@@ -50,8 +50,8 @@ from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, blpop, max_block
 from ..transport.drivers import arun
 from ..transport.scripts import Script
-from ..values import DEFAULT, ms
-from .records import Leadership, check_timing, leader_defaults, leader_steps, read_leader
+from ..values import DEFAULT, check_timing, ms
+from .records import Leadership, leader_defaults, leader_steps, read_leader
 
 log = logging.getLogger("django_redcoord.leader")
 

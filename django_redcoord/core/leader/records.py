@@ -14,9 +14,6 @@ from ..keys import LeaderKeys
 from ..runtime import runtime
 from ..transport.commands import as_text
 from ..transport.drivers import Steps, Transaction, run
-from ..values import finite_number
-
-_MAX_SECONDS = 24 * 3600.0
 
 
 def leader_defaults() -> tuple[float, float, float]:
@@ -28,44 +25,6 @@ def leader_defaults() -> tuple[float, float, float]:
         float(config["LEADER_RENEW_DEADLINE"]),
         float(config["LEADER_RETRY_PERIOD"]),
     )
-
-
-def check_timing(
-    lease: object, renew_deadline: object, retry_period: object
-) -> tuple[float, float, float]:
-    """Validate election timing (seconds) with client-go's rules; return the floats.
-
-    Allowed: numbers > 0 with ``lease > renew_deadline > 1.2 × retry_period``.
-    Raises TypeError for non-numbers, ValueError for values breaking the rules.
-    """
-    checked = []
-    for what, value in (
-        ("lease", lease),
-        ("renew_deadline", renew_deadline),
-        ("retry_period", retry_period),
-    ):
-        if not finite_number(value):
-            raise TypeError(f"{what} must be a number of seconds > 0, not {value!r}")
-        if not 0.001 <= value <= _MAX_SECONDS:
-            raise ValueError(
-                f"{what} must be between 0.001 and {_MAX_SECONDS:g} seconds, not {value!r}"
-            )
-        checked.append(float(value))
-    lease, renew_deadline, retry_period = checked
-    if not lease > renew_deadline:
-        raise ValueError(
-            f"lease ({lease:g} s) must be longer than renew_deadline ({renew_deadline:g} s): "
-            "a leader that cannot renew steps down at the deadline, before its lease can pass "
-            "to another candidate (allowed: lease > renew_deadline > 1.2 × retry_period)"
-        )
-    if not renew_deadline > 1.2 * retry_period:
-        raise ValueError(
-            f"renew_deadline ({renew_deadline:g} s) must be longer than 1.2 × retry_period "
-            f"(1.2 × {retry_period:g} s = {1.2 * retry_period:g} s): a leader renews every "
-            "retry_period and must get more than one try before the deadline "
-            "(allowed: lease > renew_deadline > 1.2 × retry_period)"
-        )
-    return lease, renew_deadline, retry_period
 
 
 @dataclass(frozen=True)

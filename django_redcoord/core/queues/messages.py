@@ -26,16 +26,18 @@ from ..runtime import runtime
 from ..transport.scripts import Script
 from ..values import finite_number
 
-_COMMON = ("queues/common",)
-PUSH = Script("queues/push", includes=_COMMON)
-PUSH_UNIQUE = Script("queues/push_unique", includes=_COMMON)
-CLAIM = Script("queues/claim", includes=_COMMON)
-NACK = Script("queues/nack", includes=_COMMON)
-REAP = Script("queues/reap", includes=_COMMON)
-HAND_BACK = Script("queues/hand_back", includes=_COMMON)
-DEPTHS = Script("queues/depths", includes=_COMMON)
-PAUSE = Script("queues/pause", includes=_COMMON)
-REQUEUE_DEAD = Script("queues/requeue_dead", includes=_COMMON)
+#: The Lua every queue script includes (a script of another family that settles a queue's
+#: messages, such as the Tasks cancel, includes it too).
+QUEUE_INCLUDES = ("queues/common",)
+PUSH = Script("queues/push", includes=QUEUE_INCLUDES)
+PUSH_UNIQUE = Script("queues/push_unique", includes=QUEUE_INCLUDES)
+CLAIM = Script("queues/claim", includes=QUEUE_INCLUDES)
+NACK = Script("queues/nack", includes=QUEUE_INCLUDES)
+REAP = Script("queues/reap", includes=QUEUE_INCLUDES)
+HAND_BACK = Script("queues/hand_back", includes=QUEUE_INCLUDES)
+DEPTHS = Script("queues/depths", includes=QUEUE_INCLUDES)
+PAUSE = Script("queues/pause", includes=QUEUE_INCLUDES)
+REQUEUE_DEAD = Script("queues/requeue_dead", includes=QUEUE_INCLUDES)
 
 MIN_PRIORITY, MAX_PRIORITY = -100, 100
 MAX_BATCH = 1000  # messages per script call (Lua unpack() breaks near 8,000)
@@ -174,6 +176,11 @@ class MessageTracer(Protocol):
 #: The message tracer in force; None (the default) carries nothing and costs
 #: one ``is None`` test per push and per delivery. Set with :func:`set_tracer`.
 tracer: MessageTracer | None = None
+
+
+def current_tracer() -> MessageTracer | None:
+    """The message tracer in force (None: none)."""
+    return tracer
 
 
 def set_tracer(new: MessageTracer | None) -> None:

@@ -1,7 +1,7 @@
 """Rate limiting: GCRA, sliding windows and concurrency limits, several checked at once."""
 
+from ..rates import Policy, parse
 from .limiter import Decision, PolicyState, RateLimited, RateLimiter, safe_key
-from .policy import Policy, parse
 from .records import busiest_keys, reset_key
 
 __all__ = [

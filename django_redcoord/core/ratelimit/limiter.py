@@ -42,12 +42,12 @@ from redis.exceptions import NoScriptError
 from ..exceptions import RedcoordError
 from ..keys import _NAME_RE, validate_name
 from ..observe import observe, observers
+from ..rates import Policy, parse
 from ..transport.clients import UsesClient, key_builder
 from ..transport.drivers import Batch, Command, Run, Step, Steps, arun, run, uncancellable
 from ..transport.scripts import Script
 from ..values import check_count
 from . import native as cell
-from .policy import Policy, parse
 
 HIT = Script("ratelimit/hit", includes=("ratelimit/common",))
 COUNT = Script("ratelimit/count", includes=("ratelimit/common",))
@@ -116,7 +116,7 @@ class RateLimiter(UsesClient):
 
     Args:
         policies: text like ``"10/s;burst=20 & 1000/h"`` (see
-            :mod:`~django_redcoord.core.ratelimit.policy`), a Policy, or a list.
+            :mod:`~django_redcoord.core.rates`), a Policy, or a list.
         name: the limiter's name (keys of different limiters never mix).
         track: count every key's hits per minute for the admin's busiest keys
             (two more commands per decision; default True).

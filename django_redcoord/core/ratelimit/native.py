@@ -24,8 +24,8 @@ from typing import Any
 
 import redis
 
+from ..rates import Policy
 from ..transport.commands import command
-from .policy import Policy
 
 #: server (host, port, unix socket, db) -> whether it has CL.THROTTLE, learnt by trying
 _KNOWN: dict[Any, bool] = {}

@@ -665,3 +665,6 @@ def reset() -> None:
     with _lock:
         _masters = None
         _async_masters.clear()
+
+
+runtime.when_reconfigured(reset)  # options changed: the cached clients go

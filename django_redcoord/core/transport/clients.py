@@ -347,7 +347,8 @@ def get_client() -> redis.Redis:
             )
         with _lock:
             if _client is None:
-                _client = runtime.make_client()
+                factory = runtime.client_factory or build_client
+                _client = factory(runtime.config)
             client = _client
     return client
 
@@ -472,3 +473,6 @@ def reset() -> None:
             old.close()
         else:
             old.connection_pool.disconnect()
+
+
+runtime.when_reconfigured(reset)  # options changed: the cached clients go

@@ -32,8 +32,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from ... import conf
-from ...core.exceptions import RedcoordError
-from ...core.transport import embedded
+from ...core import RedcoordError, embedded
 from ...logs import log_to_console
 
 
@@ -288,7 +287,7 @@ class Command(BaseCommand):
             raise CommandError(f"redcoord task {action}: {exc}") from None
 
     def _queue(self, action: str, name: str, reason: str) -> None:
-        from ...core.queues import Queue
+        from ...core import Queue
 
         try:
             queue = Queue(name)
@@ -324,8 +323,7 @@ class Command(BaseCommand):
             raise CommandError(f"redcoord queue {action}: {exc}") from None
 
     def _ping(self) -> None:
-        from ...core.transport.clients import get_client
-        from ...core.transport.errors import describe, unavailable_as_ours
+        from ...core import describe, get_client, unavailable_as_ours
 
         client = get_client()
         with unavailable_as_ours(client, "ping"):
@@ -370,7 +368,7 @@ class Command(BaseCommand):
             )
 
     def _status(self, options: dict[str, Any]) -> None:
-        from ...core.transport.clients import get_client
+        from ...core import get_client
         from ...dashboard import overview
 
         data = overview(
@@ -551,9 +549,9 @@ class Command(BaseCommand):
         --revert revert."""
         import time
 
-        from ...core.exceptions import CoordinationUnavailable
-        from ...core.leader.election import LeaderElection
-        from ...core.periodic.schedules import (
+        from ...core import (
+            CoordinationUnavailable,
+            LeaderElection,
             edit_schedule,
             editable_params,
             parse_param,
@@ -675,8 +673,7 @@ def _server_report(client: Any) -> list[tuple[str, str]]:
     import redis
     from redis.utils import HIREDIS_AVAILABLE
 
-    from ...core.ratelimit import native
-    from ...core.transport.clients import is_cluster, key_builder
+    from ...core import is_cluster, key_builder, native
 
     cluster = is_cluster(client)
     target = {"target_nodes": client.get_default_node()} if cluster else {}

@@ -31,18 +31,22 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ... import conf, discovery
-from ...core.exceptions import CoordinationUnavailable, RedcoordError
-from ...core.leader.election import DEFAULT_ELECTION, LeaderElection
-from ...core.periodic import jobs as schedule
-from ...core.periodic.control import (
+from ...core import (
+    DEFAULT,
+    DEFAULT_ELECTION,
     DEFAULT_REQUEST_TTL,
+    CoordinationUnavailable,
+    Job,
+    LeaderElection,
+    RedcoordError,
+    Scheduler,
+    finite_number,
     pause_job,
     pending_requests,
+    read_job_states,
     request_run,
     resume_job,
 )
-from ...core.periodic.scheduler import Scheduler, read_job_states
-from ...core.values import DEFAULT, finite_number
 from ...logs import add_log_format_argument, log_to_console
 from ...metrics import add_metrics_arguments, serve_metrics_for
 
@@ -176,7 +180,7 @@ class Command(BaseCommand):
     # -- serve: campaign, and run the jobs while leading ---------------------------------
 
     def _serve(
-        self, election: LeaderElection, jobs: dict[str, schedule.Job], wakeup: threading.Event
+        self, election: LeaderElection, jobs: dict[str, Job], wakeup: threading.Event
     ) -> None:
         stopping, force = threading.Event(), threading.Event()
 
@@ -250,7 +254,7 @@ class Command(BaseCommand):
     def _run_one(
         self,
         election: LeaderElection,
-        jobs: dict[str, schedule.Job],
+        jobs: dict[str, Job],
         name: str,
         slot_ms: int | None = None,
     ) -> None:
@@ -288,7 +292,7 @@ class Command(BaseCommand):
     def _request(
         self,
         election: LeaderElection,
-        job: schedule.Job,
+        job: Job,
         slot_ms: int | None,
         expires: float | None,
     ) -> None:
@@ -313,7 +317,7 @@ class Command(BaseCommand):
             f"request {request_id}: {what} is queued; {who}. `run_leader --list` shows the outcome."
         )
 
-    def _pause(self, election: LeaderElection, job: schedule.Job, *, pause: bool) -> None:
+    def _pause(self, election: LeaderElection, job: Job, *, pause: bool) -> None:
         if pause:
             done = pause_job(election, job.name)
             self.stdout.write(
@@ -332,7 +336,7 @@ class Command(BaseCommand):
 
     # -- --list --------------------------------------------------------------------------
 
-    def _list(self, election: LeaderElection, jobs: dict[str, schedule.Job]) -> None:
+    def _list(self, election: LeaderElection, jobs: dict[str, Job]) -> None:
         current = election.current()
         if current is None:
             self.stdout.write("leader: none")
@@ -396,7 +400,7 @@ class Command(BaseCommand):
                 )
 
 
-def _registered(jobs: dict[str, schedule.Job], name: str) -> schedule.Job:
+def _registered(jobs: dict[str, Job], name: str) -> Job:
     job = jobs.get(name)
     if job is None:
         raise CommandError(
@@ -405,7 +409,7 @@ def _registered(jobs: dict[str, schedule.Job], name: str) -> schedule.Job:
     return job
 
 
-def _slot_ms(job: schedule.Job, text: str | None) -> int | None:
+def _slot_ms(job: Job, text: str | None) -> int | None:
     """--slot TIME -> the slot of ``job`` it names (ms since the epoch); CommandError if it is
     none."""
     if text is None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ...core.exceptions import RedcoordError
+from ...core import RedcoordError
 from ...logs import add_log_format_argument, log_to_console
 from ...metrics import add_metrics_arguments, serve_metrics_for
 
@@ -52,7 +52,7 @@ class Command(BaseCommand):
         add_metrics_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from ...core.queues.worker import Worker
+        from ...core import Worker
         from ...tasks import RedisTaskBackend, TaskRunner, task_backends_for
 
         backend = task_backends_for(options["backend"])
