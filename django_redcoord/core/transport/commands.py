@@ -598,36 +598,61 @@ async def _aon_node(
         for pause in (*TRYAGAIN_PAUSES, None):
             for attempt in (1, 2):
                 node = client.nodes_manager.get_node_from_slot(key_slot(key))
-                cap = _time_left(client, operation)
-                conn = node.acquire_connection()
-                try:
-                    await _aready(conn)
-                    replies = await _asend_all(conn, cmds, cap)
-                except BaseException as exc:
-                    await conn.disconnect(nowait=True)
-                    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
-                        await client.nodes_manager.initialize()
-                    raise
-                finally:
-                    node.release(conn)
+                replies = await _aon(client, node, cmds, operation)
                 if not _moved(replies) or attempt == 2:
                     break
                 await client.nodes_manager.initialize()
-            if any(
-                isinstance(r, redis.exceptions.AskError) for r in replies
-            ):  # resharding: nothing ran
-                if pause is None:
-                    raise CoordinationUnavailable(
-                        f"{operation}: the slot is being migrated; try again",
-                        operation=operation,
-                        sent=False,
-                    )
-            elif pause is None or not _refused_for_now(cmds, replies):
+            replies = await _aasked(client, replies, cmds, operation)
+            if pause is None or not _refused_for_now(cmds, replies):
                 break
             await asyncio.sleep(pause)
         return (
             _raise_first_error(replies) if raise_errors else replies
         )  # TRYAGAIN, CLUSTERDOWN...: an outage
+
+
+async def _aon(
+    client: Any, node: Any, cmds: tuple[tuple[Any, ...], ...], operation: str
+) -> list[Any]:
+    """The commands on one node of a ``redis.asyncio`` Cluster client, in one round trip."""
+    cap = _time_left(client, operation)
+    conn = node.acquire_connection()
+    try:
+        await _aready(conn)
+        return await _asend_all(conn, cmds, cap)
+    except BaseException as exc:
+        await conn.disconnect(nowait=True)
+        if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OSError)):
+            await client.nodes_manager.initialize()
+        raise
+    finally:
+        node.release(conn)
+
+
+async def _aasked(
+    client: Any, replies: list[Any], cmds: tuple[tuple[Any, ...], ...], operation: str
+) -> list[Any]:
+    """:func:`_asked` for a ``redis.asyncio`` Cluster client: the same rules, so a slot in
+    migration is followed by ``ASKING`` on both drivers (``tests/core/transport/
+    test_cluster_parity.py``)."""
+    ask = next((r for r in replies if isinstance(r, redis.exceptions.AskError)), None)
+    if ask is None:
+        return replies
+    node = client.get_node(host=ask.host, port=ask.port)
+    if node is None:  # a node the slot map does not know yet: read it again, and call again later
+        await client.nodes_manager.initialize()
+        raise CoordinationUnavailable(
+            f"{operation}: the slot is moving to {ask.host}:{ask.port}, not known yet; try again",
+            server=f"{ask.host}:{ask.port}",
+            operation=operation,
+            sent=False,
+        )
+    again = tuple(c for cmd in cmds for c in (("ASKING",), cmd))
+    answered = (await _aon(client, node, again, operation))[1::2]
+    return [
+        a if isinstance(r, redis.exceptions.AskError) else r
+        for r, a in zip(replies, answered, strict=True)
+    ]
 
 
 def _pack_all(conn: Any, cmds: tuple[tuple[Any, ...], ...]) -> Any:
