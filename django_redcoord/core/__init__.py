@@ -121,6 +121,7 @@ _DOOR: dict[str, tuple[str, ...]] = {
     ),
     ".periodic.overdue": ("assess", "edited_since_claim", "election_timing", "job_health"),
     ".periodic.scheduler": ("Scheduler", "read_job_states"),
+    ".periodic.server": ("ElectionDied", "PeriodicServer"),
     ".periodic.schedules": (
         "check_schedule",
         "decode_versions",

@@ -18,11 +18,14 @@ from .schedules import (
     read_versions,
     revert_schedule,
 )
+from .server import ElectionDied, PeriodicServer
 
 __all__ = [
     "EditConflict",
+    "ElectionDied",
     "Job",
     "JobContext",
+    "PeriodicServer",
     "RunRequest",
     "Scheduler",
     "TooManyEdits",

@@ -30,14 +30,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ... import conf, discovery
+from ... import discovery
 from ...core import (
     DEFAULT,
     DEFAULT_ELECTION,
     DEFAULT_REQUEST_TTL,
-    CoordinationUnavailable,
+    ElectionDied,
     Job,
     LeaderElection,
+    PeriodicServer,
     RedcoordError,
     Scheduler,
     finite_number,
@@ -52,7 +53,6 @@ from ...metrics import add_metrics_arguments, serve_metrics_for
 
 log = logging.getLogger("django_redcoord.leader")
 
-_MAX_SLEEP = 1.0  # seconds: re-tick at least this often (wall-clock jumps, demotion by the clock)
 _ACTIONS = ("list", "run", "request", "pause", "resume")  # at most one per invocation
 
 
@@ -182,72 +182,20 @@ class Command(BaseCommand):
     def _serve(
         self, election: LeaderElection, jobs: dict[str, Job], wakeup: threading.Event
     ) -> None:
-        stopping, force = threading.Event(), threading.Event()
-
-        def on_signal(signum: int, frame: Any) -> None:
-            if stopping.is_set():
-                force.set()  # a second signal: stop waiting for running jobs
-            stopping.set()
-            wakeup.set()
-
+        """The core's serve loop (core/periodic/server.py), stopped by SIGTERM/SIGINT (a second
+        one stops waiting for running jobs)."""
+        server = PeriodicServer(election, jobs.values(), wakeup=wakeup)
         previous = {}
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
-                previous[sig] = signal.signal(sig, on_signal)
-        scheduler = Scheduler(election, jobs.values(), wakeup=wakeup)
-        log.info(
-            "run_leader: %s campaigning in election %r (lease %g s, renew deadline %g s, retry %g "
-            "s) with %d job(s)",
-            election.identity,
-            election.name,
-            election.lease,
-            election.renew_deadline,
-            election.retry_period,
-            len(jobs),
-        )
+                previous[sig] = signal.signal(sig, lambda signum, frame: server.stop())
         try:
-            election.start()
-            while not stopping.is_set():
-                if not election.running:
-                    # The campaign thread rides out outages; it ends only on a
-                    # fault no retry mends. Never go on without it (nor exit 0).
-                    failure = election.failure
-                    raise CommandError(
-                        f"run_leader: the election thread died ({type(failure).__name__}: "
-                        f"{failure}); exiting so that a supervisor restarts this process"
-                    )
-                wakeup.clear()
-                wait = scheduler.tick(time.time())
-                wakeup.wait(min(wait, _MAX_SLEEP))
+            server.run()
+        except ElectionDied as exc:
+            raise CommandError(str(exc)) from exc
         finally:
-            # Stop claiming (the loop is over); keep renewing while running
-            # jobs finish, so no standby takes a slot they are still working
-            # on; then resign so a standby takes over at once.
-            running = scheduler.running()
-            timeout = conf.get_config()["LEADER_SHUTDOWN_TIMEOUT"]
-            if running:
-                log.info(
-                    "run_leader: stopping; waiting up to %g s for %d running job(s)",
-                    timeout,
-                    len(running),
-                )
-            left = scheduler.wait_idle(timeout, abort=force)
-            if left:
-                log.warning(
-                    "run_leader: exiting with %d job(s) still running: %s",
-                    len(left),
-                    ", ".join(run.job.name for run in left),
-                )
-            try:
-                election.resign()
-            except CoordinationUnavailable as exc:
-                log.warning(
-                    "run_leader: could not resign (the record expires after the lease): %s", exc
-                )
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-        log.info("run_leader: %s stopped", election.identity)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     # -- --run JOB -----------------------------------------------------------------------
 
