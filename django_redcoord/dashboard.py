@@ -41,6 +41,7 @@ chart is drawn again when they are other objects): do not change them in place.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -75,6 +76,7 @@ from .core import (
     validate_name,
 )
 from .core import as_text as _text
+from .panels import Panel, Reading, Table, ago, dash, panels, pause_text, register_panel, span, when
 from .trouble import find_trouble
 
 log = logging.getLogger(__name__)
@@ -165,6 +167,42 @@ def list_locks(
         "contains": contains,
         "items": items,
     }
+
+
+register_panel(
+    Panel(
+        key="locks",
+        what="locks",
+        read=lambda r: list_locks(
+            r.client, r.keys, now_ms=r.now_ms, contains=r.contains, page=r.page, live=r.live
+        ),
+        empty=lambda r: {
+            "total": len(r.live),
+            "page": r.page,
+            "pages": 1,
+            "contains": r.contains,
+            "items": [],
+        },
+        fragment="locks",
+        section_id="rc-section-locks",
+        tables=lambda locks, now: [
+            (
+                f"Live locks: {locks['total']} (page {locks['page']} of {locks['pages']})",
+                ["name", "holder", "ttl left", "fencing token", "waiters"],
+                [
+                    [
+                        x["name"],
+                        f"{x['host']} {x['pid']} {x['thread']}",
+                        span(x["ttl_left"]),
+                        x["fence"],
+                        x["waiters"],
+                    ]
+                    for x in locks["items"]
+                ],
+            )
+        ],
+    )
+)
 
 
 def live_locks(client: Any, keys: KeyBuilder, *, now_ms: int) -> dict[str, int]:
@@ -310,6 +348,34 @@ def list_lock_waits(
             }
         )
     return {"total": len(waited), "items": rows}
+
+
+register_panel(
+    Panel(
+        key="lock_waits",
+        what="lock waits",
+        read=lambda r: list_lock_waits(r.client, r.keys, now_ms=r.now_ms, contains=r.contains),
+        empty=lambda r: {"total": 0, "items": []},
+        fragment="lockwaits",
+        section_id="rc-section-lockwaits",
+        tables=lambda waits, now: [
+            (
+                f"Lock waits, last hour: {waits['total']} names (the longest in total)",
+                ["name", "grants that waited", "mean wait", "max wait", "total wait"],
+                [
+                    [
+                        x["name"],
+                        x["grants"],
+                        span(x["mean_wait"]),
+                        span(x["max_wait"]),
+                        span(x["total_wait"]),
+                    ]
+                    for x in waits["items"]
+                ],
+            )
+        ],
+    )
+)
 
 
 class WaitBook:
@@ -490,6 +556,36 @@ def list_semaphores(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[
     ]
 
 
+register_panel(
+    Panel(
+        key="semaphores",
+        what="semaphores",
+        read=lambda r: list_semaphores(r.client, r.keys, now_ms=r.now_ms),
+        empty=lambda r: [],
+        fragment="semaphores",
+        section_id="rc-section-semaphores",
+        tables=lambda sems, now: [
+            (
+                "Semaphores",
+                ["semaphore", "held / limit", "waiting", "holder", "lease left", "fencing token"],
+                [
+                    [
+                        sem["name"],
+                        f"{sem['used']} / {sem['limit']}",
+                        sem["queued"],
+                        f"{h['host']} {h['pid']} {h['thread']}",
+                        span(h["ttl"]),
+                        h["fence"],
+                    ]
+                    for sem in sems
+                    for h in sem["holders"]
+                ],
+            )
+        ],
+    )
+)
+
+
 def list_rwlocks(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
     """Read-write locks with live holders (from their index): a row per holder, and who waits."""
     from .core import read_rwlocks
@@ -498,6 +594,43 @@ def list_rwlocks(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
         {**rw, "holders": [{**h, "ttl": round(h["ttl"], 3)} for h in rw["holders"]]}
         for rw in read_rwlocks(client, prefix=keys.prefix, now_ms=now_ms)
     ]
+
+
+register_panel(
+    Panel(
+        key="rwlocks",
+        what="read-write locks",
+        read=lambda r: list_rwlocks(r.client, r.keys, now_ms=r.now_ms),
+        empty=lambda r: [],
+        fragment="rwlocks",
+        section_id="rc-section-rwlocks",
+        tables=lambda rwlocks, now: [
+            (
+                "Read-write locks",
+                [
+                    "lock",
+                    "held for",
+                    "holder",
+                    "lease left",
+                    "fencing token",
+                    "writers / readers waiting",
+                ],
+                [
+                    [
+                        rw["name"],
+                        "writing" if h["kind"] == "w" else "reading",
+                        f"{h['host']} {h['pid']} {h['thread']}",
+                        span(h["ttl"]),
+                        h["fence"],
+                        f"{rw['writers_waiting']} / {rw['readers_waiting']}",
+                    ]
+                    for rw in rwlocks
+                    for h in rw["holders"]
+                ],
+            )
+        ],
+    )
+)
 
 
 def list_latches(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
@@ -526,6 +659,35 @@ def list_latches(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
         for x in read_barriers(client, prefix=keys.prefix, now_ms=now_ms)
     ]
     return rows
+
+
+register_panel(
+    Panel(
+        key="latches",
+        what="latches and barriers",
+        read=lambda r: list_latches(r.client, r.keys, now_ms=r.now_ms),
+        empty=lambda r: [],
+        fragment="latches",
+        section_id="rc-section-latches",
+        tables=lambda latches, now: [
+            (
+                "Latches and barriers",
+                ["kind", "name", "state", "broken", "waiting", "parties with a lease"],
+                [
+                    [
+                        x["kind"],
+                        x["name"],
+                        x["state"],
+                        x["broken"] or "-",
+                        x["waiting"],
+                        x["parties"],
+                    ]
+                    for x in latches
+                ],
+            )
+        ],
+    )
+)
 
 
 def list_signals(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str, Any]]:
@@ -568,6 +730,25 @@ def list_signals(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
     return rows
 
 
+register_panel(
+    Panel(
+        key="signals",
+        what="events, signals and topics",
+        read=lambda r: list_signals(r.client, r.keys, now_ms=r.now_ms),
+        empty=lambda r: [],
+        fragment="signals",
+        section_id="rc-section-signals",
+        tables=lambda signals, now: [
+            (
+                "Events, signals and topics",
+                ["kind", "name", "state", "waiting"],
+                [[x["kind"], x["name"], x["state"] or "-", dash(x["waiting"])] for x in signals],
+            )
+        ],
+    )
+)
+
+
 def list_rate_limits(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
     """Each rate limiter's busiest keys over this minute and the last, a row per key, with its
     state now."""
@@ -578,6 +759,36 @@ def list_rate_limits(client: Any, keys: KeyBuilder) -> list[dict[str, Any]]:
         for limiter in busiest_keys(client, prefix=keys.prefix)
         for entry in limiter["keys"]
     ]
+
+
+register_panel(
+    Panel(
+        key="rate_limits",
+        what="rate limits",
+        read=lambda r: list_rate_limits(r.client, r.keys),
+        empty=lambda r: [],
+        fragment="ratelimits",
+        section_id="rc-section-ratelimits",
+        for_trouble=True,
+        tables=lambda limits, now: [
+            (
+                "Rate limits: busiest keys (this minute and the last)",
+                ["limiter", "policies", "key", "hits", "remaining now", "retry after"],
+                [
+                    [
+                        x["name"],
+                        x["policies"],
+                        x["key"],
+                        x["hits"],
+                        dash(x.get("remaining")),
+                        span(x.get("retry_after")),
+                    ]
+                    for x in limits
+                ],
+            )
+        ],
+    )
+)
 
 
 def list_queues(
@@ -609,6 +820,38 @@ def list_queues(
             row["history"] = histories.get(name) or {"depth": [], "done_per_minute": []}
         rows.append(row)
     return rows
+
+
+register_panel(
+    Panel(
+        key="queues",
+        what="queues",
+        # (the charts' history only for the page: the trouble list judges depths and dead letters)
+        read=lambda r: list_queues(r.client, r.keys, now_ms=r.now_ms if r.page_too else None),
+        empty=lambda r: [],
+        fragment="queues",
+        section_id="rc-section-queues",
+        for_trouble=True,
+        tables=lambda queues, now: [
+            (
+                "Queues",
+                ["queue", "ready", "delayed", "processing", "dead", "oldest ready", "state"],
+                [
+                    [
+                        q["name"],
+                        q["ready"],
+                        q["delayed"],
+                        q["processing"],
+                        q["dead"],
+                        span(q["oldest_age"]),
+                        f"paused, {pause_text(q['paused'])}" if q.get("paused") else "running",
+                    ]
+                    for q in queues
+                ],
+            )
+        ],
+    )
+)
 
 
 #: Queue samples, one a line, each three whole numbers (see :func:`_parse_samples`).
@@ -1014,6 +1257,36 @@ def list_workers(client: Any, keys: KeyBuilder, *, now_ms: int) -> list[dict[str
     return workers
 
 
+register_panel(
+    Panel(
+        key="workers",
+        what="workers",
+        read=lambda r: list_workers(r.client, r.keys, now_ms=r.now_ms),
+        empty=lambda r: [],
+        fragment="workers",
+        section_id="rc-section-workers",
+        for_trouble=True,
+        tables=lambda workers, now: [
+            (
+                "Workers",
+                ["worker", "queues", "current", "last heartbeat", "ok/failed/dead", "state"],
+                [
+                    [
+                        w["id"],
+                        ",".join(w["queues"]),
+                        ",".join(w["current"]) or "-",
+                        ago(w["heartbeat_age"]),
+                        f"{w['ok']}/{w['failed']}/{w['dead_lettered']}",
+                        "DEAD" if w["dead"] else "alive",
+                    ]
+                    for w in workers
+                ],
+            )
+        ],
+    )
+)
+
+
 #: What the trouble list judges (``overview(..., only=TROUBLE_ONLY)`` reads just that).
 TROUBLE_ONLY = ("trouble",)
 #: The index kinds each part of the overview reads (the trouble list: what it judges).
@@ -1083,58 +1356,24 @@ def overview(
 
         page_too = not trouble_only
         live = section("locks", lambda: live_locks(client, keys, now_ms=now_ms), {})
-        data = {
-            "server_time_ms": now_ms,
-            "prefix": prefix,
-            "locks": section(
-                "locks",
-                lambda: list_locks(
-                    client, keys, now_ms=now_ms, contains=contains, page=page, live=live
-                ),
-                {"total": len(live), "page": page, "pages": 1, "contains": contains, "items": []},
-                needed=page_too,
-            ),
-            "lock_waits": section(
-                "lock waits",
-                lambda: list_lock_waits(client, keys, now_ms=now_ms, contains=contains),
-                {"total": 0, "items": []},
-                needed=page_too,
-            ),
-            "semaphores": section(
-                "semaphores",
-                lambda: list_semaphores(client, keys, now_ms=now_ms),
-                [],
-                needed=page_too,
-            ),
-            "rwlocks": section(
-                "read-write locks",
-                lambda: list_rwlocks(client, keys, now_ms=now_ms),
-                [],
-                needed=page_too,
-            ),
-            "latches": section(
-                "latches and barriers",
-                lambda: list_latches(client, keys, now_ms=now_ms),
-                [],
-                needed=page_too,
-            ),
-            "signals": section(
-                "events, signals and topics",
-                lambda: list_signals(client, keys, now_ms=now_ms),
-                [],
-                needed=page_too,
-            ),
-            "rate_limits": section("rate limits", lambda: list_rate_limits(client, keys), []),
-            # (the charts' history only for the page: the trouble list judges depths and dead
-            # letters)
-            "queues": section(
-                "queues", lambda: list_queues(client, keys, now_ms=now_ms if page_too else None), []
-            ),
-            "workers": section("workers", lambda: list_workers(client, keys, now_ms=now_ms), []),
-            "leaders": section(
-                "leaders", lambda: leaders(client, keys, elections, now_ms=now_ms), []
-            ),
-        }
+        reading = Reading(
+            client=client,
+            keys=keys,
+            now_ms=now_ms,
+            contains=contains,
+            page=page,
+            elections=elections,
+            live=live,
+            page_too=page_too,
+        )
+        data: dict[str, Any] = {"server_time_ms": now_ms, "prefix": prefix}
+        for panel in panels():
+            data[panel.key] = section(
+                panel.what,
+                functools.partial(panel.read, reading),
+                panel.empty(reading),
+                needed=page_too or panel.for_trouble,
+            )
         data["unreadable"] = dict(unreadable)
         data["trouble"] = section(
             "trouble",
@@ -1207,6 +1446,50 @@ def leaders(
             }
         )
     return out
+
+
+def _leader_tables(elections: list[dict[str, Any]], now: int) -> list[Table]:
+    tables = []
+    for election in elections:
+        lead = election["leader"]
+        who = (
+            f"{lead['identity']} (term {lead['term']}, since {when(lead['since_ms'], now)})"
+            if lead
+            else "none"
+        )
+        tables.append(
+            (
+                f"Leader of {election['election']!r}: {who}",
+                ["job", "schedule", "runs", "outcome", "last run", "took", "next due"],
+                [
+                    [
+                        j["name"],
+                        j.get("schedule", "-"),
+                        j.get("runs", 0),
+                        j.get("outcome", "-"),
+                        when(j.get("last_start"), now),
+                        span(j["duration"] / 1000 if isinstance(j.get("duration"), int) else None),
+                        "paused" if j.get("paused") else when(j.get("next_due"), now),
+                    ]
+                    for j in election["jobs"]
+                ],
+            )
+        )
+    return tables
+
+
+register_panel(
+    Panel(
+        key="leaders",
+        what="leaders",
+        read=lambda r: leaders(r.client, r.keys, r.elections, now_ms=r.now_ms),
+        empty=lambda r: [],
+        fragment="leaders",
+        section_id="rc-leaders",
+        for_trouble=True,
+        tables=_leader_tables,
+    )
+)
 
 
 def _registered_jobs() -> dict[str, Any]:

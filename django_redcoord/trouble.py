@@ -103,7 +103,7 @@ MAX_ITEMS_PER_KIND = 10
 
 _AGES = Script("locks/ages", includes=("common/waiters", "locks/common"))
 
-#: Where each kind's section is on the page (element ids of admin.SECTIONS).
+#: Where each kind's section is on the page (element ids of admin.sections()).
 _ANCHORS = {
     "leader": "#rc-leaders",
     "job": "#rc-leaders",

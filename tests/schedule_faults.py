@@ -239,9 +239,9 @@ def _unsafe() -> int:
     from django.core.management import call_command
 
     django.setup()
-    from django_redcoord.management.commands import run_leader
+    from django_redcoord.core.periodic import server
 
-    run_leader.Scheduler = UnsafeScheduler  # type: ignore[misc]
+    server.Scheduler = UnsafeScheduler  # type: ignore[misc]  (run_leader serves through it)
     call_command("run_leader")
     return 0
 

@@ -629,7 +629,7 @@ def test_lock_names_waited_for_have_a_chart_of_their_waits_and_the_busiest_come_
 def test_the_rows_escape_what_a_holder_wrote_and_show_nothing_for_a_viewer_to_act_on(
     client, staff, redis_client
 ):
-    # The rows are written in Python (admin_rows.py): what a holder's process wrote (its thread's
+    # The rows are written in Python (admin/rows.py): what a holder's process wrote (its thread's
     # name, here markup) is escaped as a template would; a viewer's rows have no action links.
     hostile = "<script>alert('x')</script>&\""
     hold_from_a_thread_named(hostile, "order:x", redis_client)

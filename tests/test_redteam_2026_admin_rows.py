@@ -1,4 +1,4 @@
-"""Red team (2026): the dashboard's rows written in Python (admin_rows.py) and the queue pause in
+"""Red team (2026): the dashboard's rows written in Python (admin/rows.py) and the queue pause in
 the admin.
 
 What a client process can write reaches the page: a holder's host and thread

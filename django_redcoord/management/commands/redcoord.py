@@ -24,16 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from datetime import datetime
-from datetime import timezone as dt_timezone
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.utils import timezone
 
 from ... import conf
 from ...core import RedcoordError, embedded
 from ...logs import log_to_console
+from ...panels import pause_text, when
 
 
 def _common_options(parser: CommandParser) -> None:
@@ -293,7 +291,7 @@ class Command(BaseCommand):
             queue = Queue(name)
             if action == "pause":
                 if not queue.pause(reason):
-                    self._write(f"queue {name!r} was already paused: {_pause_text(queue.paused())}")
+                    self._write(f"queue {name!r} was already paused: {pause_text(queue.paused())}")
                     return
                 self._write(
                     f"queue {name!r} paused: its workers claim nothing new from it until "
@@ -310,7 +308,7 @@ class Command(BaseCommand):
                 held = queue.unique_keys(limit=20)
                 self._write(
                     f"queue {name!r}: "
-                    + (f"paused, {_pause_text(paused)}" if paused else "not paused")
+                    + (f"paused, {pause_text(paused)}" if paused else "not paused")
                     + (
                         f"; unique keys held: {len(held)}{'+' if len(held) == 20 else ''}"
                         if held
@@ -370,6 +368,7 @@ class Command(BaseCommand):
     def _status(self, options: dict[str, Any]) -> None:
         from ...core import get_client
         from ...dashboard import overview
+        from ...panels import panels  # (those of the dashboard it imported)
 
         data = overview(
             get_client(),
@@ -382,161 +381,10 @@ class Command(BaseCommand):
                 json.dumps(data, indent=2)
             )  # (JSON escapes control characters itself)
             return
-        locks = data["locks"]
-        self._table(
-            f"Live locks: {locks['total']} (page {locks['page']} of {locks['pages']})",
-            ["name", "holder", "ttl left", "fencing token", "waiters"],
-            [
-                [
-                    x["name"],
-                    f"{x['host']} {x['pid']} {x['thread']}",
-                    _span(x["ttl_left"]),
-                    x["fence"],
-                    x["waiters"],
-                ]
-                for x in locks["items"]
-            ],
-        )
-        waits = data["lock_waits"]
-        self._table(
-            f"Lock waits, last hour: {waits['total']} names (the longest in total)",
-            ["name", "grants that waited", "mean wait", "max wait", "total wait"],
-            [
-                [
-                    x["name"],
-                    x["grants"],
-                    _span(x["mean_wait"]),
-                    _span(x["max_wait"]),
-                    _span(x["total_wait"]),
-                ]
-                for x in waits["items"]
-            ],
-        )
-        self._table(
-            "Semaphores",
-            ["semaphore", "held / limit", "waiting", "holder", "lease left", "fencing token"],
-            [
-                [
-                    sem["name"],
-                    f"{sem['used']} / {sem['limit']}",
-                    sem["queued"],
-                    f"{h['host']} {h['pid']} {h['thread']}",
-                    _span(h["ttl"]),
-                    h["fence"],
-                ]
-                for sem in data["semaphores"]
-                for h in sem["holders"]
-            ],
-        )
-        self._table(
-            "Read-write locks",
-            [
-                "lock",
-                "held for",
-                "holder",
-                "lease left",
-                "fencing token",
-                "writers / readers waiting",
-            ],
-            [
-                [
-                    rw["name"],
-                    "writing" if h["kind"] == "w" else "reading",
-                    f"{h['host']} {h['pid']} {h['thread']}",
-                    _span(h["ttl"]),
-                    h["fence"],
-                    f"{rw['writers_waiting']} / {rw['readers_waiting']}",
-                ]
-                for rw in data["rwlocks"]
-                for h in rw["holders"]
-            ],
-        )
-        self._table(
-            "Latches and barriers",
-            ["kind", "name", "state", "broken", "waiting", "parties with a lease"],
-            [
-                [x["kind"], x["name"], x["state"], x["broken"] or "-", x["waiting"], x["parties"]]
-                for x in data["latches"]
-            ],
-        )
-        self._table(
-            "Events, signals and topics",
-            ["kind", "name", "state", "waiting"],
-            [
-                [x["kind"], x["name"], x["state"] or "-", _dash(x["waiting"])]
-                for x in data["signals"]
-            ],
-        )
-        self._table(
-            "Rate limits: busiest keys (this minute and the last)",
-            ["limiter", "policies", "key", "hits", "remaining now", "retry after"],
-            [
-                [
-                    x["name"],
-                    x["policies"],
-                    x["key"],
-                    x["hits"],
-                    _dash(x.get("remaining")),
-                    _span(x.get("retry_after")),
-                ]
-                for x in data["rate_limits"]
-            ],
-        )
-        self._table(
-            "Queues",
-            ["queue", "ready", "delayed", "processing", "dead", "oldest ready", "state"],
-            [
-                [
-                    q["name"],
-                    q["ready"],
-                    q["delayed"],
-                    q["processing"],
-                    q["dead"],
-                    _span(q["oldest_age"]),
-                    f"paused, {_pause_text(q['paused'])}" if q.get("paused") else "running",
-                ]
-                for q in data["queues"]
-            ],
-        )
-        self._table(
-            "Workers",
-            ["worker", "queues", "current", "last heartbeat", "ok/failed/dead", "state"],
-            [
-                [
-                    w["id"],
-                    ",".join(w["queues"]),
-                    ",".join(w["current"]) or "-",
-                    _ago(w["heartbeat_age"]),
-                    f"{w['ok']}/{w['failed']}/{w['dead_lettered']}",
-                    "DEAD" if w["dead"] else "alive",
-                ]
-                for w in data["workers"]
-            ],
-        )
         now = data["server_time_ms"]
-        for election in data["leaders"]:
-            lead = election["leader"]
-            who = (
-                f"{lead['identity']} (term {lead['term']}, since {_when(lead['since_ms'], now)})"
-                if lead
-                else "none"
-            )
-            self._table(
-                f"Leader of {election['election']!r}: {who}",
-                ["job", "schedule", "runs", "outcome", "last run", "took", "next due"],
-                [
-                    [
-                        j["name"],
-                        j.get("schedule", "-"),
-                        j.get("runs", 0),
-                        j.get("outcome", "-"),
-                        _when(j.get("last_start"), now),
-                        _span(j["duration"] / 1000 if isinstance(j.get("duration"), int) else None),
-                        "paused" if j.get("paused") else _when(j.get("next_due"), now),
-                    ]
-                    for j in election["jobs"]
-                ],
-            )
+        for panel in panels():  # each family's tables, from its part of the overview
+            for title, header, rows in panel.tables(data[panel.key], now):
+                self._table(title, header, rows)
         for what, count in sorted(data.get("unreadable", {}).items()):
             self._write(
                 f"Skipped {count} unreadable record(s) of {what}: Redis holds there what redcoord "
@@ -615,13 +463,13 @@ class Command(BaseCommand):
         if options["revert"]:
             self._write(
                 f"job {job.name}: version {stored.version}: back to the code's schedule "
-                f"({job.schedule}), in force from {_when(stored.since_ms, now_ms())}"
+                f"({job.schedule}), in force from {when(stored.since_ms, now_ms())}"
             )
         elif editing:
             label = read_versions(election, job.name).current.label(job)
             self._write(
                 f"job {job.name}: version {stored.version}: {label}, "
-                f"in force from {_when(stored.since_ms, now_ms())}"
+                f"in force from {when(stored.since_ms, now_ms())}"
             )
         versions = read_versions(election, job.name)
         declared = ", ".join(f"{p.name}={p.default!r}" for p in editable_params(job).values())
@@ -633,7 +481,7 @@ class Command(BaseCommand):
                 [
                     v.version,
                     "the code's" if v.version == 0 or v.revert else (v.label(job) or job.schedule),
-                    _when(v.since_ms, now_ms()) if v.since_ms else "-",
+                    when(v.since_ms, now_ms()) if v.since_ms else "-",
                     v.by or "-",
                 ]
                 for v in reversed(versions.kept)
@@ -765,57 +613,3 @@ def _seconds_option(value: Any, flag: str) -> float | None:
         raise ValueError(
             f"{flag} must be a number of seconds (such as 30 or 2.5), not {value!r}"
         ) from None
-
-
-def _dash(value: Any) -> str:
-    return "-" if value is None else str(value)
-
-
-def _span(seconds: Any) -> str:
-    """A duration as people read it: 850 ms, 12.5 s, 3 min 20 s, 2 h 5 min, 3 d 4 h."""
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
-        return "-"
-    seconds = abs(float(seconds))
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    whole = int(seconds)
-    for unit, size, sub, subsize in (
-        ("d", 86400, "h", 3600),
-        ("h", 3600, "min", 60),
-        ("min", 60, "s", 1),
-    ):
-        if whole >= size:
-            return f"{whole // size} {unit} {whole % size // subsize} {sub}"
-    return f"{whole} s"  # unreachable
-
-
-def _ago(seconds: Any) -> str:
-    return "-" if not isinstance(seconds, (int, float)) else f"{_span(seconds)} ago"
-
-
-def _when(ms: Any, now_ms: int) -> str:
-    """A time (ms since the epoch) in TIME_ZONE with its date and zone, and how far from now."""
-    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
-        return "-"
-    local = timezone.localtime(datetime.fromtimestamp(ms / 1000, tz=dt_timezone.utc))
-    delta = (ms - now_ms) / 1000
-    return (
-        f"{local:%Y-%m-%d %H:%M:%S %Z} "
-        f"({'in ' + _span(delta) if delta >= 0 else _span(delta) + ' ago'})"
-    )
-
-
-def _pause_text(paused: dict[str, Any] | None) -> str:
-    """A queue's pause in words: since when (local time) and why."""
-    if not paused:
-        return "not paused"
-    since = paused["since_ms"]
-    when = (
-        timezone.localtime(datetime.fromtimestamp(since / 1000, tz=dt_timezone.utc))
-        if since
-        else None
-    )
-    text = f"since {when:%Y-%m-%d %H:%M:%S %Z}" if when else "since an unknown time"
-    return text + (f" ({paused['reason']})" if paused["reason"] else "")

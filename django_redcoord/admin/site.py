@@ -1,16 +1,4 @@
-"""The coordination dashboard inside the Django admin.
-
-``/admin/django_redcoord/dashboard/`` shows live locks, semaphores, queues
-(with a chart of their last hour), workers, the leader and periodic jobs;
-``fragments/`` feeds the live refresh with each section rendered again by the
-same templates (``{section id: html}``); ``data.json`` is the same data for
-other tools;
-``dead-letters/?name=<queue>`` lists a queue's dead letters a page at a time;
-``task-result/?id=<id>`` looks a Django Task's result up. Seeing needs
-``django_redcoord.view_dashboard``; acting needs ``change_dashboard``. Every
-action is confirmed on a GET page and done by a POST with a CSRF token, and
-is written to the admin's LogEntry history.
-"""
+"""The dashboard's ModelAdmin and its views (see the package's docstring)."""
 
 from __future__ import annotations
 
@@ -19,7 +7,6 @@ from datetime import timezone as dt_timezone
 from typing import Any
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -30,93 +17,31 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.functional import cached_property
 
-from . import conf
-from .admin_rows import lock_rows, lock_wait_rows, queue_rows
-from .admin_schedules import schedule_urls
-from .core import RedcoordError, validate_name
-from .models import Dashboard
+from .. import conf
+from ..core import RedcoordError, validate_name
+from ..models import Dashboard
+from ..panels import panels
+from .actions import ACTIONS, Call, our_task_backends
+from .rows import lock_rows, lock_wait_rows, queue_rows
+from .schedules import schedule_urls
 
-ACTIONS = {
-    "force-release": "Force-release lock {name} (fencing token {fence})",
-    "revoke-permit": "Revoke the permit of semaphore {name} with fencing token {fence}",
-    "reset-ratelimit": "Reset what key {key} counted in rate limit {name}",
-    "requeue-dead": "Requeue the dead letters of queue {name}",
-    "purge-dead": "Delete the dead letters of queue {name}",
-    "purge-queue": "Delete every ready and delayed message of queue {name}",
-    "pause-queue": "Pause queue {name}",
-    "resume-queue": "Resume queue {name}",
-    "requeue-dead-letter": "Requeue dead letter {id} of queue {name}",
-    "delete-dead-letter": "Delete dead letter {id} of queue {name}",
-    "run-job": "Ask the leader of election {election} to run periodic job {name} now",
-    "pause-job": "Pause periodic job {name} of election {election}",
-    "resume-job": "Resume periodic job {name} of election {election}",
-    "cancel-task": "Cancel task {id} of Tasks backend {name}",
-}
-#: Actions on periodic jobs: they name the election too.
-JOB_ACTIONS = ("run-job", "pause-job", "resume-job")
-#: Actions on dead letters: they return to the queue's dead-letter page.
-DEAD_LETTER_ACTIONS = ("requeue-dead", "purge-dead", "requeue-dead-letter", "delete-dead-letter")
-CONSEQUENCES = {
-    "force-release": "The holder keeps running but its lock is gone: its next release or extend "
-    "raises LockLost. The oldest waiter, if any, gets the lock now. Nothing happens if the "
-    "lock has changed hands since you looked.",
-    "revoke-permit": "Its holder keeps running but its permit is gone: its next release or extend "
-    "raises LockLost. The oldest waiter, if any, gets the permit now. Nothing happens if that "
-    "grant has ended since you looked.",
-    "reset-ratelimit": "The key's counts are forgotten: its next requests pass as if it had made "
-    "none (up to the policy's burst). Other keys are not touched.",
-    "requeue-dead": "The dead letters go back to the ready queue with their attempts reset; "
-    "workers will run them again.",
-    "purge-dead": "The dead letters and their errors are deleted for good.",
-    "purge-queue": "Every message waiting in the queue (ready or delayed) is deleted for good. "
-    "Messages being processed and dead letters stay.",
-    "pause-queue": "Its workers claim nothing new from it until it is resumed. Pushes go on and "
-    "wait in it; jobs a worker already claimed finish (each worker thread may hold "
-    "up to WORKER_PREFETCH claimed messages). The pause lasts across worker "
-    "restarts; the dashboard shows it.",
-    "resume-queue": "Its workers claim from it again at once, in the usual order.",
-    "requeue-dead-letter": "The message goes back to the ready queue with its attempts reset, and "
-    "its error is forgotten; a worker will run it again. Nothing happens "
-    "if it is no longer a dead letter.",
-    "delete-dead-letter": "The message and its error are deleted for good (a task's result record "
-    "stays until RESULT_TTL). Nothing happens if it is no longer a dead "
-    "letter.",
-    "run-job": "The current leader runs the job once, under its term, at its next check (within "
-    "its retry period); the schedule does not move. If no leader claims the request "
-    "within 5 minutes it is dropped.",
-    "pause-job": "The leader skips the job's slots (counted as missed) until it is resumed. A run "
-    "already going on is not stopped; Run now still works.",
-    "resume-job": "The job runs again from its next slot; the slots skipped while paused are not "
-    "caught up.",
-    "cancel-task": "A task still waiting in its queue is taken out and never runs. One a worker "
-    "already holds is told: an async task gets CancelledError, a sync task sees "
-    "context.cancelled(), and one still running CANCEL_GRACE seconds later is "
-    "abandoned (its worker exits to be restarted). Either way the result reads "
-    "FAILED with a TaskCancelled error at once, and whatever the attempt still "
-    "reports is dropped. Nothing happens if the task has finished.",
-}
+#: The page's fixed sections around the families' panels: (element id, fragment, CSS class).
+_HEAD = (("rc-asof", "asof", "rc-asof rc-muted"),)
+_TROUBLE = ("rc-section-trouble", "trouble", "module rc-section rc-trouble-panel")
 
 
-#: The page's sections, in order: (element id, fragment template, CSS class).
-#: The page includes each template in an element of that id; the live
-#: refresh swaps in what ``fragments/`` renders from the same templates.
-SECTIONS = tuple(
-    (section_id, f"admin/django_redcoord/fragments/{name}.html", css)
-    for section_id, name, css in (
-        ("rc-asof", "asof", "rc-asof rc-muted"),
-        ("rc-section-trouble", "trouble", "module rc-section rc-trouble-panel"),
-        ("rc-section-locks", "locks", "module rc-section"),
-        ("rc-section-lockwaits", "lockwaits", "module rc-section"),
-        ("rc-section-semaphores", "semaphores", "module rc-section"),
-        ("rc-section-rwlocks", "rwlocks", "module rc-section"),
-        ("rc-section-latches", "latches", "module rc-section"),
-        ("rc-section-signals", "signals", "module rc-section"),
-        ("rc-section-ratelimits", "ratelimits", "module rc-section"),
-        ("rc-section-queues", "queues", "module rc-section"),
-        ("rc-section-workers", "workers", "module rc-section"),
-        ("rc-leaders", "leaders", "module rc-section"),
+def sections() -> tuple[tuple[str, str, str], ...]:
+    """The page's sections, in order: (element id, fragment template, CSS class): the time of
+    the reading, the trouble list, then each registered panel (:mod:`django_redcoord.panels`).
+    The page includes each template in an element of that id; the live refresh swaps in what
+    ``fragments/`` renders from the same templates."""
+    from .. import dashboard  # noqa: F401  (registers the built-in panels)
+
+    fixed = tuple(
+        (section_id, f"admin/django_redcoord/fragments/{name}.html", css)
+        for section_id, name, css in (*_HEAD, _TROUBLE)
     )
-)
+    return fixed + tuple((p.section_id, p.template, p.css) for p in panels())
 
 
 @admin.register(Dashboard)
@@ -157,8 +82,8 @@ class DashboardAdmin(admin.ModelAdmin):
     # -- views ----------------------------------------------------------------
 
     def _overview(self, request: HttpRequest) -> dict[str, Any]:
-        from .core import get_client
-        from .dashboard import overview
+        from ..core import get_client
+        from ..dashboard import overview
 
         contains = request.GET.get("q", "").strip()[:200]
         try:
@@ -194,7 +119,7 @@ class DashboardAdmin(admin.ModelAdmin):
             "error": error,
             "sections": [
                 {"id": section_id, "template": template, "css": css}
-                for section_id, template, css in SECTIONS
+                for section_id, template, css in sections()
             ],
         }
         return TemplateResponse(request, "admin/django_redcoord/dashboard.html", context)
@@ -216,7 +141,7 @@ class DashboardAdmin(admin.ModelAdmin):
         return JsonResponse(
             {
                 section_id: render_to_string(template, context, request)
-                for section_id, template, _ in SECTIONS
+                for section_id, template, _ in sections()
             }
         )
 
@@ -225,8 +150,8 @@ class DashboardAdmin(admin.ModelAdmin):
         from
         only what it judges (``overview(only=TROUBLE_ONLY)``: no lock page, lock waits or
         charts)."""
-        from .core import get_client
-        from .dashboard import TROUBLE_ONLY, overview
+        from ..core import get_client
+        from ..dashboard import TROUBLE_ONLY, overview
 
         if not self.has_view_permission(request):
             raise PermissionDenied
@@ -238,7 +163,7 @@ class DashboardAdmin(admin.ModelAdmin):
         return JsonResponse(
             {
                 s: render_to_string(t, context, request)
-                for s, t, _ in SECTIONS
+                for s, t, _ in sections()
                 if s == "rc-section-trouble"
             }
         )
@@ -252,73 +177,58 @@ class DashboardAdmin(admin.ModelAdmin):
             return JsonResponse({"error": str(exc)}, status=503)
 
     def action_view(self, request: HttpRequest, action: str) -> HttpResponse:
-        if action not in ACTIONS or not self.has_change_permission(request):
+        """Any registered action (:mod:`.actions`): a confirmation page on GET, done on POST."""
+        act = ACTIONS.get(action)
+        if act is None or not self.has_change_permission(request):
             raise PermissionDenied
         params = request.POST if request.method == "POST" else request.GET
         try:
             # a job's name is part of its state key: no {tag} (registration refuses one too)
-            name = validate_name(
-                params.get("name", ""),
-                "job name" if action in JOB_ACTIONS else "name",
-                tag=action not in JOB_ACTIONS,
-            )
-            fence = (
-                int(params.get("fence", "0"))
-                if action in ("force-release", "revoke-permit")
-                else None
-            )
-            key = (
-                validate_name(params.get("key", ""), "key") if action == "reset-ratelimit" else None
-            )
-            mid = (
-                validate_name(
-                    params.get("id", ""), "message id" if action != "cancel-task" else "result id"
-                )
-                if action.endswith("-dead-letter") or action == "cancel-task"
-                else None
-            )
-            election = (
-                validate_name(params.get("election", "default"), "election")
-                if action in JOB_ACTIONS
-                else None
+            call = Call(
+                name=validate_name(
+                    params.get("name", ""), "job name" if act.job else "name", tag=not act.job
+                ),
+                fence=int(params.get("fence", "0")) if "fence" in act.needs else None,
+                key=validate_name(params.get("key", ""), "key") if "key" in act.needs else None,
+                id=validate_name(params.get("id", ""), act.id_label) if "id" in act.needs else None,
+                election=(
+                    validate_name(params.get("election", "default"), "election")
+                    if "election" in act.needs
+                    else None
+                ),
+                by=request.user.get_username(),
             )
         except (TypeError, ValueError) as exc:
             messages.error(request, f"Not done: {exc}")
             return redirect(self._home())
-        description = ACTIONS[action].format(
-            name=name, fence=fence, key=key, id=mid, election=election
+        description = act.describe.format(
+            name=call.name, fence=call.fence, key=call.key, id=call.id, election=call.election
         )
-        back = self._dead_letters_url(name) if action in DEAD_LETTER_ACTIONS else self._home()
-        if action == "cancel-task":
-            back = f"{self._task_result_url(mid or '')}&{urlencode({'backend': name})}"
+        if act.back == "dead_letters":
+            back = self._dead_letters_url(call.name)
+        elif act.back == "task_result":
+            back = f"{self._task_result_url(call.id or '')}&{urlencode({'backend': call.name})}"
+        else:
+            back = self._home()
         if request.method != "POST":
             context = {
                 **self.admin_site.each_context(request),
                 "opts": self.opts,
                 "title": "Are you sure?",
                 "description": description,
-                "consequence": CONSEQUENCES[action],
+                "consequence": act.consequence,
                 "action": action,
-                "name": name,
-                "fence": fence,
-                "key": key,
-                "message_id": mid,
-                "election": election,
+                "name": call.name,
+                "fence": call.fence,
+                "key": call.key,
+                "message_id": call.id,
+                "election": call.election,
                 "home": self._home(),
                 "back": back,
             }
             return TemplateResponse(request, "admin/django_redcoord/confirm.html", context)
         try:
-            if action in JOB_ACTIONS:
-                outcome = self._act_on_job(
-                    action, election or "default", name, by=request.user.get_username()
-                )
-            elif action == "pause-queue":
-                outcome = self._pause_queue(name, by=request.user.get_username())
-            elif action == "cancel-task":
-                outcome = self._cancel_task(name, mid or "")
-            else:
-                outcome = self._act(action, name, fence, key, mid)
+            outcome = act.run(call)
         except (
             RedcoordError,
             TypeError,
@@ -330,95 +240,10 @@ class DashboardAdmin(admin.ModelAdmin):
         messages.success(request, f"{description}: {outcome}.")
         return redirect(back)
 
-    def _act_on_job(self, action: str, election: str, name: str, *, by: str) -> str:
-        from .core import LeaderElection, pause_job, request_run, resume_job
-
-        leader = LeaderElection(election)  # only its client and keys: it does not campaign
-        if action == "run-job":
-            return f"request {request_run(leader, name, by=by or None)} queued for the leader"
-        if action == "pause-job":
-            return "paused" if pause_job(leader, name) else "it was paused already"
-        return "resumed" if resume_job(leader, name) else "it was not paused"
-
-    def _cancel_task(self, alias: str, result_id: str) -> str:
-        from .tasks.backend import task_backends_for
-        from .tasks.cancel import Cancel
-        from .tasks.compat import TaskResultDoesNotExist
-
-        if alias not in _our_task_backends():
-            raise ValueError(f"no Redis Tasks backend {alias!r} in TASKS")
-        try:
-            outcome = task_backends_for(alias).cancel(result_id)
-        except TaskResultDoesNotExist:
-            raise ValueError(f"no task result {result_id!r} (it may have expired)") from None
-        return {
-            Cancel.REMOVED: "taken out of its queue; it will not run",
-            Cancel.REQUESTED: "a worker holds it; it was told to stop, and its outcome will be "
-            "dropped",
-            Cancel.FINISHED: "it had finished already; nothing changed",
-        }[outcome]
-
-    def _pause_queue(self, name: str, *, by: str) -> str:
-        from .core import Queue
-
-        return (
-            "paused"
-            if Queue(name).pause(f"paused in the admin by {by}"[:500])
-            else "it was paused already"
-        )
-
-    def _act(
-        self,
-        action: str,
-        name: str,
-        fence: int | None,
-        key: str | None = None,
-        mid: str | None = None,
-    ) -> str:
-        from .core import Queue, force_release
-
-        if action == "force-release":
-            return force_release(name, fence or 0)
-        if action == "reset-ratelimit":
-            from .core import reset_key
-
-            try:
-                return f"{reset_key(name, key or '')} key(s) deleted"
-            except ValueError as exc:
-                return f"nothing done: {exc}"
-        if action == "revoke-permit":
-            from .core import revoke_permit
-
-            return revoke_permit(name, fence or 0)
-        from .dashboard import purge_dead_letters
-
-        queue = Queue(name)
-        if action == "requeue-dead":
-            return f"{queue.requeue_dead(limit=100_000)} message(s) requeued"
-        if action == "purge-dead":
-            return f"{purge_dead_letters(queue)} dead letter(s) deleted"
-        if action == "resume-queue":
-            return "resumed" if queue.resume() else "it was not paused"
-        gone = "0: it is no longer a dead letter (requeued, deleted or dropped since)"
-        if action == "requeue-dead-letter":
-            return (
-                "1 message requeued"
-                if queue.requeue_dead_letter(mid or "")
-                else f"{gone}, nothing requeued"
-            )
-        if action == "delete-dead-letter":
-            return (
-                "1 dead letter deleted"
-                if queue.delete_dead_letter(mid or "")
-                else f"{gone}, nothing deleted"
-            )
-        queue.purge()
-        return "queue purged"
-
     def dead_letters_view(self, request: HttpRequest) -> HttpResponse:
         """A page of one queue's dead letters (newest first), with their errors and tracebacks."""
-        from .core import Queue
-        from .dashboard import PAGE_SIZE, list_dead_letters
+        from ..core import Queue
+        from ..dashboard import PAGE_SIZE, list_dead_letters
 
         if not self.has_view_permission(request):
             raise PermissionDenied
@@ -458,7 +283,7 @@ class DashboardAdmin(admin.ModelAdmin):
         """Look a Django Task's result up by id, through its backend's ``get_result``."""
         if not self.has_view_permission(request):
             raise PermissionDenied
-        aliases = _our_task_backends()
+        aliases = our_task_backends()
         result_id = request.GET.get("id", "").strip()[:300]
         alias = request.GET.get("backend", "") or (aliases[0] if aliases else "")
         result, problem, status = None, None, 200
@@ -533,7 +358,7 @@ def _for_display(data: dict[str, Any]) -> dict[str, Any]:
     """The overview with what the templates show beside the JSON: times as aware
     datetimes in TIME_ZONE (``*_at``) and the charts (``charts``) of each queue and lock name
     waited for."""
-    from .dashboard import sparkline
+    from ..dashboard import sparkline
 
     now_ms = data["server_time_ms"]
     data = {**data, "server_time": _local(now_ms)}
@@ -599,23 +424,6 @@ def _ms(value: Any) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-def _our_task_backends() -> list[str]:
-    """Aliases of TASKS whose backend is ours (the others keep no results in our Redis)."""
-    from django.utils.module_loading import import_string
-
-    from .tasks.backend import RedisTaskBackend
-
-    aliases = []
-    for alias, config in (getattr(settings, "TASKS", None) or {}).items():
-        try:
-            backend = import_string(config["BACKEND"])
-        except (ImportError, KeyError, TypeError):
-            continue  # Django's own check reports it
-        if isinstance(backend, type) and issubclass(backend, RedisTaskBackend):
-            aliases.append(alias)
-    return aliases
-
-
 def _unique_of(backend: Any, result_id: str) -> str | None:
     """``key (holds it)`` / ``key (freed)`` for a unique task, else None (or why it is unknown)."""
     try:
@@ -633,8 +441,8 @@ def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str
     status)."""
     import json
 
-    from .tasks.backend import task_backends_for
-    from .tasks.compat import TaskResultDoesNotExist, TaskResultStatus
+    from ..tasks.backend import task_backends_for
+    from ..tasks.compat import TaskResultDoesNotExist, TaskResultStatus
 
     try:
         backend = task_backends_for(alias)

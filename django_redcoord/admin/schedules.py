@@ -31,7 +31,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
-from .core import RedcoordError, validate_name
+from ..core import RedcoordError, validate_name
 
 PERMISSION = "django_redcoord.change_schedule"
 CONSEQUENCE = (
@@ -81,7 +81,7 @@ class ScheduleForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=0)
 
     def __init__(self, job: Any, *args: Any, **kwargs: Any) -> None:
-        from .core import editable_params
+        from ..core import editable_params
 
         super().__init__(*args, **kwargs)
         self.job = job
@@ -101,7 +101,7 @@ class ScheduleForm(forms.Form):
             self.fields[f"param_{name}"] = field
 
     def clean(self) -> dict[str, Any]:
-        from .core import check_schedule, parse_param
+        from ..core import check_schedule, parse_param
 
         data = super().clean()
         kind = data.get("kind")
@@ -149,9 +149,9 @@ class ScheduleForm(forms.Form):
 
 
 def schedule_view(model_admin: Any, request: HttpRequest) -> HttpResponse:
-    from .core import LeaderElection
-    from .discovery import autodiscover
-    from .models import Dashboard
+    from ..core import LeaderElection
+    from ..discovery import autodiscover
+    from ..models import Dashboard
 
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
@@ -261,7 +261,7 @@ def _act(
     model_admin: Any, request: HttpRequest, job: Any, election: Any, head: int
 ) -> str | ScheduleForm | _Unknown | None:
     """Store the POSTed edit or revert: the LogEntry message, or the form with its errors."""
-    from .core import CoordinationUnavailable, edit_schedule, revert_schedule
+    from ..core import CoordinationUnavailable, edit_schedule, revert_schedule
 
     by = request.user.get_username() or None
     form = ScheduleForm(job, request.POST)
@@ -314,7 +314,7 @@ def _act(
 
 
 def _read(election: Any, name: str) -> tuple[Any, dict[str, Any]]:
-    from .core import read_job_states, read_versions
+    from ..core import read_job_states, read_versions
 
     versions = read_versions(election, name)
     state = read_job_states(election, also=[name]).get(name, {})
@@ -322,7 +322,7 @@ def _read(election: Any, name: str) -> tuple[Any, dict[str, Any]]:
 
 
 def _initial(job: Any, versions: Any) -> dict[str, Any]:
-    from .core import editable_params
+    from ..core import editable_params
 
     current = versions.current
     initial: dict[str, Any] = {"version": versions.head, "kind": "code"}
