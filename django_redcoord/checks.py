@@ -491,6 +491,8 @@ def check_cluster_coverage(app_configs: Any = None, **kwargs: Any) -> list[check
     return found
 
 
+#: The documented path of the rate-limit middleware (``django_redcoord.ratelimit.middleware.
+#: RateLimitMiddleware`` is the same class; a subclass of it counts too).
 RATE_LIMIT_MIDDLEWARE = "django_redcoord.middleware.RateLimitMiddleware"
 
 
@@ -507,8 +509,19 @@ def check_rate_limit_middleware(
     from django.contrib.auth.middleware import AuthenticationMiddleware
     from django.utils.module_loading import import_string
 
+    from .ratelimit.middleware import RateLimitMiddleware
+
     middleware = list(getattr(settings, "MIDDLEWARE", None) or [])
-    if RATE_LIMIT_MIDDLEWARE not in middleware:
+
+    def limits(path: str) -> bool:
+        try:
+            found = import_string(path)
+        except ImportError:
+            return False
+        return isinstance(found, type) and issubclass(found, RateLimitMiddleware)
+
+    ours = next((i for i, path in enumerate(middleware) if limits(path)), None)
+    if ours is None:
         return []
     try:
         rules = conf.validate(getattr(settings, "REDCOORD", None))["RATE_LIMITS"]
@@ -525,7 +538,6 @@ def check_rate_limit_middleware(
             return False
         return isinstance(found, type) and issubclass(found, AuthenticationMiddleware)
 
-    ours = middleware.index(RATE_LIMIT_MIDDLEWARE)
     if any(authenticates(path) for path in middleware[:ours]):
         return []
     after = any(authenticates(path) for path in middleware[ours + 1 :])
@@ -537,10 +549,10 @@ def check_rate_limit_middleware(
     rules_text = ", ".join(f"REDCOORD['RATE_LIMITS'][{i}]" for i in by_user)
     return [
         checks.Error(
-            f"{rules_text} key(s) the rate limit on 'user', but {RATE_LIMIT_MIDDLEWARE} {where} in "
+            f"{rules_text} key(s) the rate limit on 'user', but {middleware[ours]} {where} in "
             "MIDDLEWARE: it would find no request.user (every request is refused with "
             "ImproperlyConfigured rather than silently counted by IP).",
-            hint=f"Move {RATE_LIMIT_MIDDLEWARE} after AuthenticationMiddleware in MIDDLEWARE, or "
+            hint=f"Move {middleware[ours]} after AuthenticationMiddleware in MIDDLEWARE, or "
             "key the rule on 'ip'.",
             id="redcoord.E031",
         )

@@ -33,31 +33,33 @@ warning logged, ``"closed"`` answers 503 with ``Retry-After``, and a callable
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import async_to_sync, iscoroutinefunction
+from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 
 from ..core import (
-    MAX_NAME_LENGTH,
     CoordinationUnavailable,
     Decision,
     RateLimiter,
-    is_async_client,
-    is_valid_name,
     observers,
     parse,
     uncancellable,
     validate_name,
 )
 from ..core import observe_event as observe
-from ..http import arate_limit_key, check_key, rate_limit_headers, rate_limit_key, too_many_requests
+from ..ratelimit.http import (
+    arate_limit_key,
+    check_key,
+    rate_limit_headers,
+    rate_limit_key,
+    too_many_requests,
+)
+from ..ratelimit.slots import agive_back, give_back, holds_slot, limiter_name, releases
 from .holds import find_request, unavailable_response, view_dispatch
 from .locks import F
 from .streaming import release_after_body
@@ -200,29 +202,6 @@ def rate_limit(
 def _layer(namer: Callable[[tuple], str], layer: int) -> Callable[[tuple], str]:
     """``namer`` for the ``layer``-th stacked limit of a view: its names end in ``#<layer>``."""
     return lambda args: limiter_name(f"{namer(args)}#{layer}")
-
-
-def holds_slot(decision: Decision | None) -> bool:
-    """True when ``decision`` holds a concurrency slot to give back at the end of the request."""
-    return decision is not None and bool(decision.token)
-
-
-def releases(
-    limiter: RateLimiter, decision: Decision
-) -> tuple[Callable[[], None], Callable[[], Any]]:
-    """(release from sync code, release on the event loop) of a slot a streamed body holds until
-    it ends."""
-    if is_async_client(limiter._client):  # only its loop can use it
-
-        def release() -> None:
-            async_to_sync(agive_back)(limiter, decision)
-
-    else:
-
-        def release() -> None:
-            give_back(limiter, decision)
-
-    return release, lambda: agive_back(limiter, decision)
 
 
 def is_async(target: Any) -> bool:
@@ -379,46 +358,3 @@ class _Guard:
             for header, value in rate_limit_headers(decision).items():
                 response.setdefault(header, value)
         return response
-
-
-def give_back(limiter: RateLimiter, decision: Decision) -> None:
-    """Release a concurrency slot at the end of a request; Redis being down is logged, not raised.
-
-    The answer is made by then: an outage must not turn it into an error. The
-    slot's lease gives it back once it runs out.
-    """
-    try:
-        limiter.release(decision)
-    except CoordinationUnavailable as exc:
-        log.warning(
-            "rate limit %s: slot not released, Redis unavailable (its lease returns it): %s",
-            limiter.name,
-            exc,
-        )
-
-
-async def agive_back(limiter: RateLimiter, decision: Decision) -> None:
-    """``give_back()`` on the event loop."""
-    try:
-        await limiter.arelease(decision)
-    except CoordinationUnavailable as exc:
-        log.warning(
-            "rate limit %s: slot not released, Redis unavailable (its lease returns it): %s",
-            limiter.name,
-            exc,
-        )
-
-
-def limiter_name(raw: str) -> str:
-    """``raw`` (a qualified name, a path) as a valid limiter name, distinct for distinct ``raw``.
-
-    Returned as it is when valid. Otherwise characters outside the allowed
-    ones (``<locals>``, spaces, letters beyond ASCII, braces) become ``_``, and
-    a digest of ``raw`` is appended so that two names that differ only there
-    (or past the length cap) never share a limiter.
-    """
-    if is_valid_name(raw, tag=False):
-        return raw
-    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    readable = re.sub(r"[^A-Za-z0-9_\-.:/@=+,#~|]", "_", raw)[: MAX_NAME_LENGTH - len(digest) - 1]
-    return f"{readable}~{digest}"

@@ -40,25 +40,6 @@ RETRY_REFUSED = 10
 UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, OverflowError, DataError)
 
 
-def payload(
-    queue: str, push: dict[str, Any], max_attempts: int, unique: dict[str, Any] | None
-) -> str:
-    """The JSON an entry keeps: what ``drain`` needs to push the task again."""
-    eta = push.get("eta")
-    return json.dumps(
-        {
-            "body": str(push["body"]),
-            "record": push["record"],
-            "ttl": push["ttl"],
-            "priority": push["priority"],
-            "eta": eta.isoformat() if isinstance(eta, datetime) else None,
-            "max_attempts": max_attempts,
-            "unique": unique,
-            "queue": queue,
-        }
-    )
-
-
 def drain(backend: Any, *, limit: int = 500, min_age: float = MIN_AGE) -> tuple[int, int]:
     """Push the backend's entries older than ``min_age`` seconds (at most ``limit``, oldest
     first) and delete them. Returns (pushed, found pushed already). Stops at the first

@@ -1,5 +1,9 @@
 """One row per task enqueued inside a transaction, written in that transaction (see drain.py)."""
 
+import json
+from datetime import datetime
+from typing import Any
+
 from django.db import models
 
 
@@ -21,3 +25,22 @@ class OutboxEntry(models.Model):
 
     def __str__(self) -> str:
         return f"task {self.id} for queue {self.queue}"
+
+
+def payload(
+    queue: str, push: dict[str, Any], max_attempts: int, unique: dict[str, Any] | None
+) -> str:
+    """The JSON an entry keeps: what ``drain`` needs to push the task again."""
+    eta = push.get("eta")
+    return json.dumps(
+        {
+            "body": str(push["body"]),
+            "record": push["record"],
+            "ttl": push["ttl"],
+            "priority": push["priority"],
+            "eta": eta.isoformat() if isinstance(eta, datetime) else None,
+            "max_attempts": max_attempts,
+            "unique": unique,
+            "queue": queue,
+        }
+    )

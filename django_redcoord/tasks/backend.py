@@ -339,8 +339,7 @@ class RedisTaskBackend(BaseTaskBackend):
     def _to_outbox(
         self, task: Task, result: TaskResult, queue: Queue, push: dict[str, Any], key: str | None
     ) -> None:
-        from ..outbox.drain import payload
-        from ..outbox.models import OutboxEntry
+        from ..outbox.models import OutboxEntry, payload
 
         options = options_of(task)
         unique = (
