@@ -11,30 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import django
-from django.conf import settings
-
 try:
     from bench._queue_jobs import mark, redis_url
+    from bench.support.tasks import configure_tasks
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
     from _queue_jobs import mark, redis_url
+    from support.tasks import configure_tasks
 
-if not settings.configured:
-    settings.configure(
-        DEBUG=False,
-        SECRET_KEY="bench-queues-only",
-        USE_TZ=True,
-        INSTALLED_APPS=["django_tasks", "django_redcoord"],
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
-        TASKS={
-            "default": {
-                "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
-                "QUEUES": ["default"],
-            }
-        },
-        REDCOORD={"URL": redis_url(), "KEY_PREFIX": "benchtasks"},
-    )
-    django.setup()
+configure_tasks(redis_url(), "benchtasks", "bench-queues-only")
 
 try:  # Django >= 6.0
     from django.tasks import task, task_backends

@@ -23,8 +23,10 @@ from typing import Any
 
 try:
     from bench import _queue_jobs as jobs
+    from bench.support.processes import die_with_parent
 except ImportError:  # run as a script: bench/ itself is sys.path[0]
     import _queue_jobs as jobs
+    from support.processes import die_with_parent
 
 Runner = Callable[[Any], object]  # runner(stop_event)
 
@@ -235,18 +237,6 @@ SETUPS: dict[str, Callable[[int, dict[str, Any]], Runner]] = {
 }
 
 
-def _die_with_parent() -> None:
-    """SIGKILL this worker if the benchmark process dies without stopping it (Linux)."""
-    try:
-        import ctypes
-        import ctypes.util
-
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def worker_main(
     kind: str,
     options: dict[str, Any],
@@ -261,7 +251,7 @@ def worker_main(
     """Entry point of one worker process (multiprocessing, spawn start method); ``starts[slot]``
     gets the time it passed the barrier (the parent may be descheduled right then)."""
     global _profile_path
-    _die_with_parent()
+    die_with_parent(signal.SIGKILL)  # the benchmark died without stopping this worker
     logging.basicConfig(level=logging.WARNING)
     _profile_path = profile
     jobs.install(counts, lasts, slot)

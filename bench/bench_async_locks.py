@@ -30,20 +30,18 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import redis.asyncio
+from support.cli import Options
+from support.processes import run_main
+from support.servers import RedisServer
 
-import redis.asyncio  # noqa: E402
-
-from bench._servers import RedisServer  # noqa: E402
-from django_redcoord.core.locks import Lock  # noqa: E402
+from django_redcoord.core.locks import Lock
 
 
 def ours(client, name):
@@ -109,23 +107,11 @@ async def contend(url: str, make, name: str, tasks: int, seconds: float) -> dict
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="smoke run: 1 round of 0.5 s, 20 coroutines"
-    )
-    parser.add_argument(
-        "--seconds", type=float, default=None, help="per run (default 3, --quick 0.5)"
-    )
-    parser.add_argument(
-        "--rounds", type=int, default=None, help="interleaved rounds (default 3, --quick 1)"
-    )
-    parser.add_argument(
-        "--tasks", type=int, default=None, help="coroutines (default 100, --quick 20)"
-    )
-    options = parser.parse_args()
-    for option, default, quick in (("seconds", 3.0, 0.5), ("rounds", 3, 1), ("tasks", 100, 20)):
-        if getattr(options, option) is None:
-            setattr(options, option, quick if options.quick else default)
+    cli = Options(__doc__, quick="smoke run: 1 round of 0.5 s, 20 coroutines")
+    cli.number("--seconds", 3.0, 0.5, "per run", above=0)
+    cli.number("--rounds", 3, 1, "interleaved rounds", least=1)
+    cli.number("--tasks", 100, 20, "coroutines", least=1)
+    options = cli.parse()
     results: dict[str, list[dict]] = {name: [] for name in IMPLEMENTATIONS}
     with RedisServer() as server:
         for r in range(options.rounds):
@@ -162,4 +148,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

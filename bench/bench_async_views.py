@@ -117,15 +117,15 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 
+import redis
+from support.cli import Options
+from support.processes import run_main, spawn, terminate
+from support.servers import HOST, RedisServer, command_calls, free_port
+from support.tables import versions
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import redis  # noqa: E402
-
-from bench._servers import HOST, RedisServer, _die_with_parent, free_port, run_main  # noqa: E402
 
 LUA = ROOT / "bench" / "_asgi_wrk.lua"
 APP = "bench._asgi_site:application"
@@ -204,16 +204,7 @@ class Uvicorn:
         env = {**os.environ, "BENCH_REDCOORD_URL": self.redis_url}
         env.pop("DJANGO_SETTINGS_MODULE", None)
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                args,
-                cwd=ROOT,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+            self.proc = spawn(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -231,14 +222,8 @@ class Uvicorn:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # threads stuck in a blocking acquire
-            proc.kill()
-            proc.wait(timeout=5)
+        if proc is not None:
+            terminate(proc)  # SIGKILL after 5 s: threads stuck in a blocking acquire
 
     def restart(self) -> None:
         self.stop()
@@ -261,8 +246,7 @@ class Uvicorn:
 
 
 def _commands(client: redis.Redis) -> int:
-    stats = client.info("commandstats")
-    return sum(v["calls"] for k, v in stats.items() if k != "cmdstat_info")
+    return sum(command_calls(client).values())
 
 
 def _held(client: redis.Redis, tag: str) -> int:
@@ -366,17 +350,8 @@ def cells() -> list[tuple[str, str, str]]:
     ]
 
 
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def header(server: RedisServer, clients: int, seconds: int, rounds: int) -> str:
-    versions = ", ".join(
-        f"{d} {_version(d)}" for d in ("uvicorn", "Django", "asgiref", "redis", "hiredis")
-    )
+    libraries = versions(("uvicorn", "Django", "asgiref", "redis", "hiredis"))
     loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
     http = "httptools" if importlib.util.find_spec("httptools") else "h11"
     wrk_version = (
@@ -386,7 +361,7 @@ def header(server: RedisServer, clients: int, seconds: int, rounds: int) -> str:
         f"# Async views under load: uvicorn (1 worker, loop {loop}, http {http}) + Django, "
         f"{clients} clients (wrk -c{clients} -t2), hold 1 ms; median of {rounds} rounds of "
         f"{seconds} s\n\nredis-server {server.version()}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} cores; {versions}; {wrk_version}"
+        f"{os.cpu_count()} cores; {libraries}; {wrk_version}"
     )
 
 
@@ -483,39 +458,15 @@ def print_notes(results: dict, servers: dict[str, Uvicorn]) -> None:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="~30 s smoke run (1 round of 1 s runs, no warm-up runs)",
-    )
-    parser.add_argument(
-        "--seconds",
-        type=int,
-        default=None,
-        help="wrk run per cell and round (default 3, --quick 1)",
-    )
-    parser.add_argument(
-        "--rounds", type=int, default=None, help="interleaved rounds (default 3, --quick 1)"
-    )
-    parser.add_argument(
-        "--clients", type=int, default=100, help="concurrent connections (default 100)"
-    )
-    args = parser.parse_args(argv)
-    if args.seconds is None:
-        args.seconds = 1 if args.quick else 3
-    if args.rounds is None:
-        args.rounds = 1 if args.quick else 3
-    if args.seconds < 1:
-        parser.error("--seconds must be a whole number >= 1 (wrk's -d)")
-    if args.rounds < 1:
-        parser.error("--rounds must be >= 1")
-    if args.clients < 2:
-        parser.error("--clients must be >= 2 (two wrk threads)")
+    cli = Options(__doc__, quick="~30 s smoke run (1 round of 1 s runs, no warm-up runs)")
+    cli.number("--seconds", 3, 1, "wrk run per cell and round", least=1, unit="wrk's -d")
+    cli.number("--rounds", 3, 1, "interleaved rounds", least=1)
+    cli.number("--clients", 100, None, "concurrent connections", least=2, unit="two wrk threads")
+    args = cli.parse(argv)
     if shutil.which("wrk") is None:
-        parser.error("wrk is not on PATH (Debian/Ubuntu: apt-get install wrk)")
+        cli.error("wrk is not on PATH (Debian/Ubuntu: apt-get install wrk)")
     if importlib.util.find_spec("uvicorn") is None:
-        parser.error("uvicorn is not installed: .venv/bin/pip install uvicorn")
+        cli.error("uvicorn is not installed: .venv/bin/pip install uvicorn")
     return args
 
 

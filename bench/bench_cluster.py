@@ -18,8 +18,8 @@ starts, on 127.0.0.1 (no persistence), one standalone redis-server and, as
   the runs start once the sentinel sees the master up with its replica).
 
 Every server is stopped at the end, also on error, Ctrl-C or SIGTERM, and dies
-with this process (PR_SET_PDEATHSIG, see bench/_servers.py; the sentinel is a
-RedisServer too).
+with this process (PR_SET_PDEATHSIG; the servers and topologies are
+bench/support's, shared with the other benchmarks).
 
 Clients: ours use ``client_from_url`` (one server), ``cluster_client(
 validate({"CLUSTER": {"NODES": [...]}}))`` (every node named) and
@@ -77,13 +77,9 @@ rates are noisy on a shared machine: read the ratios.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import queue
 import secrets
-import signal
 import statistics
-import subprocess
 import sys
 import textwrap
 import threading
@@ -92,15 +88,20 @@ import traceback
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
+import _queue_jobs as jobs
 import redis
 from redis.cluster import RedisCluster
 from redis.sentinel import Sentinel
+from support.cli import Options
+from support.cluster import Cluster
+from support.contenders import Record, Window, contend, hold_loop, in_window, race
+from support.processes import CTX, child_exit, child_setup, run_main, stop_process
+from support.sentinel import SentinelSet
+from support.servers import HOST, SERVICE, RedisServer
+from support.tables import fmt_ratios, header, print_table, versions
 
-from django_redcoord.core.keys import key_slot
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.options import validate
 from django_redcoord.core.queues import Queue, Worker
@@ -110,32 +111,7 @@ from django_redcoord.core.transport.clients import (
     sentinel_client,
 )
 
-try:
-    from bench import _queue_jobs as jobs
-    from bench._servers import (
-        CTX,
-        HOST,
-        RedisServer,
-        _die_with_parent,
-        free_port,
-        print_table,
-        run_main,
-        stop_process,
-    )
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    import _queue_jobs as jobs
-    from _servers import (
-        CTX,
-        HOST,
-        RedisServer,
-        _die_with_parent,
-        free_port,
-        print_table,
-        run_main,
-        stop_process,
-    )
-
-PRIMARIES, REPLICAS = 3, 1
+PRIMARIES = 3
 NODE_TIMEOUT_MS = 1000
 PROCS = 4  # lock rows: processes per run
 TTL, WAIT = 10, 10  # seconds; no lock expires and no wait runs out during a run
@@ -151,230 +127,10 @@ SETUP_TIMEOUT = 60.0  # seconds for children to build clients and warm up
 CHILD_TIMEOUT = 60.0  # seconds a run may take beyond its window
 STALL = 30.0  # seconds without a drained message before a drain run fails
 OURS, PEER = "ours", "redis-py Lock"
-SERVICE = "mymaster"  # the master's name the sentinel monitors
 DOWN_AFTER_MS = 60_000  # no failover during the bench (a run never stalls the master this long)
 WIDTH = 92  # the notes' line width
 SENTINEL_READY = 30.0  # seconds for the replica to sync and the sentinel to see both
-
-
-# --- servers ----------------------------------------------------------------------------
-
-
-class ClusterNode(RedisServer):
-    """A cluster-enabled redis-server; each start attempt gets a free bus port of its own."""
-
-    def _spawn(self) -> None:
-        bus = free_port()
-        while bus == self.port:
-            bus = free_port()
-        self.extra = [
-            "--cluster-enabled",
-            "yes",
-            "--cluster-config-file",
-            "nodes.conf",
-            "--cluster-node-timeout",
-            str(NODE_TIMEOUT_MS),
-            "--cluster-port",
-            str(bus),
-        ]
-        super()._spawn()
-
-
-class Cluster:
-    """3 primaries + 3 replicas, built by ``redis-cli --cluster create``; ``with Cluster() as
-    c``."""
-
-    def __init__(self) -> None:
-        self.nodes: list[ClusterNode] = []
-        self.owners: list[tuple[int, int, int]] = []  # (first slot, last slot, primary port)
-
-    def __enter__(self) -> Cluster:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    def start(self, timeout: float = 30.0) -> Cluster:
-        for _ in range(PRIMARIES * (1 + REPLICAS)):
-            self.nodes.append(ClusterNode())
-            self.nodes[-1].start()
-        create = subprocess.run(
-            [
-                "redis-cli",
-                "--cluster",
-                "create",
-                *(f"{HOST}:{n.port}" for n in self.nodes),
-                "--cluster-replicas",
-                str(REPLICAS),
-                "--cluster-yes",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if create.returncode != 0:
-            raise RuntimeError(
-                f"redis-cli --cluster create failed:\n{create.stdout}{create.stderr}"
-            )
-        deadline = time.monotonic() + timeout
-        while not all(self._ok(n.port) for n in self.nodes):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the Cluster did not reach cluster_state:ok")
-            time.sleep(0.05)
-        client = redis.Redis(host=HOST, port=self.nodes[0].port)
-        try:
-            slots = client.execute_command("CLUSTER", "SLOTS")
-        finally:
-            client.close()
-        self.owners = sorted((int(s[0]), int(s[1]), int(s[2][1])) for s in slots)
-        return self
-
-    @staticmethod
-    def _ok(port: int) -> bool:
-        """The node sees the cluster ok and, if a replica, is in sync with its primary."""
-        client = redis.Redis(host=HOST, port=port, socket_timeout=1)
-        try:
-            if b"cluster_state:ok" not in client.execute_command("CLUSTER", "INFO"):
-                return False
-            info = client.info("replication")
-            return info["role"] == "master" or info.get("master_link_status") == "up"
-        except redis.RedisError:
-            return False
-        finally:
-            client.close()
-
-    def stop(self) -> None:
-        for node in self.nodes:
-            node.stop()
-
-    @property
-    def primary_ports(self) -> list[int]:
-        return [port for _, _, port in self.owners]
-
-    def owner(self, slot: int) -> int:
-        """The index (0, 1, 2) of the primary serving ``slot``."""
-        for i, (first, last, _) in enumerate(self.owners):
-            if first <= slot <= last:
-                return i
-        raise ValueError(f"slot {slot} has no owner")
-
-    def spread(self, stem: str, count: int) -> list[str]:
-        """``count`` names whose hash slots fall on primaries 0, 1, 2, 0, ... in turn."""
-        names: list[str] = []
-        for k in range(100_000):
-            name = f"{stem}-{k}"
-            if self.owner(key_slot(name)) == len(names) % len(self.owners):
-                names.append(name)
-                if len(names) == count:
-                    return names
-        raise RuntimeError("could not spread names over the primaries")
-
-
-class SentinelNode(RedisServer):
-    """A redis-server in Sentinel mode monitoring ``master_port`` as SERVICE (quorum 1).
-
-    Sentinel needs a writable config file as its first argument, so the spawn is
-    RedisServer's with that file in place of the options (same directory, same
-    PR_SET_PDEATHSIG, same session); each start attempt writes it for its port.
-    """
-
-    def __init__(self, master_port: int) -> None:
-        super().__init__()
-        self.master_port = master_port
-
-    def _spawn(self) -> None:
-        assert self._dir is not None
-        conf = Path(self._dir, "sentinel.conf")
-        conf.write_text(
-            f"port {self.port}\nbind {HOST}\ndir {self._dir}\nlogfile redis.log\n"
-            f"sentinel monitor {SERVICE} {HOST} {self.master_port} 1\n"
-            f"sentinel down-after-milliseconds {SERVICE} {DOWN_AFTER_MS}\n"
-        )
-        self.proc = subprocess.Popen(
-            [self.binary, str(conf), "--sentinel"],
-            cwd=self._dir,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
-
-
-class SentinelSet:
-    """A master, one replica (``--replicaof``) and one sentinel; ``with SentinelSet() as s``."""
-
-    def __init__(self) -> None:
-        # no diskless-sync delay (Redis 7 waits 5 s for more replicas before a full sync)
-        self.master = RedisServer(extra=["--repl-diskless-sync-delay", "0"])
-        self.replica: RedisServer | None = None
-        self.sentinel: SentinelNode | None = None
-
-    def __enter__(self) -> SentinelSet:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    def start(self, timeout: float = SENTINEL_READY) -> SentinelSet:
-        self.master.start()
-        self.replica = RedisServer(extra=["--replicaof", HOST, str(self.master.port)])
-        self.replica.start()
-        deadline = time.monotonic() + timeout
-        while not self._synced():  # before the sentinel: its first INFO then lists the replica
-            if time.monotonic() > deadline:
-                raise RuntimeError("the replica did not sync with the master")
-            time.sleep(0.05)
-        self.sentinel = SentinelNode(self.master.port)
-        self.sentinel.start()
-        while not self._monitored():
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"the sentinel did not report {SERVICE} as a master with one replica"
-                )
-            time.sleep(0.05)
-        return self
-
-    def _synced(self) -> bool:
-        assert self.replica is not None
-        client = redis.Redis(host=HOST, port=self.replica.port, socket_timeout=1)
-        try:
-            return client.info("replication").get("master_link_status") == "up"
-        except redis.RedisError:
-            return False
-        finally:
-            client.close()
-
-    def _monitored(self) -> bool:
-        """The sentinel names our master, sees it up as a master, and knows its replica."""
-        assert self.sentinel is not None
-        client = redis.Redis(host=HOST, port=self.sentinel.port, socket_timeout=1)
-        try:
-            state = client.sentinel_master(SERVICE)
-        except redis.RedisError:
-            return False
-        finally:
-            client.close()
-        return (
-            int(state["port"]) == self.master.port
-            and state["is_master"]
-            and not state["is_sdown"]
-            and not state["is_odown"]
-            and int(state["num-slaves"]) >= 1
-        )
-
-    def stop(self) -> None:
-        for server in (self.sentinel, self.replica, self.master):
-            if server is not None:
-                server.stop()
+LIBRARIES = ("django-redcoord", "redis", "hiredis")
 
 
 @dataclass(frozen=True)
@@ -419,16 +175,6 @@ class Target:
 # --- children ---------------------------------------------------------------------------
 
 
-def _child_setup() -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
-
-
-def _child_exit(out: Any) -> None:
-    out.close()  # flush what we put, then leave at once (no stray pool threads at exit)
-    out.join_thread()
-    os._exit(0)
-
-
 def _build_lock(
     impl: str, target: Target, name: str
 ) -> tuple[Callable[[], Any], Callable[[], Any]]:
@@ -439,48 +185,6 @@ def _build_lock(
     return peer.acquire, peer.release
 
 
-def _lock_child(
-    impl: str, target: Target, name: str, hold: float, seconds: float, sync: LockSync, out: Any
-) -> None:
-    """One process of a lock run: build, warm up, wait for the start, loop; report the count."""
-    _child_setup()
-    count, error = 0, None
-    try:
-        acquire, release = _build_lock(impl, target, name)
-        for _ in range(WARM_UP if not hold else 2):
-            if not acquire():
-                raise RuntimeError("warm-up acquire returned False")
-            release()
-    except BaseException:  # noqa: B036 - report everything, still meet the barrier
-        error = traceback.format_exc()
-    try:
-        sync.ready.wait(timeout=SETUP_TIMEOUT)
-        sync.start.wait(timeout=SETUP_TIMEOUT)
-        if error is None:
-            t0 = sync.t0.value
-            time.sleep(max(0.0, t0 - time.monotonic()))
-            deadline = t0 + seconds
-            while time.monotonic() < deadline:
-                if not acquire():
-                    raise RuntimeError(f"blocking acquire returned False (wait {WAIT} s)")
-                if time.monotonic() <= deadline:
-                    count += 1
-                if hold:
-                    time.sleep(hold)
-                release()
-    except BaseException:  # noqa: B036
-        error = error or traceback.format_exc()
-    out.put((count, error))
-    _child_exit(out)
-
-
-@dataclass
-class LockSync:
-    ready: Any  # Barrier(PROCS + 1): clients built and warmed up
-    start: Any  # Event: t0 is set
-    t0: Any  # Value('d'): monotonic start of the window
-
-
 class RunFailed(Exception):
     pass
 
@@ -489,36 +193,36 @@ def lock_run(
     impl: str, target: Target, names: Sequence[str], hold: float, seconds: float
 ) -> list[int]:
     """Acquisitions per process inside the window (process i uses names[i % len(names)])."""
-    sync = LockSync(CTX.Barrier(PROCS + 1), CTX.Event(), CTX.Value("d", 0.0))
-    out = CTX.Queue()
-    procs = [
-        CTX.Process(
-            target=_lock_child,
-            args=(impl, target, names[i % len(names)], hold, seconds, sync, out),
-            daemon=True,
+
+    def contender(proc_id: int, window: Window, out: Any) -> None:
+        records: list[Record] = []
+
+        def setup() -> tuple[Callable[[], Any], Callable[[], Any]]:
+            acquire, release = _build_lock(impl, target, names[proc_id % len(names)])
+            for _ in range(WARM_UP if not hold else 2):
+                if not acquire():
+                    raise RuntimeError("warm-up acquire returned False")
+                release()
+            return acquire, release
+
+        contend(
+            proc_id,
+            window,
+            out,
+            setup,
+            lambda built, t0: hold_loop(*built, t0, seconds, records, hold),
+            lambda: in_window(records, window.t0.value + seconds),
+            timeout=SETUP_TIMEOUT,
+            report=lambda exc: traceback.format_exc(),
         )
-        for i in range(PROCS)
-    ]
-    results: list[tuple[int, str | None]] = []
+
     try:
-        for proc in procs:
-            proc.start()
-        sync.ready.wait(timeout=SETUP_TIMEOUT)
-        sync.t0.value = time.monotonic() + 0.05
-        sync.start.set()
-        for _ in procs:
-            results.append(out.get(timeout=seconds + CHILD_TIMEOUT))
-    except (queue.Empty, threading.BrokenBarrierError) as exc:
-        raise RunFailed(
-            f"{len(procs) - len(results)} process(es) did not report ({exc!r})"
-        ) from None
-    finally:
-        for proc in procs:
-            stop_process(proc)
-    errors = [error for _, error in results if error]
-    if errors:
-        raise RunFailed(errors[0])
-    return [count for count, _ in results]
+        run = race(PROCS, contender, timeout=seconds + CHILD_TIMEOUT, ready_timeout=SETUP_TIMEOUT)
+    except threading.BrokenBarrierError as exc:
+        raise RunFailed(f"a process did not get ready ({exc!r})") from None
+    if run.errors:
+        raise RunFailed(run.errors[0])
+    return list(run.payloads.values())
 
 
 _mark_lock = threading.Lock()
@@ -532,7 +236,7 @@ def _handler(message: Any) -> None:
 def _drain_child(
     target: Target, names: Sequence[str], counts: Any, lasts: Any, barrier: Any, out: Any
 ) -> None:
-    _child_setup()
+    child_setup()
     jobs.install(counts, lasts, 0)
     try:
         client = target.ours_client()
@@ -548,7 +252,7 @@ def _drain_child(
     except BaseException:  # noqa: B036
         out.put(traceback.format_exc())
         barrier.abort()
-        _child_exit(out)
+        child_exit(out)
     error = None
     try:
         barrier.wait(timeout=SETUP_TIMEOUT)
@@ -556,7 +260,7 @@ def _drain_child(
     except BaseException:  # noqa: B036
         error = traceback.format_exc()
     out.put(error)
-    _child_exit(out)
+    child_exit(out)
 
 
 def fill(target: Target, names: Sequence[str], messages: int) -> None:
@@ -709,12 +413,8 @@ def _ratios(a: Sequence[float | None], b: Sequence[float | None]) -> list[float]
 
 
 def _fmt_ratio(ratios: Sequence[float], verdict: bool = False) -> str:
-    if not ratios:
-        return "n/a"
-    text = f"{statistics.median(ratios):.2f}x"
-    if len(ratios) > 1:
-        text += f" ({min(ratios):.2f}-{max(ratios):.2f})"
-    if verdict:
+    text = fmt_ratios(ratios, spread="several")
+    if verdict and ratios:
         inside = abs(statistics.median(ratios) - 1.0) <= TARGET
         text += " within" if inside else " OUTSIDE"
     return text
@@ -840,7 +540,7 @@ def notes(results: Results, targets: Sequence[Target], args: argparse.Namespace)
         items.append(
             "Left out of the Cluster rows: MOVED/ASK redirections, resharding and failover "
             "(the slot map is stable), and cross-primary load imbalance beyond 4 names. The "
-            f"Cluster has {PRIMARIES} primaries with {REPLICAS} replica(s) each (--replicas)."
+            f"Cluster has {PRIMARIES} primaries with {args.replicas} replica(s) each (--replicas)."
         )
     if "sentinel" in modes:
         items.append(
@@ -861,60 +561,25 @@ def notes(results: Results, targets: Sequence[Target], args: argparse.Namespace)
     sys.stdout.flush()
 
 
-def header(server: RedisServer, targets: Sequence[Target]) -> str:
-    versions = ", ".join(
-        f"{dist} {metadata.version(dist)}" for dist in ("django-redcoord", "redis", "hiredis")
-    )
-    return (
-        f"# {' + '.join(t.label for t in targets[1:])} benchmark: redis-server {server.version()}, "
-        f"Python {platform.python_version()}, {os.cpu_count()} cores; {versions}"
-    )
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="~20 s smoke run")
-    parser.add_argument(
+    cli = Options(__doc__, quick="~20 s smoke run")
+    cli.add(
         "--topology",
         choices=("cluster", "sentinel", "both"),
         default="both",
         help="what to measure next to the one server (default both: two tables, one set of rounds)",
     )
-    parser.add_argument(
+    cli.add(
         "--replicas",
         type=int,
         default=0,
         help="replicas per primary (default 0: on one 2-core machine replicas take the clients' "
         "CPU)",
     )
-    parser.add_argument(
-        "--seconds", type=float, default=None, help="lock window per run (default 2, --quick 1)"
-    )
-    parser.add_argument(
-        "--rounds", type=int, default=None, help="interleaved rounds (default 3, --quick 1)"
-    )
-    parser.add_argument(
-        "--messages",
-        type=int,
-        default=None,
-        help="messages per drain (default 20000, --quick 5000)",
-    )
-    args = parser.parse_args(argv)
-    global REPLICAS
-    REPLICAS = args.replicas
-    if args.seconds is None:
-        args.seconds = 1.0 if args.quick else 2.0
-    if args.rounds is None:
-        args.rounds = 1 if args.quick else 3
-    if args.messages is None:
-        args.messages = 5000 if args.quick else 20_000
-    if args.seconds <= 0:
-        parser.error("--seconds must be > 0")
-    if args.rounds < 1:
-        parser.error("--rounds must be >= 1")
-    if args.messages < 1:
-        parser.error("--messages must be >= 1")
-    return args
+    cli.number("--seconds", 2.0, 1.0, "lock window per run", above=0)
+    cli.number("--rounds", 3, 1, "interleaved rounds", least=1)
+    cli.number("--messages", 20_000, 5000, "messages per drain", least=1)
+    return cli.parse(argv)
 
 
 def numbered(stem: str, count: int) -> list[str]:
@@ -931,9 +596,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = [f"one server {HOST}:{server.port}"]
         spread: Callable[[str, int], list[str]] = numbered
         if args.topology in ("cluster", "both"):
-            cluster = stack.enter_context(Cluster())
+            cluster = stack.enter_context(
+                Cluster(PRIMARIES, args.replicas, node_timeout=NODE_TIMEOUT_MS, stable=0.0)
+            )
             primaries = cluster.primary_ports
-            others = [n.port for n in cluster.nodes if n.port not in primaries]
+            others = [port for port in cluster.nodes if port not in primaries]
             targets.append(Target("Cluster", (*primaries, *others), "cluster"))
             where.append(
                 f"Cluster: primaries {', '.join(map(str, primaries))}, "
@@ -941,12 +608,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             spread = cluster.spread
         if args.topology in ("sentinel", "both"):
-            sentinels = stack.enter_context(SentinelSet())
+            sentinels = stack.enter_context(SentinelSet(DOWN_AFTER_MS, SENTINEL_READY))
             assert sentinels.sentinel is not None and sentinels.replica is not None
             ports = (sentinels.sentinel.port, sentinels.master.port, sentinels.replica.port)
             targets.append(Target("Sentinel", ports, "sentinel"))
             where.append(f"Sentinel: sentinel {ports[0]}, master {ports[1]}, replica {ports[2]}")
-        print(header(server, targets))
+        title = f"{' + '.join(t.label for t in targets[1:])} benchmark"
+        print(header(title, server.version(), versions(LIBRARIES)))
         print(
             f"{'; '.join(where)} (started in {time.monotonic() - started:.1f} s); "
             f"{args.rounds} interleaved round(s), lock window {args.seconds:g} s, "

@@ -1,8 +1,8 @@
 """Benchmark what a Redis Cluster failover costs django_redcoord's users, and what it loses.
 
-The Cluster counterpart of ``bench_failover.py`` (Sentinel), whose helpers it
-imports: the probe loop, the fencing-token ledger, the pusher, the election
-helper and the table rows.
+The Cluster counterpart of ``bench_failover.py`` (Sentinel); both take the
+probe loop, the fencing-token ledger, the pusher, the election helper and the
+table rows from ``support/ledgers.py``, the cluster from ``support/cluster.py``.
 
 The script starts its own Redis Cluster on 127.0.0.1: six ``redis-server``
 nodes (``--cluster-enabled yes``, ``--cluster-node-timeout 1000``,
@@ -125,24 +125,24 @@ from __future__ import annotations
 
 import argparse
 import logging
-import random
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, NamedTuple
+from typing import Any
 
 import redis
+from support import ledgers
+from support.cli import Options
+from support.cluster import Cluster, ClusterNode, owner
+from support.ledgers import PROBE_TIMEOUT, RETRY, Fences, Pushes, seconds
+from support.processes import run_main
+from support.tables import header, print_table, versions
 
 from django_redcoord.core.exceptions import CoordinationUnavailable
 from django_redcoord.core.keys import KeyBuilder, key_slot
@@ -152,47 +152,17 @@ from django_redcoord.core.options import validate
 from django_redcoord.core.queues import Queue, Worker
 from django_redcoord.core.transport.clients import cluster_client
 
-try:
-    from bench._servers import HOST, RedisServer, print_table, run_main
-    from bench.bench_failover import (
-        LOCK_TTL,
-        PROBE_TIMEOUT,
-        RETRY,
-        Collect,
-        Fences,
-        Pushes,
-        _port_free,
-        elect,
-        header,
-        plain,
-        probe,
-        pusher,
-        row,
-        seconds,
-    )
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, print_table, run_main  # type: ignore[no-redef]
-    from bench_failover import (  # type: ignore[no-redef]
-        LOCK_TTL,
-        PROBE_TIMEOUT,
-        RETRY,
-        Collect,
-        Fences,
-        Pushes,
-        _port_free,
-        elect,
-        header,
-        plain,
-        probe,
-        pusher,
-        row,
-        seconds,
-    )
-
 NODE_TIMEOUT_MS = 1000  # Redis's default cluster-node-timeout: 15000
 PRIMARIES = 3
-NODES = PRIMARIES * 2
 PORTS = (20000, 22700)  # bus ports (+10000) stay below the ephemeral range (32768-60999 here)
+NODE_ARGS = [
+    "--cluster-replica-validity-factor",
+    "0",
+    "--repl-diskless-sync",
+    "yes",
+    "--repl-diskless-sync-delay",
+    "0",
+]
 PREFIX = "bench"
 TAG = "t"  # every measured name carries {t}: one slot, one primary
 LOCK_NAME = f"ledger:{{{TAG}}}"
@@ -200,6 +170,7 @@ PROBE_LOCK = f"probe:{{{TAG}}}"
 ELECTION = f"leader:{{{TAG}}}"
 KEYS = KeyBuilder(PREFIX, cluster=True)
 SLOT = key_slot(KEYS.lock(LOCK_NAME).lock)
+LOCK_TTL = 5.0
 LEASE, RENEW_DEADLINE, RETRY_PERIOD = 2.0, 1.5, 0.3
 LOAD = 0.5  # seconds of load before each kill
 AFTER = 0.5  # seconds the hammer and the pusher go on after the probes and the hammer succeeded
@@ -208,234 +179,9 @@ PUSH_PAUSE = 0.005  # seconds between pushes (also after a failed one)
 POLL = 0.01  # seconds between CLUSTER NODES polls after the kill
 STABLE = 0.5  # seconds the cluster must stay whole before the next kill
 SETTLE_TIMEOUT = 60.0
-BAD_FLAGS = {"fail", "fail?", "handshake", "noaddr"}
+LIBRARIES = ("django-redcoord", "redis", "hiredis")
 
 log = logging.getLogger("bench.cluster_failover")
-
-
-# --- the cluster -----------------------------------------------------------------------
-
-
-class Seen(NamedTuple):
-    """One line of CLUSTER NODES, as one node sees one node."""
-
-    id: str
-    port: int
-    flags: frozenset[str]
-    master: str  # the primary's id for a replica, else "-"
-    slots: tuple[tuple[int, int], ...]
-
-
-def parse_nodes(text: str) -> dict[str, Seen]:
-    view = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) < 8:
-            continue
-        addr = parts[1].split("@", 1)[0]
-        slots = []
-        for token in parts[8:]:
-            if token.startswith("["):  # a slot being migrated
-                continue
-            lo, _, hi = token.partition("-")
-            slots.append((int(lo), int(hi or lo)))
-        port = int(addr.rsplit(":", 1)[1]) if ":" in addr and addr.rsplit(":", 1)[1] else 0
-        view[parts[0]] = Seen(
-            parts[0], port, frozenset(parts[2].split(",")), parts[3], tuple(slots)
-        )
-    return view
-
-
-def owner(view: dict[str, Seen], slot: int) -> Seen | None:
-    """The primary serving ``slot`` in ``view``."""
-    for seen in view.values():
-        if "master" in seen.flags and any(lo <= slot <= hi for lo, hi in seen.slots):
-            return seen
-    return None
-
-
-def pick_ports(n: int) -> list[int]:
-    """``n`` consecutive free ports in PORTS whose bus ports (+10000) are free too."""
-    for _ in range(500):
-        base = random.randrange(PORTS[0], PORTS[1] - n)
-        ports = range(base, base + n)
-        if all(_port_free(p) and _port_free(p + 10000) for p in ports):
-            return list(ports)
-    raise RuntimeError(f"no {n} consecutive free ports (and bus ports) in {PORTS}")
-
-
-class ClusterNode(RedisServer):
-    """A cluster-enabled redis-server on a fixed port; its directory (and nodes.conf)
-    outlives a kill, so a restart rejoins the cluster as the same node."""
-
-    def __init__(self, port: int, node_timeout: int) -> None:
-        super().__init__(
-            extra=[
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-                "--cluster-node-timeout",
-                str(node_timeout),
-                "--cluster-replica-validity-factor",
-                "0",
-                "--repl-diskless-sync",
-                "yes",
-                "--repl-diskless-sync-delay",
-                "0",
-            ]
-        )
-        self.port = port
-        self._dir = tempfile.mkdtemp(prefix="bench-cluster-")
-        self.client = plain(port)
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def start(self, attempts: int = 1) -> ClusterNode:
-        self._spawn()
-        if not self._wait_ready(timeout=10.0):
-            raise RuntimeError(
-                f"redis-server on port {self.port} did not start; log:\n{self.log_tail()}"
-            )
-        return self
-
-    def kill(self) -> None:
-        """SIGKILL, and reap it."""
-        proc, self.proc = self.proc, None
-        if proc is not None:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        super().stop()
-        self.client.close()
-
-    def log_tail(self, chars: int = 2000) -> str:
-        path = Path(self._dir or "/nonexistent", "redis.log")
-        return path.read_text(errors="replace")[-chars:] if path.exists() else "(no log)"
-
-    def view(self) -> dict[str, Seen]:
-        return parse_nodes(self.client.execute_command("CLUSTER", "NODES"))
-
-    def myself(self, view: dict[str, Seen]) -> Seen:
-        return next(seen for seen in view.values() if "myself" in seen.flags)
-
-
-class Cluster:
-    """3 primaries and 3 replicas; stopped on leaving the ``with`` block."""
-
-    def __init__(self, node_timeout: int = NODE_TIMEOUT_MS) -> None:
-        self.node_timeout = node_timeout
-        self.nodes = {port: ClusterNode(port, node_timeout) for port in pick_ports(NODES)}
-
-    @property
-    def urls(self) -> list[str]:
-        return [f"redis://{HOST}:{port}" for port in self.nodes]
-
-    def __enter__(self) -> Cluster:
-        try:
-            for node in self.nodes.values():
-                node.start()
-            create = subprocess.run(
-                [
-                    "redis-cli",
-                    "--cluster",
-                    "create",
-                    *(f"{HOST}:{p}" for p in self.nodes),
-                    "--cluster-replicas",
-                    "1",
-                    "--cluster-yes",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                stdin=subprocess.DEVNULL,
-            )
-            if create.returncode != 0:
-                raise RuntimeError(
-                    f"redis-cli --cluster create failed:\n{create.stdout}{create.stderr}"
-                )
-            self.wait_settled()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        for node in self.nodes.values():
-            node.stop()
-
-    def version(self) -> str:
-        return next(iter(self.nodes.values())).version()
-
-    def problem(self) -> str:
-        """What keeps the cluster from being whole ('' when nothing does; see the module doc)."""
-        owners = set()
-        for port, node in self.nodes.items():
-            if not node.alive:
-                return f":{port} is down"
-            try:
-                info = node.client.execute_command("CLUSTER", "INFO")
-                view = node.view()
-                repl = node.client.info("replication")
-            except redis.RedisError as exc:
-                return f":{port} does not answer ({exc})"
-            if "cluster_state:ok" not in info:
-                return f":{port} reports a cluster_state other than ok"
-            if len(view) != NODES:
-                return f":{port} knows {len(view)} nodes"
-            bad = [
-                f":{s.port} {','.join(sorted(s.flags))}"
-                for s in view.values()
-                if s.flags & BAD_FLAGS
-            ]
-            if bad:
-                return f":{port} sees {bad}"
-            primaries = {s.id for s in view.values() if "master" in s.flags and s.slots}
-            replicas = sorted(s.master for s in view.values() if "slave" in s.flags)
-            if len(primaries) != PRIMARIES or replicas != sorted(primaries):
-                return f":{port} does not see {PRIMARIES} primaries with a replica each"
-            if repl["role"] != "master" and repl.get("master_link_status") != "up":
-                return f":{port} is a replica whose link is {repl.get('master_link_status')}"
-            serving = owner(view, SLOT)
-            owners.add(serving.port if serving else None)
-        if len(owners) != 1:
-            return f"the nodes disagree on who serves slot {SLOT}: {sorted(map(str, owners))}"
-        return ""
-
-    def wait_settled(self, timeout: float = SETTLE_TIMEOUT) -> float:
-        """Wait until the cluster has been whole for STABLE s; the seconds until it was."""
-        started = time.monotonic()
-        since: float | None = None
-        while True:
-            problem = self.problem()
-            now = time.monotonic()
-            if problem:
-                since = None
-            elif since is None:
-                since = now
-            elif now - since >= STABLE:
-                return since - started
-            if now - started > timeout:
-                raise RuntimeError(
-                    f"the cluster did not settle within {timeout:g} s: {problem}\n{self.describe()}"
-                )
-            time.sleep(0.05)
-
-    def describe(self) -> str:
-        lines = []
-        for port, node in self.nodes.items():
-            try:
-                nodes = node.client.execute_command("CLUSTER", "NODES") if node.alive else "(down)"
-            except redis.RedisError as exc:
-                nodes = f"({exc})"
-            lines.append(f"--- :{port} CLUSTER NODES:\n{nodes}\n--- log:\n{node.log_tail(1500)}")
-        return "\n".join(lines)
 
 
 # --- what django_redcoord raises ---------------------------------------------------------
@@ -511,45 +257,6 @@ class Hammer:
                     lock.release,
                 )
             time.sleep(RETRY)
-
-
-def lock_attempt(client: Any, round_no: int, fences: Any) -> Callable[[Any], bool]:
-    lock = Lock(PROBE_LOCK, client=client, ttl=LOCK_TTL, wait=0, prefix=PREFIX)
-
-    def attempt(result: Any) -> bool:
-        if not lock.held:
-            if not lock.acquire():
-                result.errors["held by another"] += 1
-                return False
-            fences.add(round_no, "probe", lock.token)
-        lock.release()
-        return True
-
-    return attempt
-
-
-def task_attempt(client: Any, round_no: int) -> Callable[[Any], bool]:
-    """Push one message, claim it, ack it, flush the ack (a consumer, as a Worker thread does)."""
-    queue = Queue(f"probe-{round_no}:{{{TAG}}}", client=client, prefix=PREFIX)
-    consumer = queue.consumer(f"probe-{round_no}")
-    stage = ["push"]
-
-    def attempt(result: Any) -> bool:
-        if stage[0] == "push":
-            queue.push({"round": round_no})
-            stage[0] = "claim"
-        if stage[0] == "claim":
-            messages, _ = consumer.claim(1)
-            if not messages:
-                result.errors["claimed nothing"] += 1
-                stage[0] = "push"  # the push's reply was lost and it did not land: push again
-                return False
-            consumer.ack(messages[0])
-            stage[0] = "flush"
-        consumer.flush()
-        return True
-
-    return attempt
 
 
 def leader_attempt(standby: LeaderElection, before: int, won: list[int]) -> Callable[[Any], bool]:
@@ -645,30 +352,37 @@ def one_round(
         )
     replica = cluster.nodes[next(s.port for s in view.values() if s.master == me.id)]
 
-    term_before = elect(candidates)
+    term_before = ledgers.elect(candidates)
     if not terms or term_before != terms[-1]:
         terms.append(term_before)
     leader = next(c for c in candidates if c.is_leader())
     standby = next(c for c in candidates if c is not leader)
 
     go, t0, won = threading.Event(), [0.0], []
+    lock = Lock(PROBE_LOCK, client=clients["lock"], ttl=LOCK_TTL, wait=0, prefix=PREFIX)
+    queue = Queue(f"probe-{round_no}:{{{TAG}}}", client=clients["task"], prefix=PREFIX)
     probes = {
-        "lock": probe(
+        "lock": ledgers.probe(
             go,
             t0,
-            unexpected.watch("lock probe", lock_attempt(clients["lock"], round_no, probe_fences)),
+            unexpected.watch("lock probe", ledgers.lock_attempt(lock, round_no, probe_fences)),
         ),
-        "task": probe(
-            go, t0, unexpected.watch("task probe", task_attempt(clients["task"], round_no))
+        "task": ledgers.probe(
+            go,
+            t0,
+            unexpected.watch(
+                "task probe",
+                ledgers.task_attempt(queue, f"probe-{round_no}", round_no, repush_after=1),
+            ),
         ),
-        "leader": probe(
+        "leader": ledgers.probe(
             go, t0, unexpected.watch("leader probe", leader_attempt(standby, term_before, won))
         ),
     }
     jobs = Queue(f"jobs-{round_no}:{{{TAG}}}", client=clients["pusher"], prefix=PREFIX)
     pushes, stop_push = Pushes(), threading.Event()
-    pushing = pusher(
-        SimpleNamespace(push=unexpected.watch("pusher push", jobs.push)),  # type: ignore[arg-type]
+    pushing = ledgers.pusher(
+        unexpected.watch("pusher push", jobs.push),
         f"m{round_no}",
         stop_push,
         pushes,
@@ -755,25 +469,17 @@ def one_round(
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2 rounds (~12 s)")
-    parser.add_argument(
-        "--rounds", type=int, default=None, help="failovers to measure (default 5, --quick 2)"
-    )
-    parser.add_argument(
+    cli = Options(__doc__, quick="2 rounds (~12 s)")
+    cli.number("--rounds", 5, 2, "failovers to measure", least=1)
+    cli.number(
         "--node-timeout",
-        type=int,
-        default=NODE_TIMEOUT_MS,
-        help=f"cluster-node-timeout in ms (default {NODE_TIMEOUT_MS}; Redis's default is 15000)",
+        NODE_TIMEOUT_MS,
+        None,
+        "cluster-node-timeout in ms, Redis's default is 15000",
+        least=100,
+        unit="milliseconds",
     )
-    args = parser.parse_args(argv)
-    if args.rounds is None:
-        args.rounds = 2 if args.quick else 5
-    if args.rounds < 1:
-        parser.error("--rounds must be >= 1")
-    if args.node_timeout < 100:
-        parser.error("--node-timeout must be >= 100 (milliseconds)")
-    return args
+    return cli.parse(argv)
 
 
 def build_clients(cluster: Cluster) -> dict[str, Any]:
@@ -789,11 +495,7 @@ def build_clients(cluster: Cluster) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
-    collect = Collect()
-    for name in ("django_redcoord", "bench.cluster_failover"):
-        logger = logging.getLogger(name)
-        logger.addHandler(collect)
-        logger.propagate = False
+    logs = ledgers.LogCounter("django_redcoord", "bench.cluster_failover")
     for tool in ("redis-server", "redis-cli"):
         if shutil.which(tool) is None:
             print(f"{tool} is not on PATH", file=sys.stderr)
@@ -802,8 +504,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     rounds: list[Round] = []
     fences, probe_fences, unexpected = Fences(), Fences(), Unexpected()
     terms: list[int] = []
-    with Cluster(args.node_timeout) as cluster:
-        print(header(cluster).replace("# Failover benchmark", "# Redis Cluster failover benchmark"))
+    cluster = Cluster(
+        PRIMARIES,
+        1,
+        node_timeout=args.node_timeout,
+        extra=NODE_ARGS,
+        span=PORTS,
+        slot=SLOT,
+        stable=STABLE,
+        settle_timeout=SETTLE_TIMEOUT,
+    )
+    with cluster:
+        print(header("Redis Cluster failover benchmark", cluster.version(), versions(LIBRARIES)))
         ports = sorted(cluster.nodes)
         print(
             f"Cluster: {PRIMARIES} primaries + {PRIMARIES} replicas (redis-cli --cluster create "
@@ -858,40 +570,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = len(rounds)
     print(f"\n## Time from SIGKILL of the primary to the first success ({n} failovers)\n")
     print_table(
-        ["what", "median s", "max s", "all samples (s)"],
+        ledgers.ELAPSED_HEADERS,
         [
-            row("lock acquire+release", [r.lock.elapsed for r in rounds]),
-            row("task push+claim+ack", [r.task.elapsed for r in rounds]),
-            row(
-                "leader term (standby, term above the last)",
-                [r.leader.elapsed for r in rounds],
-                [r.leader.note for r in rounds],
-            ),
-            row(
+            *ledgers.probe_rows(rounds, "leader term (standby, term above the last)"),
+            ledgers.elapsed_row(
                 "hammer: first grant of the busy lock",
                 [r.hammer for r in rounds],
                 [("held until TTL" if r.hammer_busy else "") for r in rounds],
             ),
-            row(
+            ledgers.elapsed_row(
                 "(ref.) the replica sees the primary flagged fail", [r.failed_seen for r in rounds]
             ),
-            row(
+            ledgers.elapsed_row(
                 "(ref.) the replica is promoted (myself,master)", [r.promoted_seen for r in rounds]
             ),
-            row("(ref.) all 5 surviving nodes route the slot to it", [r.all_agree for r in rounds]),
+            ledgers.elapsed_row(
+                "(ref.) all 5 surviving nodes route the slot to it", [r.all_agree for r in rounds]
+            ),
         ],
     )
-    errors: Counter[str] = Counter()
-    for r in rounds:
-        for what, p in (("lock", r.lock), ("task", r.task), ("leader", r.leader)):
-            for kind, count in p.errors.items():
-                errors[f"{what}: {kind}"] += count
-        for kind, count in r.hammer_errors.items():
-            errors[f"hammer: {kind}"] += count
-    print(
-        "\nfailed attempts before the first success (all rounds): "
-        + ", ".join(f"{k} x{v}" for k, v in sorted(errors.items()))
-    )
+    hammer_errors = [("hammer", r.hammer_errors) for r in rounds]
+    print("\n" + ledgers.failed_attempts([*ledgers.probe_errors(rounds), *hammer_errors]))
     settles = [r.settle for r in rounds]
     print(
         "restart of the killed node until the cluster is whole again: median "
@@ -904,10 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (LOCK_NAME + " (hammer)", fences),
         (PROBE_LOCK + " (probe)", probe_fences),
     ):
-        print(
-            f"fencing, {label}: {len(ledger.grants)} grants, tokens not above every earlier one: "
-            f"{len(ledger.violations)}" + (f" {ledger.violations[:5]}" if ledger.violations else "")
-        )
+        print(f"fencing, {label}: {len(ledger.grants)} grants, {ledger.verdict()}")
     held = sum(1 for r in rounds if r.hammer_busy)
     print(
         f"lock releases lost (the hammer found {LOCK_NAME!r} held after the failover, until its "
@@ -924,7 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"delivered: {sum(r.stray for r in rounds)}; delivered twice: "
         f"{sum(r.duplicates for r in rounds)}"
     )
-    bad_terms = [f"{b} after {a}" for a, b in zip(terms, terms[1:], strict=False) if b <= a]
+    bad_terms = ledgers.terms_not_rising(terms)
     new_terms = sum(1 for r in rounds if r.leader.elapsed is not None and not r.leader.note)
     print(
         f"leader terms: {len(terms)} won in all ({terms[0]} ... {terms[-1]}), the standby began a "
@@ -940,11 +636,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"\n{kind} x{count}; first traceback:\n{unexpected.first[kind]}")
     else:
         print("exceptions other than CoordinationUnavailable from django_redcoord calls: none")
-    if collect.seen:
-        print(
-            "\ndjango_redcoord log records (WARNING and up): "
-            + "; ".join(f"{k} x{v}" for k, v in collect.seen.most_common())
-        )
+    logs.report()
     print(f"\n(total {time.monotonic() - started:.0f} s)")
     return 0
 

@@ -40,7 +40,6 @@ Run: ``.venv/bin/python bench/bench_dashboard.py [--quick] [--locks N] [--other 
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import statistics
@@ -51,7 +50,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._servers import RedisServer  # noqa: E402
+from support.cli import Options  # noqa: E402
+from support.processes import run_main  # noqa: E402
+from support.servers import RedisServer  # noqa: E402
+from support.tables import header  # noqa: E402
 
 #: Runs of each measurement (``--quick``: fewer).
 RUNS = {"timed": 7, "spread": 30, "cold": 10}
@@ -161,22 +163,16 @@ def scan_names(client, match: str, count: int | None) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--locks", type=int, default=10_000)
-    parser.add_argument("--other", type=int, default=100_000)
-    parser.add_argument("--queues", type=int, default=100)
-    parser.add_argument(
-        "--quick", action="store_true", help="fewer runs, no SCAN with the default COUNT (~20 s)"
-    )
-    args = parser.parse_args()
+    cli = Options(__doc__, quick="fewer runs, no SCAN with the default COUNT (~20 s)")
+    cli.number("--locks", 10_000, None, "live locks", least=1)
+    cli.number("--other", 100_000, None, "other keys", least=0)
+    cli.number("--queues", 100, None, "queues", least=0)
+    args = cli.parse()
     if args.quick:
         RUNS.update(timed=3, spread=9, cold=4)
     prefix = "benchdash"
     with RedisServer() as server:
-        print(
-            f"# Dashboard benchmark: redis-server {server.version()}, Python "
-            f"{sys.version.split()[0]}, {os.cpu_count()} cores"
-        )
+        print(header("Dashboard benchmark", server.version()))
         started = time.monotonic()
         build_state(server.url, args.locks, args.other, args.queues, prefix)
         print(
@@ -405,4 +401,4 @@ def django_rows(url: str, prefix: str) -> list[tuple[str, tuple[float, float, fl
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

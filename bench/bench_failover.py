@@ -112,40 +112,28 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import platform
-import random
 import shutil
-import signal
-import socket
-import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from importlib import metadata
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
-import redis
+from support import ledgers
+from support.cli import Options
+from support.ledgers import PROBE_TIMEOUT, RETRY, Fences, Probe, Pushes, seconds
+from support.processes import run_main
+from support.sentinel import SentinelTopology
+from support.servers import SERVICE, RedisServer
+from support.tables import header, print_table, versions
 
 from django_redcoord.core.leader.election import LeaderElection
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.queues import Queue
 from django_redcoord.core.queues.messages import Message
 from django_redcoord.core.runtime import runtime
-from django_redcoord.core.transport.commands import command
+from django_redcoord.core.transport.clients import build_client
 
-try:
-    from bench._servers import HOST, _die_with_parent, print_table, run_main
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, _die_with_parent, print_table, run_main
-
-SERVICE = "mymaster"
 QUORUM = 2
 DOWN_AFTER_MS = 1000  # Sentinel's default: 30000
 FAILOVER_TIMEOUT_MS = 3000  # Sentinel's default: 180000
@@ -154,398 +142,17 @@ PREFIX = "bench"
 LOCK_NAME = "fenced"
 LOCK_TTL = 5.0
 LEASE, RENEW_DEADLINE, RETRY_PERIOD = 2.0, 1.5, 0.2
-RETRY = 0.02  # seconds between a probe's attempts
 LOAD = 0.5  # seconds of load before each kill
-PROBE_TIMEOUT = 30.0  # a probe not done this long after the kill gives up
 SETTLE_TIMEOUT = 60.0  # seconds the topology may take to settle after a restart
 STABLE = 3.0  # seconds the topology must stay settled before the next kill
 AFTER_PAUSE = 0.002  # seconds between the pushes made while the topology settles
 
+LIBRARIES = ("django-redcoord", "redis", "hiredis")
+
 log = logging.getLogger("bench.failover")
 
 
-# --- the topology --------------------------------------------------------------------
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return False
-    return True
-
-
-def pick_ports(n: int) -> list[int]:
-    """``n`` consecutive free ports in PORTS."""
-    for _ in range(500):
-        base = random.randrange(PORTS[0], PORTS[1] - n)
-        if all(_port_free(base + k) for k in range(n)):
-            return list(range(base, base + n))
-    raise RuntimeError(f"no {n} consecutive free ports in {PORTS}")
-
-
-def plain(port: int) -> redis.Redis:
-    """A plain client for the topology's own checks (not the measured path)."""
-    return redis.Redis(
-        host=HOST, port=port, socket_timeout=1, socket_connect_timeout=1, decode_responses=True
-    )
-
-
-def pairs(reply: Any) -> dict[str, Any]:
-    """A SENTINEL MASTER/REPLICAS entry as a dict (redis-py may or may not have made it one)."""
-    if isinstance(reply, dict):
-        return reply
-    return dict(zip(reply[::2], reply[1::2], strict=True))
-
-
-class Node:
-    """One redis-server (data node or sentinel) on a fixed port, in a temporary directory."""
-
-    def __init__(
-        self, port: int, *, sentinel_of: int | None = None, down_after: int = DOWN_AFTER_MS
-    ) -> None:
-        self.port = port
-        self.sentinel_of = sentinel_of  # the master to monitor, for a sentinel
-        self.down_after = down_after
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.dir: str | None = None
-        self.client = plain(port)
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def start(self, replicaof: int | None = None) -> Node:
-        self._cleanup_dir()
-        self.dir = tempfile.mkdtemp(prefix="bench-failover-")
-        if self.sentinel_of is not None:
-            conf = Path(self.dir, "sentinel.conf")
-            conf.write_text(
-                f"port {self.port}\nbind {HOST}\ndir {self.dir}\nlogfile sentinel.log\n"
-                f"sentinel monitor {SERVICE} {HOST} {self.sentinel_of} {QUORUM}\n"
-                f"sentinel down-after-milliseconds {SERVICE} {self.down_after}\n"
-                f"sentinel failover-timeout {SERVICE} {FAILOVER_TIMEOUT_MS}\n"
-                f"sentinel parallel-syncs {SERVICE} 1\n"
-            )
-            args = ["redis-server", str(conf), "--sentinel"]
-        else:
-            args = [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                HOST,
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                self.dir,
-                "--logfile",
-                "redis.log",
-                "--repl-diskless-sync-delay",
-                "0",
-            ]
-            if replicaof is not None:
-                args += ["--replicaof", HOST, str(replicaof)]
-        self.proc = subprocess.Popen(
-            args,
-            cwd=self.dir,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # Ctrl-C reaches us, not the server; we stop it
-            preexec_fn=_die_with_parent,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if not self.alive:
-                break
-            try:
-                if self.client.ping():
-                    return self
-            except redis.RedisError:
-                time.sleep(0.02)
-        raise RuntimeError(
-            f"redis-server on port {self.port} did not start; log:\n{self.log_tail()}"
-        )
-
-    def log_tail(self, chars: int = 2000) -> str:
-        for name in ("redis.log", "sentinel.log"):
-            path = Path(self.dir or "/nonexistent", name)
-            if path.exists():
-                return path.read_text(errors="replace")[-chars:]
-        return "(no log)"
-
-    def kill(self) -> None:
-        """SIGKILL, and reap it."""
-        if self.proc is not None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-        self.client.close()
-        self._cleanup_dir()
-
-    def _cleanup_dir(self) -> None:
-        if self.dir is not None:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = None
-
-
-class Topology:
-    """A master, two replicas and three sentinels; stopped on leaving the ``with`` block."""
-
-    def __init__(self, down_after: int = DOWN_AFTER_MS) -> None:
-        ports = pick_ports(6)
-        self.data = {port: Node(port) for port in ports[:3]}
-        self.sentinels = [
-            Node(port, sentinel_of=ports[0], down_after=down_after) for port in ports[3:]
-        ]
-        self.master = ports[0]
-
-    def __enter__(self) -> Topology:
-        try:
-            self.data[self.master].start()
-            for port, node in self.data.items():
-                if port != self.master:
-                    node.start(replicaof=self.master)
-            for sentinel in self.sentinels:
-                sentinel.start()
-            self.wait_settled()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        for node in [*self.sentinels, *self.data.values()]:
-            node.stop()
-
-    @property
-    def sentinel_hosts(self) -> list[tuple[str, int]]:
-        return [(HOST, s.port) for s in self.sentinels]
-
-    def version(self) -> str:
-        return str(self.data[self.master].client.info("server")["redis_version"])
-
-    def named_masters(self) -> list[int | None]:
-        """The master each sentinel names now (None: no answer)."""
-        out: list[int | None] = []
-        for sentinel in self.sentinels:
-            try:
-                addr = sentinel.client.execute_command(
-                    "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE
-                )
-                out.append(int(addr[1]) if addr else None)
-            except redis.RedisError:
-                out.append(None)
-        return out
-
-    def unsettled(self, master: int) -> str:
-        """What is not yet as it should be with ``master`` as the master ('' when settled)."""
-        try:
-            info = self.data[master].client.info("replication")
-            if info.get("role") != "master":
-                return f"{master} is not a master"
-            online = [
-                info.get(f"slave{i}", {}).get("state")
-                for i in range(int(info.get("connected_slaves", 0)))
-            ]
-            if online.count("online") != 2:
-                return f"master {master} sees replicas {online}"
-            for port, node in self.data.items():
-                if port == master:
-                    continue
-                rinfo = node.client.info("replication")
-                if (
-                    rinfo.get("role") != "slave"
-                    or int(rinfo.get("master_port", 0)) != master
-                    or rinfo.get("master_link_status") != "up"
-                    or int(rinfo.get("master_sync_in_progress", 1))
-                ):
-                    return f"replica {port} not synced with {master}"
-            for sentinel in self.sentinels:
-                s = sentinel.client
-                addr = s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE)
-                if not addr or int(addr[1]) != master:
-                    return f"sentinel {sentinel.port} names {addr}"
-                state = pairs(s.execute_command("SENTINEL", "MASTER", SERVICE))
-                if state["flags"] != "master" or int(state["num-other-sentinels"]) != 2:
-                    return (
-                        f"sentinel {sentinel.port}: master flags {state['flags']}, "
-                        f"{state['num-other-sentinels']} other sentinels"
-                    )
-                replicas = [pairs(r) for r in s.execute_command("SENTINEL", "REPLICAS", SERVICE)]
-                healthy = [
-                    r
-                    for r in replicas
-                    if r["flags"] == "slave"
-                    and r["master-link-status"] == "ok"
-                    and int(r["master-port"]) == master
-                ]
-                if len(healthy) != 2:
-                    seen = [(r["port"], r["flags"], r["master-link-status"]) for r in replicas]
-                    return f"sentinel {sentinel.port} sees replicas {seen}"
-        except (redis.RedisError, KeyError, ValueError) as exc:
-            return f"{type(exc).__name__}: {exc}"
-        return ""
-
-    def describe(self) -> str:
-        """Every node's role and the end of every sentinel's log (for error messages)."""
-        lines = []
-        for port, node in self.data.items():
-            try:
-                info = node.client.info("replication")
-                lines.append(
-                    f"{port}: role {info.get('role')}, master_port {info.get('master_port')}, link "
-                    f"{info.get('master_link_status')}, replicas {info.get('connected_slaves')}"
-                )
-            except redis.RedisError as exc:
-                lines.append(f"{port}: {exc}")
-        for sentinel in self.sentinels:
-            lines.append(f"--- sentinel {sentinel.port}:\n{sentinel.log_tail(3000)}")
-        return "\n".join(lines)
-
-    def wait_settled(self, timeout: float = SETTLE_TIMEOUT) -> float:
-        """Wait until the master all sentinels name has stayed settled (see :meth:`unsettled`)
-        for STABLE seconds; it becomes ``self.master``. Returns the seconds until it settled."""
-        started = time.monotonic()
-        since: float | None = None
-        while True:
-            named = self.named_masters()
-            agreed = named[0] if named[0] is not None and len(set(named)) == 1 else None
-            problem = f"the sentinels name {named}" if agreed is None else self.unsettled(agreed)
-            now = time.monotonic()
-            if problem or agreed != self.master:
-                since = None if problem else now
-                self.master = agreed if agreed is not None else self.master
-            elif since is None:
-                since = now
-            elif now - since >= STABLE:
-                return since - started
-            if now - started > timeout:
-                raise RuntimeError(
-                    f"the topology did not settle within {timeout:g} s: "
-                    f"{problem}\n{self.describe()}"
-                )
-            time.sleep(0.05)
-
-    def failovers_ended(self) -> int:
-        """Failovers completed so far (``+failover-end`` lines in the sentinels' logs)."""
-        count = 0
-        for sentinel in self.sentinels:
-            path = Path(sentinel.dir or "/nonexistent", "sentinel.log")
-            if path.exists():
-                count += path.read_text(errors="replace").count("# +failover-end master ")
-        return count
-
-
 # --- one failover --------------------------------------------------------------------
-
-
-class Fences:
-    """Every grant of the fenced lock, in the order the grants returned."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.grants: list[tuple[int, str, int]] = []  # (round, who, token)
-        self.violations: list[str] = []
-        self.top: int | None = None
-
-    def add(self, round_no: int, who: str, token: int | None) -> None:
-        with self._lock:
-            if token is None or (self.top is not None and token <= self.top):
-                self.violations.append(f"round {round_no} {who}: token {token} after {self.top}")
-            self.grants.append((round_no, who, token or 0))
-            if token is not None:
-                self.top = token if self.top is None else max(self.top, token)
-
-
-@dataclass
-class Probe:
-    """One probe's outcome: seconds from the kill to its first success (None: gave up)."""
-
-    elapsed: float | None = None
-    attempts: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
-    note: str = ""
-
-
-def probe(
-    go: threading.Event, t0: list[float], attempt: Callable[[Probe], bool]
-) -> tuple[threading.Thread, Probe]:
-    """A thread calling ``attempt`` every RETRY s after ``go`` until it returns True."""
-    result = Probe()
-
-    def loop() -> None:
-        go.wait()
-        deadline = t0[0] + PROBE_TIMEOUT
-        while time.monotonic() < deadline:
-            result.attempts += 1
-            try:
-                if attempt(result):
-                    result.elapsed = time.monotonic() - t0[0]
-                    return
-            except Exception as exc:  # an outage until the sentinels name the new master
-                result.errors[type(exc).__name__] += 1
-            time.sleep(RETRY)
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    return thread, result
-
-
-def lock_attempt(round_no: int, fences: Fences) -> Callable[[Probe], bool]:
-    lock = Lock(LOCK_NAME, ttl=LOCK_TTL, wait=0)
-
-    def attempt(result: Probe) -> bool:
-        if not lock.held:
-            if not lock.acquire():
-                result.errors["held by another"] += 1
-                return False
-            fences.add(round_no, "probe", lock.token)
-        lock.release()
-        return True
-
-    return attempt
-
-
-def task_attempt(round_no: int) -> Callable[[Probe], bool]:
-    queue = Queue(f"probe-{round_no}")
-    consumer = queue.consumer(f"probe-{round_no}")
-    state = {"stage": "push", "empty": 0}
-
-    def attempt(result: Probe) -> bool:
-        if state["stage"] == "push":
-            queue.push({"round": round_no})
-            state["stage"] = "claim"
-        if state["stage"] == "claim":
-            messages, _ = consumer.claim(1)
-            if not messages:
-                state["empty"] += 1
-                result.errors["claimed nothing"] += 1
-                if state["empty"] >= 10:  # should not happen: push again
-                    state["stage"], state["empty"] = "push", 0
-                return False
-            consumer.ack(messages[0])
-            state["stage"] = "flush"
-        consumer.flush()  # the ack rides on this claim(0)
-        return True
-
-    return attempt
 
 
 def leader_attempt(candidates: Sequence[LeaderElection], before: int) -> Callable[[Probe], bool]:
@@ -559,74 +166,6 @@ def leader_attempt(candidates: Sequence[LeaderElection], before: int) -> Callabl
         return False
 
     return attempt
-
-
-def elect(candidates: Sequence[LeaderElection], timeout: float = 10.0) -> int:
-    """Campaign until some candidate leads; its term."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for candidate in candidates:
-            try:
-                candidate.campaign()
-            except Exception:
-                pass
-        leading = [c.term for c in candidates if c.is_leader()]
-        if leading:
-            return int(leading[0] or 0)
-        time.sleep(RETRY)
-    raise RuntimeError("no candidate became leader")
-
-
-@dataclass
-class Pushes:
-    """One pusher's messages by outcome (ids), and how many were found on the master afterwards."""
-
-    # The push returned (and, with WAIT, a replica confirmed it):
-    acked: list[str] = field(default_factory=list)
-    unconfirmed: list[str] = field(default_factory=list)  # WAIT returned 0
-    unknown: list[str] = field(default_factory=list)  # the push or its WAIT failed: unknown outcome
-    present: int = 0  # of the acknowledged, found on the new master
-    stray: int = 0  # found on the new master though not acknowledged
-
-
-def pusher(
-    queue: Queue,
-    tag: str,
-    stop: threading.Event,
-    out: Pushes,
-    wait_client: Any = None,
-    pause: float | None = None,
-) -> threading.Thread:
-    """Push until ``stop`` or the first error; with ``pause``, until ``stop``, pausing between
-    pushes."""
-
-    def loop() -> None:
-        n = 0
-        while not stop.is_set():
-            if pause is not None:
-                time.sleep(pause)
-            mid = f"{tag}-{n}"
-            n += 1
-            try:
-                queue.push({"n": n}, id=mid)
-                if wait_client is not None:
-                    # The push's client, used by this thread only: its pool hands
-                    # back the same connection (last in, first out), and WAIT counts
-                    # the writes of the connection it is sent on.
-                    acks = int(command(wait_client, "WAIT", 1, 100, operation="WAIT 1 100"))
-                    if acks < 1:
-                        out.unconfirmed.append(mid)
-                        continue
-            except Exception:
-                out.unknown.append(mid)
-                if pause is None:
-                    return
-                continue
-            out.acked.append(mid)
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    return thread
 
 
 def hammer(round_no: int, fences: Fences, stop: threading.Event) -> threading.Thread:
@@ -648,7 +187,7 @@ def hammer(round_no: int, fences: Fences, stop: threading.Event) -> threading.Th
     return thread
 
 
-def still_there(node: Node, queue: Queue, out: Pushes) -> int:
+def still_there(node: RedisServer, queue: Queue, out: Pushes) -> int:
     """Count the acknowledged messages found in ``queue`` on ``node`` (a master); return the
     lost."""
     raws = node.client.zrange(queue.keys.ready, 0, -1)
@@ -680,7 +219,7 @@ class Round:
 
 
 def one_round(
-    topo: Topology,
+    topo: SentinelTopology,
     round_no: int,
     fences: Fences,
     candidates: Sequence[LeaderElection],
@@ -688,25 +227,33 @@ def one_round(
 ) -> Round:
     old = topo.master
     ended = topo.failovers_ended()
-    term_before = elect(candidates)
+    term_before = ledgers.elect(candidates)
     if not terms or term_before != terms[-1]:
         terms.append(term_before)
 
     go, t0 = threading.Event(), [0.0]
     probes = {
-        "lock": probe(go, t0, lock_attempt(round_no, fences)),
-        "task": probe(go, t0, task_attempt(round_no)),
-        "leader": probe(go, t0, leader_attempt(candidates, term_before)),
+        "lock": ledgers.probe(
+            go, t0, ledgers.lock_attempt(Lock(LOCK_NAME, ttl=LOCK_TTL, wait=0), round_no, fences)
+        ),
+        "task": ledgers.probe(
+            go,
+            t0,
+            ledgers.task_attempt(
+                Queue(f"probe-{round_no}"), f"probe-{round_no}", round_no, repush_after=10
+            ),
+        ),
+        "leader": ledgers.probe(go, t0, leader_attempt(candidates, term_before)),
     }
     stop_lock, stop_push = threading.Event(), threading.Event()
-    wait_client = runtime.make_client()  # a client (and pool) of its own, same settings
+    wait_client = build_client(runtime.config)  # a client (and pool) of its own, same settings
     plain_q = Queue(f"durable-plain-{round_no}")
     wait_q = Queue(f"durable-wait-{round_no}", client=wait_client)
     plain_out, wait_out = Pushes(), Pushes()
     load = [
         hammer(round_no, fences, stop_lock),
-        pusher(plain_q, f"p{round_no}", stop_push, plain_out),
-        pusher(wait_q, f"w{round_no}", stop_push, wait_out, wait_client),
+        ledgers.pusher(plain_q.push, f"p{round_no}", stop_push, plain_out),
+        ledgers.pusher(wait_q.push, f"w{round_no}", stop_push, wait_out, wait_client),
     ]
     time.sleep(LOAD)
     stop_lock.set()
@@ -754,9 +301,13 @@ def one_round(
         terms.append(term_after)
 
     # Writes go on while the killed server rejoins and the sentinels settle.
-    after_q, after_out, stop_after = Queue(f"durable-after-{round_no}"), Pushes(), threading.Event()
-    after = pusher(after_q, f"a{round_no}", stop_after, after_out, pause=AFTER_PAUSE)
-    topo.data[old].start(replicaof=new)
+    after_q, after_out, stop_after = (
+        Queue(f"durable-after-{round_no}"),
+        Pushes(),
+        threading.Event(),
+    )
+    after = ledgers.pusher(after_q.push, f"a{round_no}", stop_after, after_out, pause=AFTER_PAUSE)
+    topo.rejoin(old, new)
     topo.master = new
     try:
         settle = topo.wait_settled()
@@ -792,81 +343,37 @@ def one_round(
 # --- reporting -----------------------------------------------------------------------
 
 
-def seconds(value: float | None) -> str:
-    return f">{PROBE_TIMEOUT:g}" if value is None else f"{value:.2f}"
-
-
-def row(name: str, values: list[float | None], notes: list[str] | None = None) -> list[str]:
-    done = [v for v in values if v is not None]
-    failed = len(values) - len(done)
-    median = statistics.median(done) if done and not failed else None
-    worst = max(done) if done and not failed else None
-    samples = [
-        seconds(v) + (f" ({n})" if n else "")
-        for v, n in zip(values, notes or [""] * len(values), strict=True)
-    ]
-    return [name, seconds(median), seconds(worst), ", ".join(samples)]
-
-
-def header(topo: Topology) -> str:
-    libs = []
-    for dist in ("django-redcoord", "redis", "hiredis"):
-        try:
-            libs.append(f"{dist} {metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
-            libs.append(f"{dist} (not installed)")
-    return (
-        f"# Failover benchmark: redis-server {topo.version()}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} cores; {', '.join(libs)}"
-    )
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2 failovers (~20 s)")
-    parser.add_argument(
-        "--failovers", type=int, default=None, help="failovers to measure (default 5, --quick 2)"
-    )
-    parser.add_argument(
+    cli = Options(__doc__, quick="2 failovers (~20 s)")
+    cli.number("--failovers", 5, 2, "failovers to measure", least=1)
+    cli.number(
         "--down-after",
-        type=int,
-        default=DOWN_AFTER_MS,
-        help=f"the sentinels' down-after-milliseconds (default {DOWN_AFTER_MS})",
+        DOWN_AFTER_MS,
+        None,
+        "the sentinels' down-after-milliseconds",
+        least=100,
+        unit="milliseconds",
     )
-    args = parser.parse_args(argv)
-    if args.failovers is None:
-        args.failovers = 2 if args.quick else 5
-    if args.failovers < 1:
-        parser.error("--failovers must be >= 1")
-    if args.down_after < 100:
-        parser.error("--down-after must be >= 100 (milliseconds)")
-    return args
-
-
-class Collect(logging.Handler):
-    """Keeps django_redcoord's log records (they would go to stderr otherwise)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.seen: Counter[str] = Counter()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.seen[f"{record.levelname} {record.name}: {record.msg}"] += 1
+    return cli.parse(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
-    collect = Collect()
-    for name in ("django_redcoord", "bench.failover"):
-        logger = logging.getLogger(name)
-        logger.addHandler(collect)
-        logger.propagate = False
+    logs = ledgers.LogCounter("django_redcoord", "bench.failover")
     if shutil.which("redis-server") is None:
         print("redis-server is not on PATH", file=sys.stderr)
         return 2
-    with Topology(args.down_after) as topo:
-        print(header(topo))
+    topology = SentinelTopology(
+        args.down_after,
+        quorum=QUORUM,
+        failover_timeout=FAILOVER_TIMEOUT_MS,
+        stable=STABLE,
+        settle_timeout=SETTLE_TIMEOUT,
+        span=PORTS,
+    )
+    with topology as topo:
+        print(header("Failover benchmark", topo.version(), versions(LIBRARIES)))
         print(
             "Sentinel: master + 2 replicas (repl-diskless-sync-delay 0, no persistence), 3 "
             f"sentinels, quorum {QUORUM}; tuned down-after-milliseconds {args.down_after} and "
@@ -917,31 +424,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = len(rounds)
     print(f"\n## Time from SIGKILL of the master to the first success ({n} failovers)\n")
     print_table(
-        ["what", "median s", "max s", "all samples (s)"],
+        ledgers.ELAPSED_HEADERS,
         [
-            row("lock acquire+release", [r.lock.elapsed for r in rounds]),
-            row("task push+claim+ack", [r.task.elapsed for r in rounds]),
-            row("leader term", [r.leader.elapsed for r in rounds], [r.leader.note for r in rounds]),
-            row("(ref.) first sentinel names the new master", [r.first_named for r in rounds]),
-            row("(ref.) all 3 sentinels name it", [r.all_named for r in rounds]),
+            *ledgers.probe_rows(rounds, "leader term"),
+            ledgers.elapsed_row(
+                "(ref.) first sentinel names the new master", [r.first_named for r in rounds]
+            ),
+            ledgers.elapsed_row("(ref.) all 3 sentinels name it", [r.all_named for r in rounds]),
         ],
     )
-    errors: Counter[str] = Counter()
-    for r in rounds:
-        for what, p in (("lock", r.lock), ("task", r.task), ("leader", r.leader)):
-            for kind, count in p.errors.items():
-                errors[f"{what}: {kind}"] += count
-    print(
-        "\nfailed attempts before the first success (all rounds): "
-        + ", ".join(f"{k} x{v}" for k, v in sorted(errors.items()))
-    )
+    print("\n" + ledgers.failed_attempts(ledgers.probe_errors(rounds)))
 
     print("\n## Safety\n")
     load = sum(1 for g in fences.grants if g[1] == "load")
     print(
         f"fencing: {len(fences.grants)} grants of lock {LOCK_NAME!r} ({load} by the load thread, "
-        f"{len(fences.grants) - load} by the probe), tokens not above every earlier one: "
-        f"{len(fences.violations)}" + (f" {fences.violations[:5]}" if fences.violations else "")
+        f"{len(fences.grants) - load} by the probe), {fences.verdict()}"
     )
     held = sum(1 for r in rounds if r.lock.errors.get("held by another"))
     print(
@@ -982,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{after_acked} acknowledged (per round: {', '.join(map(str, after_lost))}); "
         f"{sum(len(r.after.unknown) for r in rounds)} pushes failed (unknown outcome)"
     )
-    bad_terms = [f"{b} after {a}" for a, b in zip(terms, terms[1:], strict=False) if b <= a]
+    bad_terms = ledgers.terms_not_rising(terms)
     renewed = sum(1 for r in rounds if r.leader.note == "renewed")
     print(
         f"leader terms: {len(terms)} won in all ({terms[0]} ... {terms[-1]}; a term is a hybrid "
@@ -990,11 +488,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"leader's term; terms not above the last: {len(bad_terms)}"
         + (f" {bad_terms}" if bad_terms else "")
     )
-    if collect.seen:
-        print(
-            "\ndjango_redcoord log records (WARNING and up): "
-            + "; ".join(f"{k} x{v}" for k, v in collect.seen.most_common())
-        )
+    logs.report()
     print(f"\n(total {time.monotonic() - started:.0f} s)")
     return 0
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import signal
 import statistics
@@ -45,11 +44,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import redis
-
-try:
-    from bench._servers import RedisServer, _die_with_parent, print_table, run_main
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import RedisServer, _die_with_parent, print_table, run_main
+from support.cli import Options
+from support.processes import run_main, spawn, terminate
+from support.servers import RedisServer, command_calls
+from support.tables import header, print_table
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "bench"
@@ -77,14 +75,13 @@ class Candidates:
     def spawn(self) -> str:
         name = f"c{len(self.procs)}"
         with open(self.logs / f"{name}.log", "wb") as log:
-            self.procs[name] = subprocess.Popen(
+            self.procs[name] = spawn(
                 [sys.executable, "manage.py", "run_leader", "--identity", name],
                 cwd=ROOT,
                 env=self.env,
-                stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent,
+                session=False,
             )
         return name
 
@@ -98,15 +95,7 @@ class Candidates:
             time.sleep(0.02)
 
     def stop(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.procs.values():
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+        terminate(*self.procs.values(), timeout=10)
 
 
 def leader(client: redis.Redis) -> tuple[str, int] | None:
@@ -145,20 +134,12 @@ def part_a(
     return results
 
 
-def commandstats(client: redis.Redis) -> dict[str, int]:
-    return {
-        name.removeprefix("cmdstat_"): stats["calls"]
-        for name, stats in client.info("commandstats").items()
-    }
-
-
 def window(client: redis.Redis, seconds: float) -> tuple[float, float]:
     """(sent, server) commands per second during ``seconds``, INFO itself excluded."""
-    before = commandstats(client)
+    before = command_calls(client)
     time.sleep(seconds)
-    after = commandstats(client)
-    delta = {k: v - before.get(k, 0) for k, v in after.items() if k != "info"}
-    return sum(delta.get(k, 0) for k in SENT) / seconds, sum(delta.values()) / seconds
+    delta = command_calls(client) - before
+    return sum(delta[k] for k in SENT) / seconds, sum(delta.values()) / seconds
 
 
 def part_b(
@@ -182,37 +163,16 @@ def part_b(
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke run: 1 failover per signal, 1 s windows, lease 1.5 / renew 1 / retry 0.25 s",
+    cli = Options(
+        __doc__,
+        quick="smoke run: 1 failover per signal, 1 s windows, lease 1.5 / renew 1 / retry 0.25 s",
     )
-    parser.add_argument(
-        "--rounds", type=int, default=None, help="failovers per signal (default 5, --quick 1)"
-    )
-    parser.add_argument(
-        "--window",
-        type=float,
-        default=None,
-        help="seconds per commandstats window (default 5, --quick 1)",
-    )
-    parser.add_argument("--lease", type=float, default=None, help="default 3, --quick 1.5")
-    parser.add_argument("--renew", type=float, default=None, help="default 2, --quick 1")
-    parser.add_argument("--retry", type=float, default=None, help="default 0.5, --quick 0.25")
-    args = parser.parse_args(argv)
-    for option, default, quick in (
-        ("rounds", 5, 1),
-        ("window", 5.0, 1.0),
-        ("lease", 3.0, 1.5),
-        ("renew", 2.0, 1.0),
-        ("retry", 0.5, 0.25),
-    ):
-        if getattr(args, option) is None:
-            setattr(args, option, quick if args.quick else default)
-    if args.rounds < 1 or args.window <= 0:
-        parser.error("--rounds must be >= 1 and --window > 0")
-    return args
+    cli.number("--rounds", 5, 1, "failovers per signal", least=1)
+    cli.number("--window", 5.0, 1.0, "seconds per commandstats window", above=0)
+    cli.number("--lease", 3.0, 1.5, "the election's lease, seconds", above=0)
+    cli.number("--renew", 2.0, 1.0, "its renew deadline, seconds", above=0)
+    cli.number("--retry", 0.5, 0.25, "its retry period, seconds", above=0)
+    return cli.parse(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -220,11 +180,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     with RedisServer() as server:
         client = redis.Redis(host="127.0.0.1", port=server.port)
-        print(
-            f"# Leader election benchmark: redis-server {server.version()}, Python "
-            f"{platform.python_version()}, {os.cpu_count()} cores; run_leader with lease "
-            f"{args.lease:g} s / renew deadline {args.renew:g} s / retry period {args.retry:g} s"
+        timing = (
+            f"run_leader with lease {args.lease:g} s / renew deadline {args.renew:g} s / retry "
+            f"period {args.retry:g} s"
         )
+        print(header("Leader election benchmark", server.version(), timing))
         fleet = Candidates(server.url, args.lease, args.renew, args.retry)
         try:
             failovers = part_a(client, fleet, args.rounds, args.retry)

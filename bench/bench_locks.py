@@ -97,10 +97,6 @@ indicative; part D's are not, but move with N, see above).
 from __future__ import annotations
 
 import argparse
-import math
-import multiprocessing as mp
-import os
-import platform
 import queue
 import secrets
 import statistics
@@ -108,11 +104,24 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from itertools import pairwise
 from typing import Any, NamedTuple
 
 import redis
+from support import contenders
+from support.cli import Options
+from support.processes import CTX, run_in_child, run_main, stop_process
+from support.servers import HOST, RedisServer, free_port
+from support.tables import (
+    fmt_ratios,
+    header,
+    median,
+    per,
+    percentile,
+    print_table,
+    top_commands,
+    versions,
+)
 
 try:
     import pottery
@@ -127,28 +136,6 @@ from django_redcoord import Lock
 from django_redcoord.core.transport import commands as scripting
 from django_redcoord.core.transport.clients import client_from_url
 
-try:
-    from bench._servers import (
-        HOST,
-        RedisServer,
-        free_port,
-        print_table,
-        run_in_child,
-        run_main,
-        stop_process,
-    )
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import (
-        HOST,
-        RedisServer,
-        free_port,
-        print_table,
-        run_in_child,
-        run_main,
-        stop_process,
-    )
-
-CTX = mp.get_context("fork")
 TTL = 10  # seconds; no lock should ever expire during the benchmark
 HOLD = 0.001  # seconds held per contended acquisition
 TOP_COMMANDS = 16  # commands listed in the per-acquisition breakdown
@@ -157,8 +144,6 @@ FLOOR_SPIN = 0.0001  # seconds the floor sleeps between SET NX retries (see _bui
 CHILD_TIMEOUT = 60.0  # seconds a benchmark child may take beyond its planned run
 OUTAGE_TIMEOUT = 15.0  # seconds one outage probe may take (--quick: QUICK_OUTAGE_TIMEOUT)
 QUICK_OUTAGE_TIMEOUT = 6.0
-
-Record = tuple[float, float, float]  # (t_request, t_acquired, t_release_start)
 
 
 # --- implementations ---------------------------------------------------------------
@@ -378,146 +363,17 @@ def round_ratio(values: Sequence[float], reference: Sequence[float]) -> str:
     Both lists hold one value per round from round 0 on (an implementation
     that fails is not run again), so equal positions are the same round.
     """
-    ratios = [v / ref for v, ref in zip(values, reference, strict=False) if ref]
-    return f"{statistics.median(ratios):.2f}x" if ratios else "n/a"
+    return fmt_ratios([v / ref for v, ref in zip(values, reference, strict=False) if ref], "never")
 
 
 # --- part B: contended ---------------------------------------------------------------
 
 
 @dataclass
-class RunSync:
-    ready: Any  # Barrier(n + 1): workers connected, parent may snapshot stats
-    start: Any  # Event: go
-    t0: Any  # Value('d'): monotonic start of the window
-
-
-class SendCounter:
-    """Counts the sends this process makes through redis-py: its round trips.
-
-    Commands run inside Lua scripts are not sent, so they are not counted here
-    (INFO commandstats counts them). Installed only in benchmark children.
-    """
-
-    count = 0
-
-    @classmethod
-    def install(cls) -> None:
-        original = redis.connection.Connection.send_packed_command
-
-        def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
-            cls.count += 1
-            return original(conn, *args, **kwargs)
-
-        redis.connection.Connection.send_packed_command = counted
-
-
-def _contender_loop(
-    impl: Impl, port: int, name: str, seconds: float, proc_id: int, n: int, sync: RunSync, out: Any
-) -> None:
-    records: list[Record] = []
-    error = None
-    SendCounter.install()
-    try:
-        contender = impl.build(port, name, proc_id, n) if impl.ring else impl.build(port, name)
-        contender.client.ping()  # connect before the "before" command snapshot
-    except Exception as exc:
-        contender, error = None, f"{type(exc).__name__}: {exc}"
-    try:
-        sync.ready.wait(timeout=30)
-        sync.start.wait(timeout=30)
-        if contender is not None:
-            _loop(contender, sync.t0.value, seconds, records)
-    except BaseException as exc:  # noqa: B036 - report everything to the parent
-        error = f"{type(exc).__name__}: {exc}"
-    out.put((proc_id, records, SendCounter.count, error))
-
-
-def _loop(contender: Contender, t0: float, seconds: float, records: list[Record]) -> None:
-    acquire, release = contender.acquire, contender.release
-    time.sleep(max(0.0, t0 - time.monotonic()))
-    deadline = t0 + seconds
-    SendCounter.count = 0
-    while (t_request := time.monotonic()) < deadline:
-        checked(acquire)
-        t_acquired = time.monotonic()
-        time.sleep(HOLD)
-        t_release_start = time.monotonic()
-        release()
-        records.append((t_request, t_acquired, t_release_start))
-
-
-def command_calls(client: redis.Redis) -> Counter[str]:
-    """Calls per command since server start, INFO itself left out."""
-    stats = client.info("commandstats")
-    calls = Counter({k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()})
-    del calls["info"]
-    return calls
-
-
-@dataclass
-class RunResult:
-    per_proc: dict[int, list[Record]]
-    errors: list[str]
-    commands: Counter[str]
-    sent: int
-    t0: float
-
-
-def run_contended(impl: Impl, port: int, n: int, seconds: float) -> RunResult:
-    name = lock_name(f"b{n}", impl)
-    sync = RunSync(CTX.Barrier(n + 1), CTX.Event(), CTX.Value("d", 0.0))
-    out = CTX.Queue()
-    procs = [
-        CTX.Process(
-            target=_contender_loop, args=(impl, port, name, seconds, i, n, sync, out), daemon=True
-        )
-        for i in range(n)
-    ]
-    stats_client = redis.Redis(host=HOST, port=port)
-    try:
-        for proc in procs:
-            proc.start()
-        sync.ready.wait(timeout=60)
-        before = command_calls(stats_client)
-        sync.t0.value = time.monotonic() + 0.05
-        sync.start.set()
-        per_proc, sent, errors = _collect(out, n, seconds + CHILD_TIMEOUT)
-        after = command_calls(stats_client)
-    finally:
-        for proc in procs:
-            stop_process(proc)
-        stats_client.close()
-    return RunResult(per_proc, errors, after - before, sent, sync.t0.value)
-
-
-def _collect(out: Any, n: int, timeout: float) -> tuple[dict[int, list[Record]], int, list[str]]:
-    per_proc: dict[int, list[Record]] = {}
-    sent = 0
-    errors: list[str] = []
-    deadline = time.monotonic() + timeout
-    while len(per_proc) < n:
-        try:
-            proc_id, records, proc_sent, error = out.get(
-                timeout=max(0.1, deadline - time.monotonic())
-            )
-        except queue.Empty:
-            errors.append(f"{n - len(per_proc)} process(es) hung for {timeout:g} s")
-            break
-        per_proc[proc_id] = records
-        sent += proc_sent
-        if error:
-            errors.append(f"p{proc_id}: {error}")
-    return per_proc, sent, errors
-
-
-@dataclass
 class ContendedStats:
     """One round of one implementation."""
 
-    acq_per_s: float
-    fairness: float
-    per_proc_min_max: tuple[int, int]
+    share: contenders.Share
     handoff_p50_us: float | None
     handoff_p99_us: float | None
     starved: int
@@ -527,50 +383,56 @@ class ContendedStats:
     overlaps: int
 
 
-def contended_stats(run: RunResult, n: int, seconds: float) -> ContendedStats:
-    window_end = run.t0 + seconds
-    in_window = [sum(1 for r in run.per_proc.get(i, []) if r[1] <= window_end) for i in range(n)]
-    merged = sorted((r[1], r[2], r[0], pid) for pid, recs in run.per_proc.items() for r in recs)
+def run_contended(
+    impl: Impl, port: int, n: int, seconds: float
+) -> tuple[contenders.Race, Counter[str]]:
+    """One round of ``impl``: ``n`` processes on one lock for ``seconds``; what they reported
+    (records and sends each), and the server's commands meanwhile."""
+    name = lock_name(f"b{n}", impl)
+
+    def contender(proc_id: int, window: Any, out: Any) -> None:
+        records: list[contenders.Record] = []
+        contenders.SendCounter.install()
+
+        def setup() -> Contender:
+            built = impl.build(port, name, proc_id, n) if impl.ring else impl.build(port, name)
+            built.client.ping()  # connect before the "before" command snapshot
+            return built
+
+        def run(built: Contender, t0: float) -> None:
+            contenders.SendCounter.reset()
+            contenders.hold_loop(built.acquire, built.release, t0, seconds, records, HOLD)
+
+        contenders.contend(
+            proc_id, window, out, setup, run, lambda: (records, contenders.SendCounter.read())
+        )
+
+    stats_client = redis.Redis(host=HOST, port=port)
+    try:
+        return contenders.race_on(stats_client, n, contender, timeout=seconds + CHILD_TIMEOUT)
+    finally:
+        stats_client.close()
+
+
+def contended_stats(
+    run: contenders.Race, commands: Counter[str], n: int, seconds: float
+) -> ContendedStats:
+    per_proc = [run.payloads.get(i, ([], 0))[0] for i in range(n)]
+    counts = [contenders.in_window(records, run.t0 + seconds) for records in per_proc]
+    merged = sorted((r[1], r[2], r[0], pid) for pid, recs in enumerate(per_proc) for r in recs)
     handoffs = sorted(
         nxt[0] - prev[1] for prev, nxt in pairwise(merged) if nxt[3] != prev[3] and nxt[2] < prev[1]
     )
     return ContendedStats(
-        acq_per_s=sum(in_window) / seconds,
-        fairness=min(in_window) / max(in_window) if max(in_window) else 0.0,
-        per_proc_min_max=(min(in_window), max(in_window)),
+        share=contenders.share(counts, seconds),
         handoff_p50_us=percentile(handoffs, 50) * 1e6 if handoffs else None,
         handoff_p99_us=percentile(handoffs, 99) * 1e6 if handoffs else None,
-        starved=count_starved(run.per_proc, n),
+        starved=contenders.count_starved(per_proc, STARVED_WAIT),
         acquisitions=len(merged),
-        commands=run.commands,
-        sent=run.sent,
-        overlaps=count_overlaps(merged),
+        commands=commands,
+        sent=sum(sent for _, sent in run.payloads.values()),
+        overlaps=contenders.count_overlaps((start, end) for start, end, _, _ in merged),
     )
-
-
-def percentile(sorted_values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile of an already sorted, non-empty sequence."""
-    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
-
-
-def count_starved(per_proc: dict[int, list[Record]], n: int) -> int:
-    starved = 0
-    for i in range(n):
-        records = per_proc.get(i, [])
-        if not records or max(acq - req for req, acq, _ in records) > STARVED_WAIT:
-            starved += 1
-    return starved
-
-
-def count_overlaps(merged: Sequence[tuple[float, float, float, int]]) -> int:
-    """Critical sections that start before an earlier one ended (sorted by start)."""
-    overlaps, latest_end = 0, -math.inf
-    for start, end, _, _ in merged:
-        if start < latest_end:
-            overlaps += 1
-        latest_end = max(latest_end, end)
-    return overlaps
 
 
 def part_b(port: int, n: int, seconds: float, rounds: int) -> None:
@@ -587,8 +449,8 @@ def part_b(port: int, n: int, seconds: float, rounds: int) -> None:
     for r in range(rounds):
         for impl in impls if r % 2 == 0 else impls[::-1]:
             try:
-                run = run_contended(impl, port, n, seconds)
-                runs[impl.label].append(contended_stats(run, n, seconds))
+                run, commands = run_contended(impl, port, n, seconds)
+                runs[impl.label].append(contended_stats(run, commands, n, seconds))
                 errors[impl.label].extend(run.errors)
             except Exception as exc:
                 errors[impl.label].append(f"{type(exc).__name__}: {exc}")
@@ -620,22 +482,18 @@ def part_b(port: int, n: int, seconds: float, rounds: int) -> None:
     print(f"\nINFO commandstats per acquisition, Lua internals included (N={n}):\n")
     print_table(
         ["impl", "commands/acq"],
-        [[label, top_commands(stats)] for label, stats in runs.items() if stats],
-    )
-
-
-def _median(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.median(present) if present else None
-
-
-def top_commands(stats: Sequence[ContendedStats]) -> str:
-    total = sum(s.acquisitions for s in stats)
-    commands: Counter[str] = sum((s.commands for s in stats), Counter())
-    if not total:
-        return ""
-    return ", ".join(
-        f"{cmd} {calls / total:.2f}" for cmd, calls in commands.most_common(TOP_COMMANDS)
+        [
+            [
+                label,
+                top_commands(
+                    sum((s.commands for s in stats), Counter()),
+                    sum(s.acquisitions for s in stats),
+                    TOP_COMMANDS,
+                ),
+            ]
+            for label, stats in runs.items()
+            if stats
+        ],
     )
 
 
@@ -645,26 +503,22 @@ def contended_row(
     """Median round; worst round for fairness and p99; totals for counts."""
     if not stats:
         return [label, "ERROR", "", "", "", "", "", "", "", "", error]
-    ratios = [s.acq_per_s / r.acq_per_s for s, r in zip(stats, ref, strict=False) if r.acq_per_s]
-    ratio = (
-        f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
-        if ratios
-        else "n/a"
-    )
-    worst = min(stats, key=lambda s: s.fairness)
+    shares = [s.share for s in stats]
+    ratios = [
+        s.share.acq_per_s / r.share.acq_per_s
+        for s, r in zip(stats, ref, strict=False)
+        if r.share.acq_per_s
+    ]
     p99s = [s.handoff_p99_us for s in stats if s.handoff_p99_us is not None]
     total = sum(s.acquisitions for s in stats)
     return [
         label,
-        f"{statistics.median(s.acq_per_s for s in stats):,.0f}",
-        ratio,
-        f"{statistics.median(s.fairness for s in stats):.2f} "
-        f"({worst.fairness:.2f}: {worst.per_proc_min_max[0]}/{worst.per_proc_min_max[1]})",
-        fmt_us(_median([s.handoff_p50_us for s in stats])),
-        f"{fmt_us(_median(p99s))} ({fmt_us(max(p99s, default=None))})",
+        *contenders.share_cells(shares, fmt_ratios(ratios)),
+        fmt_us(median(s.handoff_p50_us for s in stats)),
+        f"{fmt_us(median(p99s))} ({fmt_us(max(p99s, default=None))})",
         str(max(s.starved for s in stats)),
-        f"{sum(sum(s.commands.values()) for s in stats) / total:.2f}" if total else "n/a",
-        f"{sum(s.sent for s in stats) / total:.2f}" if total else "n/a",
+        per(sum(sum(s.commands.values()) for s in stats), total),
+        per(sum(s.sent for s in stats), total),
         str(sum(s.overlaps for s in stats)),
         error,
     ]
@@ -919,60 +773,17 @@ _ELEMENT = {"hash": "field", "list": "item", "set": "member", "zset": "member"}
 
 # --- output and main -----------------------------------------------------------------
 
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def header(server: RedisServer) -> str:
-    versions = ", ".join(
-        f"{dist} {_version(dist)}" for dist in ("redis", "hiredis", "python-redis-lock", "pottery")
-    )
-    return (
-        f"# Lock benchmark: redis-server {server.version()}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
-    )
+LIBRARIES = ("redis", "hiredis", "python-redis-lock", "pottery")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="~30 s smoke run")
-    parser.add_argument(
-        "--seconds",
-        type=float,
-        default=None,
-        help="contended window per impl, N and round (default 3, --quick 1)",
+    cli = Options(__doc__, quick="~30 s smoke run")
+    cli.number("--seconds", 3.0, 1.0, "contended window per impl, N and round", above=0)
+    cli.number("--rounds", 3, 1, "interleaved contended rounds per N", least=1)
+    cli.number(
+        "--locks", MEMORY_LOCKS, QUICK_MEMORY_LOCKS, "part D: live locks held per impl", least=1
     )
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=None,
-        help="interleaved contended rounds per N (default 3, --quick 1)",
-    )
-    parser.add_argument(
-        "--locks",
-        type=int,
-        default=None,
-        help=f"part D: live locks held per impl (default {MEMORY_LOCKS:,}, "
-        f"--quick {QUICK_MEMORY_LOCKS:,})",
-    )
-    args = parser.parse_args(argv)
-    if args.seconds is None:
-        args.seconds = 1.0 if args.quick else 3.0
-    if args.rounds is None:
-        args.rounds = 1 if args.quick else 3
-    if args.seconds <= 0:
-        parser.error("--seconds must be > 0")
-    if args.locks is None:
-        args.locks = QUICK_MEMORY_LOCKS if args.quick else MEMORY_LOCKS
-    if args.rounds < 1:
-        parser.error("--rounds must be >= 1")
-    if args.locks < 1:
-        parser.error("--locks must be >= 1")
-    return args
+    return cli.parse(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -980,7 +791,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_seconds = 0.3 if args.quick else 1.5
     started = time.monotonic()
     with RedisServer() as server:
-        print(header(server))
+        print(header("Lock benchmark", server.version(), versions(LIBRARIES)))
         print(
             f"server 127.0.0.1:{server.port}; part B hold {HOLD * 1000:g} ms, "
             f"starved = a wait > {STARVED_WAIT:g} s or no acquisition"

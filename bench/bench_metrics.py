@@ -18,17 +18,13 @@ Run: ``.venv/bin/python bench/bench_metrics.py [--locks N] [--runs N] [--quick]`
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._servers import RedisServer  # noqa: E402
+from support.cli import Options
+from support.processes import run_main
+from support.servers import RedisServer
+from support.tables import header
 
 
 def build_state(url: str, locks: int, queues: int, prefix: str) -> None:
@@ -74,21 +70,14 @@ def scrape_cost(client, prefix: str, detail: int, runs: int) -> tuple[float, flo
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: 1,500 locks, 3 runs")
-    parser.add_argument("--locks", type=int, default=None, help="default 20,000, --quick 1,500")
-    parser.add_argument("--queues", type=int, default=20)
-    parser.add_argument("--runs", type=int, default=None, help="default 7, --quick 3")
-    args = parser.parse_args()
-    for option, default, quick in (("locks", 20_000, 1500), ("runs", 7, 3)):
-        if getattr(args, option) is None:
-            setattr(args, option, quick if args.quick else default)
+    cli = Options(__doc__, quick="smoke run: 1,500 locks, 3 runs")
+    cli.number("--locks", 20_000, 1500, "live locks", least=1)
+    cli.number("--queues", 20, None, "queues", least=0)
+    cli.number("--runs", 7, 3, "scrapes per row", least=1)
+    args = cli.parse()
     prefix = "benchmetrics"
     with RedisServer() as server:
-        print(
-            f"# Metrics scrape benchmark: redis-server {server.version()}, Python "
-            f"{sys.version.split()[0]}, {os.cpu_count()} cores"
-        )
+        print(header("Metrics scrape benchmark", server.version()))
         started = time.monotonic()
         build_state(server.url, args.locks, args.queues, prefix)
         print(
@@ -117,4 +106,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -81,25 +81,20 @@ import importlib.util
 import multiprocessing as mp
 import os
 import platform
-import signal
 import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
+import _queue_jobs as jobs
+import _queue_workers as workers
 import redis
-
-try:
-    from bench import _queue_jobs as jobs
-    from bench import _queue_workers as workers
-    from bench._servers import HOST, RedisServer
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    import _queue_jobs as jobs
-    import _queue_workers as workers
-    from _servers import HOST, RedisServer
+from support.cli import Options
+from support.processes import run_main
+from support.servers import HOST, RedisServer
+from support.tables import format_table, versions
 
 BATCH = 1000
 BLOCKS = 5  # enqueue: each round times every library in 5 interleaved blocks
@@ -440,23 +435,6 @@ def _ratio(a: list[float], b: list[float]) -> str:
     return f"{statistics.median(a) / statistics.median(b):.2f}x"
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
-
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "absent"
-
-
 def header(server: RedisServer) -> str:
     libs = [
         "django-redcoord",
@@ -474,7 +452,7 @@ def header(server: RedisServer) -> str:
         f"redis-server {server.version()} (127.0.0.1:{server.port}, no persistence) | "
         f"Python {platform.python_version()} ({platform.python_implementation()}) on "
         f"{platform.system()} {platform.machine()} | cores: {cores} ({usable} usable) | "
-        + ", ".join(f"{d} {_version(d)}" for d in libs)
+        + versions(libs, missing="absent")
     )
 
 
@@ -482,36 +460,19 @@ def header(server: RedisServer) -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="~40 s smoke run (fewer jobs, 1 round)"
-    )
-    parser.add_argument("--jobs", type=int, default=None, help="jobs per drain (default 20000)")
-    parser.add_argument(
-        "--enqueue-jobs", type=int, default=None, help="jobs per enqueue run (default 5000)"
-    )
-    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 3)")
-    parser.add_argument(
-        "--only", default="", help="comma-separated implementation keys (default: all)"
-    )
-    parser.add_argument("--verbose", action="store_true", help="time fill/start/stop of drains")
-    parser.add_argument("--skip-enqueue", action="store_true", help="drain only")
-    parser.add_argument(
+    cli = Options(__doc__, quick="~40 s smoke run (fewer jobs, 1 round)")
+    cli.number("--jobs", 20000, 8000, "jobs per drain", least=100)
+    cli.number("--enqueue-jobs", 5000, 2000, "jobs per enqueue run", least=100)
+    cli.number("--rounds", 3, 1, "interleaved rounds", least=1)
+    cli.add("--only", default="", help="comma-separated implementation keys (default: all)")
+    cli.add("--verbose", action="store_true", help="time fill/start/stop of drains")
+    cli.add("--skip-enqueue", action="store_true", help="drain only")
+    cli.add(
         "--profile",
         metavar="PREFIX",
         help="cProfile the worker threads of ours to PREFIX.<impl>.<n>w.<slot>.t0 (slower)",
     )
-    args = parser.parse_args(argv)
-    if args.quick:
-        defaults = {"jobs": 8000, "enqueue_jobs": 2000, "rounds": 1}
-    else:
-        defaults = {"jobs": 20000, "enqueue_jobs": 5000, "rounds": 3}
-    for name, value in defaults.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
-    if args.jobs < 100 or args.enqueue_jobs < 100 or args.rounds < 1:
-        parser.error("--jobs and --enqueue-jobs must be >= 100, --rounds >= 1")
-    return args
+    return cli.parse(argv)
 
 
 def run(args: argparse.Namespace, server: RedisServer) -> None:
@@ -604,7 +565,7 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
         ]
         rows += [[label, missing[f], "", "", ""] for f, label in left_out[0]]
         print(
-            _table(
+            format_table(
                 [
                     "implementation",
                     "one by one",
@@ -641,7 +602,7 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
             )
         rows += [[impl.label, "", "", missing[impl.family], "", "", ""] for impl in left_out[1]]
         print(
-            _table(
+            format_table(
                 [
                     "implementation",
                     "jobs",
@@ -687,7 +648,7 @@ def run(args: argparse.Namespace, server: RedisServer) -> None:
                 5.0,
             )
         )
-    print(_table(["target", "need", "got", "met"], targets))
+    print(format_table(["target", "need", "got", "met"], targets))
     if failures:
         print("\nFailures:\n" + "\n".join(f"* {f}" for f in failures))
     print(f"\n(total {time.monotonic() - t_start:.0f} s)")
@@ -700,13 +661,8 @@ def _target(what: str, ours: list[float], theirs: list[float], need: float) -> l
     return [what, f">= {need:.1f}x", f"{got:.2f}x", "yes" if got >= need else "NO"]
 
 
-def _terminated(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt  # SIGTERM: clean up as for Ctrl-C
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminated)
     server = RedisServer()
     try:
         server.start()
@@ -722,4 +678,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

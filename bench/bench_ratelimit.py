@@ -148,29 +148,32 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing as mp
 import os
-import platform
-import queue
 import secrets
-import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import redis
+from support.cli import Options
+from support.contenders import SendCounter, contend, race
+from support.processes import run_in_child, run_main
+from support.servers import HOST, RedisServer, command_calls
+from support.tables import (
+    fmt_ratios,
+    header,
+    median,
+    percentile,
+    print_table,
+    top_commands,
+    versions,
+)
 
 from django_redcoord.core.ratelimit import RateLimiter
 from django_redcoord.core.ratelimit import native as cell_native
-
-try:
-    from bench._servers import HOST, RedisServer, print_table, run_in_child, run_main, stop_process
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, print_table, run_in_child, run_main, stop_process
 
 try:
     import limits
@@ -187,7 +190,6 @@ try:
 except ImportError:  # pragma: no cover - optional peer
     django_ratelimit_core = None  # type: ignore[assignment]
 
-CTX = mp.get_context("fork")
 WARM_UP = 50  # decisions before a throughput window
 MANY_KEYS = 1_000  # part B: keys decided in turn
 HAMMER_PROCS = 8  # part C: processes on one key
@@ -471,34 +473,6 @@ def implementations(cell: bool) -> list[Impl]:
     return impls
 
 
-class SendCounter:
-    """Counts the sends this process makes through redis-py: its round trips.
-
-    Commands run inside Lua scripts are not sent, so they are not counted here
-    (INFO commandstats counts them). Installed only in benchmark children.
-    """
-
-    count = 0
-
-    @classmethod
-    def install(cls) -> None:
-        original = redis.connection.Connection.send_packed_command
-
-        def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
-            cls.count += 1
-            return original(conn, *args, **kwargs)
-
-        redis.connection.Connection.send_packed_command = counted
-
-
-def command_calls(client: redis.Redis) -> Counter[str]:
-    """Calls per command since server start, INFO itself left out."""
-    stats = client.info("commandstats")
-    calls = Counter({k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()})
-    del calls["info"]
-    return calls
-
-
 def run_tag() -> str:
     return secrets.token_hex(3)
 
@@ -534,7 +508,7 @@ class Runner:
     def run(self, stats: redis.Redis, seconds: float) -> Slice:
         decide, keys, n_keys = self.decide, self.keys, len(self.keys)
         before, cpu_before = command_calls(stats), server_cpu(stats)
-        SendCounter.count = 0
+        SendCounter.reset()
         i = self.next
         refused = 0
         client_start = time.process_time()
@@ -548,7 +522,7 @@ class Runner:
             if now >= end:
                 break
         client_cpu = time.process_time() - client_start
-        sent = SendCounter.count
+        sent = SendCounter.read()
         cpu_after, after = server_cpu(stats), command_calls(stats)
         decisions, self.next = i - self.next, i
         return Slice(
@@ -606,18 +580,8 @@ def best_peer(by_label: dict[str, Slice], impls: Sequence[Impl]) -> tuple[str, f
     return max(peers, key=lambda p: p[1]) if peers else None
 
 
-def median_ratio(ratios: Sequence[float]) -> float | None:
-    return statistics.median(ratios) if ratios else None
-
-
 def fmt_ratio(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}x"
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile of a non-empty sequence."""
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
 
 
 @dataclass
@@ -692,7 +656,7 @@ def throughput_part(
     print(f"\nINFO commandstats per decision, Lua internals included ({what}):\n")
     print_table(
         ["impl", "commands/decision"],
-        [[impl.label, top_commands(per_round, impl.label)] for impl in runnable],
+        [[impl.label, commands_per_decision(per_round, impl.label)] for impl in runnable],
     )
     return result
 
@@ -706,15 +670,16 @@ def throughput_row(impl: Impl, result: ThroughputResult) -> list[str]:
     decisions = sum(s.decisions for s in stats)
     rates = [s.rate for s in stats]
     vs_best = "(peer)" if impl.role == "peer" else ""
-    vs_best = f"{fmt_ratio(median_ratio(result.vs_best(label)))} {vs_best}".strip()
+    vs_best = f"{fmt_ratios(result.vs_best(label), 'never')} {vs_best}".strip()
+    ordered = sorted(rates)
     return [
         label,
         impl.algorithm,
         "yes" if impl.tracks else "no",
-        f"{statistics.median(rates):,.0f}",
+        f"{median(rates):,.0f}",
         vs_best,
-        fmt_ratio(median_ratio(result.vs_incr(label))),
-        f"{percentile(rates, 10):,.0f}-{percentile(rates, 90):,.0f}",
+        fmt_ratios(result.vs_incr(label), "never"),
+        f"{percentile(ordered, 10):,.0f}-{percentile(ordered, 90):,.0f}",
         f"{sum(sum(s.commands.values()) for s in stats) / decisions:.2f}",
         f"{sum(s.sent for s in stats) / decisions:.2f}",
         f"{sum(s.server_cpu for s in stats) / decisions * 1e6:.1f}",
@@ -724,15 +689,10 @@ def throughput_row(impl: Impl, result: ThroughputResult) -> list[str]:
     ]
 
 
-def top_commands(per_round: list[dict[str, Any]], label: str) -> str:
+def commands_per_decision(per_round: list[dict[str, Any]], label: str) -> str:
     stats = [r[label] for r in per_round if label in r]
-    total = sum(s.decisions for s in stats)
     commands: Counter[str] = sum((s.commands for s in stats), Counter())
-    if not total:
-        return ""
-    return ", ".join(
-        f"{cmd} {calls / total:.2f}" for cmd, calls in commands.most_common(TOP_COMMANDS)
-    )
+    return top_commands(commands, sum(s.decisions for s in stats), TOP_COMMANDS)
 
 
 def report_targets(results: Sequence[ThroughputResult], impls: Sequence[Impl]) -> None:
@@ -750,8 +710,8 @@ def report_targets(results: Sequence[ThroughputResult], impls: Sequence[Impl]) -
         ):
             if label not in runnable:
                 continue
-            vs_best = median_ratio(res.vs_best(label))
-            vs_incr = median_ratio(res.vs_incr(label))
+            vs_best = median(res.vs_best(label))
+            vs_incr = median(res.vs_incr(label))
             what = "one key" if res.n_keys == 1 else f"{res.n_keys:,} keys"
             rows.append(
                 [
@@ -761,8 +721,8 @@ def report_targets(results: Sequence[ThroughputResult], impls: Sequence[Impl]) -
                     verdict(vs_best, lambda v: v >= TARGET_PEER),
                     fmt_ratio(vs_incr),
                     verdict(vs_incr, lambda v: v <= TARGET_INCR),
-                    fmt_ratio(median_ratio(res.vs(label, GCRA_PEER))),
-                    fmt_ratio(median_ratio(res.vs(untracked, label))),
+                    fmt_ratios(res.vs(label, GCRA_PEER), "never"),
+                    fmt_ratios(res.vs(untracked, label), "never"),
                 ]
             )
     print_table(
@@ -794,53 +754,21 @@ def verdict(value: float | None, ok: Callable[[float], bool]) -> str:
 
 
 @dataclass
-class HammerSync:
-    ready: Any  # Barrier(n + 1): workers built and warmed up
-    start: Any  # Event: go
-    t0: Any  # Value('d'): monotonic start of the window
-
-
-@dataclass
 class HammerChild:
-    admitted: list[float]  # monotonic time each yes returned
-    refused: int
+    admitted: list[float] = field(default_factory=list)  # monotonic time each yes returned
+    refused: int = 0
     problems: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
-    error: str | None = None
 
 
-def _hammer_main(
-    impl: Impl,
-    port: int,
-    lim: Limit,
-    tag: str,
-    key: str,
-    seconds: float,
-    sync: HammerSync,
-    out: Any,
-) -> None:
-    admitted: list[float] = []
-    refused, error, decide = 0, None, None
-    try:
-        decide = impl.build(port, lim, tag)
-        decide(f"warm-{key}")  # connects, loads scripts; another key
-        FIELD_PROBLEMS.clear()
-        FIELD_EXAMPLES.clear()
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    try:
-        sync.ready.wait(timeout=30)
-        sync.start.wait(timeout=30)
-        if decide is not None:
-            deadline = sync.t0.value + seconds
-            while time.monotonic() < deadline:
-                if decide(key):
-                    admitted.append(time.monotonic())
-                else:
-                    refused += 1
-    except BaseException as exc:  # noqa: B036 - report everything to the parent
-        error = f"{type(exc).__name__}: {exc}"
-    out.put(HammerChild(admitted, refused, Counter(FIELD_PROBLEMS), dict(FIELD_EXAMPLES), error))
+def _hammer(decide: Decide, key: str, t0: float, seconds: float, child: HammerChild) -> None:
+    """Decide ``key`` as fast as this process can from ``t0`` for ``seconds``."""
+    deadline = t0 + seconds
+    while time.monotonic() < deadline:
+        if decide(key):
+            child.admitted.append(time.monotonic())
+        else:
+            child.refused += 1
 
 
 def redis_time(client: redis.Redis) -> float:
@@ -868,47 +796,54 @@ def hammer(impl: Impl, port: int, seconds: float) -> Accuracy:
     lim = impl.limit_for(ACCURACY)
     tag = run_tag()
     key = f"hot-{tag}"
-    sync = HammerSync(CTX.Barrier(HAMMER_PROCS + 1), CTX.Event(), CTX.Value("d", 0.0))
-    out = CTX.Queue()
-    procs = [
-        CTX.Process(
-            target=_hammer_main, args=(impl, port, lim, tag, key, seconds, sync, out), daemon=True
+
+    def contender(proc_id: int, window: Any, out: Any) -> None:
+        child = HammerChild()
+
+        def setup() -> Decide:
+            decide = impl.build(port, lim, tag)
+            decide(f"warm-{key}")  # connects, loads scripts; another key
+            FIELD_PROBLEMS.clear()
+            FIELD_EXAMPLES.clear()
+            return decide
+
+        def payload() -> HammerChild:
+            child.problems, child.examples = Counter(FIELD_PROBLEMS), dict(FIELD_EXAMPLES)
+            return child
+
+        contend(
+            proc_id,
+            window,
+            out,
+            setup,
+            lambda decide, t0: _hammer(decide, key, t0, seconds, child),
+            payload,
         )
-        for _ in range(HAMMER_PROCS)
-    ]
+
     client = _client(port)
-    children: list[HammerChild] = []
-    errors: list[str] = []
+    times: list[float] = []  # Redis TIME right before the start and once all have stopped
     try:
-        for proc in procs:
-            proc.start()
-        sync.ready.wait(timeout=60)
-        sync.t0.value = time.monotonic()
-        t_start = redis_time(client)
-        sync.start.set()
-        deadline = time.monotonic() + seconds + CHILD_TIMEOUT
-        while len(children) < HAMMER_PROCS:
-            try:
-                children.append(out.get(timeout=max(0.1, deadline - time.monotonic())))
-            except queue.Empty:
-                errors.append(f"{HAMMER_PROCS - len(children)} process(es) hung")
-                break
-        t_end = redis_time(client)
+        run = race(
+            HAMMER_PROCS,
+            contender,
+            timeout=seconds + CHILD_TIMEOUT,
+            lead=0.0,
+            at_start=lambda: times.append(redis_time(client)),
+            at_end=lambda: times.append(redis_time(client)),
+        )
     finally:
-        for proc in procs:
-            stop_process(proc)
         client.close()
-    errors += [c.error for c in children if c.error]
+    children: list[HammerChild] = list(run.payloads.values())
     stamps = sorted(t for c in children for t in c.admitted)
     return Accuracy(
         lim=lim,
         admitted=len(stamps),
         refused=sum(c.refused for c in children),
-        elapsed=t_end - t_start,
+        elapsed=times[1] - times[0],
         max_1s=max_in_span(stamps, 1.0),
         problems=sum((c.problems for c in children), Counter()),
         examples={k: v for c in children for k, v in c.examples.items()},
-        errors=errors,
+        errors=run.errors,
     )
 
 
@@ -1074,65 +1009,24 @@ def part_d(port: int) -> None:
 # --- output and main -----------------------------------------------------------------
 
 
-def _dist(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def header(server: RedisServer, impls: Sequence[Impl]) -> str:
-    dists = (
-        "redis",
-        "hiredis",
-        "Django",
-        "django-redis",
-        "django-ratelimit",
-        "limits",
-        "throttled-py",
-    )
-    versions = ", ".join(f"{d} {v}" for d in dists if (v := _dist(d)))
-    lines = [
-        f"# Rate limiter benchmark: redis-server {server.version()}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
-    ]
-    lines += [f"left out: {impl.label}: {impl.missing}" for impl in impls if impl.build is None]
-    return "\n".join(lines)
+LIBRARIES = (
+    "redis",
+    "hiredis",
+    "Django",
+    "django-redis",
+    "django-ratelimit",
+    "limits",
+    "throttled-py",
+)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="~30 s smoke run")
-    parser.add_argument(
-        "--seconds",
-        type=float,
-        default=None,
-        help="parts A and B: slice per impl and round (default 0.25, --quick 0.1)",
-    )
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=None,
-        help="parts A and B: interleaved rounds (default 24, --quick 4)",
-    )
-    parser.add_argument(
-        "--hammer-seconds",
-        type=float,
-        default=None,
-        help=f"part C: how long {HAMMER_PROCS} processes hammer one key (default 3, --quick 1)",
-    )
-    args = parser.parse_args(argv)
-    if args.seconds is None:
-        args.seconds = 0.1 if args.quick else 0.25
-    if args.rounds is None:
-        args.rounds = 4 if args.quick else 24
-    if args.hammer_seconds is None:
-        args.hammer_seconds = 1.0 if args.quick else 3.0
-    if args.seconds <= 0 or args.hammer_seconds <= 0:
-        parser.error("--seconds and --hammer-seconds must be > 0")
-    if args.rounds < 1:
-        parser.error("--rounds must be >= 1")
-    return args
+    cli = Options(__doc__, quick="~30 s smoke run")
+    cli.number("--seconds", 0.25, 0.1, "parts A and B: slice per impl and round", above=0)
+    cli.number("--rounds", 24, 4, "parts A and B: interleaved rounds", least=1)
+    what = f"part C: how long {HAMMER_PROCS} processes hammer one key"
+    cli.number("--hammer-seconds", 3.0, 1.0, what, above=0)
+    return cli.parse(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1143,7 +1037,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with RedisServer(extra=["--loadmodule", str(REDIS_CELL)] if cell else []) as server:
         if django_ratelimit_core is not None:
             configure_django(server.url)  # before any fork; no connection is made here
-        print(header(server, impls))
+        print(header("Rate limiter benchmark", server.version(), versions(LIBRARIES, None)))
+        for impl in impls:
+            if impl.build is None:
+                print(f"left out: {impl.label}: {impl.missing}")
         print(f"server 127.0.0.1:{server.port}")
         results = [
             throughput_part("A", impls, server.port, 1, args.seconds, args.rounds),

@@ -114,25 +114,32 @@ Absolute rates are noisy on a shared machine: read the ratios.
 from __future__ import annotations
 
 import argparse
-import itertools
 import logging
-import math
-import multiprocessing as mp
-import os
-import platform
 import queue
 import secrets
-import signal
 import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
-from importlib import metadata
+from functools import partial
 from typing import Any, NamedTuple
 
 import redis
+from support import contenders
+from support.cli import Options
+from support.processes import (
+    CTX,
+    child_exit,
+    child_setup,
+    describe,
+    run_in_child,
+    run_main,
+    stop_process,
+)
+from support.servers import HOST, RedisServer
+from support.tables import fmt_ratios, header, median, percentile, print_table, versions
 
 try:
     import pottery
@@ -143,12 +150,6 @@ from django_redcoord.core.locks import Lock, read_holders
 from django_redcoord.core.redlock import Redlock, trust_masters
 from django_redcoord.core.transport.clients import client_from_url
 
-try:
-    from bench._servers import HOST, RedisServer, print_table, run_in_child, run_main, stop_process
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, print_table, run_in_child, run_main, stop_process
-
-CTX = mp.get_context("fork")
 MASTERS = 5
 KILLED_DEGRADED = 2  # part C1: masters down, a majority still up
 KILLED_FAILED = 3  # part C2: masters down, no majority possible
@@ -164,10 +165,9 @@ WARM_UP_TRIES = 10  # part C: a warm-up pair's acquire is tried this often befor
 KILL_WARM_UP_TIMEOUT = 60.0  # seconds
 CHILD_TIMEOUT = 60.0  # seconds a child may take beyond its planned run
 PREFIX = "bench"  # key prefix of ours
+LIBRARIES = ("redis", "hiredis", "pottery")
 
 logging.getLogger("pottery").setLevel(logging.CRITICAL)  # a traceback per failed master call
-
-Record = tuple[float, float, float]  # (t_request, t_acquired, t_release_start)
 
 
 # --- implementations ---------------------------------------------------------------
@@ -291,35 +291,6 @@ def interleaved(impls: Sequence[Impl], rounds: int) -> list[tuple[int, Impl]]:
     return [(r, impl) for r in range(rounds) for impl in (impls if r % 2 == 0 else impls[::-1])]
 
 
-class SendCounter:
-    """Counts what this process sends through redis-py (one per command or script call).
-
-    itertools.count's ``next`` is atomic under the GIL, so the pool threads of
-    both Redlocks count safely. Installed only in benchmark children.
-    """
-
-    counter = itertools.count()
-
-    @classmethod
-    def install(cls) -> None:
-        original = redis.connection.Connection.send_packed_command
-
-        def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
-            next(cls.counter)
-            return original(conn, *args, **kwargs)
-
-        redis.connection.Connection.send_packed_command = counted
-
-    @classmethod
-    def reset(cls) -> None:
-        cls.counter = itertools.count()
-
-    @classmethod
-    def read(cls) -> int:
-        """The sends since ``reset()``: read once, at the end (reading advances it)."""
-        return next(cls.counter)
-
-
 # --- part A: uncontended -------------------------------------------------------------
 
 
@@ -329,13 +300,13 @@ class UncontendedResult(NamedTuple):
 
 
 def _uncontended(impl: Impl, ports: Ports, name: str, seconds: float) -> UncontendedResult:
-    SendCounter.install()
+    contenders.SendCounter.install()
     contender = impl.build(ports, name)
     acquire, release = contender.acquire, contender.release
     for _ in range(WARM_UP):  # connect, load the scripts
         checked(acquire(WAIT))
         release()
-    SendCounter.reset()
+    contenders.SendCounter.reset()
     pairs = 0
     start = time.monotonic()
     end = start + seconds
@@ -345,7 +316,7 @@ def _uncontended(impl: Impl, ports: Ports, name: str, seconds: float) -> Unconte
         pairs += 1
         now = time.monotonic()
         if now >= end:
-            return UncontendedResult(pairs / (now - start), SendCounter.read() / pairs)
+            return UncontendedResult(pairs / (now - start), contenders.SendCounter.read() / pairs)
 
 
 def part_a(ports: Ports, seconds: float, rounds: int) -> None:
@@ -394,69 +365,17 @@ def round_ratio(values: Sequence[float], reference: Sequence[float]) -> str:
     ratios = [v / ref for v, ref in pairs if ref]
     skipped = len(pairs) - len(ratios)
     note = f"; {skipped} of {len(pairs)} left out: pottery 0" if skipped else ""
-    if not ratios:
-        return f"n/a{note}"
-    if len(ratios) == 1:
-        return f"{ratios[0]:.2f}x{note}"
-    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f}){note}"
+    return fmt_ratios(ratios, "several") + note
 
 
 # --- part B: contended ---------------------------------------------------------------
 
 
 @dataclass
-class RunSync:
-    ready: Any  # Barrier(n + 1): every worker built and warmed up
-    start: Any  # Event: go
-    t0: Any  # Value('d'): monotonic start of the window
-
-
-def _contender_loop(
-    impl: Impl, ports: Ports, name: str, seconds: float, proc_id: int, sync: RunSync, out: Any
-) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    records: list[Record] = []
-    error = None
-    contender = None
-    try:
-        contender = impl.build(ports, name)
-        checked(contender.acquire(WAIT))  # connect, load the scripts
-        contender.release()
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    try:
-        sync.ready.wait(timeout=60)
-        sync.start.wait(timeout=60)
-        if contender is not None and error is None:
-            _loop(contender, sync.t0.value, seconds, records)
-    except BaseException as exc:  # noqa: B036 - report everything to the parent
-        error = f"{type(exc).__name__}: {exc}"
-    out.put((proc_id, records, error))
-    out.close()
-    out.join_thread()
-    os._exit(0)
-
-
-def _loop(contender: Contender, t0: float, seconds: float, records: list[Record]) -> None:
-    acquire, release = contender.acquire, contender.release
-    time.sleep(max(0.0, t0 - time.monotonic()))
-    deadline = t0 + seconds
-    while (t_request := time.monotonic()) < deadline:
-        checked(acquire(WAIT))
-        t_acquired = time.monotonic()
-        time.sleep(HOLD)
-        t_release_start = time.monotonic()
-        release()
-        records.append((t_request, t_acquired, t_release_start))
-
-
-@dataclass
 class ContendedStats:
     """One round of one implementation."""
 
-    acq_per_s: float
-    fairness: float
-    per_proc_min_max: tuple[int, int]
+    share: contenders.Share
     wait_p50_ms: float | None
     wait_p99_ms: float | None
     overlaps: int
@@ -466,69 +385,38 @@ def run_contended(
     impl: Impl, ports: Ports, n: int, seconds: float
 ) -> tuple[ContendedStats, list[str]]:
     name = lock_name("b", impl)
-    sync = RunSync(CTX.Barrier(n + 1), CTX.Event(), CTX.Value("d", 0.0))
-    out = CTX.Queue()
-    procs = [
-        CTX.Process(
-            target=_contender_loop, args=(impl, ports, name, seconds, i, sync, out), daemon=True
-        )
-        for i in range(n)
-    ]
-    per_proc: dict[int, list[Record]] = {}
-    errors: list[str] = []
-    try:
-        for proc in procs:
-            proc.start()
-        sync.ready.wait(timeout=90)
-        sync.t0.value = time.monotonic() + 0.05
-        sync.start.set()
-        deadline = time.monotonic() + seconds + CHILD_TIMEOUT
-        while len(per_proc) < n:
-            try:
-                proc_id, records, error = out.get(timeout=max(0.1, deadline - time.monotonic()))
-            except queue.Empty:
-                errors.append(f"{n - len(per_proc)} process(es) hung")
-                break
-            per_proc[proc_id] = records
-            if error:
-                errors.append(f"p{proc_id}: {error}")
-    finally:
-        for proc in procs:
-            stop_process(proc)
-    return contended_stats(per_proc, n, sync.t0.value, seconds), errors
+
+    def contender(proc_id: int, window: Any, out: Any) -> None:
+        records: list[contenders.Record] = []
+
+        def setup() -> Contender:
+            contender = impl.build(ports, name)
+            checked(contender.acquire(WAIT))  # connect, load the scripts
+            contender.release()
+            return contender
+
+        def run(contender: Contender, t0: float) -> None:
+            acquire = partial(contender.acquire, WAIT)
+            contenders.hold_loop(acquire, contender.release, t0, seconds, records, HOLD)
+
+        contenders.contend(proc_id, window, out, setup, run, lambda: records, timeout=60)
+
+    run = contenders.race(n, contender, timeout=seconds + CHILD_TIMEOUT, ready_timeout=90)
+    return contended_stats(run.payloads, n, run.t0, seconds), run.errors
 
 
 def contended_stats(
-    per_proc: dict[int, list[Record]], n: int, t0: float, seconds: float
+    per_proc: dict[int, list[contenders.Record]], n: int, t0: float, seconds: float
 ) -> ContendedStats:
-    window_end = t0 + seconds
-    in_window = [sum(1 for r in per_proc.get(i, []) if r[1] <= window_end) for i in range(n)]
+    counts = [contenders.in_window(per_proc.get(i, []), t0 + seconds) for i in range(n)]
     waits = sorted(acq - req for recs in per_proc.values() for req, acq, _ in recs)
     sections = sorted((acq, rel) for recs in per_proc.values() for _, acq, rel in recs)
     return ContendedStats(
-        acq_per_s=sum(in_window) / seconds,
-        fairness=min(in_window) / max(in_window) if max(in_window) else 0.0,
-        per_proc_min_max=(min(in_window), max(in_window)),
+        share=contenders.share(counts, seconds),
         wait_p50_ms=percentile(waits, 50) * 1e3 if waits else None,
         wait_p99_ms=percentile(waits, 99) * 1e3 if waits else None,
-        overlaps=count_overlaps(sections),
+        overlaps=contenders.count_overlaps(sections),
     )
-
-
-def percentile(sorted_values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile of an already sorted, non-empty sequence."""
-    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
-
-
-def count_overlaps(sections: Sequence[tuple[float, float]]) -> int:
-    """Critical sections that start before an earlier one ended (sorted by start)."""
-    overlaps, latest_end = 0, -math.inf
-    for start, end in sections:
-        if start < latest_end:
-            overlaps += 1
-        latest_end = max(latest_end, end)
-    return overlaps
 
 
 def part_b(ports: Ports, n: int, seconds: float, rounds: int) -> None:
@@ -541,7 +429,7 @@ def part_b(ports: Ports, n: int, seconds: float, rounds: int) -> None:
             errors[impl.label].extend(run_errors)
         except Exception as exc:
             errors[impl.label].append(f"{type(exc).__name__}: {exc}")
-    reference = [s.acq_per_s for s in runs[REFERENCE]]
+    reference = [s.share.acq_per_s for s in runs[REFERENCE]]
     rows = []
     for impl in HEALTHY_IMPLS:
         stats = runs[impl.label]
@@ -549,17 +437,16 @@ def part_b(ports: Ports, n: int, seconds: float, rounds: int) -> None:
         if not stats:
             rows.append([impl.label, "ERROR", "", "", "", "", "", error])
             continue
-        worst = min(stats, key=lambda s: s.fairness)
+        shares = [s.share for s in stats]
         p99s = [s.wait_p99_ms for s in stats if s.wait_p99_ms is not None]
         rows.append(
             [
                 impl.label,
-                f"{statistics.median(s.acq_per_s for s in stats):,.0f}",
-                round_ratio([s.acq_per_s for s in stats], reference),
-                f"{statistics.median(s.fairness for s in stats):.2f} "
-                f"({worst.fairness:.2f}: {worst.per_proc_min_max[0]}/{worst.per_proc_min_max[1]})",
-                fmt_ms(_median([s.wait_p50_ms for s in stats])),
-                f"{fmt_ms(_median(p99s))} ({fmt_ms(max(p99s, default=None))})",
+                *contenders.share_cells(
+                    shares, round_ratio([s.acq_per_s for s in shares], reference)
+                ),
+                fmt_ms(median(s.wait_p50_ms for s in stats)),
+                f"{fmt_ms(median(p99s))} ({fmt_ms(max(p99s, default=None))})",
                 str(sum(s.overlaps for s in stats)),
                 error,
             ]
@@ -583,11 +470,6 @@ def part_b(ports: Ports, n: int, seconds: float, rounds: int) -> None:
     )
 
 
-def _median(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.median(present) if present else None
-
-
 def fmt_ms(value: float | None) -> str:
     if value is None:
         return "n/a"
@@ -595,13 +477,6 @@ def fmt_ms(value: float | None) -> str:
 
 
 # --- part C: masters down ------------------------------------------------------------
-
-
-def kill(server: RedisServer) -> None:
-    """SIGKILL a server (no shutdown, sockets reset at once); stop() still cleans up."""
-    if server.proc is not None:
-        server.proc.kill()
-        server.proc.wait(timeout=10)
 
 
 def _outcome(exc: BaseException) -> str:
@@ -619,7 +494,7 @@ def _killed_child(
 ) -> None:
     """Warm up on all masters, let the parent kill some, then ``measure(contender, *args)``."""
     ready, go, out = sync
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    child_setup()
     try:
         contender = impl.build(ports, name)
         for _ in range(KILL_WARM_UP):  # connections open, scripts loaded, the lock in use
@@ -627,19 +502,17 @@ def _killed_child(
                 _warm_pair(contender, wait)
         time.sleep(0.1)  # calls still in flight (pottery's) land before the parent looks
     except Exception as exc:
-        out.put(("error", f"warm-up: {type(exc).__name__}: {exc}"))
+        out.put(("error", f"warm-up: {describe(exc)}"))
     else:
         ready.set()
         go.wait(timeout=60)
         try:
             out.put(("ok", measure(contender, *measure_args)))
         except BaseException as exc:  # noqa: B036 - report everything to the parent
-            out.put(("error", f"{type(exc).__name__}: {exc}"))
+            out.put(("error", describe(exc)))
     # pottery leaves calls to dead masters running in background threads (each
     # retrying for seconds); do not wait for them at exit.
-    out.close()
-    out.join_thread()
-    os._exit(0)
+    child_exit(out)
 
 
 def _warm_pair(contender: Any, wait: float, tries: int = WARM_UP_TRIES) -> None:
@@ -702,7 +575,7 @@ def with_masters_killed(
             raise RuntimeError(value)
         stale = stale_grants(impl, ports.masters[: MASTERS - killed], name)
         for server in servers[MASTERS - killed :]:
-            kill(server)
+            server.kill()
         go.set()
         try:
             status, value = out.get(timeout=timeout)
@@ -864,59 +737,13 @@ def call_label(wait: float) -> str:
 # --- output and main -----------------------------------------------------------------
 
 
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def header(server: RedisServer) -> str:
-    versions = ", ".join(f"{dist} {_version(dist)}" for dist in ("redis", "hiredis", "pottery"))
-    return (
-        f"# Redlock benchmark: redis-server {server.version()}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
-    )
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="~40 s smoke run")
-    parser.add_argument(
-        "--seconds",
-        type=float,
-        default=None,
-        help="part B window per impl and round (default 3, --quick 1)",
-    )
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=None,
-        help="interleaved rounds of parts A, B and C1 (default 3, --quick 1)",
-    )
-    parser.add_argument(
-        "--processes", type=int, default=4, help="part B contending processes (default 4)"
-    )
-    parser.add_argument(
-        "--probes",
-        type=int,
-        default=None,
-        help="part C2 probes per impl (default 2, --quick 1)",
-    )
-    args = parser.parse_args(argv)
-    if args.seconds is None:
-        args.seconds = 1.0 if args.quick else 3.0
-    if args.rounds is None:
-        args.rounds = 1 if args.quick else 3
-    if args.probes is None:
-        args.probes = 1 if args.quick else 2
-    if args.seconds <= 0:
-        parser.error("--seconds must be > 0")
-    if args.rounds < 1 or args.probes < 1:
-        parser.error("--rounds and --probes must be >= 1")
-    if args.processes < 2:
-        parser.error("--processes must be >= 2")
-    return args
+    cli = Options(__doc__, quick="~40 s smoke run")
+    cli.number("--seconds", 3.0, 1.0, "part B window per impl and round", above=0)
+    cli.number("--rounds", 3, 1, "interleaved rounds of parts A, B and C1", least=1)
+    cli.number("--processes", 4, None, "part B contending processes", least=2)
+    cli.number("--probes", 2, 1, "part C2 probes per impl", least=1)
+    return cli.parse(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -928,7 +755,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         single = stack.enter_context(RedisServer())
         ports = Ports(tuple(s.port for s in masters), single.port)
         _vouch(ports.masters)
-        print(header(single))
+        print(header("Redlock benchmark", single.version(), versions(LIBRARIES)))
         print(
             f"masters 127.0.0.1:{', '.join(str(p) for p in ports.masters)}; "
             f"single server 127.0.0.1:{ports.single}; TTL {TTL} s"

@@ -120,21 +120,22 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing as mp
 import os
-import platform
 import queue
 import secrets
 import signal
-import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, NamedTuple
 
 import redis
+from support import contenders
+from support.cli import Options
+from support.processes import CTX, run_main, stop_process
+from support.servers import HOST, RedisServer
+from support.tables import fmt_ratios, header, per, print_table, top_commands, versions
 
 from django_redcoord import Semaphore
 
@@ -147,12 +148,6 @@ try:
 except ImportError:  # pragma: no cover - reported as a skipped row
     redis_semaphore = None
 
-try:
-    from bench._servers import HOST, RedisServer, print_table, run_main, stop_process
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, print_table, run_main, stop_process
-
-CTX = mp.get_context("fork")
 PERMITS = 2
 HOLD = 0.001  # seconds held per part A acquisition
 LEASE_A = 10  # seconds: part A's lease, never reached while a holder lives
@@ -167,8 +162,7 @@ TOP_COMMANDS = 12  # commands listed in the per-acquisition breakdown
 CHILD_TIMEOUT = 60.0  # seconds a child may take beyond its planned run
 SOCKET_TIMEOUT = 60.0  # every client's; above every wait here (see the module docstring)
 OURS = "ours"
-
-Record = tuple[float, float, float]  # (t_request, t_acquired, t_release_start)
+LIBRARIES = ("redis", "hiredis", "redis-semaphore", "py-redis-semaphore", "redis-rate-limiters")
 
 
 # --- implementations ---------------------------------------------------------------
@@ -334,13 +328,6 @@ class Impl:
     missing: str = ""  # why it is left out
 
 
-def _dist(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def implementations() -> list[Impl]:
     impls = [
         Impl(
@@ -409,167 +396,67 @@ def run_name(part: str, impl: Impl) -> str:
     return f"bench-sem-{part}-{slug}-{secrets.token_hex(3)}"
 
 
-class SendCounter:
-    """Counts the sends this process makes through redis-py: its round trips.
-
-    Commands run inside Lua scripts are not sent, so they are not counted here
-    (INFO commandstats counts them). Sends to ``skip_port`` (the overlap
-    checker's server) are left out. Installed only in benchmark children.
-    """
-
-    count = 0
-
-    @classmethod
-    def install(cls, skip_port: int) -> None:
-        original = redis.connection.AbstractConnection.send_packed_command
-
-        def counted(conn: Any, *args: Any, **kwargs: Any) -> Any:
-            if getattr(conn, "port", None) != skip_port:
-                cls.count += 1
-            return original(conn, *args, **kwargs)
-
-        redis.connection.AbstractConnection.send_packed_command = counted
-
-
-def command_calls(client: redis.Redis) -> Counter[str]:
-    """Calls per command since server start, INFO itself left out."""
-    stats = client.info("commandstats")
-    calls = Counter({k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()})
-    del calls["info"]
-    return calls
-
-
 # --- part A: contended ---------------------------------------------------------------
 
 
 @dataclass
-class RunSync:
-    ready: Any  # Barrier(n + 1): workers connected, parent may snapshot stats
-    start: Any  # Event: go
-    t0: Any  # Value('d'): monotonic start of the window
+class Held:
+    """One contender's part A: its acquisitions, and what the overlap checker said."""
+
+    records: list[contenders.Record] = field(default_factory=list)
+    sent: int = 0
+    max_holders: int = 0
+    violations: int = 0
 
 
-@dataclass
-class ChildResult:
-    records: list[Record]
-    sent: int
-    max_holders: int
-    violations: int
-    error: str | None
-
-
-def _contender_main(
-    impl: Impl,
-    port: int,
-    check_port: int,
-    name: str,
-    seconds: float,
-    proc_id: int,
-    sync: RunSync,
-    out: Any,
-) -> None:
-    result = ChildResult([], 0, 0, 0, None)
-    SendCounter.install(skip_port=check_port)
-    sem = checker = None
-    try:
-        sem = impl.build(port, name, LEASE_A, WAIT_A)
-        sem.client.ping()  # connect before the "before" command snapshot
-        checker = _client(check_port)
-        checker.ping()
-    except Exception as exc:
-        result.error = f"{type(exc).__name__}: {exc}"
-    try:
-        sync.ready.wait(timeout=30)
-        sync.start.wait(timeout=30)
-        if result.error is None:
-            _contend(sem, checker, f"{name}:holders", sync.t0.value, seconds, result)
-    except BaseException as exc:  # noqa: B036 - report everything to the parent
-        result.error = f"{type(exc).__name__}: {exc}"
-    result.sent = SendCounter.count
-    out.put((proc_id, result))
-
-
-def _contend(
-    sem: Sem, checker: redis.Redis, key: str, t0: float, seconds: float, result: ChildResult
-) -> None:
-    acquire, release = sem.acquire, sem.release
-    time.sleep(max(0.0, t0 - time.monotonic()))
-    deadline = t0 + seconds
-    SendCounter.count = 0
-    while (t_request := time.monotonic()) < deadline:
-        if not acquire():
-            raise RuntimeError(f"a blocking acquire gave up after {WAIT_A:g} s")
-        t_acquired = time.monotonic()
-        holders = checker.incr(key)
-        time.sleep(HOLD)
-        checker.decr(key)
-        t_release_start = time.monotonic()
-        release()
-        result.records.append((t_request, t_acquired, t_release_start))
-        result.max_holders = max(result.max_holders, holders)
-        result.violations += holders > PERMITS
-
-
-@dataclass
-class RunResult:
-    per_proc: dict[int, ChildResult]
-    errors: list[str]
-    commands: Counter[str]
-    t0: float
-
-
-def run_contended(impl: Impl, port: int, check_port: int, n: int, seconds: float) -> RunResult:
+def run_contended(
+    impl: Impl, port: int, check_port: int, n: int, seconds: float
+) -> tuple[contenders.Race, Counter[str]]:
+    """One round of ``impl``: ``n`` processes on one semaphore for ``seconds``; what they
+    reported, and the benchmark server's commands meanwhile."""
     name = run_name(f"a{n}", impl)
-    sync = RunSync(CTX.Barrier(n + 1), CTX.Event(), CTX.Value("d", 0.0))
-    out = CTX.Queue()
-    procs = [
-        CTX.Process(
-            target=_contender_main,
-            args=(impl, port, check_port, name, seconds, i, sync, out),
-            daemon=True,
-        )
-        for i in range(n)
-    ]
+    key = f"{name}:holders"
+
+    def contender(proc_id: int, window: Any, out: Any) -> None:
+        held = Held()
+        contenders.SendCounter.install(redis.connection.AbstractConnection, skip_port=check_port)
+        checker = _client(check_port)
+
+        def setup() -> Sem:
+            sem = impl.build(port, name, LEASE_A, WAIT_A)
+            sem.client.ping()  # connect before the "before" command snapshot
+            checker.ping()
+            return sem
+
+        def hold() -> None:
+            holders = checker.incr(key)
+            time.sleep(HOLD)
+            checker.decr(key)
+            held.max_holders = max(held.max_holders, holders)
+            held.violations += holders > PERMITS
+
+        def run(sem: Sem, t0: float) -> None:
+            contenders.SendCounter.reset()
+            contenders.hold_loop(sem.acquire, sem.release, t0, seconds, held.records, hold)
+
+        def payload() -> Held:
+            held.sent = contenders.SendCounter.read()
+            return held
+
+        contenders.contend(proc_id, window, out, setup, run, payload)
+
     stats_client = _client(port)
     try:
-        for proc in procs:
-            proc.start()
-        sync.ready.wait(timeout=60)
-        before = command_calls(stats_client)
-        sync.t0.value = time.monotonic() + 0.05
-        sync.start.set()
-        per_proc, errors = _collect(out, n, seconds + CHILD_TIMEOUT)
-        after = command_calls(stats_client)
+        return contenders.race_on(stats_client, n, contender, timeout=seconds + CHILD_TIMEOUT)
     finally:
-        for proc in procs:
-            stop_process(proc)
         stats_client.close()
-    return RunResult(per_proc, errors, after - before, sync.t0.value)
-
-
-def _collect(out: Any, n: int, timeout: float) -> tuple[dict[int, ChildResult], list[str]]:
-    per_proc: dict[int, ChildResult] = {}
-    errors: list[str] = []
-    deadline = time.monotonic() + timeout
-    while len(per_proc) < n:
-        try:
-            proc_id, result = out.get(timeout=max(0.1, deadline - time.monotonic()))
-        except queue.Empty:
-            errors.append(f"{n - len(per_proc)} process(es) hung for {timeout:g} s")
-            break
-        per_proc[proc_id] = result
-        if result.error:
-            errors.append(f"p{proc_id}: {result.error}")
-    return per_proc, errors
 
 
 @dataclass
 class RoundStats:
     """One round of one implementation."""
 
-    acq_per_s: float
-    fairness: float
-    per_proc_min_max: tuple[int, int]
+    share: contenders.Share
     starved: int
     acquisitions: int  # all, also after the window
     commands: Counter[str]
@@ -578,25 +465,17 @@ class RoundStats:
     violations: int
 
 
-def round_stats(run: RunResult, n: int, seconds: float) -> RoundStats:
-    window_end = run.t0 + seconds
-    per_proc = [run.per_proc.get(i, ChildResult([], 0, 0, 0, None)) for i in range(n)]
-    in_window = [sum(1 for r in res.records if r[1] <= window_end) for res in per_proc]
-    starved = sum(
-        1
-        for res, count in zip(per_proc, in_window, strict=True)
-        if not count or max(acq - req for req, acq, _ in res.records) > STARVED_WAIT
-    )
+def round_stats(run: contenders.Race, commands: Counter[str], n: int, seconds: float) -> RoundStats:
+    per_proc = [run.payloads.get(i, Held()) for i in range(n)]
+    counts = [contenders.in_window(held.records, run.t0 + seconds) for held in per_proc]
     return RoundStats(
-        acq_per_s=sum(in_window) / seconds,
-        fairness=min(in_window) / max(in_window) if max(in_window) else 0.0,
-        per_proc_min_max=(min(in_window), max(in_window)),
-        starved=starved,
-        acquisitions=sum(len(res.records) for res in per_proc),
-        commands=run.commands,
-        sent=sum(res.sent for res in per_proc),
-        max_holders=max(res.max_holders for res in per_proc),
-        violations=sum(res.violations for res in per_proc),
+        share=contenders.share(counts, seconds),
+        starved=contenders.count_starved([held.records for held in per_proc], STARVED_WAIT, counts),
+        acquisitions=sum(len(held.records) for held in per_proc),
+        commands=commands,
+        sent=sum(held.sent for held in per_proc),
+        max_holders=max(held.max_holders for held in per_proc),
+        violations=sum(held.violations for held in per_proc),
     )
 
 
@@ -605,9 +484,9 @@ def best_peers(rounds: list[dict[str, RoundStats]]) -> list[tuple[str, float] | 
     best: list[tuple[str, float] | None] = []
     for by_label in rounds:
         peers = [
-            (label, s.acq_per_s)
+            (label, s.share.acq_per_s)
             for label, s in by_label.items()
-            if label != OURS and not s.violations and s.acq_per_s > 0
+            if label != OURS and not s.violations and s.share.acq_per_s > 0
         ]
         best.append(max(peers, key=lambda p: p[1]) if peers else None)
     return best
@@ -624,8 +503,8 @@ def part_a(
         this_round: dict[str, RoundStats] = {}
         for impl in runnable if r % 2 == 0 else runnable[::-1]:
             try:
-                run = run_contended(impl, port, check_port, n, seconds)
-                this_round[impl.label] = round_stats(run, n, seconds)
+                run, commands = run_contended(impl, port, check_port, n, seconds)
+                this_round[impl.label] = round_stats(run, commands, n, seconds)
                 errors[impl.label].extend(run.errors)
             except Exception as exc:
                 errors[impl.label].append(f"{type(exc).__name__}: {exc}")
@@ -658,19 +537,14 @@ def part_a(
     print(f"\nINFO commandstats per acquisition, Lua internals included (N={n}):\n")
     print_table(
         ["impl", "commands/acq"],
-        [[impl.label, top_commands(per_round, impl.label)] for impl in runnable],
+        [[impl.label, commands_per_acquisition(per_round, impl.label)] for impl in runnable],
     )
 
 
-def top_commands(per_round: list[dict[str, RoundStats]], label: str) -> str:
-    stats = [r[label] for r in per_round if label in r]
-    total = sum(s.acquisitions for s in stats)
+def commands_per_acquisition(per_round: list[dict[str, RoundStats]], label: str) -> str:
+    stats = contenders.rounds_of(per_round, label)
     commands: Counter[str] = sum((s.commands for s in stats), Counter())
-    if not total:
-        return ""
-    return ", ".join(
-        f"{cmd} {calls / total:.2f}" for cmd, calls in commands.most_common(TOP_COMMANDS)
-    )
+    return top_commands(commands, sum(s.acquisitions for s in stats), TOP_COMMANDS)
 
 
 def contended_row(
@@ -681,30 +555,24 @@ def contended_row(
 ) -> list[str]:
     """Median round; worst round for fairness and starvation; totals for counts."""
     error = "; ".join(dict.fromkeys(errors))  # each distinct message once
-    stats = [r[label] for r in per_round if label in r]
+    stats = contenders.rounds_of(per_round, label)
     if not stats:
         return [label, "ERROR", "", "", "", "", "", "", "", error]
     ratios = [
-        r[label].acq_per_s / b[1] for r, b in zip(per_round, best, strict=True) if label in r and b
+        r[label].share.acq_per_s / b[1]
+        for r, b in zip(per_round, best, strict=True)
+        if label in r and b
     ]
-    ratio = (
-        f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
-        if ratios
-        else "n/a"
-    )
-    worst = min(stats, key=lambda s: s.fairness)
+    shares = [s.share for s in stats]
     total = sum(s.acquisitions for s in stats)
     return [
         label,
-        f"{statistics.median(s.acq_per_s for s in stats):,.0f}",
-        ratio,
-        f"{statistics.median(s.fairness for s in stats):.2f} "
-        f"({worst.fairness:.2f}: {worst.per_proc_min_max[0]}/{worst.per_proc_min_max[1]})",
+        *contenders.share_cells(shares, fmt_ratios(ratios)),
         str(max(s.starved for s in stats)),
         str(max(s.max_holders for s in stats)),
         str(sum(s.violations for s in stats)),
-        f"{sum(sum(s.commands.values()) for s in stats) / total:.2f}" if total else "n/a",
-        f"{sum(s.sent for s in stats) / total:.2f}" if total else "n/a",
+        per(sum(sum(s.commands.values()) for s in stats), total),
+        per(sum(s.sent for s in stats), total),
         error,
     ]
 
@@ -876,42 +744,11 @@ def leak_row(case: LeakCase, result: LeakResult | str, t_kill: float) -> list[st
 # --- output and main -----------------------------------------------------------------
 
 
-def header(server: RedisServer, impls: Sequence[Impl]) -> str:
-    dists = ("redis", "hiredis", "redis-semaphore", "py-redis-semaphore", "redis-rate-limiters")
-    versions = ", ".join(f"{d} {v}" for d in dists if (v := _dist(d)))
-    lines = [
-        f"# Semaphore benchmark: redis-server {server.version()}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
-    ]
-    lines += [f"left out: {impl.label}: {impl.missing}" for impl in impls if impl.build is None]
-    return "\n".join(lines)
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="~30 s smoke run")
-    parser.add_argument(
-        "--seconds",
-        type=float,
-        default=None,
-        help="part A window per impl, N and round (default 8, --quick 2)",
-    )
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=None,
-        help="part A interleaved rounds per N (default 3, --quick 1)",
-    )
-    args = parser.parse_args(argv)
-    if args.seconds is None:
-        args.seconds = 2.0 if args.quick else 8.0
-    if args.rounds is None:
-        args.rounds = 1 if args.quick else 3
-    if args.seconds <= 0:
-        parser.error("--seconds must be > 0")
-    if args.rounds < 1:
-        parser.error("--rounds must be >= 1")
-    return args
+    cli = Options(__doc__, quick="~30 s smoke run")
+    cli.number("--seconds", 8.0, 2.0, "part A window per impl, N and round", above=0)
+    cli.number("--rounds", 3, 1, "part A interleaved rounds per N", least=1)
+    return cli.parse(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -919,7 +756,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     impls = implementations()
     started = time.monotonic()
     with RedisServer() as server, RedisServer() as checker:
-        print(header(server, impls))
+        print(header("Semaphore benchmark", server.version(), versions(LIBRARIES, missing=None)))
+        for impl in impls:
+            if impl.build is None:
+                print(f"left out: {impl.label}: {impl.missing}")
         print(
             f"server 127.0.0.1:{server.port}, overlap checker 127.0.0.1:{checker.port}; "
             f"part A lease {LEASE_A} s, starved = a wait > {STARVED_WAIT:g} s or no acquisition"

@@ -103,10 +103,6 @@ indicative.
 from __future__ import annotations
 
 import argparse
-import math
-import multiprocessing as mp
-import os
-import platform
 import queue
 import secrets
 import statistics
@@ -116,20 +112,17 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 import redis
+from support.cli import Options
+from support.processes import CTX, run_main, stop_process
+from support.servers import HOST, RedisServer, command_calls
+from support.tables import fmt_ratios, header, percentile, print_table, top_commands, versions
 
 from django_redcoord.core.signals import Event, Signal
 from django_redcoord.core.transport.clients import client_from_url
 
-try:
-    from bench._servers import HOST, RedisServer, print_table, run_main, stop_process
-except ImportError:  # run as a script: bench/ itself is sys.path[0]
-    from _servers import HOST, RedisServer, print_table, run_main, stop_process
-
-CTX = mp.get_context("fork")
 PREFIX = "bench"
 PROCS = 4  # waiter processes
 THREADS = 25  # waiter threads per process
@@ -425,14 +418,6 @@ def _waiter_proc(impl: Impl, port: int, name: str, proc_id: int, sh: Shared) -> 
 # --- the sender (parent) ---------------------------------------------------------------
 
 
-def command_calls(client: redis.Redis) -> Counter[str]:
-    """Calls per command since server start, INFO itself left out."""
-    stats = client.info("commandstats")
-    calls = Counter({k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()})
-    del calls["info"]
-    return calls
-
-
 def wait_armed(impl: Impl, stats: redis.Redis, name: str, first: bool) -> None:
     """GAP, then until every waiter is blocked (INFO blocked_clients); pubsub: GAP only,
     and before the first broadcast until all have subscribed (PUBSUB NUMSUB)."""
@@ -587,12 +572,6 @@ def summarize(
 # --- reporting -------------------------------------------------------------------------
 
 
-def percentile(sorted_values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile of an already sorted, non-empty sequence."""
-    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
-
-
 def pct_ms(values: Sequence[float], p: float) -> float | None:
     return percentile(values, p) * 1000 if values else None
 
@@ -620,19 +599,13 @@ def ratio(runs: Sequence[RunStats | None], ref: Sequence[RunStats | None], attr:
         a, b = pct_ms(getattr(mine, attr), 50), pct_ms(getattr(theirs, attr), 50)
         if a is not None and b:
             values.append(a / b)
-    if not values:
-        return "n/a"
-    return f"{statistics.median(values):.2f}x ({min(values):.2f}-{max(values):.2f})"
+    return fmt_ratios(values)
 
 
-def top_commands(runs: Sequence[RunStats]) -> str:
+def commands_per_broadcast(runs: Sequence[RunStats]) -> str:
     total = sum(r.broadcasts for r in runs if r.commands)
     commands: Counter[str] = sum((r.commands for r in runs), Counter())
-    if not total:
-        return ""
-    return ", ".join(
-        f"{cmd} {calls / total:,.1f}" for cmd, calls in commands.most_common(TOP_COMMANDS)
-    )
+    return top_commands(commands, total, TOP_COMMANDS, ",.1f")
 
 
 def report(
@@ -716,7 +689,7 @@ def report(
     print_table(
         ["impl", "commands/broadcast"],
         [
-            [impl.label, top_commands([r for r in results[impl.label] if r is not None])]
+            [impl.label, commands_per_broadcast([r for r in results[impl.label] if r is not None])]
             for impl in IMPLS
         ],
     )
@@ -733,46 +706,12 @@ def report(
 # --- main ------------------------------------------------------------------------------
 
 
-def header(server: RedisServer) -> str:
-    versions = ", ".join(f"{d} {metadata.version(d)}" for d in ("redis", "hiredis"))
-    return (
-        f"# Signal benchmark: redis-server {server.version()}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} cores; {versions}"
-    )
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="~30 s smoke run")
-    parser.add_argument(
-        "--rounds", type=int, default=None, help="interleaved rounds (default 5, --quick 2)"
-    )
-    parser.add_argument(
-        "--broadcasts",
-        type=int,
-        default=None,
-        help="counted broadcasts per implementation and round (default 400, --quick 150)",
-    )
-    parser.add_argument(
-        "--late",
-        type=int,
-        default=None,
-        help="part B repeats per implementation and round (default 3, --quick 1)",
-    )
-    args = parser.parse_args(argv)
-    if args.rounds is None:
-        args.rounds = 2 if args.quick else 5
-    if args.broadcasts is None:
-        args.broadcasts = 150 if args.quick else 400
-    if args.late is None:
-        args.late = 1 if args.quick else 3
-    if args.rounds < 1:
-        parser.error("--rounds must be >= 1")
-    if args.broadcasts < 1:
-        parser.error("--broadcasts must be >= 1")
-    if args.late < 0:
-        parser.error("--late must be >= 0")
-    return args
+    cli = Options(__doc__, quick="~30 s smoke run")
+    cli.number("--rounds", 5, 2, "interleaved rounds", least=1)
+    cli.number("--broadcasts", 400, 150, "counted broadcasts per impl and round", least=1)
+    cli.number("--late", 3, 1, "part B repeats per impl and round", least=0)
+    return cli.parse(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -780,7 +719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     results: dict[str, list[RunStats | None]] = {impl.label: [] for impl in IMPLS}
     with RedisServer() as server:
-        print(header(server))
+        print(header("Signal benchmark", server.version(), versions(("redis", "hiredis"))))
         print(
             f"server 127.0.0.1:{server.port}; {WAITERS} waiters = {PROCS} processes x "
             f"{THREADS} threads; {WARMUP} warm-up broadcasts per run not counted"

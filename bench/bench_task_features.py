@@ -20,20 +20,17 @@ so there is no like-for-like row; ``bench/bench_queues.py`` compares the plain p
 
 from __future__ import annotations
 
-import argparse
 import io
 import statistics
 import sys
 import time
 from contextlib import redirect_stderr, redirect_stdout
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench._servers import RedisServer  # noqa: E402
+from support.cli import Options
+from support.processes import run_main
+from support.servers import RedisServer, command_calls
+from support.tasks import configure_tasks
 
 PREFIX = "benchfeatures"
 
@@ -44,21 +41,7 @@ def by_n(n: int) -> str:
 
 
 def setup(url: str) -> dict[str, Any]:
-    import django
-    from django.conf import settings
-
-    settings.configure(
-        DEBUG=False,
-        SECRET_KEY="bench-task-features",
-        USE_TZ=True,
-        INSTALLED_APPS=["django_tasks", "django_redcoord"],
-        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
-        TASKS={
-            "default": {"BACKEND": "django_redcoord.tasks.RedisTaskBackend", "QUEUES": ["default"]}
-        },
-        REDCOORD={"URL": url, "KEY_PREFIX": PREFIX},
-    )
-    django.setup()
+    configure_tasks(url, PREFIX, "bench-task-features")
     try:
         from django.tasks import task
     except ImportError:
@@ -91,7 +74,7 @@ def setup(url: str) -> dict[str, Any]:
 
 
 def commands(client: Any) -> int:
-    return sum(v["calls"] for k, v in client.info("commandstats").items() if k != "cmdstat_info")
+    return sum(command_calls(client).values())
 
 
 def timed(client: Any, fn: Any, n: int) -> tuple[float, float]:
@@ -114,15 +97,10 @@ def drain(client: Any) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--jobs", type=int, default=2000, help="tasks per row and round")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument(
-        "--quick", action="store_true", help="a smoke run: 200 tasks per row, 1 round"
-    )
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.jobs, args.rounds = 200, 1
+    cli = Options(__doc__, quick="a smoke run: 200 tasks per row, 1 round")
+    cli.number("--jobs", 2000, 200, "tasks per row and round", least=1)
+    cli.number("--rounds", 3, 1, "interleaved rounds", least=1)
+    args = cli.parse(argv)
     server = RedisServer().start()
     try:
         from django_redcoord.core.transport.clients import client_from_url
@@ -192,4 +170,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -40,6 +40,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from support.cli import Options  # noqa: E402
+from support.processes import run_main  # noqa: E402
+from support.tables import print_table  # noqa: E402
 
 MODES = ["absent", "off", "api", "sdk", "sdk-in-span", "hand-rolled"]
 # what each mode imports beyond django_redcoord: a mode whose package is missing is left out
@@ -220,28 +225,13 @@ def run_mode(mode: str, messages: int, repeat: int, path: str | None = None) -> 
 
 
 def main() -> int:
-    from bench._servers import print_table
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="smoke run: 1 round of 1 x 500 messages"
-    )
-    parser.add_argument("--messages", type=int, default=None, help="default 20,000, --quick 500")
-    parser.add_argument("--repeat", type=int, default=None, help="default 5, --quick 1")
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=None,
-        help="processes per mode, the best is kept (default 3, --quick 1)",
-    )
-    parser.add_argument(
-        "--before", default=None, help="a git revision without tracing, measured as 'before'"
-    )
-    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    for option, default, quick in (("messages", 20_000, 500), ("repeat", 5, 1), ("rounds", 3, 1)):
-        if getattr(args, option) is None:
-            setattr(args, option, quick if args.quick else default)
+    cli = Options(__doc__, quick="smoke run: 1 round of 1 x 500 messages")
+    cli.number("--messages", 20_000, 500, "messages per run", least=1)
+    cli.number("--repeat", 5, 1, "runs per process, the best is kept", least=1)
+    cli.number("--rounds", 3, 1, "processes per mode, the best is kept", least=1)
+    cli.add("--before", default=None, help="a git revision without tracing, measured as 'before'")
+    cli.add("--child", default=None, help=argparse.SUPPRESS)
+    args = cli.parse()
     if args.child:
         print(json.dumps({"us": measure(args.child, args.messages, args.repeat)}))
         return 0
@@ -268,9 +258,8 @@ def main() -> int:
                 check=True,
             )
             subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-            os.makedirs(os.path.join(tmp, "bench"))
-            for name in ("__init__.py", "_servers.py"):
-                Path(tmp, "bench", name).write_bytes((ROOT / "bench" / name).read_bytes())
+            shutil.copytree(ROOT / "bench" / "support", Path(tmp, "bench", "support"))
+            Path(tmp, "bench", "__init__.py").write_bytes((ROOT / "bench/__init__.py").read_bytes())
             results["before"] = min(
                 run_mode("before", args.messages, args.repeat, tmp) for _ in range(args.rounds)
             )
@@ -326,4 +315,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -29,19 +29,17 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-sys.path.insert(0, __file__.rsplit("/", 2)[0])
+from support.cli import Options
+from support.processes import run_main
+from support.servers import RedisServer
 
-from _servers import RedisServer, run_main  # noqa: E402
-
-from django_redcoord.core.transport import commands as scripting  # noqa: E402
-from django_redcoord.core.transport.clients import client_from_url  # noqa: E402
+from django_redcoord.core.transport import commands as scripting
+from django_redcoord.core.transport.clients import client_from_url
 
 SCRIPT = "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('RPUSH', KEYS[2], ARGV[1])"
 KEYS = ("bench:{x}:a", "bench:{x}:list")
@@ -71,14 +69,10 @@ def _rows(client: Any, sha: str) -> dict[str, Callable[[int], None]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: 2 rounds of 200 calls")
-    parser.add_argument("--rounds", type=int, default=None, help="default 7, --quick 2")
-    parser.add_argument("--calls", type=int, default=None, help="default 3000, --quick 200")
-    options = parser.parse_args()
-    for option, default, quick in (("rounds", 7, 2), ("calls", 3000, 200)):
-        if getattr(options, option) is None:
-            setattr(options, option, quick if options.quick else default)
+    cli = Options(__doc__, quick="smoke run: 2 rounds of 200 calls")
+    cli.number("--rounds", 7, 2, "interleaved rounds", least=1)
+    cli.number("--calls", 3000, 200, "iterations per row and round", least=1)
+    options = cli.parse()
     with RedisServer() as server:
         client = client_from_url(server.url)
         sha = client.script_load(SCRIPT)

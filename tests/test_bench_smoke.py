@@ -11,7 +11,7 @@ numbers of a quick run on a shared machine mean nothing; speed lives in the
 tables.
 
 Every script starts its own throwaway redis-server processes on free ports
-(``bench/_servers.py``) and never touches the machine's Redis at
+(``bench/support/servers.py``) and never touches the machine's Redis at
 127.0.0.1:6379. ``bench/soak.py --quick`` runs in tests/faults/test_soak_quick.py.
 
 ``make bench-smoke`` runs this file alone; ``make test`` runs it with the rest.
