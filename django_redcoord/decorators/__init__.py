@@ -1,8 +1,9 @@
 """Decorators for views and any callable: ``@with_lock``, ``@with_semaphore``,
 ``@with_read_lock`` and ``@with_write_lock``."""
 
+from .factory import current_lock
 from .holds import busy_response, unavailable_response
-from .locks import current_lock, with_lock
+from .locks import with_lock
 from .ratelimits import rate_limit
 from .rwlocks import with_read_lock, with_write_lock
 from .semaphores import too_many_response, with_semaphore

@@ -60,8 +60,8 @@ from ..ratelimit.http import (
     too_many_requests,
 )
 from ..ratelimit.slots import agive_back, give_back, holds_slot, limiter_name, releases
+from .factory import F
 from .holds import find_request, unavailable_response, view_dispatch
-from .locks import F
 from .streaming import release_after_body
 
 log = logging.getLogger("django_redcoord.ratelimit")

@@ -30,8 +30,8 @@ from ..core import (
     check_ttl,
     check_wait,
 )
+from .factory import F, holding
 from .holds import busy_response, unavailable_response
-from .locks import F, holding
 
 
 def _rw_decorator(mode: str) -> Callable[..., Callable[[F], F]]:

@@ -36,8 +36,8 @@ from ..core import (
     check_ttl,
     check_wait,
 )
+from .factory import F, holding
 from .holds import unavailable_response
-from .locks import F, holding
 
 
 def too_many_response(request: HttpRequest, exc: LockNotAcquired) -> HttpResponse:
