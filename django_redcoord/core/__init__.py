@@ -143,6 +143,7 @@ _DOOR: dict[str, tuple[str, ...]] = {
         "to_json",
     ),
     ".queues.queue": ("HISTORY_SAMPLES", "Sample", "Unique", "read_history"),
+    ".queues.records": ("RESULTS", "iso", "until", "utcnow", "valid_id", "when", "write_records"),
     ".queues.worker": ("Cancelled", "DeadLetter", "Retry", "Worker"),
 }
 

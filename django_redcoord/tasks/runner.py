@@ -30,13 +30,12 @@ from ..core import (
     Queue,
     Retry,
     execute_pipeline,
-    key_slot,
     queue_defaults,
     to_json,
+    write_records,
 )
 from .cancel import Attempt, RedisTaskContext, _current, cancel_error
 from .compat import (
-    RESULTS,
     Task,
     TaskError,
     TaskResult,
@@ -551,37 +550,9 @@ class TaskRunner:
     def _send(
         self, writes: list[tuple[int, Any, str, dict[str, Any]]], operation: str
     ) -> list[int]:
-        """tasks/results.lua once per TTL among ``writes`` (ttl, guard, key, fields): one round
-        trip.
-        Returns, for each write in order, 1 if it landed, 0 if its guard refused it.
-
-        Once per TTL and Cluster slot: a script's keys share one slot, so it
-        runs on a Redis Cluster too (on one server the split costs a few bytes).
-        """
-        groups: dict[tuple[int, int], tuple[list[str], list[Any], list[int]]] = {}
-        for index, (ttl, guard, key, fields) in enumerate(writes):
-            keys, args, order = groups.setdefault((ttl, key_slot(key)), ([], [ttl], []))
-            keys.append(key)
-            order.append(index)
-            args.extend((guard, len(fields)))
-            for item in fields.items():
-                args.extend(item)
-        if not groups:
-            return []
-        if len(groups) == 1:
-            [(keys, args, _)] = groups.values()
-            replies = [RESULTS(self.backend.client, keys, args, operation=operation)]
-        else:
-            replies = execute_pipeline(
-                self.backend.client,
-                lambda pipe: [RESULTS.queue(pipe, keys, args) for keys, args, _ in groups.values()],
-                operation=operation,
-            )
-        landed = [0] * len(writes)
-        for (_, _, order), reply in zip(groups.values(), replies, strict=True):
-            for index, flag in zip(order, reply, strict=True):
-                landed[index] = int(flag)
-        return landed
+        """``writes`` (ttl, guard, key, fields) in one round trip (see
+        :func:`~django_redcoord.core.queues.records.write_records`): 1 for each that landed."""
+        return write_records(self.backend.client, writes, operation=operation)
 
     # -- RUNNING, for tasks that take a while --------------------------------------------
 
