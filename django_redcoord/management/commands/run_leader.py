@@ -31,6 +31,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ... import discovery
+from ...contrib.metrics import add_metrics_arguments, serve_metrics_for
 from ...core import (
     DEFAULT,
     DEFAULT_ELECTION,
@@ -49,7 +50,6 @@ from ...core import (
     resume_job,
 )
 from ...logs import add_log_format_argument, log_to_console
-from ...metrics import add_metrics_arguments, serve_metrics_for
 
 log = logging.getLogger("django_redcoord.leader")
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from ...contrib.metrics import add_metrics_arguments, serve_metrics_for
 from ...core import RedcoordError
 from ...logs import add_log_format_argument, log_to_console
-from ...metrics import add_metrics_arguments, serve_metrics_for
 
 
 class Command(BaseCommand):
