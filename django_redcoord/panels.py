@@ -11,7 +11,7 @@ each beside its reader; so adding a family costs one reader (its records in
 sections, the overview's JSON and the status command's tables all follow the
 registry, in its order.
 
-This module imports nothing of the package: it is a leaf every side can use.
+This module imports nothing of the package but the core's door: a leaf every side can use.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from datetime import timezone as dt_timezone
 from typing import Any
 
 from django.utils import timezone
+
+from .core import whole_span
 
 
 @dataclass(frozen=True)
@@ -114,15 +116,7 @@ def span(seconds: Any) -> str:
         return f"{seconds * 1000:.0f} ms"
     if seconds < 60:
         return f"{seconds:.1f} s"
-    whole = int(seconds)
-    for unit, size, sub, subsize in (
-        ("d", 86400, "h", 3600),
-        ("h", 3600, "min", 60),
-        ("min", 60, "s", 1),
-    ):
-        if whole >= size:
-            return f"{whole // size} {unit} {whole % size // subsize} {sub}"
-    return f"{whole} s"  # unreachable
+    return whole_span(int(seconds))
 
 
 def ago(seconds: Any) -> str:

@@ -61,6 +61,7 @@ _DOOR: dict[str, tuple[str, ...]] = {
         "check_ttl",
         "check_wait",
         "finite_number",
+        "whole_span",
     ),
     ".keys": (
         "INDEX_TYPES",

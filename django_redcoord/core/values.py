@@ -132,3 +132,15 @@ def check_timing(
             "(allowed: lease > renew_deadline > 1.2 × retry_period)"
         )
     return lease, renew_deadline, retry_period
+
+
+def whole_span(whole: int) -> str:
+    """Whole seconds in the two largest units people read: 3 d 4 h, 2 h 5 min, 12 min 5 s, 42 s."""
+    for unit, size, sub, subsize in (
+        ("d", 86400, "h", 3600),
+        ("h", 3600, "min", 60),
+        ("min", 60, "s", 1),
+    ):
+        if whole >= size:
+            return f"{whole // size} {unit} {whole % size // subsize} {sub}"
+    return f"{whole} s"

@@ -29,6 +29,7 @@ from .holds import (
     busy,
     find_request,
     finish,
+    unavailable_response,
     view_dispatch,
 )
 from .streaming import FAILED, STREAMING, handed_to_stream, wrap_async_generator, wrap_generator
@@ -47,6 +48,22 @@ _current: contextvars.ContextVar[Lock | None] = contextvars.ContextVar(
 def current_lock() -> Lock | None:
     """The innermost lock held by a ``@with_lock`` call in this context (or None)."""
     return _current.get()
+
+
+def view_answers(on_busy: Any, on_unavailable: Any, *, when_busy: Any) -> tuple[Any, Any]:
+    """(answer when busy, answer when Redis cannot be reached) of a view decorator: the ones
+    given, checked to be callables ``(request, exc) -> HttpResponse``, else ``when_busy`` and the
+    503 of :func:`~.holds.unavailable_response`."""
+    if on_busy is not None and not callable(on_busy):
+        raise TypeError(
+            f"on_busy must be a callable (request, exc) -> HttpResponse, not {on_busy!r}"
+        )
+    if on_unavailable is not None and not callable(on_unavailable):
+        raise TypeError(
+            "on_unavailable must be a callable (request, exc) -> HttpResponse, not "
+            f"{on_unavailable!r}"
+        )
+    return on_busy or when_busy, on_unavailable or unavailable_response
 
 
 def holding(

@@ -51,10 +51,9 @@ from ..core import (
     check_ttl,
     check_wait,
 )
-from .factory import F, holding
+from .factory import F, holding, view_answers
 from .holds import (
     busy_response,
-    unavailable_response,
 )
 
 log = logging.getLogger("django_redcoord.locks")
@@ -103,18 +102,9 @@ def with_lock(
         check_ttl(ttl)
     if wait is not DEFAULT:
         check_wait(wait)
-    if on_busy is not None and not callable(on_busy):
-        raise TypeError(
-            f"on_busy must be a callable (request, exc) -> HttpResponse, not {on_busy!r}"
-        )
-    if on_unavailable is not None and not callable(on_unavailable):
-        raise TypeError(
-            "on_unavailable must be a callable (request, exc) -> HttpResponse, not "
-            f"{on_unavailable!r}"
-        )
     if reentrant and not isinstance(reentrant, bool):
         raise TypeError("reentrant must be True or False")
-    answers = (on_busy or busy_response, on_unavailable or unavailable_response)
+    answers = view_answers(on_busy, on_unavailable, when_busy=busy_response)
     if quorum is not False:
         if replicas:
             raise TypeError(

@@ -36,8 +36,7 @@ from ..core import (
     check_ttl,
     check_wait,
 )
-from .factory import F, holding
-from .holds import unavailable_response
+from .factory import F, holding, view_answers
 
 
 def too_many_response(request: HttpRequest, exc: LockNotAcquired) -> HttpResponse:
@@ -83,15 +82,6 @@ def with_semaphore(
         check_ttl(ttl)
     if wait is not DEFAULT:
         check_wait(wait)
-    if on_busy is not None and not callable(on_busy):
-        raise TypeError(
-            f"on_busy must be a callable (request, exc) -> HttpResponse, not {on_busy!r}"
-        )
-    if on_unavailable is not None and not callable(on_unavailable):
-        raise TypeError(
-            "on_unavailable must be a callable (request, exc) -> HttpResponse, not "
-            f"{on_unavailable!r}"
-        )
     options = {"ttl": ttl, "wait": wait, "auto_renew": auto_renew, "client": client}
-    answers = (on_busy or too_many_response, on_unavailable or unavailable_response)
+    answers = view_answers(on_busy, on_unavailable, when_busy=too_many_response)
     return holding("with_semaphore", key, lambda name: Semaphore(name, permits, **options), answers)

@@ -56,7 +56,7 @@ from typing import Any
 from ..leader.records import Leadership, leader_defaults
 from ..transport.commands import as_text
 from ..transport.errors import unavailable_as_ours
-from ..values import check_seconds, finite_number
+from ..values import check_seconds, finite_number, whole_span
 from .jobs import MAX_LATE_LIMIT, Job
 from .schedules import Timeline, Versions, decode_versions
 
@@ -539,12 +539,4 @@ def _span(seconds: float) -> str:
         return f"{seconds:.2f}".rstrip("0").rstrip(".") + " s"
     if seconds < 600:
         return f"{seconds:.0f} s"
-    whole = int(seconds)
-    for unit, size, sub, subsize in (
-        ("d", 86400, "h", 3600),
-        ("h", 3600, "min", 60),
-        ("min", 60, "s", 1),
-    ):
-        if whole >= size:
-            return f"{whole // size} {unit} {whole % size // subsize} {sub}"
-    return f"{whole} s"
+    return whole_span(int(seconds))
