@@ -55,7 +55,7 @@ from typing import Any
 from ..exceptions import CoordinationUnavailable, RedcoordError
 from ..keys import key_slot, validate_name
 from ..observe import observe, observers
-from ..transport.commands import blpop, execute_pipeline
+from ..transport.commands import MIN_BLOCK, blpop, execute_pipeline
 from ..transport.scripts import Script
 from ..values import check_count, check_seconds
 from . import messages as _messages
@@ -741,7 +741,7 @@ class Worker:
 
     def _idle(self, hint: float | None) -> None:
         """Block on the wake lists until a push, a due delayed message, or 1 s."""
-        wait = 1.0 if hint is None else max(0.001, min(hint, 1.0))
+        wait = 1.0 if hint is None else max(MIN_BLOCK, min(hint, 1.0))
         if self._wakers is not None:  # a Cluster, queues in several slots: the wakers block for us
             self._wakers.wait(wait)
             return

@@ -62,6 +62,10 @@ except ImportError:  # pragma: no cover - hiredis is an optional extra
 
 #: Longest single blocking call (BLPOP) in seconds, whatever the socket timeout.
 MAX_BLOCK = 10.0
+#: Seconds a BLPOP blocks at least. Redis 6.2 reads a timeout of "0.001" as 0 ms (0.001 × 1000
+#: in floating point is just under 1), and 0 means "forever": the call would hang until the
+#: socket timeout and read as an outage. 2 ms is read as 2 ms by every version.
+MIN_BLOCK = 0.002
 
 
 def _direct_pool(client: Any) -> Any:
@@ -769,13 +773,13 @@ def blpop(client: Any, keys: list[str], timeout: float, *, operation: str) -> An
     waits for one within the same ``timeout`` and returns None (a wait that
     timed out: callers re-check) if none came free.
     """
-    block = max(0.001, min(timeout, max_block(client)))
+    block = max(MIN_BLOCK, min(timeout, max_block(client)))
     return _blocking_call(client, ("BLPOP", *keys), block, (f"{block:.3f}",), operation)
 
 
 async def ablpop(client: Any, keys: list[str], timeout: float, *, operation: str) -> Any:
     """:func:`blpop` for a ``redis.asyncio`` client."""
-    block = max(0.001, min(timeout, max_block(client)))
+    block = max(MIN_BLOCK, min(timeout, max_block(client)))
     return await _ablocking_call(client, ("BLPOP", *keys), block, (f"{block:.3f}",), operation)
 
 
@@ -817,7 +821,7 @@ def _blocking_call(
         if not admitted:
             return None  # no connection came free for the wait within it: a wait that timed out
         if tail and time.monotonic() - started > 0.001:  # (BLPOP) only what is left of the wait
-            tail = (f"{max(0.001, block - (time.monotonic() - started)):.3f}",)
+            tail = (f"{max(MIN_BLOCK, block - (time.monotonic() - started)):.3f}",)
         return _send(client, pool, (*args, *tail), operation)
 
 
@@ -833,7 +837,7 @@ async def _ablocking_call(
             if not admitted:
                 return None
             if tail and time.monotonic() - started > 0.001:
-                tail = (f"{max(0.001, block - (time.monotonic() - started)):.3f}",)
+                tail = (f"{max(MIN_BLOCK, block - (time.monotonic() - started)):.3f}",)
             return await _asend(client, pool, (*args, *tail), operation)
 
 

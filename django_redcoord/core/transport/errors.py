@@ -146,7 +146,7 @@ def is_passing(exc: BaseException) -> bool:
     if isinstance(exc, _PASSING_CLASSES):
         return True
     if isinstance(exc, redis.ResponseError):
-        text = str(exc)
+        text = _reply(exc)
         # the error code is the reply's first word: BUSY, not BUSYGROUP or BUSYKEY
         if (
             text.split(" ", 1)[0] in _PASSING_PREFIXES
@@ -191,6 +191,18 @@ def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
         ) from exc
 
 
+#: What redis-py puts before the reply of a command that failed inside a pipeline.
+_IN_PIPELINE = re.compile(r"Command # \d+ \(.*\) of pipeline caused error: ", re.DOTALL)
+
+
+def _reply(exc: BaseException) -> str:
+    """The server's error reply, without redis-py's "Command # N (...) of pipeline caused
+    error: " (the command may hold any text, so the last such prefix ends it)."""
+    text = str(exc)
+    found = _IN_PIPELINE.match(text)
+    return text[found.end() :] if found else text
+
+
 def _refused_whole(exc: BaseException) -> bool:
     """True for an error reply refusing the command as a whole (TRYAGAIN, CLUSTERDOWN, LOADING,
     READONLY, ...: it did not run), not one raised by a command inside a script that did run."""
@@ -198,7 +210,7 @@ def _refused_whole(exc: BaseException) -> bool:
         exc, redis.exceptions.RedisClusterException
     ):
         return False
-    text = str(exc)
+    text = _reply(exc)
     if text.startswith("Error running script"):  # a script ran (some of it may have written)
         return False
     return isinstance(exc, _PASSING_CLASSES) or text.split(" ", 1)[0] in _PASSING_PREFIXES
