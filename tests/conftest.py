@@ -13,8 +13,12 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import time
+import types
+from pathlib import Path
 
 import pytest
 
@@ -161,6 +165,74 @@ def _redcoord_settings(settings, redis_url):
 
 def pytest_configure(config):
     key_slots.install()
+
+
+TESTS = Path(__file__).parent
+
+
+def _code_of(item) -> list[types.CodeType]:
+    """The code of the test and of every fixture it uses, nested functions included."""
+    funcs = [getattr(item, "function", None)]
+    fixtureinfo = getattr(item, "_fixtureinfo", None)
+    if fixtureinfo is not None:
+        funcs += [d.func for defs in fixtureinfo.name2fixturedefs.values() for d in defs]
+    found, stack = [], [inspect.unwrap(f).__code__ for f in funcs if hasattr(f, "__code__")]
+    while stack:
+        code = stack.pop()
+        found.append(code)
+        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return found
+
+
+def _words(text: str) -> set[str]:
+    return set(re.split(r"[-_.\[\]]", text))
+
+
+def _markers_of(item) -> set[str]:
+    """The markers a test earns by what it needs (pyproject.toml says what each means).
+
+    * ``cluster``/``sentinel``: a parametrisation naming the topology (the ``*-cluster`` and
+      ``*-sentinel`` kinds of tests/drivers.py, a ``bench_cluster*.py`` script), or the test or
+      a fixture it uses builds one (``ClusterTopology``, ``SentinelServer``: the session's
+      ``cluster_topology`` and ``sentinel_topology`` do);
+    * ``tls``: the test or a fixture starts a server on a ``--tls-port``;
+    * ``async_api``: an ``async`` parametrisation, or ``async``/``asyncio`` in the test's or
+      its module's name;
+    * ``browser``: the ``browser`` fixture; ``deploy``, ``faults``: their folders;
+    * ``negative_control``: named so (``test_negative_control_*``, ``test_negative_controls.py``).
+    """
+    callspec = getattr(item, "callspec", None)
+    param_words = _words(callspec.id) if callspec is not None else set()
+    name_words = _words(item.path.stem) | _words(getattr(item, "originalname", item.name))
+    code = _code_of(item)
+    names = {name for c in code for name in c.co_names}
+    strings = {k for c in code for k in c.co_consts if isinstance(k, str)}
+    marks = set()
+    if "cluster" in param_words or "ClusterTopology" in names:
+        marks.add("cluster")
+    if "sentinel" in param_words or "SentinelServer" in names:
+        marks.add("sentinel")
+    if "--tls-port" in strings:
+        marks.add("tls")
+    if {"async", "asyncio"} & (param_words | name_words):
+        marks.add("async_api")
+    if "browser" in getattr(item, "fixturenames", ()):
+        marks.add("browser")
+    if TESTS / "deploy" in item.path.parents:
+        marks.add("deploy")
+    if TESTS / "faults" in item.path.parents:
+        marks.add("faults")
+    if item.path.stem == "test_negative_controls" or item.name.startswith("test_negative_control"):
+        marks.add("negative_control")
+    return marks
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by them
+def pytest_collection_modifyitems(config, items):
+    """Every marker is given here, from what the test needs; the Makefile's runs pick by them."""
+    for item in items:
+        for name in sorted(_markers_of(item)):
+            item.add_marker(name)
 
 
 def _end_of_run_problems() -> list[str]:

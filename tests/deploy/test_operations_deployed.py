@@ -18,10 +18,7 @@ import pytest
 
 from .servers import V4A, V6
 
-pytestmark = [
-    pytest.mark.deploy,
-    pytest.mark.xdist_group("deploy"),
-]  # --dist loadgroup: one worker, servers started once
+pytestmark = pytest.mark.xdist_group("deploy")  # --dist loadgroup: one worker, servers started once
 
 DASHBOARD = "/admin/django_redcoord/dashboard/"
 JOB = "deploy.nightly"

@@ -12,10 +12,7 @@ import pytest
 
 from .servers import V4A, V4B, V6
 
-pytestmark = [
-    pytest.mark.deploy,
-    pytest.mark.xdist_group("deploy"),
-]  # --dist loadgroup: one worker, servers started once
+pytestmark = pytest.mark.xdist_group("deploy")  # --dist loadgroup: one worker, servers started once
 
 
 @pytest.mark.parametrize(
