@@ -70,17 +70,17 @@ valkey:
 	third_party/build-valkey $(VALKEY)
 
 # The contract suites (tests/core: one server, Sentinel, Cluster; the Tasks scripts'
-# tests/test_task_contract.py), the Cluster and Sentinel client tests, `redcoord ping` and the
+# tests/django/test_task_contract.py), the Cluster and Sentinel client tests, `redcoord ping` and the
 # fault suite's smoke tier (REDCOORD_FAULTS=smoke: one nemesis per subject, without its
 # checkers' negative controls) on Valkey, with every script refused a key it did not declare in
-# KEYS (tests/strict_keys.py: what Dragonfly enforces). Left out by marker: `async_api` (the
+# KEYS (tests/support/strict_keys.py: what Dragonfly enforces). Left out by marker: `async_api` (the
 # asyncio runs: the same scripts as the sync ones) and `tls` (built without TLS).
 test-valkey: lint valkey
 	@$(MAKE) --no-print-directory -s redis-cell || echo "make test-valkey: redis-cell not built: its tests are skipped"
 	@$(VALKEY)/redis-server --version | grep -q '^Valkey server v=8\.' || { echo "$(VALKEY)/redis-server is not Valkey 8"; exit 1; }
-	PATH="$(CURDIR)/$(VALKEY):$$PATH" REDCOORD_FAULTS=smoke $(PY) -m pytest -q $(PYTEST_WORKERS) -p tests.strict_keys \
-		tests/core tests/faults tests/test_cluster.py tests/test_cluster_script_keys.py tests/test_sentinel.py tests/test_ping.py \
-		tests/test_task_contract.py \
+	PATH="$(CURDIR)/$(VALKEY):$$PATH" REDCOORD_FAULTS=smoke $(PY) -m pytest -q $(PYTEST_WORKERS) -p tests.support.strict_keys \
+		tests/core tests/faults tests/django/test_cluster.py tests/django/test_cluster_script_keys.py tests/django/test_sentinel.py tests/django/test_ping.py \
+		tests/django/test_task_contract.py \
 		-m "not async_api and not tls"
 
 # The whole suite on the oldest supported Python and Django (3.10, 4.2 with
@@ -152,10 +152,10 @@ bench: $(STAMP)
 	$(PY) bench/bench_tracing.py
 
 # Every bench script in its quick mode, no timing asserted: it exits 0 and prints its tables
-# (tests/test_bench_smoke.py, also run by `make test`; a few minutes on 2 cores).
+# (tests/django/test_bench_smoke.py, also run by `make test`; a few minutes on 2 cores).
 .PHONY: bench-smoke
 bench-smoke: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_WORKERS) tests/test_bench_smoke.py
+	$(PY) -m pytest -q $(PYTEST_WORKERS) tests/django/test_bench_smoke.py
 
 # The chaos soak (bench/soak.py; not in CI: about half an hour on 2 busy cores): 100,000
 # tasks through `manage.py run_worker` under worker, Redis and leader SIGKILLs and a

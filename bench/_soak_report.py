@@ -101,7 +101,7 @@ def render(
     sentinel_down_after: int,
 ) -> str:
     from django_redcoord.core.options import DEFAULTS
-    from tests.redis_servers import server_binary
+    from tests.support.redis_servers import server_binary
 
     by = {p.name: p for p in phases}
     calm, chaos, sentinel = by.get("calm"), by.get("chaos"), by.get("sentinel")

@@ -3,7 +3,7 @@
 Everything runs against one throwaway redis-server that this script starts on
 a free 127.0.0.1 port (no persistence) and stops at the end, also on error or
 Ctrl-C. The candidates are real ``manage.py run_leader`` processes
-(settings: ``tests/leader_settings.py``, no jobs) with lease 3 s, renew
+(settings: ``tests/support/leader_settings.py``, no jobs) with lease 3 s, renew
 deadline 2 s, retry period 0.5 s (override with --lease/--renew/--retry).
 
 Part A, failover: three candidates; the leader is killed (SIGKILL) or
@@ -61,7 +61,7 @@ class Candidates:
     def __init__(self, url: str, lease: float, renew: float, retry: float) -> None:
         self.env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.leader_settings",
+            "DJANGO_SETTINGS_MODULE": "tests.support.leader_settings",
             "REDCOORD_REDIS_URL": url,
             "REDCOORD_KEY_PREFIX": PREFIX,
             "LEADER_TEST_JOBS": "",

@@ -74,7 +74,7 @@ from tests.faults.harness import (  # noqa: E402
 from tests.faults.names import HOSTILE_QUEUE  # noqa: E402
 from tests.faults.oracle import RUNS_KEY, entries  # noqa: E402
 from tests.faults.test_leaders import _leader_pid  # noqa: E402
-from tests.redis_servers import RedisServer, SentinelServer  # noqa: E402
+from tests.support.redis_servers import RedisServer, SentinelServer  # noqa: E402
 
 SETTINGS = "bench._soak_settings"
 QUEUES = [
@@ -94,7 +94,8 @@ OUTAGE_BACKOFF = 2.0
 LOCK_TTL = 5.0
 POLICY = ("20/s;burst=5", 20, 1.0, 5)  # text, limit, period (s), burst
 WINDOWS = (0.1, 1.0, 10.0)
-#: ms; with tests/redis_servers.py's 1000 the sentinels sometimes fail a freshly promoted master
+#: ms; with tests/support/redis_servers.py's 1000 the sentinels sometimes fail a freshly
+#: promoted master
 #: over again on a busy machine (the README's Sentinel section: 1 run in 3), and that second,
 #: unplanned failover to a replica still resyncing loses data: quorum 2 of 3 and 3 s here
 SENTINEL_DOWN_AFTER = 3000

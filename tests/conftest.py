@@ -24,8 +24,8 @@ import pytest
 
 from django_redcoord.core.transport.clients import client_from_url
 
-from . import key_slots
-from .redis_servers import REDIS_CELL, STARTED_PIDS, RedisServer, pid_alive
+from .support import key_slots
+from .support.redis_servers import REDIS_CELL, STARTED_PIDS, RedisServer, pid_alive
 
 
 @pytest.fixture(scope="session")
@@ -90,7 +90,7 @@ def sentinel_topology():
 
     from django_redcoord.core.options import validate
 
-    from .redis_servers import SentinelServer
+    from .support.redis_servers import SentinelServer
 
     master = RedisServer(extra=("--repl-diskless-sync-delay", "0")).start()
     replicas = [
@@ -126,7 +126,7 @@ def cluster_topology():
     import shutil
     import subprocess
 
-    from .redis_servers import ClusterTopology, server_binary
+    from .support.redis_servers import ClusterTopology, server_binary
 
     version = subprocess.run([server_binary(), "--version"], capture_output=True, text=True).stdout
     major = int(version.split("v=", 1)[1].split(".", 1)[0]) if "v=" in version else 0
@@ -192,7 +192,8 @@ def _markers_of(item) -> set[str]:
     """The markers a test earns by what it needs (pyproject.toml says what each means).
 
     * ``cluster``/``sentinel``: a parametrisation naming the topology (the ``*-cluster`` and
-      ``*-sentinel`` kinds of tests/drivers.py, a ``bench_cluster*.py`` script), or the test or
+      ``*-sentinel`` kinds of tests/support/drivers.py, a ``bench_cluster*.py`` script), or the
+      test or
       a fixture it uses builds one (``ClusterTopology``, ``SentinelServer``: the session's
       ``cluster_topology`` and ``sentinel_topology`` do);
     * ``tls``: the test or a fixture starts a server on a ``--tls-port``;

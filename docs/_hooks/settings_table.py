@@ -4,7 +4,7 @@
 defaults; this module adds, per key, what is allowed and what it means, and
 renders the table of ``docs/configuration.md`` between its two markers. It
 cannot go stale quietly: a key of DEFAULTS without a row here (or a row for a
-key that is gone) raises, which fails ``make docs`` and tests/test_docs_site.py.
+key that is gone) raises, which fails ``make docs`` and tests/django/test_docs_site.py.
 
 - As an MkDocs hook (``hooks:`` in mkdocs.yml), it puts the table rendered now
   into the page the site is built from.

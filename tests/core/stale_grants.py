@@ -31,7 +31,7 @@ from django_redcoord.core.rwlocks.rwlock import WriteHold
 from django_redcoord.core.semaphores import Semaphore
 from django_redcoord.core.transport.clients import client_from_url
 
-from .. import multiproc
+from ..support import multiproc
 
 PREFIX = "stale"
 NAME = "stale|grants"

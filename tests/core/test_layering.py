@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from ..multiproc import run_python_without_settings
+from ..support.multiproc import run_python_without_settings
 
 PACKAGE = Path(__file__).resolve().parents[2] / "django_redcoord"
 CORE = sorted((PACKAGE / "core").rglob("*.py"))

@@ -1,9 +1,9 @@
-"""Every script declares every key it touches in KEYS (tests/lua_keys.py).
+"""Every script declares every key it touches in KEYS (tests/support/lua_keys.py).
 
 The static check reads every script as the server gets it; its negative
 controls are scripts with a computed key that it must catch, its positive
 controls the shapes our scripts use that it must accept. The same rule is
-enforced at run time by a prelude (``tests/strict_keys.py`` runs whole suites
+enforced at run time by a prelude (``tests/support/strict_keys.py`` runs whole suites
 with it: `make test-valkey`), checked here on a real server.
 """
 
@@ -14,7 +14,7 @@ from importlib import resources
 import pytest
 import redis
 
-from .. import lua_keys
+from ..support import lua_keys
 
 
 @pytest.fixture(scope="module")

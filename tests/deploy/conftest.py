@@ -17,7 +17,7 @@ import pytest
 
 from django_redcoord.core.transport.clients import client_from_url
 
-from ..redis_servers import RedisServer
+from ..support.redis_servers import RedisServer
 from .servers import Deployment, nginx_binary, prepare_db
 
 DEPLOYMENTS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..redis_servers import RedisServer
+from ..support.redis_servers import RedisServer
 from .harness import TIER, Bench, PersistentRedis
 
 

@@ -35,7 +35,7 @@ import redis
 
 from django_redcoord.core.transport.clients import client_from_url
 
-from ..redis_servers import RedisServer
+from ..support.redis_servers import RedisServer
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 #: REDCOORD_FAULTS: "ci" (default: every nemesis once), "smoke" (one nemesis per
@@ -92,7 +92,7 @@ class PersistentRedis(RedisServer):
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
         )
-        from ..redis_servers import STARTED_PIDS
+        from ..support.redis_servers import STARTED_PIDS
 
         STARTED_PIDS.append(self.proc.pid)
         wait_for(lambda: _pings(self.port), 10, "the restarted redis-server to load its data")
@@ -100,7 +100,7 @@ class PersistentRedis(RedisServer):
 
 
 def _binary() -> str:
-    from ..redis_servers import server_binary
+    from ..support.redis_servers import server_binary
 
     return server_binary()
 

@@ -5,13 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..multiproc import run_in_processes
-from ..redis_servers import pid_alive
+from ..support.multiproc import run_in_processes
+from ..support.redis_servers import pid_alive
 
 ROOT = Path(__file__).resolve().parents[2]
 
 INNER = """
-from tests.multiproc import run_in_processes
+from tests.support.multiproc import run_in_processes
 
 def _pid(index):
     import os

@@ -10,7 +10,7 @@ import time
 
 from django_redcoord.core.keys import KeyBuilder
 
-from ..redis_servers import blocked_clients
+from ..support.redis_servers import blocked_clients
 from .checks import task_outcomes
 from .harness import (
     held_past_owner,

@@ -37,6 +37,7 @@ task is cancelled again).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,7 @@ from typing import Any
 from ..exceptions import CoordinationUnavailable, PoolExhausted
 from ..transport.commands import as_text
 from ..transport.drivers import Blocking, Pause, Step, Steps, Within
+from ..values import check_wait
 from .steps import OUTAGE_RETRY
 
 log = logging.getLogger("django_redcoord.waits")
@@ -94,6 +96,14 @@ class BroadcastWait:
         logged)."""
         return
         yield  # a generator
+
+
+def wait_for(waiter: BroadcastWait, timeout: float | None, chunk: float) -> Steps:
+    """:func:`wait_steps` for at most ``timeout`` seconds (None: no bound; checked, saying what
+    is allowed), blocking at most ``chunk`` seconds at a time."""
+    timeout = check_wait(timeout)
+    deadline = math.inf if timeout is None else time.monotonic() + timeout
+    return (yield from wait_steps(waiter, deadline, chunk))
 
 
 def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:

@@ -32,21 +32,19 @@ nothing.
 
 from __future__ import annotations
 
-import math
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import LatchBroken, LockNotOwned
 from ..holds.hold import Hold
-from ..holds.waits import BroadcastWait, Look, read_wake, wait_steps
+from ..holds.waits import BroadcastWait, Look, read_wake, wait_for
 from ..keys import KeyBuilder, LatchKeys, validate_name
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import EndsWaits, Run, Step, Steps, arun, run
 from ..transport.scripts import Script
-from ..values import check_count, check_seconds, check_wait, ms
+from ..values import check_count, check_seconds, ms
 
 _COMMON = ("common/broadcast", "latches/common")
 JOIN = Script("latches/join", includes=_COMMON)
@@ -159,9 +157,7 @@ class CountDownLatch(UsesClient):
         return await arun(client, self._wait_steps(timeout, max_block(client)))
 
     def _wait_steps(self, timeout: float | None, chunk: float) -> Steps:
-        timeout = check_wait(timeout)
-        deadline = math.inf if timeout is None else time.monotonic() + timeout
-        return (yield from wait_steps(_LatchWait(self), deadline, chunk))
+        return wait_for(_LatchWait(self), timeout, chunk)
 
     # -- inspection and operation -------------------------------------------------------
 

@@ -21,18 +21,16 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import secrets
-import time
 from typing import Any
 
-from ..holds.waits import BroadcastWait, Look, read_wake, wait_steps
+from ..holds.waits import BroadcastWait, Look, read_wake, wait_for
 from ..keys import SignalKeys, validate_name
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import as_text, max_block
 from ..transport.drivers import Command, EndsWaits, Run, Step, Steps, arun, run
 from ..transport.scripts import Script
-from ..values import check_seconds, check_wait, ms
+from ..values import check_seconds, ms
 
 _COMMON = ("common/broadcast",)
 SET = Script("signals/event_set", includes=_COMMON)
@@ -139,9 +137,7 @@ class Event(UsesClient):
         return await arun(client, self._wait_steps(timeout, max_block(client)))
 
     def _wait_steps(self, timeout: float | None, chunk: float) -> Steps:
-        timeout = check_wait(timeout)
-        deadline = math.inf if timeout is None else time.monotonic() + timeout
-        return (yield from wait_steps(_EventWait(self), deadline, chunk))
+        return wait_for(_EventWait(self), timeout, chunk)
 
 
 class _EventWait(BroadcastWait):

@@ -21,7 +21,7 @@ from django_redcoord.core.exceptions import BarrierBroken, LatchBroken, LockLost
 from django_redcoord.core.latches import Barrier, CountDownLatch
 from django_redcoord.core.transport.clients import client_from_url
 
-from ...waits_under_faults import NAME, Outcome, client, kill_waiters
+from ...support.waits_under_faults import NAME, Outcome, client, kill_waiters
 
 PREFIX = "lf"
 

@@ -1,5 +1,5 @@
 """CountDownLatch and Barrier: their public behaviour through both drivers (see
-tests/drivers.py)."""
+tests/support/drivers.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from django_redcoord.core.exceptions import BarrierBroken, LatchBroken, LockError
 from django_redcoord.core.latches import Barrier, CountDownLatch
 
-from ...drivers import KINDS
-from ...drivers import Driver as BaseDriver
+from ...support.drivers import KINDS
+from ...support.drivers import Driver as BaseDriver
 
 HOSTILE = string.ascii_letters + string.digits + "_-.:/@=+,#~|"
 

@@ -15,7 +15,7 @@ from django_redcoord.core.exceptions import BarrierBroken, LatchBroken
 from django_redcoord.core.latches import Barrier, CountDownLatch
 from django_redcoord.core.transport.clients import client_from_url
 
-from ... import multiproc
+from ...support import multiproc
 
 PREFIX = "latchfaults"
 

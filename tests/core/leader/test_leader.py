@@ -10,7 +10,7 @@ from django_redcoord.core.exceptions import CoordinationUnavailable
 from django_redcoord.core.leader.election import LeaderElection, check_timing, leader_defaults
 from django_redcoord.core.transport.clients import client_from_url
 
-from ...multiproc import run_python_without_settings
+from ...support.multiproc import run_python_without_settings
 
 FAST = {"lease": 1.5, "renew_deadline": 1.0, "retry_period": 0.25}
 

@@ -1,7 +1,7 @@
 """Leader election and periodic jobs with real OS processes and real signals.
 
-Three ``manage.py run_leader`` processes (tests/leader_settings.py: lease
-1.5 s, renew deadline 1 s, retry 0.25 s) run ``tests.leader_jobs.tick`` every
+Three ``manage.py run_leader`` processes (tests/support/leader_settings.py: lease
+1.5 s, renew deadline 1 s, retry 0.25 s) run ``tests.support.leader_jobs.tick`` every
 0.5 s with misfire="catchup"; each run appends {slot, pid, term} to a Redis
 list. The oracle, checked after every scenario:
 
@@ -41,8 +41,8 @@ from django_redcoord.core.periodic.jobs import Job, current_job
 from django_redcoord.core.periodic.scheduler import Scheduler
 from django_redcoord.core.transport.clients import client_from_url
 
-from ... import multiproc
-from ...leader_jobs import SLOTS_KEY
+from ...support import multiproc
+from ...support.leader_jobs import SLOTS_KEY
 
 ROOT = Path(__file__).resolve().parents[3]
 LEASE, RENEW_DEADLINE, RETRY = 1.5, 1.0, 0.25
@@ -75,7 +75,7 @@ class Fleet:
     def spawn(self, n: int = 1, **settings: str) -> None:
         env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.leader_settings",
+            "DJANGO_SETTINGS_MODULE": "tests.support.leader_settings",
             "REDCOORD_REDIS_URL": self.url,
             "REDCOORD_KEY_PREFIX": PREFIX,
             **settings,

@@ -23,7 +23,7 @@ from django_redcoord import with_lock
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport.clients import client_from_url
 
-from ...drivers import cancel_at
+from ...support.drivers import cancel_at
 
 WHEN = ("before", "during", "after")
 

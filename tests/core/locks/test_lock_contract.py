@@ -26,8 +26,8 @@ from django_redcoord.core.exceptions import (
 )
 from django_redcoord.core.locks import Lock
 
-from ...drivers import KINDS
-from ...drivers import Driver as BaseDriver
+from ...support.drivers import KINDS
+from ...support.drivers import Driver as BaseDriver
 
 
 class Driver(BaseDriver):

@@ -19,7 +19,7 @@ from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport.clients import client_from_url
 from django_redcoord.dashboard import list_locks
 
-from ... import multiproc
+from ...support import multiproc
 
 PREFIX = "faults"
 

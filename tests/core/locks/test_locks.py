@@ -11,7 +11,7 @@ import pytest
 from django_redcoord.core.exceptions import LockError, LockLost, LockNotAcquired, LockNotOwned
 from django_redcoord.core.locks import Lock
 
-from ...multiproc import run_python_without_settings
+from ...support.multiproc import run_python_without_settings
 
 
 def make(client, name="res", **kwargs):
@@ -373,7 +373,7 @@ def test_a_script_with_django_settings_module_gets_the_projects_settings_before_
     )
     out = run_python_without_settings(
         code,
-        DJANGO_SETTINGS_MODULE="tests.leader_settings",
+        DJANGO_SETTINGS_MODULE="tests.support.leader_settings",
         REDCOORD_REDIS_URL=redis_url,
         REDCOORD_KEY_PREFIX="fromsettings",
     )

@@ -3,7 +3,7 @@ clock.
 
 The causes that need a leader in a given condition (stopped, renewing but
 not claiming) are also judged by ``assess()`` on hand-made records; the real
-processes (SIGSTOP, a held lock) are in tests/test_deadman.py.
+processes (SIGSTOP, a held lock) are in tests/django/test_deadman.py.
 """
 
 import threading

@@ -164,9 +164,9 @@ def test_a_django_task_is_registered_as_a_task(settings):
 
 
 def test_nothing_but_registration_happens_at_import():
-    sys.modules.pop("tests.leader_jobs", None)
+    sys.modules.pop("tests.support.leader_jobs", None)
     unregister("tick")
-    import tests.leader_jobs  # noqa: F401
+    import tests.support.leader_jobs  # noqa: F401
 
     try:
         job = get_jobs()["tick"]
@@ -177,11 +177,11 @@ def test_nothing_but_registration_happens_at_import():
 
 
 def test_autodiscover_imports_app_jobs_modules_and_the_configured_ones(settings, redis_url):
-    settings.REDCOORD = {"URL": redis_url, "JOBS": ["tests.leader_jobs"]}
+    settings.REDCOORD = {"URL": redis_url, "JOBS": ["tests.support.leader_jobs"]}
     for name in ("demo.heartbeat", "demo.market_report", "tick"):
         unregister(name)
     sys.modules.pop("testproject.demo.jobs", None)
-    sys.modules.pop("tests.leader_jobs", None)
+    sys.modules.pop("tests.support.leader_jobs", None)
     try:
         jobs = autodiscover()
         assert {"demo.heartbeat", "demo.market_report", "tick"} <= set(jobs)

@@ -23,7 +23,7 @@ from django_redcoord.core.periodic.jobs import Job, current_job
 from django_redcoord.core.periodic.scheduler import Scheduler
 from django_redcoord.core.transport.clients import client_from_url
 
-from ... import multiproc
+from ...support import multiproc
 from .test_periodic import make_job
 from .test_scheduler import T0, Recorder, at, drive, leader, state
 

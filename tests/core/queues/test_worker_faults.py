@@ -12,7 +12,7 @@ from django_redcoord.core.queues import Queue
 from django_redcoord.core.queues.worker import Worker
 from django_redcoord.core.transport.clients import client_from_url
 
-from ... import multiproc
+from ...support import multiproc
 
 PREFIX = "wf"
 
@@ -126,7 +126,7 @@ def _run_worker_process(url, *args, socket_timeout="0.5"):
 
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.worker_settings",
+        "DJANGO_SETTINGS_MODULE": "tests.support.worker_settings",
         "REDCOORD_REDIS_URL": url,
         "REDCOORD_KEY_PREFIX": "test",
         "REDCOORD_SOCKET_TIMEOUT": socket_timeout,
@@ -148,7 +148,7 @@ def _enqueue_and_wait(url, n, label, timeout=20):
     """Push n task messages the way the Tasks backend does and wait for every result."""
     from django.test import override_settings
 
-    from ... import task_defs
+    from ...support import task_defs
 
     with override_settings(REDCOORD={"URL": url, "KEY_PREFIX": "test"}):
         results = [task_defs.add.enqueue(i, 1) for i in range(n)]

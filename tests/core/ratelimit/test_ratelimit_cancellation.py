@@ -1,7 +1,7 @@
 """A concurrency slot is given back however its request ends: cancelled at any await point, or
 with Redis gone.
 
-As for locks, the await points are found, not listed (``tests.drivers.cancel_at``):
+As for locks, the await points are found, not listed (``tests.support.drivers.cancel_at``):
 the task is cancelled before each round trip is sent, while its reply is
 awaited, or just after the reply was read (a slot granted, then lost to the
 cancellation). Afterwards no slot of the cancelled request is left in flight.
@@ -20,7 +20,7 @@ from django_redcoord import rate_limit
 from django_redcoord.core.ratelimit import RateLimiter
 from django_redcoord.core.transport.clients import client_from_url
 
-from ...drivers import cancel_at
+from ...support.drivers import cancel_at
 
 WHEN = ("before", "during", "after")
 

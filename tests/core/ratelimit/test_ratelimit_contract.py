@@ -1,4 +1,4 @@
-"""The RateLimiter's public behaviour through both drivers (see tests/drivers.py)."""
+"""The RateLimiter's public behaviour through both drivers (see tests/support/drivers.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django_redcoord.core.keys import KeyBuilder
 from django_redcoord.core.ratelimit import RateLimited, RateLimiter, parse, safe_key
 from django_redcoord.core.ratelimit.records import busiest_keys
 
-from ...drivers import KINDS
-from ...drivers import Driver as BaseDriver
+from ...support.drivers import KINDS
+from ...support.drivers import Driver as BaseDriver
 
 
 class Driver(BaseDriver):

@@ -28,7 +28,7 @@ from django_redcoord.core.ratelimit import RateLimiter
 from django_redcoord.core.ratelimit.records import busiest_keys
 from django_redcoord.core.transport.clients import client_from_url
 
-from ... import multiproc
+from ...support import multiproc
 
 PREFIX = "rlfaults"
 

@@ -13,8 +13,8 @@ from django_redcoord.core.ratelimit import RateLimiter, native
 from django_redcoord.core.ratelimit.records import busiest_keys
 from django_redcoord.core.transport.clients import client_from_url
 
-from ...drivers import Driver as BaseDriver
-from ...redis_servers import REDIS_CELL, RedisServer
+from ...support.drivers import Driver as BaseDriver
+from ...support.redis_servers import REDIS_CELL, RedisServer
 
 
 class Driver(BaseDriver):

@@ -20,7 +20,7 @@ from django_redcoord.core.exceptions import QuorumNotReached
 from django_redcoord.core.redlock import Redlock, trust_masters
 from django_redcoord.core.transport.clients import client_from_url
 
-from ...redis_servers import RedisServer
+from ...support.redis_servers import RedisServer
 
 
 @pytest.fixture

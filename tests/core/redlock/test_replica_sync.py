@@ -21,7 +21,7 @@ from django_redcoord.core.rwlocks import ReadWriteLock
 from django_redcoord.core.semaphores import Semaphore
 from django_redcoord.core.transport.clients import client_from_url
 
-from ...redis_servers import RedisServer
+from ...support.redis_servers import RedisServer
 
 
 @pytest.fixture

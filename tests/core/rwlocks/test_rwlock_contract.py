@@ -1,4 +1,4 @@
-"""The ReadWriteLock's public behaviour, run through both drivers (see tests/drivers.py)."""
+"""The ReadWriteLock's public behaviour, run through both drivers (see tests/support/drivers.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from django_redcoord.core.exceptions import LockError, LockLost
 from django_redcoord.core.rwlocks import ReadWriteLock
 
-from ...drivers import KINDS
-from ...drivers import Driver as BaseDriver
+from ...support.drivers import KINDS
+from ...support.drivers import Driver as BaseDriver
 
 HOSTILE = string.ascii_letters + string.digits + "_-.:/@=+,#~|"
 

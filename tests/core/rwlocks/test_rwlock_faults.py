@@ -21,7 +21,7 @@ import time
 from django_redcoord.core.rwlocks import ReadWriteLock
 from django_redcoord.core.transport.clients import client_from_url
 
-from ... import multiproc
+from ...support import multiproc
 
 PREFIX = "rwfaults"
 STEPS, GRANTS = "oracle:steps", "oracle:grants"

@@ -1,4 +1,4 @@
-"""The Semaphore's public behaviour, run through both drivers (see tests/drivers.py)."""
+"""The Semaphore's public behaviour, run through both drivers (see tests/support/drivers.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from django_redcoord.core.exceptions import CoordinationUnavailable, LockLost, LockNotAcquired
 from django_redcoord.core.semaphores import Semaphore, read_semaphores, revoke_permit
 
-from ...drivers import KINDS
-from ...drivers import Driver as BaseDriver
+from ...support.drivers import KINDS
+from ...support.drivers import Driver as BaseDriver
 
 HOSTILE = string.ascii_letters + string.digits + "_-.:/@=+,#~|"
 

@@ -21,7 +21,7 @@ from django_redcoord.core.exceptions import LockLost
 from django_redcoord.core.semaphores import Semaphore
 from django_redcoord.core.transport.clients import client_from_url
 
-from ... import multiproc
+from ...support import multiproc
 
 PREFIX = "semfaults"
 ORACLE = "oracle:steps"

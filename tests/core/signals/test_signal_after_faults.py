@@ -17,7 +17,7 @@ import redis.asyncio
 from django_redcoord.core.signals import Event, Signal, Topic
 from django_redcoord.core.transport.clients import client_from_url
 
-from ...waits_under_faults import NAME, Outcome, client, kill_waiters
+from ...support.waits_under_faults import NAME, Outcome, client, kill_waiters
 
 PREFIX = "sf"
 

@@ -1,5 +1,5 @@
 """Events, signals and topics: their public behaviour through both drivers (see
-tests/drivers.py)."""
+tests/support/drivers.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from django_redcoord.core.signals import Event, Signal, Topic
 
-from ...drivers import KINDS
-from ...drivers import Driver as BaseDriver
+from ...support.drivers import KINDS
+from ...support.drivers import Driver as BaseDriver
 
 HOSTILE = string.ascii_letters + string.digits + "_-.:/@=+,#~|"
 

@@ -18,7 +18,7 @@ import redis
 
 from django_redcoord.core.signals import Signal
 
-from ... import multiproc
+from ...support import multiproc
 
 PREFIX = "sigfaults"
 

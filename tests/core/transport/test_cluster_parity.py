@@ -21,7 +21,7 @@ from django_redcoord.core.transport.commands import acommands, commands
 from django_redcoord.core.transport.drivers import Blpop, Command, Run, arun, run
 from django_redcoord.core.transport.scripts import Script
 
-from ...redis_servers import SlotMigration
+from ...support.redis_servers import SlotMigration
 
 RAISE_FENCE = Script("locks/raise_fence", includes=("common/waiters", "locks/common"))
 KEY = "parity:{moving}:list"

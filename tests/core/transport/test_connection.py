@@ -10,7 +10,7 @@ from django_redcoord.core.transport.clients import async_client_like, client_fro
 from django_redcoord.core.transport.commands import command
 from django_redcoord.core.transport.errors import describe, mask_url
 
-from ... import multiproc
+from ...support import multiproc
 
 
 def test_mask_url_hides_the_password_only():
@@ -57,7 +57,7 @@ def test_acl_user_and_password_work(redis_servers):
 def test_unix_socket_url_works(tmp_path):
     import subprocess
 
-    from ...redis_servers import STARTED_PIDS, server_binary
+    from ...support.redis_servers import STARTED_PIDS, server_binary
 
     sock = tmp_path / "r.sock"
     proc = subprocess.Popen(
@@ -159,7 +159,7 @@ def test_rediss_tls_url_works(tmp_path):
     import shutil
     import subprocess
 
-    from ...redis_servers import STARTED_PIDS, free_port, server_binary
+    from ...support.redis_servers import STARTED_PIDS, free_port, server_binary
 
     openssl = shutil.which("openssl")
     assert openssl, ".ci/run installs openssl; it is needed to make the test certificate"

@@ -11,8 +11,8 @@ from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport import embedded
 from django_redcoord.core.transport.clients import client_from_url, get_client
 
-from ...multiproc import run_in_processes
-from ...redis_servers import STARTED_PIDS, pid_alive
+from ...support.multiproc import run_in_processes
+from ...support.redis_servers import STARTED_PIDS, pid_alive
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -238,7 +238,7 @@ def test_a_sentinel_failover_is_an_outage_the_next_call_recovers_from(redis_serv
 
     from django_redcoord.core.transport.clients import no_retry
 
-    from ...redis_servers import SentinelServer, replicated
+    from ...support.redis_servers import SentinelServer, replicated
 
     master, replica = redis_servers(2)
     client_from_url(master.url).config_set("repl-diskless-sync-delay", 0)

@@ -33,7 +33,7 @@ from django_redcoord.core.signals import Event, Signal, Topic
 from django_redcoord.core.transport.clients import cluster_client
 from django_redcoord.core.transport.commands import as_text
 
-from ...redis_servers import ClusterTopology, SlotMigration, fail_over_slot
+from ...support.redis_servers import ClusterTopology, SlotMigration, fail_over_slot
 from .cells_holds import LOCK, RWLOCK, SEMAPHORE
 from .context import Party, describe, outage_claim
 from .table import cell

@@ -281,7 +281,7 @@ def _holding_process(
 
 
 def holder_killed(ctx: Ctx, spec: HoldKind, *, stop: bool) -> list[str]:
-    from ... import multiproc
+    from ...support import multiproc
 
     found: list[str] = []
     report, go = multiproc.queue(), multiproc.event()

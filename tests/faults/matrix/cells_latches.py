@@ -205,7 +205,7 @@ def _latch_party_process(index: int, url: str, prefix: str, report: Any, go: Any
 
 
 def latch_holder(ctx: Ctx, *, stop: bool) -> list[str]:
-    from ... import multiproc
+    from ...support import multiproc
 
     found: list[str] = []
     report, go = multiproc.queue(), multiproc.event()
@@ -397,7 +397,7 @@ def _arrive_process(index: int, url: str, prefix: str, report: Any) -> str:
 
 
 def barrier_holder(ctx: Ctx, *, stop: bool) -> list[str]:
-    from ... import multiproc
+    from ...support import multiproc
 
     found: list[str] = []
     report = multiproc.queue()

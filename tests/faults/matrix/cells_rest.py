@@ -145,7 +145,7 @@ def _slot_process(index: int, url: str, prefix: str, report: Any, go: Any) -> st
 
 
 def ratelimiter_holder(ctx: Ctx, *, stop: bool) -> list[str]:
-    from ... import multiproc
+    from ...support import multiproc
 
     found: list[str] = []
     report, go = multiproc.queue(), multiproc.event()
@@ -386,7 +386,7 @@ def _consumer_process(index: int, url: str, prefix: str, report: Any, go: Any) -
 
 
 def queue_holder(ctx: Ctx, *, stop: bool) -> list[str]:
-    from ... import multiproc
+    from ...support import multiproc
 
     found: list[str] = []
     ids = [queue(ctx, "k").push(i) for i in range(3)]
@@ -643,7 +643,7 @@ def _leader_process(index: int, url: str, prefix: str, report: Any, go: Any) -> 
 
 
 def election_holder(ctx: Ctx, *, stop: bool) -> list[str]:
-    from ... import multiproc
+    from ...support import multiproc
 
     found: list[str] = []
     report, go = multiproc.queue(), multiproc.event()

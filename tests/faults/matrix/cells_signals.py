@@ -299,7 +299,7 @@ def _signal_waiter_process(index: int, url: str, prefix: str, report: Any, again
 
 
 def signal_holder(ctx: Ctx, *, stop: bool) -> list[str]:
-    from ... import multiproc
+    from ...support import multiproc
 
     found: list[str] = []
     report = multiproc.queue()
@@ -518,7 +518,7 @@ def _topic_consumer_process(index: int, url: str, prefix: str, report: Any, go: 
 
 
 def topic_holder(ctx: Ctx, *, stop: bool) -> list[str]:
-    from ... import multiproc
+    from ...support import multiproc
 
     found: list[str] = []
     report, go = multiproc.queue(), multiproc.event()

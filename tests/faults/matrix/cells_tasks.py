@@ -25,8 +25,8 @@ from django_redcoord.core.queues.worker import Worker
 from django_redcoord.tasks import Cancel, TaskRunner, cancel, task_backends_for
 from django_redcoord.tasks.compat import utcnow
 
-from ... import cancel_tasks as ct
-from ... import unique_tasks as ut
+from ...support import cancel_tasks as ct
+from ...support import unique_tasks as ut
 from ..names import hostile
 from .context import LEASE, PAUSE, SOCKET_TIMEOUT, Ctx, Party, describe, outage_claim
 from .table import cell
@@ -282,7 +282,7 @@ def task_holder(ctx: Ctx, *, stop: bool) -> list[str]:
     """A worker process runs a unique task (it blocks until told) and is struck: the task runs
     again elsewhere, its record counts both deliveries, its key is freed once it ends; with
     SIGSTOP, a cancel sent while it is stopped makes the resumed worker's outcome dropped."""
-    from ... import multiproc
+    from ...support import multiproc
 
     found: list[str] = []
     client = ctx.client()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ...redis_servers import RestartableServer
+from ...support.redis_servers import RestartableServer
 from .context import Ctx
 
 

@@ -15,8 +15,13 @@ import redis
 from django_redcoord.core.exceptions import CoordinationUnavailable, RedcoordError
 from django_redcoord.core.transport.clients import client_from_url
 
-from ... import multiproc
-from ...redis_servers import RedisServer, RestartableServer, blocked_clients, kill_connections
+from ...support import multiproc
+from ...support.redis_servers import (
+    RedisServer,
+    RestartableServer,
+    blocked_clients,
+    kill_connections,
+)
 
 #: The cells' clients: a paused server shows as an outage within half a second.
 SOCKET_TIMEOUT = 0.5
@@ -187,7 +192,8 @@ def pool_exhaustion(
 def keys_tagged_by(client: Any, prefix: str, name: str) -> list[str]:
     """Keys under ``prefix`` that mention ``name`` outside their hash tag (the first ``{...}``):
     such a key is not in its resource's slot on a Cluster. One server's shared admin
-    indexes (``<prefix>:index:...`` without a tag) are left out, as in tests/key_slots.py."""
+    indexes (``<prefix>:index:...`` without a tag) are left out, as in
+    tests/support/key_slots.py."""
     from django_redcoord.core.transport.commands import as_text
 
     found = []

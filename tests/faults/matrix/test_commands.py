@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import pytest
 import redis
 
-from ...redis_servers import RestartableServer, fail_over_slot, kill_connections
+from ...support.redis_servers import RestartableServer, fail_over_slot, kill_connections
 from ..harness import TIER, Bench, assert_none, processes_alive_or_failed, wait_for
 from ..names import HOSTILE_QUEUE
 from ..oracle import RUNS_KEY, entries, now_us

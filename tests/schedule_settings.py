@@ -1,6 +1,0 @@
-"""Settings of the run_leader processes of tests/test_schedules.py's fault test: the fault
-suite's, with its jobs."""
-
-from tests.faults.settings import *  # noqa: F403
-
-REDCOORD = {**REDCOORD, "JOBS": ["tests.schedule_jobs"]}  # noqa: F405
