@@ -130,13 +130,22 @@ async def until_waiting(d, barrier, n, within=30.0, parties=()):
     """Until ``n`` parties wait at ``barrier`` (spawned parties on clients of their own may take a
     while to arrive on a loaded machine: a fixed sleep made the arrival order a race). A party
     that already ended (an error, its own timeout) is reported as what it is."""
-    deadline = time.monotonic() + within
-    while len((await d.call(barrier, "state"))["waiting"]) < n:
+    began = time.monotonic()
+    deadline, slowest, looks = began + within, 0.0, 0
+    while True:
+        asked = time.monotonic()
+        waiting = len((await d.call(barrier, "state"))["waiting"])
+        slowest, looks = max(slowest, time.monotonic() - asked), looks + 1
+        if waiting >= n:
+            return
         ended = [p for p in parties if p.done()]
+        # (what the looks took says whether the party or the reader was slow, if this fails)
+        seen = f"{looks} looks in {time.monotonic() - began:.1f} s, the slowest {slowest:.1f} s"
         assert not ended, (
-            f"a party ended before all arrived: {[p.exception() or p.result() for p in ended]}"
+            f"a party ended before all arrived ({seen}): "
+            f"{[p.exception() or p.result() for p in ended]}"
         )
-        assert time.monotonic() < deadline, f"{n} parties never arrived"
+        assert time.monotonic() < deadline, f"{n} parties never arrived ({seen})"
         await asyncio.sleep(0.02)
 
 
@@ -183,8 +192,9 @@ def test_a_party_that_times_out_breaks_the_barrier_for_the_others_until_reset(dr
 
 def test_reset_breaks_the_wait_of_the_parties_waiting_now(driver):
     async def scenario(d):
-        waiting = d.spawn(lambda: d.wait(d.own(lambda c: d.barrier(client=c)), 20))
-        await until_waiting(d, d.barrier(), 1, parties=[waiting])
+        # (its own wait outlasts the arrival check: the reset, not a timeout, must end it)
+        waiting = d.spawn(lambda: d.wait(d.own(lambda c: d.barrier(client=c)), 60))
+        await until_waiting(d, d.barrier(), 1, within=45, parties=[waiting])
         await d.call(d.barrier(), "reset")
         with pytest.raises(BarrierBroken, match="reset"):
             await waiting
