@@ -25,11 +25,16 @@ the original cancellation afterwards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import Any
 
+import redis
+
+from ..exceptions import CoordinationUnavailable
 from .commands import (
+    _is_cluster,
     ablocking,
     ablpop,
     acommand,
@@ -194,17 +199,53 @@ class Transaction(Step):
         self.commands, self.operation = commands, operation
 
     def run(self, client: Any) -> Any:
-        with unavailable_as_ours(client, self.operation):
+        with (
+            unavailable_as_ours(client, self.operation),
+            _migrating_as_ours(client, self.operation),
+        ):
             return self._queue(client.pipeline(transaction=True)).execute()
 
     async def arun(self, client: Any) -> Any:
-        with unavailable_as_ours(client, self.operation):
+        with (
+            unavailable_as_ours(client, self.operation),
+            _migrating_as_ours(client, self.operation),
+        ):
+            if _is_cluster(client):
+                # the slot map first: redis-py 8.1's async Cluster pipeline, when a transaction is
+                # a new client's first call and meets ASK, breaks the client ("Event loop is
+                # closed" on every later call); read on first use, a no-op later
+                await client.initialize()
             return await self._queue(client.pipeline(transaction=True)).execute()
 
     def _queue(self, pipe: Any) -> Any:
         for args in self.commands:
             pipe.execute_command(*args)
         return pipe
+
+
+#: What a Cluster's transaction meets while its slot migrates: its keys answered ``ASK`` (or
+#: ``TRYAGAIN``) as they were queued, so the node discarded the transaction (``EXECABORT``).
+_MIGRATING = (
+    redis.exceptions.AskError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ExecAbortError,
+)
+
+
+@contextlib.contextmanager
+def _migrating_as_ours(client: Any, operation: str) -> Iterator[None]:
+    """A transaction on a Cluster refused because its slot is migrating: nothing of it ran, so an
+    outage to ride out (``sent=False``), on both drivers alike, never a raw ``AskError``."""
+    try:
+        yield
+    except _MIGRATING as exc:
+        if not _is_cluster(client):
+            raise
+        raise CoordinationUnavailable(
+            f"{operation}: the slot is being migrated ({type(exc).__name__}); try again",
+            operation=operation,
+            sent=False,
+        ) from exc
 
 
 class Batch(Step):
