@@ -162,6 +162,12 @@ def reading_all(
         _prefetched.reset(token)
 
 
+def live_names(entries: Any, now_ms: int) -> list[str]:
+    """The names of an index of bounds (name -> the second past which its entry may be dropped)
+    whose bound has not passed at ``now_ms``, sorted."""
+    return sorted(as_text(n) for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
+
+
 def read_index(client: Any, keys: KeyBuilder, kind: str) -> Any:
     """Everything the admin index ``kind`` holds, merged over its buckets, as text.
 

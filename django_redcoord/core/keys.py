@@ -248,6 +248,20 @@ class QueueKeys:
         validate_name(consumer, "consumer id", tag=False)
         return self.processing_prefix + consumer
 
+    def settling(self) -> list[str]:
+        """The keys every script that ends a delivery declares after its own two, in this order
+        (queues/nack.lua and queues/reap.lua: dead-letter it, wake a worker, free its unique
+        key, drop its cancel)."""
+        return [
+            self.dead,
+            self.errors,
+            self.wake,
+            self.settle,
+            self.cancels,
+            self.uniq,
+            self.uniq_ids,
+        ]
+
 
 @dataclass(frozen=True)
 class SemaphoreKeys:

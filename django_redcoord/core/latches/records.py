@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..indexes import read_index, read_records
+from ..indexes import live_names, read_index, read_records
 from ..transport.clients import key_builder
-from ..transport.commands import as_text
 from ..transport.errors import unavailable_as_ours
 from . import barrier, latch
 
@@ -14,7 +13,7 @@ from . import barrier, latch
 def _live_names(client: Any, builder: Any, kind: str, now_ms: int) -> list[str]:
     with unavailable_as_ours(client, f"list {kind}"):
         entries = read_index(client, builder, kind)
-    return sorted(as_text(n) for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
+    return live_names(entries, now_ms)
 
 
 def read_latches(client: Any, *, prefix: str | None = None, now_ms: int) -> list[dict[str, Any]]:

@@ -124,17 +124,7 @@ class Consumer:
             delay = retry_delay(message.attempt, self.retry_base, self.retry_cap)
         result = NACK(
             self.queue.client,
-            [
-                self.processing,
-                k.delayed,
-                k.dead,
-                k.errors,
-                k.wake,
-                k.settle,
-                k.cancels,
-                k.uniq,
-                k.uniq_ids,
-            ],
+            [self.processing, k.delayed, *k.settling()],
             [
                 message.raw,
                 max(1, int(delay * 1000)),

@@ -496,17 +496,7 @@ class Queue(UsesClient):
         k = self.keys
         result = REAP(
             self.client,
-            [
-                k.consumers,
-                k.ready,
-                k.dead,
-                k.errors,
-                k.wake,
-                k.settle,
-                k.cancels,
-                k.uniq,
-                k.uniq_ids,
-            ],
+            [k.consumers, k.ready, *k.settling()],
             [max_consumers, self.dead_letter_limit or 0],
             operation=f"reap queue {self.name!r}",
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..indexes import read_index, read_records
+from ..indexes import live_names, read_index, read_records
 from ..transport.clients import key_builder
 from ..transport.errors import unavailable_as_ours
 from .rwlock import INSPECT, state_from_reply
@@ -19,7 +19,7 @@ def read_rwlocks(client: Any, *, prefix: str | None = None, now_ms: int) -> list
     builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list read-write locks"):
         entries = read_index(client, builder, "rwlocks")
-    names = sorted(n for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
+    names = live_names(entries, now_ms)
 
     def queue(pipe: Any, name: str) -> None:
         k = builder.rwlock(name)

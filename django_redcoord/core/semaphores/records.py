@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..indexes import read_index, read_records
+from ..indexes import live_names, read_index, read_records
 from ..transport.clients import get_client, key_builder
 from ..transport.errors import unavailable_as_ours
 from .semaphore import INSPECT, REVOKE, state_from_reply
@@ -19,7 +19,7 @@ def read_semaphores(client: Any, *, prefix: str | None = None, now_ms: int) -> l
     builder = key_builder(prefix, client)
     with unavailable_as_ours(client, "list semaphores"):
         entries = read_index(client, builder, "semaphores")
-    names = sorted(n for n, bound in entries.items() if int(bound) * 1000 >= now_ms)
+    names = live_names(entries, now_ms)
 
     def queue(pipe: Any, name: str) -> None:
         k = builder.semaphore(name)

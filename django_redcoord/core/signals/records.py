@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..indexes import read_index, skip_unreadable
+from ..indexes import live_names, read_index, skip_unreadable
 from ..transport.clients import key_builder
 from ..transport.commands import as_text
 from ..transport.errors import is_passing, unavailable_as_ours
@@ -21,12 +21,8 @@ def read_signals(
         events_index = read_index(client, builder, "events")
         signals_index = read_index(client, builder, "signals")
         topic_names = read_index(client, builder, "topics")
-        events = sorted(
-            as_text(n) for n, bound in events_index.items() if int(bound) * 1000 >= now_ms
-        )
-        signals = sorted(
-            as_text(n) for n, bound in signals_index.items() if int(bound) * 1000 >= now_ms
-        )
+        events = live_names(events_index, now_ms)
+        signals = live_names(signals_index, now_ms)
         topics = sorted(as_text(n) for n in topic_names)
         pipe = client.pipeline(transaction=False)
         for name in events:
