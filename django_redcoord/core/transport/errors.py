@@ -205,10 +205,14 @@ def _reply(exc: BaseException) -> str:
 
 def _refused_whole(exc: BaseException) -> bool:
     """True for an error reply refusing the command as a whole (TRYAGAIN, CLUSTERDOWN, LOADING,
-    READONLY, ...: it did not run), not one raised by a command inside a script that did run."""
+    READONLY, ...: it did not run), not one raised by a command inside a script that did run, nor
+    by one command of a pipeline (the others may have run)."""
     if not isinstance(exc, redis.ResponseError) or isinstance(
         exc, redis.exceptions.RedisClusterException
     ):
+        return False
+    text = str(exc)
+    if _IN_PIPELINE.match(text):
         return False
     text = _reply(exc)
     if text.startswith("Error running script"):  # a script ran (some of it may have written)

@@ -81,3 +81,15 @@ def test_a_pipeline_refused_for_memory_is_an_outage_not_an_error(redis_url):
     finally:
         client.config_set("maxmemory", 0)
         client.close()
+
+
+def test_a_refusal_inside_a_pipeline_says_the_rest_may_have_run():
+    """A command refused whole on its own ran nothing (sent=False, safe to send again); one
+    command of a pipeline refused says nothing of the others, which may have run (sent=True)."""
+    for text, sent in (
+        ("TRYAGAIN Multiple keys request during rehashing of slot", False),
+        (PREFIX + "TRYAGAIN Multiple keys request during rehashing of slot", True),
+    ):
+        with pytest.raises(CoordinationUnavailable) as caught, unavailable_as_ours(None, "a call"):
+            raise redis.ResponseError(text)
+        assert caught.value.sent is sent, text
