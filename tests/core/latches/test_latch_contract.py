@@ -23,7 +23,12 @@ class Driver(BaseDriver):
     # A prefix of each test's own: a watchdog another test left running (its party never counted
     # down) renews on the flushed server, finds its entry gone and breaks a latch of the same name
     # as Redis having lost its data, which is what it must do, but not in the next test's latch.
-    prefix = ""
+    # It is drawn here, once: drawn lazily, two parties' threads could each draw one and wait at
+    # two different barriers (the sync-sentinel flake, both parties timing out alone).
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.prefix = f"l{secrets.token_hex(3)}"
 
     def latch(self, count=2, name="import", client=None, **kwargs):
         return CountDownLatch(
@@ -34,7 +39,6 @@ class Driver(BaseDriver):
         return Barrier(name, parties, client=client or self.client, prefix=self._prefix(), **kwargs)
 
     def _prefix(self):
-        self.prefix = self.prefix or f"l{secrets.token_hex(3)}"
         return self.prefix
 
     async def wait(self, obj, *args):
