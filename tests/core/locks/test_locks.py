@@ -488,3 +488,67 @@ def test_the_wait_index_drops_names_not_waited_for_in_an_hour(redis_client):
     assert waiter.acquire()
     waiter.release()
     assert set(redis_client.hgetall(index)) == {b"res"}
+
+
+def _server_calls(client):
+    """Every command the server ran (inside scripts too), by name."""
+    stats = client.info("commandstats")
+    return {name[8:]: v["calls"] for name, v in stats.items() if name.startswith("cmdstat_")}
+
+
+def test_an_uncontended_pair_reads_neither_the_queue_nor_the_clock_twice(redis_client):
+    """No waiter was ever queued: the record says so (queue_until_ms 0, kept in the tombstone), so
+    neither the acquire nor the release reads the queue, and the index's pruning is amortised."""
+    lock = make(redis_client, "alone", ttl=5)
+    for _ in range(5):
+        lock.acquire()
+        lock.release()
+    before, pairs = _server_calls(redis_client), 200
+    for _ in range(pairs):
+        lock.acquire()
+        lock.release()
+    after = _server_calls(redis_client)
+    ran = {name: after[name] - before.get(name, 0) for name in after}
+    ran.pop("info", None)
+    assert ran.get("lrange", 0) == 0, ran
+    assert ran["time"] == pairs, ran  # one clock read per pair: the grant's
+    # evalsha 2, get 2, set 2, time 1, hset 1, hdel 1; hrandfield in about one grant in 8
+    assert sum(ran.values()) <= 9.5 * pairs, ran
+
+
+def test_a_lost_record_leaves_the_queue_in_charge(redis_client):
+    """The record (and its queue_until_ms) is lost while two waiters are queued: a try-acquire
+    reads the queue (nothing known) and hands the lock to the oldest; that grant bounds the queue
+    anew, so its release hands on to the next waiter instead of leaving the lock to whoever tries
+    first."""
+    holder = make(redis_client, "lost", ttl=30)
+    holder.acquire()
+    order, threads, held, go = [], [], {}, threading.Event()
+
+    def wait_then_hold(i):
+        waiter = make(redis_client, "lost", ttl=30, wait=20)
+        assert waiter.acquire()
+        order.append(i)
+        held[i] = waiter
+        go.wait(20)
+        waiter.release()
+
+    for i in range(2):
+        threads.append(threading.Thread(target=wait_then_hold, args=(i,)))
+        threads[-1].start()
+        _wait_for(lambda n=i + 1: redis_client.llen(holder.keys.queue) == n)
+    redis_client.delete(holder.keys.lock)  # lost (evicted, or a partial restore): the queue stays
+    barger = make(redis_client, "lost", ttl=30)
+    assert not barger.acquire()  # the oldest waiter got it
+    # and its grant bounds the queue anew (else a release before the next waiter's next look would
+    # skip the queue): queue_until_ms, the record's 8th field, as far out as the queue's TTL
+    bound = redis_client.eval(
+        "return cmsgpack.unpack(redis.call('GET', KEYS[1]))[8]", 1, holder.keys.lock
+    )
+    assert bound >= time.time() * 1000 + redis_client.pttl(holder.keys.queue) - 1000
+    _wait_for(lambda: order == [0], timeout=15)  # (it finds out at its next look)
+    go.set()  # it releases: the next waiter must be handed it, not the barger
+    _wait_for(lambda: order == [0, 1] or barger.acquire(), timeout=15)
+    assert order == [0, 1], "a try-acquire barged ahead of a queued waiter"
+    for t in threads:
+        t.join(20)

@@ -48,8 +48,8 @@ def owners(clients, lock) -> set[bytes]:
         except Exception:
             continue
         if (
-            value is not None and value[:1] != b"\x92"
-        ):  # (a released name leaves a 2-field tombstone)
+            value is not None and value[1:2] != b"\xc2"
+        ):  # (a released name leaves a tombstone: an array whose first field is false)
             found.add(value)
     return found
 
@@ -150,14 +150,20 @@ def test_the_refusal_lasts_one_max_ttl_from_the_real_start_whatever_the_clock_re
     refuse for one max TTL counted from before its start."""
     servers, clients = three
     a = servers[0]
-    a.kill()
-    while time.time() % 1 < 0.85:  # start it late in a wall-clock second
-        time.sleep(0.01)
-    before = time.monotonic()
-    a.start()
-    while int(clients[0].info("server")["uptime_in_seconds"]) < 1:  # the second turned
-        time.sleep(0.01)
-    assert time.monotonic() - before < 0.9, "the server took too long to start for this check"
+    # (the case needs a start that lands late in a second and is quick: on a loaded machine a
+    # start may take longer, and then it is set up again; the check itself is never retried)
+    for _attempt in range(10):
+        a.kill()
+        while time.time() % 1 < 0.85:  # start it late in a wall-clock second
+            time.sleep(0.01)
+        before = time.monotonic()
+        a.start()
+        while int(clients[0].info("server")["uptime_in_seconds"]) < 1:  # the second turned
+            time.sleep(0.01)
+        if time.monotonic() - before < 0.9:
+            break
+    else:
+        pytest.fail("the server took too long to start for this check, 10 times")
     (why,) = refusing([clients[0]], max_ttl=3, ttl=3).values()
     left = float(re.search(r"refuses quorum grants for (\d+\.\d+) s more", why).group(1))
     elapsed = time.monotonic() - before

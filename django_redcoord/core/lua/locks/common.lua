@@ -11,8 +11,16 @@
 -- queue_until_ms: the queue list's TTL was last pushed out to at least this (so
 -- a waiter refreshes it about once per QUEUE_KEEP_MS, not on every enqueue);
 -- index_until_s: the bound last written to the index entry (below), in seconds.
--- A released lock leaves a tombstone {false, fence} for FENCE_KEEP_MS so the
--- next grant's fence is above the last one even within one microsecond.
+-- A released lock leaves a tombstone {false, fence, 0, 0, '', 0, '',
+-- queue_until_ms} for FENCE_KEEP_MS so the next grant's fence is above the last
+-- one even within one microsecond.
+--
+-- queue_until_ms also bounds every live place in the queue (a place taken or
+-- renewed with a deadline past it pushes it out, with the queue's TTL), so a
+-- record whose queue_until_ms is 0 or has passed says no live waiter can be
+-- queued, and the free path and the release skip reading the queue. Without a
+-- record (a grant that expired, a tombstone gone, data lost) nothing is known:
+-- the queue is read, and a grant that finds it still there bounds it anew.
 --
 -- The index entry (field `name` of the lock's index bucket hash) is a bound on
 -- when the lock can expire, in whole seconds (small in memory): written as
@@ -77,7 +85,15 @@ local function keep_index(index, name, rec, ttl)
   end
 end
 
--- The lock record, or a free record {false, last fence or 0}.
+-- Whether the queue may hold a live place, by the record `rec` (see
+-- queue_until_ms above): `clock` (server time in us) is read only when the
+-- record's bound is set.
+local function queue_may_live(rec, clock)
+  local until_ms = tonumber(rec[8])
+  return until_ms == nil or (until_ms > 0 and until_ms * 1000 >= clock())
+end
+
+-- The lock record, or {false, last fence or 0} with no queue_until_ms: free.
 local function read_lock(lock)
   local raw = redis.call('GET', lock)
   if raw then
@@ -91,10 +107,20 @@ end
 -- The fence is a hybrid logical clock (see next_monotonic): above the last one
 -- kept in the record or tombstone, and above every earlier one by the clock
 -- alone when Redis lost the key.
-local function write_grant(lock, index, name, rec, token, ttl, now_us, host, pid, thread)
+-- `queue`: read when `rec` is no record (queue_until_ms unknown; see above).
+local function write_grant(lock, queue, index, name, rec, token, ttl, now_us, host, pid, thread)
   local now_ms = math.floor(now_us / 1000)
   local fence = math.max((tonumber(rec[2]) or 0) + 1, now_us)
-  local new = {token, fence, now_ms + ttl, 1, host, pid, thread, tonumber(rec[8]) or 0, tonumber(rec[9]) or 0}
+  local until_ms = tonumber(rec[8])
+  if not until_ms then
+    -- A chain of records starts: a queue left from before (its places, if any,
+    -- were scanned just now) is kept for 2 x QUEUE_KEEP_MS and bounded so.
+    until_ms = 0
+    if redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS) == 1 then until_ms = now_ms + 2 * QUEUE_KEEP_MS end
+  elseif until_ms < now_ms then
+    until_ms = 0  -- every place it bounded is dead: the next one pushes the queue's TTL out
+  end
+  local new = {token, fence, now_ms + ttl, 1, host, pid, thread, until_ms, tonumber(rec[9]) or 0}
   keep_index(index, name, new, ttl)
   redis.call('SET', lock, cmsgpack.pack(new), 'PX', ttl)
   return new
@@ -116,10 +142,11 @@ end
 -- wait list (`waits`, `windex`: see record_wait). Returns the new record, or
 -- nil when no live waiter is queued.
 local function hand_off(lock, queue, index, waits, windex, name, rec, clock, caller, wake)
+  if not queue_may_live(rec, clock) then return nil end
   local e = pop_live_waiter(queue, clock)
   if not e then return nil end
   local now_us = clock()
-  local new = write_grant(lock, index, name, rec, e[1], tonumber(e[3]), now_us, e[5], e[6], e[7])
+  local new = write_grant(lock, queue, index, name, rec, e[1], tonumber(e[3]), now_us, e[5], e[6], e[7])
   if wake and e[1] ~= caller then
     redis.call('LPUSH', wake, int(new[2]) .. ' ' .. e[1])
     redis.call('PEXPIRE', wake, tonumber(e[3]))
@@ -161,7 +188,7 @@ local function release_grant(lock, queue, index, waits, windex, name, rec, wake)
   if hand_off(lock, queue, index, waits, windex, name, rec, lazy_clock_us(), nil, wake) then
     return 2
   end
-  redis.call('SET', lock, cmsgpack.pack({false, rec[2]}), 'PX', FENCE_KEEP_MS)
+  redis.call('SET', lock, cmsgpack.pack({false, rec[2], 0, 0, '', 0, '', tonumber(rec[8]) or 0}), 'PX', FENCE_KEEP_MS)
   redis.call('HDEL', index, name)
   return 1
 end

@@ -1,7 +1,7 @@
-//! models: locks/acquire.lua sha256=fe466a47b4d7c5cd
+//! models: locks/acquire.lua sha256=d97197963e2724bf
 //! models: locks/release.lua sha256=6e0e3ce598071be5
 //! models: locks/extend.lua sha256=0f203c7aac56fc0f
-//! models: locks/common.lua sha256=ef9718dc2efee060
+//! models: locks/common.lua sha256=e92c977ac49b0a8d
 //! models: common/waiters.lua sha256=0501d4c2b1ee021e
 //! models: common/time.lua sha256=3cf26434daa8e4e6
 //! check: safety
@@ -10,6 +10,8 @@
 //! mutant: LEASE_FROM_POP expect: safety
 //! mutant: NO_CLOCK_FLOOR expect: safety
 //! mutant: NO_RECHECK expect: waiter_holds
+//! mutant: NO_CHAIN_BOUND expect: safety
+//! mutant: SKIP_WITHOUT_RECORD expect: safety
 //! spin: -DNFAIR=3
 //
 // The HOLD protocol of a lock (core/holds/steps.py driving locks/*.lua): FIFO queue, hand-off
@@ -35,7 +37,9 @@
 //   extend()                locks/extend.lua with the send merged into the script (valid = TTL).
 //   release()               locks/release.lua: compare the token, release_grant -> hand_off (pops
 //                           the oldest live waiter, write_grant, pushes "<fence> <token>" onto the
-//                           releaser's own wake list) or a tombstone {false, fence} (FENCE_KEEP).
+//                           releaser's own wake list) or a tombstone {false, fence, queue bound}
+//                           (FENCE_KEEP). Both read the queue only when the record does not say
+//                           that no live place can be in it (queue_may_live: `rqu` below).
 //   crash                   a client dies (SIGKILL): its grant or its place just lapses.
 //   Clock                   one tick of time: every TTL counts down (Redis expiry, a waiter's
 //                           place deadline, a holder's own lease); the server clock (µs) moves past
@@ -59,6 +63,9 @@
 //     (2) every grant's fencing token is above every token issued before, across a restart that
 //     lost the record and across its expiry (a crashed holder: the key, fence included, is gone).
 //     Tokens are kept by their order alone (the Clock shifts them down), so runs are finite.
+//     (3) FIFO: a lock that is free is never granted to a caller, and never left free by a
+//     release, while another client's place in the queue is live (the queue bound in the record,
+//     queue_until_ms, lets both skip reading the queue: it must bound every live place).
 //   ltl waiter_holds: under weak fairness client 0, which waits, never gives up and looks again
 //     at least once a tick (client 1 may pause, give up and crash while it waits), ends up holding the lock whatever the holders do (release,
 //     extend a bounded number of times, crash) and whatever Redis does (one restart).
@@ -72,6 +79,9 @@
 //                      lost the record, tokens restart from 1.
 //   NO_RECHECK         a waiter trusts its wake-up alone (BLPOP without a timeout, no re-check): a
 //                      holder that crashes never pushes a hand-off, and the waiter waits forever.
+//   NO_CHAIN_BOUND     a grant written where there was no record (an expired grant: its bound went
+//                      with it) carries no queue bound although places are left in the queue.
+//   SKIP_WITHOUT_RECORD  no record read as "no queue" (queue_may_live false) instead of "unknown".
 //
 // Not modelled: reentrant nesting, read-write locks, replicas=n (WAIT), force_release, the admin
 // index and wait statistics (no effect on who holds), clock drift or a server clock stepping back,
@@ -94,6 +104,7 @@ byte rtok;            /* holder's token; 0: free (tombstone or no key) */
 byte rfence;          /* its fence (record or tombstone); 0: no key */
 byte rleft;           /* ticks until the key expires; 0: no key */
 byte rep;             /* data epoch of the grant */
+byte rqu;             /* queue_until_ms: ticks until the bound on the queue's live places passes */
 /* the queue (KEYS[2]), oldest first */
 byte qtok[N]; byte qleft[N]; byte qlen;
 /* wake lists, one per owner token: the hand-off its release pushed ("<fence> <token>"; the
@@ -122,8 +133,16 @@ inline shift_from(at) {
   qlen--; qtok[qlen] = 0; qleft[qlen] = 0
 }
 
-/* write_grant: fence = max(last + 1, now_us) */
+/* write_grant: fence = max(last + 1, now_us); a record written where there was none bounds the
+   places left in the queue (PEXPIRE queue 2 x QUEUE_KEEP_MS: 1 when the queue is there) */
 inline write_grant(tok) {
+#ifndef NO_CHAIN_BOUND
+  if
+  :: rleft == 0 && qlen > 0 -> rqu = 2 * PLACE
+  :: rleft == 0 && qlen == 0 -> rqu = 0
+  :: else -> skip
+  fi;
+#endif
 #ifdef NO_CLOCK_FLOOR
   f = rfence + 1;
 #else
@@ -134,24 +153,46 @@ inline write_grant(tok) {
   rtok = tok; rfence = f; rleft = TTL; rep = epoch
 }
 
+/* queue_may_live: without a record nothing is known; with one, its bound says */
+#ifdef SKIP_WITHOUT_RECORD
+#define QUEUE_MAY_LIVE (rqu > 0)
+#else
+#define QUEUE_MAY_LIVE (rleft == 0 || rqu > 0)
+#endif
+
 /* hand_off: pop the oldest live waiter (first_live_waiter drops the dead ones before it), grant
    it; push "<fence> <token>" onto `wake` (the releaser's own list) unless it is the caller. */
 inline hand_off(caller, wake) {
   e = 0;
-  do
-  :: qlen > 0 && qleft[0] == 0 -> shift_from(0)
-  :: else -> break
-  od;
   if
-  :: qlen > 0 ->
-     e = qtok[0]; shift_from(0);
-     write_grant(e);
+  :: QUEUE_MAY_LIVE ->
+     do
+     :: qlen > 0 && qleft[0] == 0 -> shift_from(0)
+     :: else -> break
+     od;
      if
-     :: wake != 0 && e != caller -> wtok[wake] = e; wep[wake] = epoch
+     :: qlen > 0 ->
+        e = qtok[0]; shift_from(0);
+        write_grant(e);
+        if
+        :: wake != 0 && e != caller -> wtok[wake] = e; wep[wake] = epoch
+        :: else -> skip
+        fi
      :: else -> skip
      fi
-  :: else -> skip
+  :: else -> skip                                 /* the record says no live place is queued */
   fi
+}
+
+/* FIFO: no place of another client is live (asserted where a free lock goes to the caller, or
+   stays free) */
+inline no_live_place(t) {
+  k = 0;
+  do
+  :: k < qlen -> assert(qleft[k] == 0 || qtok[k] == t); k++
+  :: else -> break
+  od;
+  k = 0
 }
 
 /* locks/acquire.lua for token t in mode m; sets got, gf (fence), ge (epoch), ahead */
@@ -164,7 +205,7 @@ inline acquire(t, m) {
      hand_off(t, 0);
      if
      :: e == t -> got = true; ge = rep
-     :: e == 0 -> write_grant(t); got = true; ge = rep
+     :: e == 0 -> no_live_place(t); write_grant(t); got = true; ge = rep
      :: else -> skip                                /* handed to the head: held now */
      fi
   :: else -> skip
@@ -188,6 +229,7 @@ inline acquire(t, m) {
      :: m == WAIT && k < qlen -> qleft[k] = PLACE   /* renewed in place */
      :: else -> assert(qlen < N); qtok[qlen] = t; qleft[qlen] = PLACE; qlen++
      fi;
+     if :: rqu < PLACE -> rqu = 2 * PLACE :: else -> skip fi;   /* the record's queue bound */
      /* waiter_ahead: the live waiter just ahead of us, else the holder */
      ahead = rtok; k = 0;
      do
@@ -213,7 +255,7 @@ inline release(t) {
      hand_off(0, t);
 #endif
      if
-     :: e == 0 -> rtok = 0; rleft = TOMB          /* tombstone {false, fence} */
+     :: e == 0 -> no_live_place(t); rtok = 0; rleft = TOMB   /* tombstone {false, fence, bound} */
      :: else -> skip
      fi
   :: else -> skip                                 /* 0: not ours */
@@ -288,9 +330,10 @@ end:
        floor = maxfence + 1;
        up = true;
        if
-       :: rleft > 0 -> rleft--; if :: rleft == 0 -> rtok = 0; rfence = 0; rep = 0 :: else -> skip fi
+       :: rleft > 0 -> rleft--; if :: rleft == 0 -> rtok = 0; rfence = 0; rep = 0; rqu = 0 :: else -> skip fi
        :: else -> skip
        fi;
+       if :: rqu > 0 -> rqu-- :: else -> skip fi;
        k = 0;
        do
        :: k < N ->
@@ -309,7 +352,7 @@ active proctype Server() {
   if
   :: atomic { up = false }                          /* restart, data kept (AOF fsync always) */
   :: atomic { up = false; epoch++;                  /* restart without persistence: all lost */
-       rtok = 0; rfence = 0; rleft = 0; rep = 0; qlen = 0;
+       rtok = 0; rfence = 0; rleft = 0; rep = 0; rqu = 0; qlen = 0;
        k = 0; do :: k < N -> qtok[k] = 0; qleft[k] = 0; k++ :: else -> break od;
        k = 0; do :: k < NTOK -> wtok[k] = 0; wep[k] = 0; k++ :: else -> break od }
   :: skip
