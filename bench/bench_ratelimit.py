@@ -18,17 +18,14 @@ without it. Implementations (what one decision costs in Redis in brackets):
   What users run on a server with the module.
 * ``ours, CL.THROTTLE (track=False)``: the command alone.
 * ``ours, script (track=True)``: the same limiter with ``native=False`` (what
-  users run on a server without the module): one EVALSHA (TIME, HMGET and
-  HSET on the key's hash, ZINCRBY on the busiest-keys zset; a PEXPIRE of the
-  hash when its TTL needs pushing out, about once per twice the state's
-  horizon; ZSCORE once a minute per key, and RENAME, ZADD and PEXPIRE when
-  the minute turns).
+  users run on a server without the module): one EVALSHA (TIME, HGET, HSET,
+  PEXPIRE on the key's hash, and ZSCORE + ZINCRBY on the busiest-keys zset;
+  RENAME, ZADD and PEXPIRE once a minute when the minute turns).
 * ``ours, script (track=False)``: the script without the busiest-keys count.
 * ``bare CL.THROTTLE``: ``client.execute_command("CL.THROTTLE", ...)``, the
   module's command with no library around it: what ours adds to it.
 * ``ours window (track=True)``: part C only, the sliding-window counter
-  ``"50/s;window"`` (TIME, HMGET, HSET, ZINCRBY; HDEL with a window's first
-  hit, PEXPIRE when the TTL needs pushing out).
+  ``"50/s;window"`` (TIME, HGET x 2, HINCRBY, HDEL, PEXPIRE, ZSCORE, ZINCRBY).
 * ``django-ratelimit``: ``django_ratelimit.core.get_usage(..., increment=True)``
   through a django-redis cache (Django configured in this script with
   ``settings.configure``); a fixed window on the client's clock (SET NX EX,

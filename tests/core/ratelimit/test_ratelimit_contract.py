@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import string
-import time
 
 import pytest
 
@@ -171,11 +170,9 @@ def test_the_busiest_keys_turn_over_with_the_servers_minute(redis_client):
     redis_client.zadd(top, {"": -(minute - 3), "stale": 7})
     redis_client.zadd(before, {"": -(minute - 4), "staler": 9})
     assert [k["key"] for k in busiest_keys(redis_client, prefix="turn")[0]["keys"]] == []
-    # (a key looks at the zset's minute once a minute: "new" already found this one counting,
-    # so a key that has not counted yet this minute is the one that turns it over here)
-    rl.hit("other")
+    rl.hit("new")
     assert not redis_client.exists(before)
-    assert redis_client.zrange(top, 0, -1, withscores=True) == [(b"", -minute), (b"other", 1.0)]
+    assert redis_client.zrange(top, 0, -1, withscores=True) == [(b"", -minute), (b"new", 1.0)]
 
 
 def test_a_limiter_made_per_request_costs_one_round_trip_a_decision_and_is_listed(
@@ -214,46 +211,3 @@ def test_a_limiter_name_with_braces_is_refused_when_the_limiter_is_built(redis_c
     # the name is part of composite keys (no {tag}): refused at construction, not at every hit()
     with pytest.raises(ValueError, match="rate limiter name"):
         RateLimiter("1/s", name="a{b}", client=redis_client)
-
-
-def _server_calls(client):
-    stats = client.info("commandstats")
-    return {name[8:]: v["calls"] for name, v in stats.items() if name.startswith("cmdstat_")}
-
-
-def test_a_warm_decision_reads_once_writes_once_and_keeps_the_state_alive(redis_client):
-    """A GCRA decision on a warm key, counted for the busiest keys: EVALSHA, TIME, one HMGET, one
-    HSET, one ZINCRBY; the TTL is pushed out (to twice what the state needs) only when the
-    state would outlive it, and the state never expires while it still holds back a request."""
-    rl = RateLimiter("50/s;burst=20", name="lean", client=redis_client, prefix="lean", native=False)
-    state, _ = KeyBuilder("lean").rate_limit("lean", "k")
-    rl.hit("k")
-    before, decisions = _server_calls(redis_client), 200
-    for _ in range(decisions):
-        decision = rl.hit("k")
-        tat_ms = float(redis_client.hget(state, "g1"))
-        seconds, micros = redis_client.time()
-        # the state lives at least as long as its theoretical arrival time is ahead of now
-        assert redis_client.pttl(state) >= tat_ms - (seconds * 1000 + micros / 1000), decision
-    ran = {k: v - before.get(k, 0) for k, v in _server_calls(redis_client).items()}
-    for read in ("hget", "pttl", "time", "info"):  # (this test's own reads)
-        ran.pop(read, None)
-    assert ran["evalsha"] == ran["hmget"] == ran["zincrby"] == decisions, ran
-    assert ran.get("hset", 0) <= decisions and ran.get("pexpire", 0) < decisions / 4, ran
-    assert ran.get("zscore", 0) <= 2, ran  # the minute is looked at once a minute per key
-
-
-def test_a_sliding_window_drops_the_windows_gone_by(redis_client):
-    """A window's first hit deletes the windows before the last one (the hash may live for
-    4 periods + 2 s past its last write, so nothing else would)."""
-    rl = RateLimiter("1000/s;window", name="win", client=redis_client, prefix="win")
-    state, _ = KeyBuilder("win").rate_limit("win", "k")
-    seen = set()
-    deadline = time.monotonic() + 3.2
-    while time.monotonic() < deadline:
-        assert rl.hit("k").allowed
-        fields = {f.decode() for f in redis_client.hkeys(state)} - {"x", "m"}
-        seen |= fields
-        assert len(fields) <= 2, fields  # this window and the last
-        time.sleep(0.02)
-    assert len(seen) >= 3  # (the windows did turn over)

@@ -4,13 +4,7 @@
 --
 -- KEYS[1] state    hash of one (limiter, key): 'g<i>' -> the theoretical
 --                  arrival time (ms) of GCRA policy i; 'w<i>:<n>' -> hits in
---                  window n of sliding-window policy i; 'x' -> the server
---                  time (ms) up to which the hash's TTL was last pushed out
---                  (so an admitted hit sends PEXPIRE only when its state
---                  would outlive that: the TTL is pushed to twice what it
---                  needs); 'm' -> the server's minute in which this key last
---                  found `top` counting that minute (its next hits of the
---                  minute count without looking: see count_hit)
+--                  window n of sliding-window policy i
 -- KEYS[2] inflight zset: concurrency slot token -> lease expiry (ms)
 -- KEYS[3] top      zset (per limiter): key -> hits this minute of the server's
 --                  clock, for the admin (see ratelimit/common.lua)
@@ -42,26 +36,6 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local allowed, denied_by = 1, 0
 local out = {}
 local writes, ttl_ms, lease_ms = {}, 0, 0
-local minute = math.floor(now / 60000)
-
--- One HMGET reads every field the policies need (with 'x' and 'm'): at = field -> its place.
-local fields, at = {'x', 'm'}, {}
-for i = 1, n do
-  local base = 7 + (i - 1) * 4
-  local kind, period = ARGV[base + 1], tonumber(ARGV[base + 3])
-  if kind == 'g' then
-    table.insert(fields, 'g' .. i)
-  elseif kind == 'w' then
-    local number = math.floor(now / period)
-    table.insert(fields, 'w' .. i .. ':' .. number)
-    table.insert(fields, 'w' .. i .. ':' .. (number - 1))
-  end
-end
-for j, f in ipairs(fields) do at[f] = j end
-local read = {}
-if #fields > 2 then read = redis.call('HMGET', state, unpack(fields)) end
-local function stored(field) return tonumber(read[at[field]]) end
-local drop = {}  -- fields of windows gone by, deleted with a window's first hit
 
 for i = 1, n do
   local base = 7 + (i - 1) * 4
@@ -71,12 +45,12 @@ for i = 1, n do
     local interval = period / limit
     local tolerance = burst * interval
     local field = 'g' .. i
-    local tat = math.max(stored(field) or now, now)
+    local tat = math.max(tonumber(redis.call('HGET', state, field)) or now, now)
     local new = tat + cost * interval
     if new - now <= tolerance + 0.001 then
       remaining = math.floor((tolerance - (new - now)) / interval + 0.0001)
       reset = new - now
-      table.insert(writes, {field, string.format('%.3f', new)})
+      table.insert(writes, {'HSET', field, string.format('%.3f', new)})
       ttl_ms = math.max(ttl_ms, new - now)
     else
       ok = false
@@ -88,20 +62,14 @@ for i = 1, n do
   elseif kind == 'w' then
     local number = math.floor(now / period)
     local elapsed = now - number * period
-    local cur = stored('w' .. i .. ':' .. number) or 0
-    local prev = stored('w' .. i .. ':' .. (number - 1)) or 0
+    local cur = tonumber(redis.call('HGET', state, 'w' .. i .. ':' .. number)) or 0
+    local prev = tonumber(redis.call('HGET', state, 'w' .. i .. ':' .. (number - 1))) or 0
     local estimate = prev * (period - elapsed) / period + cur
     reset = period - elapsed
     if estimate + cost <= limit then
       remaining = math.floor(limit - estimate - cost)
-      table.insert(writes, {'w' .. i .. ':' .. number, cur + cost})
-      if cur == 0 then
-        -- The window's first hit drops the windows before the last, as far back as the
-        -- hash can live past its last write (4 periods + 2 s, see 'x'; at most 64).
-        for back = 2, math.min(64, math.ceil((4 * period + 2000) / period) + 1) do
-          table.insert(drop, 'w' .. i .. ':' .. (number - back))
-        end
-      end
+      table.insert(writes, {'HINCRBY', 'w' .. i .. ':' .. number, cost})
+      table.insert(writes, {'HDEL', 'w' .. i .. ':' .. (number - 2)})
       ttl_ms = math.max(ttl_ms, 2 * period)
     else
       ok = false
@@ -118,7 +86,7 @@ for i = 1, n do
     local live = redis.call('ZCOUNT', inflight, now, '+inf')
     if live + 1 <= limit then
       remaining = limit - live - 1
-      table.insert(writes, {'c', now + period, token})
+      table.insert(writes, {'ZADD', now + period, token})
       lease_ms = math.max(lease_ms, period)
     else
       ok = false
@@ -136,45 +104,22 @@ for i = 1, n do
 end
 
 if mode == 'hit' then
-  -- `top` counts this minute already (this key found it so): ZINCRBY alone
-  local known = member == '' or stored('m') == minute
-  local counted = member == ''
   if allowed == 1 then
-    local hset = {}
     for _, w in ipairs(writes) do
-      if w[1] == 'c' then
+      if w[1] == 'ZADD' then
         redis.call('ZADD', inflight, w[2], w[3])
+      elseif w[1] == 'HDEL' then
+        redis.call('HDEL', state, w[2])
       else
-        table.insert(hset, w[1])
-        table.insert(hset, w[2])
+        redis.call(w[1], state, w[2], w[3])
       end
     end
-    if #hset > 0 then
-      local need, expire = math.ceil(ttl_ms) + 1000, nil
-      if (stored('x') or 0) < now + need then  -- the TTL is pushed out to twice what it needs
-        expire = 2 * need
-        table.insert(hset, 'x')
-        table.insert(hset, string.format('%.0f', now + expire))
-      end
-      if not known then  -- (written with the rest: the hash has a TTL)
-        count_hit(now, top, before, member, cost, KEYS[5], ARGV[5], ARGV[6])
-        counted = true
-        table.insert(hset, 'm')
-        table.insert(hset, minute)
-      end
-      redis.call('HSET', state, unpack(hset))
-      if expire then redis.call('PEXPIRE', state, expire) end
-      if #drop > 0 then redis.call('HDEL', state, unpack(drop)) end
-    end
+    if ttl_ms > 0 then redis.call('PEXPIRE', state, math.ceil(ttl_ms) + 1000) end
     if lease_ms > 0 then
       redis.call('ZREMRANGEBYSCORE', inflight, '-inf', '(' .. now)
       redis.call('PEXPIRE', inflight, math.ceil(lease_ms) + 1000)
     end
   end
-  if not counted and known then
-    redis.call('ZINCRBY', top, cost, member)
-  elseif not counted then
-    count_hit(now, top, before, member, cost, KEYS[5], ARGV[5], ARGV[6])
-  end
+  if member ~= '' then count_hit(now, top, before, member, cost, KEYS[5], ARGV[5], ARGV[6]) end
 end
 return {allowed, denied_by, unpack(out)}
