@@ -158,6 +158,11 @@ class HoldSteps:
         None)."""
         return None
 
+    def _lease_left_enough(self, sent: float) -> bool:
+        """A hand-off popped now, its lease counted from ``sent`` (the start of our last look),
+        leaves at least half the TTL: else look again first."""
+        return sent + self.ttl - time.monotonic() >= self.ttl / 2
+
     def _fence_floor(self, reply: Any) -> int:
         """A popped hand-off whose fence is not above this (from the look that queued us) is
         stale: re-check.
@@ -312,6 +317,12 @@ class HoldSteps:
                     fence = (
                         None  # made before our look (a lease of ours that ran out since): re-check
                     )
+                if fence is not None and not self._lease_left_enough(sent):
+                    # Handed over long after our look (a wait chunk can outlast a short TTL):
+                    # counted from the look, the lease would be mostly gone, or gone, though the
+                    # server's began at the hand-off. Look again: the script finds it ours and
+                    # renews it from the look's own start.
+                    fence = None
                 if fence is not None:
                     tell = self._tell_next(owner)
                     if tell is not None:

@@ -29,7 +29,9 @@
 //                           waiter_ahead (common/waiters.lua), or leave_lock_queue for 'cancel'.
 //   BLPOP branch            steps.py: Blpop on the wake list of `ahead` (locks/lock.py
 //                           _wait_keys), _popped_fence (the token must be ours), _grant_steps
-//                           with `sent` of the last look.  The "skip" branch is a BLPOP that timed
+//                           with `sent` of the last look, or, when that would leave less than
+//                           half the TTL (_lease_left_enough), a look again ('wait' mode finds
+//                           the grant ours and renews it).  The "skip" branch is a BLPOP that timed
 //                           out, was woken by 'moved' or lost its server: re-check in 'wait' mode.
 //   give up                 the wait ran out or Hold._interrupt: a 'cancel' look; if it finds the
 //                           lock granted, the grant is kept (deadline) or given back at once
@@ -290,6 +292,8 @@ send:
 #endif
            }
            goto granted
+        :: atomic { wtok[ahead] == t -> wtok[ahead] = 0 }   /* ours, popped long after our look */
+           goto send                                   /* (_lease_left_enough): look again */
 #ifndef NO_RECHECK
         :: skip -> goto send                           /* timed out, 'moved', outage: re-check */
 #endif
