@@ -186,10 +186,12 @@ def test_redcoord_status_prints_tables_and_json(capsys, redis_client):
     Lock("invoice:9", ttl=60, wait=0, client=redis_client, prefix="test").acquire()
     holder = Lock("invoice:8", ttl=60, wait=0, client=redis_client, prefix="test")
     assert holder.acquire()
-    threading.Timer(0.3, holder.release).start()
+    releaser = threading.Timer(0.3, holder.release)
+    releaser.start()
     assert Lock(
         "invoice:8", wait=5, client=redis_client, prefix="test"
     ).acquire()  # one wait of ~300 ms
+    releaser.join()  # (its release returned too: nothing of it outlives the test's client)
     Queue("emails", client=redis_client, prefix="test").push(1)
     from django_redcoord.core.leader.election import DEFAULT_ELECTION, LeaderElection
 
@@ -563,9 +565,11 @@ def test_lock_names_waited_for_have_a_chart_of_their_waits_and_the_busiest_come_
         holder = Lock(name, client=redis_client, prefix="test", ttl=10)
         waiter = Lock(name, client=redis_client, prefix="test", wait=5)
         assert holder.acquire()
-        threading.Timer(hold, holder.release).start()
+        releaser = threading.Timer(hold, holder.release)
+        releaser.start()
         assert waiter.acquire()
         waiter.release()
+        releaser.join()  # (its release returned too: nothing of it outlives the test's client)
     with Lock("free", client=redis_client, prefix="test"):
         pass
     # an hour and more of earlier minutes on a third name: 60 in the last hour

@@ -83,9 +83,11 @@ def test_a_lock_that_waited_then_was_released_counts_its_acquisitions_wait_and_h
     assert not Lock(
         "ev:1", ttl=30, wait=0, client=redis_client, prefix="test"
     ).acquire()  # busy: a timeout
-    threading.Timer(0.4, first.release).start()
+    releaser = threading.Timer(0.4, first.release)
+    releaser.start()
     second = Lock("ev:1", ttl=30, wait=5, client=redis_client, prefix="test")
     assert second.acquire()  # waits ~0.4 s for the first to be released
+    releaser.join()  # (its release returned too: nothing of it outlives the test's client)
     time.sleep(0.1)
     second.release()
     with Semaphore("ev-pool", 2, ttl=30, wait=0, client=redis_client, prefix="test"):

@@ -456,9 +456,11 @@ def test_a_grant_that_waited_is_recorded_for_the_admin_and_a_free_one_is_not(red
     assert 3000 < redis_client.ttl(waiter.keys.waits) <= 3720
     # a second wait in the same minute is added to the same entry
     assert holder.acquire()
-    threading.Timer(0.1, holder.release).start()
+    releaser = threading.Timer(0.1, holder.release)
+    releaser.start()
     assert waiter.acquire()
     waiter.release()
+    releaser.join()  # (its release returned too: nothing of it outlives the test's client)
     [(_, grants, total2, longest2)] = _waits(redis_client, waiter)
     assert grants == 2 and total2 > total and longest2 == longest
 
@@ -470,9 +472,11 @@ def test_a_wait_counts_from_taking_the_place_not_from_its_last_renewal(redis_cli
     holder = make(redis_client, ttl=0.4, auto_renew=True)
     waiter = make(redis_client, wait=10)
     assert holder.acquire()
-    threading.Timer(1.5, holder.release).start()
+    releaser = threading.Timer(1.5, holder.release)
+    releaser.start()
     assert waiter.acquire()
     waiter.release()
+    releaser.join()  # (its release returned too: nothing of it outlives the test's client)
     [(_, grants, total, _)] = _waits(redis_client, waiter)
     assert grants == 1 and 1400 <= total < 5000
 
@@ -484,9 +488,11 @@ def test_the_wait_index_drops_names_not_waited_for_in_an_hour(redis_client):
     redis_client.hset(index, "stale", minute - 61)  # the only other entry: the probe must pick it
     holder, waiter = make(redis_client, ttl=10), make(redis_client, wait=5)
     assert holder.acquire()
-    threading.Timer(0.05, holder.release).start()
+    releaser = threading.Timer(0.05, holder.release)
+    releaser.start()
     assert waiter.acquire()
     waiter.release()
+    releaser.join()  # (its release returned too: nothing of it outlives the test's client)
     assert set(redis_client.hgetall(index)) == {b"res"}
 
 

@@ -154,10 +154,12 @@ def test_waiting_retries_until_the_holder_releases(five):
     _, clients = five
     holder, waiter = make(clients), make(clients, wait=5, retry_delay=0.05)
     assert holder.acquire()
-    threading.Timer(0.3, holder.release).start()
+    releaser = threading.Timer(0.3, holder.release)
+    releaser.start()
     started = time.monotonic()
     assert waiter.acquire()
     assert 0.25 < time.monotonic() - started < 2
+    releaser.join()  # (its release returned too: nothing of it outlives the test's client)
     waiter.release()
     with pytest.raises(LockNotAcquired):
         with make(clients):
