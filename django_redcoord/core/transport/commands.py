@@ -859,6 +859,10 @@ async def _ablocking_call(
 #   serve the others' queueing and re-checks, 10 are kept for releases.
 
 ORDINARY, ENDING, WAITING = "ordinary", "ending", "waiting"
+#: A wait that finds the connections for waits all taken sleeps at most this long (seconds) before
+#: it returns as timed out and its caller looks again: the waits holding them may be deep in a
+#: line whose head sleeps here, and a hand-off to a sleeper is noticed only when it looks.
+SLEEPER_LOOK = 0.25
 
 _ending: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "redcoord_ending_waits", default=False
@@ -1066,7 +1070,13 @@ def _slot(
         event = threading.Event()
         sleeper = _Sleeper(kind, event.set)
         if not share.try_take(kind, sleeper):
-            limit = _call_timeout(pool) if timeout is None else timeout
+            limit = (
+                _call_timeout(pool)
+                if timeout is None
+                else min(timeout, SLEEPER_LOOK)
+                if kind == WAITING
+                else timeout
+            )
             try:
                 event.wait(limit)
             except (
@@ -1104,7 +1114,13 @@ async def _aslot(
 
         sleeper = _Sleeper(kind, wake)
         if not share.try_take(kind, sleeper):
-            limit = _call_timeout(pool) if timeout is None else timeout
+            limit = (
+                _call_timeout(pool)
+                if timeout is None
+                else min(timeout, SLEEPER_LOOK)
+                if kind == WAITING
+                else timeout
+            )
             try:
                 await asyncio.wait_for(future, limit)
             except asyncio.TimeoutError:
