@@ -864,6 +864,16 @@ ORDINARY, ENDING, WAITING = "ordinary", "ending", "waiting"
 #: line whose head sleeps here, and a hand-off to a sleeper is noticed only when it looks.
 SLEEPER_LOOK = 0.25
 
+
+def _sleep_limit(pool: Any, kind: str, timeout: float | None) -> float:
+    """How long a call the pool cannot admit now waits for a connection: a wait at most
+    ``SLEEPER_LOOK`` (then it returns as timed out), any other call its ``timeout`` or the socket
+    timeout."""
+    if timeout is None:
+        return _call_timeout(pool)
+    return min(timeout, SLEEPER_LOOK) if kind == WAITING else timeout
+
+
 _ending: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "redcoord_ending_waits", default=False
 )
@@ -1070,13 +1080,7 @@ def _slot(
         event = threading.Event()
         sleeper = _Sleeper(kind, event.set)
         if not share.try_take(kind, sleeper):
-            limit = (
-                _call_timeout(pool)
-                if timeout is None
-                else min(timeout, SLEEPER_LOOK)
-                if kind == WAITING
-                else timeout
-            )
+            limit = _sleep_limit(pool, kind, timeout)
             try:
                 event.wait(limit)
             except (
@@ -1114,13 +1118,7 @@ async def _aslot(
 
         sleeper = _Sleeper(kind, wake)
         if not share.try_take(kind, sleeper):
-            limit = (
-                _call_timeout(pool)
-                if timeout is None
-                else min(timeout, SLEEPER_LOOK)
-                if kind == WAITING
-                else timeout
-            )
+            limit = _sleep_limit(pool, kind, timeout)
             try:
                 await asyncio.wait_for(future, limit)
             except asyncio.TimeoutError:
