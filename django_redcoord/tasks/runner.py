@@ -139,44 +139,43 @@ class TaskRunner:
         equals the deliveries, an attempt killed at once included. Guard N: never over an outcome
         or a later delivery's error. An outage here is logged, not raised: the attempts' own writes
         record them as they run."""
-        self._mark(messages, None, "record the attempts of claimed tasks")
+        keyed = self._keyed(messages)
+        self._local.keys = {message.id: key for message, key in keyed}  # (__call__ takes them)
+        self._mark(keyed, None, "record the attempts of claimed tasks")
         with self._running_lock:
-            for message in messages:
-                result_id = message.body.get("result") if isinstance(message.body, dict) else None
-                if isinstance(result_id, str) and valid_id(result_id):
-                    self._waiting[self.backend._result_key(result_id)] = message.id
+            for message, key in keyed:
+                self._waiting[key] = message.id
 
     def handed_back(self, messages: list[Message]) -> None:
         """The worker gives ``messages`` back unstarted (stopping, or the rest of a batch after a
         job timeout): take back the worker ids :meth:`claimed` recorded for them (only ours, only
         while the record holds no outcome). Logged, not raised: the next claim overwrites them."""
-        self._mark(messages, "unclaim", "take back the attempts of unstarted tasks")
+        keyed = self._keyed(messages)
+        self._mark(keyed, "unclaim", "take back the attempts of unstarted tasks")
         with self._running_lock:
-            for message in messages:
-                result_id = message.body.get("result") if isinstance(message.body, dict) else None
-                if isinstance(result_id, str):
-                    key = self.backend._result_key(result_id) if valid_id(result_id) else ""
-                    self._waiting.pop(key, None)
-                    self._cancelled.discard(key)
+            for _, key in keyed:
+                self._waiting.pop(key, None)
+                self._cancelled.discard(key)
 
-    def _mark(self, messages: list[Message], guard: str | None, operation: str) -> None:
-        """``worker.N = this worker`` in the record of each task message (guard: N when None)."""
-        writes = []
+    def _keyed(self, messages: list[Message]) -> list[tuple[Message, str]]:
+        """(message, its record's key) for each task message with a result id of ours."""
+        keyed = []
         for message in messages:
             body = message.body
             result_id = body.get("result") if isinstance(body, dict) else None
             if isinstance(result_id, str) and valid_id(result_id):
-                delivery = message.attempt + 1
-                writes.append(
-                    (
-                        self.backend.result_ttl,
-                        guard or delivery,
-                        self.backend._result_key(result_id),
-                        {f"worker.{delivery}": self.worker_id},
-                    )
-                )
-        if not writes:
+                keyed.append((message, self.backend._result_key(result_id)))
+        return keyed
+
+    def _mark(self, keyed: list[tuple[Message, str]], guard: str | None, operation: str) -> None:
+        """``worker.N = this worker`` in the record of each task message (guard: N when None)."""
+        if not keyed:
             return
+        ttl, worker = self.backend.result_ttl, self.worker_id
+        writes = []
+        for message, key in keyed:
+            delivery = message.attempt + 1
+            writes.append((ttl, guard or delivery, key, {f"worker.{delivery}": worker}))
         try:
             self._send(writes, operation)
         except Exception as exc:  # noqa: BLE001 - see claimed() and handed_back()
@@ -241,11 +240,14 @@ class TaskRunner:
         ):
             raise DeadLetter(f"not a task message: {str(body)[:200]}")
         path, result_id = body["task"], body["result"]
-        if not valid_id(result_id):  # no record could hold its outcome: it can never run as a task
-            raise DeadLetter(
-                f"not a task message: result id {result_id[:200]!r} is not one of ours"
-            )
-        key = self.backend._result_key(result_id)
+        keys = getattr(self._local, "keys", None)
+        key = keys.pop(message.id, None) if keys else None  # (built at the claim)
+        if key is None:
+            if not valid_id(result_id):  # no record could hold its outcome: it can never run
+                raise DeadLetter(
+                    f"not a task message: result id {result_id[:200]!r} is not one of ours"
+                )
+            key = self.backend._result_key(result_id)
         delivery = message.attempt + 1
         with self._running_lock:
             self._waiting.pop(key, None)
