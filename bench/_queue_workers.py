@@ -205,6 +205,36 @@ def _dramatiq(slot: int, options: dict[str, Any]) -> Runner:
     return run
 
 
+def _celery(slot: int, options: dict[str, Any]) -> Runner:
+    """A Celery worker in this process: the solo pool (it runs each task in the worker's own
+    thread, as huey's 1 thread and RQ's SimpleWorker do; the default prefork pool would start
+    a child per core), Celery's default prefetch (4 per process) and early acknowledgement.
+    Gossip, mingle and the broker heartbeat are off: they synchronise a cluster of workers at
+    start-up (mingle waits for replies) and do no work per task."""
+    try:
+        from bench._queue_celery import app
+    except ImportError:
+        from _queue_celery import app
+
+    with app.connection_for_read() as conn:
+        conn.ensure_connection(max_retries=3)
+    worker = app.Worker(
+        hostname=f"bench{slot}@localhost",
+        pool="solo",
+        concurrency=1,
+        loglevel="WARNING",
+        quiet=True,
+        without_gossip=True,
+        without_mingle=True,
+        without_heartbeat=True,
+    )
+
+    def run(stop: Any) -> None:
+        worker.start()  # runs until the benchmark kills this process (no burst mode)
+
+    return run
+
+
 def _raw(slot: int, options: dict[str, Any]) -> Runner:
     """The floor: LMOVE one message into a processing list, run it, LREM it (2 round trips)."""
     import redis
@@ -233,6 +263,7 @@ SETUPS: dict[str, Callable[[int, dict[str, Any]], Runner]] = {
     "rq_simple": _rq("SimpleWorker"),
     "huey": _huey,
     "dramatiq": _dramatiq,
+    "celery": _celery,
     "raw": _raw,
 }
 

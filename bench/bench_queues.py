@@ -1,4 +1,4 @@
-"""Benchmark django_redcoord's queues against RQ, huey, dramatiq and a raw Redis floor.
+"""Benchmark django_redcoord's queues against RQ, huey, dramatiq, Celery and a raw Redis floor.
 
 Everything runs against one throwaway redis-server that this script starts on
 a free 127.0.0.1 port (no persistence) and stops at the end, also on error or
@@ -19,14 +19,19 @@ default settings unless named otherwise (worker side: bench/_queue_workers.py):
   (its default prefetch is 2 x threads = 2), and the same with a queue
   prefetch of 64 (dramatiq 2.x takes it from ``dramatiq_queue_prefetch``; we
   set the worker's ``queue_prefetch`` attribute, which is what that does)
+* ``Celery``: Celery with its Redis broker (kombu), ``task.delay`` to enqueue; a worker
+  with the solo pool (tasks run in the worker's own thread; the default prefork pool
+  starts a child per core), Celery's default prefetch (4) and early acknowledgement, no
+  result backend (Celery's default); gossip, mingle and heartbeat off (cluster start-up
+  chatter, nothing per task). See bench/_queue_workers.py
 * ``raw floor``: LPUSH to enqueue; the worker LMOVEs one message into its own
   processing list, runs it and LREMs it (two round trips per message, redis-py)
 
 Part 1, enqueue/s, in this process, single-threaded: one call per job and,
 where the library has a bulk API, batches of 1000 (ours ``push_many``, the
 Tasks backend's ``enqueue_many``, RQ ``Queue.enqueue_many`` of
-``Queue.prepare_data``, raw: a pipeline of 1000 LPUSH); huey and dramatiq
-have no bulk enqueue (n/a). Every
+``Queue.prepare_data``, raw: a pipeline of 1000 LPUSH); huey, dramatiq and
+Celery have no bulk enqueue (n/a). Every
 job carries one small int. ``--enqueue-jobs`` (default 5000) one-by-one jobs
 per library and round are timed in 5 blocks, interleaved across libraries
 (this machine's speed drifts), with 4 times as many jobs per batched block.
@@ -35,7 +40,7 @@ Part 2, end-to-end drain: the jobs are enqueued first (not timed), then ONE
 worker process, and then TWO worker processes (separate OS processes, one
 worker each), drain them. ``--jobs`` (default 20,000) for ours, huey,
 dramatiq prefetch=64 and the raw floor; the slower rows get fewer jobs so
-that the default run stays under 4 minutes: Django Tasks ``--jobs``/4, RQ
+that the default run stays under 4 minutes: Django Tasks and Celery ``--jobs``/4, RQ
 SimpleWorker and dramatiq default ``--jobs``/20, RQ Worker ``--jobs``/80 (at
 least 200), and those three reference rows run in the first round only
 (column "runs"). Workers are built (imports, connections, a PING) before a
@@ -71,7 +76,7 @@ indicative. More options: ``--rounds``, ``--enqueue-jobs``, ``--only
 ours,huey,...`` (keys of IMPLS), ``--skip-enqueue``, ``--verbose`` (fill /
 start / stop times of each drain) and ``--profile PREFIX`` (cProfile the
 worker thread of ours). Progress goes to stderr, the tables to stdout. The
-peers: ``pip install rq huey 'dramatiq[redis]'`` (the ``bench`` extra).
+peers: ``pip install rq huey 'dramatiq[redis]' 'celery[redis]'`` (the ``bench`` extra).
 """
 
 from __future__ import annotations
@@ -168,6 +173,11 @@ class Producers:
         for i in range(n):
             send(i)
 
+    def one_celery(self, n: int) -> None:
+        delay = _import_app("_queue_celery").noop.delay
+        for i in range(n):
+            delay(i)
+
     def one_raw(self, n: int) -> None:
         lpush = self.plain.lpush
         for i in range(n):
@@ -202,7 +212,7 @@ class Producers:
         for start in range(0, n, BATCH):
             enqueue_many(noop, [((i,), {}) for i in range(start, min(n, start + BATCH))])
 
-    batch_huey = batch_dramatiq = None
+    batch_huey = batch_dramatiq = batch_celery = None
 
     def fill(self, family: str, n: int) -> None:
         """Pre-enqueue ``n`` jobs for a drain (not timed), the fastest way the library offers:
@@ -229,6 +239,8 @@ class Producers:
             return _import_app("_queue_huey").huey.pending_count()
         if family == "dramatiq":
             return self.plain.llen("dramatiq:default")
+        if family == "celery":
+            return self.plain.llen("celery")
         return self.plain.llen(workers.RAW_QUEUE)
 
 
@@ -239,7 +251,7 @@ class Producers:
 class Impl:
     key: str
     label: str
-    family: str  # producer side: ours, ours_tasks, rq, huey, dramatiq, raw
+    family: str  # producer side: ours, ours_tasks, rq, huey, dramatiq, celery, raw
     kind: str  # worker side: a key of _queue_workers.SETUPS
     options: dict[str, Any] = field(default_factory=dict)
     share: int = 1  # drains max(200, --jobs // share) jobs (at most --jobs): the slow ones fewer
@@ -279,6 +291,7 @@ IMPLS = [
         {"queue_prefetch": 64},
         burst=False,
     ),
+    Impl("celery", "Celery (solo pool, Redis broker)", "celery", "celery", share=4, burst=False),
     Impl("raw", "raw floor (LMOVE + LREM)", "raw", "raw"),
 ]
 ENQUEUERS = [
@@ -287,6 +300,7 @@ ENQUEUERS = [
     ("rq", "RQ (enqueue / enqueue_many)"),
     ("huey", "huey (task call)"),
     ("dramatiq", "dramatiq (actor.send)"),
+    ("celery", "Celery (task.delay)"),
     ("raw", "raw floor (LPUSH / pipelined)"),
 ]
 #: The peers' libraries (distribution, modules: any one will do); a family whose library is
@@ -296,6 +310,7 @@ PEERS = {
     "rq": ("rq", ("rq",)),
     "huey": ("huey", ("huey",)),
     "dramatiq": ("dramatiq", ("dramatiq",)),
+    "celery": ("celery", ("celery",)),
 }
 
 
