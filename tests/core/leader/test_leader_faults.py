@@ -68,6 +68,7 @@ class Fleet:
         self.client = client_from_url(url)
         self.keys = KeyBuilder(PREFIX).leader("default")
         self.procs: dict[str, subprocess.Popen] = {}
+        self.killed: set[str] = set()  # SIGKILLed by the test: its exit status is -9, not ours
         self.samples: list[tuple[float, str, int]] = []
         self._sampling = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
@@ -126,6 +127,8 @@ class Fleet:
             time.sleep(0.002)
 
     def signal(self, name: str, signum: int) -> None:
+        if signum == signal.SIGKILL:
+            self.killed.add(name)
         os.kill(self.procs[name].pid, signum)
 
     def entries(self) -> list[dict]:
@@ -148,8 +151,12 @@ class Fleet:
             time.sleep(0.01)
 
     def stop_all(self, timeout: float = 15.0) -> None:
-        """SIGTERM every process still running and expect each to exit 0."""
-        alive = {n: p for n, p in self.procs.items() if p.poll() is None}
+        """SIGTERM every process still running and expect each to exit 0 (one the test SIGKILLed
+        may still be dying on a loaded machine: it must end with -9)."""
+        for name in self.killed:
+            code = self.procs[name].wait(timeout)
+            assert code == -signal.SIGKILL, f"{name} was SIGKILLed but exited with {code}"
+        alive = {n: p for n, p in self.procs.items() if n not in self.killed and p.poll() is None}
         for name in alive:
             self.wait_ready(name)
         for proc in alive.values():
