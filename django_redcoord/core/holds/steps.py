@@ -60,7 +60,7 @@ from ..exceptions import (
 from ..observe import observe, observers
 from ..transport.commands import as_text as _text
 from ..transport.commands import socket_timeout
-from ..transport.drivers import Batch, Blpop, EndsWaits, Pause, Run, Step, Steps
+from ..transport.drivers import Batch, Blpop, EndsWaits, Nudge, Pause, Run, Step, Steps
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
 from .identity import host
@@ -156,6 +156,11 @@ class HoldSteps:
     def _tell_next(self, owner: str) -> Step | None:
         """A step run after a hand-off popped from a shared list: tell the waiter behind us (or
         None)."""
+        return None
+
+    def _handed_to(self, owner: str) -> str | None:
+        """The key the waiter our release handed the hold to blocks on (None: not known). A wait
+        of this process asleep for a connection to block there is nudged to look at once."""
         return None
 
     def _lease_left_enough(self, sent: float) -> bool:
@@ -332,6 +337,8 @@ class HoldSteps:
                             log.warning(
                                 "%s %s: could not pass the turn on: %s", self.kind, self.name, exc
                             )
+                        else:
+                            yield Nudge(self._wake_prefix + owner)  # (the waiter behind us)
                     return (yield from self._grant_steps(fence, sent))
 
     def _acquire_call(self, mode: str, lease: float) -> Step:
@@ -466,7 +473,12 @@ class HoldSteps:
             if owner and not self._depth:
                 reply = yield self._acquire_call("cancel", 0.0)
                 if int(reply[0]) == 1:
-                    yield self._release_call(owner)
+                    released = yield self._release_call(owner)
+                    handed = self._handed_to(owner) if released == 2 else None
+                    if handed is not None:
+                        yield Nudge(handed)
+                else:  # left the line: the waiter behind us looks again
+                    yield Nudge(self._wake_prefix + owner)
         except Exception as exc:  # the original error matters more
             log.warning(
                 "%s %s: could not give back an interrupted acquire: %s", self.kind, self.name, exc
@@ -509,6 +521,9 @@ class HoldSteps:
             if observers:
                 self._observe_end(newly_lost=result == 0 and not lost)
             self._end_hold()
+        handed = self._handed_to(owner) if result == 2 else None
+        if handed is not None:
+            yield Nudge(handed)
         if result == 0 or lost:
             raise LockLost(
                 f"{self.kind} {self.name!r} was lost before release: it expired or passed to "

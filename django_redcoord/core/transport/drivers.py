@@ -43,6 +43,7 @@ from .commands import (
     blpop,
     command,
     ending_waits,
+    nudge_waits,
     out_of_time,
     socket_timeout,
 )
@@ -161,6 +162,22 @@ class Pause(Step):
 
     async def arun(self, client: Any) -> None:
         await asyncio.sleep(self.seconds)
+
+
+class Nudge(Step):
+    """No round trip: a hand-off was pushed onto ``key``; a wait of this process that sleeps for
+    a connection to block there looks again now (``commands.nudge_waits``)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def run(self, client: Any) -> None:
+        nudge_waits(client, self.key)
+
+    async def arun(self, client: Any) -> None:
+        nudge_waits(client, self.key)
 
 
 class Within(Step):

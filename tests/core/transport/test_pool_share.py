@@ -294,3 +294,141 @@ def test_our_own_calls_past_the_waiters_share_wait_then_raise_pool_exhausted(red
         share.give(transport.WAITING)
     assert command(client, "PING", operation="quick call") in (True, b"PONG")
     assert _share_counts(pool) == (0, 0, 0, 0)
+
+
+# -- a hand-off to a wait asleep for a connection wakes it at once ----------------------------
+#
+# A pool of 10 lets 6 waits block at once. Six waiters of another lock fill that share; the
+# waiter of ours then sleeps for a connection (SLEEPER_LOOK raised to 30 s, so that only the
+# nudge can wake it early). The holder's release hands the hold to it: the sleeper must look
+# again at once and take it. The negative control leaves the nudge out: the same waiter is
+# still waiting a second later.
+
+
+def _hold_kinds():
+    from django_redcoord.core.semaphores import Semaphore
+
+    return {
+        "lock": lambda name, client, **kw: Lock(name, client=client, prefix="n", ttl=30, **kw),
+        "semaphore": lambda name, client, **kw: Semaphore(
+            name, 1, client=client, prefix="n", ttl=30, **kw
+        ),
+    }
+
+
+async def _handed_to_a_sleeper(redis_url, kind: str, nudge: bool) -> bool:
+    from django_redcoord.core.transport import drivers
+
+    make = _hold_kinds()[kind]
+    client = redis.asyncio.Redis.from_url(redis_url, max_connections=10, socket_timeout=5)
+    pool = client.connection_pool
+    tag = f"{kind}{int(nudge)}{time.monotonic_ns()}"
+    other = make(f"other|{tag}", client)
+    assert await other.aacquire()
+    blockers = [make(f"other|{tag}", client, wait=60) for _ in range(6)]
+    blocking = [asyncio.ensure_future(b.aacquire()) for b in blockers]
+    holder = make(f"ours|{tag}", client)
+    assert await holder.aacquire()
+    deadline = time.monotonic() + 20
+    while _share_counts(pool)[2] < 6 and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert _share_counts(pool)[2] == 6, _share_counts(pool)  # the waits' share is full
+    waiter = make(f"ours|{tag}", client, wait=60)
+    waiting = asyncio.ensure_future(waiter.aacquire())
+    while not _share_counts(pool)[3] and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert _share_counts(pool)[3] >= 1  # our waiter sleeps for a connection
+    await asyncio.sleep(0.1)
+    saved = drivers.nudge_waits
+    if not nudge:
+        drivers.nudge_waits = lambda client, key: None
+    try:
+        await holder.arelease()
+        took = time.monotonic()
+        while not waiter.held and time.monotonic() - took < 1.0:
+            await asyncio.sleep(0.005)
+        handed = waiter.held
+    finally:
+        drivers.nudge_waits = saved
+    waiting.cancel()
+    for task in blocking:
+        task.cancel()
+    await asyncio.gather(waiting, *blocking, return_exceptions=True)
+    if waiter.held:
+        await waiter.arelease()
+    await other.arelease()
+    await client.aclose()
+    return handed
+
+
+@pytest.mark.parametrize("kind", ["lock", "semaphore"])
+def test_a_hand_off_to_a_wait_asleep_for_a_connection_is_taken_at_once(
+    redis_url, kind, monkeypatch
+):
+    monkeypatch.setattr(transport, "SLEEPER_LOOK", 30.0)
+    assert asyncio.run(_handed_to_a_sleeper(redis_url, kind, nudge=True))
+
+
+@pytest.mark.parametrize("kind", ["lock", "semaphore"])
+def test_without_the_nudge_the_sleeper_misses_its_hand_off(redis_url, kind, monkeypatch):
+    """Negative control: with the nudge left out, the sleeper holds nothing a second later."""
+    monkeypatch.setattr(transport, "SLEEPER_LOOK", 30.0)
+    assert not asyncio.run(_handed_to_a_sleeper(redis_url, kind, nudge=False))
+
+
+def _sync_handed_to_a_sleeper(redis_url, nudge: bool) -> bool:
+    """The same with threads on a sync pool (its sleepers wait on an Event)."""
+    from django_redcoord.core.transport import drivers
+
+    client = redis.Redis.from_url(redis_url, max_connections=10, socket_timeout=5)
+    pool = client.connection_pool
+    tag = f"sync{int(nudge)}{time.monotonic_ns()}"
+    other = Lock(f"other|{tag}", client=client, prefix="n", ttl=30)
+    assert other.acquire()
+    blockers = [Lock(f"other|{tag}", client=client, prefix="n", ttl=30, wait=5) for _ in range(6)]
+    threads = [threading.Thread(target=b.acquire, daemon=True) for b in blockers]
+    for thread in threads:
+        thread.start()
+    holder = Lock(f"ours|{tag}", client=client, prefix="n", ttl=30)
+    assert holder.acquire()
+    deadline = time.monotonic() + 20
+    while _share_counts(pool)[2] < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _share_counts(pool)[2] == 6, _share_counts(pool)
+    waiter = Lock(f"ours|{tag}", client=client, prefix="n", ttl=30, wait=3)
+    waiting = threading.Thread(target=waiter.acquire, daemon=True)
+    waiting.start()
+    while not _share_counts(pool)[3] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _share_counts(pool)[3] >= 1
+    time.sleep(0.1)
+    saved = drivers.nudge_waits
+    if not nudge:
+        drivers.nudge_waits = lambda client, key: None
+    try:
+        holder.release()
+        took = time.monotonic()
+        while not waiter.held and time.monotonic() - took < 1.0:
+            time.sleep(0.005)
+        handed = waiter.held
+    finally:
+        drivers.nudge_waits = saved
+    other.release()  # the blockers take it in turn and time out or finish within their wait
+    for thread in [*threads, waiting]:
+        thread.join(40)
+    for lock in [waiter, *blockers]:
+        if lock.held:
+            lock.release()
+    client.close()
+    return handed
+
+
+def test_a_sync_hand_off_to_a_wait_asleep_for_a_connection_is_taken_at_once(redis_url, monkeypatch):
+    monkeypatch.setattr(transport, "SLEEPER_LOOK", 30.0)
+    assert _sync_handed_to_a_sleeper(redis_url, nudge=True)
+
+
+def test_a_sync_sleeper_without_the_nudge_misses_its_hand_off(redis_url, monkeypatch):
+    """Negative control (threads)."""
+    monkeypatch.setattr(transport, "SLEEPER_LOOK", 30.0)
+    assert not _sync_handed_to_a_sleeper(redis_url, nudge=False)
