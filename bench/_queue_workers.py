@@ -100,51 +100,16 @@ def _ours_floor(slot: int, options: dict[str, Any]) -> Runner:
         from bench import _queue_tasks as app
     except ImportError:
         import _queue_tasks as app
-    from datetime import datetime, timezone
-
-    from django.db import close_old_connections
+    try:
+        from bench.support.tasks import floor_handler
+    except ImportError:
+        from support.tasks import floor_handler
 
     from django_redcoord.core.queues import Queue
     from django_redcoord.core.queues.worker import Worker
     from django_redcoord.core.transport.clients import client_from_url
 
-    try:  # Django >= 6.0
-        from django.tasks import TaskResult, TaskResultStatus
-        from django.tasks.signals import task_finished, task_started
-    except ImportError:  # the django-tasks backport
-        from django_tasks import TaskResult, TaskResultStatus
-        from django_tasks.signals import task_finished, task_started
-
-    backend = app.backend()
-    sender = type(backend)
-    task = app.noop
-
-    def handler(message: Any) -> None:
-        started = datetime.now(timezone.utc)
-        result = TaskResult(
-            task=task,
-            id=message.id,
-            status=TaskResultStatus.RUNNING,
-            enqueued_at=None,
-            started_at=started,
-            finished_at=None,
-            last_attempted_at=started,
-            args=[],
-            kwargs={},
-            backend=backend.alias,
-            errors=[],
-            worker_ids=["w"],
-        )
-        task_started.send(sender, task_result=result)
-        close_old_connections()
-        try:
-            task.call()
-        finally:
-            close_old_connections()
-        object.__setattr__(result, "status", TaskResultStatus.SUCCESSFUL)
-        object.__setattr__(result, "finished_at", datetime.now(timezone.utc))
-        task_finished.send(sender, task_result=result)
-
+    handler = floor_handler(app.noop, app.backend())
     client = client_from_url(jobs.redis_url())
     client.ping()
     queue = Queue(OURS_QUEUE, client=client, prefix=OURS_PREFIX)

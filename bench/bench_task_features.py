@@ -20,17 +20,15 @@ so there is no like-for-like row; ``bench/bench_queues.py`` compares the plain p
 
 from __future__ import annotations
 
-import io
 import statistics
 import sys
 import time
-from contextlib import redirect_stderr, redirect_stdout
 from typing import Any
 
 from support.cli import Options
 from support.processes import run_main
 from support.servers import RedisServer, command_calls
-from support.tasks import configure_tasks
+from support.tasks import configure_tasks, run_worker_burst
 
 PREFIX = "benchfeatures"
 
@@ -88,11 +86,8 @@ def timed(client: Any, fn: Any, n: int) -> tuple[float, float]:
 
 
 def drain(client: Any) -> float:
-    from django.core.management import call_command
-
     start = time.perf_counter()
-    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        call_command("run_worker", "--burst", verbosity=1)
+    run_worker_burst()
     return time.perf_counter() - start
 
 

@@ -11,7 +11,8 @@ command's, for the Tasks rows) to the end of the last task; rows interleave over
   backend's worker per task: a ``TaskResult``, the ``task_started`` and ``task_finished``
   signals (with the receivers the framework connects), ``close_old_connections()`` before and
   after, the task's call. No result record.
-* **tasks**: ``manage.py run_worker --burst`` (the real command, its default logging).
+* **tasks**: ``manage.py run_worker --burst`` (the real command, its default logging: one
+  line per task at verbosity 1); **tasks -v 0**: the same at verbosity 0.
 * **tasks - mark**: the same without the claim-time attempt mark (``worker.N`` of each claimed
   task); **tasks - writes**: without any result write (mark, RUNNING, outcome);
   **tasks - writes - django**: also without the two signals and ``close_old_connections()``.
@@ -25,22 +26,36 @@ only as good as the rounds agree (min-max shown). Left out: the peers (see bench
 
 from __future__ import annotations
 
-import io
 import statistics
 import sys
 import time
-from contextlib import ExitStack, redirect_stderr, redirect_stdout
-from datetime import datetime, timezone
+from contextlib import ExitStack
 from typing import Any
 from unittest import mock
 
 from support.cli import Options
 from support.processes import run_main
 from support.servers import RedisServer
-from support.tasks import configure_tasks
+from support.tasks import configure_tasks, floor_handler, run_worker_burst
 
 PREFIX = "benchparts"
-ROWS = ["core", "floor", "tasks", "tasks - mark", "tasks - writes", "tasks - writes - django"]
+ROWS = [
+    "core",
+    "floor",
+    "tasks",
+    "tasks -v 0",
+    "tasks - mark",
+    "tasks - writes",
+    "tasks - writes - django",
+]
+#: row -> (the row it is measured against, the part the difference is)
+PARTS = {
+    "floor": ("core", "Django's calls"),
+    "tasks -v 0": ("tasks", "the per-task log line"),
+    "tasks - mark": ("tasks", "the attempt mark"),
+    "tasks - writes": ("tasks - mark", "the other result writes"),
+    "tasks - writes - django": ("tasks - writes", "the signals and close_old_connections()"),
+}
 
 
 RAN = [0]  # task calls and core jobs run in this process: each row must run all n
@@ -77,51 +92,7 @@ def drain_core(url: str, n: int, handler: Any) -> float:
     return LAST[0] - started
 
 
-def floor_handler(task: Any) -> Any:
-    """The handler of the floor row (the calls Django's Tasks API asks per task)."""
-    from django.db import close_old_connections
-
-    try:
-        from django.tasks import TaskResult, TaskResultStatus, task_backends
-        from django.tasks.signals import task_finished, task_started
-    except ImportError:
-        from django_tasks import TaskResult, TaskResultStatus, task_backends
-        from django_tasks.signals import task_finished, task_started
-    backend = task_backends["default"]
-    sender = type(backend)
-
-    def handler(message: Any) -> None:
-        started = datetime.now(timezone.utc)
-        result = TaskResult(
-            task=task,
-            id=message.id,
-            status=TaskResultStatus.RUNNING,
-            enqueued_at=None,
-            started_at=started,
-            finished_at=None,
-            last_attempted_at=started,
-            args=[message.body["n"]],
-            kwargs={},
-            backend=backend.alias,
-            errors=[],
-            worker_ids=["w"],
-        )
-        task_started.send(sender, task_result=result)
-        close_old_connections()
-        try:
-            task.call(message.body["n"])
-        finally:
-            close_old_connections()
-        object.__setattr__(result, "status", TaskResultStatus.SUCCESSFUL)
-        object.__setattr__(result, "finished_at", datetime.now(timezone.utc))
-        task_finished.send(sender, task_result=result)
-
-    return handler
-
-
 def drain_tasks(task: Any, n: int, leave_out: str) -> float:
-    from django.core.management import call_command
-
     from django_redcoord.tasks import enqueue_many, runner
 
     for start in range(0, n, 1000):
@@ -136,9 +107,16 @@ def drain_tasks(task: Any, n: int, leave_out: str) -> float:
                 patches.enter_context(mock.patch.object(runner, name, _Silent()))
             patches.enter_context(mock.patch.object(runner, "close_old_connections", _nothing))
         started = time.perf_counter()
-        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-            call_command("run_worker", "--burst", verbosity=1)
+        run_worker_burst(verbosity=0 if leave_out.endswith("-v 0") else 1)
         return LAST[0] - started
+
+
+def _backend() -> Any:
+    try:
+        from django.tasks import task_backends
+    except ImportError:
+        from django_tasks import task_backends
+    return task_backends["default"]
 
 
 def _count(message: Any) -> None:
@@ -177,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
                 if row == "core":
                     elapsed = drain_core(server.url, n, _count)
                 elif row == "floor":
-                    elapsed = drain_core(server.url, n, floor_handler(task))
+                    elapsed = drain_core(server.url, n, floor_handler(task, _backend()))
                 else:
                     elapsed = drain_tasks(task, n, row)
                 if RAN[0] != n:
@@ -194,21 +172,17 @@ def main(argv: list[str] | None = None) -> None:
         print()
         print("| row | tasks/s (min-max) | µs per task | vs core | this part per task |")
         print("|---|---:|---:|---:|---:|")
-        before = None
         for row in ROWS:
             us = 1e6 / med[row]
             part = ""
-            if row == "floor":
-                part = f"Django's calls {us - 1e6 / core:.0f} µs"
-            elif before is not None and row.startswith("tasks - "):
-                part = f"{row.rsplit(' - ', 1)[1]}: {before - us:.0f} µs"
+            if row in PARTS:
+                against, what = PARTS[row]
+                part = f"{what}: {abs(1e6 / med[against] - us):.0f} µs"
             lo, hi = min(rates[row]), max(rates[row])
             print(
                 f"| {row} | {med[row]:,.0f} ({lo:,.0f}-{hi:,.0f}) | {us:.1f} | "
                 f"{med[row] / core:.2f}x | {part} |"
             )
-            if row.startswith("tasks"):
-                before = us
     finally:
         server.stop()
 

@@ -1,11 +1,17 @@
 """Django, configured in a benchmark's process for the Tasks backend (``RedisTaskBackend``).
 
 Used where a benchmark drives Django Tasks without a project: bench_task_features.py,
-and bench_queues.py's ours-via-Django-Tasks rows (``_queue_tasks.py``, also imported
-in its worker processes).
+bench_task_parts.py, and bench_queues.py's ours-via-Django-Tasks rows (``_queue_tasks.py``,
+also imported in its worker processes). Also the handler of the "Tasks API floor" rows and
+the in-process ``run_worker --burst``.
 """
 
 from __future__ import annotations
+
+import io
+from contextlib import redirect_stderr, redirect_stdout
+from datetime import datetime, timezone
+from typing import Any
 
 
 def configure_tasks(url: str, prefix: str, secret_key: str) -> None:
@@ -30,3 +36,57 @@ def configure_tasks(url: str, prefix: str, secret_key: str) -> None:
         REDCOORD={"URL": url, "KEY_PREFIX": prefix},
     )
     django.setup()
+
+
+def floor_handler(task: Any, backend: Any) -> Any:
+    """A core ``Worker`` handler making only the calls Django's Tasks API asks of any backend's
+    worker per task: a ``TaskResult``, the ``task_started`` and ``task_finished`` signals (with
+    the receivers the framework connects), ``close_old_connections()`` before and after, and
+    ``task``'s call with the message's ``n``. No result record: a bound, not a row users run."""
+    from django.db import close_old_connections
+
+    try:  # Django >= 6.0
+        from django.tasks import TaskResult, TaskResultStatus
+        from django.tasks.signals import task_finished, task_started
+    except ImportError:  # the django-tasks backport
+        from django_tasks import TaskResult, TaskResultStatus
+        from django_tasks.signals import task_finished, task_started
+    sender = type(backend)
+
+    def handler(message: Any) -> None:
+        started = datetime.now(timezone.utc)
+        n = message.body["n"]
+        result = TaskResult(
+            task=task,
+            id=message.id,
+            status=TaskResultStatus.RUNNING,
+            enqueued_at=None,
+            started_at=started,
+            finished_at=None,
+            last_attempted_at=started,
+            args=[n],
+            kwargs={},
+            backend=backend.alias,
+            errors=[],
+            worker_ids=["w"],
+        )
+        task_started.send(sender, task_result=result)
+        close_old_connections()
+        try:
+            task.call(n)
+        finally:
+            close_old_connections()
+        object.__setattr__(result, "status", TaskResultStatus.SUCCESSFUL)
+        object.__setattr__(result, "finished_at", datetime.now(timezone.utc))
+        task_finished.send(sender, task_result=result)
+
+    return handler
+
+
+def run_worker_burst(verbosity: int = 1) -> None:
+    """``manage.py run_worker --burst`` in this process (default verbosity 1: a line per task),
+    its output swallowed."""
+    from django.core.management import call_command
+
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        call_command("run_worker", "--burst", verbosity=verbosity)
