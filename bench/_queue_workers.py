@@ -39,22 +39,26 @@ OURS_PREFIX = "bench"
 _profile_path: str | None = None
 
 
+def _run_profiled(fn: Callable[[], object], index: int) -> None:
+    import cProfile
+
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        fn()
+    finally:
+        profile.disable()
+        profile.dump_stats(f"{_profile_path}.t{index}")
+
+
 def _profiled(worker: Any) -> Any:
     """With --profile: run ours' worker thread (not the main thread, which only
     joins it) under cProfile, dumping the stats when the thread ends."""
     if _profile_path:
-        import cProfile
-
         thread_main = worker._thread_main
 
         def profiled(index: int) -> None:
-            profile = cProfile.Profile()
-            profile.enable()
-            try:
-                thread_main(index)
-            finally:
-                profile.disable()
-                profile.dump_stats(f"{_profile_path}.t{index}")
+            _run_profiled(lambda: thread_main(index), index)
 
         worker._thread_main = profiled
     return worker
@@ -73,20 +77,38 @@ def _ours(slot: int, options: dict[str, Any]) -> Runner:
 
 
 def _ours_tasks(slot: int, options: dict[str, Any]) -> Runner:
+    """``manage.py run_worker --burst`` itself (in this process, so its start-up is timed), at
+    its default verbosity: a log line per task on stderr (here /dev/null), as a project whose
+    LOGGING configures nothing for django_redcoord gets it."""
     try:
         from bench import _queue_tasks as app
     except ImportError:
         import _queue_tasks as app
     from django_redcoord.core.queues.worker import Worker
     from django_redcoord.core.transport.clients import get_client
-    from django_redcoord.tasks import TaskRunner
 
-    backend = app.backend()
+    try:
+        from bench.support.tasks import run_worker_burst
+    except ImportError:
+        from support.tasks import run_worker_burst
+
+    app.backend()
     get_client().ping()
-    worker = Worker([backend.queue("default")], handler=None, burst=True, **options)
-    worker.handler = worker.write_behind = TaskRunner(backend, worker.id)  # as run_worker does
-    _profiled(worker)
-    return lambda stop: worker.run()
+    if _profile_path:  # the command builds its Worker: profile the threads of any
+        thread_main = Worker._thread_main
+
+        def profiled(self: Any, index: int) -> None:
+            _run_profiled(lambda: thread_main(self, index), index)
+
+        Worker._thread_main = profiled  # type: ignore[method-assign]
+
+    def run(stop: Any) -> None:
+        root = logging.getLogger()
+        for handler in list(root.handlers):  # worker_main's basicConfig: no LOGGING here
+            root.removeHandler(handler)
+        run_worker_burst(verbosity=1)
+
+    return run
 
 
 def _ours_floor(slot: int, options: dict[str, Any]) -> Runner:

@@ -8,7 +8,7 @@ the in-process ``run_worker --burst``.
 
 from __future__ import annotations
 
-import io
+import os
 from contextlib import redirect_stderr, redirect_stdout
 from datetime import datetime, timezone
 from typing import Any
@@ -83,10 +83,15 @@ def floor_handler(task: Any, backend: Any) -> Any:
     return handler
 
 
+_SINK: list[Any] = []  # /dev/null, opened once: the command's console handler keeps the first
+
+
 def run_worker_burst(verbosity: int = 1) -> None:
     """``manage.py run_worker --burst`` in this process (default verbosity 1: a line per task),
-    its output swallowed."""
+    its output written to /dev/null (a write per line, as to a pipe, and nothing kept)."""
     from django.core.management import call_command
 
-    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+    if not _SINK:
+        _SINK.append(open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
+    with redirect_stdout(_SINK[0]), redirect_stderr(_SINK[0]):
         call_command("run_worker", "--burst", verbosity=verbosity)
