@@ -111,6 +111,8 @@ class RedisServer:
             while True:
                 try:
                     client.ping()
+                    if self._answered_by_other(client):  # it holds the port: ours cannot bind
+                        raise RuntimeError(f"port {self.port} is taken by another server")
                     return self
                 except redis.ConnectionError:
                     if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -120,6 +122,14 @@ class RedisServer:
                     time.sleep(0.01)
         finally:
             client.close()
+
+    def _answered_by_other(self, client: redis.Redis) -> bool:
+        """The server that answered on our port is another process (INFO says its pid)."""
+        try:
+            pid = int(client.info("server")["process_id"])
+        except (redis.ResponseError, KeyError, ValueError):  # INFO not allowed here: trust it
+            return False
+        return self.proc is not None and pid != self.proc.pid
 
     def stop(self) -> None:
         if self.proc is None:
@@ -201,12 +211,26 @@ class SentinelServer(RedisServer):
             client.close()
 
 
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (what a bind to port 0 or a client's
+    socket may take)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def cluster_port() -> int:
-    """A free port below 55000 whose cluster bus port (+10000) is free too."""
+    """A free port whose cluster bus port (+10000) is free too, both below the ephemeral range
+    when it leaves room (every other test server binds port 0, in that range: a node's port
+    taken meanwhile by one of them once answered the node's first PING)."""
     import random
 
+    top = _ephemeral_low() - 10001
+    top = top if top >= 21000 else 44999
     for _ in range(200):
-        port = random.randint(20000, 44999)
+        port = random.randint(20000, top)
         try:
             for p in (port, port + 10000):
                 with socket.socket() as s:
@@ -240,8 +264,10 @@ class ClusterTopology:
             {"CLUSTER": {"NODES": self.urls[:2]}, "SOCKET_TIMEOUT": 5.0, "CONNECT_TIMEOUT": 2.0}
         )
 
-    def start(self, timeout: float = 30.0) -> ClusterTopology:
-        for _ in range(self.count):
+    def _node(self) -> RedisServer:
+        """A started cluster-enabled node on a port of its own (a port another node of a parallel
+        run took meanwhile is given up for another)."""
+        for attempt in range(5):
             node = RedisServer(
                 cluster_port(),
                 extra=(
@@ -259,8 +285,17 @@ class ClusterTopology:
                     "0",
                 ),
             )
-            node.start()
-            self.nodes.append(node)
+            try:
+                return node.start()
+            except RuntimeError:
+                node.stop()
+                if attempt == 4:
+                    raise
+        raise AssertionError("unreachable")
+
+    def start(self, timeout: float = 30.0) -> ClusterTopology:
+        for _ in range(self.count):
+            self.nodes.append(self._node())
         create = subprocess.run(
             [
                 "redis-cli",
