@@ -323,6 +323,7 @@ class LatchKeys:
     #: never written: declared last by every script that writes, so that a Cluster node
     #: refuses the script whole (TRYAGAIN) while the slot migrates (common/broadcast.lua)
     probe: str = ""
+    hub_prefix: str = ""  # the wake hub's control stream: see wake_hub_key
 
 
 @dataclass(frozen=True)
@@ -343,6 +344,7 @@ class SignalKeys:
     )
     due: str = ""  # zset (signals): waiter token -> when its deliveries are forgotten (ms)
     probe: str = ""  # never written: see LatchKeys.probe
+    hub_prefix: str = ""  # the wake hub's control stream: see wake_hub_key
 
 
 #: The admin indexes: kind -> the Redis type of each of its keys (see KeyBuilder.index_keys).
@@ -360,6 +362,13 @@ INDEX_TYPES: dict[str, str] = {
     "queues": "set",
     "workers": "zset",
 }
+
+
+def wake_hub_key(hub_prefix: str, hub_id: str) -> str:
+    """stream: the control stream of one wake hub (``transport/hub.py``), which a waiter the
+    hub's read in flight does not cover writes to, to end that read. One per hub (a pool in a
+    process or event loop), in its own slot; it expires a minute after its last write."""
+    return f"{hub_prefix}:{{{hub_id}}}"
 
 
 class KeyBuilder:
@@ -486,6 +495,7 @@ class KeyBuilder:
             wake_prefix=f"{base}:wake:",
             wake=f"{base}:wake",
             probe=f"{base}:probe",
+            hub_prefix=self.wake_hub_prefix(),
         )
 
     def event(self, name: str) -> SignalKeys:
@@ -498,6 +508,7 @@ class KeyBuilder:
             wake_prefix=f"{base}:wake:",
             wake=f"{base}:wake",
             probe=f"{base}:probe",
+            hub_prefix=self.wake_hub_prefix(),
         )
 
     def signal(self, name: str) -> SignalKeys:
@@ -512,7 +523,12 @@ class KeyBuilder:
             deliveries=f"{base}:deliveries",
             due=f"{base}:due",
             probe=f"{base}:probe",
+            hub_prefix=self.wake_hub_prefix(),
         )
+
+    def wake_hub_prefix(self) -> str:
+        """What a wake hub's control stream starts with (see :func:`wake_hub_key`)."""
+        return f"{self.prefix}:wakehub"
 
     def topic(self, name: str) -> str:
         """stream: the messages of a durable topic (consumer groups are the subscribers)."""

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import redis
 
+from django_redcoord.core.transport.hub import reading_waits
+
 STARTED_PIDS: list[int] = []
 
 
@@ -451,13 +453,16 @@ def replicated(master: redis.Redis, replicas: int = 1, within: float = 10.0) -> 
 
 
 def blocked_clients(port: int) -> int:
-    """How many connections of the server on ``port`` are blocked in a command (BLPOP, BLMOVE,
-    XREADGROUP...)."""
+    """How many waits are blocked on the server on ``port``: its connections blocked in a
+    command (BLPOP, BLMOVE, XREADGROUP...), where the read of one of this process's wake hubs
+    (core/transport/hub.py) counts for every wait it covers."""
     admin = redis.Redis(port=port, socket_timeout=5)
     try:
-        return int(admin.info("clients")["blocked_clients"])
+        blocked = int(admin.info("clients")["blocked_clients"])
     finally:
         admin.close()
+    reads, waits = reading_waits(port)
+    return blocked - reads + waits
 
 
 def _node_client(node: RedisServer) -> redis.Redis:

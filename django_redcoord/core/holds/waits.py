@@ -43,8 +43,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import CoordinationUnavailable, PoolExhausted
+from ..keys import KeyBuilder
 from ..transport.commands import as_text
-from ..transport.drivers import Blocking, Pause, Step, Steps, Within
+from ..transport.drivers import Pause, ReadWake, Step, Steps, Within
 from ..values import check_wait
 from .steps import OUTAGE_RETRY
 
@@ -170,19 +171,12 @@ def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
         raise
 
 
-def read_wake(wake: str, mark: str, seconds: float, operation: str) -> Step:
-    """The blocked wait of a broadcast waiter: the entries of stream ``wake`` after id ``mark``."""
-    return Blocking(
-        "XREAD",
-        "COUNT",
-        100,
-        "BLOCK",
-        max(1, int(seconds * 1000)),
-        "STREAMS",
-        wake,
-        mark,
-        operation=operation,
-    )
+def read_wake(
+    wake: str, mark: str, seconds: float, operation: str, *, hub_prefix: str = ""
+) -> Step:
+    """The blocked wait of a broadcast waiter: the entries of stream ``wake`` after id ``mark``
+    (through the process's wake hub, ``transport/hub.py``: one connection for all such waits)."""
+    return ReadWake(wake, mark, seconds, hub_prefix or KeyBuilder().wake_hub_prefix(), operation)
 
 
 def wake_entries(reply: Any) -> list[tuple[str, dict[str, str]]]:

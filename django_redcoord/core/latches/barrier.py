@@ -246,7 +246,9 @@ class _BarrierWait(BroadcastWait):
         return Look(False, block=expiry + 0.002 if expiry else None)
 
     def block(self, seconds: float) -> Step:
-        return read_wake(self.wake, self.mark, seconds, self.operation)
+        return read_wake(
+            self.wake, self.mark, seconds, self.operation, hub_prefix=self.barrier.keys.hub_prefix
+        )
 
     def leave(self) -> Steps:  # interrupted or cancelled: the others cannot trip it now
         yield EndsWaits(self._check("cancel", 1))

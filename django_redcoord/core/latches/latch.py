@@ -256,7 +256,9 @@ class _LatchWait(BroadcastWait):
         return Look(False, block=next_expiry + 0.002 if next_expiry else None)
 
     def block(self, seconds: float) -> Step:
-        return read_wake(self.wake, self.mark, seconds, self.operation)
+        return read_wake(
+            self.wake, self.mark, seconds, self.operation, hub_prefix=self.latch.keys.hub_prefix
+        )
 
     def leave(self) -> Steps:
         if self.registered:

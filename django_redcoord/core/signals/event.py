@@ -190,7 +190,9 @@ class _EventWait(BroadcastWait):
         return Look(False)
 
     def block(self, seconds: float) -> Step:
-        return read_wake(self.wake, self.mark, seconds, self.operation)
+        return read_wake(
+            self.wake, self.mark, seconds, self.operation, hub_prefix=self.event.keys.hub_prefix
+        )
 
     def leave(self) -> Steps:
         if self.registered:

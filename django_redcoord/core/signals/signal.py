@@ -203,7 +203,9 @@ class _SignalWait(BroadcastWait):
         return Look(True, data if got else self.default)
 
     def block(self, seconds: float) -> Step:
-        return read_wake(self.wake, self.mark, seconds, self.operation)
+        return read_wake(
+            self.wake, self.mark, seconds, self.operation, hub_prefix=self.signal.keys.hub_prefix
+        )
 
     def woken(self, reply: Any) -> Look | None:
         entries = wake_entries(reply)

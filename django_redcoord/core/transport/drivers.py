@@ -50,6 +50,7 @@ from .commands import (
 from .commands import acommands as asend_commands
 from .commands import commands as send_commands
 from .errors import unavailable_as_ours
+from .hub import aread_wake, read_wake
 from .scripts import Script
 
 #: What a primitive's operation is: a generator of steps returning its result.
@@ -126,6 +127,39 @@ class Blocking(Step):
 
     async def arun(self, client: Any) -> Any:
         return await ablocking(client, *self.args, operation=self.operation)
+
+
+class ReadWake(Step):
+    """A broadcast wait's blocked read: the entries of stream ``stream`` after id ``mark``, for
+    at most ``seconds``, through the process's wake hub (``hub.py``) when the client allows."""
+
+    __slots__ = ("stream", "mark", "seconds", "hub_prefix", "operation")
+
+    def __init__(
+        self, stream: str, mark: str, seconds: float, hub_prefix: str, operation: str
+    ) -> None:
+        self.stream, self.mark, self.seconds = stream, mark, seconds
+        self.hub_prefix, self.operation = hub_prefix, operation
+
+    def run(self, client: Any) -> Any:
+        return read_wake(
+            client,
+            self.stream,
+            self.mark,
+            self.seconds,
+            hub_prefix=self.hub_prefix,
+            operation=self.operation,
+        )
+
+    async def arun(self, client: Any) -> Any:
+        return await aread_wake(
+            client,
+            self.stream,
+            self.mark,
+            self.seconds,
+            hub_prefix=self.hub_prefix,
+            operation=self.operation,
+        )
 
 
 class EndsWaits(Step):

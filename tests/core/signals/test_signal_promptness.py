@@ -17,6 +17,8 @@ import pytest
 from django_redcoord.core.signals import Event, Signal
 from django_redcoord.core.transport.clients import client_from_url
 
+from ...support.redis_servers import blocked_clients
+
 
 class Waiter:
     """``call`` run in a thread; when it returned (time.monotonic()) and what."""
@@ -42,7 +44,7 @@ def _until(condition, bound: float = 10.0) -> None:
 
 
 def _blocked(client) -> int:
-    return int(client.info("clients")["blocked_clients"])
+    return blocked_clients(client.connection_pool.connection_kwargs["port"])
 
 
 @pytest.fixture

@@ -1,0 +1,257 @@
+"""The wake hub: every broadcast wait of a process blocks through one connection (issue 28).
+
+Events, signals, latches and barriers wait by reading their wake stream
+(holds/waits.py); through core/transport/hub.py all such waits of one pool in
+a process (one event loop) share one blocked ``XREAD``. The counts here are
+the server's own (``INFO clients``), never the hub's word for itself; each
+check has a negative control that must fail it (the hub bypassed, the poke
+left out).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import random
+import threading
+import time
+
+import redis
+import redis.asyncio
+
+from django_redcoord.core.latches import CountDownLatch
+from django_redcoord.core.signals import Event, Signal
+from django_redcoord.core.transport import hub
+
+
+def _server_blocked(port: int) -> int:
+    """Connections blocked in a command, as the server counts them."""
+    admin = redis.Redis(port=port, socket_timeout=5)
+    try:
+        return int(admin.info("clients")["blocked_clients"])
+    finally:
+        admin.close()
+
+
+def _port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+async def _until(condition, bound: float = 60.0, what: str = "") -> None:
+    end = time.monotonic() + bound
+    while not condition():
+        assert time.monotonic() < end, what
+        await asyncio.sleep(0.05)
+
+
+def _covered(port: int) -> int:
+    return hub.reading_waits(port)[1]
+
+
+async def _many_waiters(url: str, n: int, names: int) -> tuple[int, int, list]:
+    """``n`` coroutines waiting on ``names`` events on a plain ``redis.asyncio.Redis`` (its
+    default pool of 100); (server-blocked connections while all wait, connections open then,
+    results)."""
+    port = _port(url)
+    client = redis.asyncio.Redis(port=port)
+    events = [Event(f"hub-{i}", client=client) for i in range(names)]
+    tasks = [asyncio.create_task(events[i % names].await_(timeout=120)) for i in range(n)]
+    try:
+        admin = redis.Redis(port=port)
+        # every waiter has registered with the server (the events' waiter zsets)
+        await _until(
+            lambda: sum(admin.zcard(e.keys.waiters) for e in events) >= n, what="registrations"
+        )
+        await asyncio.sleep(0.3)
+        blocked = _server_blocked(port)
+        opened = int(admin.info("clients")["connected_clients"]) - 1
+        for e in events:
+            await e.aset()
+        results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 120)
+        admin.close()
+        return blocked, opened, results
+    finally:
+        for t in tasks:
+            t.cancel()
+        await client.aclose()
+
+
+def test_ten_thousand_coroutines_on_a_hundred_events_block_through_one_connection(redis_url):
+    blocked, opened, results = asyncio.run(_many_waiters(redis_url, 10_000, 100))
+    assert [r for r in results if r is not True] == []
+    assert len(results) == 10_000
+    assert blocked == 1, f"{blocked} connections blocked for 10,000 waits (the hub's read: 1)"
+    # the looks themselves are quick calls of the pool: never more than it holds
+    assert opened <= 100, opened
+
+
+def test_negative_control_without_the_hub_each_wait_blocks_a_connection(redis_url, monkeypatch):
+    monkeypatch.setattr(hub, "_direct_async_pool", lambda client: None)
+    blocked, _, results = asyncio.run(_many_waiters(redis_url, 300, 10))
+    assert [r for r in results if r is not True] == []
+    assert blocked > 4, f"the hub bypassed, yet only {blocked} connections blocked"
+
+
+def test_threads_of_a_process_block_through_one_connection(redis_url):
+    port = _port(redis_url)
+    client = redis.Redis(port=port)
+    events = [Event(f"thub-{i}", client=client) for i in range(20)]
+    results: list = []
+
+    def wait(i: int) -> None:
+        try:
+            results.append(events[i % 20].wait(timeout=60))
+        except BaseException as exc:  # the test looks at it
+            results.append(exc)
+
+    threads = [threading.Thread(target=wait, args=(i,), daemon=True) for i in range(200)]
+    for t in threads:
+        t.start()
+    end = time.monotonic() + 30
+    while _covered(port) < 200:
+        assert time.monotonic() < end, f"only {_covered(port)} of 200 waits in the hub's read"
+        time.sleep(0.05)
+    assert _server_blocked(port) == 1
+    for e in events:
+        e.set()
+    for t in threads:
+        t.join(30)
+    assert results.count(True) == 200, [r for r in results if r is not True][:3]
+    client.close()
+
+
+async def _late_waiter_woken_after(url: str) -> float:
+    """A waiter on a second stream joins while the hub's read covers only the first; how long
+    after its set() it returns."""
+    port = _port(url)
+    client = redis.asyncio.Redis(port=port, socket_timeout=5)  # the hub's read blocks 4.5 s
+    first = asyncio.create_task(Event("hub-first", client=client).await_(timeout=30))
+    await _until(lambda: _covered(port) == 1 and _server_blocked(port) == 1, 10, "first wait")
+    second = Event("hub-second", client=client)
+    late = asyncio.create_task(second.await_(timeout=30))
+    admin = redis.Redis(port=port)
+    await _until(lambda: admin.zcard(second.keys.waiters) == 1, 10, "second registration")
+    await asyncio.sleep(0.1)
+    await second.aset()
+    began = time.monotonic()
+    assert await asyncio.wait_for(late, 30) is True
+    took = time.monotonic() - began
+    await Event("hub-first", client=client).aset()
+    assert await asyncio.wait_for(first, 30) is True
+    admin.close()
+    await client.aclose()
+    return took
+
+
+def test_a_waiter_the_read_in_flight_does_not_cover_pokes_it(redis_url):
+    assert asyncio.run(_late_waiter_woken_after(redis_url)) < 0.5
+
+
+def test_negative_control_without_the_poke_a_new_waiter_waits_for_the_read(redis_url, monkeypatch):
+    real = hub._Hub._add
+
+    def add_without_poke(self, waiter):
+        real(self, waiter)
+        return False
+
+    monkeypatch.setattr(hub._Hub, "_add", add_without_poke)
+    assert asyncio.run(_late_waiter_woken_after(redis_url)) > 1.0
+
+
+async def _killed_read(url: str) -> list:
+    port = _port(url)
+    client = redis.asyncio.Redis(port=port)
+    events = [Event(f"kill-{i}", client=client) for i in range(10)]
+    tasks = [asyncio.create_task(events[i % 10].await_(timeout=60)) for i in range(100)]
+    await _until(lambda: _covered(port) == 100 and _server_blocked(port) == 1, 30, "waits")
+    admin = redis.Redis(port=port, decode_responses=True)
+    killed = 0
+    for entry in admin.client_list():
+        if entry.get("cmd") == "xread":
+            admin.client_kill_filter(_id=entry["id"])
+            killed += 1
+    assert killed == 1
+    # the waits issue their read again: the hub's new read covers them all
+    await _until(lambda: _covered(port) == 100 and _server_blocked(port) == 1, 30, "re-issued")
+    for e in events:
+        await e.aset()
+    results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
+    admin.close()
+    await client.aclose()
+    return results
+
+
+def test_the_hubs_connection_killed_mid_wait_loses_no_waiter(redis_url):
+    results = asyncio.run(_killed_read(redis_url))
+    assert results == [True] * 100, [r for r in results if r is not True][:3]
+
+
+async def _cancel_half(url: str) -> tuple[list, list, int, int]:
+    port = _port(url)
+    client = redis.asyncio.Redis(port=port)
+    signal = Signal("cancel-half", client=client)
+    tasks = [
+        asyncio.create_task(Signal("cancel-half", client=client).await_(timeout=60))
+        for _ in range(1000)
+    ]
+    await _until(lambda: _covered(port) == 1000, 60, "1,000 waits")
+    rng = random.Random(28)
+    cancelled = set(rng.sample(range(1000), 500))
+    for i in cancelled:
+        tasks[i].cancel()
+        if i % 7 == 0:
+            await asyncio.sleep(0)  # some mid-flight, some together
+    kept = [t for i, t in enumerate(tasks) if i not in cancelled]
+    await _until(lambda: _covered(port) == 500, 30, "the cancelled waits left the hub")
+    sent = await signal.abroadcast("all")
+    results = await asyncio.wait_for(asyncio.gather(*kept, return_exceptions=True), 60)
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    await _until(lambda: hub.reading_waits(port) == (0, 0), 15, "the hub's read ended")
+    admin = redis.Redis(port=port)
+    left = admin.llen(signal.keys.waiters)
+    admin.close()
+    await client.aclose()
+    return results, outcomes, sent, left
+
+
+def test_a_thousand_waiters_half_cancelled_at_random(redis_url):
+    results, outcomes, sent, left = asyncio.run(_cancel_half(redis_url))
+    assert results == ["all"] * 500, [r for r in results if r != "all"][:3]
+    assert sent == 500  # the cancelled ones left the line in Redis too
+    assert sum(isinstance(o, asyncio.CancelledError) for o in outcomes) == 500
+    assert left == 0
+
+
+def _child_waits(url: str, name: str, out) -> None:
+    client = redis.Redis(port=_port(url))
+    try:
+        out.put(CountDownLatch(name, count=1, client=client).wait(timeout=30))
+    except BaseException as exc:  # the parent looks at it
+        out.put(repr(exc))
+
+
+def test_a_forked_child_waits_through_a_hub_of_its_own(redis_url):
+    port = _port(redis_url)
+    client = redis.Redis(port=port)
+    latch = CountDownLatch("fork-latch", count=1, client=client)
+    here: list = []
+    parent = threading.Thread(target=lambda: here.append(latch.wait(timeout=30)), daemon=True)
+    parent.start()
+    end = time.monotonic() + 10
+    while _covered(port) < 1:  # the parent's hub reads when the child is forked
+        assert time.monotonic() < end
+        time.sleep(0.02)
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    child = ctx.Process(target=_child_waits, args=(redis_url, "fork-latch", out))
+    child.start()
+    end = time.monotonic() + 20
+    while _server_blocked(port) < 2:  # the child's own hub read
+        assert time.monotonic() < end, "the child's wait never blocked"
+        time.sleep(0.02)
+    latch.count_down()
+    assert out.get(timeout=30) is True
+    child.join(10)
+    parent.join(10)
+    assert child.exitcode == 0 and here == [True]
+    client.close()
