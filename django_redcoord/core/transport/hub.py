@@ -275,7 +275,7 @@ class _LoopHub(_Hub):
         if not self.running:
             self.running = True
             # (a context of its own: not the first waiter's deadline or ending_waits mark)
-            self.task = self.loop.create_task(self._run(client), context=contextvars.Context())
+            self.task = contextvars.Context().run(self.loop.create_task, self._run(client))
         try:
             if poke:
                 await acommands(client, self._poke_commands(), operation=operation)
