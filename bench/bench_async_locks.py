@@ -6,7 +6,8 @@ each implementation once per round, alternating order; the median round is
 shown):
 
 * ``ours``: ``async with django_redcoord.Lock(name, client=redis.asyncio.Redis)``
-  (FIFO queue in Redis, handoff pushed onto the next waiter's list, BLPOP wait)
+  (FIFO queue in Redis, handoff pushed onto the next waiter's list, which the
+  process's wake hub pops: one BLPOP for every waiter of the loop)
 * ``redis-py asyncio Lock``: ``client.lock(name, timeout=10)``, its defaults
   (it polls every 0.1 s)
 * ``redis-py asyncio Lock sleep=0.001``: the same polling every 1 ms
@@ -17,11 +18,12 @@ coroutine, 1.0 = even), handoff p50/p99 (next acquire-return minus previous
 release-start, for consecutive grants to different coroutines), commands per
 acquisition from INFO commandstats (Redis counts the commands a Lua script
 runs, so this is server work), and overlaps (critical sections that
-overlap: anything but 0 means the lock let two holders in). Both
-implementations share one client per loop, its pool sized 1,000 connections
-(REDCOORD's default ``MAX_CONNECTIONS``; redis-py 8's own default of 100
-would let only 90 of our 100 waiters block at once, the rest being kept for
-releases).
+overlap: anything but 0 means the lock let two holders in), errors (an
+acquire or release that raised) and the most connections seen blocked at once
+(the server's ``blocked_clients``, sampled every 50 ms: our waiters block
+through the process's wake hub, one connection). Every implementation shares
+one plain ``redis.asyncio.Redis`` per loop with redis-py's default pool (as
+the README's example does); ``--max-connections N`` sizes it instead.
 
 Run from the repository root::
 
@@ -68,9 +70,15 @@ async def _commands(client) -> int:
     return sum(v["calls"] for k, v in stats.items() if k != "cmdstat_info")
 
 
-async def contend(url: str, make, name: str, tasks: int, seconds: float) -> dict:
-    client = redis.asyncio.Redis.from_url(url, socket_timeout=15, max_connections=1000)
+async def contend(
+    url: str, make, name: str, tasks: int, seconds: float, max_connections: int | None
+) -> dict:
+    sized = {"max_connections": max_connections} if max_connections else {}
+    client = redis.asyncio.Redis.from_url(url, socket_timeout=15, **sized)
+    admin = redis.Redis.from_url(url)
     counts = [0] * tasks
+    errors: list[str] = []
+    blocked = [0]
     events: list[tuple[float, float, int]] = []  # (acquired, release_start, who)
     stop = time.monotonic() + seconds
     before = await _commands(client)
@@ -78,16 +86,28 @@ async def contend(url: str, make, name: str, tasks: int, seconds: float) -> dict
     async def party(i: int) -> None:
         lock = make(client, name)
         while time.monotonic() < stop:
-            async with lock:
-                got = time.monotonic()
-                await asyncio.sleep(0.001)
-                events.append((got, time.monotonic(), i))
-                if got < stop:
-                    counts[i] += 1
+            try:
+                async with lock:
+                    got = time.monotonic()
+                    await asyncio.sleep(0.001)
+                    events.append((got, time.monotonic(), i))
+                    if got < stop:
+                        counts[i] += 1
+            except Exception as exc:  # counted, and the party goes on
+                errors.append(type(exc).__name__)
+                await asyncio.sleep(0.01)
 
+    def watch() -> None:
+        while time.monotonic() < stop:
+            blocked[0] = max(blocked[0], int(admin.info("clients")["blocked_clients"]))
+            time.sleep(0.05)
+
+    watcher = asyncio.get_running_loop().run_in_executor(None, watch)
     started = time.monotonic()
     await asyncio.gather(*(party(i) for i in range(tasks)))
     elapsed = min(time.monotonic(), stop) - started
+    await watcher
+    admin.close()
     commands = await _commands(client) - before
     await client.aclose()
     events.sort()
@@ -103,6 +123,8 @@ async def contend(url: str, make, name: str, tasks: int, seconds: float) -> dict
         "cmds/acq": commands / max(1, len(events)),
         "overlaps": overlaps,
         "starved": sum(1 for c in counts if c == 0),
+        "errors": len(errors),
+        "blocked": blocked[0],
     }
 
 
@@ -111,6 +133,7 @@ def main() -> None:
     cli.number("--seconds", 3.0, 0.5, "per run", above=0)
     cli.number("--rounds", 3, 1, "interleaved rounds", least=1)
     cli.number("--tasks", 100, 20, "coroutines", least=1)
+    cli.number("--max-connections", 0, 0, "pool size (0: redis-py's default)", least=0)
     options = cli.parse()
     results: dict[str, list[dict]] = {name: [] for name in IMPLEMENTATIONS}
     with RedisServer() as server:
@@ -124,26 +147,33 @@ def main() -> None:
                         f"{impl}:{r}",
                         options.tasks,
                         options.seconds,
+                        int(options.max_connections) or None,
                     )
                 )
                 results[impl].append(row)
                 print(f"round {r + 1} {impl}: {row['acq/s']:.0f} acq/s", file=sys.stderr)
     base = statistics.median(row["acq/s"] for row in results["redis-py asyncio Lock"]) or 1.0
+    pool = (
+        f"a pool of {int(options.max_connections)}"
+        if options.max_connections
+        else ("redis-py's default pool")
+    )
     print(
-        f"\n{options.tasks} coroutines, one loop, one lock, hold 1 ms; median of {options.rounds} "
-        f"rounds of {options.seconds:g} s\n"
+        f"\n{options.tasks} coroutines, one loop, one lock, hold 1 ms, {pool}; median of "
+        f"{options.rounds} rounds of {options.seconds:g} s\n"
     )
     print(
         "| | acq/s (vs redis-py asyncio Lock) | fairness | handoff p50 / p99 µs | cmds/acq | "
-        "starved | overlaps |"
+        "starved | overlaps | errors | blocked conns |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for impl, rows in results.items():
         mid = sorted(rows, key=lambda row: row["acq/s"])[len(rows) // 2]
         print(
             f"| {impl} | {mid['acq/s']:,.0f} ({mid['acq/s'] / base:.2f}×) | {mid['fairness']:.2f} "
             f"| {mid['p50']:,.0f} / {mid['p99']:,.0f} | {mid['cmds/acq']:.1f} | "
-            f"{max(r['starved'] for r in rows)} | {sum(r['overlaps'] for r in rows)} |"
+            f"{max(r['starved'] for r in rows)} | {sum(r['overlaps'] for r in rows)} | "
+            f"{sum(r['errors'] for r in rows)} | {max(r['blocked'] for r in rows)} |"
         )
 
 

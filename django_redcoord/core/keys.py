@@ -186,6 +186,7 @@ class LockKeys:
     waits: str  # list: "<minute> <grants> <sum_ms> <max_ms>" of grants that waited, newest first
     wait_index: str  # hash (the name's wait-index bucket): name -> last minute with a wait
     wake_prefix: str  # a waiter blocks on wake_prefix + the token of whoever is just ahead of it
+    hub_prefix: str = ""  # the wake hub's control list: see wake_hub_key
 
     def wake(self, token: str) -> str:
         return self.wake_prefix + token
@@ -273,6 +274,7 @@ class SemaphoreKeys:
     queue: str  # list: MessagePack waiter entries, oldest first
     index: str  # hash (shared by all semaphores): name -> bound on its holders' expiry (s)
     wake_prefix: str  # wake_prefix + token: the list the waiter queued behind that token blocks on
+    hub_prefix: str = ""  # the wake hub's control list: see wake_hub_key
 
     def first(self) -> str:
         """List: hand-offs (``"<fence> <token>"``) for the waiter first in line, the only one
@@ -294,6 +296,7 @@ class RWLockKeys:
     queue: str  # list: MessagePack waiter entries ('r' or 'w'), oldest first
     index: str  # hash (shared by all read-write locks): name -> bound on its holders' expiry (s)
     wake_prefix: str  # wake_prefix + token: the list the waiter queued behind that token blocks on
+    hub_prefix: str = ""  # the wake hub's control list: see wake_hub_key
 
     def first(self) -> str:
         """List: hand-offs (``"<fence> <token>"``) for the waiter first in line, the only one
@@ -365,9 +368,10 @@ INDEX_TYPES: dict[str, str] = {
 
 
 def wake_hub_key(hub_prefix: str, hub_id: str) -> str:
-    """stream: the control stream of one wake hub (``transport/hub.py``), which a waiter the
-    hub's read in flight does not cover writes to, to end that read. One per hub (a pool in a
-    process or event loop), in its own slot; it expires a minute after its last write."""
+    """stream (a hub of stream waits) or list (of list waits): the control key of one wake hub
+    (``transport/hub.py``), which a wait the hub's read in flight does not cover writes to, to
+    end that read. One per hub (a pool in a process or event loop, a kind of wait), in its own
+    slot; it expires a minute after its last write."""
     return f"{hub_prefix}:{{{hub_id}}}"
 
 
@@ -448,6 +452,7 @@ class KeyBuilder:
             waits=f"{base}:waits",
             wait_index=self._index("lockwaits", base, name),
             wake_prefix=f"{base}:wake:",
+            hub_prefix=self.wake_hub_prefix(),
         )
 
     def redlock_boot(self) -> str:
@@ -464,6 +469,7 @@ class KeyBuilder:
             queue=f"{base}:queue",
             index=self._index("semaphores", base),
             wake_prefix=f"{base}:wake:",
+            hub_prefix=self.wake_hub_prefix(),
         )
 
     def rwlock(self, name: str) -> RWLockKeys:
@@ -475,6 +481,7 @@ class KeyBuilder:
             queue=f"{base}:queue",
             index=self._index("rwlocks", base),
             wake_prefix=f"{base}:wake:",
+            hub_prefix=self.wake_hub_prefix(),
         )
 
     def latch(self, name: str) -> LatchKeys:

@@ -70,9 +70,6 @@ class FirstInLine:
     def _fence_floor(self, reply: Any) -> int:
         return int(reply[3]) if len(reply) > 3 else 0
 
-    def _handed_to(self, owner: str) -> str | None:
-        return self.keys.first()  # (a hand-off pushes there; the first waiter in line blocks on it)
-
     def _tell_next(self, owner: str) -> Step | None:
         wake = self._wake_prefix + owner
         return Batch(

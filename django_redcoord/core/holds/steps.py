@@ -60,7 +60,7 @@ from ..exceptions import (
 from ..observe import observe, observers
 from ..transport.commands import as_text as _text
 from ..transport.commands import socket_timeout
-from ..transport.drivers import Batch, Blpop, EndsWaits, Nudge, Pause, Run, Step, Steps
+from ..transport.drivers import Batch, Blpop, EndsWaits, Pause, Run, Step, Steps
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
 from .identity import host
@@ -125,6 +125,7 @@ class HoldSteps:
     _release_base: list[str]
     _extend_base: list[str]
     _wake_prefix: str
+    keys: Any  # the primitive's keys (LockKeys...): its ``hub_prefix`` names the wake hub's
 
     def _acquire_keys(self, owner: str) -> list[str]:
         return [*self._release_base, self._wake_prefix + owner]
@@ -156,11 +157,6 @@ class HoldSteps:
     def _tell_next(self, owner: str) -> Step | None:
         """A step run after a hand-off popped from a shared list: tell the waiter behind us (or
         None)."""
-        return None
-
-    def _handed_to(self, owner: str) -> str | None:
-        """The key the waiter our release handed the hold to blocks on (None: not known). A wait
-        of this process asleep for a connection to block there is nudged to look at once."""
         return None
 
     def _lease_left_enough(self, sent: float) -> bool:
@@ -299,7 +295,10 @@ class HoldSteps:
             # lease must not be counted from the pop.
             try:
                 popped = yield Blpop(
-                    self._wait_keys(owner, reply), block, f"waiting for {self.kind} {self.name!r}"
+                    self._wait_keys(owner, reply),
+                    block,
+                    f"waiting for {self.kind} {self.name!r}",
+                    self.keys.hub_prefix,
                 )
             except CoordinationUnavailable as exc:
                 if (
@@ -337,8 +336,6 @@ class HoldSteps:
                             log.warning(
                                 "%s %s: could not pass the turn on: %s", self.kind, self.name, exc
                             )
-                        else:
-                            yield Nudge(self._wake_prefix + owner)  # (the waiter behind us)
                     return (yield from self._grant_steps(fence, sent))
 
     def _acquire_call(self, mode: str, lease: float) -> Step:
@@ -473,12 +470,7 @@ class HoldSteps:
             if owner and not self._depth:
                 reply = yield self._acquire_call("cancel", 0.0)
                 if int(reply[0]) == 1:
-                    released = yield self._release_call(owner)
-                    handed = self._handed_to(owner) if released == 2 else None
-                    if handed is not None:
-                        yield Nudge(handed)
-                else:  # left the line: the waiter behind us looks again
-                    yield Nudge(self._wake_prefix + owner)
+                    yield self._release_call(owner)
         except Exception as exc:  # the original error matters more
             log.warning(
                 "%s %s: could not give back an interrupted acquire: %s", self.kind, self.name, exc
@@ -521,9 +513,6 @@ class HoldSteps:
             if observers:
                 self._observe_end(newly_lost=result == 0 and not lost)
             self._end_hold()
-        handed = self._handed_to(owner) if result == 2 else None
-        if handed is not None:
-            yield Nudge(handed)
         if result == 0 or lost:
             raise LockLost(
                 f"{self.kind} {self.name!r} was lost before release: it expired or passed to "

@@ -120,9 +120,6 @@ class Lock(Hold):
     def _wake_key(self, owner: str) -> str:
         return self.keys.interrupt(owner)
 
-    def _handed_to(self, owner: str) -> str | None:
-        return self._wake_prefix + owner  # (the oldest waiter blocks on its holder's list)
-
     def _wait_keys(self, owner: str, reply: Any) -> list[str]:
         ahead = _text(reply[2]) if len(reply) > 2 else owner
         return [self._wake_prefix + ahead, self.keys.interrupt(owner)]

@@ -807,13 +807,6 @@ def _block_of(client: Any, args: tuple[Any, ...]) -> float:
         return max_block(client)
 
 
-def _waits_on(args: tuple[Any, ...]) -> Any:
-    """The key a BLPOP waits on first (what :func:`nudge_waits` names), else None."""
-    if len(args) > 1 and as_text(args[0]).upper() == "BLPOP":
-        return as_text(args[1])
-    return None
-
-
 def _blocking_call(
     client: Any, args: tuple[Any, ...], block: float, tail: tuple[Any, ...], operation: str
 ) -> Any:
@@ -823,7 +816,7 @@ def _blocking_call(
     started = time.monotonic()
     with (
         unavailable_as_ours(client, operation),
-        _slot(client, pool, WAITING, operation, block, _waits_on(args)) as admitted,
+        _slot(client, pool, WAITING, operation, block) as admitted,
     ):
         if not admitted:
             return None  # no connection came free for the wait within it: a wait that timed out
@@ -840,7 +833,7 @@ async def _ablocking_call(
         return await acommand(client, *args, *tail, operation=operation)
     started = time.monotonic()
     with unavailable_as_ours(client, operation):
-        async with _aslot(client, pool, WAITING, operation, block, _waits_on(args)) as admitted:
+        async with _aslot(client, pool, WAITING, operation, block) as admitted:
             if not admitted:
                 return None
             if tail and time.monotonic() - started > 0.001:
@@ -862,13 +855,19 @@ async def _ablocking_call(
 # outage); a blocking wait for at most its own block, then it returns as a wait
 # that timed out (its caller re-checks, as after any wait).
 #
-#   300 waiters, max_connections=100: 80 block in BLPOP, 10 more connections
-#   serve the others' queueing and re-checks, 10 are kept for releases.
+# The waiters of holds, latches, barriers, events and signals block through
+# their process's wake hub (hub.py): one blocking checkout per hub, however
+# many wait. The share for blocking calls bounds the others: workers' idle
+# BLPOPs, topic reads, an election's wait, and the waits on a client the hub
+# cannot serve.
+#
+#   300 lock waiters, max_connections=100: 1 connection blocks (the hub's
+#   BLPOP); the waiters' queueing and re-checks share 90 more, 10 are kept
+#   for releases.
 
 ORDINARY, ENDING, WAITING = "ordinary", "ending", "waiting"
 #: A wait that finds the connections for waits all taken sleeps at most this long (seconds) before
-#: it returns as timed out and its caller looks again: the waits holding them may be deep in a
-#: line whose head sleeps here, and a hand-off to a sleeper is noticed only when it looks.
+#: it returns as timed out and its caller looks again (what it waits for may have come meanwhile).
 SLEEPER_LOOK = 0.25
 
 
@@ -920,14 +919,13 @@ def waiting_limit(max_connections: int) -> int:
 
 class _Sleeper:
     """A call waiting for its share of the pool; ``granted`` once a connection was counted for
-    it, ``gone`` once it stopped waiting without one. ``key``: what a wait would block on (see
-    :func:`nudge_waits`); ``seq``: its place in the order of arrival."""
+    it, ``gone`` once it stopped waiting without one; ``seq``: its place in the order of
+    arrival."""
 
-    __slots__ = ("kind", "granted", "gone", "wake", "key", "seq")
+    __slots__ = ("kind", "granted", "gone", "wake", "seq")
 
-    def __init__(self, kind: str, wake: Callable[[], None], key: Any = None) -> None:
-        self.kind, self.granted, self.gone, self.wake, self.key = kind, False, False, wake, key
-        self.seq = 0
+    def __init__(self, kind: str, wake: Callable[[], None]) -> None:
+        self.kind, self.granted, self.gone, self.wake, self.seq = kind, False, False, wake, 0
 
 
 class _Share:
@@ -949,7 +947,6 @@ class _Share:
         "ordinary",
         "waits",
         "lines",
-        "by_key",
         "arrivals",
         "sleeping",
     )
@@ -964,8 +961,6 @@ class _Share:
             ORDINARY: collections.deque(),
             WAITING: collections.deque(),
         }
-        #: the waits sleeping, by the key they would block on (see nudge)
-        self.by_key: dict[Any, list[_Sleeper]] = {}
         self.arrivals = 0
         self.sleeping = 0  # sleepers neither granted nor gone
 
@@ -1007,8 +1002,6 @@ class _Share:
                 sleeper.seq = self.arrivals
                 self.lines[kind].append(sleeper)
                 self.sleeping += 1
-                if kind == WAITING and sleeper.key is not None:
-                    self.by_key.setdefault(sleeper.key, []).append(sleeper)
             return False
 
     def give(self, kind: str) -> None:
@@ -1037,13 +1030,6 @@ class _Share:
 
     def _forget(self, sleeper: _Sleeper) -> None:
         self.sleeping -= 1
-        if sleeper.kind == WAITING and sleeper.key is not None:
-            same = self.by_key.get(sleeper.key)
-            if same is not None:
-                with contextlib.suppress(ValueError):
-                    same.remove(sleeper)
-                if not same:
-                    del self.by_key[sleeper.key]
 
     def _admit_sleepers(self) -> list[_Sleeper]:
         woken: list[_Sleeper] = []
@@ -1066,16 +1052,6 @@ class _Share:
             self._grant(head)
             woken.append(head)
 
-    def nudge(self, key: Any) -> list[_Sleeper]:
-        """Take the waits sleeping to block on ``key`` out of the line, ungranted (they return
-        as timed out, and their callers look again)."""
-        with self.lock:
-            found = list(self.by_key.get(key, ()))
-            for sleeper in found:
-                sleeper.gone = True
-                self._forget(sleeper)
-            return found
-
     def leave(self, sleeper: _Sleeper) -> bool:
         """A call stops waiting (timed out, cancelled): True when a connection was counted for it
         meanwhile."""
@@ -1096,22 +1072,6 @@ def _wake(share: _Share, woken: list[_Sleeper]) -> None:
             RuntimeError
         ):  # its event loop is closed: nobody will use the connection counted for it
             share.give(sleeper.kind)
-
-
-def nudge_waits(client: Any, key: str) -> None:
-    """Something was pushed onto ``key`` for a wait of this process (a hand-off): a wait that
-    sleeps for a connection to block on ``key`` looks again now, not after ``SLEEPER_LOOK``. No
-    I/O. Reaches the waits on ``client``'s own pool only; the others look within a quarter
-    second as before."""
-    pool = _direct_pool(client) or _direct_async_pool(client)
-    share = _share(pool) if pool is not None else None
-    if share is None:
-        return
-    for sleeper in share.nudge(as_text(key)):
-        try:
-            sleeper.wake()
-        except RuntimeError:  # its event loop is closed: nobody waits there any more
-            pass
 
 
 _shares: weakref.WeakKeyDictionary[Any, _Share] = weakref.WeakKeyDictionary()
@@ -1164,7 +1124,6 @@ def _slot(
     kind: str,
     operation: str,
     timeout: float | None = None,
-    key: Any = None,
 ) -> Iterator[bool]:
     """Hold a connection's worth of ``pool`` for one call of ``kind`` (see above); yields False
     when a
@@ -1175,7 +1134,7 @@ def _slot(
         return
     if not share.try_take(kind):
         event = threading.Event()
-        sleeper = _Sleeper(kind, event.set, key)
+        sleeper = _Sleeper(kind, event.set)
         if not share.try_take(kind, sleeper):
             limit = _sleep_limit(pool, kind, timeout)
             try:
@@ -1204,7 +1163,6 @@ async def _aslot(
     kind: str,
     operation: str,
     timeout: float | None = None,
-    key: Any = None,
 ) -> AsyncIterator[bool]:
     """:func:`_slot` for an asyncio pool: the task waits on the loop, never blocking it."""
     share = _share(pool)
@@ -1218,7 +1176,7 @@ async def _aslot(
         def wake() -> None:
             loop.call_soon_threadsafe(_resolve, future)
 
-        sleeper = _Sleeper(kind, wake, key)
+        sleeper = _Sleeper(kind, wake)
         if not share.try_take(kind, sleeper):
             limit = _sleep_limit(pool, kind, timeout)
             try:

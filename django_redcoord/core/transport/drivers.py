@@ -34,6 +34,7 @@ import redis
 
 from ..exceptions import CoordinationUnavailable
 from .commands import (
+    MIN_BLOCK,
     _is_cluster,
     ablocking,
     ablpop,
@@ -43,14 +44,14 @@ from .commands import (
     blpop,
     command,
     ending_waits,
-    nudge_waits,
+    max_block,
     out_of_time,
     socket_timeout,
 )
 from .commands import acommands as asend_commands
 from .commands import commands as send_commands
 from .errors import unavailable_as_ours
-from .hub import aread_wake, read_wake
+from .hub import apop_wake, aread_wake, pop_wake, read_wake
 from .scripts import Script
 
 #: What a primitive's operation is: a generator of steps returning its result.
@@ -100,18 +101,32 @@ class Command(Step):
 
 
 class Blpop(Step):
-    """BLPOP ``keys`` for at most ``timeout`` seconds (in chunks below the socket timeout)."""
+    """BLPOP ``keys`` for at most ``timeout`` seconds (in chunks below the socket timeout),
+    through the process's wake hub (``hub.py``) when the client allows."""
 
-    __slots__ = ("keys", "timeout", "operation")
+    __slots__ = ("keys", "timeout", "operation", "hub_prefix")
 
-    def __init__(self, keys: list[str], timeout: float, operation: str) -> None:
+    def __init__(
+        self, keys: list[str], timeout: float, operation: str, hub_prefix: str = ""
+    ) -> None:
         self.keys, self.timeout, self.operation = keys, timeout, operation
+        self.hub_prefix = hub_prefix
 
     def run(self, client: Any) -> Any:
-        return blpop(client, self.keys, self.timeout, operation=self.operation)
+        if not self.hub_prefix:
+            return blpop(client, self.keys, self.timeout, operation=self.operation)
+        block = max(MIN_BLOCK, min(self.timeout, max_block(client)))
+        return pop_wake(
+            client, self.keys, block, hub_prefix=self.hub_prefix, operation=self.operation
+        )
 
     async def arun(self, client: Any) -> Any:
-        return await ablpop(client, self.keys, self.timeout, operation=self.operation)
+        if not self.hub_prefix:
+            return await ablpop(client, self.keys, self.timeout, operation=self.operation)
+        block = max(MIN_BLOCK, min(self.timeout, max_block(client)))
+        return await apop_wake(
+            client, self.keys, block, hub_prefix=self.hub_prefix, operation=self.operation
+        )
 
 
 class Blocking(Step):
@@ -196,22 +211,6 @@ class Pause(Step):
 
     async def arun(self, client: Any) -> None:
         await asyncio.sleep(self.seconds)
-
-
-class Nudge(Step):
-    """No round trip: a hand-off was pushed onto ``key``; a wait of this process that sleeps for
-    a connection to block there looks again now (``commands.nudge_waits``)."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def run(self, client: Any) -> None:
-        nudge_waits(client, self.key)
-
-    async def arun(self, client: Any) -> None:
-        nudge_waits(client, self.key)
 
 
 class Within(Step):

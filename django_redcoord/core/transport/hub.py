@@ -1,63 +1,89 @@
-"""The wake hub: every broadcast wait of a process blocks through one connection.
+"""The wake hub: every blocked wait of a process blocks through one connection per kind.
 
-Latches, barriers, events and signals wait by reading their primitive's wake
-stream after the id their last look saw (``holds/waits.py``). Sent as it is,
-each such wait holds a connection of the pool while it blocks: 10,000
-coroutines waiting would need 10,000 connections (Redis's default
-``maxclients``). Through the hub, the waits of one pool in one process (one
-event loop for ``redis.asyncio``) register here, and one ``XREAD BLOCK``
-reads every stream they wait on, each from the oldest id one of its waiters
-saw; an entry is handed to every waiter of its stream that had not seen it.
-A stream read is never consumed, so the hub cannot take one waiter's
-wake-up from another: it gives each waiter what its own ``XREAD`` would have
-returned.
+A waiter blocks between two looks at its primitive's state: a lock,
+semaphore or read-write lock waiter pops its wake lists (``BLPOP``: a
+hand-off, a word from the waiter ahead, an interruption); a latch, barrier,
+event or signal waiter reads its primitive's wake stream after the id its
+last look saw (``XREAD BLOCK``, ``holds/waits.py``). Sent as they are, each
+such wait holds a connection while it blocks: 10,000 coroutines waiting
+would need 10,000 connections (Redis's default ``maxclients``).
 
-A waiter whose stream the read in flight does not cover (a stream new to the
-hub, or an older id) pokes the hub: one ``XADD`` to the hub's own control
-stream, which the read in flight also reads, so it returns at once and the
-next read covers the newcomer. Pokes are coalesced: at most one per read.
+Through the hub, the waits of one pool in one process (one event loop for
+``redis.asyncio``) register here, and one read serves them all:
 
-Faults are the waiters' own: when the hub's read fails (its connection
-killed, a failover, a paused server past the socket timeout), every waiter
-registered gets the error, as its own blocked ``XREAD`` would have, and
-issues its wait again (``holds/waits.py``): the state lives in Redis. A
-waiter that times out, is cancelled or interrupted leaves the hub; the read
-in flight may still name its stream until it returns (harmless). A forked
-child gets hubs of its own. The hub's read takes the pool's share for one
-wait; when it has nobody left to read for, it ends and gives its connection
-back.
+* **lists**: one ``BLPOP`` on every key a registered wait blocks on (oldest
+  registration first), whose element goes to the oldest wait of this process
+  blocked on that key, as Redis serves the longest-blocked client. An element
+  popped for a key whose waits all left meanwhile (timed out to look again,
+  cancelled) is pushed back at once, so a waiter of another process blocked
+  on that key still gets it;
+* **streams**: one ``XREAD`` of every stream waited on, each from the oldest
+  id one of its waits saw; an entry goes to every wait of its stream that had
+  not seen it (a stream read consumes nothing).
 
-On Redis Cluster (streams in different slots cannot be read in one call)
-and through a client without its own pool, each wait blocks on its own, as
+Each wait gets what its own command would have returned. A wait that the
+read in flight does not cover (a key or stream new to it, an older id)
+pokes the hub: one push onto the hub's own control key, which the read in
+flight also reads, so it returns at once and the next read covers the
+newcomer. Pokes are coalesced: at most one per read.
+
+Faults are the waits' own: when the hub's read fails (its connection killed,
+a failover, a paused server past the socket timeout), every wait registered
+gets the error, as its own blocked command would have, and is issued again
+(the state lives in Redis). A wait that times out, is cancelled or
+interrupted leaves the hub. A forked child gets hubs of its own. A hub's read
+takes the pool's share for one wait; with nobody left to read for, it ends
+and gives its connection back.
+
+On Redis Cluster (keys of different slots cannot be read in one call) and
+through a client without its own pool, each wait blocks on its own, as
 before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import copy
+import logging
 import os
 import secrets
 import threading
+import time
 import weakref
 from typing import Any
 
 from ..keys import wake_hub_key
 from .commands import (
+    _ablocking_call,
+    _blocking_call,
     _direct_async_pool,
     _direct_pool,
     ablocking,
+    ablpop,
     acommands,
     as_text,
     blocking,
+    blpop,
     commands,
     max_block,
 )
 
-#: Entries one read takes from each stream at most (the waiters' own XREAD read as many).
+log = logging.getLogger("django_redcoord.transport")
+
+#: Entries one read takes from each stream at most (the waits' own XREAD read as many).
 COUNT = 100
-#: The control stream outlives the hub's last poke by this long (ms).
+#: A wait the read in flight does not cover pokes it if no new read covered it within this long
+#: (seconds): in a busy process the next read, built after the next wake-up, covers it anyway
+#: (an element pushed meanwhile waits in its list: nothing is lost, it comes this much later).
+POKE_AFTER = 0.005
+#: A hub's control key outlives its last poke by this long (ms).
 CONTROL_KEEP_MS = 60000
+#: An element pushed back (its waits had left) is kept this long (ms), as a 'moved' word is.
+PUSHED_BACK_KEEP_MS = 15000
+
+STREAMS, LISTS = "streams", "lists"
 
 
 def _id(text: str) -> tuple[int, int]:
@@ -76,124 +102,209 @@ def _streams(reply: Any) -> list[tuple[str, list[Any]]]:
     return [(as_text(stream), list(entries or [])) for stream, entries in pairs]
 
 
-def _after(entries: list[Any], mark: tuple[int, int]) -> list[Any]:
-    return [entry for entry in entries if entry and _id(as_text(entry[0])) > mark]
+def _copy(error: BaseException) -> BaseException:
+    """One error per wait (each raises it in its own task, with its own traceback)."""
+    try:
+        return copy.copy(error)
+    except Exception:
+        return error
 
 
-class _Waiter:
-    """One registered wait: its stream, the id it saw, and how it is told (``done``)."""
+class _Wait:
+    """One registered wait: the keys it blocks on (a stream: one, with the id it saw), and how it
+    is told (``done(reply)``, ``done(None, error)``)."""
 
-    __slots__ = ("stream", "mark", "done")
+    __slots__ = ("keys", "mark", "done")
 
-    def __init__(self, stream: str, mark: str, done: Any) -> None:
-        self.stream, self.mark, self.done = stream, _id(mark), done
+    def __init__(self, keys: tuple[str, ...], mark: str = "0-0") -> None:
+        self.keys, self.mark = keys, _id(mark)
+        self.done: Any = None
 
 
-class _Hub:
-    """The registered waits of one pool in one process (and event loop), and its read.
+class _Reads:
+    """The waits a hub reads for, by key (in order of registration), and its read."""
 
-    ``reading``: the streams the read in flight covers, and from which id
-    (None while no read is built); ``poked``: a poke was sent for this read.
-    """
+    kind = ""
 
-    def __init__(self, hub_prefix: str, port: Any = None) -> None:
-        self.pid, self.port = os.getpid(), port
-        self.waiters: dict[str, list[_Waiter]] = {}
-        self.reading: dict[str, tuple[int, int]] | None = None
+    def __init__(self, hub_prefix: str) -> None:
+        self.waits: dict[str, list[_Wait]] = {}
+        #: what the read in flight covers (None while no read is built); a poke was sent for it;
+        #: how many reads were built
+        self.reading: Any = None
         self.poked = False
-        self.running = False
+        self.generation = 0
         self.control = wake_hub_key(hub_prefix, secrets.token_hex(8))
-        self.control_seen = "0-0"
 
-    def _add(self, waiter: _Waiter) -> bool:
-        """Register ``waiter``; True if the read in flight does not cover it (a poke is due)."""
-        self.waiters.setdefault(waiter.stream, []).append(waiter)
-        if self.reading is None or self.poked:
-            return False
-        covered = self.reading.get(waiter.stream)
-        if covered is not None and covered <= waiter.mark:
+    def add(self, wait: _Wait) -> bool:
+        """Register ``wait``; True if a read in flight does not cover it (see ``claim_poke``)."""
+        for key in wait.keys:
+            self.waits.setdefault(key, []).append(wait)
+        return self.reading is not None and not self.covers(wait)
+
+    def claim_poke(self, generation: int) -> bool:
+        """True if the read ``generation`` (which did not cover a wait) is still in flight and
+        nobody poked it yet: the caller pokes it now."""
+        if self.reading is None or self.poked or generation != self.generation:
             return False
         self.poked = True
         return True
 
-    def _remove(self, waiter: _Waiter) -> None:
-        line = self.waiters.get(waiter.stream)
-        if line is None:
-            return
-        try:
-            line.remove(waiter)
-        except ValueError:
-            return
-        if not line:
-            del self.waiters[waiter.stream]
+    def remove(self, wait: _Wait) -> None:
+        for key in wait.keys:
+            line = self.waits.get(key)
+            if line is None:
+                continue
+            try:
+                line.remove(wait)
+            except ValueError:
+                continue
+            if not line:
+                del self.waits[key]
 
-    def _read_args(self, block_ms: int) -> tuple[Any, ...]:
-        """The next read: every stream waited on, each from the oldest id one of its waiters saw,
-        and the control stream."""
-        self.reading = {stream: min(w.mark for w in line) for stream, line in self.waiters.items()}
-        self.poked = False
-        streams = list(self.reading)
+    def leave(self, wait: _Wait) -> bool:
+        """``wait`` stops waiting (its time ran out, or it was cancelled): True if the read in
+        flight should end now (a poke is due)."""
+        self.remove(wait)
+        return False
+
+    def fail_all(self) -> list[_Wait]:
+        self.reading = None
+        everyone = list({id(w): w for line in self.waits.values() for w in line}.values())
+        self.waits.clear()
+        return everyone
+
+    def count_covered(self) -> int:
+        if self.reading is None:
+            return 0
+        waits = {id(w): w for line in list(self.waits.values()) for w in list(line)}
+        return sum(1 for w in waits.values() if self.covers(w))
+
+    def covers(self, wait: _Wait) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def read_args(self, block: float) -> tuple[Any, ...]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def dispatch(self, reply: Any) -> tuple[list[tuple[_Wait, Any]], Any]:  # pragma: no cover
+        """(the waits the read's reply ends, each with its own reply; commands to send back)."""
+        raise NotImplementedError
+
+    def poke_commands(self) -> tuple[tuple[Any, ...], ...]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class _StreamReads(_Reads):
+    """One XREAD of every stream waited on, from the oldest id one of its waits saw."""
+
+    kind = STREAMS
+
+    def __init__(self, hub_prefix: str) -> None:
+        super().__init__(hub_prefix)
+        self.control_seen = "0-0"
+
+    def covers(self, wait: _Wait) -> bool:
+        covered = self.reading.get(wait.keys[0])
+        return covered is not None and covered <= wait.mark
+
+    def read_args(self, block: float) -> tuple[Any, ...]:
+        self.reading = {key: min(w.mark for w in line) for key, line in self.waits.items()}
+        self.poked, self.generation = False, self.generation + 1
         ids = [f"{ms}-{seq}" for ms, seq in self.reading.values()]
-        return (
-            "XREAD",
-            "COUNT",
-            COUNT,
-            "BLOCK",
-            block_ms,
-            "STREAMS",
-            self.control,
-            *streams,
+        block_ms = max(1, int(block * 1000))
+        return ("XREAD", "COUNT", COUNT, "BLOCK", block_ms, "STREAMS", self.control) + (
+            *self.reading,
             self.control_seen,
             *ids,
         )
 
-    def _dispatch(self, reply: Any) -> list[tuple[_Waiter, Any]]:
-        """Who the read's entries wake, each with the reply its own XREAD would have had."""
+    def dispatch(self, reply: Any) -> tuple[list[tuple[_Wait, Any]], Any]:
         self.reading = None
-        woken: list[tuple[_Waiter, Any]] = []
+        woken: list[tuple[_Wait, Any]] = []
         for stream, entries in _streams(reply):
             if stream == self.control:
                 if entries:
                     self.control_seen = as_text(entries[-1][0])
                 continue
-            line = self.waiters.get(stream)
-            if not line or not entries:
-                continue
-            for waiter in list(line):
-                mine = _after(entries, waiter.mark)
+            for wait in list(self.waits.get(stream, ())):
+                mine = [e for e in entries if e and _id(as_text(e[0])) > wait.mark]
                 if mine:
-                    self._remove(waiter)
-                    woken.append((waiter, [[stream, mine]]))
-        return woken
+                    self.remove(wait)
+                    woken.append((wait, [[stream, mine]]))
+        return woken, None
 
-    def _fail_all(self) -> list[_Waiter]:
-        self.reading = None
-        everyone = [w for line in self.waiters.values() for w in line]
-        self.waiters.clear()
-        return everyone
-
-    def _poke_commands(self) -> tuple[tuple[Any, ...], ...]:
+    def poke_commands(self) -> tuple[tuple[Any, ...], ...]:
         return (
             ("XADD", self.control, "MAXLEN", "~", 16, "*", "p", "1"),
             ("PEXPIRE", self.control, CONTROL_KEEP_MS),
         )
 
 
-def _block_ms(client: Any) -> int:
-    return max(1, int(max_block(client) * 1000))
+class _ListReads(_Reads):
+    """One BLPOP of every list waited on (oldest registration first), then the control list."""
+
+    kind = LISTS
+
+    def covers(self, wait: _Wait) -> bool:
+        return all(key in self.reading for key in wait.keys)
+
+    def read_args(self, block: float) -> tuple[Any, ...]:
+        self.reading = set(self.waits)
+        self.poked, self.generation = False, self.generation + 1
+        return ("BLPOP", *self.waits, self.control, f"{block:.3f}")
+
+    def dispatch(self, reply: Any) -> tuple[list[tuple[_Wait, Any]], Any]:
+        self.reading = None
+        if not reply:
+            return [], None
+        key = as_text(reply[0])
+        if key == self.control:
+            return [], None
+        line = self.waits.get(key)
+        if line:
+            wait = line[0]
+            self.remove(wait)
+            return [(wait, reply)], None
+        # every wait on it left since the read was sent: the element is not ours to keep
+        return [], (("LPUSH", key, reply[1]), ("PEXPIRE", key, PUSHED_BACK_KEEP_MS))
+
+    def leave(self, wait: _Wait) -> bool:
+        # A read left blocked on a list nobody here waits on would take the next element pushed
+        # there, which another process's waiter may be blocked for (the hand-off to the waiter
+        # that is first in line now): ended at once, as the wait's own BLPOP would have ended.
+        self.remove(wait)
+        if self.reading is None or self.poked:
+            return False
+        if any(key in self.reading and key not in self.waits for key in wait.keys):
+            self.poked = True
+            return True
+        return False
+
+    def poke_commands(self) -> tuple[tuple[Any, ...], ...]:
+        return (("LPUSH", self.control, "p"), ("PEXPIRE", self.control, CONTROL_KEEP_MS))
+
+
+_READS = {STREAMS: _StreamReads, LISTS: _ListReads}
+_OPERATION = {STREAMS: "the wake hub's stream read", LISTS: "the wake hub's list read"}
+
+
+class _Hub:
+    def __init__(self, kind: str, hub_prefix: str, port: Any) -> None:
+        self.pid, self.port, self.kind = os.getpid(), port, kind
+        self.reads: _Reads = _READS[kind](hub_prefix)
+        self.running = False
 
 
 # -- threads --------------------------------------------------------------------------------
 
 
 class _ThreadHub(_Hub):
-    """A hub whose read runs on a daemon thread; its waiters are threads."""
+    """A hub whose read runs on a daemon thread; its waits are threads'."""
 
-    def __init__(self, hub_prefix: str, port: Any = None) -> None:
-        super().__init__(hub_prefix, port)
+    def __init__(self, kind: str, hub_prefix: str, port: Any) -> None:
+        super().__init__(kind, hub_prefix, port)
         self.lock = threading.Lock()
 
-    def read(self, client: Any, stream: str, mark: str, seconds: float, operation: str) -> Any:
+    def wait(self, client: Any, wait: _Wait, seconds: float, operation: str) -> Any:
         event = threading.Event()
         box: list[Any] = []
 
@@ -201,22 +312,33 @@ class _ThreadHub(_Hub):
             box.append((reply, error))
             event.set()
 
-        waiter = _Waiter(stream, mark, done)
+        wait.done = done
+        started = time.monotonic()
         with self.lock:
-            poke = self._add(waiter)
-            start = not self.running
-            self.running = True
+            uncovered, generation = self.reads.add(wait), self.reads.generation
+            start, self.running = not self.running, True
         if start:
             threading.Thread(
                 target=self._run, args=(client,), name="redcoord-wake-hub", daemon=True
             ).start()
         try:
-            if poke:
-                commands(client, self._poke_commands(), operation=operation)
-            event.wait(seconds)
-        finally:
+            if uncovered and not event.wait(min(POKE_AFTER, seconds)):
+                with self.lock:
+                    poke = self.reads.claim_poke(generation)
+                if poke:
+                    self._poke(client, operation)
+            event.wait(max(0.0, seconds - (time.monotonic() - started)))
+        except BaseException:
             with self.lock:
-                self._remove(waiter)
+                poke = self.reads.leave(wait)
+            if poke:
+                with contextlib.suppress(Exception):  # (the read ends by itself within its block)
+                    self._poke(client, operation)
+            raise
+        with self.lock:
+            poke = self.reads.leave(wait)
+        if poke:
+            self._poke(client, operation)
         if not box:
             return None  # the wait's own time ran out: it looks again
         reply, error = box[0]
@@ -224,43 +346,58 @@ class _ThreadHub(_Hub):
             raise error
         return reply
 
+    def _poke(self, client: Any, operation: str) -> None:
+        try:
+            commands(client, self.reads.poke_commands(), operation=operation)
+        except BaseException:
+            with self.lock:
+                self.reads.poked = False  # (the next wait not covered pokes again)
+            raise
+
     def _run(self, client: Any) -> None:
+        operation = _OPERATION[self.kind]
         while True:
             with self.lock:
-                if not self.waiters:
+                if not self.reads.waits:
                     self.running = False
-                    self.reading = None
+                    self.reads.reading = None
                     return
-                args = self._read_args(_block_ms(client))
+                block = max_block(client)
+                args = self.reads.read_args(block)
             try:
-                reply = blocking(client, *args, operation="the wake hub's read")
+                reply = _blocking_call(client, args, block, (), operation)
             except BaseException as exc:
                 with self.lock:
-                    everyone = self._fail_all()
-                for waiter in everyone:
-                    waiter.done(None, exc)
+                    everyone = self.reads.fail_all()
+                for wait in everyone:
+                    wait.done(None, _copy(exc))
                 continue
             with self.lock:
-                woken = self._dispatch(reply)
-            for waiter, mine in woken:
-                waiter.done(mine)
+                woken, back = self.reads.dispatch(reply)
+            for wait, reply in woken:
+                wait.done(reply)
+            if back:
+                try:
+                    commands(client, back, operation=operation)
+                except Exception as exc:  # its owner finds what it missed at its next look
+                    log.warning("the wake hub could not push an element back: %s", exc)
 
 
 # -- asyncio --------------------------------------------------------------------------------
 
 
 class _LoopHub(_Hub):
-    """A hub whose read is a task of one event loop; its waiters are that loop's tasks."""
+    """A hub whose read is a task of one event loop; its waits are that loop's tasks."""
 
-    def __init__(self, hub_prefix: str, port: Any, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(hub_prefix, port)
-        self.loop = loop
+    def __init__(self, kind: str, hub_prefix: str, port: Any) -> None:
+        super().__init__(kind, hub_prefix, port)
         self.task: asyncio.Task[None] | None = None
+        self.pokes: set[asyncio.Task[None]] = set()
+        self.timer: asyncio.TimerHandle | None = None
 
-    async def read(
-        self, client: Any, stream: str, mark: str, seconds: float, operation: str
-    ) -> Any:
-        future: asyncio.Future[Any] = self.loop.create_future()
+    async def wait(self, client: Any, wait: _Wait, seconds: float, operation: str) -> Any:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
 
         def done(reply: Any = None, error: BaseException | None = None) -> None:
             if future.done():
@@ -270,51 +407,99 @@ class _LoopHub(_Hub):
             else:
                 future.set_result(reply)
 
-        waiter = _Waiter(stream, mark, done)
-        poke = self._add(waiter)
+        wait.done = done
+        uncovered = self.reads.add(wait)
         if not self.running:
             self.running = True
             # (a context of its own: not the first waiter's deadline or ending_waits mark)
-            self.task = contextvars.Context().run(self.loop.create_task, self._run(client))
+            self.task = contextvars.Context().run(loop.create_task, self._run(client))
+        elif uncovered and self.timer is None:
+            self.timer = loop.call_later(
+                POKE_AFTER, self._poke_due, client, self.reads.generation, operation
+            )
         try:
-            if poke:
-                await acommands(client, self._poke_commands(), operation=operation)
             try:
-                return await asyncio.wait_for(future, seconds)
+                reply = await asyncio.wait_for(future, seconds)
             except asyncio.TimeoutError:
-                return None  # the wait's own time ran out: it looks again
-        finally:
-            self._remove(waiter)
+                reply = None  # the wait's own time ran out: it looks again
+        except BaseException:
+            if self.reads.leave(wait):  # (cancelled: the poke goes on without us)
+                self._poke_soon(client, operation)
+            raise
+        if self.reads.leave(wait):
+            await self._poke(client, operation)
+        return reply
+
+    def _poke_due(self, client: Any, generation: int, operation: str) -> None:
+        """POKE_AFTER after a wait the read ``generation`` did not cover registered."""
+        self.timer = None
+        if self.reads.claim_poke(generation):
+            self._poke_soon(client, operation)
+
+    def _poke_soon(self, client: Any, operation: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._poke_quietly(client, operation))
+        self.pokes.add(task)
+        task.add_done_callback(self.pokes.discard)
+
+    async def _poke(self, client: Any, operation: str) -> None:
+        try:
+            await acommands(client, self.reads.poke_commands(), operation=operation)
+        except BaseException:
+            self.reads.poked = False  # (the next wait not covered pokes again)
+            raise
+
+    async def _poke_quietly(self, client: Any, operation: str) -> None:
+        try:
+            await self._poke(client, operation)
+        except Exception as exc:  # the read ends by itself within its block
+            log.debug("the wake hub could not be poked: %s", exc)
 
     async def _run(self, client: Any) -> None:
+        operation = _OPERATION[self.kind]
         try:
-            while self.waiters:
-                args = self._read_args(_block_ms(client))
+            while self.reads.waits:
+                block = max_block(client)
+                args = self.reads.read_args(block)
+                if self.timer is not None:  # (this read covers every wait registered so far)
+                    self.timer.cancel()
+                    self.timer = None
                 try:
-                    reply = await ablocking(client, *args, operation="the wake hub's read")
+                    reply = await _ablocking_call(client, args, block, (), operation)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
-                    for waiter in self._fail_all():
-                        waiter.done(None, exc)
+                    for wait in self.reads.fail_all():
+                        wait.done(None, _copy(exc))
                     continue
-                for waiter, mine in self._dispatch(reply):
-                    waiter.done(mine)
+                woken, back = self.reads.dispatch(reply)
+                for wait, mine in woken:
+                    wait.done(mine)
+                if woken:
+                    await asyncio.sleep(0)  # the woken first: packing the next read takes a while
+                if back:
+                    try:
+                        await acommands(client, back, operation=operation)
+                    except Exception as exc:  # its owner finds what it missed at its next look
+                        log.warning("the wake hub could not push an element back: %s", exc)
         except asyncio.CancelledError:
-            # (the loop is closing, or the hub was cancelled: its waiters issue their waits again)
+            # (the loop is closing, or the hub was cancelled: its waits are issued again)
             from ..exceptions import CoordinationUnavailable
 
-            for waiter in self._fail_all():
-                waiter.done(None, CoordinationUnavailable("the wake hub's read was cancelled"))
+            for wait in self.reads.fail_all():
+                wait.done(None, CoordinationUnavailable("the wake hub's read was cancelled"))
             raise
         finally:
             self.running = False
-            self.reading = None
+            self.reads.reading = None
+            self.task = None  # (a finished task keeps its loop alive)
 
 
 # -- the hubs of this process -----------------------------------------------------------------
 
-_hubs: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_thread_hubs: weakref.WeakKeyDictionary[Any, dict[str, _ThreadHub]] = weakref.WeakKeyDictionary()
+_loop_hubs: weakref.WeakKeyDictionary[Any, weakref.WeakKeyDictionary[Any, dict[str, _LoopHub]]] = (
+    weakref.WeakKeyDictionary()
+)
 _hubs_lock = threading.Lock()
 
 
@@ -322,49 +507,52 @@ def _port(pool: Any) -> Any:
     return getattr(pool, "connection_kwargs", {}).get("port")
 
 
+def _thread_hub(pool: Any, kind: str, hub_prefix: str) -> _ThreadHub:
+    with _hubs_lock:
+        hubs = _thread_hubs.get(pool)
+        if hubs is None:
+            hubs = _thread_hubs[pool] = {}
+        hub = hubs.get(kind)
+        if hub is None or hub.pid != os.getpid():
+            hub = hubs[kind] = _ThreadHub(kind, hub_prefix, _port(pool))
+        return hub
+
+
+def _loop_hub(pool: Any, kind: str, hub_prefix: str) -> _LoopHub:
+    loop = asyncio.get_running_loop()
+    with _hubs_lock:
+        per_loop = _loop_hubs.get(pool)
+        if per_loop is None:
+            per_loop = _loop_hubs[pool] = weakref.WeakKeyDictionary()
+        hubs = per_loop.get(loop)
+        if hubs is None:
+            hubs = per_loop[loop] = {}
+        hub = hubs.get(kind)
+        if hub is None or hub.pid != os.getpid():
+            hub = hubs[kind] = _LoopHub(kind, hub_prefix, _port(pool))
+        return hub
+
+
 def reading_waits(port: Any = None) -> tuple[int, int]:
     """(reads in flight, waits they cover) of this process's hubs (of pools whose server port
     is ``port``, if given): each such read is one blocked connection standing for that many
     waits. For tests and diagnostics."""
     with _hubs_lock:
-        found = list(_hubs.values())
-    hubs: list[_Hub] = []
-    for entry in found:
-        hubs.extend(entry.values() if isinstance(entry, weakref.WeakKeyDictionary) else [entry])
+        hubs: list[_Hub] = [h for by_kind in _thread_hubs.values() for h in by_kind.values()]
+        for per_loop in _loop_hubs.values():
+            hubs.extend(h for by_kind in per_loop.values() for h in by_kind.values())
     reads = waits = 0
     for hub in hubs:
-        reading = hub.reading
-        if reading is None or hub.pid != os.getpid() or (port is not None and hub.port != port):
+        if hub.pid != os.getpid() or (port is not None and hub.port != port):
             continue
-        reads += 1
-        for stream, line in list(hub.waiters.items()):
-            covered = reading.get(stream)
-            waits += sum(1 for w in list(line) if covered is not None and covered <= w.mark)
+        covered = hub.reads.count_covered()
+        if hub.reads.reading is not None:
+            reads += 1
+            waits += covered
     return reads, waits
 
 
-def _thread_hub(pool: Any, hub_prefix: str) -> _ThreadHub:
-    with _hubs_lock:
-        hub = _hubs.get(pool)
-        if hub is None or hub.pid != os.getpid():
-            hub = _hubs[pool] = _ThreadHub(hub_prefix, _port(pool))
-        return hub
-
-
-def _loop_hub(pool: Any, hub_prefix: str) -> _LoopHub:
-    loop = asyncio.get_running_loop()
-    with _hubs_lock:
-        per_loop = _hubs.get(pool)
-        if per_loop is None:
-            per_loop = _hubs[pool] = weakref.WeakKeyDictionary()
-        hub = per_loop.get(loop)
-        if hub is None or hub.pid != os.getpid():
-            hub = per_loop[loop] = _LoopHub(hub_prefix, _port(pool), loop)
-        return hub
-
-
-def _own_read(stream: str, mark: str, seconds: float) -> tuple[Any, ...]:
-    return ("XREAD", "COUNT", COUNT, "BLOCK", max(1, int(seconds * 1000)), "STREAMS", stream, mark)
+# -- the waits --------------------------------------------------------------------------------
 
 
 def read_wake(
@@ -374,8 +562,11 @@ def read_wake(
     the socket timeout): an XREAD reply, or None when none came."""
     pool = _direct_pool(client)
     if pool is None:
-        return blocking(client, *_own_read(stream, mark, seconds), operation=operation)
-    return _thread_hub(pool, hub_prefix).read(client, stream, mark, seconds, operation)
+        block_ms = max(1, int(seconds * 1000))
+        args = ("XREAD", "COUNT", COUNT, "BLOCK", block_ms, "STREAMS", stream, mark)
+        return blocking(client, *args, operation=operation)
+    hub = _thread_hub(pool, STREAMS, hub_prefix)
+    return hub.wait(client, _Wait((stream,), mark), seconds, operation)
 
 
 async def aread_wake(
@@ -384,6 +575,31 @@ async def aread_wake(
     """:func:`read_wake` for a ``redis.asyncio`` client."""
     pool = _direct_async_pool(client)
     if pool is None:
-        return await ablocking(client, *_own_read(stream, mark, seconds), operation=operation)
-    hub = _loop_hub(pool, hub_prefix)
-    return await hub.read(client, stream, mark, seconds, operation)
+        block_ms = max(1, int(seconds * 1000))
+        args = ("XREAD", "COUNT", COUNT, "BLOCK", block_ms, "STREAMS", stream, mark)
+        return await ablocking(client, *args, operation=operation)
+    hub = _loop_hub(pool, STREAMS, hub_prefix)
+    return await hub.wait(client, _Wait((stream,), mark), seconds, operation)
+
+
+def pop_wake(
+    client: Any, keys: list[str], seconds: float, *, hub_prefix: str, operation: str
+) -> Any:
+    """The first element of the first of ``keys`` that has one, waiting at most ``seconds``
+    (below the socket timeout): ``[key, value]`` as BLPOP replies, or None when none came."""
+    pool = _direct_pool(client)
+    if pool is None:
+        return blpop(client, keys, seconds, operation=operation)
+    hub = _thread_hub(pool, LISTS, hub_prefix)
+    return hub.wait(client, _Wait(tuple(keys)), seconds, operation)
+
+
+async def apop_wake(
+    client: Any, keys: list[str], seconds: float, *, hub_prefix: str, operation: str
+) -> Any:
+    """:func:`pop_wake` for a ``redis.asyncio`` client."""
+    pool = _direct_async_pool(client)
+    if pool is None:
+        return await ablpop(client, keys, seconds, operation=operation)
+    hub = _loop_hub(pool, LISTS, hub_prefix)
+    return await hub.wait(client, _Wait(tuple(keys)), seconds, operation)

@@ -20,6 +20,7 @@ import redis.asyncio
 from django_redcoord.core.exceptions import CoordinationUnavailable, PoolExhausted, RedcoordError
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport import commands as transport
+from django_redcoord.core.transport import hub
 from django_redcoord.core.transport.clients import client_from_url
 from django_redcoord.core.transport.commands import blpop, command, reserve, waiting_limit
 
@@ -154,9 +155,10 @@ def test_many_threads_on_a_small_sync_pool_all_get_the_lock(redis_url):
     assert pool._created_connections <= 10
 
 
-def test_a_release_goes_through_while_the_waiters_fill_their_whole_share(redis_url):
-    """A pool of 10: 6 waiters block, 2 connections serve the others' re-checks, 2 are kept.
-    With the waiters' share full and more waiters asking, the holder's release runs at once."""
+def test_forty_waiters_on_a_pool_of_ten_block_on_one_connection_and_a_release_runs(redis_url):
+    """A pool of 10 and 40 asyncio waiters: they block through the wake hub (one connection,
+    core/transport/hub.py), so the waits' share never fills, the holder's release runs at once and
+    every waiter is served in turn."""
 
     async def scenario():
         client = redis.asyncio.Redis.from_url(redis_url, max_connections=10, socket_timeout=5)
@@ -166,14 +168,13 @@ def test_a_release_goes_through_while_the_waiters_fill_their_whole_share(redis_u
         waiters = [Lock("pool|x", client=client, prefix="p", ttl=30, wait=60) for _ in range(40)]
         tasks = [asyncio.ensure_future(w.aacquire()) for w in waiters]
         deadline = time.monotonic() + 20
-        while _share_counts(pool)[2] < 6 and time.monotonic() < deadline:
+        while await client.llen(holder.keys.queue) < 40 and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
-        total, ordinary, waits, sleepers = _share_counts(pool)
-        assert waits == 6 and ordinary <= 8 and sleepers > 0
-        # the whole ordinary share taken by waiters' calls: a release still finds a connection
+        await asyncio.sleep(0.2)
+        busy = _share_counts(pool)
         started = time.monotonic()
         await holder.arelease()
-        assert time.monotonic() - started < 2.0
+        release_took = time.monotonic() - started
         served, deadline = 0, time.monotonic() + 60
         while served < 40 and time.monotonic() < deadline:
             for waiter in waiters:
@@ -184,14 +185,16 @@ def test_a_release_goes_through_while_the_waiters_fill_their_whole_share(redis_u
         results = await asyncio.gather(*tasks)
         left = (len(pool._in_use_connections), _share_counts(pool))
         await client.aclose()
-        return results, left
+        return busy, release_took, results, left
 
-    results, left = asyncio.run(scenario())
+    busy, release_took, results, left = asyncio.run(scenario())
+    assert busy[2] == 1, busy  # one blocking checkout: the hub's BLPOP
+    assert release_took < 2.0
     assert results == [True] * 40
     assert left == (0, (0, 0, 0, 0))
 
 
-def test_cancelled_waiters_give_their_share_back(redis_url):
+def test_cancelled_waiters_leave_their_places_and_the_pool(redis_url):
     async def scenario():
         client = redis.asyncio.Redis.from_url(redis_url, max_connections=10, socket_timeout=5)
         pool = client.connection_pool
@@ -200,23 +203,22 @@ def test_cancelled_waiters_give_their_share_back(redis_url):
         waiters = [Lock("pool|c", client=client, prefix="p", ttl=30, wait=60) for _ in range(30)]
         tasks = [asyncio.ensure_future(w.aacquire()) for w in waiters]
         deadline = time.monotonic() + 20
-        while (
-            not (_share_counts(pool)[2] == 6 and _share_counts(pool)[3])
-            and time.monotonic() < deadline
-        ):
+        while await client.llen(holder.keys.queue) < 30 and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)
         busy = _share_counts(pool)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         queued = await client.llen(holder.keys.queue)
         await holder.arelease()
+        await asyncio.sleep(0.1)  # (the hub's read, poked, ends)
         left = (len(pool._in_use_connections), _share_counts(pool))
         await client.aclose()
         return busy, queued, left
 
     busy, queued, left = asyncio.run(scenario())
-    assert busy[2] == 6 and busy[3] > 0  # waits at their limit, more calls waiting for a connection
+    assert busy[2] == 1, busy  # the hub's read
     assert queued == 0  # every cancelled waiter left its place
     assert left == (0, (0, 0, 0, 0))
 
@@ -296,13 +298,13 @@ def test_our_own_calls_past_the_waiters_share_wait_then_raise_pool_exhausted(red
     assert _share_counts(pool) == (0, 0, 0, 0)
 
 
-# -- a hand-off to a wait asleep for a connection wakes it at once ----------------------------
+# -- a hand-off on a small pool full of waiters is taken at once ------------------------------
 #
-# A pool of 10 lets 6 waits block at once. Six waiters of another lock fill that share; the
-# waiter of ours then sleeps for a connection (SLEEPER_LOOK raised to 30 s, so that only the
-# nudge can wake it early). The holder's release hands the hold to it: the sleeper must look
-# again at once and take it. The negative control leaves the nudge out: the same waiter is
-# still waiting a second later.
+# A pool of 10 lets 6 calls block at once. Six waiters of another lock wait; then ours. The
+# holder's release hands the hold to ours: it must have it within a second. The waits block
+# through the wake hub, so none sleeps for a connection. The negative control bypasses the hub:
+# the six fill the waits' share, ours sleeps for a connection (SLEEPER_LOOK raised to 30 s) and
+# still holds nothing a second after the hand-off.
 
 
 def _hold_kinds():
@@ -316,40 +318,25 @@ def _hold_kinds():
     }
 
 
-async def _handed_to_a_sleeper(redis_url, kind: str, nudge: bool) -> bool:
-    from django_redcoord.core.transport import drivers
-
+async def _handed_on_a_full_pool(redis_url, kind: str) -> bool:
     make = _hold_kinds()[kind]
     client = redis.asyncio.Redis.from_url(redis_url, max_connections=10, socket_timeout=5)
-    pool = client.connection_pool
-    tag = f"{kind}{int(nudge)}{time.monotonic_ns()}"
+    tag = f"{kind}{time.monotonic_ns()}"
     other = make(f"other|{tag}", client)
     assert await other.aacquire()
     blockers = [make(f"other|{tag}", client, wait=60) for _ in range(6)]
     blocking = [asyncio.ensure_future(b.aacquire()) for b in blockers]
     holder = make(f"ours|{tag}", client)
     assert await holder.aacquire()
-    deadline = time.monotonic() + 20
-    while _share_counts(pool)[2] < 6 and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-    assert _share_counts(pool)[2] == 6, _share_counts(pool)  # the waits' share is full
+    await asyncio.sleep(0.3)
     waiter = make(f"ours|{tag}", client, wait=60)
     waiting = asyncio.ensure_future(waiter.aacquire())
-    while not _share_counts(pool)[3] and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-    assert _share_counts(pool)[3] >= 1  # our waiter sleeps for a connection
-    await asyncio.sleep(0.1)
-    saved = drivers.nudge_waits
-    if not nudge:
-        drivers.nudge_waits = lambda client, key: None
-    try:
-        await holder.arelease()
-        took = time.monotonic()
-        while not waiter.held and time.monotonic() - took < 1.0:
-            await asyncio.sleep(0.005)
-        handed = waiter.held
-    finally:
-        drivers.nudge_waits = saved
+    await asyncio.sleep(0.3)
+    await holder.arelease()
+    took = time.monotonic()
+    while not waiter.held and time.monotonic() - took < 1.0:
+        await asyncio.sleep(0.005)
+    handed = waiter.held
     waiting.cancel()
     for task in blocking:
         task.cancel()
@@ -362,27 +349,24 @@ async def _handed_to_a_sleeper(redis_url, kind: str, nudge: bool) -> bool:
 
 
 @pytest.mark.parametrize("kind", ["lock", "semaphore"])
-def test_a_hand_off_to_a_wait_asleep_for_a_connection_is_taken_at_once(
-    redis_url, kind, monkeypatch
-):
+def test_a_hand_off_on_a_pool_full_of_waiters_is_taken_at_once(redis_url, kind, monkeypatch):
     monkeypatch.setattr(transport, "SLEEPER_LOOK", 30.0)
-    assert asyncio.run(_handed_to_a_sleeper(redis_url, kind, nudge=True))
+    assert asyncio.run(_handed_on_a_full_pool(redis_url, kind))
 
 
 @pytest.mark.parametrize("kind", ["lock", "semaphore"])
-def test_without_the_nudge_the_sleeper_misses_its_hand_off(redis_url, kind, monkeypatch):
-    """Negative control: with the nudge left out, the sleeper holds nothing a second later."""
+def test_negative_control_without_the_hub_the_sleeper_misses_its_hand_off(
+    redis_url, kind, monkeypatch
+):
     monkeypatch.setattr(transport, "SLEEPER_LOOK", 30.0)
-    assert not asyncio.run(_handed_to_a_sleeper(redis_url, kind, nudge=False))
+    monkeypatch.setattr(hub, "_direct_async_pool", lambda client: None)  # each wait blocks alone
+    assert not asyncio.run(_handed_on_a_full_pool(redis_url, kind))
 
 
-def _sync_handed_to_a_sleeper(redis_url, nudge: bool) -> bool:
-    """The same with threads on a sync pool (its sleepers wait on an Event)."""
-    from django_redcoord.core.transport import drivers
-
+def _sync_handed_on_a_full_pool(redis_url) -> bool:
+    """The same with threads on a sync pool."""
     client = redis.Redis.from_url(redis_url, max_connections=10, socket_timeout=5)
-    pool = client.connection_pool
-    tag = f"sync{int(nudge)}{time.monotonic_ns()}"
+    tag = f"sync{time.monotonic_ns()}"
     other = Lock(f"other|{tag}", client=client, prefix="n", ttl=30)
     assert other.acquire()
     blockers = [Lock(f"other|{tag}", client=client, prefix="n", ttl=30, wait=5) for _ in range(6)]
@@ -391,28 +375,16 @@ def _sync_handed_to_a_sleeper(redis_url, nudge: bool) -> bool:
         thread.start()
     holder = Lock(f"ours|{tag}", client=client, prefix="n", ttl=30)
     assert holder.acquire()
-    deadline = time.monotonic() + 20
-    while _share_counts(pool)[2] < 6 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert _share_counts(pool)[2] == 6, _share_counts(pool)
+    time.sleep(0.3)
     waiter = Lock(f"ours|{tag}", client=client, prefix="n", ttl=30, wait=3)
     waiting = threading.Thread(target=waiter.acquire, daemon=True)
     waiting.start()
-    while not _share_counts(pool)[3] and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert _share_counts(pool)[3] >= 1
-    time.sleep(0.1)
-    saved = drivers.nudge_waits
-    if not nudge:
-        drivers.nudge_waits = lambda client, key: None
-    try:
-        holder.release()
-        took = time.monotonic()
-        while not waiter.held and time.monotonic() - took < 1.0:
-            time.sleep(0.005)
-        handed = waiter.held
-    finally:
-        drivers.nudge_waits = saved
+    time.sleep(0.3)
+    holder.release()
+    took = time.monotonic()
+    while not waiter.held and time.monotonic() - took < 1.0:
+        time.sleep(0.005)
+    handed = waiter.held
     other.release()  # the blockers take it in turn and time out or finish within their wait
     for thread in [*threads, waiting]:
         thread.join(40)
@@ -423,12 +395,14 @@ def _sync_handed_to_a_sleeper(redis_url, nudge: bool) -> bool:
     return handed
 
 
-def test_a_sync_hand_off_to_a_wait_asleep_for_a_connection_is_taken_at_once(redis_url, monkeypatch):
+def test_a_sync_hand_off_on_a_pool_full_of_waiters_is_taken_at_once(redis_url, monkeypatch):
     monkeypatch.setattr(transport, "SLEEPER_LOOK", 30.0)
-    assert _sync_handed_to_a_sleeper(redis_url, nudge=True)
+    assert _sync_handed_on_a_full_pool(redis_url)
 
 
-def test_a_sync_sleeper_without_the_nudge_misses_its_hand_off(redis_url, monkeypatch):
-    """Negative control (threads)."""
+def test_negative_control_without_the_hub_a_sync_sleeper_misses_its_hand_off(
+    redis_url, monkeypatch
+):
     monkeypatch.setattr(transport, "SLEEPER_LOOK", 30.0)
-    assert not _sync_handed_to_a_sleeper(redis_url, nudge=False)
+    monkeypatch.setattr(hub, "_direct_pool", lambda client: None)  # each wait blocks alone
+    assert not _sync_handed_on_a_full_pool(redis_url)

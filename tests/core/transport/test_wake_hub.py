@@ -1,11 +1,13 @@
-"""The wake hub: every broadcast wait of a process blocks through one connection (issue 28).
+"""The wake hub: every blocked wait of a process blocks through one connection (issue 28).
 
-Events, signals, latches and barriers wait by reading their wake stream
-(holds/waits.py); through core/transport/hub.py all such waits of one pool in
-a process (one event loop) share one blocked ``XREAD``. The counts here are
-the server's own (``INFO clients``), never the hub's word for itself; each
-check has a negative control that must fail it (the hub bypassed, the poke
-left out).
+Locks, semaphores and read-write locks wait by popping wake lists, events,
+signals, latches and barriers by reading their wake stream (holds/waits.py);
+through core/transport/hub.py all such waits of one pool in a process (one
+event loop) share one blocked ``BLPOP`` and one blocked ``XREAD``. The
+counts here are the server's own (``INFO clients``), never the hub's word
+for itself; each check has a negative control that must fail it (the hub
+bypassed, the poke left out). Each test has a server of its own: another
+test's blocked clients would count.
 """
 
 from __future__ import annotations
@@ -16,12 +18,25 @@ import random
 import threading
 import time
 
+import pytest
 import redis
 import redis.asyncio
 
+from django_redcoord.core.exceptions import RedcoordError
 from django_redcoord.core.latches import CountDownLatch
+from django_redcoord.core.locks import Lock
 from django_redcoord.core.signals import Event, Signal
 from django_redcoord.core.transport import hub
+
+from ...support.redis_servers import RedisServer
+
+
+@pytest.fixture
+def redis_url():
+    """A server of the test's own."""
+    server = RedisServer().start()
+    yield server.url
+    server.cleanup()
 
 
 def _server_blocked(port: int) -> int:
@@ -148,13 +163,13 @@ def test_a_waiter_the_read_in_flight_does_not_cover_pokes_it(redis_url):
 
 
 def test_negative_control_without_the_poke_a_new_waiter_waits_for_the_read(redis_url, monkeypatch):
-    real = hub._Hub._add
+    real = hub._Reads.add
 
     def add_without_poke(self, waiter):
         real(self, waiter)
         return False
 
-    monkeypatch.setattr(hub._Hub, "_add", add_without_poke)
+    monkeypatch.setattr(hub._Reads, "add", add_without_poke)
     assert asyncio.run(_late_waiter_woken_after(redis_url)) > 1.0
 
 
@@ -202,6 +217,8 @@ async def _cancel_half(url: str) -> tuple[list, list, int, int]:
         if i % 7 == 0:
             await asyncio.sleep(0)  # some mid-flight, some together
     kept = [t for i, t in enumerate(tasks) if i not in cancelled]
+    gone = await asyncio.gather(*(tasks[i] for i in cancelled), return_exceptions=True)
+    assert all(isinstance(g, asyncio.CancelledError) for g in gone)  # (each left its place)
     await _until(lambda: _covered(port) == 500, 30, "the cancelled waits left the hub")
     sent = await signal.abroadcast("all")
     results = await asyncio.wait_for(asyncio.gather(*kept, return_exceptions=True), 60)
@@ -255,3 +272,161 @@ def test_a_forked_child_waits_through_a_hub_of_its_own(redis_url):
     parent.join(10)
     assert child.exitcode == 0 and here == [True]
     client.close()
+
+
+# -- lists: locks ---------------------------------------------------------------------------
+
+
+async def _lock_waiters(url: str, n: int, names: int, serve: bool) -> dict:
+    """``n`` coroutines waiting on ``names`` held locks (a plain ``redis.asyncio.Redis``, its
+    default pool); then served in turn (``serve``: each holds its lock a moment, an overlap
+    checker per lock) or cancelled."""
+    port = _port(url)
+    client = redis.asyncio.Redis(port=port)
+    admin = redis.Redis(port=port)
+    holders = [Lock(f"hub-lock-{i}", client=client, ttl=60) for i in range(names)]
+    for h in holders:
+        assert await h.aacquire()
+    inside, most, errors, served = [0] * names, [0], [], [0]
+
+    async def one(i: int) -> None:
+        lock = Lock(f"hub-lock-{i % names}", client=client, ttl=60, wait=300)
+        try:
+            async with lock:
+                inside[i % names] += 1
+                most[0] = max(most[0], inside[i % names])
+                await asyncio.sleep(0)
+                inside[i % names] -= 1
+                served[0] += 1
+        except RedcoordError as exc:
+            errors.append(repr(exc))
+
+    tasks = [asyncio.create_task(one(i)) for i in range(n)]
+    try:
+        await _until(lambda: sum(admin.llen(h.keys.queue) for h in holders) >= n, 120, "all queued")
+        await asyncio.sleep(0.3)
+        blocked = _server_blocked(port)
+        if serve:
+            for h in holders:
+                await h.arelease()
+            await asyncio.wait_for(asyncio.gather(*tasks), 300)
+        else:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for h in holders:
+                await h.arelease()
+        queued = sum(admin.llen(h.keys.queue) for h in holders)
+        return {
+            "blocked": blocked,
+            "errors": errors,
+            "served": served[0],
+            "most": most[0],
+            "queued": queued,
+        }
+    finally:
+        for t in tasks:
+            t.cancel()
+        admin.close()
+        await client.aclose()
+
+
+def test_ten_thousand_coroutines_on_a_hundred_locks_block_through_one_connection(redis_url):
+    seen = asyncio.run(_lock_waiters(redis_url, 10_000, 100, serve=False))
+    assert seen["blocked"] == 1, seen
+    assert seen["errors"] == [] and seen["queued"] == 0, seen  # every cancelled waiter left
+
+
+def test_a_thousand_lock_waiters_are_all_served_one_at_a_time_per_lock(redis_url):
+    seen = asyncio.run(_lock_waiters(redis_url, 1000, 10, serve=True))
+    assert seen["blocked"] == 1, seen
+    assert seen["errors"] == [] and seen["served"] == 1000 and seen["most"] == 1, seen
+    assert seen["queued"] == 0
+
+
+def test_negative_control_without_the_hub_each_lock_waiter_blocks_a_connection(
+    redis_url, monkeypatch
+):
+    monkeypatch.setattr(hub, "_direct_async_pool", lambda client: None)
+    seen = asyncio.run(_lock_waiters(redis_url, 60, 3, serve=True))
+    assert seen["served"] == 60 and seen["most"] == 1, seen
+    assert seen["blocked"] > 4, f"the hub bypassed, yet only {seen['blocked']} blocked"
+
+
+async def _lock_read_killed(url: str) -> tuple[int, list, int]:
+    port = _port(url)
+    client = redis.asyncio.Redis(port=port)
+    admin = redis.Redis(port=port, decode_responses=True)
+    holders = [Lock(f"kill-lock-{i}", client=client, ttl=60) for i in range(5)]
+    for h in holders:
+        assert await h.aacquire()
+
+    async def one(i: int) -> bool:
+        async with Lock(f"kill-lock-{i % 5}", client=client, ttl=60, wait=60):
+            await asyncio.sleep(0)
+        return True
+
+    tasks = [asyncio.create_task(one(i)) for i in range(100)]
+    await _until(lambda: sum(admin.llen(h.keys.queue) for h in holders) == 100, 30, "queued")
+    await asyncio.sleep(0.2)
+    killed = 0
+    for entry in admin.client_list():
+        if entry.get("cmd") == "blpop":
+            admin.client_kill_filter(_id=entry["id"])
+            killed += 1
+    await _until(lambda: _server_blocked(port) == 1, 30, "the waits' read issued again")
+    for h in holders:
+        await h.arelease()
+    results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
+    queued = sum(admin.llen(h.keys.queue) for h in holders)
+    admin.close()
+    await client.aclose()
+    return killed, results, queued
+
+
+def test_the_lock_hubs_connection_killed_mid_wait_loses_no_waiter(redis_url):
+    killed, results, queued = asyncio.run(_lock_read_killed(redis_url))
+    assert killed == 1
+    assert results == [True] * 100, [r for r in results if r is not True][:3]
+    assert queued == 0
+
+
+def test_threads_waiting_on_locks_block_through_one_connection(redis_url):
+    port = _port(redis_url)
+    client = redis.Redis(port=port)
+    holders = [Lock(f"tlock-{i}", client=client, ttl=60) for i in range(5)]
+    for h in holders:
+        assert h.acquire()
+    inside, most, results, guard = [0] * 5, [0], [], threading.Lock()
+
+    def one(i: int) -> None:
+        try:
+            with Lock(f"tlock-{i % 5}", client=client, ttl=60, wait=60):
+                with guard:
+                    inside[i % 5] += 1
+                    most[0] = max(most[0], inside[i % 5])
+                time.sleep(0.001)
+                with guard:
+                    inside[i % 5] -= 1
+            results.append(True)
+        except BaseException as exc:  # the test looks at it
+            results.append(exc)
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(50)]
+    for t in threads:
+        t.start()
+    admin = redis.Redis(port=port)
+    end = time.monotonic() + 30
+    while sum(admin.llen(h.keys.queue) for h in holders) < 50:
+        assert time.monotonic() < end
+        time.sleep(0.02)
+    time.sleep(0.2)
+    blocked = _server_blocked(port)
+    for h in holders:
+        h.release()
+    for t in threads:
+        t.join(60)
+    admin.close()
+    client.close()
+    assert blocked == 1
+    assert results == [True] * 50 and most[0] == 1, (most, [r for r in results if r is not True])
