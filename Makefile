@@ -140,6 +140,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_cluster.py
 	$(PY) bench/bench_cluster_failover.py
 	$(PY) bench/bench_async_locks.py
+	$(PY) bench/bench_wake_hub.py
 	@if command -v wrk >/dev/null; then $(PY) bench/bench_async_views.py; else echo "bench_async_views.py needs wrk (apt-get install wrk): left out"; fi
 	$(PY) bench/bench_semaphores.py
 	$(PY) bench/bench_signals.py

@@ -7,7 +7,7 @@ shown):
 
 * ``ours``: ``async with django_redcoord.Lock(name, client=redis.asyncio.Redis)``
   (FIFO queue in Redis, handoff pushed onto the next waiter's list, which the
-  process's wake hub pops: one BLPOP for every waiter of the loop)
+  process's wake hub pops: at most four BLPOPs for every waiter of the loop)
 * ``redis-py asyncio Lock``: ``client.lock(name, timeout=10)``, its defaults
   (it polls every 0.1 s)
 * ``redis-py asyncio Lock sleep=0.001``: the same polling every 1 ms
@@ -21,7 +21,7 @@ runs, so this is server work), and overlaps (critical sections that
 overlap: anything but 0 means the lock let two holders in), errors (an
 acquire or release that raised) and the most connections seen blocked at once
 (the server's ``blocked_clients``, sampled every 50 ms: our waiters block
-through the process's wake hub, one connection). Every implementation shares
+through the process's wake hub, at most four connections). Every implementation shares
 one plain ``redis.asyncio.Redis`` per loop with redis-py's default pool (as
 the README's example does); ``--max-connections N`` sizes it instead.
 

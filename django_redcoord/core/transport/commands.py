@@ -861,9 +861,9 @@ async def _ablocking_call(
 # BLPOPs, topic reads, an election's wait, and the waits on a client the hub
 # cannot serve.
 #
-#   300 lock waiters, max_connections=100: 1 connection blocks (the hub's
-#   BLPOP); the waiters' queueing and re-checks share 90 more, 10 are kept
-#   for releases.
+#   300 lock waiters, max_connections=100: at most 4 connections block (the
+#   hub's BLPOPs); the waiters' queueing and re-checks share 86 more, 10 are
+#   kept for releases.
 
 ORDINARY, ENDING, WAITING = "ordinary", "ending", "waiting"
 #: A wait that finds the connections for waits all taken sleeps at most this long (seconds) before

@@ -1,4 +1,4 @@
-"""The wake hub: every blocked wait of a process blocks through one connection per kind.
+"""The wake hub: every blocked wait of a process blocks through a few connections.
 
 A waiter blocks between two looks at its primitive's state: a lock,
 semaphore or read-write lock waiter pops its wake lists (``BLPOP``: a
@@ -11,9 +11,11 @@ would need 10,000 connections (Redis's default ``maxclients``).
 Through the hub, the waits of one pool in one process (one event loop for
 ``redis.asyncio``) register here, and one read serves them all:
 
-* **lists**: one ``BLPOP`` on every key a registered wait blocks on (oldest
-  registration first), whose element goes to the oldest wait of this process
-  blocked on that key, as Redis serves the longest-blocked client. An element
+* **lists**: a ``BLPOP`` on every key a registered wait blocks on (oldest
+  registration first; the waits are spread over ``LIST_READS`` such reads by
+  their first key, since a ``BLPOP`` hands out one element at a time); the
+  element it pops goes to the oldest wait of this process blocked on that
+  key, as Redis serves the longest-blocked client. An element
   popped for a key whose waits all left meanwhile (timed out to look again,
   cancelled) is pushed back at once, so a waiter of another process blocked
   on that key still gets it;
@@ -43,6 +45,7 @@ before.
 from __future__ import annotations
 
 import asyncio
+import binascii
 import contextlib
 import contextvars
 import copy
@@ -84,6 +87,11 @@ CONTROL_KEEP_MS = 60000
 PUSHED_BACK_KEEP_MS = 15000
 
 STREAMS, LISTS = "streams", "lists"
+#: List waits are served by up to this many reads (connections) per pool and process (or event
+#: loop): a BLPOP returns one element, so one read hands off one at a time; waits on different
+#: lines wake in parallel across reads. Stream waits need one (an XREAD returns every stream's
+#: new entries at once).
+LIST_READS = 4
 
 
 def _id(text: str) -> tuple[int, int]:
@@ -501,35 +509,55 @@ _loop_hubs: weakref.WeakKeyDictionary[Any, weakref.WeakKeyDictionary[Any, dict[s
     weakref.WeakKeyDictionary()
 )
 _hubs_lock = threading.Lock()
+_hubs_lock_pid = os.getpid()
+
+
+def _registry_lock() -> threading.Lock:
+    """The lock of the hub registry, new in a forked child (another thread of the parent may
+    have held it when it forked: the child would wait for it forever)."""
+    global _hubs_lock, _hubs_lock_pid
+    if _hubs_lock_pid != os.getpid():
+        _hubs_lock, _hubs_lock_pid = threading.Lock(), os.getpid()
+    return _hubs_lock
 
 
 def _port(pool: Any) -> Any:
     return getattr(pool, "connection_kwargs", {}).get("port")
 
 
-def _thread_hub(pool: Any, kind: str, hub_prefix: str) -> _ThreadHub:
-    with _hubs_lock:
+def _part(kind: str, key: str) -> str:
+    """Which read of ``kind`` serves a wait whose first key is ``key``: lists are split over
+    LIST_READS reads (by the key's CRC32: the waits on one key share one read)."""
+    if kind != LISTS:
+        return kind
+    return f"{kind}:{binascii.crc32(key.encode()) % LIST_READS}"
+
+
+def _thread_hub(pool: Any, kind: str, hub_prefix: str, key: str) -> _ThreadHub:
+    part = _part(kind, key)
+    with _registry_lock():
         hubs = _thread_hubs.get(pool)
         if hubs is None:
             hubs = _thread_hubs[pool] = {}
-        hub = hubs.get(kind)
+        hub = hubs.get(part)
         if hub is None or hub.pid != os.getpid():
-            hub = hubs[kind] = _ThreadHub(kind, hub_prefix, _port(pool))
+            hub = hubs[part] = _ThreadHub(kind, hub_prefix, _port(pool))
         return hub
 
 
-def _loop_hub(pool: Any, kind: str, hub_prefix: str) -> _LoopHub:
+def _loop_hub(pool: Any, kind: str, hub_prefix: str, key: str) -> _LoopHub:
+    part = _part(kind, key)
     loop = asyncio.get_running_loop()
-    with _hubs_lock:
+    with _registry_lock():
         per_loop = _loop_hubs.get(pool)
         if per_loop is None:
             per_loop = _loop_hubs[pool] = weakref.WeakKeyDictionary()
         hubs = per_loop.get(loop)
         if hubs is None:
             hubs = per_loop[loop] = {}
-        hub = hubs.get(kind)
+        hub = hubs.get(part)
         if hub is None or hub.pid != os.getpid():
-            hub = hubs[kind] = _LoopHub(kind, hub_prefix, _port(pool))
+            hub = hubs[part] = _LoopHub(kind, hub_prefix, _port(pool))
         return hub
 
 
@@ -537,7 +565,7 @@ def reading_waits(port: Any = None) -> tuple[int, int]:
     """(reads in flight, waits they cover) of this process's hubs (of pools whose server port
     is ``port``, if given): each such read is one blocked connection standing for that many
     waits. For tests and diagnostics."""
-    with _hubs_lock:
+    with _registry_lock():
         hubs: list[_Hub] = [h for by_kind in _thread_hubs.values() for h in by_kind.values()]
         for per_loop in _loop_hubs.values():
             hubs.extend(h for by_kind in per_loop.values() for h in by_kind.values())
@@ -565,7 +593,7 @@ def read_wake(
         block_ms = max(1, int(seconds * 1000))
         args = ("XREAD", "COUNT", COUNT, "BLOCK", block_ms, "STREAMS", stream, mark)
         return blocking(client, *args, operation=operation)
-    hub = _thread_hub(pool, STREAMS, hub_prefix)
+    hub = _thread_hub(pool, STREAMS, hub_prefix, stream)
     return hub.wait(client, _Wait((stream,), mark), seconds, operation)
 
 
@@ -578,7 +606,7 @@ async def aread_wake(
         block_ms = max(1, int(seconds * 1000))
         args = ("XREAD", "COUNT", COUNT, "BLOCK", block_ms, "STREAMS", stream, mark)
         return await ablocking(client, *args, operation=operation)
-    hub = _loop_hub(pool, STREAMS, hub_prefix)
+    hub = _loop_hub(pool, STREAMS, hub_prefix, stream)
     return await hub.wait(client, _Wait((stream,), mark), seconds, operation)
 
 
@@ -590,7 +618,7 @@ def pop_wake(
     pool = _direct_pool(client)
     if pool is None:
         return blpop(client, keys, seconds, operation=operation)
-    hub = _thread_hub(pool, LISTS, hub_prefix)
+    hub = _thread_hub(pool, LISTS, hub_prefix, keys[0])
     return hub.wait(client, _Wait(tuple(keys)), seconds, operation)
 
 
@@ -601,5 +629,5 @@ async def apop_wake(
     pool = _direct_async_pool(client)
     if pool is None:
         return await ablpop(client, keys, seconds, operation=operation)
-    hub = _loop_hub(pool, LISTS, hub_prefix)
+    hub = _loop_hub(pool, LISTS, hub_prefix, keys[0])
     return await hub.wait(client, _Wait(tuple(keys)), seconds, operation)

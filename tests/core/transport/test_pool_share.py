@@ -155,9 +155,9 @@ def test_many_threads_on_a_small_sync_pool_all_get_the_lock(redis_url):
     assert pool._created_connections <= 10
 
 
-def test_forty_waiters_on_a_pool_of_ten_block_on_one_connection_and_a_release_runs(redis_url):
-    """A pool of 10 and 40 asyncio waiters: they block through the wake hub (one connection,
-    core/transport/hub.py), so the waits' share never fills, the holder's release runs at once and
+def test_forty_waiters_on_a_pool_of_ten_block_on_four_connections_and_a_release_runs(redis_url):
+    """A pool of 10 and 40 asyncio waiters: they block through the wake hub (at most four
+    connections, core/transport/hub.py), so the waits' share never fills, the holder's release runs at once and
     every waiter is served in turn."""
 
     async def scenario():
@@ -188,7 +188,7 @@ def test_forty_waiters_on_a_pool_of_ten_block_on_one_connection_and_a_release_ru
         return busy, release_took, results, left
 
     busy, release_took, results, left = asyncio.run(scenario())
-    assert busy[2] == 1, busy  # one blocking checkout: the hub's BLPOP
+    assert 1 <= busy[2] <= hub.LIST_READS, busy  # the wake hub's BLPOPs, not one per waiter
     assert release_took < 2.0
     assert results == [True] * 40
     assert left == (0, (0, 0, 0, 0))
@@ -218,7 +218,7 @@ def test_cancelled_waiters_leave_their_places_and_the_pool(redis_url):
         return busy, queued, left
 
     busy, queued, left = asyncio.run(scenario())
-    assert busy[2] == 1, busy  # the hub's read
+    assert 1 <= busy[2] <= hub.LIST_READS, busy  # the wake hub's reads
     assert queued == 0  # every cancelled waiter left its place
     assert left == (0, (0, 0, 0, 0))
 

@@ -1,9 +1,9 @@
-"""The wake hub: every blocked wait of a process blocks through one connection (issue 28).
+"""The wake hub: every blocked wait of a process blocks through a few connections (issue 28).
 
 Locks, semaphores and read-write locks wait by popping wake lists, events,
 signals, latches and barriers by reading their wake stream (holds/waits.py);
 through core/transport/hub.py all such waits of one pool in a process (one
-event loop) share one blocked ``BLPOP`` and one blocked ``XREAD``. The
+event loop) share at most four blocked ``BLPOP``s and one blocked ``XREAD``. The
 counts here are the server's own (``INFO clients``), never the hub's word
 for itself; each check has a negative control that must fail it (the hub
 bypassed, the poke left out). Each test has a server of its own: another
@@ -333,13 +333,13 @@ async def _lock_waiters(url: str, n: int, names: int, serve: bool) -> dict:
 
 def test_ten_thousand_coroutines_on_a_hundred_locks_block_through_one_connection(redis_url):
     seen = asyncio.run(_lock_waiters(redis_url, 10_000, 100, serve=False))
-    assert seen["blocked"] == 1, seen
+    assert 1 <= seen["blocked"] <= hub.LIST_READS, seen  # (the issue's bound: 4)
     assert seen["errors"] == [] and seen["queued"] == 0, seen  # every cancelled waiter left
 
 
 def test_a_thousand_lock_waiters_are_all_served_one_at_a_time_per_lock(redis_url):
     seen = asyncio.run(_lock_waiters(redis_url, 1000, 10, serve=True))
-    assert seen["blocked"] == 1, seen
+    assert 1 <= seen["blocked"] <= hub.LIST_READS, seen
     assert seen["errors"] == [] and seen["served"] == 1000 and seen["most"] == 1, seen
     assert seen["queued"] == 0
 
@@ -374,7 +374,9 @@ async def _lock_read_killed(url: str) -> tuple[int, list, int]:
         if entry.get("cmd") == "blpop":
             admin.client_kill_filter(_id=entry["id"])
             killed += 1
-    await _until(lambda: _server_blocked(port) == 1, 30, "the waits' read issued again")
+    await _until(
+        lambda: 1 <= _server_blocked(port) <= hub.LIST_READS, 30, "the waits' reads issued again"
+    )
     for h in holders:
         await h.arelease()
     results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
@@ -386,7 +388,7 @@ async def _lock_read_killed(url: str) -> tuple[int, list, int]:
 
 def test_the_lock_hubs_connection_killed_mid_wait_loses_no_waiter(redis_url):
     killed, results, queued = asyncio.run(_lock_read_killed(redis_url))
-    assert killed == 1
+    assert 1 <= killed <= hub.LIST_READS
     assert results == [True] * 100, [r for r in results if r is not True][:3]
     assert queued == 0
 
@@ -428,5 +430,5 @@ def test_threads_waiting_on_locks_block_through_one_connection(redis_url):
         t.join(60)
     admin.close()
     client.close()
-    assert blocked == 1
+    assert 1 <= blocked <= hub.LIST_READS
     assert results == [True] * 50 and most[0] == 1, (most, [r for r in results if r is not True])
