@@ -157,8 +157,8 @@ def test_many_threads_on_a_small_sync_pool_all_get_the_lock(redis_url):
 
 def test_forty_waiters_on_a_pool_of_ten_block_on_four_connections_and_a_release_runs(redis_url):
     """A pool of 10 and 40 asyncio waiters: they block through the wake hub (at most four
-    connections, core/transport/hub.py), so the waits' share never fills, the holder's release runs at once and
-    every waiter is served in turn."""
+    connections, core/transport/hub.py), so the waits' share never fills, the holder's release
+    runs at once and every waiter is served in turn."""
 
     async def scenario():
         client = redis.asyncio.Redis.from_url(redis_url, max_connections=10, socket_timeout=5)
