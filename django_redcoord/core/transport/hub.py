@@ -24,10 +24,14 @@ Through the hub, the waits of one pool in one process (one event loop for
   not seen it (a stream read consumes nothing).
 
 Each wait gets what its own command would have returned. A wait that the
-read in flight does not cover (a key or stream new to it, an older id)
-pokes the hub: one push onto the hub's own control key, which the read in
-flight also reads, so it returns at once and the next read covers the
-newcomer. Pokes are coalesced: at most one per read.
+read in flight does not cover (a key or stream new to it, an older id) and
+that no new read covered within ``POKE_AFTER`` (5 ms; in a busy process the
+read after the next wake-up covers it) pokes the hub: one push onto the
+hub's own control key, which the read in flight also reads, so it returns
+at once and the next read covers the newcomer. Nothing pushed meanwhile is
+lost: it waits in its list or stream. Pokes are coalesced: at most one per
+read. A list wait that leaves while the read in flight still names a list
+nobody else here waits on pokes at once (see ``_ListReads.leave``).
 
 Faults are the waits' own: when the hub's read fails (its connection killed,
 a failover, a paused server past the socket timeout), every wait registered

@@ -432,3 +432,37 @@ def test_threads_waiting_on_locks_block_through_one_connection(redis_url):
     client.close()
     assert 1 <= blocked <= hub.LIST_READS
     assert results == [True] * 50 and most[0] == 1, (most, [r for r in results if r is not True])
+
+
+async def _hub_task_cancelled(url: str) -> tuple[int, list]:
+    port = _port(url)
+    client = redis.asyncio.Redis(port=port)
+    holder = Lock("cancel-hub", client=client, ttl=60)
+    assert await holder.aacquire()
+
+    async def one() -> bool:
+        async with Lock("cancel-hub", client=client, ttl=60, wait=60):
+            await asyncio.sleep(0)
+        return True
+
+    tasks = [asyncio.create_task(one()) for _ in range(50)]
+    admin = redis.Redis(port=port)
+    await _until(lambda: admin.llen(holder.keys.queue) == 50, 30, "queued")
+    await asyncio.sleep(0.2)
+    per_loop = hub._loop_hubs[client.connection_pool][asyncio.get_running_loop()]
+    running = [h.task for h in per_loop.values() if h.task is not None]
+    for task in running:
+        task.cancel()  # as a loop shutting down would: every wait is issued again
+    await _until(lambda: 1 <= _server_blocked(port) <= hub.LIST_READS, 30, "issued again")
+    await holder.arelease()
+    # (a wait the cancelled read left hanging would sit out its block: 10 s on this client)
+    results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 5)
+    admin.close()
+    await client.aclose()
+    return len(running), results
+
+
+def test_the_hubs_task_cancelled_mid_wait_loses_no_waiter(redis_url):
+    cancelled, results = asyncio.run(_hub_task_cancelled(redis_url))
+    assert cancelled >= 1
+    assert results == [True] * 50, [r for r in results if r is not True][:3]
