@@ -436,7 +436,7 @@ def test_threads_waiting_on_locks_block_through_one_connection(redis_url):
 
 async def _hub_task_cancelled(url: str) -> tuple[int, list]:
     port = _port(url)
-    client = redis.asyncio.Redis(port=port)
+    client = redis.asyncio.Redis(port=port, socket_timeout=10)  # its waits block 9.5 s at a time
     holder = Lock("cancel-hub", client=client, ttl=60)
     assert await holder.aacquire()
 
@@ -455,8 +455,8 @@ async def _hub_task_cancelled(url: str) -> tuple[int, list]:
         task.cancel()  # as a loop shutting down would: every wait is issued again
     await _until(lambda: 1 <= _server_blocked(port) <= hub.LIST_READS, 30, "issued again")
     await holder.arelease()
-    # (a wait the cancelled read left hanging would sit out its block: 10 s on this client)
-    results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 5)
+    # (a wait the cancelled read left hanging would sit out its block: 9.5 s)
+    results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 4)
     admin.close()
     await client.aclose()
     return len(running), results
