@@ -67,9 +67,16 @@ def test_a_release_hands_the_permit_to_the_oldest_waiter_at_once(driver):
             return wait
 
         tasks = []
+        inspect = d.sync_client()
         for i in range(3):
             tasks.append(d.spawn(waiter(i)))
-            await asyncio.sleep(0.1)  # queued in this order
+            # queued in this order: each waiter's place is in Redis before the next starts (a
+            # sync waiter opens a client of its own first, which under load takes a while)
+            end = time.monotonic() + 10
+            while inspect.llen(holder.keys.queue) < i + 1:
+                assert time.monotonic() < end, f"waiter {i} never queued"
+                await asyncio.sleep(0.01)
+        inspect.close()
         released = time.monotonic()
         await d.call(holder, "release")
         await asyncio.gather(*tasks)
