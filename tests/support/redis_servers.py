@@ -66,11 +66,18 @@ def pid_alive(pid: int) -> bool:
     return rest.split()[0] != "Z" and comm.startswith("redis-server")
 
 
+class PortTaken(RuntimeError):
+    """Another server answered on the port a test server was started on."""
+
+
 class RedisServer:
     """One redis-server process on 127.0.0.1:<port>."""
 
     def __init__(self, port: int | None = None, *, extra: tuple[str, ...] = ()) -> None:
         self.port = port or free_port()
+        # a port we chose is chosen again if another server takes it before the first start (never
+        # at a restart: the test's clients know the port by then)
+        self.chosen = port is None
         self.extra = tuple(extra)  # more redis-server arguments, e.g. ("--loadmodule", path)
         self.dir = tempfile.mkdtemp(prefix="redcoord-test-redis-")
         self.proc: subprocess.Popen | None = None
@@ -85,6 +92,20 @@ class RedisServer:
         return self.proc.pid
 
     def start(self, timeout: float = 10.0) -> RedisServer:
+        """Start the server; a port we chose that another server took meanwhile (free_port()
+        let it go before ours could bind it) is chosen again, up to 5 times."""
+        for _ in range(4 if self.chosen else 0):
+            try:
+                started = self._start(timeout)
+            except PortTaken:
+                self.port = free_port()
+                continue
+            self.chosen = False
+            return started
+        self.chosen = False
+        return self._start(timeout)
+
+    def _start(self, timeout: float) -> RedisServer:
         args = [
             server_binary(),
             "--port",
@@ -114,7 +135,9 @@ class RedisServer:
                 try:
                     client.ping()
                     if self._answered_by_other(client):  # it holds the port: ours cannot bind
-                        raise RuntimeError(f"port {self.port} is taken by another server")
+                        self.proc.kill()
+                        self.proc.wait(5)
+                        raise PortTaken(f"port {self.port} is taken by another server")
                     return self
                 except redis.ConnectionError:
                     if self.proc.poll() is not None or time.monotonic() > deadline:
