@@ -535,7 +535,7 @@ class KeyBuilder:
 
     def wake_hub_prefix(self) -> str:
         """What a wake hub's control stream starts with (see :func:`wake_hub_key`)."""
-        return f"{self.prefix}:wakehub"
+        return f"{self.prefix}:hub"
 
     def topic(self, name: str) -> str:
         """stream: the messages of a durable topic (consumer groups are the subscribers)."""

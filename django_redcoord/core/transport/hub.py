@@ -175,9 +175,13 @@ class _Reads:
 
     def leave(self, wait: _Wait) -> bool:
         """``wait`` stops waiting (its time ran out, or it was cancelled): True if the read in
-        flight should end now (a poke is due)."""
+        flight should end now (a poke is due): nobody is left to read for (a read left blocked
+        would hold its connection for up to its whole block, and count as a blocked client)."""
         self.remove(wait)
-        return False
+        if self.reading is None or self.poked or self.waits:
+            return False
+        self.poked = True
+        return True
 
     def fail_all(self) -> list[_Wait]:
         self.reading = None
