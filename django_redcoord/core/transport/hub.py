@@ -124,7 +124,8 @@ def _copy(error: BaseException) -> BaseException:
 
 class _Wait:
     """One registered wait: the keys it blocks on (a stream: one, with the id it saw), and how it
-    is told (``done(reply)``, ``done(None, error)``)."""
+    is told (``done(reply)``, ``done(None, error)``; False: it had ended meanwhile, and the reply
+    is not its to take)."""
 
     __slots__ = ("keys", "mark", "done")
 
@@ -208,6 +209,11 @@ class _Reads:
     def poke_commands(self) -> tuple[tuple[Any, ...], ...]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def refused(self, reply: Any) -> tuple[tuple[Any, ...], ...]:
+        """What to send back for ``reply``, dispatched to a wait that had ended meanwhile (its
+        time ran out, or it was cancelled, between the read's reply and its dispatch)."""
+        return ()
+
 
 class _StreamReads(_Reads):
     """One XREAD of every stream waited on, from the oldest id one of its waits saw."""
@@ -281,7 +287,13 @@ class _ListReads(_Reads):
             self.remove(wait)
             return [(wait, reply)], None
         # every wait on it left since the read was sent: the element is not ours to keep
-        return [], (("LPUSH", key, reply[1]), ("PEXPIRE", key, PUSHED_BACK_KEEP_MS))
+        return [], self.refused(reply)
+
+    def refused(self, reply: Any) -> tuple[tuple[Any, ...], ...]:
+        # (a popped element is pushed back, so the waiter that is first in line now, here or in
+        # another process, gets it; an entry read from a stream was never taken from anyone)
+        key = as_text(reply[0])
+        return (("LPUSH", key, reply[1]), ("PEXPIRE", key, PUSHED_BACK_KEEP_MS))
 
     def leave(self, wait: _Wait) -> bool:
         # A read left blocked on a list nobody here waits on would take the next element pushed
@@ -324,9 +336,10 @@ class _ThreadHub(_Hub):
         event = threading.Event()
         box: list[Any] = []
 
-        def done(reply: Any = None, error: BaseException | None = None) -> None:
-            box.append((reply, error))
+        def done(reply: Any = None, error: BaseException | None = None) -> bool:
+            box.append((reply, error))  # (a wait that timed out meanwhile finds it: see below)
             event.set()
+            return True
 
         wait.done = done
         started = time.monotonic()
@@ -384,14 +397,16 @@ class _ThreadHub(_Hub):
                 reply = _blocking_call(client, args, block, (), operation)
             except BaseException as exc:
                 with self.lock:
-                    everyone = self.reads.fail_all()
-                for wait in everyone:
-                    wait.done(None, _copy(exc))
+                    for wait in self.reads.fail_all():
+                        wait.done(None, _copy(exc))
                 continue
+            # Told under the lock: a wait whose time runs out meanwhile leaves under it too, so it
+            # either finds its reply (see wait()) or has left before the dispatch (the element is
+            # then pushed back); told after, it could leave between the two and drop its reply.
             with self.lock:
                 woken, back = self.reads.dispatch(reply)
-            for wait, reply in woken:
-                wait.done(reply)
+                for wait, reply in woken:
+                    wait.done(reply)
             if back:
                 try:
                     commands(client, back, operation=operation)
@@ -415,13 +430,14 @@ class _LoopHub(_Hub):
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
 
-        def done(reply: Any = None, error: BaseException | None = None) -> None:
-            if future.done():
-                return
+        def done(reply: Any = None, error: BaseException | None = None) -> bool:
+            if future.done():  # its time ran out or it was cancelled: not resumed yet
+                return False
             if error is not None:
                 future.set_exception(error)
             else:
                 future.set_result(reply)
+            return True
 
         wait.done = done
         uncovered = self.reads.add(wait)
@@ -489,7 +505,8 @@ class _LoopHub(_Hub):
                     continue
                 woken, back = self.reads.dispatch(reply)
                 for wait, mine in woken:
-                    wait.done(mine)
+                    if not wait.done(mine):
+                        back = (*(back or ()), *self.reads.refused(mine))
                 if woken:
                     await asyncio.sleep(0)  # the woken first: packing the next read takes a while
                 if back:

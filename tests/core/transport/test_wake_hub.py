@@ -487,3 +487,120 @@ def test_the_hubs_task_cancelled_mid_wait_loses_no_waiter(redis_url):
     cancelled, results = asyncio.run(_hub_task_cancelled(redis_url))
     assert cancelled >= 1
     assert results == [True] * 50, [r for r in results if r is not True][:3]
+
+
+# -- a wait ending as its element arrives ---------------------------------------------------------
+#
+# A wait whose time runs out (or that is cancelled) just as the hub's read pops an element for it
+# must not drop it: either the wait returns it, or it goes back onto its list for the next one.
+# Waits with 1-10 ms timeouts pop from one list while elements are pushed onto it; at the end
+# every element pushed was either returned by a wait or is still in the list.
+
+PUSHED = 2000
+
+
+def _push_all(port: int, key: str) -> None:
+    producer = redis.Redis(port=port)
+    for i in range(PUSHED):
+        producer.rpush(key, i)
+        if i % 20 == 0:
+            time.sleep(0.002)
+    producer.close()
+
+
+def _left_in(port: int, key: str) -> list[bytes]:
+    admin = redis.Redis(port=port)
+    try:
+        return admin.lrange(key, 0, -1)
+    finally:
+        admin.close()
+
+
+def _threads_popping(url: str) -> tuple[list, list]:
+    port, key = _port(url), "race:list"
+    client = redis.Redis(port=port)
+    got: list = []
+    stop = threading.Event()
+
+    def pop(seed: int) -> None:
+        rng = random.Random(seed)
+        while not stop.is_set():
+            reply = hub.pop_wake(
+                client, [key], rng.uniform(0.001, 0.01), hub_prefix="race:hub", operation="race"
+            )
+            if reply is not None:
+                got.append(reply[1])
+
+    threads = [threading.Thread(target=pop, args=(i,), daemon=True) for i in range(8)]
+    for t in threads:
+        t.start()
+    _push_all(port, key)
+    end = time.monotonic() + 20
+    while len(got) + len(_left_in(port, key)) < PUSHED and time.monotonic() < end:
+        time.sleep(0.05)
+    stop.set()
+    for t in threads:
+        t.join(10)
+    client.close()
+    return got, _left_in(port, key)
+
+
+async def _tasks_popping(url: str) -> tuple[list, list]:
+    port, key = _port(url), "race:list"
+    client = redis.asyncio.Redis(port=port)
+    got: list = []
+    stopped = False
+
+    async def pop(seed: int) -> None:
+        rng = random.Random(seed)
+        while not stopped:
+            try:
+                reply = await asyncio.wait_for(
+                    hub.apop_wake(
+                        client,
+                        [key],
+                        rng.uniform(0.001, 0.01),
+                        hub_prefix="race:hub",
+                        operation="race",
+                    ),
+                    rng.uniform(0.001, 0.01),  # (sometimes cancelled rather than timed out)
+                )
+            except asyncio.TimeoutError:
+                continue
+            if reply is not None:
+                got.append(reply[1])
+
+    tasks = [asyncio.create_task(pop(i)) for i in range(50)]
+    await asyncio.to_thread(_push_all, port, key)
+    end = time.monotonic() + 20
+    while len(got) + len(_left_in(port, key)) < PUSHED and time.monotonic() < end:
+        await asyncio.sleep(0.05)
+    stopped = True
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.sleep(0.2)  # (a push-back in flight lands)
+    await client.aclose()
+    return got, _left_in(port, key)
+
+
+def _accounted(got: list, left: list) -> None:
+    assert len(got) == len(set(got)), "an element was handed to two waits"
+    lost = PUSHED - len(got) - len(left)
+    assert lost == 0, f"{lost} of {PUSHED} elements lost ({len(got)} popped, {len(left)} left)"
+
+
+def test_thread_waits_ending_as_their_element_arrives_lose_none(redis_url):
+    _accounted(*_threads_popping(redis_url))
+
+
+@ASYNC_RUN
+def test_coroutine_waits_ending_as_their_element_arrives_lose_none(redis_url):
+    _accounted(*asyncio.run(_tasks_popping(redis_url)))
+
+
+@ASYNC_RUN
+def test_negative_control_dropping_what_an_ended_wait_refused_loses_elements(
+    redis_url, monkeypatch
+):
+    monkeypatch.setattr(hub._ListReads, "refused", lambda self, reply: ())
+    got, left = asyncio.run(_tasks_popping(redis_url))
+    assert PUSHED - len(got) - len(left) > 0, "nothing lost: the check cannot see a dropped one"

@@ -74,6 +74,6 @@ end
 
 local function next_arrival_expiry(parties, now_ms)
   local first = redis.call('ZRANGE', parties, 0, 0, 'WITHSCORES')
-  if first[2] then return math.max(0, tonumber(first[2]) - now_ms) end
+  if first[2] then return math.max(1, tonumber(first[2]) - now_ms) end
   return 0
 end

@@ -81,9 +81,10 @@ local function prune_parties(state, parties, waiters, wake, now_ms)
   end
 end
 
--- Ms until the earliest party lease runs out (when a waiter must re-check), or 0.
+-- Ms until the earliest party lease runs out (when a waiter must re-check), or
+-- 0 when there is none (at least 1 while one is live: 0 means a whole chunk).
 local function next_party_expiry(parties, now_ms)
   local first = redis.call('ZRANGE', parties, 0, 0, 'WITHSCORES')
-  if first[2] then return math.max(0, tonumber(first[2]) - now_ms) end
+  if first[2] then return math.max(1, tonumber(first[2]) - now_ms) end
   return 0
 end

@@ -84,8 +84,10 @@ if not rec[1] then
 end
 
 -- Held by someone else.
+-- (0 tells the caller nobody's lease bounds its wait: a lease with under a
+-- millisecond left, which PTTL rounds to 0, is 1)
 local pttl = redis.call('PTTL', lock)
-if pttl < 0 then pttl = 0 end
+if pttl < 0 then pttl = 0 elseif pttl == 0 then pttl = 1 end
 if mode == 'cancel' then
   leave_lock_queue(queue, token, wake)
 elseif mode ~= 'try' then

@@ -115,11 +115,12 @@ local function admit(state, readers, queue, index, name, meta, clock, caller, fi
 end
 
 -- Ms until a re-check may find the lock free: the writer's lease, else the
--- earliest reader's; 0 when nobody holds.
+-- earliest reader's; 0 when nobody holds (at least 1 while a lease is live: a
+-- waiter told 0 blocks a whole wait chunk).
 local function next_expiry(readers, meta, now_ms)
-  if meta.writer then return math.max(0, tonumber(meta.writer[3]) - now_ms) end
+  if meta.writer then return math.max(1, tonumber(meta.writer[3]) - now_ms) end
   local first = redis.call('ZRANGE', readers, 0, 0, 'WITHSCORES')
-  if first[2] then return math.max(0, tonumber(first[2]) - now_ms) end
+  if first[2] then return math.max(1, tonumber(first[2]) - now_ms) end
   return 0
 end
 

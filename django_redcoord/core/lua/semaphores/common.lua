@@ -105,10 +105,12 @@ local function fill(state, holders, queue, index, name, meta, limit, clock, call
   return handed, mine, held
 end
 
--- Ms until the earliest lease runs out (when a re-check may find a permit), or 0.
+-- Ms until the earliest lease runs out (when a re-check may find a permit), or
+-- 0 when nobody holds one: at least 1 while a lease is live (a waiter told 0
+-- blocks a whole wait chunk, as if no lease could end its wait).
 local function next_expiry(holders, now_ms)
   local first = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
-  if first[2] then return math.max(0, tonumber(first[2]) - now_ms) end
+  if first[2] then return math.max(1, tonumber(first[2]) - now_ms) end
   return 0
 end
 
