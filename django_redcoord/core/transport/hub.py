@@ -36,10 +36,12 @@ nobody else here waits on pokes at once (see ``_ListReads.leave``).
 Faults are the waits' own: when the hub's read fails (its connection killed,
 a failover, a paused server past the socket timeout), every wait registered
 gets the error, as its own blocked command would have, and is issued again
-(the state lives in Redis). A wait that times out, is cancelled or
-interrupted leaves the hub. A forked child gets hubs of its own. A hub's read
-takes the pool's share for one wait; with nobody left to read for, it ends
-and gives its connection back.
+(the state lives in Redis). A read refused with WRONGTYPE (another program
+wrote a string where a wake list or stream belongs) fails only the waits on
+the wrong-typed keys, found by one ``TYPE`` each; the others read again. A
+wait that times out, is cancelled or interrupted leaves the hub. A forked
+child gets hubs of its own. A hub's read takes the pool's share for one wait;
+with nobody left to read for, it ends and gives its connection back.
 
 On Redis Cluster (keys of different slots cannot be read in one call) and
 through a client without its own pool, each wait blocks on its own, as
@@ -114,6 +116,12 @@ def _streams(reply: Any) -> list[tuple[str, list[Any]]]:
     return [(as_text(stream), list(entries or [])) for stream, entries in pairs]
 
 
+def _wrong_type(error: BaseException) -> bool:
+    """A read refused because a key it names holds another type (another program wrote it):
+    only the waits on that key fail (``_Reads.fail_wrong_typed``), not every wait of the read."""
+    return "WRONGTYPE" in str(error)
+
+
 def _copy(error: BaseException) -> BaseException:
     """One error per wait (each raises it in its own task, with its own traceback)."""
     try:
@@ -137,7 +145,7 @@ class _Wait:
 class _Reads:
     """The waits a hub reads for, by key (in order of registration), and its read."""
 
-    kind = ""
+    kind = key_type = ""
 
     def __init__(self, hub_prefix: str) -> None:
         self.waits: dict[str, list[_Wait]] = {}
@@ -184,6 +192,22 @@ class _Reads:
         self.poked = True
         return True
 
+    def read_keys(self) -> list[str]:
+        """The keys the read in flight names (but the control key)."""
+        return list(self.reading or ())
+
+    def fail_wrong_typed(self, keys: list[str], types: list[Any]) -> list[_Wait]:
+        """After a WRONGTYPE reply to the read of ``keys``: the waits on a key whose type
+        (``types``, one ``TYPE`` reply per key) is not this read's leave, to get the error as
+        their own command would have; the others stay for the next read. The read is over."""
+        self.reading = None
+        fine = ("none", self.key_type)
+        wrong = {k for k, t in zip(keys, types, strict=True) if as_text(t) not in fine}
+        failed = {id(w): w for k in wrong for w in self.waits.get(k, ())}
+        for wait in failed.values():
+            self.remove(wait)
+        return list(failed.values())
+
     def fail_all(self) -> list[_Wait]:
         self.reading = None
         everyone = list({id(w): w for line in self.waits.values() for w in line}.values())
@@ -218,7 +242,7 @@ class _Reads:
 class _StreamReads(_Reads):
     """One XREAD of every stream waited on, from the oldest id one of its waits saw."""
 
-    kind = STREAMS
+    kind, key_type = STREAMS, "stream"
 
     def __init__(self, hub_prefix: str) -> None:
         super().__init__(hub_prefix)
@@ -264,7 +288,7 @@ class _StreamReads(_Reads):
 class _ListReads(_Reads):
     """One BLPOP of every list waited on (oldest registration first), then the control list."""
 
-    kind = LISTS
+    kind, key_type = LISTS, "list"
 
     def covers(self, wait: _Wait) -> bool:
         return all(key in self.reading for key in wait.keys)
@@ -383,6 +407,21 @@ class _ThreadHub(_Hub):
                 self.reads.poked = False  # (the next wait not covered pokes again)
             raise
 
+    def _fail_wrong_typed(self, client: Any, error: BaseException, operation: str) -> bool:
+        """Fail only the waits on the wrong-typed keys; False if none was found (their types
+        could not be read, or only the control key is wrong): then every wait gets the error."""
+        with self.lock:
+            keys = self.reads.read_keys()
+        try:
+            types = commands(client, tuple(("TYPE", k) for k in keys), operation=operation)
+        except Exception:
+            return False
+        with self.lock:
+            failed = self.reads.fail_wrong_typed(keys, types)
+            for wait in failed:
+                wait.done(None, _copy(error))
+        return bool(failed)  # (none: the control key itself, or a race; every wait gets it)
+
     def _run(self, client: Any) -> None:
         operation = _OPERATION[self.kind]
         while True:
@@ -396,6 +435,8 @@ class _ThreadHub(_Hub):
             try:
                 reply = _blocking_call(client, args, block, (), operation)
             except BaseException as exc:
+                if _wrong_type(exc) and self._fail_wrong_typed(client, exc, operation):
+                    continue
                 with self.lock:
                     for wait in self.reads.fail_all():
                         wait.done(None, _copy(exc))
@@ -486,6 +527,19 @@ class _LoopHub(_Hub):
         except Exception as exc:  # the read ends by itself within its block
             log.debug("the wake hub could not be poked: %s", exc)
 
+    async def _fail_wrong_typed(self, client: Any, error: BaseException, operation: str) -> bool:
+        """Fail only the waits on the wrong-typed keys; False if none was found (their types
+        could not be read, or only the control key is wrong): then every wait gets the error."""
+        keys = self.reads.read_keys()
+        try:
+            types = await acommands(client, tuple(("TYPE", k) for k in keys), operation=operation)
+        except Exception:
+            return False
+        failed = self.reads.fail_wrong_typed(keys, types)
+        for wait in failed:
+            wait.done(None, _copy(error))
+        return bool(failed)  # (none: the control key itself, or a race; every wait gets it)
+
     async def _run(self, client: Any) -> None:
         operation = _OPERATION[self.kind]
         try:
@@ -500,6 +554,8 @@ class _LoopHub(_Hub):
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
+                    if _wrong_type(exc) and await self._fail_wrong_typed(client, exc, operation):
+                        continue
                     for wait in self.reads.fail_all():
                         wait.done(None, _copy(exc))
                     continue

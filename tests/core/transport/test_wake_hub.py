@@ -604,3 +604,87 @@ def test_negative_control_dropping_what_an_ended_wait_refused_loses_elements(
     monkeypatch.setattr(hub._ListReads, "refused", lambda self, reply: ())
     got, left = asyncio.run(_tasks_popping(redis_url))
     assert PUSHED - len(got) - len(left) > 0, "nothing lost: the check cannot see a dropped one"
+
+
+# -- a wake key of the wrong type -----------------------------------------------------------------
+#
+# Another program wrote a string where a wake list belongs: the read naming it is refused
+# (WRONGTYPE). Only the wait on that key gets the error, as its own BLPOP would have; the waits
+# read with it are served.
+
+
+def _same_read_keys(n: int) -> list[str]:
+    keys = [f"wt:{i}" for i in range(200)]
+    part = hub._part(hub.LISTS, keys[0])
+    return [k for k in keys if hub._part(hub.LISTS, k) == part][:n]
+
+
+def _wrong_typed_thread_waits(url: str) -> list:
+    port = _port(url)
+    client = redis.Redis(port=port)
+    keys = _same_read_keys(5)
+    client.set(keys[2], "not a list")
+    results: list = [None] * 5
+
+    def wait(i: int) -> None:
+        try:
+            reply = hub.pop_wake(client, [keys[i]], 10, hub_prefix="wt:hub", operation="wt")
+            results[i] = reply and reply[1]
+        except Exception as exc:  # the test looks at it
+            results[i] = exc
+
+    threads = [threading.Thread(target=wait, args=(i,), daemon=True) for i in range(5)]
+    for t in threads:
+        t.start()
+    threads[2].join(10)
+    time.sleep(0.2)
+    for i in (0, 1, 3, 4):
+        client.rpush(keys[i], f"v{i}")
+    for t in threads:
+        t.join(15)
+    client.close()
+    return results
+
+
+async def _wrong_typed_task_waits(url: str) -> list:
+    port = _port(url)
+    client = redis.asyncio.Redis(port=port)
+    keys = _same_read_keys(5)
+    await client.set(keys[2], "not a list")
+
+    async def wait(i: int):
+        reply = await hub.apop_wake(client, [keys[i]], 10, hub_prefix="wt:hub", operation="wt")
+        return reply and reply[1]
+
+    tasks = [asyncio.create_task(wait(i)) for i in range(5)]
+    await asyncio.wait([tasks[2]], timeout=10)
+    await asyncio.sleep(0.2)
+    for i in (0, 1, 3, 4):
+        await client.rpush(keys[i], f"v{i}")
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    await client.aclose()
+    return list(results)
+
+
+def _only_the_wrong_typed_wait_failed(results: list) -> None:
+    assert isinstance(results[2], redis.ResponseError) and "WRONGTYPE" in str(results[2]), results
+    assert [results[i] for i in (0, 1, 3, 4)] == [b"v0", b"v1", b"v3", b"v4"], results
+
+
+def test_a_wrong_typed_wake_key_fails_only_its_own_thread_wait(redis_url):
+    _only_the_wrong_typed_wait_failed(_wrong_typed_thread_waits(redis_url))
+
+
+@ASYNC_RUN
+def test_a_wrong_typed_wake_key_fails_only_its_own_coroutine_wait(redis_url):
+    _only_the_wrong_typed_wait_failed(asyncio.run(_wrong_typed_task_waits(redis_url)))
+
+
+@ASYNC_RUN
+def test_negative_control_a_wrong_typed_key_failing_the_whole_read_is_caught(
+    redis_url, monkeypatch
+):
+    monkeypatch.setattr(hub, "_wrong_type", lambda error: False)
+    results = asyncio.run(_wrong_typed_task_waits(redis_url))
+    with pytest.raises(AssertionError):
+        _only_the_wrong_typed_wait_failed(results)
