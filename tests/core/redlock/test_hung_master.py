@@ -72,7 +72,13 @@ def test_a_majority_hung_is_quorum_not_reached_within_the_timeout_not_busy(three
 
 
 def test_forty_threads_with_a_hung_master(three):
-    """40 threads acquire and release their own quorum locks while one master is SIGSTOPped."""
+    """40 threads acquire and release their own quorum locks while one master is SIGSTOPped.
+
+    The locks' TTL is 5 s, so the masters get 1 s to answer (a fifth of it, at most 1 s): in CI,
+    beside the model checker and a compiler on 2 cores, 0.4 s (a 2 s TTL) was missed by a live
+    master in up to 36 of 121 attempts, which read as quorum lost. The defect this guards against
+    (every attempt waiting for the hung master's 3 s socket timeout) still shows: a median of
+    about 3 s against a bound of 1.5 s."""
     servers, clients = three
     servers[2].pause()
     durations: list[float] = []
@@ -89,7 +95,7 @@ def test_forty_threads_with_a_hung_master(three):
             # then
             # honestly read as busy. A busy fresh name is a finding.
             attempt += 1
-            lock = make(clients, name=f"job-{n}-{attempt}")
+            lock = make(clients, name=f"job-{n}-{attempt}", ttl=5)
             began = time.monotonic()
             try:
                 if not lock.acquire():
@@ -109,11 +115,11 @@ def test_forty_threads_with_a_hung_master(three):
         t.start()
     for t in threads:
         t.join(60)
-    # On a machine loaded by other work a live master can also miss the per-master timeout (0.4 s)
-    # now and then (QuorumNotReached: the honest answer): on a quiet machine none did in ~1,900
-    # acquire+release (median 39 ms); in CI, beside the model checker and a compiler on 2 cores,
-    # 23 of 438 (median 0.42 s). Anything but QuorumNotReached, or one in five, is a finding; so is
-    # a median near the 3 s socket timeout (the defect: every attempt waited for the hung master).
+    # On a machine loaded by other work a live master can also miss the per-master timeout (1 s)
+    # now and then (QuorumNotReached: the honest answer); none did in ~1,300 acquire+release on a
+    # quiet machine (median 63 ms). Anything but QuorumNotReached, or one in five, is a finding;
+    # so is a median near the 3 s socket timeout (the defect: every attempt waited for the hung
+    # master).
     assert all(isinstance(f, QuorumNotReached) for f in failures), [
         f for f in failures if not isinstance(f, QuorumNotReached)
     ][:3]
@@ -128,7 +134,7 @@ def test_forty_threads_with_a_hung_master(three):
         f"\n40 threads, one master SIGSTOPped: {len(durations)} acquire+release, median "
         f"{median * 1000:.1f} ms, p90 {statistics.quantiles(durations, n=10)[-1] * 1000:.1f} ms"
     )
-    assert median < 1.0, f"median acquire+release took {median:.2f} s with one master hung"
+    assert median < 1.5, f"median acquire+release took {median:.2f} s with one master hung"
 
 
 def test_asyncio_one_hung_master_does_not_hold_up_a_grant(three):
