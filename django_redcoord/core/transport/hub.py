@@ -608,10 +608,16 @@ def _port(pool: Any) -> Any:
 
 def _part(kind: str, key: str) -> str:
     """Which read of ``kind`` serves a wait whose first key is ``key``: lists are split over
-    LIST_READS reads (by the key's CRC32: the waits on one key share one read)."""
+    LIST_READS reads by the CRC32 of the key's hash tag (``{name}``; the whole key without one),
+    so every wait on one primitive shares one read. Its waits' first keys change at each
+    hand-off (a waiter blocks on the wake list of whoever is just ahead): split by the whole
+    key, one lock's line was spread over every read, each read had fewer wake-ups than new
+    waits to cover, and nearly every acquisition cost a poke."""
     if kind != LISTS:
         return kind
-    return f"{kind}:{binascii.crc32(key.encode()) % LIST_READS}"
+    end = key.find("}")
+    tag = key[: end + 1] if end > key.find("{") >= 0 else key
+    return f"{kind}:{binascii.crc32(tag.encode()) % LIST_READS}"
 
 
 def _thread_hub(pool: Any, kind: str, hub_prefix: str, key: str) -> _ThreadHub:
