@@ -319,6 +319,15 @@ class ClusterTopology:
         raise AssertionError("unreachable")
 
     def start(self, timeout: float = 30.0) -> ClusterTopology:
+        """Start the nodes and join them; on any failure, the nodes started so far are stopped
+        (a test's fixture never gets the topology to clean up)."""
+        try:
+            return self._start(timeout)
+        except BaseException:
+            self.cleanup()
+            raise
+
+    def _start(self, timeout: float) -> ClusterTopology:
         for _ in range(self.count):
             self.nodes.append(self._node())
         create = subprocess.run(
