@@ -1,4 +1,4 @@
-//! models: locks/acquire.lua sha256=d97197963e2724bf
+//! models: locks/acquire.lua sha256=a4e0b0adb4f57fac
 //! models: locks/release.lua sha256=6e0e3ce598071be5
 //! models: locks/extend.lua sha256=0f203c7aac56fc0f
 //! models: locks/common.lua sha256=e92c977ac49b0a8d
@@ -49,6 +49,9 @@
 //                           waiter: time does not pass while its next look is overdue (its BLPOP
 //                           ends within min(chunk, pttl + 2 ms), steps.py: a look at least once a
 //                           tick); client 1 may pause anywhere for any time (SIGSTOP, GC).
+//                           (The bound holds because the acquire script never reports a live
+//                           grant as 0 ms left: PTTL's 0 for a grant in its last millisecond
+//                           is reported as 1.)
 //   Server                  one restart: keep the data (fsync always) or lose it all (no
 //                           persistence); the server answers again from the next tick (a restart
 //                           takes longer than a microsecond).

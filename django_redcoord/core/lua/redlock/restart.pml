@@ -1,5 +1,5 @@
 //! models: redlock/guard.lua sha256=f23554eab185a4f2
-//! models: locks/acquire.lua sha256=d97197963e2724bf
+//! models: locks/acquire.lua sha256=a4e0b0adb4f57fac
 //! models: locks/release.lua sha256=6e0e3ce598071be5
 //! check: safety
 //! check: ltl ends

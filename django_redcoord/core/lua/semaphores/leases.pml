@@ -3,7 +3,7 @@
 //! models: semaphores/extend.lua sha256=92b30615296953dd
 //! models: semaphores/resize.lua sha256=ad642bbc83541fad
 //! models: semaphores/revoke.lua sha256=285bf4091b238dc9
-//! models: semaphores/common.lua sha256=b6a0ef4ace56f33c
+//! models: semaphores/common.lua sha256=55fe4cacf9148c97
 //! models: common/waiters.lua sha256=0501d4c2b1ee021e
 //! check: safety
 //! check: ltl waiter_holds
@@ -74,6 +74,9 @@
 //       others do (hold, extend, release, crash, give up, pause anywhere for any time), whatever
 //       the operator does (revoke a lease, resize down to 1 or up to 3) and whatever is left on the
 //       `first` list (stale hand-offs, another's hand-off popped by the wrong waiter).
+//       (That bound holds because a look never reports a live lease as 0 ms left, which the waiter
+//       reads as no bound at all and blocks a whole chunk: a lease in its last millisecond is
+//       reported as 1 ms, see next_expiry and the PTTL of the acquire script.)
 //
 // Mutants (each must be rejected by the safety check):
 //   PRUNE_EARLY             prune/live_holders treat a lease in its last tick as gone (an expiry
