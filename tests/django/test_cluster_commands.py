@@ -24,9 +24,10 @@ from django_redcoord.core.keys import KeyBuilder, key_slot
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _command(cluster_topology, prefix: str, *args: str) -> subprocess.Popen:
+def _command(cluster_topology, prefix: str, *args: str, **extra_env: str) -> subprocess.Popen:
     env = {
         **os.environ,
+        **extra_env,
         "DJANGO_SETTINGS_MODULE": "tests.support.cluster_settings",
         "DEMO_DB_PATH": ":memory:",
         "REDCOORD_CLUSTER_NODES": ",".join(cluster_topology.urls[:2]),
@@ -113,9 +114,20 @@ def test_run_worker_on_three_queues_idles_on_the_cluster_and_runs_what_is_pushed
 
 
 def test_run_leader_idles_on_the_cluster_keeping_its_term(on_cluster, cluster_topology):
-    leader = _command(cluster_topology, on_cluster, "run_leader")
+    # Lease 3 s, renew deadline 2 s, renewed every 0.25 s: about 20 renewals in the 6 s. With the
+    # settings' 1 s deadline, a CI machine loaded by four test workers, the model checker and a
+    # compiler once stalled the renewals past it, an honest step-down the test read as the defect
+    # it guards against (renewals failing on an idle Cluster), which would still step down here
+    # within the 6 s.
+    leader = _command(
+        cluster_topology,
+        on_cluster,
+        "run_leader",
+        LEADER_TEST_LEASE="3",
+        LEADER_TEST_RENEW_DEADLINE="2",
+    )
     try:
-        time.sleep(6.0)  # lease 1.5 s, renewed every 0.25 s: about 20 renewals
+        time.sleep(6.0)
         assert leader.poll() is None, (
             f"run_leader exited {leader.returncode}: {_stop(leader)[1][-3000:]}"
         )
