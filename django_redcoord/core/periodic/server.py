@@ -8,7 +8,8 @@ a program without Django can do the same::
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     server.run()
 
-:meth:`PeriodicServer.stop` is safe from a signal handler: the first call ends
+:meth:`PeriodicServer.stop` is safe from a signal handler (it takes no lock
+while the loop runs: see :mod:`django_redcoord.core.stopping`): the first call ends
 the loop (running jobs are given ``shutdown_timeout`` to finish while the
 lease is still renewed, then the leader resigns so a standby takes over at
 once); a second call stops waiting for them.
@@ -25,6 +26,7 @@ from typing import Any
 from ..exceptions import CoordinationUnavailable, RedcoordError
 from ..leader.election import LeaderElection
 from ..runtime import runtime
+from ..stopping import StopRelay
 from ..values import DEFAULT, check_seconds
 from .jobs import Job
 from .scheduler import Scheduler
@@ -69,10 +71,14 @@ class PeriodicServer:
         )
         self.scheduler = Scheduler(election, self.jobs, wakeup=self.wakeup)
         self._stopping, self._force = threading.Event(), threading.Event()
+        self._stop_relay = StopRelay(self._stop_now, "redcoord-leader-stop")
 
     def stop(self) -> None:
-        """End the loop; called again, stop waiting for running jobs (safe from a signal
-        handler)."""
+        """End the loop; called again, stop waiting for running jobs. Safe from a signal
+        handler: while the loop runs it takes no lock (see core/stopping.py)."""
+        self._stop_relay.request()
+
+    def _stop_now(self) -> None:
         if self._stopping.is_set():
             self._force.set()
         self._stopping.set()
@@ -91,6 +97,7 @@ class PeriodicServer:
             election.retry_period,
             len(self.jobs),
         )
+        self._stop_relay.start()
         try:
             election.start()
             while not self._stopping.is_set():
@@ -107,7 +114,10 @@ class PeriodicServer:
                 wait = scheduler.tick(time.time())
                 self.wakeup.wait(min(wait, MAX_SLEEP))
         finally:
-            self._wind_down()
+            try:
+                self._wind_down()
+            finally:
+                self._stop_relay.end()
         log.info("run_leader: %s stopped", election.identity)
 
     def _wind_down(self) -> None:

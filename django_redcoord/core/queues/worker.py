@@ -55,6 +55,7 @@ from typing import Any
 from ..exceptions import CoordinationUnavailable, RedcoordError
 from ..keys import key_slot, validate_name
 from ..observe import observe, observers
+from ..stopping import StopRelay
 from ..transport.commands import MIN_BLOCK, blpop, execute_pipeline
 from ..transport.scripts import Script
 from ..values import check_count, check_seconds
@@ -314,6 +315,8 @@ class Worker:
         self.stats = Stats()
         self.current: dict[int, str] = {}  # thread index -> message id (for the admin)
         self._stopping = threading.Event()
+        self._stop_asked = False  # (stop() was called: the relay sets _stopping a moment later)
+        self._stop_relay = StopRelay(self._stopping.set, "redcoord-worker-stop")
         self._threads: list[threading.Thread] = []
         self._finished: set[str] = set()  # threads that ended by design (stop, burst)
         self._crash: tuple[str, BaseException] | None = None
@@ -331,12 +334,14 @@ class Worker:
     # -- lifecycle ------------------------------------------------------------
 
     def stop(self) -> None:
-        """Ask every thread to finish its job in hand and stop (safe from a signal handler)."""
-        self._stopping.set()
+        """Ask every thread to finish its job in hand and stop. Safe from a signal handler:
+        while the worker runs it takes no lock (see core/stopping.py)."""
+        self._stop_asked = True
+        self._stop_relay.request()
 
     @property
     def stopping(self) -> bool:
-        return self._stopping.is_set()
+        return self._stop_asked or self._stopping.is_set()
 
     def run(self) -> Stats:
         """Run until stopped or (burst) drained; return the counts.
@@ -352,6 +357,7 @@ class Worker:
             self.prefetch,
         )
         self._timeout_of = self._resolve_job_timeout()
+        self._stop_relay.start()
         attach = getattr(self.handler, "attach", None)
         if attach is not None:  # e.g. the Tasks runner, which cuts a cancelled job short
             attach(self)
@@ -402,6 +408,7 @@ class Worker:
             close = getattr(self.write_behind, "close", None)
             if close is not None:
                 close()
+            self._stop_relay.end()
         if self._crash is not None:
             name, error = self._crash
             if isinstance(error, JobTimedOut):
