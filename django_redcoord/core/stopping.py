@@ -43,9 +43,11 @@ class StopRelay:
         ).start()
 
     def request(self) -> None:
-        """Have ``action`` called: safe from a signal handler while the relay runs."""
+        """Have ``action`` called: safe from a signal handler while the relay runs. Handlers
+        run in the main thread only: from any other thread (a job asking its worker to stop)
+        ``action`` is called at once, as the caller expects."""
         w = self._w
-        if w is not None:
+        if w is not None and threading.current_thread() is threading.main_thread():
             try:
                 os.write(w, b"s")
                 return
