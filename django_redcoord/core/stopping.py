@@ -24,8 +24,9 @@ _QUIT = ord("q")
 
 
 class StopRelay:
-    """Calls ``action`` on a thread of its own for each :meth:`request` made between
-    :meth:`start` and :meth:`end`; outside them, ``request`` calls it directly."""
+    """Calls ``action`` on a thread of its own for each :meth:`request` the main thread makes
+    between :meth:`start` and :meth:`end`; a request from another thread, or outside them,
+    calls it directly."""
 
     def __init__(self, action: Callable[[], None], name: str) -> None:
         self._action, self._name = action, name

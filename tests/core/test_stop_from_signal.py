@@ -99,3 +99,26 @@ def test_a_worker_stops_on_a_sigterm_that_lands_inside_its_wait(redis_client):
     thread.start()
     time.sleep(0.3)
     _stop_by_sigterm_while_holding(worker._stopping, worker.stop, thread)
+
+
+def test_a_worker_that_fails_to_start_ends_its_relay_and_threads(redis_client):
+    class Refuses:
+        def __call__(self, message):
+            pass
+
+        def attach(self, worker):
+            raise RuntimeError("no")
+
+    before = {t.ident for t in threading.enumerate()}
+    worker = Worker([Queue("sig", client=redis_client, prefix="sig")], Refuses(), heartbeat=0.2)
+    with pytest.raises(RuntimeError, match="no"):
+        worker.run()
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        left = [t.name for t in threading.enumerate() if t.ident not in before]
+        if not left:
+            break
+        time.sleep(0.02)
+    assert left == []  # the relay and every thread it started have ended
+    worker.stop()  # (after run: called directly, not through a relay that is gone)
+    assert worker.stopping

@@ -357,22 +357,24 @@ class Worker:
             self.prefetch,
         )
         self._timeout_of = self._resolve_job_timeout()
+        beater: threading.Thread | None = None
+        wakers: list[threading.Thread] = []
+        self._threads = []
         self._stop_relay.start()
-        attach = getattr(self.handler, "attach", None)
-        if attach is not None:  # e.g. the Tasks runner, which cuts a cancelled job short
-            attach(self)
-        beater = self._start(f"redcoord-beat:{self.id}", self._beat_loop)
-        wakers = []
-        if self._wakers is not None and not self.burst:
-            wakers = [
-                self._start(f"redcoord-wake-{i}:{self.id}", self._wake_loop, keys)
-                for i, keys in enumerate(self._wakers.groups)
+        try:  # (a failure while starting still stops what started, and ends the relay)
+            attach = getattr(self.handler, "attach", None)
+            if attach is not None:  # e.g. the Tasks runner, which cuts a cancelled job short
+                attach(self)
+            beater = self._start(f"redcoord-beat:{self.id}", self._beat_loop)
+            if self._wakers is not None and not self.burst:
+                wakers = [
+                    self._start(f"redcoord-wake-{i}:{self.id}", self._wake_loop, keys)
+                    for i, keys in enumerate(self._wakers.groups)
+                ]
+            self._threads = [
+                self._start(f"redcoord-worker-{i}", self._thread_main, i)
+                for i in range(self.concurrency)
             ]
-        self._threads = [
-            self._start(f"redcoord-worker-{i}", self._thread_main, i)
-            for i in range(self.concurrency)
-        ]
-        try:
             while not self._stopping.is_set():
                 self._stopping.wait(0.1)
                 if self.burst and all(t.name in self._finished for t in self._threads):
@@ -401,7 +403,8 @@ class Worker:
                     len(still),
                     self.shutdown_timeout,
                 )
-            beater.join(max(0.0, min(2.0, deadline - time.monotonic())))
+            if beater is not None:
+                beater.join(max(0.0, min(2.0, deadline - time.monotonic())))
             for t in wakers:  # each blocks 1 s at most
                 t.join(max(0.0, min(1.5, deadline - time.monotonic())))
             self._retire(keep_consumers=bool(still))
