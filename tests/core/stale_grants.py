@@ -18,11 +18,17 @@ semaphore) or a write hold (a read-write lock):
 Each has a negative control: a client that counts its lease past the
 server's (``renewal``), and one that accepts any hand-off of its own as the
 code did before the fix (``stale_hand_off``); the checks must catch both.
+``stale_hand_off`` has a second one: W resumed pops the word of X (granted)
+that it is first in line now, and blocks on ``first`` without a look; a
+client that does not check the lease left since its last look takes its old
+hand-off there.
 """
 
 from __future__ import annotations
 
+import hashlib
 import signal
+import threading
 import time
 from typing import Any
 
@@ -30,6 +36,7 @@ from django_redcoord.core.rwlocks import ReadWriteLock
 from django_redcoord.core.rwlocks.rwlock import WriteHold
 from django_redcoord.core.semaphores import Semaphore
 from django_redcoord.core.transport.clients import client_from_url
+from django_redcoord.core.transport.scripts import Script
 
 from ..support import multiproc
 
@@ -49,17 +56,72 @@ class OverconfidentWrite(WriteHold):
         return (yield from super()._grant_steps(fence, sent + 1.0))
 
 
+def without_pending_ahead(script: Script) -> Script:
+    """``script`` (a semaphore's or read-write lock's acquire) as it was before
+    ``pending_ahead``: a waiter first in line blocks on ``first`` even while hand-offs there
+    wait for their owners, and nothing drops a hand-off whose owner's lease ran out."""
+    variant = Script(script.name, includes=script.includes)
+    source = script.source.replace("if ahead == '' then", "if false then")
+    assert source != script.source
+    variant._loaded = (source, hashlib.sha1(source.encode()).hexdigest())
+    return variant
+
+
 class UnfencedSemaphore(Semaphore):
-    """Negative control: takes any hand-off of its own from ``first``, however old (the code
-    before the fix)."""
+    """Negative control: the code before the fix, which took any hand-off of its own from
+    ``first``, however old. It looks again on every wake-up, as that code did, and its acquire
+    script leaves old hand-offs on ``first`` (``without_pending_ahead``: the current script drops
+    one whose owner's lease ran out, and a waiter told it is first in line now blocks on ``first``
+    without a look, where the lease check refuses an old hand-off: see ``TrustingSemaphore``)."""
+
+    _acquire_script = without_pending_ahead(Semaphore._acquire_script)
 
     def _fence_floor(self, reply):
         return 0
+
+    def _now_first(self, owner, reply, popped):
+        return None
 
 
 class UnfencedWrite(WriteHold):
+    _acquire_script = without_pending_ahead(WriteHold._acquire_script)
+
     def _fence_floor(self, reply):
         return 0
+
+    def _now_first(self, owner, reply, popped):
+        return None
+
+
+class TrustingSemaphore(Semaphore):
+    """Negative control: told it is first in line, it blocks on ``first`` without a look and takes
+    a hand-off of its own above its last look's floor however long ago that look was, counting
+    its lease from the pop (not from that look, nor checking what is left of it)."""
+
+    def _lease_left_enough(self, sent):
+        return True
+
+    def _grant_steps(self, fence, sent):
+        return (yield from super()._grant_steps(fence, time.monotonic()))
+
+
+class TrustingWrite(WriteHold):
+    def _lease_left_enough(self, sent):
+        return True
+
+    def _grant_steps(self, fence, sent):
+        return (yield from super()._grant_steps(fence, time.monotonic()))
+
+
+class BlindSemaphore(Semaphore):
+    """Negative control of ``pending_hand_off``: first in line, it blocks on ``first`` even while
+    a hand-off there waits for its owner (the acquire script before ``pending_ahead``)."""
+
+    _acquire_script = without_pending_ahead(Semaphore._acquire_script)
+
+
+class BlindWrite(WriteHold):
+    _acquire_script = without_pending_ahead(WriteHold._acquire_script)
 
 
 def make(family: str, url: str, ttl: float, wait: float, variant: str = "") -> Any:
@@ -69,10 +131,18 @@ def make(family: str, url: str, ttl: float, wait: float, variant: str = "") -> A
             "": Semaphore,
             "overconfident": OverconfidentSemaphore,
             "unfenced": UnfencedSemaphore,
+            "trusting": TrustingSemaphore,
+            "blind": BlindSemaphore,
         }[variant]
         return cls(NAME, 1, ttl=ttl, wait=wait, client=client, prefix=PREFIX)
     rw = ReadWriteLock(NAME, client=client, prefix=PREFIX)
-    cls = {"": WriteHold, "overconfident": OverconfidentWrite, "unfenced": UnfencedWrite}[variant]
+    cls = {
+        "": WriteHold,
+        "overconfident": OverconfidentWrite,
+        "unfenced": UnfencedWrite,
+        "trusting": TrustingWrite,
+        "blind": BlindWrite,
+    }[variant]
     return cls(rw, **{**rw._defaults, "ttl": ttl, "wait": wait})
 
 
@@ -190,3 +260,62 @@ def stale_hand_off(family: str, url: str, variant: str = "") -> tuple[dict[str, 
         return report, y_held
     finally:
         w.stop()
+
+
+def timed_waiter(index, family, url):
+    """P: queues second; reports when (wall clock) it got the hold."""
+    hold = make(family, url, ttl=30, wait=20)
+    ok = hold.acquire()
+    at = time.time()
+    if ok:
+        hold.release()
+    return {"ok": ok, "at": at}
+
+
+def pending_hand_off(family: str, url: str, variant: str = "") -> dict[str, Any]:
+    """A hand-off waiting on ``first`` for its owner is not taken by a newcomer first in line.
+
+    X queues first, P second (blocked on X's wake list); P is SIGSTOPped. The probe's release
+    hands the hold to X, which pops it and tells P it is first in line now (the word waits in P's
+    socket); X's release hands the hold to P, whose hand-off waits on ``first``. A newcomer F,
+    first in line in the queue (``variant`` is F's), then waits. P is resumed: it blocks on
+    ``first`` at once. Returns how long P took from SIGCONT, and whether F got the hold after it.
+    A newcomer that blocked on ``first`` would pop P's hand-off (not its own: it looks again and
+    waits on), and P would wait out the whole block its last look set (seconds).
+    """
+    main, w = None, None
+    main = make(family, url, ttl=30, wait=0)
+    assert main.acquire()
+    granted, go = multiproc.queue(), multiproc.event()
+    x = multiproc.start(first_waiter, family, url, granted, go, index=1)
+    procs = [x]
+    try:
+        _wait_until(lambda: queued(family, main) == 1, "X queued")
+        w = multiproc.start(timed_waiter, family, url, index=2)
+        procs.append(w)
+        _wait_until(lambda: queued(family, main) == 2, "P queued behind X")
+        time.sleep(0.3)  # P blocks on X's wake list
+        w.signal(signal.SIGSTOP)
+        main.release()
+        assert granted.get(timeout=15) is True  # (X told P before acquire() returned)
+        go.set()
+        assert x.result(15) is True
+        _wait_until(
+            lambda: [h["pid"] for h in holders(family, main)] == [w.pid], "the hand-off to P"
+        )
+        newcomer = make(family, url, ttl=30, wait=20, variant=variant)
+        got: list[Any] = []
+        thread = threading.Thread(target=lambda: got.append(newcomer.acquire()))
+        thread.start()
+        _wait_until(lambda: queued(family, main) == 1, "F queued")
+        time.sleep(0.3)  # F blocks (or pops P's hand-off and looks again)
+        resumed = time.time()
+        w.signal(signal.SIGCONT)
+        report = w.result(30)
+        thread.join(25)
+        if got and got[0]:
+            newcomer.release()
+        return {"ok": report["ok"], "took": report["at"] - resumed, "newcomer": got == [True]}
+    finally:
+        for p in procs:
+            p.stop()

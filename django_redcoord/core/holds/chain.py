@@ -12,7 +12,11 @@ see ``lua/locks/common.lua``):
   of it (the acquire script's reply names it), which pushes a word there
   when it leaves the line (granted or giving up: the script does it, or, for
   a hand-off popped from ``first``, one more command), so the next one
-  re-checks and takes its turn;
+  re-checks and takes its turn. A waiter that popped its hand-off from
+  ``first`` was first in line, so its word is ``first``: the one behind it
+  is first in line now and blocks on ``first`` at once, without a look, for
+  what is left of the block its last look set (its place in the queue, its
+  floor and the bound of the earliest lease are that look's);
 * interruptions (see ``Hold._interrupt``) go to a list of the waiter's own.
 
 A popped value for someone else (a grant its owner found by re-checking) only
@@ -35,8 +39,12 @@ from typing import Any
 from ..transport.commands import as_text
 from ..transport.drivers import Batch, Step
 
-#: how long a 'moved' marker waits for the waiter behind (ms): a queue lease at most
+#: how long a 'moved' or 'first' marker waits for the waiter behind (ms): a queue lease at most
 MOVED_TTL_MS = 15_000
+
+#: the marker of a waiter that popped its hand-off from ``first``: the one behind it is first in
+#: line now and blocks on ``first`` without looking again
+FIRST = "first"
 
 
 class FirstInLine:
@@ -70,11 +78,22 @@ class FirstInLine:
     def _fence_floor(self, reply: Any) -> int:
         return int(reply[3]) if len(reply) > 3 else 0
 
+    def _now_first(self, owner: str, reply: Any, popped: Any) -> list[str] | None:
+        ahead = as_text(reply[2]) if len(reply) > 2 else ""
+        if (
+            ahead
+            and as_text(popped[1]) == FIRST
+            and as_text(popped[0]) == self._wake_prefix + ahead
+        ):
+            return [self.keys.first(), self.keys.interrupt(owner)]
+        return None
+
     def _tell_next(self, owner: str) -> Step | None:
+        # (we popped our hand-off from `first`: we were first in line, so the one behind us is now)
         wake = self._wake_prefix + owner
         return Batch(
             ("DEL", wake),
-            ("LPUSH", wake, "moved"),
+            ("LPUSH", wake, FIRST),
             ("PEXPIRE", wake, MOVED_TTL_MS),
             key=wake,
             operation=f"pass the turn on {self.name!r}",

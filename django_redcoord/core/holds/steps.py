@@ -74,6 +74,10 @@ QUEUE_GRACE = 1.0
 # A wait whose server went away re-checks this often until one answers.
 OUTAGE_RETRY = 0.2
 
+# A waiter told it is first in line blocks on for what is left of its block when at least this
+# much is left; less, and it looks again (as cheap as the wait).
+MIN_SWITCH_BLOCK = 0.005
+
 # The ``kind`` of a hold in events (see ..observe): one word, a label value.
 _EVENT_KINDS = {"read lock": "read", "write lock": "write", "latch party": "latch"}
 
@@ -153,6 +157,11 @@ class HoldSteps:
         """The fencing token a BLPOP brought us (a hand-off), or None: re-check (anything else)."""
         value = _text(popped[1])
         return int(value) if value.isdigit() else None
+
+    def _now_first(self, owner: str, reply: Any, popped: Any) -> list[str] | None:
+        """What to block on next, without a look, when a BLPOP brought word that we are first in
+        line now; None: look again (anything else)."""
+        return None
 
     def _tell_next(self, owner: str) -> Step | None:
         """A step run after a hand-off popped from a shared list: tell the waiter behind us (or
@@ -293,29 +302,34 @@ class HoldSteps:
             # made after that look ran (its lease began later), but maybe long before we pop it (a
             # process paused between the look and the pop, or a hand-off left on the list): the
             # lease must not be counted from the pop.
-            try:
-                popped = yield Blpop(
-                    self._wait_keys(owner, reply),
-                    block,
-                    f"waiting for {self.kind} {self.name!r}",
-                    self.keys.hub_prefix,
-                )
-            except CoordinationUnavailable as exc:
-                if (
-                    isinstance(exc, PoolExhausted)
-                    or self._interrupted
-                    or deadline - time.monotonic() <= 0
-                ):
-                    raise  # (a full pool is not an outage: waiting again would not help)
-                log.warning(
-                    "%s %s: the wait lost its server (%s); issuing it again",
-                    self.kind,
-                    self.name,
-                    exc,
-                )
-                outage = exc
-                continue
-            if popped is not None:
+            wait_keys = self._wait_keys(owner, reply)
+            block_end = time.monotonic() + block
+            lost_server = False
+            while True:
+                try:
+                    popped = yield Blpop(
+                        wait_keys,
+                        block,
+                        f"waiting for {self.kind} {self.name!r}",
+                        self.keys.hub_prefix,
+                    )
+                except CoordinationUnavailable as exc:
+                    if (
+                        isinstance(exc, PoolExhausted)
+                        or self._interrupted
+                        or deadline - time.monotonic() <= 0
+                    ):
+                        raise  # (a full pool is not an outage: waiting again would not help)
+                    log.warning(
+                        "%s %s: the wait lost its server (%s); issuing it again",
+                        self.kind,
+                        self.name,
+                        exc,
+                    )
+                    outage, lost_server = exc, True
+                    break
+                if popped is None:
+                    break  # timed out: re-check
                 fence = self._popped_fence(owner, popped)
                 if fence is not None and fence <= self._fence_floor(reply):
                     fence = (
@@ -337,6 +351,16 @@ class HoldSteps:
                                 "%s %s: could not pass the turn on: %s", self.kind, self.name, exc
                             )
                     return (yield from self._grant_steps(fence, sent))
+                # The waiter ahead, granted, says we are first in line now: wait for our hand-off
+                # without a look, within the same block (our place, our floor and the bound of
+                # the earliest lease are those of our last look).
+                switched = self._now_first(owner, reply, popped)
+                block = block_end - time.monotonic()
+                if switched is None or block < MIN_SWITCH_BLOCK or self._interrupted:
+                    break
+                wait_keys = switched
+            if lost_server:
+                continue
 
     def _acquire_call(self, mode: str, lease: float) -> Step:
         owner = self._owner or ""

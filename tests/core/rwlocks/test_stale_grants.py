@@ -35,3 +35,11 @@ def test_negative_control_the_overlap_check_catches_a_waiter_that_takes_any_hand
     r, y_held = stale_grants.stale_hand_off("rwlock", redis_url, "unfenced")
     assert y_held
     assert r["believes"] and r["server"] is None
+
+
+def test_negative_control_the_overlap_check_catches_a_waiter_told_first_that_trusts_its_hand_off(
+    redis_url,
+):
+    r, y_held = stale_grants.stale_hand_off("rwlock", redis_url, "trusting")
+    assert y_held
+    assert r["believes"] and r["server"] is None

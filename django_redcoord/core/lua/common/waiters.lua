@@ -121,6 +121,30 @@ local function waiter_ahead(queue, token, clock, last, none)
   return none
 end
 
+-- The owner of the newest hand-off on `first` that its owner has not popped
+-- yet, or '' when there is none: a waiter with nobody live ahead of it in the
+-- queue blocks behind that owner (who pushes 'first' onto its wake list once
+-- it has popped its hand-off, holds/chain.py), not on `first`, where it could
+-- pop that hand-off itself and leave its owner waiting out its whole block.
+-- `holds(token)`: whether `token` holds now; a hand-off whose owner does not
+-- (its lease ran out, or was revoked) is dropped. An owner that finds its
+-- grant by a look removes its hand-off (forget_hand_off).
+local function pending_ahead(first, holds)
+  while true do
+    local raw = redis.call('LINDEX', first, -1)
+    if not raw then return '' end
+    local owner = string.match(raw, '^%d+ (.+)$')
+    if owner and holds(owner) then return owner end
+    redis.call('RPOP', first)
+  end
+end
+
+-- The caller found its grant by a look: its hand-off on `first`, if one was
+-- pushed, is dropped (nobody is to wait behind it, nor pop it).
+local function forget_hand_off(first, token, fence)
+  redis.call('LREM', first, 1, int(fence) .. ' ' .. token)
+end
+
 -- We leave the line (granted, or giving up): tell the waiter behind us, which
 -- blocks on our wake list, to re-check (`word`: 'moved'; holds/chain.py sends
 -- the same after popping its own hand-off from `first`). Always pushed: the one

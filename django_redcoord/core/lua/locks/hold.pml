@@ -2,7 +2,7 @@
 //! models: locks/release.lua sha256=6e0e3ce598071be5
 //! models: locks/extend.lua sha256=0f203c7aac56fc0f
 //! models: locks/common.lua sha256=e92c977ac49b0a8d
-//! models: common/waiters.lua sha256=0501d4c2b1ee021e
+//! models: common/waiters.lua sha256=b0138315490d0cf1
 //! models: common/time.lua sha256=3cf26434daa8e4e6
 //! check: safety
 //! check: ltl waiter_holds
@@ -27,6 +27,8 @@
 //                           "ours already" (rec[1] == token), "free" (hand_off to the oldest live
 //                           waiter, else write_grant to the caller), "held": place_waiter +
 //                           waiter_ahead (common/waiters.lua), or leave_lock_queue for 'cancel'.
+//                           (common/waiters.lua's pending_ahead and forget_hand_off, the `first`
+//                           list's, are called by the semaphore and read-write lock scripts only.)
 //   BLPOP branch            steps.py: Blpop on the wake list of `ahead` (locks/lock.py
 //                           _wait_keys), _popped_fence (the token must be ours), _grant_steps
 //                           with `sent` of the last look, or, when that would leave less than

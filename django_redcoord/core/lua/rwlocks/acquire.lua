@@ -17,7 +17,8 @@
 -- from this call: a hold handed to the caller earlier is renewed here),
 -- {0, retry_ms} when not, and {0, retry_ms, ahead, floor} when queued ('queue',
 -- 'wait'): block on `first` if ahead is '', else on the wake list of token
--- `ahead`. floor: max(the last fence issued, server time in us); every
+-- `ahead` (the live waiter just ahead of the caller or, first in line, the
+-- owner of a hand-off still on `first`: common/waiters.lua pending_ahead). floor: max(the last fence issued, server time in us); every
 -- hand-off made after this call has a fence above it, so a "<fence> <token>"
 -- popped from `first` with a fence not above it is stale (made before this
 -- call, its lease gone: holds/chain.py ignores it and re-checks).
@@ -57,6 +58,7 @@ if ours then
     end
     keep(state, readers, index, name, meta, expires, ttl)
   end
+  forget_hand_off(first, token, ours[2])
   if queued_before then tell_next(wake, 'moved') end
   return {1, ours[2], 1}
 end
@@ -95,7 +97,14 @@ if mode ~= 'try' then
       redis.call('PEXPIRE', state, 2 * QUEUE_KEEP_MS)
     end
   end
-  return {0, next_expiry(readers, meta, now_ms), waiter_ahead(queue, token, clock, length ~= nil),
-          math.max(meta.fence, clock())}
+  local ahead = waiter_ahead(queue, token, clock, length ~= nil)
+  if ahead == '' then
+    ahead = pending_ahead(first, function(owner)
+      if meta.writer and meta.writer[1] == owner then return true end
+      local expires = redis.call('ZSCORE', readers, owner)
+      return expires and tonumber(expires) >= now_ms
+    end)
+  end
+  return {0, next_expiry(readers, meta, now_ms), ahead, math.max(meta.fence, clock())}
 end
 return {0, next_expiry(readers, meta, now_ms)}

@@ -27,7 +27,9 @@
 --         {0, retry_ms}         when not (retry_ms: until the earliest lease runs out),
 --         {0, retry_ms, ahead, floor} when queued ('queue', 'wait'): block on `first`
 --                               if ahead is '', else on the wake list of token
---                               `ahead`. floor: max(the last fence issued, server
+--                               `ahead` (the live waiter just ahead of the caller
+--                               or, first in line, the owner of a hand-off still on
+--                               `first`: common/waiters.lua pending_ahead). floor: max(the last fence issued, server
 --                               time in us); every hand-off made after this call
 --                               has a fence above it, so a "<fence> <token>" popped
 --                               from `first` with a fence not above it is stale (made
@@ -67,6 +69,7 @@ if ours then
     end
     keep(state, holders, index, name, read_meta(state), expires, ttl)
   end
+  if ok and type(rec) == 'table' then forget_hand_off(first, token, rec[1]) end
   if queued_before then tell_next(wake, 'moved') end
   return {1, ok and rec[1] or 0, 1}
 end
@@ -113,7 +116,13 @@ if mode ~= 'try' then
       redis.call('PEXPIRE', state, 2 * QUEUE_KEEP_MS)
     end
   end
-  return {0, next_expiry(holders, now_ms), waiter_ahead(queue, token, clock, length ~= nil),
-          math.max(meta.fence, clock())}
+  local ahead = waiter_ahead(queue, token, clock, length ~= nil)
+  if ahead == '' then
+    ahead = pending_ahead(first, function(owner)
+      local expires = redis.call('ZSCORE', holders, owner)
+      return expires and tonumber(expires) >= now_ms
+    end)
+  end
+  return {0, next_expiry(holders, now_ms), ahead, math.max(meta.fence, clock())}
 end
 return {0, next_expiry(holders, now_ms)}

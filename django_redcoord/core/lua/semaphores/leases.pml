@@ -1,10 +1,10 @@
-//! models: semaphores/acquire.lua sha256=b078ab5ff5ca1fd4
+//! models: semaphores/acquire.lua sha256=e7923ead16d5ffb0
 //! models: semaphores/release.lua sha256=21745602453d2211
 //! models: semaphores/extend.lua sha256=92b30615296953dd
 //! models: semaphores/resize.lua sha256=ad642bbc83541fad
 //! models: semaphores/revoke.lua sha256=285bf4091b238dc9
 //! models: semaphores/common.lua sha256=55fe4cacf9148c97
-//! models: common/waiters.lua sha256=0501d4c2b1ee021e
+//! models: common/waiters.lua sha256=b0138315490d0cf1
 //! check: safety
 //! check: ltl waiter_holds
 //! mutant: PRUNE_EARLY expect: safety
@@ -12,6 +12,7 @@
 //! mutant: EXTEND_EXPIRED expect: safety
 //! mutant: NO_RENEW_OURS expect: safety
 //! mutant: NO_FENCE_FLOOR expect: safety
+//! mutant: FIRST_FROM_POP expect: safety
 //! mutant: NO_RECHECK expect: waiter_holds
 //! spin: -DCOLLAPSE -m100000
 //
@@ -28,7 +29,10 @@
 //                      not pruned yet is dropped there: prune() takes at most 64 a call, in the
 //                      model at most one), 'cancel' (LREM our place), fill() (free permits
 //                      to the oldest live waiters first: no barging), then a grant to the caller
-//                      while live leases < limit, else place_waiter + waiter_ahead, and the reply's
+//                      while live leases < limit, else place_waiter + waiter_ahead (first in line:
+//                      pending_ahead, the owner of the newest hand-off still on `first` if it holds,
+//                      the hand-offs after it whose owner does not dropped; "ours" drops the
+//                      caller's own hand-off, forget_hand_off), and the reply's
 //                      floor = max(meta.fence, clock()): every hand-off made so far has a fence not
 //                      above it, every later one a fence above it (grant(): max(fence + 1, now_us)).
 //                      The model keeps no fence numbers: each `first` entry has a bit ffr, "above
@@ -42,8 +46,12 @@
 //                      grant, or (the server clock stepped back) is wrongly ignored too: consumed,
 //                      re-check, which must then find the grant as "ours" (both branches are in the
 //                      model). The others block on the wake list of the waiter ahead ('moved' = the
-//                      "skip" branch: re-check, as for a timed-out BLPOP). A popped hand-off's lease
-//                      is counted from `sent` of the last look (steps.py _grant_steps).
+//                      "skip" branch: re-check, as for a timed-out BLPOP; 'first', pushed by a
+//                      waiter that popped its own hand-off from `first`: block on `first` at once,
+//                      without a look, with that look's floor and lease, steps.py
+//                      FirstInLine._now_first; the model lets a waiter do so at any moment). A
+//                      popped hand-off's lease is counted from `sent` of the last look (steps.py
+//                      _grant_steps).
 //   extend()           semaphores/extend.lua, the send merged into the script.
 //   release()          semaphores/release.lua: not ours (no score, or expired) -> 0; else ZREM, fill.
 //   crash              the client dies: its lease or place lapses.
@@ -87,6 +95,9 @@
 //   NO_RENEW_OURS           acquire.lua's "ours already" branch without the renewal (finding F1).
 //   NO_FENCE_FLOOR          chain.py/steps.py accept a popped "<fence> <token>" of ours whatever
 //                           its fence (no floor check: finding F2).
+//   FIRST_FROM_POP          a waiter told 'first' counts the lease of what it pops next from then,
+//                           not from its last look (its floor is that look's: a hand-off made to
+//                           it while it was paused is above it, and may have run out).
 // Mutants the liveness check must reject:
 //   NO_RECHECK              a waiter trusts its wake-up alone (BLPOP without a timeout, no look
 //                           again): a holder that crashes pushes no hand-off, nor does a lease that
@@ -283,10 +294,17 @@ inline acquire(t, m) {
   prune();
   if :: zin[t] && !LIVE(t) -> zin[t] = false :: else -> skip fi;   /* ours ran out, unpruned */
   if
-  :: LIVE(t) -> got = true                         /* ours already: renewed to now + ttl */
+  :: LIVE(t) -> got = true;                        /* ours already: renewed to now + ttl */
 #ifndef NO_RENEW_OURS
-     ; hleft[t] = TTL
+     hleft[t] = TTL;
 #endif
+     k = 0;                                        /* forget_hand_off: LREM our hand-off, */
+     do                                            /* the one made after our last look */
+     :: k < flen && !(ftok[k] == t && ffr[k]) -> k++
+     :: k < flen && ftok[k] == t && ffr[k] -> drop_at(k); break
+     :: k >= flen -> break
+     od;
+     k = 0
   :: !LIVE(t) && m == CANCEL -> remove_place(t)
   :: !LIVE(t) && m != CANCEL ->
      fill(t);
@@ -311,6 +329,15 @@ inline acquire(t, m) {
         :: k < qlen && qtok[k] != t -> if :: qleft[k] > 0 -> ahead = qtok[k] :: else -> skip fi; k++
         :: k >= qlen -> ahead = 0; break
         od;
+        if                                         /* pending_ahead: first in line, behind */
+        :: ahead == 0 ->                           /* the owner of the newest hand-off still */
+           do                                      /* on `first` while it holds (the others */
+           :: flen > 0 && LIVE(ftok[flen - 1]) -> ahead = ftok[flen - 1]; break   /* dropped) */
+           :: flen > 0 && !LIVE(ftok[flen - 1]) -> flen--; ftok[flen] = 0; ffr[flen] = false
+           :: flen == 0 -> break
+           od
+        :: else -> skip
+        fi;
         k = 0;                                     /* floor: every hand-off for t made so far */
         do                                         /* has a fence not above it */
         :: k < flen -> if :: ftok[k] == t -> ffr[k] = false :: else -> skip fi; k++
@@ -347,7 +374,15 @@ send:
   :: !got && mode == CANCEL -> atomic { look[i] = 0; ahead = 0 }; goto done
   :: else ->
      mode = WAIT;
+block:
      if
+     :: atomic { ahead != 0 ->                      /* 'first' on the wake list of the waiter */
+          ahead = 0;                                /* ahead (it popped its hand-off): block on */
+#ifdef FIRST_FROM_POP
+          look[i] = TTL;                            /* `first` without a look (mutant: the lease */
+#endif
+          skip }                                    /* counted from then, not from the look) */
+        goto block
      :: atomic { ahead == 0 && flen > 0 && ftok[0] == t && (ffr[0] || NO_FLOOR) ->
           pop_first() }                             /* our hand-off, above the floor */
         goto granted
