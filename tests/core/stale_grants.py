@@ -56,15 +56,32 @@ class OverconfidentWrite(WriteHold):
         return (yield from super()._grant_steps(fence, sent + 1.0))
 
 
+def script_variant(script: Script, old: str, new: str) -> Script:
+    """``script`` with ``old`` replaced by ``new`` in its source (a negative control's)."""
+    variant = Script(script.name, includes=script.includes)
+    source = script.source.replace(old, new)
+    assert source != script.source, f"{old!r} is not in {script.name}"
+    variant._loaded = (source, hashlib.sha1(source.encode()).hexdigest())
+    return variant
+
+
 def without_pending_ahead(script: Script) -> Script:
     """``script`` (a semaphore's or read-write lock's acquire) as it was before
     ``pending_ahead``: a waiter first in line blocks on ``first`` even while hand-offs there
     wait for their owners, and nothing drops a hand-off whose owner's lease ran out."""
-    variant = Script(script.name, includes=script.includes)
-    source = script.source.replace("if ahead == '' then", "if false then")
-    assert source != script.source
-    variant._loaded = (source, hashlib.sha1(source.encode()).hexdigest())
-    return variant
+    return script_variant(script, "if ahead == '' then", "if false then")
+
+
+def without_lease_bound(script: Script) -> Script:
+    """``script`` (an acquire) telling a queued waiter that no lease bounds its wait (retry 0):
+    it blocks a whole wait chunk, whoever holds."""
+    if "semaphores/" in script.name:
+        return script_variant(
+            script, "return {0, next_expiry(holders, now_ms), ahead,", "return {0, 0, ahead,"
+        )
+    return script_variant(
+        script, "return {0, next_expiry(readers, meta, now_ms), ahead,", "return {0, 0, ahead,"
+    )
 
 
 class UnfencedSemaphore(Semaphore):
@@ -124,6 +141,16 @@ class BlindWrite(WriteHold):
     _acquire_script = without_pending_ahead(WriteHold._acquire_script)
 
 
+class UnboundedSemaphore(Semaphore):
+    """Negative control of a killed pending owner: queued, it is told no lease bounds its wait."""
+
+    _acquire_script = without_lease_bound(Semaphore._acquire_script)
+
+
+class UnboundedWrite(WriteHold):
+    _acquire_script = without_lease_bound(WriteHold._acquire_script)
+
+
 def make(family: str, url: str, ttl: float, wait: float, variant: str = "") -> Any:
     client = client_from_url(url)
     if family == "semaphore":
@@ -133,6 +160,7 @@ def make(family: str, url: str, ttl: float, wait: float, variant: str = "") -> A
             "unfenced": UnfencedSemaphore,
             "trusting": TrustingSemaphore,
             "blind": BlindSemaphore,
+            "unbounded": UnboundedSemaphore,
         }[variant]
         return cls(NAME, 1, ttl=ttl, wait=wait, client=client, prefix=PREFIX)
     rw = ReadWriteLock(NAME, client=client, prefix=PREFIX)
@@ -142,6 +170,7 @@ def make(family: str, url: str, ttl: float, wait: float, variant: str = "") -> A
         "unfenced": UnfencedWrite,
         "trusting": TrustingWrite,
         "blind": BlindWrite,
+        "unbounded": UnboundedWrite,
     }[variant]
     return cls(rw, **{**rw._defaults, "ttl": ttl, "wait": wait})
 
@@ -262,9 +291,9 @@ def stale_hand_off(family: str, url: str, variant: str = "") -> tuple[dict[str, 
         w.stop()
 
 
-def timed_waiter(index, family, url):
+def timed_waiter(index, family, url, ttl=30):
     """P: queues second; reports when (wall clock) it got the hold."""
-    hold = make(family, url, ttl=30, wait=20)
+    hold = make(family, url, ttl=ttl, wait=20)
     ok = hold.acquire()
     at = time.time()
     if ok:
@@ -272,7 +301,9 @@ def timed_waiter(index, family, url):
     return {"ok": ok, "at": at}
 
 
-def pending_hand_off(family: str, url: str, variant: str = "") -> dict[str, Any]:
+def pending_hand_off(
+    family: str, url: str, variant: str = "", fault: str = "stop"
+) -> dict[str, Any]:
     """A hand-off waiting on ``first`` for its owner is not taken by a newcomer first in line.
 
     X queues first, P second (blocked on X's wake list); P is SIGSTOPped. The probe's release
@@ -282,6 +313,9 @@ def pending_hand_off(family: str, url: str, variant: str = "") -> dict[str, Any]
     ``first`` at once. Returns how long P took from SIGCONT, and whether F got the hold after it.
     A newcomer that blocked on ``first`` would pop P's hand-off (not its own: it looks again and
     waits on), and P would wait out the whole block its last look set (seconds).
+
+    ``fault="kill"``: P (a 2 s lease) is SIGKILLed instead, while F waits behind it. Returns how
+    long F took from the kill, and what was left of P's lease then: F's wait is bounded by it.
     """
     main, w = None, None
     main = make(family, url, ttl=30, wait=0)
@@ -291,7 +325,7 @@ def pending_hand_off(family: str, url: str, variant: str = "") -> dict[str, Any]
     procs = [x]
     try:
         _wait_until(lambda: queued(family, main) == 1, "X queued")
-        w = multiproc.start(timed_waiter, family, url, index=2)
+        w = multiproc.start(timed_waiter, family, url, 2 if fault == "kill" else 30, index=2)
         procs.append(w)
         _wait_until(lambda: queued(family, main) == 2, "P queued behind X")
         time.sleep(0.3)  # P blocks on X's wake list
@@ -305,17 +339,33 @@ def pending_hand_off(family: str, url: str, variant: str = "") -> dict[str, Any]
         )
         newcomer = make(family, url, ttl=30, wait=20, variant=variant)
         got: list[Any] = []
-        thread = threading.Thread(target=lambda: got.append(newcomer.acquire()))
+        thread = threading.Thread(target=lambda: got.append((newcomer.acquire(), time.time())))
         thread.start()
         _wait_until(lambda: queued(family, main) == 1, "F queued")
         time.sleep(0.3)  # F blocks (or pops P's hand-off and looks again)
+        if fault == "kill":
+            [lease_left] = [h["ttl"] for h in holders(family, main)]
+            killed = time.time()
+            w.kill()
+            thread.join(25)
+            if got and got[0][0]:
+                newcomer.release()
+            return {
+                "newcomer": bool(got and got[0][0]),
+                "after_kill": got[0][1] - killed if got else None,
+                "lease_left": lease_left,
+            }
         resumed = time.time()
         w.signal(signal.SIGCONT)
         report = w.result(30)
         thread.join(25)
-        if got and got[0]:
+        if got and got[0][0]:
             newcomer.release()
-        return {"ok": report["ok"], "took": report["at"] - resumed, "newcomer": got == [True]}
+        return {
+            "ok": report["ok"],
+            "took": report["at"] - resumed,
+            "newcomer": bool(got and got[0][0]),
+        }
     finally:
         for p in procs:
             p.stop()
