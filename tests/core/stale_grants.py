@@ -224,9 +224,11 @@ def _wait_until(check, what, timeout=15.0):
         time.sleep(0.01)
 
 
-def _hand_off_while_paused(family, url, w_ttl, w_wait, variant):
-    """A holds, X queues first, W second; W is SIGSTOPped; A releases to X, X releases: W is
-    handed the hold.
+def _hand_off_while_paused(family, url, w_func, *w_args):
+    """A holds, X queues first, W (``w_func(index, family, url, *w_args)`` in a process of its
+    own) second; W is SIGSTOPped while it waits on X's wake list; A releases to X, which pops its
+    hand-off and tells W it is first in line now (the word waits in W's socket); X releases: W
+    is handed the hold.
 
     Returns (the probe hold of the main process, W's process).
     """
@@ -237,12 +239,13 @@ def _hand_off_while_paused(family, url, w_ttl, w_wait, variant):
     procs = [x]
     try:
         _wait_until(lambda: queued(family, main) == 1, "X queued")
-        w = multiproc.start(second_waiter, family, url, w_ttl, w_wait, variant, index=2)
+        w = multiproc.start(w_func, family, url, *w_args, index=2)
         procs.append(w)
         _wait_until(lambda: queued(family, main) == 2, "W queued behind X")
+        time.sleep(0.3)  # W blocks on X's wake list
         w.signal(signal.SIGSTOP)
         main.release()
-        assert granted.get(timeout=15) is True
+        assert granted.get(timeout=15) is True  # (X told W before its acquire() returned)
         go.set()
         assert x.result(15) is True
         # X's release handed the hold to W (paused): its lease runs on the server from now.
@@ -258,7 +261,7 @@ def _hand_off_while_paused(family, url, w_ttl, w_wait, variant):
 
 def renewal(family: str, url: str, variant: str = "") -> dict[str, Any]:
     """W resumed well within its lease, after a pause: what it believes vs. the server's lease."""
-    main, w = _hand_off_while_paused(family, url, w_ttl=4.0, w_wait=20, variant=variant)
+    main, w = _hand_off_while_paused(family, url, second_waiter, 4.0, 20, variant)
     try:
         time.sleep(1.5)  # W stays paused while its lease runs on the server
         assert [h["pid"] for h in holders(family, main)] == [w.pid]
@@ -277,7 +280,7 @@ def renewal_ok(r: dict[str, Any]) -> bool:
 def stale_hand_off(family: str, url: str, variant: str = "") -> tuple[dict[str, Any], bool]:
     """W paused past its TTL after the hand-off; Y takes the hold; W resumed. Returns (W's
     report, Y held throughout)."""
-    main, w = _hand_off_while_paused(family, url, w_ttl=1.0, w_wait=4.0, variant=variant)
+    main, w = _hand_off_while_paused(family, url, second_waiter, 1.0, 4.0, variant)
     try:
         _wait_until(lambda: holders(family, main) == [], "W's lease to run out on the server")
         y = make(family, url, ttl=30, wait=0)
@@ -317,26 +320,10 @@ def pending_hand_off(
     ``fault="kill"``: P (a 2 s lease) is SIGKILLed instead, while F waits behind it. Returns how
     long F took from the kill, and what was left of P's lease then: F's wait is bounded by it.
     """
-    main, w = None, None
-    main = make(family, url, ttl=30, wait=0)
-    assert main.acquire()
-    granted, go = multiproc.queue(), multiproc.event()
-    x = multiproc.start(first_waiter, family, url, granted, go, index=1)
-    procs = [x]
+    main, w = _hand_off_while_paused(
+        family, url, timed_waiter, 2 if fault == "kill" else 30
+    )  # (W is P here)
     try:
-        _wait_until(lambda: queued(family, main) == 1, "X queued")
-        w = multiproc.start(timed_waiter, family, url, 2 if fault == "kill" else 30, index=2)
-        procs.append(w)
-        _wait_until(lambda: queued(family, main) == 2, "P queued behind X")
-        time.sleep(0.3)  # P blocks on X's wake list
-        w.signal(signal.SIGSTOP)
-        main.release()
-        assert granted.get(timeout=15) is True  # (X told P before acquire() returned)
-        go.set()
-        assert x.result(15) is True
-        _wait_until(
-            lambda: [h["pid"] for h in holders(family, main)] == [w.pid], "the hand-off to P"
-        )
         newcomer = make(family, url, ttl=30, wait=20, variant=variant)
         got: list[Any] = []
         thread = threading.Thread(target=lambda: got.append((newcomer.acquire(), time.time())))
@@ -367,5 +354,4 @@ def pending_hand_off(
             "newcomer": bool(got and got[0][0]),
         }
     finally:
-        for p in procs:
-            p.stop()
+        w.stop()
