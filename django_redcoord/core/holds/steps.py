@@ -304,8 +304,7 @@ class HoldSteps:
             # lease must not be counted from the pop.
             wait_keys = self._wait_keys(owner, reply)
             block_end = time.monotonic() + block
-            lost_server = False
-            while True:
+            while True:  # (each way out of it looks again)
                 try:
                     popped = yield Blpop(
                         wait_keys,
@@ -326,7 +325,7 @@ class HoldSteps:
                         self.name,
                         exc,
                     )
-                    outage, lost_server = exc, True
+                    outage = exc
                     break
                 if popped is None:
                     break  # timed out: re-check
@@ -359,8 +358,6 @@ class HoldSteps:
                 if switched is None or block < MIN_SWITCH_BLOCK or self._interrupted:
                     break
                 wait_keys = switched
-            if lost_server:
-                continue
 
     def _acquire_call(self, mode: str, lease: float) -> Step:
         owner = self._owner or ""
