@@ -18,7 +18,8 @@
 -- {0, retry_ms} when not, and {0, retry_ms, ahead, floor} when queued ('queue',
 -- 'wait'): block on `first` if ahead is '', else on the wake list of token
 -- `ahead` (the live waiter just ahead of the caller or, first in line, the
--- owner of a hand-off still on `first`: common/waiters.lua pending_ahead). floor: max(the last fence issued, server time in us); every
+-- owner of a hand-off still on `first`: common/waiters.lua pending_ahead).
+-- floor: max(the last fence issued, server time in us); every
 -- hand-off made after this call has a fence above it, so a "<fence> <token>"
 -- popped from `first` with a fence not above it is stale (made before this
 -- call, its lease gone: holds/chain.py ignores it and re-checks).

@@ -1,4 +1,4 @@
-//! models: semaphores/acquire.lua sha256=e7923ead16d5ffb0
+//! models: semaphores/acquire.lua sha256=109bb011d3c42bbc
 //! models: semaphores/release.lua sha256=21745602453d2211
 //! models: semaphores/extend.lua sha256=92b30615296953dd
 //! models: semaphores/resize.lua sha256=ad642bbc83541fad
