@@ -84,14 +84,23 @@ def without_lease_bound(script: Script) -> Script:
     )
 
 
-class UnfencedSemaphore(Semaphore):
+class BlindSemaphore(Semaphore):
+    """Negative control of ``pending_hand_off``: first in line, it blocks on ``first`` even while
+    a hand-off there waits for its owner (the acquire script before ``pending_ahead``)."""
+
+    _acquire_script = without_pending_ahead(Semaphore._acquire_script)
+
+
+class BlindWrite(WriteHold):
+    _acquire_script = without_pending_ahead(WriteHold._acquire_script)
+
+
+class UnfencedSemaphore(BlindSemaphore):
     """Negative control: the code before the fix, which took any hand-off of its own from
     ``first``, however old. It looks again on every wake-up, as that code did, and its acquire
     script leaves old hand-offs on ``first`` (``without_pending_ahead``: the current script drops
     one whose owner's lease ran out, and a waiter told it is first in line now blocks on ``first``
     without a look, where the lease check refuses an old hand-off: see ``TrustingSemaphore``)."""
-
-    _acquire_script = without_pending_ahead(Semaphore._acquire_script)
 
     def _fence_floor(self, reply):
         return 0
@@ -100,9 +109,7 @@ class UnfencedSemaphore(Semaphore):
         return None
 
 
-class UnfencedWrite(WriteHold):
-    _acquire_script = without_pending_ahead(WriteHold._acquire_script)
-
+class UnfencedWrite(BlindWrite):
     def _fence_floor(self, reply):
         return 0
 
@@ -128,17 +135,6 @@ class TrustingWrite(WriteHold):
 
     def _grant_steps(self, fence, sent):
         return (yield from super()._grant_steps(fence, time.monotonic()))
-
-
-class BlindSemaphore(Semaphore):
-    """Negative control of ``pending_hand_off``: first in line, it blocks on ``first`` even while
-    a hand-off there waits for its owner (the acquire script before ``pending_ahead``)."""
-
-    _acquire_script = without_pending_ahead(Semaphore._acquire_script)
-
-
-class BlindWrite(WriteHold):
-    _acquire_script = without_pending_ahead(WriteHold._acquire_script)
 
 
 class UnboundedSemaphore(Semaphore):
