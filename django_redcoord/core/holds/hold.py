@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -32,11 +31,18 @@ from ..exceptions import CoordinationUnavailable, LockError, LockNotAcquired, Re
 from ..keys import KeyBuilder, validate_name
 from ..observe import observe, observers
 from ..runtime import lock_defaults, runtime
+from ..transport import nearby
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import execute_pipeline, max_block
 from ..transport.drivers import Steps, arun, run
 from ..values import DEFAULT, check_count, check_seconds, check_ttl, check_wait
-from .identity import fork_generation, task_owner_token, thread_owner_token, watch_forks
+from .identity import (
+    fork_generation,
+    hold_token,
+    task_owner_token,
+    thread_owner_token,
+    watch_forks,
+)
 from .steps import HoldSteps, check_replica_timeout, default_replica_timeout, log
 from .watchdog import AsyncRenewer, Renewer
 
@@ -146,6 +152,8 @@ class Hold(HoldSteps, UsesClient):
         self._retry_owner: str | None = (
             None  # owner of an acquire that failed with an unknown outcome
         )
+        # its last release handed on to a task of this loop (see Lock._released)
+        self._woke_task = False
 
     def _check_fork(self) -> None:
         if self._generation != fork_generation():
@@ -279,7 +287,7 @@ class Hold(HoldSteps, UsesClient):
         self._taken, self._holder = True, me
         retry, self._retry_owner = self._retry_owner, None
         # 72 random bits: unique, and short (it is stored with every grant).
-        self._owner = owner_token() if self.reentrant else retry or secrets.token_urlsafe(9)
+        self._owner = owner_token() if self.reentrant else retry or hold_token()
         if wait == 0:
             return "try"
         # A retry after an unknown outcome may already have a place: 'wait' renews it.
@@ -304,6 +312,7 @@ class Hold(HoldSteps, UsesClient):
                 )
             except CoordinationUnavailable as exc:
                 log.warning("%s %s: could not interrupt a waiter: %s", self.kind, self.name, exc)
+            nearby.hand(wake, "interrupt")  # (a wait blocked in-process: see ..transport.nearby)
 
     def _end_hold(self) -> None:
         """Forget the hold locally and let the next thread or task of ours take this object."""
@@ -338,6 +347,9 @@ class Hold(HoldSteps, UsesClient):
         """``release()`` on the event loop (see there)."""
         self._check_fork()
         await arun(self._async_client() if self._depth else None, self._release_flow())
+        if self._woke_task:  # handed to a task of this loop (see ..transport.nearby): it runs first
+            self._woke_task = False
+            await asyncio.sleep(0)
 
     def extend(self, ttl: float | None = None) -> None:
         """Reset the hold's time-to-live to ``ttl`` seconds from now (default: the object's ttl).

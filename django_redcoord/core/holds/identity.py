@@ -11,6 +11,8 @@ reads as not held there.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import os
 import secrets
 import socket
@@ -54,6 +56,49 @@ def task_owner_token() -> str:
         mine = (nonce, f"r:{nonce}:{secrets.token_urlsafe(6)}")
         _task_ids[task] = mine
     return mine[1]
+
+
+_process_key: tuple[int, bytes] = (0, b"")
+
+
+def _key() -> bytes:
+    """A secret of this process, renewed after fork (see :func:`hold_token`)."""
+    global _process_key
+    pid = os.getpid()
+    if _process_key[0] != pid:
+        _process_key = (pid, secrets.token_bytes(16))
+    return _process_key[1]
+
+
+def _tag(random_part: bytes) -> bytes:
+    return hashlib.blake2b(random_part, key=_key(), digest_size=3).digest()
+
+
+def hold_token() -> str:
+    """A fresh owner token for one hold: 12 characters, as ``secrets.token_urlsafe(9)``, of
+    which 48 random bits and a 24-bit tag of them keyed by this process's secret, so that
+    :func:`made_here` recognises it (without keeping a record of every token made)."""
+    random_part = secrets.token_bytes(6)
+    return base64.urlsafe_b64encode(random_part + _tag(random_part)).decode()
+
+
+def made_here(token: str) -> bool:
+    """Whether owner token ``token`` was made by this process (a reentrant token: by its
+    nonce; a fresh one: by its tag; a token of another process passes with odds of 2**-24)."""
+    if token.startswith("r:"):
+        return token.startswith(f"r:{_nonce()}:")
+    if len(token) != 12:
+        return False
+    try:
+        raw = base64.urlsafe_b64decode(token)
+    except ValueError:
+        return False
+    return secrets.compare_digest(raw[6:], _tag(raw[:6]))
+
+
+def process_nonce() -> str:
+    """This process's id in the queue entries of its waiters (renewed after fork)."""
+    return _nonce()
 
 
 def host() -> str:

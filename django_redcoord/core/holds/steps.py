@@ -158,6 +158,21 @@ class HoldSteps:
         value = _text(popped[1])
         return int(value) if value.isdigit() else None
 
+    def _quiet_wait(self, reply: Any) -> bool:
+        """Whether the wait the acquire script's ``reply`` asks for blocks in-process alone (only
+        a hold of this process pushes onto its lists, and it hands what it pushes here: see
+        ..transport.nearby). False by default: it blocks in Redis."""
+        return False
+
+    def _released(self, owner: str, result: Any) -> int:
+        """The release script's ``result`` (None: no reply came), as 0-3; a primitive whose
+        release may hand on in-process tells its waiter here."""
+        return 0 if result is None else int(result)
+
+    def _left_queue(self, owner: str) -> None:
+        """A 'cancel' look found us not granted: we left the queue (the script told the waiter
+        behind us in Redis; a primitive with quiet waits tells it in-process too)."""
+
     def _now_first(self, owner: str, reply: Any, popped: Any) -> list[str] | None:
         """What to block on next, without a look, when a BLPOP brought word that we are first in
         line now; None: look again (anything else)."""
@@ -282,12 +297,14 @@ class HoldSteps:
             if int(reply[0]) == 1:
                 if mode == "cancel" and self._interrupted:
                     # Granted as we gave up (interrupted): give it back at once.
-                    yield self._release_call(owner)
+                    yield from self._release_steps(owner)
                     return False
                 return (yield from self._grant_steps(int(reply[1]), sent))
             pttl = int(reply[1]) / 1000.0
             if mode in ("try", "cancel"):
                 self.retry_after = pttl or None
+                if mode == "cancel":
+                    self._left_queue(owner)
                 return False
             mode, queued = "wait", True
             remaining = deadline - time.monotonic()
@@ -302,7 +319,7 @@ class HoldSteps:
             # made after that look ran (its lease began later), but maybe long before we pop it (a
             # process paused between the look and the pop, or a hand-off left on the list): the
             # lease must not be counted from the pop.
-            wait_keys = self._wait_keys(owner, reply)
+            wait_keys, quiet = self._wait_keys(owner, reply), self._quiet_wait(reply)
             block_end = time.monotonic() + block
             while True:  # (each way out of it looks again)
                 try:
@@ -311,6 +328,7 @@ class HoldSteps:
                         block,
                         f"waiting for {self.kind} {self.name!r}",
                         self.keys.hub_prefix,
+                        quiet,
                     )
                 except CoordinationUnavailable as exc:
                     if (
@@ -357,7 +375,7 @@ class HoldSteps:
                 block = block_end - time.monotonic()
                 if switched is None or block < MIN_SWITCH_BLOCK or self._interrupted:
                     break
-                wait_keys = switched
+                wait_keys, quiet = switched, False
 
     def _acquire_call(self, mode: str, lease: float) -> Step:
         owner = self._owner or ""
@@ -388,7 +406,7 @@ class HoldSteps:
             # Tokens are a hybrid logical clock and never go backwards unless
             # a Redis server's clock went back by more than the time since
             # our last grant: refuse the grant and give it back.
-            yield self._release_call(self._owner or "")
+            yield from self._release_steps(self._owner or "")
             raise LockError(
                 f"fencing token of {self.kind} {self.name!r} went backwards ({fence} after "
                 f"{last}): the Redis server's clock is behind the one that issued the last token; "
@@ -484,6 +502,16 @@ class HoldSteps:
             )
         )
 
+    def _release_steps(self, owner: str) -> Steps:
+        """The release script for ``owner``: 0 not ours, 1 released, 2 handed on, 3 a reentrant
+        hold unwound by one level (see :meth:`_released`)."""
+        try:
+            result = yield self._release_call(owner)
+        except BaseException:
+            self._released(owner, None)
+            raise
+        return self._released(owner, result)
+
     def _give_back_steps(self) -> Steps:
         """An acquire was interrupted or failed: leave nothing held or queued (best effort)."""
         owner = self._owner
@@ -491,7 +519,9 @@ class HoldSteps:
             if owner and not self._depth:
                 reply = yield self._acquire_call("cancel", 0.0)
                 if int(reply[0]) == 1:
-                    yield self._release_call(owner)
+                    yield from self._release_steps(owner)
+                else:
+                    self._left_queue(owner)
         except Exception as exc:  # the original error matters more
             log.warning(
                 "%s %s: could not give back an interrupted acquire: %s", self.kind, self.name, exc
@@ -514,7 +544,7 @@ class HoldSteps:
         if renewer is not None:
             renewer.stop()  # first: a release that fails must not leave the lock renewed
         try:
-            result = yield self._release_call(owner)
+            result = yield from self._release_steps(owner)
         except CoordinationUnavailable as exc:
             if (
                 not exc.sent

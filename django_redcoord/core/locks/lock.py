@@ -49,7 +49,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..holds.hold import Hold
+from ..holds.identity import made_here, process_nonce
 from ..keys import KeyBuilder, LockKeys
+from ..transport import nearby
 from ..transport.commands import as_text as _text
 from ..transport.drivers import Run, Steps, arun, run
 from ..transport.scripts import Script
@@ -60,6 +62,9 @@ RELEASE = Script("locks/release", includes=_COMMON)
 EXTEND = Script("locks/extend", includes=_COMMON)
 FORCE_RELEASE = Script("locks/force_release", includes=_COMMON)
 INSPECT = Script("locks/inspect", includes=_COMMON)
+
+#: the word that makes the waiter behind look again (as locks/common.lua's leave_lock_queue)
+MOVED = "moved"
 
 
 class Lock(Hold):
@@ -129,6 +134,32 @@ class Lock(Hold):
         return (
             int(fence) if token == owner and fence.isdigit() else None
         )  # 'moved', an interruption, another's grant
+
+    # Between two holds of one process the word passes in-process (..transport.nearby): the
+    # release script does not push a hand-off to a waiter whose queue entry names this process
+    # (its nonce) and replies with it instead; the releaser hands it on here. A waiter whose
+    # one ahead was made here blocks here alone ('quiet'): every word it waits for comes from
+    # that one, which hands every ending of its own here (a release that handed on to someone
+    # else, found the lock lost or got no reply: 'moved', look again; giving up its place too).
+
+    def _quiet_wait(self, reply: Any) -> bool:
+        return nearby.enabled and len(reply) > 2 and made_here(_text(reply[2]))
+
+    def _extra_args(self) -> list[Any]:
+        # (acquire: ARGV[10], release: ARGV[3]; extend ignores it)
+        return [process_nonce()] if nearby.enabled else []
+
+    def _released(self, owner: str, result: Any) -> int:
+        wake = self._wake_prefix + owner
+        if isinstance(result, list):  # handed to a waiter of this process: {2, element}
+            self._woke_task = nearby.hand(wake, _text(result[1]))
+            return int(result[0])
+        if result in (None, 0, 1):  # no reply, lost, freed: the one behind us looks again
+            nearby.hand(wake, MOVED, keep=False)  # (2: pushed in Redis; 3: still ours)
+        return 0 if result is None else int(result)
+
+    def _left_queue(self, owner: str) -> None:
+        nearby.hand(self._wake_prefix + owner, MOVED)
 
     # -- inspection ------------------------------------------------------------
 

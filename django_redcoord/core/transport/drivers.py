@@ -33,6 +33,7 @@ from typing import Any
 import redis
 
 from ..exceptions import CoordinationUnavailable
+from . import nearby
 from .commands import (
     MIN_BLOCK,
     _is_cluster,
@@ -102,17 +103,26 @@ class Command(Step):
 
 class Blpop(Step):
     """BLPOP ``keys`` for at most ``timeout`` seconds (in chunks below the socket timeout),
-    through the process's wake hub (``hub.py``) when the client allows."""
+    through the process's wake hub (``hub.py``) when the client allows; ``quiet``: only a hold of
+    this process pushes onto them, and it hands what it pushes in-process (``nearby.py``), so the
+    wait blocks there, without Redis."""
 
-    __slots__ = ("keys", "timeout", "operation", "hub_prefix")
+    __slots__ = ("keys", "timeout", "operation", "hub_prefix", "quiet")
 
     def __init__(
-        self, keys: list[str], timeout: float, operation: str, hub_prefix: str = ""
+        self,
+        keys: list[str],
+        timeout: float,
+        operation: str,
+        hub_prefix: str = "",
+        quiet: bool = False,
     ) -> None:
         self.keys, self.timeout, self.operation = keys, timeout, operation
-        self.hub_prefix = hub_prefix
+        self.hub_prefix, self.quiet = hub_prefix, quiet
 
     def run(self, client: Any) -> Any:
+        if self.quiet:
+            return nearby.wait(self.keys, self.timeout)
         if not self.hub_prefix:
             return blpop(client, self.keys, self.timeout, operation=self.operation)
         block = max(MIN_BLOCK, min(self.timeout, max_block(client)))
@@ -121,6 +131,8 @@ class Blpop(Step):
         )
 
     async def arun(self, client: Any) -> Any:
+        if self.quiet:
+            return await nearby.await_(self.keys, self.timeout)
         if not self.hub_prefix:
             return await ablpop(client, self.keys, self.timeout, operation=self.operation)
         block = max(MIN_BLOCK, min(self.timeout, max_block(client)))

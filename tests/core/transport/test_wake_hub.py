@@ -8,6 +8,11 @@ counts here are the server's own (``INFO clients``), never the hub's word
 for itself; each check has a negative control that must fail it (the hub
 bypassed, the poke left out). Each test has a server of its own: another
 test's blocked clients would count.
+
+A lock waiter whose one ahead is a hold of its own process waits in-process,
+not in Redis (core/transport/nearby.py, tested in test_nearby.py): here that
+is switched off, so every lock waiter of these tests waits through the hub,
+as it does behind a holder of another process.
 """
 
 from __future__ import annotations
@@ -26,13 +31,18 @@ from django_redcoord.core.exceptions import RedcoordError
 from django_redcoord.core.latches import CountDownLatch
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.signals import Event, Signal
-from django_redcoord.core.transport import hub
+from django_redcoord.core.transport import hub, nearby
 
 from ...support.redis_servers import RedisServer
 
 #: The asyncio runs (conftest marks a test `async_api` by its name; these are named for what they
 #: check): left out of the Valkey run with the suite's other asyncio runs.
 ASYNC_RUN = pytest.mark.async_api
+
+
+@pytest.fixture(autouse=True)
+def _waits_in_redis(monkeypatch):
+    monkeypatch.setattr(nearby, "enabled", False)
 
 
 @pytest.fixture

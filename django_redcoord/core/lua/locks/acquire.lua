@@ -20,6 +20,9 @@
 -- ARGV[5] name     the lock's name (field of the index bucket)
 -- ARGV[6] reentrant '1' if the same token nests (depth + 1), else '0'
 -- ARGV[7] host, ARGV[8] pid, ARGV[9] thread: holder metadata for the admin page
+-- ARGV[10] process  the caller's process id (random, per process; optional),
+--                  kept in its queue entry: a release by a hold of the same
+--                  process hands the lock to it in-process (see hand_off)
 --
 -- Returns {1, fence, depth}      when the caller holds the lock,
 --         {0, pttl_ms}            when not (mode 'try' or 'cancel'; pttl_ms:
@@ -30,7 +33,7 @@
 
 local lock, queue, index, waits, windex, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
-local host, pid, thread = ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9]
+local host, pid, thread, process = ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9], ARGV[10]
 local queued_before = mode == 'wait' or mode == 'cancel'
 local PRUNE_EVERY = 8
 
@@ -94,7 +97,7 @@ elseif mode ~= 'try' then
   -- Server time without TIME: the holder's grant runs out at rec[3], in pttl.
   local now_ms = tonumber(rec[3]) - pttl
   local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
-  local length = place_waiter(queue, token, {token, deadline, ttl, wake, host, pid, thread}, mode, now_ms)
+  local length = place_waiter(queue, token, {token, deadline, ttl, wake, host, pid, thread, '', 0, process}, mode, now_ms)
   -- The queue outlives every live place in it: its TTL is pushed out to
   -- 2 x QUEUE_KEEP_MS when it was created or when the record says it may end
   -- before this place does (recorded, so not on every enqueue).

@@ -136,27 +136,34 @@ end
 
 -- Hand the lock to the oldest live waiter and wake it with "<fence> <token>"
 -- pushed onto `wake` (the releasing holder's own wake list, on which the head
--- blocks), unless the waiter is `caller` (it gets the reply instead) or
--- `wake` is nil (no releaser to name: the head re-checks when the expired
--- grant's TTL runs out, or within its wait chunk). Its wait goes to the name's
--- wait list (`waits`, `windex`: see record_wait). Returns the new record, or
--- nil when no live waiter is queued.
-local function hand_off(lock, queue, index, waits, windex, name, rec, clock, caller, wake)
+-- blocks), unless the waiter is `caller` (it gets the reply instead), `wake`
+-- is nil (no releaser to name: the head re-checks when the expired grant's
+-- TTL runs out, or within its wait chunk), or the waiter's entry names
+-- `process`, the releaser's own (then the element is returned second, and the
+-- releaser hands it in-process: transport/nearby.py). Its wait goes to the
+-- name's wait list (`waits`, `windex`: see record_wait). Returns the new
+-- record, or nil when no live waiter is queued.
+local function hand_off(lock, queue, index, waits, windex, name, rec, clock, caller, wake, process)
   if not queue_may_live(rec, clock) then return nil end
   local e = pop_live_waiter(queue, clock)
   if not e then return nil end
   local now_us = clock()
   local new = write_grant(lock, queue, index, name, rec, e[1], tonumber(e[3]), now_us, e[5], e[6], e[7])
+  local here
   if wake and e[1] ~= caller then
-    redis.call('LPUSH', wake, int(new[2]) .. ' ' .. e[1])
-    redis.call('PEXPIRE', wake, tonumber(e[3]))
+    if process and e[10] == process then
+      here = int(new[2]) .. ' ' .. e[1]
+    else
+      redis.call('LPUSH', wake, int(new[2]) .. ' ' .. e[1])
+      redis.call('PEXPIRE', wake, tonumber(e[3]))
+    end
   end
   local queued_ms = tonumber(e[9])
   if queued_ms then
     local now_ms = math.floor(now_us / 1000)
     record_wait(waits, windex, name, now_ms, math.max(0, now_ms - queued_ms))
   end
-  return new
+  return new, here
 end
 
 -- The owner token on whose wake list `token`, queued, blocks: the live waiter
@@ -182,12 +189,12 @@ end
 
 -- End the grant in `rec`: hand the lock to the oldest live waiter, else leave
 -- a tombstone with the last fence and drop the index entry. Returns 2 when
--- handed off, 1 when freed (the index entry stays while the lock passes from
--- hand to hand).
-local function release_grant(lock, queue, index, waits, windex, name, rec, wake)
-  if hand_off(lock, queue, index, waits, windex, name, rec, lazy_clock_us(), nil, wake) then
-    return 2
-  end
+-- handed off ({2, element} when to a waiter of `process`: see hand_off), 1
+-- when freed (the index entry stays while the lock passes from hand to hand).
+local function release_grant(lock, queue, index, waits, windex, name, rec, wake, process)
+  local new, here = hand_off(lock, queue, index, waits, windex, name, rec, lazy_clock_us(), nil, wake, process)
+  if here then return {2, here} end
+  if new then return 2 end
   redis.call('SET', lock, cmsgpack.pack({false, rec[2], 0, 0, '', 0, '', tonumber(rec[8]) or 0}), 'PX', FENCE_KEEP_MS)
   redis.call('HDEL', index, name)
   return 1

@@ -1,7 +1,7 @@
-//! models: locks/acquire.lua sha256=a4e0b0adb4f57fac
-//! models: locks/release.lua sha256=6e0e3ce598071be5
+//! models: locks/acquire.lua sha256=00b450c8451e18fb
+//! models: locks/release.lua sha256=d0b067880d1653c5
 //! models: locks/extend.lua sha256=0f203c7aac56fc0f
-//! models: locks/common.lua sha256=e92c977ac49b0a8d
+//! models: locks/common.lua sha256=577559df30d1b832
 //! models: common/waiters.lua sha256=b0138315490d0cf1
 //! models: common/time.lua sha256=3cf26434daa8e4e6
 //! check: safety
@@ -44,6 +44,15 @@
 //                           releaser's own wake list) or a tombstone {false, fence, queue bound}
 //                           (FENCE_KEEP). Both read the queue only when the record does not say
 //                           that no live place can be in it (queue_may_live: `rqu` below).
+//                           A hand-off to a waiter of the releaser's own process (its queue entry
+//                           names the releaser's process id) is not pushed: the script returns the
+//                           element and the releaser hands it to that waiter in-process
+//                           (transport/nearby.py). Here it is the same channel, wtok[wake]: only
+//                           the waiter blocked on that list takes it, with the same checks. Lost
+//                           with the release's reply, it is the "skip" branch (the waiter looks
+//                           again when its wait ends); kept in-process across a restart that loses
+//                           the data, it is a pop just before that restart, which the model has.
+//                           The releaser's other endings ('moved' in-process) are "skip" too.
 //   crash                   a client dies (SIGKILL): its grant or its place just lapses.
 //   Clock                   one tick of time: every TTL counts down (Redis expiry, a waiter's
 //                           place deadline, a holder's own lease); the server clock (µs) moves past

@@ -11,14 +11,19 @@
 --                  locks/common.lua). Optional (a Redlock master has no waiters).
 -- ARGV[1] token    the caller's owner token
 -- ARGV[2] name     the lock's name (field of the index bucket)
+-- ARGV[3] process  the caller's process id (optional; see locks/acquire.lua):
+--                  a hand-off to a waiter of the same process is not pushed
 --
 -- Returns 0 not ours (expired or owned by someone else: untouched),
 --         1 released, nobody waiting,
 --         2 released and handed to the oldest live waiter (woken),
+--         {2, "<fence> <token>"} released and handed to a waiter of the
+--           caller's process, not woken: the caller hands it that element
+--           in-process (transport/nearby.py),
 --         3 still held: a reentrant hold was unwound by one level.
 
 local lock, queue, index, waits, windex, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local token, name = ARGV[1], ARGV[2]
+local token, name, process = ARGV[1], ARGV[2], ARGV[3]
 
 local rec = read_lock(lock)
 if rec[1] ~= token then
@@ -30,4 +35,4 @@ if depth > 1 then
   redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
   return 3
 end
-return release_grant(lock, queue, index, waits, windex, name, rec, wake)
+return release_grant(lock, queue, index, waits, windex, name, rec, wake, process)

@@ -1,6 +1,6 @@
 //! models: redlock/guard.lua sha256=f23554eab185a4f2
-//! models: locks/acquire.lua sha256=a4e0b0adb4f57fac
-//! models: locks/release.lua sha256=6e0e3ce598071be5
+//! models: locks/acquire.lua sha256=00b450c8451e18fb
+//! models: locks/release.lua sha256=d0b067880d1653c5
 //! check: safety
 //! check: ltl ends
 //! mutant: NO_GUARD expect: safety
@@ -23,7 +23,8 @@
 //                     given-back owner only keeps the lock busy).
 //   decide            granted by >= 2 and validity > 0: held (valid[c] as counted from "start");
 //                     else give back on every master (release.lua, token compared).
-//   release           release.lua on every master.
+//   release           release.lua on every master. (Redlock passes no process id to acquire.lua
+//                     and release.lua: nothing is handed in-process, and a master has no waiters.)
 //   Master restart    one master restarts empty (no persistence): its records and its boot key are
 //                     gone; it answers again from the next tick. With guard.lua, finding no boot key
 //                     it refuses until its start + max TTL (refuse[m] = TTL ticks).
