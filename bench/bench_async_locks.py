@@ -11,6 +11,14 @@ shown):
 * ``redis-py asyncio Lock``: ``client.lock(name, timeout=10)``, its defaults
   (it polls every 0.1 s)
 * ``redis-py asyncio Lock sleep=0.001``: the same polling every 1 ms
+* two rows that are not Redis locks, the ceilings of this loop: an
+  ``asyncio.Lock`` (no Redis at all), and an ``asyncio.Lock`` with one
+  ``PING`` round trip in each acquire and each release (the least a lock
+  that queues each acquisition in Redis and hands on in its release sends).
+  Both hand on FIFO; every coroutine's 1 ms hold is an ``asyncio.sleep``,
+  which the loop ends at its first turn after 1 ms (its ``epoll`` timeout is
+  rounded up to a whole millisecond: a round trip's reply landing during a
+  hold lengthens it).
 
 Each coroutine loops: acquire (blocking), hold 1 ms (``asyncio.sleep``),
 release. Reported: acquisitions/s, fairness (min/max acquisitions per
@@ -46,6 +54,27 @@ from support.servers import RedisServer
 from django_redcoord.core.locks import Lock
 
 
+class _LocalLock:
+    """An asyncio.Lock per name, with ``pings`` PING round trips (0 or 1) per acquire and per
+    release: not a Redis lock, the floor a lock queued in Redis cannot go below here."""
+
+    locks: dict[str, asyncio.Lock] = {}
+
+    def __init__(self, client, name: str, pings: int) -> None:
+        self.client, self.pings = client, pings
+        self.lock = self.locks.setdefault(name, asyncio.Lock())
+
+    async def __aenter__(self) -> None:
+        for _ in range(self.pings):
+            await self.client.execute_command("PING")
+        await self.lock.acquire()
+
+    async def __aexit__(self, *exc) -> None:
+        for _ in range(self.pings):
+            await self.client.execute_command("PING")
+        self.lock.release()
+
+
 def ours(client, name):
     return Lock(name, client=client, prefix="bench", ttl=10, wait=None)
 
@@ -62,6 +91,10 @@ IMPLEMENTATIONS = {
     "ours": ours,
     "redis-py asyncio Lock": redis_py,
     "redis-py asyncio Lock sleep=0.001": redis_py_fast,
+    "asyncio.Lock, no Redis (not a Redis lock)": lambda client, name: _LocalLock(client, name, 0),
+    "asyncio.Lock + a PING per acquire and per release (not a Redis lock)": (
+        lambda client, name: _LocalLock(client, name, 1)
+    ),
 }
 
 

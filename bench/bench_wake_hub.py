@@ -1,4 +1,4 @@
-"""Many waiters in one process: the wake hub against a connection per waiter.
+"""Many waiters in one process: in-process hand-offs, the wake hub, a connection per waiter.
 
 N coroutines of one event loop wait on M held locks (N/M each), on a plain
 ``redis.asyncio.Redis`` with redis-py's default pool of 100 connections (as
@@ -7,9 +7,14 @@ waiter, granted in its turn, holds its lock for one pass of the loop and
 releases it. Against a throwaway redis-server (started here, no
 persistence). Rows:
 
-* ``wake hub``: the default: every waiter of the loop blocks through one
-  ``BLPOP`` (core/transport/hub.py);
-* ``a connection per waiter``: the hub bypassed, each waiter blocking on a
+* ``in-process hand-offs``: the default: a lock waiter whose one ahead is a
+  hold of this process waits in-process, and the release hands it the lock
+  there (core/transport/nearby.py); the first waiter of each lock, behind a
+  holder of this process too, as well. Events still wait through the hub;
+* ``wake hub``: in-process hand-offs off (as behind holders of another
+  process): every waiter of the loop blocks through the hub's ``BLPOP``
+  (core/transport/hub.py);
+* ``a connection per waiter``: both off, each waiter blocking on a
   connection of the pool's share for waits (80 of the 100); the others sleep
   for one and look again every 0.25 s (how every wait ran before the hub).
 
@@ -139,6 +144,17 @@ async def events(url: str, waiters: int, names: int, tag: str) -> dict:
 
 
 @contextlib.contextmanager
+def _waits_in_redis():
+    from django_redcoord.core.transport import nearby
+
+    nearby.enabled = False
+    try:
+        yield
+    finally:
+        nearby.enabled = True
+
+
+@contextlib.contextmanager
 def _without_hub():
     from django_redcoord.core.transport import hub
 
@@ -157,14 +173,22 @@ def main() -> None:
     cli.number("--rounds", 3, 1, "interleaved rounds", least=1)
     options = cli.parse()
     waiters, names = int(options.waiters), int(options.names)
-    runs: dict[str, list[tuple[dict, dict]]] = {"wake hub": [], "a connection per waiter": []}
+    runs: dict[str, list[tuple[dict, dict]]] = {
+        "in-process hand-offs": [],
+        "wake hub": [],
+        "a connection per waiter": [],
+    }
     with RedisServer() as server:
         for r in range(int(options.rounds)):
             order = list(runs) if r % 2 == 0 else list(reversed(runs))
             for label in order:
-                bypass = label != "wake hub"
-                tag = f"{r}-{int(bypass)}"
-                with _without_hub() if bypass else contextlib.nullcontext():
+                kind = list(runs).index(label)
+                tag = f"{r}-{kind}"
+                with contextlib.ExitStack() as stack:
+                    if kind >= 1:
+                        stack.enter_context(_waits_in_redis())
+                    if kind == 2:
+                        stack.enter_context(_without_hub())
                     held = asyncio.run(locks(server.url, waiters, names, tag))
                     told = asyncio.run(events(server.url, waiters, names, tag))
                 print(
