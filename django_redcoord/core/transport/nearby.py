@@ -4,11 +4,13 @@ wake list.
 A lock waiter blocks on the wake list of whoever is just ahead of it in the
 queue (the holder, or the waiter queued before it): only that one pushes onto
 it (its release hands the lock on, its giving up says ``moved``). When that
-one is a hold of this same process (its owner token was made here: see
-:func:`mine`), the push need not go through Redis:
+one is a hold of this same process (its owner token was made here:
+``holds.identity.made_here``), the push need not go through Redis:
 
 * the release script hands the lock to a waiter whose queue entry names this
-  process (host and pid, as the releaser passes them) without pushing, and
+  process (its random id, ``identity.process_nonce``, which the releaser
+  passes too; a host name and pid can repeat across containers) without
+  pushing, and
   replies with the element it would have pushed; the releaser then
   :func:`hand`\\ s it here, to the wait of this process blocked on that list
   (a thread, or a task of any event loop), as ``BLPOP`` would have;
@@ -22,8 +24,9 @@ wake hub, no poke. Nothing it needs can arrive only through Redis, and what
 would arrive there anyway (a hand-off to a waiter of another process, which
 is not ours to take) is left for that waiter. Every wait still ends by its
 own time (the next look: within the wait chunk and the holder's lease), so a
-hand-off lost with its reply (a connection killed, a server restarted) costs
-a wait of that bound, as a crashed holder's does.
+word that misses its wait (a release with no reply, or one that found the
+lock lost, while the waiter was between its look and its wait) costs a wait
+of that bound, as a crashed holder's does.
 
 An element handed while nobody here waits on its list (a waiter between its
 look and its wait) is kept for the next wait on that list (``KEEP``), as the
@@ -59,7 +62,6 @@ class _Nearby:
         self.lock = threading.Lock()
         self.waits: dict[str, Any] = {}  # list -> how to tell its wait (see _tell_thread)
         self.kept: dict[str, tuple[float, str]] = {}  # list -> (kept until, element)
-        self.owners: set[str] = set()  # owner tokens of this process's holds and waits
 
     def enter(self, keys: tuple[str, ...], tell: Any) -> list[str] | None:
         """Register a wait on ``keys``; the ``[key, element]`` kept for one of them instead (it
@@ -104,21 +106,6 @@ def _registry() -> _Nearby:
     if _nearby.pid != os.getpid():  # a forked child: its parent's waits are not its own
         _nearby = _Nearby()
     return _nearby
-
-
-def mine(owner: str) -> bool:
-    """Whether ``owner`` is the token of a hold or wait of this process (see :func:`adopt`)."""
-    return owner in _registry().owners
-
-
-def adopt(owner: str) -> None:
-    """``owner`` is a token of this process, in use (a waiter queued behind it waits quietly)."""
-    _registry().owners.add(owner)
-
-
-def drop(owner: str) -> None:
-    """``owner`` is no longer in use here."""
-    _registry().owners.discard(owner)
 
 
 def hand(key: str, element: str, *, keep: bool = True) -> bool:

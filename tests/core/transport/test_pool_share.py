@@ -5,6 +5,11 @@ A pool of ``max_connections`` keeps a reserve for the calls that end waits
 calls (queueing, re-checks) and their blocking waits never take it. A call
 the pool cannot admit waits for a connection; it never reads as an outage:
 a pool that stays full is ``PoolExhausted`` (naming MAX_CONNECTIONS).
+
+A lock waiter behind a hold of its own process waits in-process, on no
+connection (core/transport/nearby.py, tests/core/locks/test_nearby.py): here
+that is switched off, so these lock waiters wait in Redis, as behind a holder
+of another process.
 """
 
 from __future__ import annotations
@@ -20,9 +25,14 @@ import redis.asyncio
 from django_redcoord.core.exceptions import CoordinationUnavailable, PoolExhausted, RedcoordError
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.transport import commands as transport
-from django_redcoord.core.transport import hub
+from django_redcoord.core.transport import hub, nearby
 from django_redcoord.core.transport.clients import client_from_url
 from django_redcoord.core.transport.commands import blpop, command, reserve, waiting_limit
+
+
+@pytest.fixture(autouse=True)
+def _waits_in_redis(monkeypatch):
+    monkeypatch.setattr(nearby, "enabled", False)
 
 
 def _share_counts(pool):

@@ -21,6 +21,7 @@ from django_redcoord.core.locks import Lock
 from django_redcoord.core.redlock import Redlock
 from django_redcoord.core.rwlocks import ReadWriteLock
 from django_redcoord.core.semaphores import Semaphore
+from django_redcoord.core.transport import nearby
 from django_redcoord.core.transport.clients import client_from_url
 
 from ..names import hostile
@@ -175,17 +176,46 @@ def restart_without_data(
 
 
 def connection_kill(ctx: Ctx, spec: HoldKind) -> list[str]:
+    if spec.kind != "lock":
+        return _connection_kill(ctx, spec, "c")
+    # A lock waiter behind a holder of its own process waits in-process (core/transport/nearby.py):
+    # no connection of its own to kill, the holder's is. Then the same with the waiter blocked in
+    # Redis, as behind a holder of another process.
+    found = _connection_kill(ctx, spec, "c")
+    nearby.enabled = False
+    try:
+        return found + [f"(waiting in Redis) {f}" for f in _connection_kill(ctx, spec, "r")]
+    finally:
+        nearby.enabled = True
+
+
+def _waiting(ctx: Ctx, hold: Any) -> None:
+    """Until ``hold``'s acquire waits: blocked in Redis, or, for a lock waiting in-process, its
+    place taken."""
+    if isinstance(hold, Lock) and nearby.enabled:
+        admin = ctx.admin()
+        deadline = time.monotonic() + 10.0
+        while not admin.llen(hold.keys.queue):
+            if time.monotonic() > deadline:
+                raise AssertionError("the waiter did not queue within 10 s")
+            time.sleep(0.01)
+        time.sleep(0.1)  # (its look answered, it waits)
+    else:
+        ctx.wait_blocked(1)
+
+
+def _connection_kill(ctx: Ctx, spec: HoldKind, tag: str) -> list[str]:
     found: list[str] = []
-    a = spec.make(ctx, "c")
+    a = spec.make(ctx, tag)
     if not _acquire(a, found, "holder"):
         return found + ["the holder did not get a free hold"]
     first = a.token
-    b = spec.make(ctx, "c", wait=8.0)
+    b = spec.make(ctx, tag, wait=8.0)
     waiter = Party(b.acquire, "waiter")
     if spec.quorum:
         time.sleep(0.3)  # Redlock's wait is a retry loop: no blocked connection to see
     else:
-        ctx.wait_blocked(1)
+        _waiting(ctx, b)
     spec.kill_connections(ctx)
     released = time.monotonic()
     _release(a, found, "the holder after its connection was killed")
@@ -203,18 +233,18 @@ def connection_kill(ctx: Ctx, spec: HoldKind) -> list[str]:
             )
         _release(b, found, "the waiter")
     if not spec.quorum:  # the asyncio API under the same blip
-        a = spec.make(ctx, "ca")
+        a = spec.make(ctx, tag + "a")
         if not _acquire(a, found, "holder (async run)"):
             return found + ["the holder did not get a free hold (async run)"]
 
         async def wait(client: Any) -> Any:
-            hold = spec.make(ctx, "ca", wait=8.0, clients=client)
+            hold = spec.make(ctx, tag + "a", wait=8.0, clients=client)
             got = await hold.aacquire()
             await hold.arelease()
             return got
 
         waiter = async_party(ctx, wait)
-        ctx.wait_blocked(1)
+        _waiting(ctx, a)
         spec.kill_connections(ctx)
         _release(a, found, "the holder (async run)")
         status, value = waiter.outcome(6.0)
