@@ -135,6 +135,8 @@ test-faults: lint
 bench: $(STAMP)
 	$(PY) bench/bench_transport.py
 	$(PY) bench/bench_locks.py
+	$(PY) bench/bench_barging.py
+	$(PY) bench/bench_thread_locks.py
 	$(PY) bench/bench_redlock.py
 	$(PY) bench/bench_failover.py
 	$(PY) bench/bench_cluster.py
