@@ -286,7 +286,8 @@ class Hold(HoldSteps, UsesClient):
             return None
         self._taken, self._holder = True, me
         retry, self._retry_owner = self._retry_owner, None
-        # 72 random bits: unique, and short (it is stored with every grant).
+        # 48 random bits and a tag that says it was made here (identity.hold_token): unique, and
+        # short (it is stored with every grant).
         self._owner = owner_token() if self.reentrant else retry or hold_token()
         if wait == 0:
             return "try"

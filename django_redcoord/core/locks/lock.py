@@ -12,9 +12,11 @@ How it works (every operation is one round trip, one Lua script):
 * ``release`` runs ``locks/release.lua``: if the token matches it hands the
   lock straight to the oldest live waiter (new token, new fence) and pushes
   the fence onto the releaser's own wake list, where that waiter blocks; the
-  waiter returns from ``BLPOP`` already owning the lock. Every key a script
-  touches is in its KEYS (a Cluster node migrating the slot never aborts one
-  half-way). No polling, no thundering herd, no barging: a process that
+  waiter returns from ``BLPOP`` already owning the lock (a waiter of the
+  releaser's own process is handed it in-process instead, from the script's
+  reply: no push, no blocked connection; see ``transport/nearby.py``). Every
+  key a script touches is in its KEYS (a Cluster node migrating the slot
+  never aborts one half-way). No polling, no thundering herd, no barging: a process that
   releases and re-acquires at once queues behind the others. A waiter that
   gives up tells the one behind it (``moved``) to re-check.
 * A holder that crashed never releases. Its lock expires after its TTL and
