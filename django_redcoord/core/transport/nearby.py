@@ -60,7 +60,7 @@ class _Nearby:
     def __init__(self) -> None:
         self.pid = os.getpid()
         self.lock = threading.Lock()
-        self.waits: dict[str, Any] = {}  # list -> how to tell its wait (see _tell_thread)
+        self.waits: dict[str, Any] = {}  # list -> how to tell its wait (`tell`, in wait and await_)
         self.kept: dict[str, tuple[float, str]] = {}  # list -> (kept until, element)
 
     def enter(self, keys: tuple[str, ...], tell: Any) -> list[str] | None:
