@@ -20,18 +20,27 @@ import threading
 import weakref
 from typing import Any
 
-_process_nonce: tuple[int, str] = (0, "")
 _thread_ids = threading.local()
 _hostname: str | None = None
+#: What this process made once, by (name, pid): a child has its own (see _per_process).
+_made: dict[tuple[str, int], Any] = {}
+
+
+def _per_process(name: str, make: Any) -> Any:
+    """``make()``'s value, made once per process and shared by all its threads: the first thread
+    to store one wins (``dict.setdefault`` is atomic), so two threads that both find none still
+    return the same value (a check-then-assign let each keep its own: two waiters of one
+    process then passed two different process ids)."""
+    key = (name, os.getpid())
+    value = _made.get(key)
+    if value is None:
+        value = _made.setdefault(key, make())
+    return value
 
 
 def _nonce() -> str:
     """A random id for this process, renewed after fork (a child is another owner)."""
-    global _process_nonce
-    pid = os.getpid()
-    if _process_nonce[0] != pid:
-        _process_nonce = (pid, secrets.token_urlsafe(6))
-    return _process_nonce[1]
+    return _per_process("nonce", lambda: secrets.token_urlsafe(6))
 
 
 def thread_owner_token() -> str:
@@ -58,16 +67,9 @@ def task_owner_token() -> str:
     return mine[1]
 
 
-_process_key: tuple[int, bytes] = (0, b"")
-
-
 def _key() -> bytes:
     """A secret of this process, renewed after fork (see :func:`hold_token`)."""
-    global _process_key
-    pid = os.getpid()
-    if _process_key[0] != pid:
-        _process_key = (pid, secrets.token_bytes(16))
-    return _process_key[1]
+    return _per_process("key", lambda: secrets.token_bytes(16))
 
 
 def _tag(random_part: bytes) -> bytes:
@@ -118,6 +120,7 @@ _fork_hook = False
 def _after_fork_in_child() -> None:
     global _fork_generation
     _fork_generation += 1
+    _made.clear()  # (an ancestor's pid, reused by a descendant, must not bring its values back)
 
 
 def watch_forks() -> None:

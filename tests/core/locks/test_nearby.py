@@ -15,6 +15,7 @@ stall.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import secrets
@@ -96,16 +97,20 @@ def _threads(url: str, n: int, checker: Checker, waits: list[float]) -> None:
     client.close()
 
 
-def test_threads_of_one_process_hand_on_without_a_push_or_a_blocked_connection(own_server):
-    admin = redis.Redis(port=own_server.port)
-    client = redis.Redis(port=own_server.port)
+def _threads_behind_a_holder(port: int, n: int) -> dict:
+    """``n`` threads of this process queued behind a holder of this process, then served: what
+    the server saw while they waited (blocked connections) and during the hand-offs (pushes)."""
+    admin = redis.Redis(port=port)
+    client = redis.Redis(port=port)
     holder = Lock("near", client=client, ttl=30)
     assert holder.acquire()
     checker, waits = Checker(), []
-    runner = threading.Thread(target=_threads, args=(own_server.url, 40, checker, waits))
+    runner = threading.Thread(
+        target=_threads, args=(f"redis://127.0.0.1:{port}/0", n, checker, waits)
+    )
     runner.start()
     end = time.monotonic() + 30
-    while admin.llen(holder.keys.queue) < 40:
+    while admin.llen(holder.keys.queue) < n:
         assert time.monotonic() < end, "not all queued"
         time.sleep(0.02)
     time.sleep(0.2)
@@ -113,11 +118,27 @@ def test_threads_of_one_process_hand_on_without_a_push_or_a_blocked_connection(o
     pushes = _calls(admin, "lpush")
     holder.release()
     runner.join(120)
-    checker.check(40)
-    assert blocked == 0, f"{blocked} connections blocked for waiters of this process"
+    checker.check(n)
+    seen = {"blocked": blocked, "pushes": _calls(admin, "lpush") - pushes, "longest": max(waits)}
+    admin.close()
+    client.close()
+    return seen
+
+
+def test_threads_of_one_process_hand_on_without_a_push_or_a_blocked_connection(own_server):
+    seen = _threads_behind_a_holder(own_server.port, 40)
+    assert seen["blocked"] == 0, f"connections blocked for waiters of this process: {seen}"
     # (the name's wait statistics push one entry a minute: at most two minutes begin here)
-    assert _calls(admin, "lpush") - pushes <= 2, "hand-offs within the process were pushed"
-    assert max(waits) < 30, "a waiter sat out its wait"
+    assert seen["pushes"] <= 2, f"hand-offs within the process were pushed: {seen}"
+    assert seen["longest"] < 30, "a waiter sat out its wait"
+
+
+def test_negative_control_threads_without_in_process_hand_offs_block_connections(
+    own_server, monkeypatch
+):
+    monkeypatch.setattr(nearby, "enabled", False)
+    seen = _threads_behind_a_holder(own_server.port, 10)
+    assert seen["blocked"] >= 1 and seen["pushes"] >= 10, seen  # (the checks above can fail)
 
 
 @ASYNC_RUN
@@ -144,55 +165,57 @@ def test_coroutines_and_threads_of_one_process_share_a_lock_safely(own_server):
     checker.check(80)
 
 
+async def _coroutines_behind_a_holder(port: int, name: str, n: int) -> tuple:
+    """``n`` coroutines queued behind a holder of their loop (each, granted, checks in and out):
+    (client, holder, checker, tasks; each task returns True once served)."""
+    admin = redis.Redis(port=port)
+    client = redis.asyncio.Redis(port=port)
+    holder = Lock(name, client=client, ttl=30)
+    assert await holder.aacquire()
+    checker = Checker()
+
+    async def one() -> bool:
+        async with Lock(name, client=client, ttl=30, wait=60) as lock:
+            checker.enter(lock.token)
+            await asyncio.sleep(0)
+            checker.leave()
+        return True
+
+    tasks = [asyncio.create_task(one()) for _ in range(n)]
+    while admin.llen(holder.keys.queue) < n:
+        await asyncio.sleep(0.01)
+    admin.close()
+    return client, holder, checker, tasks
+
+
+async def _served_coroutines(port: int, n: int) -> tuple[int, int]:
+    """(connections blocked while ``n`` coroutines waited behind a holder of their loop, pushes
+    while they were served)."""
+    admin = redis.Redis(port=port)
+    client, holder, checker, tasks = await _coroutines_behind_a_holder(port, "near", n)
+    await asyncio.sleep(0.2)
+    blocked = int(admin.info("clients")["blocked_clients"])
+    before = _calls(admin, "lpush")
+    await holder.arelease()
+    await asyncio.gather(*tasks)
+    checker.check(n)
+    await client.aclose()
+    pushes = _calls(admin, "lpush") - before
+    admin.close()
+    return blocked, pushes
+
+
+@ASYNC_RUN
+def test_coroutines_of_one_loop_hand_on_without_a_push_or_a_blocked_connection(own_server):
+    blocked, pushes = asyncio.run(_served_coroutines(own_server.port, 30))
+    assert blocked == 0 and pushes <= 2, (blocked, pushes)  # (see the threads' test)
+
+
 @ASYNC_RUN
 def test_negative_control_without_in_process_hand_offs_every_one_is_pushed(own_server, monkeypatch):
     monkeypatch.setattr(nearby, "enabled", False)
-    admin = redis.Redis(port=own_server.port)
-
-    async def serve() -> int:
-        client = redis.asyncio.Redis(port=own_server.port)
-        holder = Lock("near", client=client, ttl=30)
-        assert await holder.aacquire()
-        checker = Checker()
-
-        async def one() -> None:
-            async with Lock("near", client=client, ttl=30, wait=60) as lock:
-                checker.enter(lock.token)
-                await asyncio.sleep(0)
-                checker.leave()
-
-        tasks = [asyncio.create_task(one()) for _ in range(30)]
-        while admin.llen(holder.keys.queue) < 30:
-            await asyncio.sleep(0.01)
-        before = _calls(admin, "lpush")
-        await holder.arelease()
-        await asyncio.gather(*tasks)
-        checker.check(30)
-        await client.aclose()
-        return _calls(admin, "lpush") - before
-
-    assert asyncio.run(serve()) >= 30  # (every hand-off went through Redis: the check can fail)
-
-
-def test_negative_control_threads_without_in_process_hand_offs_block_connections(
-    own_server, monkeypatch
-):
-    monkeypatch.setattr(nearby, "enabled", False)
-    admin = redis.Redis(port=own_server.port)
-    client = redis.Redis(port=own_server.port)
-    holder = Lock("near", client=client, ttl=30)
-    assert holder.acquire()
-    checker, waits = Checker(), []
-    runner = threading.Thread(target=_threads, args=(own_server.url, 10, checker, waits))
-    runner.start()
-    while admin.llen(holder.keys.queue) < 10:
-        time.sleep(0.02)
-    time.sleep(0.2)
-    blocked = int(admin.info("clients")["blocked_clients"])
-    holder.release()
-    runner.join(120)
-    checker.check(10)
-    assert blocked >= 1  # (the wake hub's read: the check above can fail)
+    blocked, pushes = asyncio.run(_served_coroutines(own_server.port, 30))
+    assert blocked >= 1 and pushes >= 30, (blocked, pushes)  # (the checks above can fail)
 
 
 def _foreign_waiters(
@@ -321,21 +344,9 @@ def test_in_process_waiters_cancelled_at_random_leave_nothing_queued(own_server)
     admin = redis.Redis(port=own_server.port)
 
     async def scenario() -> tuple[int, int, list]:
-        client = redis.asyncio.Redis(port=own_server.port)
-        holder = Lock("cancel", client=client, ttl=30)
-        assert await holder.aacquire()
-        checker = Checker()
-
-        async def one() -> bool:
-            async with Lock("cancel", client=client, ttl=30, wait=60) as lock:
-                checker.enter(lock.token)
-                await asyncio.sleep(0)
-                checker.leave()
-            return True
-
-        tasks = [asyncio.create_task(one()) for _ in range(200)]
-        while admin.llen(holder.keys.queue) < 200:
-            await asyncio.sleep(0.01)
+        client, holder, checker, tasks = await _coroutines_behind_a_holder(
+            own_server.port, "cancel", 200
+        )
         await holder.arelease()
         for task in random.Random(7).sample(tasks, 100):
             task.cancel()
@@ -405,3 +416,42 @@ def test_a_forked_child_has_none_of_its_parents_waits_or_tokens():
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
     assert nearby.wait([key], 1) == [key, "1 x"]  # (the parent's is still there)
+
+
+def _ids_seen_by_threads_of_a_new_process() -> set:
+    """In a forked child, 16 threads ask for the process id and the token key at once, the
+    making of each slowed down so that every thread finds none made yet: the values they got."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            real = identity.secrets.token_urlsafe
+
+            def slow(n: int) -> str:
+                time.sleep(0.01)  # (every thread gets here before the first stores its value)
+                return real(n)
+
+            identity.secrets.token_urlsafe = slow
+            start, seen = threading.Barrier(16), set()
+
+            def ask() -> None:
+                start.wait()
+                seen.add(identity.process_nonce())
+
+            threads = [threading.Thread(target=ask) for _ in range(16)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            os.write(write, json.dumps(sorted(seen)).encode())
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    os.close(write)
+    return set(json.loads(os.read(read, 65536).decode()))
+
+
+def test_the_threads_of_a_new_process_all_get_one_process_id():
+    # (two ids in one process: a release took its own waiter for another process's and pushed,
+    # while that waiter waited in-process: a stall of a whole wait chunk)
+    assert len(_ids_seen_by_threads_of_a_new_process()) == 1
