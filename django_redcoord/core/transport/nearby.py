@@ -58,7 +58,6 @@ class _Nearby:
     """The quiet waits of this process by the lists they block on, and the elements kept."""
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self.lock = threading.Lock()
         self.waits: dict[str, Any] = {}  # list -> how to tell its wait (`tell`, in wait and await_)
         self.kept: dict[str, tuple[float, str]] = {}  # list -> (kept until, element)
@@ -98,14 +97,20 @@ class _Nearby:
             return False
 
 
-_nearby = _Nearby()
+#: The registry of each process by pid (a forked child makes its own: its parent's waits are not
+#: its own). Made by whichever thread comes first: ``dict.setdefault`` is atomic, so threads
+#: racing for it share one (each with its own would hand to waits the other registered).
+_registries: dict[int, _Nearby] = {}
 
 
 def _registry() -> _Nearby:
-    global _nearby
-    if _nearby.pid != os.getpid():  # a forked child: its parent's waits are not its own
-        _nearby = _Nearby()
-    return _nearby
+    pid = os.getpid()
+    registry = _registries.get(pid)
+    if registry is None:
+        registry = _registries.setdefault(pid, _Nearby())
+        for other in [p for p in _registries if p != pid]:  # (an ancestor's, inherited by fork)
+            _registries.pop(other, None)
+    return registry
 
 
 def hand(key: str, element: str, *, keep: bool = True) -> bool:

@@ -418,9 +418,10 @@ def test_a_forked_child_has_none_of_its_parents_waits_or_tokens():
     assert nearby.wait([key], 1) == [key, "1 x"]  # (the parent's is still there)
 
 
-def _ids_seen_by_threads_of_a_new_process() -> set:
-    """In a forked child, 16 threads ask for the process id and the token key at once, the
-    making of each slowed down so that every thread finds none made yet: the values they got."""
+def _seen_by_threads_of_a_new_process(what: str) -> set:
+    """In a forked child, 16 threads ask at once for the process id (``what`` "id") or the
+    in-process registry ("registry"), the making of each slowed down so that every thread finds
+    none made yet: what they got (ids, or the registries' ids)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -431,12 +432,18 @@ def _ids_seen_by_threads_of_a_new_process() -> set:
                 time.sleep(0.01)  # (every thread gets here before the first stores its value)
                 return real(n)
 
+            class SlowRegistry(nearby._Nearby):
+                def __init__(self) -> None:
+                    time.sleep(0.01)
+                    super().__init__()
+
             identity.secrets.token_urlsafe = slow
+            nearby._Nearby = SlowRegistry
             start, seen = threading.Barrier(16), set()
 
             def ask() -> None:
                 start.wait()
-                seen.add(identity.process_nonce())
+                seen.add(identity.process_nonce() if what == "id" else id(nearby._registry()))
 
             threads = [threading.Thread(target=ask) for _ in range(16)]
             for t in threads:
@@ -454,4 +461,9 @@ def _ids_seen_by_threads_of_a_new_process() -> set:
 def test_the_threads_of_a_new_process_all_get_one_process_id():
     # (two ids in one process: a release took its own waiter for another process's and pushed,
     # while that waiter waited in-process: a stall of a whole wait chunk)
-    assert len(_ids_seen_by_threads_of_a_new_process()) == 1
+    assert len(_seen_by_threads_of_a_new_process("id")) == 1
+
+
+def test_the_threads_of_a_new_process_all_get_one_registry():
+    # (two registries: a hand into one, for a wait registered in the other, is lost)
+    assert len(_seen_by_threads_of_a_new_process("registry")) == 1
