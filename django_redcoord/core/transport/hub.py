@@ -589,17 +589,22 @@ _thread_hubs: weakref.WeakKeyDictionary[Any, dict[str, _ThreadHub]] = weakref.We
 _loop_hubs: weakref.WeakKeyDictionary[Any, weakref.WeakKeyDictionary[Any, dict[str, _LoopHub]]] = (
     weakref.WeakKeyDictionary()
 )
-_hubs_lock = threading.Lock()
-_hubs_lock_pid = os.getpid()
+#: The registry's lock of each process by pid: a forked child makes its own (another thread of
+#: the parent may have held the parent's when it forked: the child would wait for it forever).
+#: Made by whichever thread comes first (``dict.setdefault`` is atomic): threads racing for it
+#: share one.
+_hubs_locks: dict[int, threading.Lock] = {}
 
 
 def _registry_lock() -> threading.Lock:
-    """The lock of the hub registry, new in a forked child (another thread of the parent may
-    have held it when it forked: the child would wait for it forever)."""
-    global _hubs_lock, _hubs_lock_pid
-    if _hubs_lock_pid != os.getpid():
-        _hubs_lock, _hubs_lock_pid = threading.Lock(), os.getpid()
-    return _hubs_lock
+    """The lock of the hub registry of this process."""
+    pid = os.getpid()
+    lock = _hubs_locks.get(pid)
+    if lock is None:
+        lock = _hubs_locks.setdefault(pid, threading.Lock())
+        for other in [p for p in _hubs_locks if p != pid]:  # (an ancestor's, inherited by fork)
+            _hubs_locks.pop(other, None)
+    return lock
 
 
 def _port(pool: Any) -> Any:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import random
 import threading
 import time
+from typing import Any
 
 import pytest
 import redis
@@ -702,3 +704,43 @@ def test_negative_control_a_wrong_typed_key_failing_the_whole_read_is_caught(
     results = asyncio.run(_wrong_typed_task_waits(redis_url))
     with pytest.raises(AssertionError):
         _only_the_wrong_typed_wait_failed(results)
+
+
+def _registry_locks_seen_by_threads_of_a_new_process() -> int:
+    """In a forked child, 16 threads take the hub registry's lock at once, the making of a lock
+    slowed down so that every thread finds none made yet: how many different locks they got."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            real = threading.Lock
+            start, seen = threading.Barrier(17), []
+
+            def ask() -> None:
+                start.wait()
+                seen.append(id(hub._registry_lock()))
+
+            threads = [threading.Thread(target=ask) for _ in range(16)]
+            for t in threads:
+                t.start()
+
+            def slow() -> Any:
+                time.sleep(0.01)  # (every thread gets here before the first stores its lock)
+                return real()
+
+            threading.Lock = slow
+            start.wait()
+            for t in threads:
+                t.join()
+            threading.Lock = real
+            os.write(write, str(len(set(seen))).encode())
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    os.close(write)
+    return int(os.read(read, 64).decode())
+
+
+def test_the_threads_of_a_new_process_share_one_hub_registry_lock():
+    # (two locks: two threads could each make a hub for one pool, one connection too many)
+    assert _registry_locks_seen_by_threads_of_a_new_process() == 1
