@@ -168,7 +168,7 @@ def test_waiting_retries_until_the_holder_releases(five):
 
 
 def _contend(clients, quorum=None, threads=6, rounds=15):
-    inside, overlaps, grants = [0], [0], [0]
+    inside, overlaps, grants, stalls = [0], [0], [0], [0]
     guard = threading.Lock()
 
     def worker():
@@ -176,7 +176,16 @@ def _contend(clients, quorum=None, threads=6, rounds=15):
             lock = make(clients, wait=10, retry_delay=0.01)
             if quorum is not None:
                 lock.quorum = quorum  # bypass validation: the unsafe variant
-            assert lock.acquire()
+            while True:
+                try:
+                    assert lock.acquire()
+                    break
+                except QuorumNotReached:
+                    # A loaded machine froze this process past the second the masters are
+                    # given (seen in CI: 1.6 s): the attempt was given back; ask again.
+                    with guard:
+                        stalls[0] += 1
+                        assert stalls[0] <= 20, "the masters stopped answering"
             with guard:
                 inside[0] += 1
                 overlaps[0] += inside[0] > 1
