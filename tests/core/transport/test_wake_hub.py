@@ -68,11 +68,28 @@ def _port(url: str) -> int:
     return int(url.rsplit(":", 1)[1].split("/")[0])
 
 
-async def _until(condition, bound: float = 60.0, what: str = "") -> None:
+async def _until(condition, bound: float = 60.0, what: Any = "") -> None:
+    """Wait for ``condition``; ``what`` (text, or a callable giving it) says what was awaited and
+    how far it got."""
     end = time.monotonic() + bound
     while not condition():
-        assert time.monotonic() < end, what
+        assert time.monotonic() < end, what() if callable(what) else what
         await asyncio.sleep(0.05)
+
+
+def _progress(port: int, tasks: list, what: str) -> Any:
+    """A ``what`` for :func:`_until`: the hub's reads and covered waits, and how the waits that
+    ended already ended (none should have)."""
+
+    def say() -> str:
+        ended = [t for t in tasks if t.done()]
+        errors = [repr(t.exception()) for t in ended if not t.cancelled() and t.exception()]
+        return (
+            f"{what}: (reads, covered waits) = {hub.reading_waits(port)}, {len(ended)} waits "
+            f"ended already, errors: {errors[:3]}"
+        )
+
+    return say
 
 
 def _covered(port: int) -> int:
@@ -235,7 +252,7 @@ async def _cancel_half(url: str) -> tuple[list, list, int, int]:
         asyncio.create_task(Signal("cancel-half", client=client).await_(timeout=60))
         for _ in range(1000)
     ]
-    await _until(lambda: _covered(port) == 1000, 60, "1,000 waits")
+    await _until(lambda: _covered(port) == 1000, 120, _progress(port, tasks, "1,000 waits"))
     rng = random.Random(28)
     cancelled = set(rng.sample(range(1000), 500))
     for i in cancelled:
