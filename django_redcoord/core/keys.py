@@ -243,6 +243,9 @@ class QueueKeys:
     cancels: str  # zset: id -> cancel time (ms) of the messages cancelled while claimed
     uniq: str  # hash: unique key -> its holder, "<id>\n<state>\n<expires_ms>\n<until>\n<envelope>"
     uniq_ids: str  # hash: message id -> the unique key it holds (see queues/common.lua)
+    gpend: str  # zset (lexical): "<group>\n<order>\n<envelope>" of grouped messages not yet in line
+    gstate: str  # hash: group -> "<in_line> <running> <tat_ms>" (see queues/common.lua, Groups)
+    gwait: str  # zset: envelope -> due (ms) of grouped messages in line that wait (retry, rate)
     index: str  # set (shared by all queues): queue names, for the admin
 
     def processing(self, consumer: str) -> str:
@@ -252,7 +255,7 @@ class QueueKeys:
     def settling(self) -> list[str]:
         """The keys every script that ends a delivery declares after its own two, in this order
         (queues/nack.lua and queues/reap.lua: dead-letter it, wake a worker, free its unique
-        key, drop its cancel)."""
+        key, drop its cancel, keep its group's counts)."""
         return [
             self.dead,
             self.errors,
@@ -261,7 +264,13 @@ class QueueKeys:
             self.cancels,
             self.uniq,
             self.uniq_ids,
+            *self.grouping(),
         ]
+
+    def grouping(self) -> list[str]:
+        """The group keys (queues/common.lua, Groups) a script that moves grouped messages
+        declares, in this order."""
+        return [self.ready, self.seq, self.gpend, self.gstate, self.gwait]
 
 
 @dataclass(frozen=True)
@@ -619,6 +628,9 @@ class KeyBuilder:
             cancels=f"{base}:cancels",
             uniq=f"{base}:unique",
             uniq_ids=f"{base}:unique:ids",
+            gpend=f"{base}:groups:pending",
+            gstate=f"{base}:groups",
+            gwait=f"{base}:groups:waiting",
             index=self._index("queues", base),
         )
 

@@ -26,6 +26,7 @@ from django.db.models import F
 from redis.exceptions import DataError
 
 from ..core import CoordinationUnavailable, EncodedJSON
+from ..core.queues.groups import Group
 from ..tasks.compat import utcnow
 
 log = logging.getLogger("django_redcoord.outbox")
@@ -179,6 +180,11 @@ def _read(backend: Any, row: Any) -> tuple[dict[str, Any], dict[str, Any] | None
     unique = data.get("unique")
     if unique and (not isinstance(unique, dict) or not isinstance(unique.get("key"), str)):
         raise TypeError(f"its unique spec has no key: {unique!r}")
+    group = data.get("group")
+    if group:
+        if not isinstance(group, dict):
+            raise TypeError(f"its group is {group!r}, not an object")
+        push["group"] = Group(group["name"], group.get("concurrency"), group.get("rate"))
     return push, unique or None
 
 

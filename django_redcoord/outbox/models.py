@@ -32,6 +32,7 @@ def payload(
 ) -> str:
     """The JSON an entry keeps: what ``drain`` needs to push the task again."""
     eta = push.get("eta")
+    group = push.get("group")
     return json.dumps(
         {
             "body": str(push["body"]),
@@ -42,5 +43,8 @@ def payload(
             "max_attempts": max_attempts,
             "unique": unique,
             "queue": queue,
+            "group": None
+            if group is None
+            else {"name": group.name, "concurrency": group.concurrency, "rate": group.rate},
         }
     )

@@ -12,7 +12,16 @@ from .backend import (
     task_backends_for,
 )
 from .cancel import Cancel, RedisTaskContext, TaskCancelled, cancelled
-from .options import RedisTask, TaskOptions, TaskTimedOut, exponential, fixed, linear, task_options
+from .options import (
+    RedisTask,
+    TaskOptions,
+    TaskTimedOut,
+    exponential,
+    fixed,
+    in_group,
+    linear,
+    task_options,
+)
 from .runner import TaskRunner
 
 __all__ = [
@@ -29,6 +38,7 @@ __all__ = [
     "TaskTimedOut",
     "exponential",
     "fixed",
+    "in_group",
     "linear",
     "aenqueue_many",
     "enqueue_many",

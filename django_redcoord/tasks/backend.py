@@ -601,6 +601,9 @@ class RedisTaskBackend(BaseTaskBackend):
         }  # (the arguments are read from the envelope, which the push script adds as 'envelope')
         if unique is not None:
             record["unique"] = unique
+        group = options_of(task).group_of(result.args, result.kwargs)
+        if group is not None:
+            record["group"] = group.name
         body = EncodedJSON(
             f'{{"task":{json.dumps(task.module_path)},"result":{json.dumps(result.id)},"args":{args},"kwargs":{kwargs}}}'
         )
@@ -613,6 +616,8 @@ class RedisTaskBackend(BaseTaskBackend):
             "eta": task.run_after,
             "priority": task.priority,
         }
+        if group is not None:
+            push["group"] = group
         return self.queue(task.queue_name, options_of(task).max_attempts), push
 
     # -- cancel --------------------------------------------------------------------
@@ -656,6 +661,7 @@ class RedisTaskBackend(BaseTaskBackend):
             k = builder.queue(name)
             if key_slot(k.ready) == slot:
                 keys.extend((k.ready, k.delayed, k.cancels, k.errors, k.uniq, k.uniq_ids))
+                keys.extend(k.grouping()[1:])  # seq, gpend, gstate, gwait
                 names.append(name)
         error = cancel_error(f"cancelled at {iso(utcnow())}")
         args = [result_id, error, iso(utcnow()), self.result_ttl_failed, CANCEL_KEEP_MS, *names]

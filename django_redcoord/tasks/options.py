@@ -23,6 +23,7 @@ its error.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..core import finite_number
+from ..core.queues.groups import Group, check_group_name, rate_args
 from .compat import Task
 
 Backoff = Callable[[BaseException, Any], "float | None"]
@@ -54,6 +56,25 @@ class TaskOptions:
     until: str | None = None
     while_running: str | None = None
     unique_ttl: float | None = None
+    group: str | Callable[..., str | None] | None = None
+    group_concurrency: int | None = None
+    group_rate: str | None = None
+
+    def group_of(self, args: Any, kwargs: Any) -> Group | None:
+        """The group of a call, with the task's group limits (None: not grouped); refuses a
+        bad one."""
+        if self.group is None:
+            return None
+        name = self.group(*args, **kwargs) if callable(self.group) else self.group
+        if name is None:
+            return None
+        try:
+            check_group_name(name)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"group function {self.group!r} must return None or a group name: {exc}"
+            ) from None
+        return Group(name, self.group_concurrency, self.group_rate)
 
     def unique_key(self, args: Any, kwargs: Any) -> str | None:
         """The unique key of a call (None: the call is not unique); refuses a bad one."""
@@ -95,6 +116,9 @@ def task_options(
     until: str | None = None,
     while_running: str | None = None,
     unique_ttl: float | None = None,
+    group: str | Callable[..., str | None] | None = None,
+    group_concurrency: int | None = None,
+    group_rate: str | None = None,
 ) -> Callable[[F], F]:
     """Set a task's options; use above or below ``@task``.
 
@@ -111,6 +135,8 @@ def task_options(
             to be restarted (a thread cannot be stopped; see docs/queues.md).
         unique, until, while_running, unique_ttl: a unique task (see
             :class:`RedisTask` and docs/queues.md, "Unique tasks").
+        group, group_concurrency, group_rate: a grouped task (see
+            :class:`RedisTask` and docs/queues.md, "Groups").
 
     Raises TypeError / ValueError at decoration for a value out of range.
     """
@@ -119,6 +145,7 @@ def task_options(
         _check_backoff(backoff),
         _check_timeout(timeout),
         *_check_unique(unique, until, while_running, unique_ttl),
+        *_check_group(group, group_concurrency, group_rate),
     )
 
     def decorate(target: F) -> F:
@@ -134,7 +161,18 @@ def task_options(
     return decorate
 
 
-_FIELDS = ("max_attempts", "backoff", "timeout", "unique", "until", "while_running", "unique_ttl")
+_FIELDS = (
+    "max_attempts",
+    "backoff",
+    "timeout",
+    "unique",
+    "until",
+    "while_running",
+    "unique_ttl",
+    "group",
+    "group_concurrency",
+    "group_rate",
+)
 
 
 def options_of(task: Any) -> TaskOptions:
@@ -306,6 +344,33 @@ def _check_unique(
     return unique, until, while_running, unique_ttl
 
 
+def _check_group(group: Any, concurrency: Any, rate: Any) -> tuple[Any, int | None, str | None]:
+    """The group options, checked: what each may be is in the error."""
+    if group is not None:
+        if isinstance(group, str):
+            check_group_name(group)
+        elif not callable(group):
+            raise TypeError(
+                f"group must be a group name (a string) or a function of the task's arguments "
+                f"returning one (or None), not {group!r}"
+            )
+        elif "<lambda>" in getattr(group, "__qualname__", "") or "<locals>" in getattr(
+            group, "__qualname__", ""
+        ):
+            raise TypeError(
+                f"group must be a module-level function (Django 6.1 pickles a task with its "
+                f"options, and {group.__qualname__} does not pickle), or a string"
+            )
+    for name, value in (("group_concurrency", concurrency), ("group_rate", rate)):
+        if value is not None and group is None:
+            raise TypeError(f"{name} is an option of a grouped task: give group=... too")
+    if concurrency is not None or rate is not None:
+        Group("-", concurrency, rate)  # checks both, saying what is allowed
+    if rate is not None:
+        rate_args(rate)
+    return group, concurrency, rate
+
+
 def _check_delay(value: Any, what: str) -> float:
     if not finite_number(value):
         raise TypeError(f"{what} must be a number of seconds, not {value!r}")
@@ -359,6 +424,18 @@ class RedisTask(Task):
     unique_ttl: float | None = None
     """Seconds a unique key is held at most, whatever becomes of its task (default 3600)."""
 
+    group: str | Callable[..., str | None] | None = None
+    """The task's group (a tenant, an order), or a module-level function of its arguments
+    returning it (None: that call is not grouped): FIFO within a group, round-robin across groups
+    (see docs/queues.md, "Groups")."""
+
+    group_concurrency: int | None = None
+    """At most this many of a group's tasks claimed at once (1: strictly in order; None: no
+    limit)."""
+
+    group_rate: str | None = None
+    """How fast a group's tasks may start: one GCRA rate such as ``"10/s"`` (None: no limit)."""
+
     def __post_init__(self) -> None:
         _check_attempts(self.max_attempts)
         _check_backoff(self.backoff)
@@ -368,6 +445,23 @@ class RedisTask(Task):
             "unique_ttl",
             _check_unique(self.unique, self.until, self.while_running, self.unique_ttl)[3],
         )
+        _check_group(self.group, self.group_concurrency, self.group_rate)
         Task.__post_init__(
             self
         )  # (the backend validates the task; no zero-argument super() in a slotted dataclass)
+
+
+def in_group(task: Any, group: str) -> Any:
+    """``task`` for calls in ``group``: ``in_group(send_invoice, f"tenant:{t.id}").enqueue(...)``.
+
+    A copy of the task (a :class:`RedisTask`, the backend's ``task_class``) whose calls join
+    ``group`` with the task's group limits; the task itself is unchanged.
+    """
+    check_group_name(group)
+    if not isinstance(task, RedisTask):
+        raise TypeError(
+            f"in_group() takes a task made by the backend's task_class RedisTask (Django 6.1's "
+            f"@task, or django-tasks'), not {task!r}; on other versions give the task a group "
+            f"function with task_options(group=...)"
+        )
+    return dataclasses.replace(task, group=group)

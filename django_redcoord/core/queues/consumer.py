@@ -82,6 +82,7 @@ class Consumer:
             k.cancels,
             k.uniq,
             k.uniq_ids,
+            *k.grouping(),
         ]
         recover = "0" if self._held else "1"
         args = [n, self._timeout_ms, self._lifo, recover, *acks]
@@ -166,7 +167,15 @@ class Consumer:
         n = int(
             HAND_BACK(
                 self.queue.client,
-                [self.processing, k.ready, k.consumers, k.wake, k.uniq, k.uniq_ids],
+                [
+                    self.processing,
+                    k.ready,
+                    k.consumers,
+                    k.wake,
+                    k.uniq,
+                    k.uniq_ids,
+                    *k.grouping()[1:],
+                ],
                 ["0", *(m.raw for m in messages)],
                 operation=f"hand back to queue {self.queue.name!r}",
             )
@@ -182,7 +191,15 @@ class Consumer:
         n = int(
             HAND_BACK(
                 self.queue.client,
-                [self.processing, k.ready, k.consumers, k.wake, k.uniq, k.uniq_ids],
+                [
+                    self.processing,
+                    k.ready,
+                    k.consumers,
+                    k.wake,
+                    k.uniq,
+                    k.uniq_ids,
+                    *k.grouping()[1:],
+                ],
                 ["1" if retire else "0", *(m.raw for m in messages)],
                 operation=f"hand back to queue {self.queue.name!r}",
             )

@@ -31,7 +31,7 @@ from ..values import finite_number
 QUEUE_INCLUDES = ("queues/common",)
 PUSH = Script("queues/push", includes=QUEUE_INCLUDES)
 PUSH_UNIQUE = Script("queues/push_unique", includes=QUEUE_INCLUDES)
-CLAIM = Script("queues/claim", includes=QUEUE_INCLUDES)
+CLAIM = Script("queues/claim", includes=("ratelimit/common", *QUEUE_INCLUDES))
 NACK = Script("queues/nack", includes=QUEUE_INCLUDES)
 REAP = Script("queues/reap", includes=QUEUE_INCLUDES)
 HAND_BACK = Script("queues/hand_back", includes=QUEUE_INCLUDES)
@@ -48,6 +48,9 @@ HAS_RECORD = 1
 REQUEUED = 2
 #: Flag of an envelope whose body is preceded by a line of trace headers (JSON).
 TRACED = 4
+#: Flag of an envelope whose body (and trace line) is preceded by its group's line
+#: ``concurrency|limit|period_ms|burst|group`` (see groups.py).
+GROUPED = 8
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class Message:
     error: str | None = None
     #: the trace headers line (JSON text) of a TRACED envelope, else None
     headers: str | None = None
+    #: the group of a GROUPED envelope (see groups.py), else None
+    group: str | None = None
 
     @property
     def enqueued_at(self) -> datetime:
@@ -91,7 +96,11 @@ class Message:
             numbers = int(failed), int(max_attempts), int(enqueued), int(priority), int(flags)
         except (ValueError, UnicodeDecodeError) as exc:
             return cls("", None, 0, 1, 0, 0, queue, raw, 0, f"damaged envelope: {exc}")
-        headers = None
+        headers = group = None
+        if numbers[4] & GROUPED:
+            line, newline, rest = body.partition("\n")
+            if newline:
+                group, body = line.split("|", 4)[-1], rest
         if numbers[4] & TRACED:
             line, newline, rest = body.partition("\n")
             # (JSON bodies hold no raw newline; flagged without the line: the body alone, untraced)
@@ -113,6 +122,7 @@ class Message:
                 numbers[4],
                 error,
                 headers,
+                group,
             )
         return cls(
             mid,
@@ -126,6 +136,7 @@ class Message:
             numbers[4],
             None,
             headers,
+            group,
         )
 
 

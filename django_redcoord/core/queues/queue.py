@@ -44,8 +44,10 @@ from ..transport.scripts import Script
 from ..values import DEFAULT, check_count
 from . import messages as _messages
 from .consumer import Consumer
+from .groups import Group, as_group
 from .messages import (
     DEPTHS,
+    GROUPED,
     HAS_RECORD,
     MAX_BATCH,
     MAX_PRIORITY,
@@ -68,6 +70,7 @@ _ONE_DEAD = ("queues/common", "queues/find_dead")
 REQUEUE_DEAD_LETTER = Script("queues/requeue_dead_letter", includes=_ONE_DEAD)
 DELETE_DEAD_LETTER = Script("queues/delete_dead_letter", includes=_ONE_DEAD)
 SAMPLE = Script("queues/sample")
+PURGE = Script("queues/purge", includes=("queues/common",))
 #: Samples kept per queue: an hour of per-minute differences needs 61.
 HISTORY_SAMPLES = 61
 #: A queue nobody reports on for this long (s) loses its history and count.
@@ -147,14 +150,17 @@ class Queue(UsesClient):
         eta: datetime | None = None,
         priority: int = 0,
         id: str | None = None,
+        group: str | Group | None = None,
     ) -> str:
         """Add one message (one round trip); return its id.
 
         ``delay`` (seconds) or ``eta`` (aware datetime) defers delivery;
-        ``priority`` from -100 to 100, higher first. Raises TypeError for a
-        body that is not JSON-serialisable.
+        ``priority`` from -100 to 100, higher first; ``group`` (a name, or a
+        :class:`~django_redcoord.core.queues.groups.Group` with limits) puts it
+        in its group's line (see groups.py). Raises TypeError for a body that
+        is not JSON-serialisable.
         """
-        return run(self.client, self._push_steps(body, delay, eta, priority, id))
+        return run(self.client, self._push_steps(body, delay, eta, priority, id, group))
 
     async def apush(
         self,
@@ -164,17 +170,34 @@ class Queue(UsesClient):
         eta: datetime | None = None,
         priority: int = 0,
         id: str | None = None,
+        group: str | Group | None = None,
     ) -> str:
         """``push()`` on the event loop, with a ``redis.asyncio`` client (see there)."""
-        return await arun(self._async_client(), self._push_steps(body, delay, eta, priority, id))
+        return await arun(
+            self._async_client(), self._push_steps(body, delay, eta, priority, id, group)
+        )
 
     def _push_steps(
-        self, body: Any, delay: float | None, eta: datetime | None, priority: int, id: str | None
+        self,
+        body: Any,
+        delay: float | None,
+        eta: datetime | None,
+        priority: int,
+        id: str | None,
+        group: str | Group | None = None,
     ) -> Steps:
         if id is None:
             mid = uuid.uuid4().hex
         else:
             mid = validate_name(id, "message id")
+        if group is not None:
+            g = self._group(group)
+            build = lambda headers: [  # noqa: E731
+                *self._head(),
+                *self._message_args(mid, body, delay, eta, priority, 0, headers, g),
+            ]
+            yield from self._pushed([mid], self._group_push_keys(None), build)
+            return mid
         if priority or delay is not None or eta is not None:
             build = lambda headers: [  # noqa: E731
                 *self._head(),
@@ -213,6 +236,7 @@ class Queue(UsesClient):
         eta: datetime | None = None,
         priority: int = 0,
         only_new: bool = False,
+        group: str | Group | None = None,
     ) -> bool:
         """Push one message and write a hash (``record``, expiring after ``ttl``
         seconds) in the same command: a Django Task and its result record. ``only_new``:
@@ -222,7 +246,7 @@ class Queue(UsesClient):
             run(
                 self.client,
                 self._push_record_steps(
-                    body, id, record_key, record, -ttl if only_new else ttl, eta, priority
+                    body, id, record_key, record, -ttl if only_new else ttl, eta, priority, group
                 ),
             )
         )
@@ -237,11 +261,12 @@ class Queue(UsesClient):
         ttl: int,
         eta: datetime | None = None,
         priority: int = 0,
+        group: str | Group | None = None,
     ) -> None:
         """``push_with_record()`` on the event loop (see there)."""
         await arun(
             self._async_client(),
-            self._push_record_steps(body, id, record_key, record, ttl, eta, priority),
+            self._push_record_steps(body, id, record_key, record, ttl, eta, priority, group),
         )
 
     def _push_record_steps(
@@ -253,15 +278,18 @@ class Queue(UsesClient):
         ttl: int,
         eta: datetime | None,
         priority: int,
+        group: str | Group | None = None,
     ) -> Steps:
         pairs = [item for field in record.items() for item in field]
         mid = validate_name(id, "message id")
+        g = self._group(group)
 
         def build(headers: str) -> list[Any]:
-            message = self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers)
+            message = self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers, g)
             return [self._head()[0], self._lifo, len(record), ttl, *pairs, *message]
 
-        return (yield from self._pushed([mid], [*self._push_keys, record_key], build))
+        keys = self._group_push_keys(record_key) if g else [*self._push_keys, record_key]
+        return (yield from self._pushed([mid], keys, build))
 
     def push_unique_with_record(self, *, unique: Unique, **push: Any) -> tuple[bool, str, int]:
         """:meth:`push_with_record` of a unique task (``queues/push_unique.lua``), one command:
@@ -287,11 +315,15 @@ class Queue(UsesClient):
         ttl: int,
         eta: datetime | None = None,
         priority: int = 0,
+        group: str | Group | None = None,
     ) -> Steps:
         pairs = [item for field in record.items() for item in field]
         mid = validate_name(id, "message id")
         k = self.keys
+        g = self._group(group)
         keys = [*self._push_keys, record_key, k.uniq, k.uniq_ids, k.settle]
+        if g:
+            keys += [k.gpend, k.gstate, k.gwait]
         tail = [
             unique.key,
             unique.until,
@@ -302,7 +334,7 @@ class Queue(UsesClient):
         ]
 
         def build(headers: str) -> list[Any]:
-            message = self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers)
+            message = self._message_args(mid, body, None, eta, priority, HAS_RECORD, headers, g)
             return [self._head()[0], self._lifo, len(record), ttl, *pairs, *message, *tail]
 
         tracer = _messages.tracer
@@ -363,12 +395,15 @@ class Queue(UsesClient):
         for p in pushes:
             record = p["record"]
             pairs = [item for field in record.items() for item in field]
+            g = self._group(p.get("group"))
             message = self._message_args(
-                p["id"], p["body"], None, p.get("eta"), p.get("priority", 0), HAS_RECORD, headers
+                p["id"], p["body"], None, p.get("eta"), p.get("priority", 0), HAS_RECORD, headers, g
             )
             runs.append(
                 (
-                    [*self._push_keys, p["record_key"]],
+                    self._group_push_keys(p["record_key"])
+                    if g
+                    else [*self._push_keys, p["record_key"]],
                     [
                         self._head()[0],
                         self._lifo,
@@ -402,20 +437,23 @@ class Queue(UsesClient):
         delay: float | None = None,
         eta: datetime | None = None,
         priority: int = 0,
+        group: str | Group | None = None,
     ) -> list[str]:
         """Add many messages in one round trip (a pipeline of batched scripts); return their ids.
 
         Every body is encoded before anything is sent: one bad body and
         nothing is pushed. With a message tracer, one send span covers the
-        batch and every envelope carries its trace headers.
+        batch and every envelope carries its trace headers. ``group``: all of
+        them join that group, in order.
         """
+        g = self._group(group)
         tracer = _messages.tracer
         if tracer is None:
-            return self._push_many(bodies, delay, eta, priority, None, "")
+            return self._push_many(bodies, delay, eta, priority, None, "", g)
         bodies = list(bodies)
         ids = [uuid.uuid4().hex for _ in bodies]
         with tracer.send(self.name, ids) as sending:
-            return self._push_many(bodies, delay, eta, priority, ids, sending.headers)
+            return self._push_many(bodies, delay, eta, priority, ids, sending.headers, g)
 
     def _push_many(
         self,
@@ -425,12 +463,13 @@ class Queue(UsesClient):
         priority: int,
         given: list[str] | None,
         headers: str,
+        group: Group | None = None,
     ) -> list[str]:
         ids, batches, batch = [], [], []
         for i, body in enumerate(bodies):
             mid = uuid.uuid4().hex if given is None else given[i]
             ids.append(mid)
-            batch.extend(self._message_args(mid, body, delay, eta, priority, 0, headers))
+            batch.extend(self._message_args(mid, body, delay, eta, priority, 0, headers, group))
             if len(batch) >= MAX_BATCH * 3:
                 batches.append(batch)
                 batch = []
@@ -439,10 +478,11 @@ class Queue(UsesClient):
         if not batches:
             return ids
         head = self._head()
+        keys = self._group_push_keys(None) if group else self._push_keys
 
         def build(pipe: Any) -> None:
             for chunk in batches:
-                PUSH.queue(pipe, self._push_keys, head + chunk)
+                PUSH.queue(pipe, keys, head + chunk)
 
         execute_pipeline(self.client, build, operation=self._push_operation)
         self._registered = True
@@ -457,12 +497,23 @@ class Queue(UsesClient):
         priority: int,
         flags: int = 0,
         headers: str = "",
+        group: Group | None = None,
     ) -> list[Any]:
         check_count(priority, "priority", MIN_PRIORITY, MAX_PRIORITY)
-        return [self._envelope(mid, body, priority, flags, headers), priority, delay_ms(delay, eta)]
+        return [
+            self._envelope(mid, body, priority, flags, headers, group),
+            priority,
+            delay_ms(delay, eta),
+        ]
 
     def _envelope(
-        self, mid: str, body: Any, priority: int, flags: int = 0, headers: str = ""
+        self,
+        mid: str,
+        body: Any,
+        priority: int,
+        flags: int = 0,
+        headers: str = "",
+        group: Group | None = None,
     ) -> str:
         # Numeric fields first, the id last: an id may contain any allowed
         # character. enqueued_ms is this client's clock, like Django's
@@ -476,7 +527,26 @@ class Queue(UsesClient):
                 raise ValueError("trace headers must be one line of JSON text")
             flags |= TRACED
             text = f"{headers}\n{text}"
+        if group is not None:  # its line first (queues/common.lua, Groups)
+            flags |= GROUPED
+            text = f"{group.line()}\n{text}"
         return f"0|{self.max_attempts}|{int(time.time() * 1000)}|{priority}|{flags}|{mid}\n{text}"
+
+    def _group(self, group: Any) -> Group | None:
+        """``group`` as a Group (None: none); a LIFO queue takes none."""
+        g = as_group(group)
+        if g is not None and self.lifo:
+            raise ValueError(
+                f"queue {self.name!r} is LIFO and groups run in order: push grouped messages "
+                "to a FIFO queue"
+            )
+        return g
+
+    def _group_push_keys(self, record_key: str | None) -> list[str]:
+        """queues/push.lua's keys for grouped messages (the record's slot: any key when
+        there is no record)."""
+        k = self.keys
+        return [*self._push_keys, record_key or k.ready, k.gpend, k.gstate, k.gwait]
 
     def _head(self) -> list[Any]:
         """Queue name for the index (only until a push of ours succeeded), the order, no record."""
@@ -605,7 +675,17 @@ class Queue(UsesClient):
             n = int(
                 REQUEUE_DEAD(
                     self.client,
-                    [k.dead, k.ready, k.errors, k.seq, k.wake, k.settle],
+                    [
+                        k.dead,
+                        k.ready,
+                        k.errors,
+                        k.seq,
+                        k.wake,
+                        k.settle,
+                        k.gpend,
+                        k.gstate,
+                        k.gwait,
+                    ],
                     [min(MAX_BATCH, limit - moved), "1" if self.lifo else "0"],
                     operation=f"requeue dead letters of {self.name!r}",
                 )
@@ -626,7 +706,7 @@ class Queue(UsesClient):
         k = self.keys
         found = REQUEUE_DEAD_LETTER(
             self.client,
-            [k.dead, k.ready, k.errors, k.seq, k.wake, k.settle],
+            [k.dead, k.ready, k.errors, k.seq, k.wake, k.settle, k.gpend, k.gstate, k.gwait],
             [validate_name(id, "message id"), self._lifo],
             operation=f"requeue dead letter {id!r} of {self.name!r}",
         )
@@ -643,10 +723,15 @@ class Queue(UsesClient):
         )
         return int(found) == 1
 
-    def purge(self) -> None:
-        """Drop every ready and delayed message (in-flight and dead ones stay)."""
-        with unavailable_as_ours(self.client, f"purge queue {self.name!r}"):
-            self.client.delete(self.keys.ready, self.keys.delayed)
+    def purge(self) -> int:
+        """Drop every waiting message: ready, delayed, grouped (in-flight and dead ones stay;
+        a group keeps counting its in-flight ones). Returns how many were dropped."""
+        k = self.keys
+        return int(
+            PURGE(
+                self.client, [*k.grouping(), k.delayed], [], operation=f"purge queue {self.name!r}"
+            )
+        )
 
     def purge_dead(self) -> None:
         """Drop every dead letter and its error."""
@@ -664,7 +749,15 @@ def depths(queues: Sequence[Queue], *, client: Any = None) -> dict[str, Depths]:
         for q in queues:
             DEPTHS.queue(
                 pipe,
-                [q.keys.ready, q.keys.delayed, q.keys.dead, q.keys.consumers, q.keys.paused],
+                [
+                    q.keys.ready,
+                    q.keys.delayed,
+                    q.keys.dead,
+                    q.keys.consumers,
+                    q.keys.paused,
+                    q.keys.gpend,
+                    q.keys.gwait,
+                ],
                 [],
             )
 

@@ -162,3 +162,114 @@ local function unique_state(uniq, uniq_ids, id, state)
     unique_put(uniq, ukey, id, state, expires, untl, env)
   end
 end
+
+-- Groups: fair queuing per key (flag 8, GROUPED). A grouped envelope's body
+-- starts with one line before the user's JSON (and before a TRACED line):
+--   "<concurrency>|<rate_limit>|<rate_period_ms>|<burst>|<group>"
+-- concurrency 0: no limit; rate_limit 0: no rate. The group is the rest of the
+-- line (any text but a newline). A group has at most one message *in line*
+-- (in ready, or in gwait) at a time, so the ready zset interleaves groups
+-- round-robin whatever their load; its other messages wait in gpend in
+-- order. Three keys of the queue, declared by every script that moves a
+-- grouped message, in this order after ready and seq (G below):
+--   gpend   zset, every score 0 (read by lexical range): "<group>\n<order>\n<envelope>",
+--           order = 3-digit priority band then 14-digit arrival: a group's waiting
+--           messages, highest priority then oldest first
+--   gstate  hash: group -> "<in_line> <running> <tat_ms>": its messages in line and
+--           claimed (unacknowledged), and the GCRA theoretical arrival time of its
+--           rate; a group with nothing left and no future tat has no field
+--   gwait   zset: envelope -> due (ms): messages in line that wait first (a retry's
+--           backoff, or a claim refused by the group's rate); claims move due ones
+--           to ready
+-- Invariant: in_line + running <= concurrency (when limited); a group's next
+-- message enters the line only when none is in line and fewer than its
+-- concurrency run. A retry keeps its place in line (in gwait), so a group
+-- limited to one at a time runs its messages strictly in order.
+local GROUPED = 8
+
+-- The group of a parsed envelope (its flags and body), with its limits: group,
+-- concurrency, rate limit, rate period (ms), burst; nil when not grouped.
+local function group_of(flags, body)
+  if flags % 16 < 8 then return nil end
+  local nl = string.find(body, '\n', 1, true)
+  if not nl then return nil end
+  local c, lim, per, burst, g = string.match(string.sub(body, 1, nl - 1), '^(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
+  if not c then return nil end
+  return g, tonumber(c), tonumber(lim), tonumber(per), tonumber(burst)
+end
+
+-- The helpers below take G = {ready, seq, gpend, gstate, gwait}: a table of
+-- the script's KEYS, built where the script declares them, read as G[GSTATE]...
+local READY, SEQ, GPEND, GSTATE, GWAIT = 1, 2, 3, 4, 5
+
+local function gstate_get(G, g)
+  local v = redis.call('HGET', G[GSTATE], g)
+  if not v then return 0, 0, 0 end
+  local a, b, t = string.match(v, '^(%-?%d+) (%-?%d+) ([%d%.]+)$')
+  return math.max(tonumber(a) or 0, 0), math.max(tonumber(b) or 0, 0), tonumber(t) or 0
+end
+
+local function pending_head(G, g)
+  return redis.call('ZRANGEBYLEX', G[GPEND], '[' .. g .. '\n', '(' .. g .. '\11', 'LIMIT', 0, 1)[1]
+end
+
+-- Store group g's state after putting its next waiting message in line if
+-- the state allows (none in line, fewer than its concurrency running).
+local function group_settle(G, g, in_line, running, tat, now)
+  local head
+  if in_line == 0 then
+    head = pending_head(G, g)
+    if head then
+      local env = string.sub(head, #g + 20)
+      local _, _, _, _, prio, flags, body = parse(env)
+      local _, c = group_of(flags, body)
+      if not c or c == 0 or running < c then
+        redis.call('ZREM', G[GPEND], head)
+        redis.call('ZADD', G[READY], order_score(G[SEQ], prio, '0', false), env)
+        in_line = 1
+      end
+    end
+  end
+  if in_line == 0 and running == 0 and not head and tat <= now then
+    redis.call('HDEL', G[GSTATE], g)
+  else
+    redis.call('HSET', G[GSTATE], g, in_line .. ' ' .. running .. ' ' .. string.format('%.3f', tat))
+  end
+end
+
+-- A grouped message arrives (pushed, due after its delay, a dead letter
+-- requeued): in line at once when its group allows, else behind the group's
+-- others in gpend. Returns the gpend member, or nil when it went in line.
+local function group_enter(G, env, g, c, prio, now)
+  local in_line, running, tat = gstate_get(G, g)
+  if in_line == 0 and (c == 0 or running < c) and not pending_head(G, g) then
+    redis.call('ZADD', G[READY], order_score(G[SEQ], prio, '0', false), env)
+    redis.call('HSET', G[GSTATE], g, '1 ' .. running .. ' ' .. string.format('%.3f', tat))
+    return nil
+  end
+  local n = redis.call('INCR', G[SEQ]) % (BAND - 1) + 1
+  local member = g .. '\n' .. string.format('%03d%014.0f', 100 - prio, n) .. '\n' .. env
+  redis.call('ZADD', G[GPEND], 0, member)
+  group_settle(G, g, in_line, running, tat, now)
+  return member
+end
+
+-- A claimed grouped message left for good (acknowledged, dead-lettered,
+-- cancelled): one fewer running; the group's next may enter the line.
+local function group_done(G, g, now)
+  local in_line, running, tat = gstate_get(G, g)
+  group_settle(G, g, in_line, math.max(running - 1, 0), tat, now)
+end
+
+-- A claimed grouped message is back in line (a retry waiting in gwait, a
+-- hand-back, a dead worker's message requeued).
+local function group_back(G, g)
+  local in_line, running, tat = gstate_get(G, g)
+  redis.call('HSET', G[GSTATE], g, (in_line + 1) .. ' ' .. math.max(running - 1, 0) .. ' ' .. string.format('%.3f', tat))
+end
+
+-- A message in line left it without being claimed (cancelled).
+local function group_unline(G, g, now)
+  local in_line, running, tat = gstate_get(G, g)
+  group_settle(G, g, math.max(in_line - 1, 0), running, tat, now)
+end

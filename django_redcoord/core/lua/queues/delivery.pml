@@ -5,13 +5,16 @@
 //
 // The unique-key bookkeeping the claim, nack, reap and cancel scripts also keep (KEYS uniq and
 // uniq_ids: queues/common.lua's unique helpers) never moves a message or writes a record: it is
-// modelled apart, in queues/unique.pml.
-//! models: queues/push.lua sha256=76c9ef6970873bfb
+// modelled apart, in queues/unique.pml. Grouped messages (flag 8: the group helpers of
+// queues/common.lua: gpend, gstate, gwait) are not modelled here or anywhere yet: their paths
+// are checked by tests/core/queues/test_groups.py (counts that must add up, an overlap checker
+// with a negative control), not by a model.
+//! models: queues/push.lua sha256=be9e05312ec81dea
 //    init PUSH: the envelope (failed 0) to ready and the result record (READY, with the
 //    envelope as pushed), one script per message, both before the workers start. (A
 //    negative TTL, an outbox re-send that pushes nothing when the record exists, is not
 //    modelled: each message is pushed once.)
-//! models: queues/claim.lua sha256=a1c308a8c6cd10bc
+//! models: queues/claim.lua sha256=d47190373ca2cf61
 //    Worker CLAIM: LREM of the acknowledged envelope from the consumer's own processing
 //    list, ZADD of its heartbeat deadline, promotion of due delayed messages, then recover
 //    (recover='1' and our list not empty: a claim whose reply was lost) or ZPOPMIN one
@@ -23,18 +26,18 @@
 //    removed its envelope from our list also removes the message's entry; a claimed
 //    message (recovered or popped) with an entry is dropped: off our list, entry removed,
 //    never delivered.
-//! models: queues/nack.lua sha256=b32bde66225a3c49
+//! models: queues/nack.lua sha256=0d50e84fad5b3dd9
 //    Worker NACK: LREM of the exact envelope from our list (0: "gone", nothing done),
 //    failed+1, then delayed (a retry) or bury (dead list, settle entry).
-//! models: queues/reap.lua sha256=6db898f45d5a0260
+//! models: queues/reap.lua sha256=689dde2b495866a7
 //    Beat REAP: every consumer whose deadline passed loses its whole list: each envelope
 //    failed+1, back to ready or buried; DEL list, ZREM consumer.
 //! models: queues/heartbeat.lua sha256=6db044d67ee75ad4
 //    Beat HEARTBEAT: ZADD of the worker's consumer deadline (re-adds a reaped consumer).
-//! models: queues/common.lua sha256=be1a2ae582bd80c9
+//! models: queues/common.lua sha256=b5629e71bc96264c
 //    bury (dead list + settle entry "<id>\n{attempts...}" for a message with a record),
 //    with_failed; requeued (OPERATOR_REQUEUE only).
-//! models: tasks/cancel.lua sha256=b403b5efecc1eb15
+//! models: tasks/cancel.lua sha256=dfee3095d94cc788
 //    Canceller CANCEL, once, of message 0 (the two are symmetric), at any time: an envelope
 //    of it in ready or delayed (any failed count, either REQUEUED flag) is removed (a place:
 //    cancelled) and the record written FAILED, unless it is SUCCESSFUL (a redelivery of a
@@ -45,7 +48,7 @@
 //    letter (the timeout path). bury (nack, reap) removes the cancels entry. A requeued dead
 //    letter's reopen (results.lua guard 'reopen') is refused once cancelled: acknowledged
 //    unrun.
-//! models: queues/requeue_dead_letter.lua sha256=c9d6ef264df14f18
+//! models: queues/requeue_dead_letter.lua sha256=306bfe43777475db
 //    Operator REQUEUE (only with -DOPERATOR_REQUEUE): one dead letter back to ready,
 //    failed 0, flag REQUEUED, its settle entry removed (unsettle).
 //! models: tasks/results.lua sha256=bdaad66cfb781068

@@ -5,6 +5,9 @@
 -- KEYS[3] dead       list: dead-lettered envelopes
 -- KEYS[4] consumers  zset: processing-list key -> heartbeat deadline (ms)
 -- KEYS[5] paused     string, while the queue is paused (queues/pause.lua)
+-- KEYS[6] gpend      zset: grouped messages waiting behind their group (counted ready)
+-- KEYS[7] gwait      zset: grouped messages in line that wait for a time (a retry,
+--                    their group's rate: counted delayed)
 -- The processing lists are the members of KEYS[4] (same hash tag).
 --
 -- Returns {ready, delayed, processing, dead, consumers, oldest_age_ms, paused}
@@ -28,5 +31,6 @@ for _, envelope in pairs(ends) do
   local _, _, _, enq = parse(envelope)
   age = math.max(age, server_now_ms() - enq, 0)
 end
-return {redis.call('ZCARD', ready), redis.call('ZCARD', delayed), processing,
+return {redis.call('ZCARD', ready) + redis.call('ZCARD', KEYS[6]),
+        redis.call('ZCARD', delayed) + redis.call('ZCARD', KEYS[7]), processing,
         redis.call('LLEN', dead), #members, age, redis.call('GET', KEYS[5])}

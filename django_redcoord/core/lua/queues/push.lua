@@ -9,6 +9,12 @@
 --                  result record, so a task is enqueued in one command; its
 --                  field 'envelope' is set to the (one) message's envelope as
 --                  pushed, by which tasks/cancel.lua finds it in ready or delayed
+--                  (with no record: any key, unused)
+-- KEYS[7] gpend, KEYS[8] gstate, KEYS[9] gwait: the group keys (queues/common.lua),
+--                  given only with grouped messages (flag 8): one whose group
+--                  allows it goes in line at once, the others wait in gpend
+--                  (then a record's field 'pending' holds its gpend member, by
+--                  which tasks/cancel.lua finds it)
 -- ARGV[1] queue name to add to the index, or '' when the caller knows it is there
 -- ARGV[2] lifo     '1' for last-in-first-out order, else '0'
 -- ARGV[3] r        number of field/value pairs for KEYS[6] (0: no record)
@@ -37,9 +43,21 @@ local now
 local n = 0
 for i = 5 + 2 * r, #ARGV, 3 do
   local delay = tonumber(ARGV[i + 2])
+  local flags = tonumber(string.match(ARGV[i], '^%d+|%d+|%d+|%-?%d+|(%d+)|'))
+  local g, c, prio
+  if delay <= 0 and flags and flags % 16 >= GROUPED then
+    local _, body
+    _, _, _, _, prio, _, body = parse(ARGV[i])
+    g, c = group_of(flags, body)
+  end
   if delay > 0 then
     now = now or server_now_ms()
     redis.call('ZADD', delayed, string.format('%.0f', now + delay), ARGV[i])
+  elseif g then
+    if not KEYS[9] then return redis.error_reply('ERR grouped messages need the group keys') end
+    now = now or server_now_ms()
+    local member = group_enter({ready, seq, KEYS[7], KEYS[8], KEYS[9]}, ARGV[i], g, c, prio, now)
+    if member and r > 0 then redis.call('HSET', KEYS[6], 'pending', member) end
   else
     redis.call('ZADD', ready, order_score(seq, tonumber(ARGV[i + 1]), lifo, false), ARGV[i])
   end

@@ -28,6 +28,10 @@
 -- KEYS[8] uniq_ids  hash: id -> the unique key it holds
 -- KEYS[9] settle    list: "<id>\n<detail JSON>" of messages whose record must be
 --                   marked FAILED (a replaced holder)
+-- KEYS[10] gpend, KEYS[11] gstate, KEYS[12] gwait: the group keys (queues/common.lua),
+--                   given only for a grouped task (see queues/push.lua). A 'replace'
+--                   takes out a grouped holder that is in line (ready or gwait); one
+--                   still waiting behind its group (gpend) answers as a 'skip' does
 -- ARGV[1] queue name to add to the index, or ''
 -- ARGV[2] lifo      '1' or '0'
 -- ARGV[3] r         number of field/value pairs of the record
@@ -53,7 +57,7 @@ if redis.call('EXISTS', record) == 1 then
   return {0, id} -- pushed already (an outbox re-send: the id is its idempotency key)
 end
 
-local replaced, taken = '', false
+local replaced, taken, in_line = '', false, false
 local holder, state, expires, _, held_env = unique_get(uniq, ukey)
 if holder and tonumber(expires) <= now then
   redis.call('HDEL', uniq_ids, holder) -- expired: the key is free
@@ -68,12 +72,18 @@ if holder then
     for failed = 0, max - 1 do
       for _, f in ipairs(variants) do
         local candidate = failed .. '|' .. max .. '|' .. int(enq) .. '|' .. hprio .. '|' .. f .. '|' .. hid .. '\n' .. body
-        if not taken and redis.call('ZREM', ready, candidate) + redis.call('ZREM', delayed, candidate) > 0 then
-          taken = failed + 1
+        if not taken then
+          local lined = redis.call('ZREM', ready, candidate)
+          if KEYS[12] then lined = lined + redis.call('ZREM', KEYS[12], candidate) end
+          if lined + redis.call('ZREM', delayed, candidate) > 0 then
+            taken, in_line = failed + 1, lined > 0
+          end
         end
       end
       if taken then break end
     end
+    local g = in_line and group_of(flags, body)
+    if g then group_unline({ready, seq, KEYS[10], KEYS[11], KEYS[12]}, g, now) end
     if taken then
       replaced = holder
       redis.call('RPUSH', settle, holder .. '\n' .. cjson.encode({
@@ -95,8 +105,14 @@ end
 
 redis.call('HSET', record, 'envelope', env, unpack(ARGV, 5, 4 + 2 * r))
 redis.call('EXPIRE', record, tonumber(ARGV[4]))
+local _, _, _, _, _, flags, body = parse(env)
+local g, c = group_of(flags, body)
 if delay > 0 then
   redis.call('ZADD', delayed, string.format('%.0f', now + delay), env)
+elseif g then
+  if not KEYS[12] then return redis.error_reply('ERR grouped messages need the group keys') end
+  local member = group_enter({ready, seq, KEYS[10], KEYS[11], KEYS[12]}, env, g, c, prio, now)
+  if member then redis.call('HSET', record, 'pending', member) end
 else
   redis.call('ZADD', ready, order_score(seq, prio, lifo, false), env)
 end

@@ -15,6 +15,9 @@
 -- KEYS[8] uniq       hash: unique key -> its holder (see queues/common.lua)
 -- KEYS[9] uniq_ids   hash: id -> the unique key it holds: a requeued holder
 --                    waits again ('q'); a dead letter frees its key
+-- KEYS[10] ready, KEYS[11] seq, KEYS[12] gpend, KEYS[13] gstate, KEYS[14] gwait:
+--                     the group keys (queues/common.lua): a requeued grouped
+--                    message is back in its group's line; a dead letter ends its run
 -- ARGV[1] max consumers to reap in this call
 -- ARGV[2] dead_limit dead letters kept (0: all)
 -- The processing lists are the members of KEYS[1]: names made by the Python
@@ -25,26 +28,30 @@
 local consumers, ready, dead, errors, wake, settle = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local now = server_now_ms()
 local limit = tonumber(ARGV[2])
+local G = {KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]}
 local gone = redis.call('ZRANGEBYSCORE', consumers, '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local requeued, buried = 0, 0
 for _, processing in ipairs(gone) do
   local inflight = redis.call('LRANGE', processing, 0, -1)
   for i, env in ipairs(inflight) do
-    local id, failed, max, _, prio = parse(env)
+    local id, failed, max, _, prio, flags, body = parse(env)
+    local g = group_of(flags, body)
     failed = failed + 1
     if failed >= max then
       bury(dead, errors, settle, env, failed,
         'the worker died or stopped heartbeating during delivery (' .. processing .. ')', now, limit, KEYS[7])
       unique_free(KEYS[8], KEYS[9], id)
+      if g then group_done(G, g, now) end
       buried = buried + 1
     else
       redis.call('ZADD', ready, order_score(nil, prio, '0', #inflight - i + 1), with_failed(env, failed))
       unique_state(KEYS[8], KEYS[9], id, 'q')
+      if g then group_back(G, g) end
       requeued = requeued + 1
     end
   end
   redis.call('DEL', processing)
   redis.call('ZREM', consumers, processing)
 end
-if requeued > 0 then wake_one(wake) end
+if requeued + buried > 0 then wake_one(wake) end
 return {requeued, buried, #gone}

@@ -12,6 +12,8 @@
 -- KEYS[5] wake    list: one token while messages may be ready
 -- KEYS[6] settle  list: dead letters whose records are still to be marked
 --                 FAILED (see queues/common.lua); a requeued one leaves it
+-- KEYS[7] gpend, KEYS[8] gstate, KEYS[9] gwait: the group keys (queues/common.lua):
+--                 a grouped dead letter joins its group as a new arrival
 -- ARGV[1] id      the message id (any allowed name, compared whole)
 -- ARGV[2] lifo    '1' for last-in-first-out order, else '0'
 --
@@ -25,7 +27,12 @@ if not env then return 0 end
 redis.call('LREM', dead, 1, env)
 redis.call('HDEL', errors, id)
 unsettle(settle, {[id] = true})
-local _, _, _, _, prio = parse(env)
-redis.call('ZADD', ready, order_score(seq, prio, ARGV[2], false), requeued(env))
+local _, _, _, _, prio, flags, body = parse(env)
+local g, c = group_of(flags, body)
+if g then
+  group_enter({ready, seq, KEYS[7], KEYS[8], KEYS[9]}, requeued(env), g, c, prio, server_now_ms())
+else
+  redis.call('ZADD', ready, order_score(seq, prio, ARGV[2], false), requeued(env))
+end
 wake_one(wake)
 return 1

@@ -2,7 +2,7 @@
 // it (push_unique.lua) racing the claim, the acknowledgement, retries, the reaper, a SIGKILL
 // and a lapsed heartbeat; for each while_running mode and both `until`s.
 //
-//! models: queues/push_unique.lua sha256=034c5fd6acb2aa8e
+//! models: queues/push_unique.lua sha256=f5168b4f796687df
 //    Producer PUSH (twice: messages 1 and 2; message 0 is pushed first, by init): the key's
 //    holder, if any: waiting ('q') and mode replace: the holder is taken out of ready or
 //    delayed (a place: replaced) and this message takes the key; waiting, or mode skip:
@@ -10,16 +10,16 @@
 //    is queued and takes the key (the holder's reverse entry is dropped). No holder: pushed,
 //    holding the key. (Not modelled: a push whose record exists already pushes nothing, an
 //    outbox re-send of the same task; every push here is a new task.)
-//! models: queues/common.lua sha256=be1a2ae582bd80c9
+//! models: queues/common.lua sha256=b5629e71bc96264c
 //    unique_free (the reverse entry, and the key if this message holds it) and unique_state
 //    ('r' at a claim: until 's' frees the key; 'q' at a retry or a requeue).
-//! models: queues/claim.lua sha256=a1c308a8c6cd10bc
+//! models: queues/claim.lua sha256=d47190373ca2cf61
 //    Worker CLAIM: the acknowledgement frees the key only when its LREM removed the
 //    envelope; promotion of due retries; ZPOPMIN of one waiting message onto our list,
 //    marked 'r'.
-//! models: queues/nack.lua sha256=b32bde66225a3c49
+//! models: queues/nack.lua sha256=0d50e84fad5b3dd9
 //    Worker NACK: a retry waits in delayed, marked 'q'; a dead letter frees the key.
-//! models: queues/reap.lua sha256=6db898f45d5a0260
+//! models: queues/reap.lua sha256=689dde2b495866a7
 //    Beat REAP: a dead consumer's messages go back to ready, marked 'q', or are buried
 //    (the key freed).
 //

@@ -25,3 +25,16 @@ local function count_hit(now_ms, top, before, member, cost, index, name, policie
   end
   redis.call('ZINCRBY', top, cost, member)
 end
+
+-- GCRA (the generic cell rate algorithm): may `cost` more pass at `now`
+-- (ms), given the theoretical arrival time `tat` (nil: none yet), one cell
+-- every `interval` ms and `tolerance` ms of burst? Returns ok, then the new
+-- tat when ok, else the ms to wait until it would pass, then the tat as
+-- read (never before now). Shared by ratelimit/hit.lua and the claims of
+-- rate-limited groups (queues/claim.lua).
+local function gcra(tat, now, interval, tolerance, cost)
+  tat = math.max(tat or now, now)
+  local new = tat + cost * interval
+  if new - now <= tolerance + 0.001 then return true, new, tat end
+  return false, new - tolerance - now, tat
+end

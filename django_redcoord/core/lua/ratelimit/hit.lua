@@ -45,19 +45,18 @@ for i = 1, n do
     local interval = period / limit
     local tolerance = burst * interval
     local field = 'g' .. i
-    local tat = math.max(tonumber(redis.call('HGET', state, field)) or now, now)
-    local new = tat + cost * interval
-    if new - now <= tolerance + 0.001 then
+    local pass, new, tat = gcra(tonumber(redis.call('HGET', state, field)), now, interval, tolerance, cost)
+    if pass then
       remaining = math.floor((tolerance - (new - now)) / interval + 0.0001)
       reset = new - now
       table.insert(writes, {'HSET', field, string.format('%.3f', new)})
       ttl_ms = math.max(ttl_ms, new - now)
     else
       ok = false
-      -- fewer than `cost` remain, or it would have passed (the 1 us slack
-      -- above could otherwise round a refused request's remaining up to it)
+      -- fewer than `cost` remain, or it would have passed (gcra's 1 us slack
+      -- could otherwise round a refused request's remaining up to it)
       remaining = math.min(cost - 1, math.max(0, math.floor((tolerance - (tat - now)) / interval + 0.0001)))
-      reset, retry = tat - now, new - tolerance - now
+      reset, retry = tat - now, new
     end
   elseif kind == 'w' then
     local number = math.floor(now / period)

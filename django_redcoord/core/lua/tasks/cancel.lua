@@ -15,13 +15,18 @@
 -- KEYS[1] record   hash: the task's result record (status, queue, 'envelope' as
 --                  pushed: see queues/push.lua, worker.N, error.N, cancelled)
 -- then for each queue the task may be on (the backend's queues in the record's
--- Cluster slot; the record's 'queue' field says which), six keys:
--- KEYS[2+6i] ready    zset: envelope -> order score
--- KEYS[3+6i] delayed  zset: envelope -> due time (ms)
--- KEYS[4+6i] cancels  zset: id -> cancel time (ms) of messages cancelled while claimed
--- KEYS[5+6i] errors   hash: message id -> JSON detail, of the queue's dead letters
--- KEYS[6+6i] uniq     hash: unique key -> its holder (queues/common.lua)
--- KEYS[7+6i] uniq_ids hash: id -> the unique key it holds: a cancelled task frees it
+-- Cluster slot; the record's 'queue' field says which), ten keys:
+-- KEYS[2+10i] ready    zset: envelope -> order score
+-- KEYS[3+10i] delayed  zset: envelope -> due time (ms)
+-- KEYS[4+10i] cancels  zset: id -> cancel time (ms) of messages cancelled while claimed
+-- KEYS[5+10i] errors   hash: message id -> JSON detail, of the queue's dead letters
+-- KEYS[6+10i] uniq     hash: unique key -> its holder (queues/common.lua)
+-- KEYS[7+10i] uniq_ids hash: id -> the unique key it holds: a cancelled task frees it
+-- KEYS[8+10i] seq, KEYS[9+10i] gpend, KEYS[10+10i] gstate, KEYS[11+10i] gwait: the
+--                      group keys (queues/common.lua): a grouped task waiting behind
+--                      its group (the record's 'pending' names its gpend member) is
+--                      taken out of gpend; one in line (ready or gwait) leaves the
+--                      line, and its group's next enters it
 -- ARGV[1] id       the task's result id (its message id)
 -- ARGV[2] error    JSON {exception_class_path, traceback} of the TaskCancelled error
 -- ARGV[3] now_iso  finished_at (the caller's clock, as every time of a record)
@@ -47,11 +52,12 @@ local status, queue, cancelled, duplicate = unpack(redis.call('HMGET', record, '
 if not status then return {0, 0} end
 if duplicate then return {1, 0} end -- a unique task's duplicate: never queued (queues/push_unique.lua)
 local final = status == 'SUCCESSFUL' or status == 'FAILED'
-local ready, delayed, cancels, errors, uniq, uniq_ids
+local ready, delayed, cancels, errors, uniq, uniq_ids, G
 for i = 6, #ARGV do
   if ARGV[i] == queue then
-    local k = 2 + 6 * (i - 6)
+    local k = 2 + 10 * (i - 6)
     ready, delayed, cancels, errors, uniq, uniq_ids = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
+    G = {ready, KEYS[k + 6], KEYS[k + 7], KEYS[k + 8], KEYS[k + 9]}
   end
 end
 if not ready then
@@ -75,10 +81,12 @@ end
 -- waits in delayed with its count), or as an operator requeued it (flag 2). One
 -- not found here (past the budget below) is still never delivered: it gets a
 -- cancels entry below, which the claim honours.
-local removed
-local env = redis.call('HGET', record, 'envelope')
-if env then
+local removed, lined, group
+local env, pending = unpack(redis.call('HMGET', record, 'envelope', 'pending'))
+if pending and redis.call('ZREM', G[GPEND], pending) == 1 then removed = 0 end
+if env and not removed then
   local _, _, max, enq, prio, flags, body = parse(env)
+  group = group_of(flags, body)
   local function tail(f)
     return '|' .. max .. '|' .. int(enq) .. '|' .. prio .. '|' .. f .. '|' .. id .. '\n' .. body
   end
@@ -92,14 +100,20 @@ if env then
   while not removed and failed < max and (failed <= likely or spent < 2000000) do
     for _, f in ipairs(variants) do
       local candidate = failed .. tail(f)
-      if not removed and redis.call('ZREM', ready, candidate) + redis.call('ZREM', delayed, candidate) > 0 then
-        removed = failed
+      if not removed then
+        local in_line = redis.call('ZREM', ready, candidate)
+        if group then in_line = in_line + redis.call('ZREM', G[GWAIT], candidate) end
+        if in_line + redis.call('ZREM', delayed, candidate) > 0 then
+          removed, lined = failed, in_line > 0
+        end
       end
       if failed > likely then spent = spent + #candidate end
     end
     failed = failed + 1
   end
 end
+
+if lined and group then group_unline(G, group, server_now_ms()) end
 
 if cancelled then -- cancelled before: the same answer, nothing rewritten
   if removed then redis.call('ZREM', cancels, id) end
