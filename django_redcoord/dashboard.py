@@ -815,6 +815,7 @@ def list_queues(
             "consumers": d.consumers,
             "oldest_age": d.oldest_age,
             "paused": d.paused,  # {since_ms, reason} while paused, else None
+            "groups": d.groups,  # groups with messages (core/queues/groups.py)
         }
         if now_ms is not None:
             row["history"] = histories.get(name) or {"depth": [], "done_per_minute": []}

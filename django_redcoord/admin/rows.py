@@ -139,6 +139,11 @@ def queue_rows(items: Iterable[dict[str, Any]], can_change: bool) -> SafeString:
             if paused
             else ""
         )
+        if queue.get("groups"):
+            badge += (
+                f' <a class="rc-groups" href="groups/?name={quoted}" title="List its groups">'
+                f"{_text(queue['groups'])} group{'s' if queue['groups'] != 1 else ''}</a>"
+            )
         return (
             f'\n    <tr data-name="{name}">\n'
             f'      <td>{name}{badge}</td><td class="rc-num">{_text(queue["ready"])}</td>'

@@ -27,6 +27,8 @@ from .schedules import schedule_urls
 
 #: The page's fixed sections around the families' panels: (element id, fragment, CSS class).
 _HEAD = (("rc-asof", "asof", "rc-asof rc-muted"),)
+#: Groups a queue's groups page lists (the busiest of the first this many read).
+GROUPS_SHOWN = 500
 _TROUBLE = ("rc-section-trouble", "trouble", "module rc-section rc-trouble-panel")
 
 
@@ -73,6 +75,7 @@ class DashboardAdmin(admin.ModelAdmin):
             # the queue name is a query parameter, not a path segment: names may
             # hold "/" and ".", which browsers rewrite in paths ("a/../b")
             path("dead-letters/", wrap(self.dead_letters_view), name=f"{base}_dead_letters"),
+            path("groups/", wrap(self.groups_view), name=f"{base}_groups"),
             path("task-result/", wrap(self.task_result_view), name=f"{base}_task_result"),
             *schedule_urls(
                 self
@@ -278,6 +281,38 @@ class DashboardAdmin(admin.ModelAdmin):
             "next_url": f"{here}&page={page + 1}" if data and page < data["pages"] else None,
         }
         return TemplateResponse(request, "admin/django_redcoord/dead_letters.html", context)
+
+    def groups_view(self, request: HttpRequest) -> HttpResponse:
+        """One queue's groups (core/queues/groups.py), busiest first: in line, claimed, waiting
+        behind, and how long until its rate lets the next one start."""
+        from ..core import Queue
+
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            name = validate_name(request.GET.get("name", ""), "queue name")
+        except (TypeError, ValueError) as exc:
+            messages.error(request, f"No such queue: {exc}")
+            return redirect(self._home())
+        error, rows, total = None, None, 0
+        try:
+            queue = Queue(name)
+            rows = queue.groups(limit=GROUPS_SHOWN)
+            total = queue.depths().groups
+        except RedcoordError as exc:
+            error = str(exc)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Groups of queue {name}",
+            "queue": name,
+            "rows": rows,
+            "total": total,
+            "shown": GROUPS_SHOWN,
+            "error": error,
+            "home": self._home(),
+        }
+        return TemplateResponse(request, "admin/django_redcoord/groups.html", context)
 
     def task_result_view(self, request: HttpRequest) -> HttpResponse:
         """Look a Django Task's result up by id, through its backend's ``get_result``."""

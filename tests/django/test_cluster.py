@@ -326,6 +326,34 @@ def test_unique_tasks_on_the_cluster(settings, cluster_topology):
     assert first.status == "SUCCESSFUL" and replaced.status == "FAILED"
 
 
+def test_grouped_tasks_and_queue_groups_on_the_cluster(settings, cluster_topology):
+    """A queue's group keys share its slot: push, claim, nack, cancel and the Tasks worker name
+    only that slot."""
+    from django.core.management import call_command
+
+    from django_redcoord.core.queues.groups import Group
+    from django_redcoord.tasks import Cancel, cancel
+
+    from ..support import group_tasks as gt
+
+    cluster_topology.flush()
+    client = cluster_client(cluster_topology.config)
+    queue = Queue("grouped-jobs", client=client)
+    queue.push_many(range(3), group=Group("t:1", concurrency=1))
+    queue.push("x", group="t:2")
+    consumer = queue.consumer("c")
+    got, _ = consumer.claim(10)
+    assert sorted(map(str, (m.body for m in got))) == ["0", "x"]
+    assert consumer.nack(got[0] if got[0].body == 0 else got[1], "again", delay=0.01) == "retry"
+    settings.REDCOORD = {"CLUSTER": {"NODES": cluster_topology.urls[:1]}, "KEY_PREFIX": "tg"}
+    steps = [gt.tenant_step.enqueue(3, s) for s in range(3)]
+    assert cancel(steps[1].id) == Cancel.REMOVED
+    call_command("run_worker", "--burst", verbosity=0)
+    steps[2].refresh()
+    assert steps[2].status == "SUCCESSFUL"
+    assert [int(x) for x in client.lrange("gt:runs:3", 0, -1)] == [0, 2]
+
+
 def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_twice():
     """SIGKILL the primary serving a lock, a queue and an election while they are busy.
     Writes resume on the promoted replica; fencing tokens only grow; every push that

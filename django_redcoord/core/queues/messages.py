@@ -154,6 +154,8 @@ class Depths:
     # : while the queue is paused: ``{"since_ms": ..., "reason": ...}`` (see :meth:`Queue.pause`),
     # else None
     paused: dict | None = None
+    #: groups with messages (see groups.py)
+    groups: int = 0
 
 
 class Sending(Protocol):

@@ -359,6 +359,46 @@ class Queue(UsesClient):
                     break
         return held
 
+    def groups(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The groups that have messages (at most ``limit``, one HSCAN page at a time), busiest
+        first: ``{"group", "in_line", "running", "waiting", "rate_wait"}``: its messages in the
+        ready line (or waiting there for a retry or its rate), claimed and not yet settled, and
+        waiting behind them; ``rate_wait`` is the seconds until its rate lets the next one start
+        (0: now). Two round trips; for the admin and ``redcoord queue show``."""
+        check_count(limit, "limit", 1, 100_000)
+        k = self.keys
+        found: list[tuple[str, int, int, float]] = []
+        with unavailable_as_ours(self.client, f"read the groups of queue {self.name!r}"):
+            for field, value in self.client.hscan_iter(k.gstate, count=500):
+                try:
+                    in_line, running, tat = as_text(value).split(" ")
+                    found.append((as_text(field), int(in_line), int(running), float(tat)))
+                except ValueError:
+                    continue  # (not ours: shown by nothing rather than breaking the page)
+                if len(found) >= limit:
+                    break
+
+            def build(pipe: Any) -> None:
+                pipe.time()
+                for name, *_ in found:
+                    pipe.zlexcount(k.gpend, f"[{name}\n", f"({name}\x0b")
+
+            replies = execute_pipeline(self.client, build, operation="read queue groups")
+        seconds, micros = replies[0]
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
+        rows = [
+            {
+                "group": name,
+                "in_line": in_line,
+                "running": running,
+                "waiting": int(waiting),
+                "rate_wait": max(0.0, (tat - now_ms) / 1000.0),
+            }
+            for (name, in_line, running, tat), waiting in zip(found, replies[1:], strict=True)
+        ]
+        rows.sort(key=lambda r: (-(r["running"] + r["in_line"] + r["waiting"]), r["group"]))
+        return rows
+
     def push_many_with_records(self, pushes: Sequence[dict[str, Any]]) -> list[bool]:
         """Many :meth:`push_with_record` in one round trip (a pipeline of one script each):
         ``pushes`` are their keyword arguments (``only_new`` included). Every message is encoded
@@ -757,18 +797,26 @@ def depths(queues: Sequence[Queue], *, client: Any = None) -> dict[str, Depths]:
                     q.keys.paused,
                     q.keys.gpend,
                     q.keys.gwait,
+                    q.keys.gstate,
                 ],
                 [],
             )
 
     replies = execute_pipeline(client, build, operation="read queue depths")
     out = {}
-    for q, (ready, delayed, processing, dead, consumers, age, *paused) in zip(
+    for q, (ready, delayed, processing, dead, consumers, age, groups, *paused) in zip(
         queues, replies, strict=True
     ):
         pause = _pause_record(paused[0]) if paused and paused[0] else None
         out[q.name] = Depths(
-            ready, delayed, processing, dead, consumers, None if age < 0 else age / 1000.0, pause
+            ready,
+            delayed,
+            processing,
+            dead,
+            consumers,
+            None if age < 0 else age / 1000.0,
+            pause,
+            groups,
         )
     return out
 

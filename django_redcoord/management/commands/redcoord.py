@@ -317,6 +317,18 @@ class Command(BaseCommand):
                 )
                 for key, holder in held.items():
                     self._write(f"  {printable(key)} held by task {printable(holder)}")
+                groups = queue.groups(limit=20)
+                if groups:
+                    self._write(
+                        f"groups with messages: {queue.depths().groups} (the busiest of the "
+                        "first 20 read: in line / claimed / waiting behind)"
+                    )
+                for g in groups:
+                    self._write(
+                        f"  {printable(g['group'])}: {g['in_line']} / {g['running']} / "
+                        f"{g['waiting']}"
+                        + (f", next start in {g['rate_wait']:.3f} s" if g["rate_wait"] else "")
+                    )
         except (TypeError, ValueError) as exc:
             raise CommandError(f"redcoord queue {action}: {exc}") from None
 

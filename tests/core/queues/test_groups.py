@@ -371,3 +371,136 @@ def test_negative_control_without_the_limit_the_checker_sees_overlaps(redis_url)
     assert max(most.values()) > LIMIT, (
         f"the checker missed the overlaps of an unlimited run: {most}"
     )
+
+
+# -- faults: Redis restarted with and without its data, a claim whose reply was lost --------
+
+
+@pytest.fixture
+def restartable():
+    from tests.support.redis_servers import RestartableServer
+
+    server = RestartableServer().start()
+    yield server
+    server.cleanup()
+
+
+def _drain_all(queue, consumer, rounds=200):
+    bodies = []
+    for _ in range(rounds):
+        messages, hint = consumer.claim(4)
+        bodies += [m.body for m in messages]
+        for m in messages:
+            consumer.ack(m)
+        if not messages and hint is None:
+            consumer.flush()
+            if not queue.client.hgetall(queue.keys.gstate):
+                break
+        elif not messages:
+            time.sleep(min(hint, 0.05))
+    return bodies
+
+
+def test_a_restart_with_data_keeps_every_groups_order_and_counts(restartable):
+    client = redis.Redis(port=restartable.port, socket_timeout=2)
+    queue = Queue("restart", client=client, prefix="t")
+    one = Group("r", concurrency=1)
+    queue.push_many(range(6), group=one)
+    consumer = queue.consumer("c")
+    (first,), _ = consumer.claim(4)
+    restartable.restart_keeping_data()
+    client.connection_pool.disconnect()
+    consumer.ack(first)
+    assert _drain_all(queue, consumer) == [1, 2, 3, 4, 5]
+    assert state(queue) == {}
+    client.close()
+
+
+def test_a_restart_without_data_leaves_no_group_stuck(restartable):
+    client = redis.Redis(port=restartable.port, socket_timeout=2)
+    queue = Queue("restart", client=client, prefix="t")
+    one = Group("r", concurrency=1)
+    queue.push_many(range(3), group=one)
+    consumer = queue.consumer("c")
+    (first,), _ = consumer.claim(4)
+    restartable.restart_losing_data()
+    client.connection_pool.disconnect()
+    consumer.ack(first)  # its acknowledgement finds nothing: no count goes below zero
+    queue.push_many(["a", "b"], group=one)  # what was waiting is gone; new work runs
+    assert _drain_all(queue, consumer) == ["a", "b"]
+    assert state(queue) == {}
+    client.close()
+
+
+def test_a_claim_whose_reply_was_lost_is_delivered_again_without_counting_twice(redis_client):
+    queue = q(redis_client)
+    queue.push_many(range(3), group=Group("lost", concurrency=1))
+    consumer = queue.consumer("c")
+    from django_redcoord.core.queues.messages import CLAIM
+
+    k = queue.keys
+    keys = [
+        k.ready,
+        k.delayed,
+        consumer.processing,
+        k.consumers,
+        k.wake,
+        k.seq,
+        k.paused,
+        k.cancels,
+        k.uniq,
+        k.uniq_ids,
+        *k.grouping(),
+    ]
+    CLAIM(redis_client, keys, [4, 30000, "0", "1"], operation="a claim whose reply is lost")
+    assert state(queue) == {"lost": (0, 1)}
+    (again,), _ = consumer.claim(4)  # holds nothing it knows of: recovers what the lost reply took
+    assert again.body == 0 and state(queue) == {"lost": (0, 1)}
+    consumer.ack(again)
+    assert _drain_all(queue, consumer) == [1, 2]
+    assert state(queue) == {}
+
+
+# -- the hot tenant: 1,000 groups, one with 100 times the load of all others together ----------
+
+COLD = 999
+HOT = 100 * COLD
+
+
+def _cold_positions(client, name: str, *, grouped: bool, hot: bool) -> list[int]:
+    """How many messages were claimed before each cold one (one consumer, batches of 100): the
+    hot tenant's backlog is pushed first, then one message per cold tenant."""
+    queue = Queue(name, client=client, prefix="t")
+    if hot:
+        for start in range(0, HOT, 10_000):
+            queue.push_many(
+                [["hot", i] for i in range(start, min(HOT, start + 10_000))],
+                group="hot" if grouped else None,
+            )
+    for g in range(COLD):
+        queue.push(["cold", g], group=f"cold:{g}" if grouped else None)
+    consumer = queue.consumer("c")
+    seen, positions = 0, []
+    while len(positions) < COLD:
+        messages, _ = consumer.claim(100)
+        assert messages, "the queue ran dry before every cold message was claimed"
+        for m in messages:
+            if m.body[0] == "cold":
+                positions.append(seen)
+            seen += 1
+            consumer.ack(m)
+    consumer.flush()
+    return positions
+
+
+def _p99(values: list[int]) -> int:
+    return sorted(values)[int(len(values) * 0.99) - 1]
+
+
+def test_a_hot_tenant_leaves_cold_tenants_wait_within_twice_an_unloaded_run(redis_client):
+    unloaded = _p99(_cold_positions(redis_client, "unloaded", grouped=True, hot=False))
+    loaded = _p99(_cold_positions(redis_client, "loaded", grouped=True, hot=True))
+    assert loaded <= 2 * unloaded, (loaded, unloaded)
+    # the negative control: the same load without groups is plain FIFO, and must be caught
+    fifo = _p99(_cold_positions(redis_client, "fifo", grouped=False, hot=True))
+    assert fifo > 2 * unloaded, f"the check missed a FIFO queue's unfairness: {fifo} {unloaded}"

@@ -8,9 +8,10 @@
 -- KEYS[6] gpend      zset: grouped messages waiting behind their group (counted ready)
 -- KEYS[7] gwait      zset: grouped messages in line that wait for a time (a retry,
 --                    their group's rate: counted delayed)
+-- KEYS[8] gstate     hash: group -> its counts (queues/common.lua): the groups with messages
 -- The processing lists are the members of KEYS[4] (same hash tag).
 --
--- Returns {ready, delayed, processing, dead, consumers, oldest_age_ms, paused}
+-- Returns {ready, delayed, processing, dead, consumers, oldest_age_ms, groups, paused}
 -- (paused: the pause's JSON, or false while it is not paused):
 -- oldest_age_ms is the age of the older of the first and the last ready
 -- message in delivery order, -1 if none: the oldest ready message whenever
@@ -33,4 +34,4 @@ for _, envelope in pairs(ends) do
 end
 return {redis.call('ZCARD', ready) + redis.call('ZCARD', KEYS[6]),
         redis.call('ZCARD', delayed) + redis.call('ZCARD', KEYS[7]), processing,
-        redis.call('LLEN', dead), #members, age, redis.call('GET', KEYS[5])}
+        redis.call('LLEN', dead), #members, age, redis.call('HLEN', KEYS[8]), redis.call('GET', KEYS[5])}
