@@ -2,78 +2,90 @@
 
 Everything runs against one throwaway redis-server that this script starts on
 a free 127.0.0.1 port (no persistence) and stops at the end, also on error or
-Ctrl-C; FLUSHALL runs before every measurement (the Lua scripts stay loaded:
-they are loaded once before any timing). Queues are
+Ctrl-C; FLUSHALL runs before every measurement (the Lua scripts stay loaded,
+and are loaded before any timing). Queues are
 ``django_redcoord.core.queues.queue.Queue`` objects with their default
 settings and a plain ``redis.Redis`` client; every body is one small JSON value.
 
-Part 1, cost per task (one process, single-threaded). Rows:
+Part 1, cost per task (this process, single-threaded). Rows:
 
-* ``plain``: ``q.push(body)``, no group: the path every other row is divided by
+* ``plain (no group)``: ``q.push(body)``: the path every row is divided by
 * ``groups, no limits``: ``q.push(body, group=name)``, the messages spread
   round-robin over ``--groups`` (default 1,000) groups
-* ``concurrency=1``: the same with ``Group(name, concurrency=1)``: the claim
-  script counts each group's running messages and keeps a group's next one
-  out of line until the running one is acknowledged
-* ``rate, never refusing``: ``Group(name, rate="100000/s")`` (burst 100,000):
-  the claim script runs its GCRA check for every message; with about
-  ``messages / groups`` messages per group it never refuses one
+* ``groups, concurrency=1``: the same with ``Group(name, concurrency=1)``:
+  the claim script counts each group's running messages and keeps a group's
+  next message out of line until the running one is acknowledged
+* ``groups, rate 100000/s``: ``Group(name, rate="100000/s")`` (burst 100,000):
+  the claim script runs its GCRA check on every message it takes; with about
+  ``--messages / --groups`` messages per group the check never refuses one
+  (a refused message is ZADDed to the groups' waiting zset: a note under the
+  table says so if the drain ran more ZADDs than the no-limits row's)
 
 Per row and round, ``--messages`` (default 10,000) messages are pushed one by
-one (``enqueue``, one round trip each), then one consumer drains them
-(``drain``: ``claim(64)``, ``ack`` of every message, the acknowledgements
-riding on the next claim, until a claim comes back empty). Reported: the
-ratio to ``plain`` (taken within each round, median over rounds, min-max in
-brackets), then msgs/s (median). ``Redis µs/msg``: the EVALSHA (and EVAL) time
-INFO commandstats counts during the enqueue or the drain (CONFIG RESETSTAT
-before each), divided by the messages: the server's share, the Lua inside
-included. ``bytes/msg``: after the enqueue, MEMORY USAGE (SAMPLES 0, exact)
-of the ready zset, plus, for groups, the pending zset and the group state
-hash, divided by the messages queued (so the per-group state of 1,000 groups
-is spread over them). Left out: ``push_many`` and delayed or prioritised
-messages, the Worker class (its threads, heartbeat and wake-ups: see
-bench_queues.py), a group's rate actually refusing (then messages wait by
-design), and concurrency limits above 1.
+one (``enqueue``: one ``push`` and round trip each), then one consumer drains
+them (``drain``: ``claim(64)``, ``ack`` of every message, the
+acknowledgements riding on the next claim, until a claim comes back empty).
+Reported: first the ratios to ``plain`` (taken within each round; median
+over rounds, min-max in brackets), then the rates (msgs/s, median).
+``Redis µs/msg``: the EVALSHA (and EVAL) time INFO commandstats counts during
+the enqueue or the drain (CONFIG RESETSTAT before each: the Lua scripts' own
+``redis.call``s are inside it), divided by the messages: the server's share
+of the cost. ``bytes/queued msg``: after the enqueue, MEMORY USAGE (SAMPLES 0:
+exact) of the ready zset, plus for groups the pending zset and the groups'
+state hash, divided by the messages queued (the state of the 1,000 groups is
+spread over them). Left out: ``push_many``, delays, priorities, the Worker
+class (its threads, heartbeat and wake-ups: see bench_queues.py), a rate that
+does refuse (then messages wait, by design), concurrency limits above 1.
 
-Part 2, hot tenant: ``--groups`` cold groups of ``--cold`` messages each
-(default 5) and one hot group of 100 x ``--cold`` messages. Two worker
-processes (forked; each one ``Consumer``) drain the queue: ``claim(8)``, a
-0 ms job, ``ack`` (sent with the next claim); an idle worker blocks on the
-queue's wake list (BLPOP, 50 ms at most), as the real Worker does. The hot
-messages are pushed first, all at once (one ``push_many``: a tenant's bulk
-import). Then the cold ones are pushed one by one, round-robin over the cold
-groups, at a steady rate: ``--load`` (default 0.5) x the capacity measured
-just before (the same two workers draining a full queue of cold grouped
-messages, msgs/s). An open arrival like this keeps the unloaded wait a
-measure of the path (claim latency), not of a backlog the benchmark made up;
-pushing the cold messages all at once instead would measure mostly how long
-their own pile takes to drain, and the hot group (a tenth of the cold
-volume) would add a tenth to it. A cold message's wait is the claiming
-worker's clock (``time.time()``) when its claim returned minus the
-message's ``enqueued_ms`` (the producer's ``time.time()`` when it built the
-envelope, before the push's round trip): one machine, one clock. Rows, each
-a fresh queue and fresh workers:
+Part 2, hot tenant: ``--groups`` (1,000) cold groups of ``--cold`` (10)
+messages each and one hot group of 100 x ``--cold`` messages. Two forked
+worker processes, one ``Consumer`` each, drain the queue: ``claim(--batch)``
+(default 2), a 0 ms job, ``ack`` (sent with the next claim); an idle worker
+blocks on the queue's wake list (BLPOP, 50 ms at most) as the real Worker
+does. The hot messages are pushed first, all at once (one ``push_many``: a
+tenant's bulk import); then this process pushes the cold ones one by one,
+round-robin over the cold groups, paced at ``--load`` (0.3) x the lesser of
+two speeds measured just before: this process pushing cold grouped messages
+alone, and the two workers draining a full queue of them (column ``cold
+arrivals/s``: the rate reached). A cold message's wait is the claiming
+worker's ``time.time()`` when its claim returned minus the message's
+``enqueued_ms`` (the producer's ``time.time()`` when it built the envelope,
+before the push's round trip): one machine, one clock. Rows, each a fresh
+queue and fresh workers:
 
-* ``unloaded``: the cold groups alone (grouped), the baseline
-* ``loaded, grouped``: hot group first, then the cold ones, all grouped
-* ``loaded, ungrouped``: the same messages with no group: plain FIFO, where
-  the cold ones queue behind the hot backlog (the negative baseline)
+* ``unloaded``: the cold groups alone (grouped): the baseline
+* ``loaded, grouped``: the hot group first, then the cold ones, all grouped
+* ``loaded, ungrouped (plain FIFO)``: the same messages with no group: the
+  cold ones queue behind the hot backlog (the negative baseline)
 
-Reported: cold p50 and p99 wait (ms, median over rounds) and the p99 ratio
-to ``unloaded`` (within each round, median, min-max). The hot messages'
-waits are left out (grouped, the hot tenant waits longer: that is the
-point), and so are delays, priorities, retries and limits (a hot group under
-``concurrency``/``rate`` limits would be drained slower still).
+Reported: the cold messages' p99 wait as a ratio to ``unloaded`` (within
+each round; median, min-max), their p50 and p99 (ms, median over rounds) and
+max (ms, over all rounds), the arrival rate reached, and ``last hot
+claimed``: ms from the hot push to the claim of the last hot message (how
+long the hot tenant's backlog lasted; grouped, it is served round-robin with
+the cold groups and takes longer). Left out: the hot messages' own waits,
+delays, priorities, retries and limits.
+
+Why claims of 2 and paced arrivals: the hot group is a tenth of the cold
+volume, so it can only delay the cold messages that arrive while its backlog
+lasts. Pushing all the cold ones first and draining afterwards would measure
+how long their own pile takes (the hot tenth adds about a tenth to it). One
+producer pushing one by one reaches only a few thousand msgs/s here, while two
+workers claiming 8 at a time drain several times that: a 1,000-message hot
+backlog is gone in 20-50 ms, about 1-2 % of the cold messages arrive during
+it, and the FIFO row's p99 lands on that edge (1-3x the unloaded one, from run
+to run). With claims of 2 the workers drain closer to the arrival rate: the
+backlog lasts long enough to reach the p99. ``--batch 8`` shows the former.
 
 ``--rounds`` (default 3) interleave the rows, rotating their order. No
 timing is asserted: on a shared 2-core machine the absolute numbers drift,
 the ratios less. Run from the repository root::
 
-    .venv/bin/python bench/bench_groups.py [--quick]
+    .venv/bin/python bench/bench_groups.py [--quick] [--only costs|hot]
 
-The default run takes about a minute on 2 cores; ``--quick`` (a few
-seconds: tiny sizes, one round) is a smoke run whose numbers mean little.
-Progress goes to stderr, the tables to stdout.
+The default run takes 35-60 s on 2 cores; ``--quick`` (2-3 s: 1,000 messages
+in part 1, one cold message per group in part 2, one round) is a smoke run
+whose numbers mean little. Progress goes to stderr, the tables to stdout.
 """
 
 from __future__ import annotations
@@ -141,6 +153,7 @@ class Cost:
     claim_us: float  # Redis script time per message, drain
     bytes: float  # per queued message
     throttled: int  # drain claims that came back empty with a wait (a refusing rate)
+    zadds: int  # ZADD calls during the drain (INFO commandstats; inside the scripts)
 
 
 def script_usec(client: redis.Redis) -> float:
@@ -194,9 +207,10 @@ def measure_cost(q: Queue, path: Path, n: int, ngroups: int) -> Cost:
             time.sleep(hint)
     drain = n / (time.perf_counter() - started)
     claim_us = script_usec(client) / n
+    zadds = client.info("commandstats").get("cmdstat_zadd", {}).get("calls", 0)
     if got != n:
         raise RuntimeError(f"{path.key}: drained {got} of {n} messages")
-    return Cost(enqueue, drain, push_us, claim_us, size / n, throttled)
+    return Cost(enqueue, drain, push_us, claim_us, size / n, throttled, zadds)
 
 
 def run_costs(args: argparse.Namespace, port: int) -> dict[str, list[Cost]]:
@@ -264,9 +278,15 @@ def print_costs(args: argparse.Namespace, costs: dict[str, list[Cost]]) -> None:
             rows,
         )
     )
-    throttled = sum(c.throttled for cs in costs.values() for c in cs)
-    if throttled:
-        print(f"\n(a group's rate refused during {throttled} drain claim(s): not a pure cost row)")
+    refused = sum(
+        max(0, r.zadds - g.zadds) for r, g in zip(costs["rate"], costs["groups"], strict=True)
+    )
+    throttled = sum(c.throttled for c in costs["rate"])
+    if refused or throttled:
+        print(
+            f"\n(the rate row's groups refused messages: {refused} ZADD(s) more than the "
+            f"no-limits drain, {throttled} empty claim(s) waited: not a pure cost row)"
+        )
 
 
 # -- part 2: hot tenant -------------------------------------------------------------------
@@ -334,9 +354,13 @@ class Workers:
             )
             for slot in range(WORKERS)
         ]
-        for proc in self.procs:
-            proc.start()
-        self.ready.wait(timeout=60)
+        try:
+            for proc in self.procs:
+                proc.start()
+            self.ready.wait(timeout=60)
+        except BaseException:
+            self.close()
+            raise
 
     def start(self) -> None:
         self.go.set()
@@ -458,13 +482,33 @@ def measure_hot(args: argparse.Namespace, port: int, sc: Scenario, rate: float) 
     return HotRun(sorted(waits), arrivals, last_hot - hot_at if n_hot else None)
 
 
+def measure_producer(port: int, ngroups: int, n: int) -> float:
+    """Msgs/s of this process pushing ``n`` cold grouped messages one by one, no worker running."""
+    q = new_queue(port)
+    q.client.flushall()
+    names = [f"cold:{i}" for i in range(ngroups)]
+    push = q.push
+    started = time.perf_counter()
+    for idx in range(n):
+        push(COLD, group=names[idx % ngroups])
+    elapsed = time.perf_counter() - started
+    q.client.flushall()
+    return n / elapsed
+
+
 def run_hot(
     args: argparse.Namespace, port: int
-) -> tuple[float, float, dict[str, list[HotRun]], list[str]]:
-    capacity = measure_capacity(port, args.groups, max(2000, args.groups * args.cold), args.batch)
-    rate = args.load * capacity
-    progress(f"part 2: capacity {capacity:,.0f} msgs/s, cold arrivals at {rate:,.0f}/s")
-    results: dict[str, list[HotRun]] = {sc.key: [] for sc in SCENARIOS}
+) -> tuple[tuple[float, float, float], dict[str, list[HotRun | None]], list[str]]:
+    n = max(2000, args.groups * args.cold)
+    producer = measure_producer(port, args.groups, min(n, 5000))
+    capacity = measure_capacity(port, args.groups, n, args.batch)
+    rate = args.load * min(producer, capacity)
+    progress(
+        f"part 2: producer {producer:,.0f} msgs/s, workers {capacity:,.0f} msgs/s: cold "
+        f"arrivals at {rate:,.0f}/s"
+    )
+    # per scenario, one entry per round (None: that run failed)
+    results: dict[str, list[HotRun | None]] = {sc.key: [] for sc in SCENARIOS}
     failures: list[str] = []
     for rnd in range(args.rounds):
         k = rnd % len(SCENARIOS)
@@ -474,6 +518,7 @@ def run_hot(
             except Exception as exc:  # a worker that failed to start: BrokenBarrierError
                 failures.append(f"round {rnd + 1}, {sc.label}: {exc}")
                 progress(f"  FAILED: {exc}")
+                results[sc.key].append(None)
                 continue
             results[sc.key].append(run)
             progress(
@@ -481,33 +526,33 @@ def run_hot(
                 f"p99 {run.p(99):.1f} ms, arrivals {run.arrivals:,.0f}/s"
                 + (f", hot done after {run.hot_done:.0f} ms" if run.hot_done is not None else "")
             )
-    return capacity, rate, results, failures
+    return (producer, capacity, rate), results, failures
 
 
 def print_hot(
     args: argparse.Namespace,
-    capacity: float,
-    rate: float,
-    results: dict[str, list[HotRun]],
+    speeds: tuple[float, float, float],
+    results: dict[str, list[HotRun | None]],
     failures: list[str],
 ) -> None:
     n_cold = args.groups * args.cold
+    producer, capacity, rate = speeds
     print(
         f"\n### Hot tenant: {args.groups:,} cold groups x {args.cold} message(s) "
         f"({n_cold:,}), one hot group of {HOT_FACTOR * args.cold:,} pushed first; "
         f"{WORKERS} worker processes (claim {args.batch}, 0 ms job, ack); cold arrivals paced "
-        f"at {rate:,.0f}/s ({args.load:g} x the {capacity:,.0f} msgs/s the workers drained); "
-        f"median of {args.rounds} round(s)\n"
+        f"at {rate:,.0f}/s ({args.load:g} x the lesser of {producer:,.0f}/s pushed alone and "
+        f"{capacity:,.0f}/s drained); median of {args.rounds} round(s)\n"
     )
     base = results["unloaded"]
     rows = []
     for sc in SCENARIOS:
-        runs = results[sc.key]
+        runs = [r for r in results[sc.key] if r is not None]
         if not runs:
             rows.append([sc.label, "ERROR", "", "", "", "", ""])
             continue
-        # within each round (a failed run's round leaves its ratio out)
-        paired = [r.p(99) / b.p(99) for r, b in zip(runs, base, strict=False)]
+        # within each round (a round where either run failed has no ratio)
+        paired = [r.p(99) / b.p(99) for r, b in zip(results[sc.key], base, strict=True) if r and b]
         hot = [r.hot_done for r in runs if r.hot_done is not None]
         rows.append(
             [
@@ -549,9 +594,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     cli = Options(__doc__, quick="a smoke run of a few seconds: tiny sizes, one round")
     cli.number("--messages", 10000, 1000, "part 1: messages per row and round", least=100)
     cli.number("--groups", 1000, 1000, "groups (part 1), cold groups (part 2)", least=1)
-    cli.number("--cold", 5, 1, "part 2: messages per cold group", least=1)
-    cli.number("--load", 0.5, None, "part 2: cold arrival rate / capacity", above=0)
-    cli.number("--batch", 8, None, "part 2: each worker's claim size", least=1)
+    cli.number("--cold", 10, 1, "part 2: messages per cold group", least=1)
+    cli.number("--load", 0.3, None, "part 2: cold arrival rate / capacity", above=0)
+    cli.number("--batch", 2, None, "part 2: each worker's claim size", least=1)
     cli.number("--rounds", 3, 1, "interleaved rounds", least=1)
     cli.add("--only", choices=["costs", "hot"], help="run one part (default: both)")
     return cli.parse(argv)
@@ -572,7 +617,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(
             f"settings: --messages {args.messages}, --groups {args.groups}, --cold {args.cold}, "
-            f"--load {args.load:g}, --rounds {args.rounds}{', --quick' if args.quick else ''}",
+            f"--load {args.load:g}, --batch {args.batch}, --rounds {args.rounds}"
+            f"{', --quick' if args.quick else ''}",
             flush=True,
         )
         costs = run_costs(args, server.port) if args.only != "hot" else None

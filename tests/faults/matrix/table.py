@@ -28,6 +28,7 @@ PRIMITIVES = (
     "topic",
     "ratelimiter",
     "queue",
+    "group",
     "task",
     "election",
     "redlock",
@@ -91,7 +92,15 @@ def not_applicable(primitive: str, nemesis: str, why: str) -> None:
 
 def load() -> dict[tuple[str, str], Cell]:
     """Every cell (importing the modules that register them)."""
-    from . import cells_cluster, cells_holds, cells_latches, cells_rest, cells_signals, cells_tasks  # noqa: F401
+    from . import (  # noqa: F401
+        cells_cluster,
+        cells_groups,
+        cells_holds,
+        cells_latches,
+        cells_rest,
+        cells_signals,
+        cells_tasks,
+    )
 
     return CELLS
 

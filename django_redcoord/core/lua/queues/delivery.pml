@@ -5,10 +5,8 @@
 //
 // The unique-key bookkeeping the claim, nack, reap and cancel scripts also keep (KEYS uniq and
 // uniq_ids: queues/common.lua's unique helpers) never moves a message or writes a record: it is
-// modelled apart, in queues/unique.pml. Grouped messages (flag 8: the group helpers of
-// queues/common.lua: gpend, gstate, gwait) are not modelled here or anywhere yet: their paths
-// are checked by tests/core/queues/test_groups.py (counts that must add up, an overlap checker
-// with a negative control), not by a model.
+// modelled apart, in queues/unique.pml. So is a grouped message's line (flag 8: the group
+// helpers of queues/common.lua, KEYS gpend, gstate and gwait): queues/groups.pml.
 //! models: queues/push.lua sha256=be9e05312ec81dea
 //    init PUSH: the envelope (failed 0) to ready and the result record (READY, with the
 //    envelope as pushed), one script per message, both before the workers start. (A
