@@ -149,6 +149,7 @@ bench: $(STAMP)
 	@$(MAKE) --no-print-directory -s redis-cell || echo "bench_ratelimit.py: redis-cell not built: its CL.THROTTLE rows are left out"
 	$(PY) bench/bench_ratelimit.py
 	$(PY) bench/bench_queues.py
+	$(PY) bench/bench_groups.py
 	$(PY) bench/bench_task_parts.py
 	$(PY) bench/bench_task_features.py
 	$(PY) bench/bench_leader.py

@@ -133,6 +133,7 @@ _DOOR: dict[str, tuple[str, ...]] = {
         "revert_schedule",
     ),
     ".queues": ("Queue", "depths"),
+    ".queues.groups": ("Group", "check_group_name"),
     ".queues.messages": (
         "QUEUE_INCLUDES",
         "REQUEUED",

@@ -25,8 +25,7 @@ from typing import Any
 from django.db.models import F
 from redis.exceptions import DataError
 
-from ..core import CoordinationUnavailable, EncodedJSON
-from ..core.queues.groups import Group
+from ..core import CoordinationUnavailable, EncodedJSON, Group
 from ..tasks.compat import utcnow
 
 log = logging.getLogger("django_redcoord.outbox")

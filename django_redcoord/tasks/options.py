@@ -30,8 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..core import finite_number
-from ..core.queues.groups import Group, check_group_name, rate_args
+from ..core import Group, check_group_name, finite_number
 from .compat import Task
 
 Backoff = Callable[[BaseException, Any], "float | None"]
@@ -366,8 +365,6 @@ def _check_group(group: Any, concurrency: Any, rate: Any) -> tuple[Any, int | No
             raise TypeError(f"{name} is an option of a grouped task: give group=... too")
     if concurrency is not None or rate is not None:
         Group("-", concurrency, rate)  # checks both, saying what is allowed
-    if rate is not None:
-        rate_args(rate)
     return group, concurrency, rate
 
 
