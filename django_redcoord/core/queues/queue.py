@@ -386,18 +386,23 @@ class Queue(UsesClient):
             replies = execute_pipeline(self.client, build, operation="read queue groups")
         seconds, micros = replies[0]
         now_ms = int(seconds) * 1000 + int(micros) // 1000
-        rows = [
+        counted = sorted(
+            (
+                (name, in_line, running, int(waiting), tat)
+                for (name, in_line, running, tat), waiting in zip(found, replies[1:], strict=True)
+            ),
+            key=lambda g: (-(g[1] + g[2] + g[3]), g[0]),
+        )
+        return [
             {
                 "group": name,
                 "in_line": in_line,
                 "running": running,
-                "waiting": int(waiting),
+                "waiting": waiting,
                 "rate_wait": max(0.0, (tat - now_ms) / 1000.0),
             }
-            for (name, in_line, running, tat), waiting in zip(found, replies[1:], strict=True)
+            for name, in_line, running, waiting, tat in counted
         ]
-        rows.sort(key=lambda r: (-(r["running"] + r["in_line"] + r["waiting"]), r["group"]))
-        return rows
 
     def push_many_with_records(self, pushes: Sequence[dict[str, Any]]) -> list[bool]:
         """Many :meth:`push_with_record` in one round trip (a pipeline of one script each):
