@@ -176,8 +176,8 @@ register_action(
 def _purge_queue(call: Call) -> str:
     from ..core import Queue
 
-    Queue(call.name).purge()
-    return "queue purged"
+    dropped = Queue(call.name).purge()
+    return f"queue purged: {dropped} waiting message{'' if dropped == 1 else 's'} dropped"
 
 
 register_action(

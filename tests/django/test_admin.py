@@ -161,6 +161,7 @@ def test_queue_actions(client, staff, redis_client):
     assert any(
         "Requeue the dead letters of queue emails: 2 message(s) requeued" in m for m in messages
     )
+    assert any("queue purged: 3 waiting messages dropped" in m for m in messages), messages
 
 
 def test_actions_need_a_csrf_token(staff, redis_client):
