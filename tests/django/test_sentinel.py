@@ -16,6 +16,7 @@ import redis
 from django_redcoord.checks import check_settings
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.queues import Queue
+from django_redcoord.core.queues.groups import Group
 from django_redcoord.core.transport.clients import client_from_url, get_client
 
 from ..support.redis_servers import RedisServer, SentinelServer, free_port, replicated
@@ -68,6 +69,13 @@ def test_every_primitive_works_through_the_sentinels(topology):
     q = Queue("emails")
     q.push({"to": "a@example.com"})
     assert q.depths().ready == 1
+    grouped = Queue("tenants")
+    grouped.push_many(range(3), group=Group("t:1", concurrency=1))
+    consumer = grouped.consumer("c")
+    (first,), _ = consumer.claim(10)
+    assert first.group == "t:1" and grouped.groups()[0]["waiting"] == 2
+    consumer.ack(first)
+    assert [m.body for m in consumer.claim(10)[0]] == [1]
 
     async def on_the_loop():
         async with Lock("invoice:2", wait=0) as lock:
