@@ -104,7 +104,7 @@ def in_order(order: dict[str, list[Any]], want: dict[str, list[Any]]) -> list[st
 def by_group(messages: list[Message]) -> dict[str, list[Any]]:
     order: dict[str, list[Any]] = defaultdict(list)
     for m in messages:
-        order[m.group].append(m.body[1])
+        order[m.group].append(m.body[1] if isinstance(m.body, list) else m.body)
     return dict(order)
 
 
