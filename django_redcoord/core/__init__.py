@@ -135,6 +135,7 @@ _DOOR: dict[str, tuple[str, ...]] = {
     ".queues": ("Queue", "depths"),
     ".queues.groups": ("Group", "check_group_name"),
     ".queues.messages": (
+        "HAS_RECORD",
         "QUEUE_INCLUDES",
         "REQUEUED",
         "EncodedJSON",

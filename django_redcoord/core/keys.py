@@ -373,6 +373,7 @@ INDEX_TYPES: dict[str, str] = {
     "ratelimiters": "hash",
     "queues": "set",
     "workers": "zset",
+    "workflows": "zset",
 }
 
 
@@ -655,6 +656,16 @@ class KeyBuilder:
         """hash: identity, host, pid, queues, current job, started_ms, heartbeat_ms."""
         validate_name(worker_id, "worker id", tag=False)
         return f"{self.prefix}:worker:{{{worker_id}}}"
+
+    def workflow(self, workflow_id: str) -> str:
+        """hash: a workflow of Django Tasks (see core/lua/tasks/workflow.lua)."""
+        validate_name(workflow_id, "workflow id", tag=False)
+        return f"{self.prefix}:workflow:{{{workflow_id}}}"
+
+    def workflow_index(self, workflow_key: str) -> str:
+        """zset: workflow id -> when a sweeper looks at it next (ms), of the running workflows
+        (one per slot on a Cluster, in the workflow's slot)."""
+        return self._index("workflows", workflow_key)
 
     def task_result(self, result_id: str) -> str:
         """hash: a Django Task's result (status, times, return value, errors)."""

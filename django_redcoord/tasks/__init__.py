@@ -23,6 +23,15 @@ from .options import (
     task_options,
 )
 from .runner import TaskRunner
+from .workflows import (
+    Workflow,
+    chain,
+    chord,
+    current_workflow,
+    get_workflow,
+    group,
+    step,
+)
 
 __all__ = [
     "Cancel",
@@ -39,6 +48,13 @@ __all__ = [
     "exponential",
     "fixed",
     "in_group",
+    "Workflow",
+    "chain",
+    "chord",
+    "current_workflow",
+    "get_workflow",
+    "group",
+    "step",
     "linear",
     "aenqueue_many",
     "enqueue_many",

@@ -634,9 +634,30 @@ class RedisTaskBackend(BaseTaskBackend):
         No signal is sent: ``task_finished`` is about a run that ended, and a cancelled task's
         run (if any) ends without an outcome.
         """
+        outcome = self._cancel(result_id)
+        if outcome is not Cancel.FINISHED:
+            self._move_workflow_on(result_id)
+        return outcome
+
+    def _cancel(self, result_id: str) -> Cancel:
+        """The cancel alone (a workflow that cancels its members moves itself on)."""
         keys, args = self._cancel_call(result_id)
         reply = CANCEL(self.client, keys, args, operation=f"cancel task {result_id!r}")
         return self._cancel_outcome(result_id, reply)
+
+    def _move_workflow_on(self, result_id: str) -> None:
+        """A cancelled task that is a workflow's member: its workflow moves on now (a second
+        round trip, for workflow members only: the first reads whether it is one)."""
+        from .workflows import advance
+
+        workflow, member = self.client.hmget(
+            self._result_key(result_id), ["workflow", "workflow_member"]
+        )
+        if workflow is not None and member is not None:
+            try:
+                advance(self, as_text(workflow), [as_text(member)])
+            except CoordinationUnavailable:
+                pass  # a worker's sweep moves it on
 
     async def acancel(self, result_id: str) -> Cancel:
         """``cancel()`` on the event loop, with a ``redis.asyncio`` client."""
@@ -644,7 +665,12 @@ class RedisTaskBackend(BaseTaskBackend):
         reply = await CANCEL.arun(
             get_async_client(), keys, args, operation=f"cancel task {result_id!r}"
         )
-        return self._cancel_outcome(result_id, reply)
+        outcome = self._cancel_outcome(result_id, reply)
+        if outcome is not Cancel.FINISHED:
+            from asgiref.sync import sync_to_async
+
+            await sync_to_async(self._move_workflow_on, thread_sensitive=False)(result_id)
+        return outcome
 
     def _cancel_call(self, result_id: str) -> tuple[list[str], list[Any]]:
         """The keys and arguments of tasks/cancel.lua: the record, and each queue of ours in

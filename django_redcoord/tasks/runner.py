@@ -24,6 +24,7 @@ from django.utils.module_loading import import_string
 from ..core import (
     REQUEUED,
     Cancelled,
+    CoordinationUnavailable,
     DeadLetter,
     DeliveryFailed,
     Message,
@@ -49,6 +50,8 @@ from .compat import (
     valid_id,
 )
 from .options import TaskOptions, TaskTimedOut
+from .workflows import Workflow
+from .workflows import _current as _in_workflow
 
 if TYPE_CHECKING:
     from .backend import RedisTaskBackend
@@ -90,6 +93,8 @@ class TaskRunner:
 
     RUNNING_AFTER = 0.05
     FLUSH_AFTER = 0.05
+    #: seconds between two sweeps of the running workflows (see :meth:`sweep`)
+    SWEEP_EVERY = 1.0
     #: seconds between two looks at whether the tasks this worker holds were cancelled
     CANCEL_POLL = 0.5
 
@@ -127,11 +132,53 @@ class TaskRunner:
 
     def written(self, landed: list[int] | None = None) -> None:
         """The held-back outcomes reached Redis: announce those that landed (``landed``: 1 or 0
-        for each, in order; a guard refuses the outcome of a task cancelled meanwhile)."""
+        for each, in order; a guard refuses the outcome of a task cancelled meanwhile), then
+        move on the workflows whose members they ended."""
         pending, self._local.pending = self._pending(), []
         for i, (_, _, result, _, _) in enumerate(pending):
             if landed is None or landed[i]:
                 task_finished.send(type(self.backend), task_result=result)
+        triggers = getattr(self._local, "workflows", None)
+        if triggers:
+            self._local.workflows = []
+            for member in triggers:
+                self._move_on(member)
+
+    def _ended_member(self, body: dict[str, Any]) -> None:
+        """A workflow member's outcome is about to be written: move its workflow on once it
+        landed (see :meth:`written`)."""
+        member = body.get("workflow")
+        if isinstance(member, dict):
+            if getattr(self._local, "workflows", None) is None:
+                self._local.workflows = []
+            self._local.workflows.append((member, body.get("result")))
+
+    def _move_on(self, trigger: tuple[dict[str, Any], Any]) -> None:
+        from .workflows import advance
+
+        member, result_id = trigger
+        try:
+            known = {str(x): (str(v[0]), str(v[1])) for x, v in member.get("next", {}).items()}
+            x = str(member["x"])
+            known[x] = (str(result_id), str(member.get("queue") or ""))
+            if not known[x][1]:
+                del known[x]  # (read from the workflow)
+            advance(self.backend, str(member["id"]), [x, *member.get("next", {})], known=known)
+        except CoordinationUnavailable as exc:
+            log.warning("workflow %s: not moved on now (%s); a sweep will", member.get("id"), exc)
+        except Exception:  # noqa: BLE001 - a sweep moves it on; the worker goes on
+            log.exception("workflow %s: moving it on failed; a sweep will", member.get("id"))
+
+    def sweep(self) -> None:
+        """Between the worker's beats: move on the workflows no call moved on for a while
+        (a member whose worker died, a dead letter settled elsewhere, a cancel)."""
+        from .workflows import sweep
+
+        now = time.monotonic()
+        if now < getattr(self, "_next_sweep", 0.0):
+            return
+        self._next_sweep = now + self.SWEEP_EVERY
+        sweep(self.backend)
 
     def claimed(self, messages: list[Message]) -> None:
         """The worker claimed ``messages``: record each delivery's worker before any of them starts,
@@ -300,6 +347,12 @@ class TaskRunner:
         task_started.send(type(self.backend), task_result=result)
         close_old_connections()
         token = _current.set(state)
+        member = body.get("workflow")
+        in_workflow = (
+            _in_workflow.set(Workflow(str(member["id"]), self.backend.alias))
+            if isinstance(member, dict) and "id" in member
+            else None
+        )
         try:
             args = (
                 (RedisTaskContext(task_result=result, attempt_state=state), *body["args"])
@@ -314,9 +367,11 @@ class TaskRunner:
             self._unmark_running()
             if state.cancelled:  # its record is final already (tasks/cancel.lua): nothing to write
                 raise Cancelled(f"cancelled; it ended with {type(exc).__qualname__}") from None
-            self._failed(task, key, result, message, attempt, exc)
+            self._failed(task, key, result, message, attempt, exc, body)
         finally:
             _current.reset(token)
+            if in_workflow is not None:
+                _in_workflow.reset(in_workflow)
             close_old_connections()
         self._unmark_running()
         if state.cancelled:
@@ -328,6 +383,7 @@ class TaskRunner:
             # The task ran: running it again would repeat its side effects for
             # a value that can never be stored. It fails once, for good.
             error = _error_json(exc)
+            self._ended_member(body)
             self._write(
                 key,
                 {
@@ -352,6 +408,7 @@ class TaskRunner:
             "finished_at": iso(finished),
             "return_value": encoded,
         }
+        self._ended_member(body)
         self._pending().append((key, outcome, result, time.monotonic(), delivery))
 
     # -- failures: backoff, timeouts -------------------------------------------------
@@ -364,6 +421,7 @@ class TaskRunner:
         message: Message,
         attempt: dict[str, Any],
         exc: BaseException,
+        body: dict[str, Any] | None = None,
     ) -> None:
         """Record a failed attempt, then raise what tells the worker how to nack it."""
         delivery = message.attempt + 1
@@ -383,6 +441,8 @@ class TaskRunner:
         else:  # the record must outlive the wait for the retry (a backoff may be days)
             wait = delay if delay is not None else queue_defaults()["QUEUE_RETRY_MAX_DELAY"]
             ttl = self.backend.result_ttl + math.ceil(wait)
+        if final and body is not None:
+            self._ended_member(body)
         self._write(key, fields, guard=delivery, ttl=ttl)
         if final:
             _settle(result, status, utcnow())

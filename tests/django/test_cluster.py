@@ -354,6 +354,36 @@ def test_grouped_tasks_and_queue_groups_on_the_cluster(settings, cluster_topolog
     assert [int(x) for x in client.lrange("gt:runs:3", 0, -1)] == [0, 2]
 
 
+def test_workflows_on_the_cluster(settings, cluster_topology):
+    """A workflow's hash, its index bucket, its members' records and queues share one slot: its
+    script names only that slot. Queues in other slots are refused, saying how to fix it."""
+    from django.core.management import call_command
+
+    from django_redcoord.tasks import chain, chord, step
+
+    from ..support import workflow_tasks as wt
+
+    cluster_topology.flush()
+    settings.REDCOORD = {"CLUSTER": {"NODES": cluster_topology.urls[:1]}, "KEY_PREFIX": "tw"}
+    first = chain(step(wt.record, "a"), step(wt.record, "b")).enqueue()
+    second = chord(
+        [step(wt.record, "c"), step(wt.fail, "d")],
+        then=step(wt.record, "cb"),
+        on_failure="run_callback",
+    ).enqueue()
+    call_command("run_worker", "--burst", verbosity=0)
+    assert first.refresh().status == "SUCCESSFUL"
+    assert second.refresh().status == "FAILED" and second.callback["state"] == "succeeded"
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_redcoord.tasks.RedisTaskBackend",
+            "QUEUES": ["default", "receipts"],
+        }
+    }
+    with pytest.raises(ValueError, match="one slot"):
+        chain(step(wt.record, "x"), step(wt.record.using(queue_name="receipts"), "y")).enqueue()
+
+
 def test_a_primary_killed_under_load_is_replaced_and_nothing_is_lost_or_granted_twice():
     """SIGKILL the primary serving a lock, a queue and an election while they are busy.
     Writes resume on the promoted replica; fencing tokens only grow; every push that
