@@ -29,6 +29,8 @@ from .schedules import schedule_urls
 _HEAD = (("rc-asof", "asof", "rc-asof rc-muted"),)
 #: Groups a queue's groups page lists (the busiest of the first this many read).
 GROUPS_SHOWN = 500
+#: Running workflows the workflows page lists (the longest unmoved first).
+WORKFLOWS_SHOWN = 200
 _TROUBLE = ("rc-section-trouble", "trouble", "module rc-section rc-trouble-panel")
 
 
@@ -76,6 +78,7 @@ class DashboardAdmin(admin.ModelAdmin):
             # hold "/" and ".", which browsers rewrite in paths ("a/../b")
             path("dead-letters/", wrap(self.dead_letters_view), name=f"{base}_dead_letters"),
             path("groups/", wrap(self.groups_view), name=f"{base}_groups"),
+            path("workflows/", wrap(self.workflows_view), name=f"{base}_workflows"),
             path("task-result/", wrap(self.task_result_view), name=f"{base}_task_result"),
             *schedule_urls(
                 self
@@ -314,6 +317,56 @@ class DashboardAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/django_redcoord/groups.html", context)
 
+    def workflows_view(self, request: HttpRequest) -> HttpResponse:
+        """The running workflows of a Tasks backend, or one workflow (``?id=``) with its
+        members, each linked to its task result."""
+        from ..tasks.workflows import get_workflow, list_workflows
+
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        aliases = our_task_backends()
+        alias = request.GET.get("backend", "") or (aliases[0] if aliases else "")
+        workflow_id = request.GET.get("id", "").strip()[:200]
+        error, rows, workflow = None, None, None
+        if alias not in aliases:
+            error = (
+                f"No Redis Tasks backend {alias!r} in TASKS."
+                if alias
+                else "No Redis Tasks backend in TASKS."
+            )
+        else:
+            from ..tasks.backend import task_backends_for
+
+            try:
+                if workflow_id:
+                    workflow = get_workflow(workflow_id, backend=alias)
+                    for m in [
+                        *workflow.members,
+                        *([workflow.callback] if workflow.callback else []),
+                    ]:
+                        m["url"] = self._task_result_url(m["id"])
+                else:
+                    rows = list_workflows(task_backends_for(alias), limit=WORKFLOWS_SHOWN)
+                    for row in rows:
+                        row["created_at"] = _local(row["created_ms"])
+            except (TypeError, ValueError) as exc:
+                error = f"No such workflow: {exc}"
+            except RedcoordError as exc:
+                error = str(exc)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Workflow {workflow_id}" if workflow_id else "Running workflows",
+            "alias": alias,
+            "workflow_id": workflow_id,
+            "workflow": workflow,
+            "rows": rows,
+            "shown": WORKFLOWS_SHOWN,
+            "error": error,
+            "home": self._home(),
+        }
+        return TemplateResponse(request, "admin/django_redcoord/workflows.html", context)
+
     def task_result_view(self, request: HttpRequest) -> HttpResponse:
         """Look a Django Task's result up by id, through its backend's ``get_result``."""
         if not self.has_view_permission(request):
@@ -471,6 +524,19 @@ def _unique_of(backend: Any, result_id: str) -> str | None:
     return f"{key} ({'holds it' if holds else 'freed'})"
 
 
+def _workflow_of(backend: Any, result_id: str) -> dict[str, Any]:
+    """The workflow a task is a member of (``workflow``, ``workflow_member``) and its group,
+    when it has them: one read."""
+    try:
+        values = backend.client.hmget(
+            backend._result_key(result_id), ["workflow", "workflow_member", "group"]
+        )
+    except Exception:  # noqa: BLE001 - the page shows the rest all the same
+        return {}
+    workflow, member, group = (v.decode() if isinstance(v, bytes) else v for v in values)
+    return {"workflow": workflow, "workflow_member": member, "group": group}
+
+
 def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str | None, int]:
     """(what the page shows of a task result, None, 200) or (None, why there is none, its HTTP
     status)."""
@@ -516,6 +582,7 @@ def _read_result(alias: str, result_id: str) -> tuple[dict[str, Any] | None, str
         "attempts": len(result.worker_ids),
         "worker_ids": list(result.worker_ids),
         "unique": _unique_of(backend, result.id),
+        **_workflow_of(backend, result.id),
         "errors": [
             {"exception": e.exception_class_path, "traceback": e.traceback} for e in result.errors
         ],

@@ -440,3 +440,42 @@ def sweep(backend: Any, *, limit: int = 100) -> int:
         except CoordinationUnavailable:
             raise
     return min(len(due), limit)
+
+
+def list_workflows(backend: Any, *, limit: int = 200) -> list[dict[str, Any]]:
+    """The running workflows (at most ``limit``, longest unmoved first): id, kind, policy,
+    members, ended, failed, the callback's state, created (ms). For the admin: two round
+    trips."""
+    keys = _keys(backend)
+    client = backend.client
+    if keys.cluster:
+        running = sorted(read_index(client, keys, "workflows").items(), key=lambda i: i[1])
+        ids = [w for w, _ in running[:limit]]
+    else:
+        index = keys.workflow_index(keys.workflow("x"))
+        ids = [as_text(w) for w in client.zrange(index, 0, limit - 1)]
+    ids = [w for w in ids if valid_id(w)]
+    if not ids:
+        return []
+    names = ["kind", "policy", "n", "ended", "failed", "has_then", "st.then", "created_ms"]
+    pipe = client.pipeline(transaction=False)
+    for wid in ids:
+        pipe.hmget(keys.workflow(wid), names)
+    rows = []
+    for wid, values in zip(ids, pipe.execute(), strict=True):
+        v = dict(zip(names, (as_text(x) if x is not None else None for x in values), strict=True))
+        if v["kind"] is None:
+            continue  # ended and expired since the index was read
+        rows.append(
+            {
+                "id": wid,
+                "kind": v["kind"],
+                "policy": v["policy"],
+                "members": int(v["n"] or 0),
+                "ended": int(v["ended"] or 0),
+                "failed": int(v["failed"] or 0),
+                "callback": _STATES.get(v["st.then"] or "", "") if v["has_then"] == "1" else None,
+                "created_ms": int(v["created_ms"] or 0),
+            }
+        )
+    return rows
