@@ -530,6 +530,37 @@ def _refused_for_now(cmds: tuple[tuple[Any, ...], ...], replies: list[Any]) -> b
     return refused
 
 
+def _refusal(reply: Any) -> bool:
+    """True for a reply refusing a command of a Cluster batch as a whole (it did not run):
+    ``MOVED``, ``ASK`` or ``TRYAGAIN``."""
+    return isinstance(reply, (redis.exceptions.AskError, redis.exceptions.TryAgainError)) or (
+        isinstance(reply, redis.exceptions.ResponseError) and str(reply).startswith("TRYAGAIN")
+    )
+
+
+def _still_redirected(
+    client: Any, cmds: tuple[tuple[Any, ...], ...], replies: list[Any], operation: str
+) -> None:
+    """Raise an outage when a command of the batch was redirected again where ``MOVED`` or
+    ``ASK`` sent it (the slot moved once more meanwhile): a raw ``MovedError``/``AskError`` is
+    never the caller's to judge, even with ``raise_errors=False``. ``sent`` is False only when no
+    command of the batch ran (each was refused, or changes nothing)."""
+    left = next((r for r in replies if isinstance(r, redis.exceptions.AskError)), None)
+    if left is None:
+        return
+    server = describe(client)
+    raise CoordinationUnavailable(
+        f"Redis at {server} kept redirecting the command during {operation}: the slot moved "
+        f"again while it was followed ({type(left).__name__}: {left}); try again",
+        server=server,
+        operation=operation,
+        sent=not all(
+            _refusal(reply) or str(cmd[0]).upper() in _HARMLESS
+            for cmd, reply in zip(cmds, replies, strict=True)
+        ),
+    ) from left
+
+
 def _moved(replies: list[Any]) -> bool:
     """True when the slot's commands were refused as served elsewhere (they did not run)."""
     return any(isinstance(r, redis.exceptions.MovedError) for r in replies)
@@ -586,6 +617,7 @@ def _on_node(
             if pause is None or not _refused_for_now(cmds, replies):
                 break
             time.sleep(pause)
+        _still_redirected(client, cmds, replies, operation)
         return (
             _raise_first_error(replies) if raise_errors else replies
         )  # TRYAGAIN, CLUSTERDOWN...: an outage
@@ -610,6 +642,7 @@ async def _aon_node(
             if pause is None or not _refused_for_now(cmds, replies):
                 break
             await asyncio.sleep(pause)
+        _still_redirected(client, cmds, replies, operation)
         return (
             _raise_first_error(replies) if raise_errors else replies
         )  # TRYAGAIN, CLUSTERDOWN...: an outage

@@ -2,9 +2,10 @@
 
 An outage (refused, reset, timed out, a reply that means "not now":
 READONLY, LOADING, MASTERDOWN, BUSY, UNBLOCKED, TRYAGAIN, CLUSTERDOWN,
-NOREPLICAS, MISCONF, OOM, or a Cluster with no node for a slot or none
-answering) becomes :class:`CoordinationUnavailable`, naming the
-server with its password masked and the operation that failed. Every
+NOREPLICAS, MISCONF, OOM, or a Cluster with no node for a slot, none
+answering, or a slot in migration that kept redirecting a command)
+becomes :class:`CoordinationUnavailable`, naming the server with its
+password masked and the operation that failed. Every
 long-running loop retries those; anything else is a bug to see.
 """
 
@@ -108,6 +109,24 @@ _CLUSTER_OUTAGES = (
 )
 
 
+#: redis-py's Cluster client follows ``MOVED``/``ASK`` and waits out ``TRYAGAIN`` for one command
+#: a fixed number of times (``RedisClusterRequestTTL``, 16), then raises ``ClusterError("TTL
+#: exhausted.")``: a slot in the middle of a resharding (some of its keys moved, some not yet),
+#: or a slot map in flux. Its cluster pipelines send a command refused that way again alone
+#: through the same loop, so a pipeline ends the same way ("Command # N (...) of pipeline caused
+#: error: TTL exhausted."; the asyncio pipeline shows the error's args: "('TTL exhausted.',)").
+_TTL_EXHAUSTED = re.compile(r"\(?['\"]?TTL exhausted")
+
+
+def _redirections_exhausted(exc: BaseException) -> bool:
+    """True for redis-py's Cluster client giving up on a command it was redirected or asked to
+    try again too many times (a slot being migrated)."""
+    return (
+        isinstance(exc, redis.exceptions.ClusterError)
+        and _TTL_EXHAUSTED.match(_reply(exc)) is not None
+    )
+
+
 _POOL_FULL = ("Too many connections", "No connection available")
 
 
@@ -143,7 +162,7 @@ def is_passing(exc: BaseException) -> bool:
         return isinstance(exc, redis.exceptions.SlotNotCoveredError) or str(exc).startswith(
             _CLUSTER_OUTAGES
         )
-    if isinstance(exc, _PASSING_CLASSES):
+    if isinstance(exc, _PASSING_CLASSES) or _redirections_exhausted(exc):
         return True
     if isinstance(exc, redis.ResponseError):
         text = _reply(exc)
@@ -181,6 +200,8 @@ def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
             kind = "timed out"
         elif isinstance(exc, (redis.ConnectionError, OSError)):
             kind = "could not be reached"
+        elif _redirections_exhausted(exc):
+            kind = "kept redirecting the command (a slot being migrated)"
         else:
             kind = "refused the command for now"
         raise CoordinationUnavailable(
@@ -206,7 +227,13 @@ def _reply(exc: BaseException) -> str:
 def _refused_whole(exc: BaseException) -> bool:
     """True for an error reply refusing the command as a whole (TRYAGAIN, CLUSTERDOWN, LOADING,
     READONLY, ...: it did not run), not one raised by a command inside a script that did run, nor
-    by one command of a pipeline (the others may have run)."""
+    by one command of a pipeline (the others may have run).
+
+    Nor redis-py's Cluster client giving up after redirections ("TTL exhausted", not a reply):
+    in a pipeline the other commands ran, and the one that failed may have been sent alone again
+    after its first send timed out (redis-py's sync Cluster pipeline re-sends those too); alone,
+    after the client's own retries of a connection error, if it has any. Its outcome is unknown
+    (``sent`` stays True)."""
     if not isinstance(exc, redis.ResponseError) or isinstance(
         exc, redis.exceptions.RedisClusterException
     ):
