@@ -273,6 +273,31 @@ class TaskRunner:
                 )
             )
         self._send(writes, f"mark dead letters of {queue.name!r} failed")
+        self._move_on_dead([key for _, _, key, _ in writes])
+
+    def _move_on_dead(self, keys: list[str]) -> None:
+        """Move on the workflows of dead letters just marked FAILED (one read for the batch:
+        which of them are workflow members)."""
+        if not keys:
+            return
+        try:
+            pipe = self.backend.client.pipeline(transaction=False)
+            for key in keys:
+                pipe.hmget(key, ["workflow", "workflow_member", "queue"])
+            found = pipe.execute()
+        except Exception as exc:  # noqa: BLE001 - a sweep moves them on
+            log.warning("dead letters' workflows not moved on now (%s); a sweep will", exc)
+            return
+        for key, (workflow, member, queue_name) in zip(keys, found, strict=True):
+            if workflow is not None and member is not None:
+                result_id = key.rsplit("{", 1)[-1].rstrip("}")
+                x = member.decode() if isinstance(member, bytes) else str(member)
+                trigger = {
+                    "id": workflow.decode() if isinstance(workflow, bytes) else str(workflow),
+                    "x": x,
+                    "queue": queue_name.decode() if isinstance(queue_name, bytes) else "",
+                }
+                self._move_on((trigger, result_id))
 
     # -- one delivery ---------------------------------------------------------------
 

@@ -361,6 +361,7 @@ def advance(
     *,
     known: dict[str, tuple[str, str]] | None = None,
     cancel: bool = False,
+    sweeping: bool = False,
 ) -> str:
     """Move the workflow on: look at ``members`` (None: all), start what comes next, end it.
     ``known``: member -> (result id, queue) of members whose keys are known without a read.
@@ -398,7 +399,13 @@ def advance(
         reply = WORKFLOW(
             client,
             script_keys,
-            [workflow_id, int(SWEEP_AFTER * 1000), ENDED_TTL, "1" if cancel else "0", *wanted],
+            [
+                workflow_id,
+                int(SWEEP_AFTER * 1000),
+                ENDED_TTL,
+                "1" if cancel else ("s" if sweeping else "0"),
+                *wanted,
+            ],
             operation=f"move workflow {workflow_id!r} on",
         )
         reply = [as_text(r) for r in reply]
@@ -412,8 +419,9 @@ def advance(
                 backend._cancel(result_id)
             except Exception:  # noqa: BLE001 (gone, or finished: the next look counts it)
                 pass
-        cancel = False
-        if not needs and not cancels:
+        if cancels:  # count the cancelled members now: a look at every member
+            return advance(backend, workflow_id)
+        if not needs:
             return status
         wanted = list(dict.fromkeys([*wanted, *needs]))
     return status
@@ -434,7 +442,7 @@ def sweep(backend: Any, *, limit: int = 100) -> int:
         if not valid_id(wid):
             continue
         try:
-            if advance(backend, wid) == "GONE":
+            if advance(backend, wid, sweeping=True) == "GONE":
                 wf_key = keys.workflow(wid)
                 client.zrem(keys.workflow_index(wf_key), wid)
         except CoordinationUnavailable:

@@ -27,10 +27,13 @@
 --   record (its result record), ready, seq, wake, qindex (the queue's, as for
 --   queues/push.lua), gpend, gstate, gwait (its queue's group keys)
 -- ARGV[1] the workflow id
--- ARGV[2] ms from now to the sweeper's next look at this workflow (while it runs)
+-- ARGV[2] ms from now to the sweeper's next look at this workflow (while it runs); a sweep
+--         that changes nothing doubles it for the next (the field 'idle' counts them), up to
+--         64 times, so a workflow waiting on a long task is not looked at every few seconds
 -- ARGV[3] ttl: seconds the workflow hash lives once it ended (it lives on while it runs)
--- ARGV[4] '1' to cancel the workflow: no member starts any more, the callback is skipped,
---         the members waiting or running are returned to be cancelled
+-- ARGV[4] '0' a call after a member ended; 's' a sweep; '1' cancel the workflow: no member
+--         starts any more, the callback is skipped, the members waiting or running are
+--         returned to be cancelled (again, should it have stopped already)
 -- ARGV[5..] the members given: '0' .. 'n-1' or 'then', one per 8 keys
 --
 -- Returns {status, needs..., '', cancels...}: status RUNNING, SUCCESSFUL, FAILED or GONE (no
@@ -47,6 +50,7 @@ local kind, policy, n = fields[2], fields[3], tonumber(fields[4])
 local ended, failed, pushed = tonumber(fields[5]), tonumber(fields[6]), tonumber(fields[7])
 local nxt, stopped, has_then = tonumber(fields[8]), fields[9] == '1', fields[10] == '1'
 local now = server_now_ms()
+local before = ended .. ' ' .. pushed
 
 local given = {} -- member -> the index of its first key
 for i = 5, #ARGV do
@@ -75,7 +79,7 @@ end
 -- 2. decide
 local cancels = {}
 local function stop()
-  if stopped then return end
+  if stopped and ARGV[4] ~= '1' then return end
   stopped = true
   if policy == 'fail_fast' or ARGV[4] == '1' then -- the members still waiting or running
     for i = 0, n - 1 do
@@ -153,7 +157,12 @@ if members_done and then_state ~= 'w' and then_state ~= 'q' then
   redis.call('ZREM', index, wid)
   status = outcome
 else
-  redis.call('ZADD', index, now + tonumber(ARGV[2]), wid)
+  local idle = 0
+  if ARGV[4] == 's' and before == ended .. ' ' .. pushed and #cancels == 0 then
+    idle = math.min(tonumber(redis.call('HGET', wf, 'idle') or '0') + 1, 6)
+  end
+  redis.call('HSET', wf, 'idle', idle)
+  redis.call('ZADD', index, now + tonumber(ARGV[2]) * 2 ^ idle, wid)
 end
 local out = {status}
 for _, x in ipairs(needs) do out[#out + 1] = x end
