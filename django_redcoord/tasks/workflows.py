@@ -91,6 +91,12 @@ class WorkflowSpec:
         ``ENQUEUE_ON_COMMIT``, as ``enqueue()`` does); returns its handle at once."""
         return _enqueue(self)
 
+    async def aenqueue(self) -> Workflow:
+        """``enqueue()`` from async code (its round trips in a worker thread, off the loop)."""
+        from asgiref.sync import sync_to_async
+
+        return await sync_to_async(_enqueue, thread_sensitive=True)(self)
+
 
 def _spec(kind: str, steps: Sequence[Any], then: Any, on_failure: Any) -> WorkflowSpec:
     if not steps:

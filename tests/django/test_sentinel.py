@@ -12,13 +12,16 @@ import time
 
 import pytest
 import redis
+from django.core.management import call_command
 
 from django_redcoord.checks import check_settings
 from django_redcoord.core.locks import Lock
 from django_redcoord.core.queues import Queue
 from django_redcoord.core.queues.groups import Group
 from django_redcoord.core.transport.clients import client_from_url, get_client
+from django_redcoord.tasks import chain, step
 
+from ..support import workflow_tasks as wt
 from ..support.redis_servers import RedisServer, SentinelServer, free_port, replicated
 
 
@@ -76,6 +79,9 @@ def test_every_primitive_works_through_the_sentinels(topology):
     assert first.group == "t:1" and grouped.groups()[0]["waiting"] == 2
     consumer.ack(first)
     assert [m.body for m in consumer.claim(10)[0]] == [1]
+    workflow = chain(step(wt.record, "s1"), step(wt.record, "s2")).enqueue()
+    call_command("run_worker", "--burst", verbosity=0)
+    assert workflow.refresh().status == "SUCCESSFUL"
 
     async def on_the_loop():
         async with Lock("invoice:2", wait=0) as lock:

@@ -127,3 +127,14 @@ def test_bad_workflows_are_refused_saying_what_is_allowed():
     with pytest.raises(ValueError, match="not a workflow id"):
         get_workflow("a b")
     assert get_workflow("nosuchworkflow").status == "GONE"
+
+
+def test_aenqueue_from_async_code(redis_client):
+    import asyncio
+
+    async def start():
+        return await chain(step(wt.record, "async-1"), step(wt.record, "async-2")).aenqueue()
+
+    wf = asyncio.run(start())
+    _burst()
+    assert wf.refresh().status == "SUCCESSFUL" and _runs(redis_client) == ["async-1", "async-2"]
