@@ -235,7 +235,14 @@ def _enqueue(spec: WorkflowSpec) -> Workflow:
         )
     backend = _backend(aliases.pop())
     keys = _keys(backend)
+    from .options import options_of
+
     for s in everyone:
+        if options_of(s.task).unique_key(s.args, s.kwargs) is not None:
+            raise ValueError(
+                f"task {s.task.module_path} is unique: a workflow's member starts once, by the "
+                "workflow; give the workflow a step of a task without unique="
+            )
         if s.task.run_after is not None:
             raise ValueError(
                 f"task {s.task.module_path} has run_after: a workflow's members start when their "

@@ -138,3 +138,17 @@ def test_aenqueue_from_async_code(redis_client):
     wf = asyncio.run(start())
     _burst()
     assert wf.refresh().status == "SUCCESSFUL" and _runs(redis_client) == ["async-1", "async-2"]
+
+
+def test_a_unique_task_or_run_after_is_refused_as_a_member():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tests.support import unique_tasks as ut
+
+    with pytest.raises(ValueError, match="unique"):
+        chain(step(ut.rebuild_report, 1)).enqueue()
+    later = wt.record.using(run_after=timezone.now() + timedelta(minutes=1))
+    with pytest.raises(ValueError, match="run_after"):
+        chain(step(later, "x")).enqueue()
