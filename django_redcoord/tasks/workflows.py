@@ -44,6 +44,7 @@ from ..core import (
     key_builder,
     key_slot,
     read_index,
+    unavailable_as_ours,
     valid_id,
 )
 
@@ -153,7 +154,8 @@ class Workflow:
         that Redis lost) reads as status ``GONE``."""
         backend = _backend(self.backend)
         client = backend.client
-        raw = client.hgetall(_keys(backend).workflow(self.id))
+        with unavailable_as_ours(client, f"read workflow {self.id!r}"):
+            raw = client.hgetall(_keys(backend).workflow(self.id))
         state = {as_text(k): as_text(v) for k, v in raw.items()}
         if not state:
             self.status = "GONE"
@@ -319,10 +321,11 @@ def _enqueue(spec: WorkflowSpec) -> Workflow:
 
     def send() -> None:
         wf_key = keys.workflow(wid)
-        pipe = backend.client.pipeline(transaction=True)
-        pipe.hset(wf_key, mapping=fields)
-        pipe.zadd(keys.workflow_index(wf_key), {wid: int(time.time() * 1000)})
-        pipe.execute()
+        with unavailable_as_ours(backend.client, f"start workflow {wid!r}"):
+            pipe = backend.client.pipeline(transaction=True)
+            pipe.hset(wf_key, mapping=fields)
+            pipe.zadd(keys.workflow_index(wf_key), {wid: int(time.time() * 1000)})
+            pipe.execute()
         starting = names[: len(spec.steps)] if spec.kind == "group" else names[:1]
         try:
             advance(backend, wid, starting)
@@ -386,7 +389,9 @@ def advance(
     client = backend.client
     known = dict(known or {})
     if members is None or cancel:
-        state = {as_text(k): as_text(v) for k, v in client.hgetall(wf_key).items()}
+        with unavailable_as_ours(client, f"read workflow {workflow_id!r}"):
+            raw = client.hgetall(wf_key)
+        state = {as_text(k): as_text(v) for k, v in raw.items()}
         if not state:
             return "GONE"
         names = [str(i) for i in range(int(state["n"]))]
@@ -400,7 +405,8 @@ def advance(
     for _ in range(4):
         missing = [x for x in wanted if x not in known]
         if missing:
-            got = client.hmget(wf_key, [f for x in missing for f in (f"id.{x}", f"q.{x}")])
+            with unavailable_as_ours(client, f"read workflow {workflow_id!r}"):
+                got = client.hmget(wf_key, [f for x in missing for f in (f"id.{x}", f"q.{x}")])
             for i, x in enumerate(missing):
                 rid, qname = got[2 * i], got[2 * i + 1]
                 if rid is None or qname is None:
@@ -446,18 +452,20 @@ def sweep(backend: Any, *, limit: int = 100) -> int:
     keys = _keys(backend)
     client = backend.client
     now_ms = int(time.time() * 1000)
-    if keys.cluster:
-        due = [w for w, at in read_index(client, keys, "workflows").items() if at <= now_ms]
-    else:
-        index = keys.workflow_index(keys.workflow("x"))
-        due = [as_text(w) for w in client.zrangebyscore(index, "-inf", now_ms, 0, limit)]
+    with unavailable_as_ours(client, "read the running workflows"):
+        if keys.cluster:
+            due = [w for w, at in read_index(client, keys, "workflows").items() if at <= now_ms]
+        else:
+            index = keys.workflow_index(keys.workflow("x"))
+            due = [as_text(w) for w in client.zrangebyscore(index, "-inf", now_ms, 0, limit)]
     for wid in due[:limit]:
         if not valid_id(wid):
             continue
         try:
             if advance(backend, wid, sweeping=True) == "GONE":
                 wf_key = keys.workflow(wid)
-                client.zrem(keys.workflow_index(wf_key), wid)
+                with unavailable_as_ours(client, f"forget workflow {wid!r}"):
+                    client.zrem(keys.workflow_index(wf_key), wid)
         except CoordinationUnavailable:
             raise
     return min(len(due), limit)
@@ -469,21 +477,23 @@ def list_workflows(backend: Any, *, limit: int = 200) -> list[dict[str, Any]]:
     trips."""
     keys = _keys(backend)
     client = backend.client
-    if keys.cluster:
-        running = sorted(read_index(client, keys, "workflows").items(), key=lambda i: i[1])
-        ids = [w for w, _ in running[:limit]]
-    else:
-        index = keys.workflow_index(keys.workflow("x"))
-        ids = [as_text(w) for w in client.zrange(index, 0, limit - 1)]
-    ids = [w for w in ids if valid_id(w)]
-    if not ids:
-        return []
-    names = ["kind", "policy", "n", "ended", "failed", "has_then", "st.then", "created_ms"]
-    pipe = client.pipeline(transaction=False)
-    for wid in ids:
-        pipe.hmget(keys.workflow(wid), names)
+    with unavailable_as_ours(client, "read the running workflows"):
+        if keys.cluster:
+            running = sorted(read_index(client, keys, "workflows").items(), key=lambda i: i[1])
+            ids = [w for w, _ in running[:limit]]
+        else:
+            index = keys.workflow_index(keys.workflow("x"))
+            ids = [as_text(w) for w in client.zrange(index, 0, limit - 1)]
+        ids = [w for w in ids if valid_id(w)]
+        if not ids:
+            return []
+        names = ["kind", "policy", "n", "ended", "failed", "has_then", "st.then", "created_ms"]
+        pipe = client.pipeline(transaction=False)
+        for wid in ids:
+            pipe.hmget(keys.workflow(wid), names)
+        replies = pipe.execute()
     rows = []
-    for wid, values in zip(ids, pipe.execute(), strict=True):
+    for wid, values in zip(ids, replies, strict=True):
         v = dict(zip(names, (as_text(x) if x is not None else None for x in values), strict=True))
         if v["kind"] is None:
             continue  # ended and expired since the index was read
