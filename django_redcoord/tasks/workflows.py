@@ -182,7 +182,9 @@ class Workflow:
         """The TaskResults of the members that started, in order (one read each)."""
         backend = _backend(self.backend)
         return [
-            backend.get_result(m["id"]) for m in self.members if m["state"] not in ("", "waiting")
+            backend.get_result(m["id"])
+            for m in self.members
+            if m["state"] in ("started", "succeeded", "failed")
         ]
 
     def cancel(self) -> str:
