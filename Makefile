@@ -150,6 +150,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_ratelimit.py
 	$(PY) bench/bench_queues.py
 	$(PY) bench/bench_groups.py
+	$(PY) bench/bench_workflows.py
 	$(PY) bench/bench_task_parts.py
 	$(PY) bench/bench_task_features.py
 	$(PY) bench/bench_leader.py

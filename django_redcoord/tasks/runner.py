@@ -141,8 +141,7 @@ class TaskRunner:
         triggers = getattr(self._local, "workflows", None)
         if triggers:
             self._local.workflows = []
-            for member in triggers:
-                self._move_on(member)
+            self._move_on(triggers)
 
     def _ended_member(self, body: dict[str, Any]) -> None:
         """A workflow member's outcome is about to be written: move its workflow on once it
@@ -153,21 +152,30 @@ class TaskRunner:
                 self._local.workflows = []
             self._local.workflows.append((member, body.get("result")))
 
-    def _move_on(self, trigger: tuple[dict[str, Any], Any]) -> None:
+    def _move_on(self, triggers: list[tuple[dict[str, Any], Any]]) -> None:
+        """Move on the workflows of members that ended: one call per workflow, with every
+        member of it that ended here and the ones they know of next."""
         from .workflows import advance
 
-        member, result_id = trigger
-        try:
-            known = {str(x): (str(v[0]), str(v[1])) for x, v in member.get("next", {}).items()}
-            x = str(member["x"])
-            known[x] = (str(result_id), str(member.get("queue") or ""))
-            if not known[x][1]:
-                del known[x]  # (read from the workflow)
-            advance(self.backend, str(member["id"]), [x, *member.get("next", {})], known=known)
-        except CoordinationUnavailable as exc:
-            log.warning("workflow %s: not moved on now (%s); a sweep will", member.get("id"), exc)
-        except Exception:  # noqa: BLE001 - a sweep moves it on; the worker goes on
-            log.exception("workflow %s: moving it on failed; a sweep will", member.get("id"))
+        calls: dict[str, tuple[list[str], dict[str, tuple[str, str]]]] = {}
+        for member, result_id in triggers:
+            try:
+                members, known = calls.setdefault(str(member["id"]), ([], {}))
+                x = str(member["x"])
+                for y, v in member.get("next", {}).items():
+                    known[str(y)] = (str(v[0]), str(v[1]))
+                if member.get("queue"):
+                    known[x] = (str(result_id), str(member["queue"]))
+                members.extend([x, *map(str, member.get("next", {}))])
+            except (KeyError, TypeError, ValueError, IndexError):
+                log.warning("a workflow member's message is unreadable: %r", member)
+        for wid, (members, known) in calls.items():
+            try:
+                advance(self.backend, wid, list(dict.fromkeys(members)), known=known)
+            except CoordinationUnavailable as exc:
+                log.warning("workflow %s: not moved on now (%s); a sweep will", wid, exc)
+            except Exception:  # noqa: BLE001 - a sweep moves it on; the worker goes on
+                log.exception("workflow %s: moving it on failed; a sweep will", wid)
 
     def sweep(self) -> None:
         """Between the worker's beats: move on the workflows no call moved on for a while
@@ -297,7 +305,7 @@ class TaskRunner:
                     "x": x,
                     "queue": queue_name.decode() if isinstance(queue_name, bytes) else "",
                 }
-                self._move_on((trigger, result_id))
+                self._move_on([(trigger, result_id)])
 
     # -- one delivery ---------------------------------------------------------------
 

@@ -332,7 +332,9 @@ def _enqueue(spec: WorkflowSpec) -> Workflow:
         try:
             advance(backend, wid, starting)
         except CoordinationUnavailable:
-            pass  # its members start at a worker's sweep
+            return  # its members start at a worker's sweep
+        for m in handle.members[: len(starting)]:
+            m["state"] = "started"
 
     using = getattr(backend, "outbox", None) or "default"
     if backend.enqueue_on_commit and transaction.get_connection(using).in_atomic_block:
