@@ -84,7 +84,7 @@ _DOOR: dict[str, tuple[str, ...]] = {
         "key_builder",
         "no_retry",
     ),
-    ".transport.commands": ("as_text", "commands", "execute_pipeline"),
+    ".transport.commands": ("as_text", "command", "commands", "execute_pipeline"),
     ".transport.drivers": ("uncancellable",),
     ".transport.errors": ("describe", "is_passing", "mask_url", "unavailable_as_ours"),
     ".transport.scripts": ("Script",),

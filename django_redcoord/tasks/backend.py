@@ -57,6 +57,7 @@ from ..core import (
     Queue,
     as_text,
     check_seconds,
+    command,
     current_tracer,
     get_async_client,
     get_client,
@@ -650,14 +651,19 @@ class RedisTaskBackend(BaseTaskBackend):
         round trip, for workflow members only: the first reads whether it is one)."""
         from .workflows import advance
 
-        workflow, member = self.client.hmget(
-            self._result_key(result_id), ["workflow", "workflow_member"]
-        )
-        if workflow is not None and member is not None:
-            try:
+        try:
+            workflow, member = command(
+                self.client,
+                "HMGET",
+                self._result_key(result_id),
+                "workflow",
+                "workflow_member",
+                operation=f"read the workflow of task {result_id!r}",
+            )
+            if workflow is not None and member is not None:
                 advance(self, as_text(workflow), [as_text(member)])
-            except CoordinationUnavailable:
-                pass  # a worker's sweep moves it on
+        except CoordinationUnavailable:
+            pass  # a worker's sweep moves it on
 
     async def acancel(self, result_id: str) -> Cancel:
         """``cancel()`` on the event loop, with a ``redis.asyncio`` client."""

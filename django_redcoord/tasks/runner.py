@@ -30,6 +30,7 @@ from ..core import (
     Message,
     Queue,
     Retry,
+    commands,
     execute_pipeline,
     queue_defaults,
     to_json,
@@ -289,10 +290,11 @@ class TaskRunner:
         if not keys:
             return
         try:
-            pipe = self.backend.client.pipeline(transaction=False)
-            for key in keys:
-                pipe.hmget(key, ["workflow", "workflow_member", "queue"])
-            found = pipe.execute()
+            found = commands(
+                self.backend.client,
+                tuple(("HMGET", key, "workflow", "workflow_member", "queue") for key in keys),
+                operation="read the workflows of dead letters",
+            )
         except Exception as exc:  # noqa: BLE001 - a sweep moves them on
             log.warning("dead letters' workflows not moved on now (%s); a sweep will", exc)
             return

@@ -39,6 +39,8 @@ from ..core import (
     EncodedJSON,
     Script,
     as_text,
+    command,
+    commands,
     in_slot,
     is_cluster,
     key_builder,
@@ -49,6 +51,7 @@ from ..core import (
 )
 
 WORKFLOW = Script("tasks/workflow", includes=QUEUE_INCLUDES)
+WORKFLOW_START = Script("tasks/workflow_start")
 POLICIES = ("fail_fast", "run_callback", "continue")
 #: Seconds a running workflow that no call moved on waits before a worker's sweep looks at it.
 SWEEP_AFTER = 2.0
@@ -154,9 +157,13 @@ class Workflow:
         that Redis lost) reads as status ``GONE``."""
         backend = _backend(self.backend)
         client = backend.client
-        with unavailable_as_ours(client, f"read workflow {self.id!r}"):
-            raw = client.hgetall(_keys(backend).workflow(self.id))
-        state = {as_text(k): as_text(v) for k, v in raw.items()}
+        raw = command(
+            client,
+            "HGETALL",
+            _keys(backend).workflow(self.id),
+            operation=f"read workflow {self.id!r}",
+        )
+        state = _pairs(raw)
         if not state:
             self.status = "GONE"
             return self
@@ -323,11 +330,12 @@ def _enqueue(spec: WorkflowSpec) -> Workflow:
 
     def send() -> None:
         wf_key = keys.workflow(wid)
-        with unavailable_as_ours(backend.client, f"start workflow {wid!r}"):
-            pipe = backend.client.pipeline(transaction=True)
-            pipe.hset(wf_key, mapping=fields)
-            pipe.zadd(keys.workflow_index(wf_key), {wid: int(time.time() * 1000)})
-            pipe.execute()
+        WORKFLOW_START(
+            backend.client,
+            [wf_key, keys.workflow_index(wf_key)],
+            [wid, int(SWEEP_AFTER * 1000), *(str(x) for item in fields.items() for x in item)],
+            operation=f"start workflow {wid!r}",
+        )
         starting = names[: len(spec.steps)] if spec.kind == "group" else names[:1]
         try:
             advance(backend, wid, starting)
@@ -393,9 +401,9 @@ def advance(
     client = backend.client
     known = dict(known or {})
     if members is None or cancel:
-        with unavailable_as_ours(client, f"read workflow {workflow_id!r}"):
-            raw = client.hgetall(wf_key)
-        state = {as_text(k): as_text(v) for k, v in raw.items()}
+        state = _pairs(
+            command(client, "HGETALL", wf_key, operation=f"read workflow {workflow_id!r}")
+        )
         if not state:
             return "GONE"
         names = [str(i) for i in range(int(state["n"]))]
@@ -409,8 +417,13 @@ def advance(
     for _ in range(4):
         missing = [x for x in wanted if x not in known]
         if missing:
-            with unavailable_as_ours(client, f"read workflow {workflow_id!r}"):
-                got = client.hmget(wf_key, [f for x in missing for f in (f"id.{x}", f"q.{x}")])
+            got = command(
+                client,
+                "HMGET",
+                wf_key,
+                *(f for x in missing for f in (f"id.{x}", f"q.{x}")),
+                operation=f"read workflow {workflow_id!r}",
+            )
             for i, x in enumerate(missing):
                 rid, qname = got[2 * i], got[2 * i + 1]
                 if rid is None or qname is None:
@@ -456,20 +469,38 @@ def sweep(backend: Any, *, limit: int = 100) -> int:
     keys = _keys(backend)
     client = backend.client
     now_ms = int(time.time() * 1000)
-    with unavailable_as_ours(client, "read the running workflows"):
-        if keys.cluster:
+    if keys.cluster:
+        with unavailable_as_ours(client, "read the running workflows"):
             due = [w for w, at in read_index(client, keys, "workflows").items() if at <= now_ms]
-        else:
-            index = keys.workflow_index(keys.workflow("x"))
-            due = [as_text(w) for w in client.zrangebyscore(index, "-inf", now_ms, 0, limit)]
+    else:
+        index = keys.workflow_index(keys.workflow("x"))
+        due = [
+            as_text(w)
+            for w in command(
+                client,
+                "ZRANGEBYSCORE",
+                index,
+                "-inf",
+                now_ms,
+                "LIMIT",
+                0,
+                limit,
+                operation="read the running workflows",
+            )
+        ]
     for wid in due[:limit]:
         if not valid_id(wid):
             continue
         try:
             if advance(backend, wid, sweeping=True) == "GONE":
                 wf_key = keys.workflow(wid)
-                with unavailable_as_ours(client, f"forget workflow {wid!r}"):
-                    client.zrem(keys.workflow_index(wf_key), wid)
+                command(
+                    client,
+                    "ZREM",
+                    keys.workflow_index(wf_key),
+                    wid,
+                    operation=f"forget workflow {wid!r}",
+                )
         except CoordinationUnavailable:
             raise
     return min(len(due), limit)
@@ -481,21 +512,23 @@ def list_workflows(backend: Any, *, limit: int = 200) -> list[dict[str, Any]]:
     trips."""
     keys = _keys(backend)
     client = backend.client
-    with unavailable_as_ours(client, "read the running workflows"):
-        if keys.cluster:
+    operation = "read the running workflows"
+    if keys.cluster:
+        with unavailable_as_ours(client, operation):
             running = sorted(read_index(client, keys, "workflows").items(), key=lambda i: i[1])
-            ids = [w for w, _ in running[:limit]]
-        else:
-            index = keys.workflow_index(keys.workflow("x"))
-            ids = [as_text(w) for w in client.zrange(index, 0, limit - 1)]
-        ids = [w for w in ids if valid_id(w)]
-        if not ids:
-            return []
-        names = ["kind", "policy", "n", "ended", "failed", "has_then", "st.then", "created_ms"]
-        pipe = client.pipeline(transaction=False)
-        for wid in ids:
-            pipe.hmget(keys.workflow(wid), names)
-        replies = pipe.execute()
+        ids = [w for w, _ in running[:limit]]
+    else:
+        index = keys.workflow_index(keys.workflow("x"))
+        ids = [
+            as_text(w) for w in command(client, "ZRANGE", index, 0, limit - 1, operation=operation)
+        ]
+    ids = [w for w in ids if valid_id(w)]
+    if not ids:
+        return []
+    names = ["kind", "policy", "n", "ended", "failed", "has_then", "st.then", "created_ms"]
+    replies = commands(
+        client, tuple(("HMGET", keys.workflow(wid), *names) for wid in ids), operation=operation
+    )
     rows = []
     for wid, values in zip(ids, replies, strict=True):
         v = dict(zip(names, (as_text(x) if x is not None else None for x in values), strict=True))
@@ -514,3 +547,11 @@ def list_workflows(backend: Any, *, limit: int = 200) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _pairs(reply: Any) -> dict[str, str]:
+    """An HGETALL reply (a flat list, or a dict) as text."""
+    if isinstance(reply, dict):
+        return {as_text(k): as_text(v) for k, v in reply.items()}
+    items = list(reply or [])
+    return {as_text(items[i]): as_text(items[i + 1]) for i in range(0, len(items) - 1, 2)}

@@ -45,3 +45,46 @@ def collect(label):
         f"wt:seen:{label}", ",".join(m["state"] for m in workflow.members) + f"|{os.getpid()}"
     )
     return [r.status for r in workflow.results()]
+
+
+# -- the fault matrix's workflow cells (tests/faults/matrix/cells_workflows.py) ----------------
+
+
+def _hold(label):
+    """Count the start (wt:starts), say where it runs (wt:running:<label>: the pid), wait until
+    wt:release is set (at most a minute; errors of a server restarting or paused meanwhile are
+    ridden out), then count the run as record() does."""
+    client = get_client()
+    client.hincrby("wt:starts", label, 1)
+    client.set(f"wt:running:{label}", os.getpid())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if client.exists("wt:release"):
+                break
+        except Exception:  # noqa: BLE001 - the server is being struck: ask again
+            pass
+        time.sleep(0.01)
+    _ran(label)
+    return label
+
+
+@task()
+def hold(label):
+    """A member that runs until the test says so (see _hold); delivered again if its worker dies."""
+    return _hold(label)
+
+
+@task(max_attempts=1)
+def hold_once(label):
+    """As hold(), with one attempt: its worker dead, it is dead-lettered, never run again."""
+    return _hold(label)
+
+
+@task()
+def nap(label, seconds):
+    """Counts its start (wt:starts), then sleeps without a word to Redis: it ends whatever the
+    server does meanwhile."""
+    get_client().hincrby("wt:starts", label, 1)
+    time.sleep(seconds)
+    return label

@@ -30,6 +30,7 @@ PRIMITIVES = (
     "queue",
     "group",
     "task",
+    "workflow",
     "election",
     "redlock",
 )
@@ -100,6 +101,7 @@ def load() -> dict[tuple[str, str], Cell]:
         cells_rest,
         cells_signals,
         cells_tasks,
+        cells_workflows,
     )
 
     return CELLS
