@@ -314,18 +314,8 @@ def _check_unique(
                     f"unique must be 1 to {MAX_UNIQUE_KEY} characters of valid Unicode text, "
                     f"not {unique[:50]!r}"
                 )
-        elif not callable(unique):
-            raise TypeError(
-                f"unique must be a key (a string) or a function of the task's arguments "
-                f"returning one (or None), not {unique!r}"
-            )
-        elif "<lambda>" in getattr(unique, "__qualname__", "") or "<locals>" in getattr(
-            unique, "__qualname__", ""
-        ):
-            raise TypeError(
-                f"unique must be a module-level function (Django 6.1 pickles a task with its "
-                f"options, and {unique.__qualname__} does not pickle), or a string"
-            )
+        else:
+            _check_function(unique, "unique", "a key")
     for name, value, allowed in (
         ("until", until, UNTIL),
         ("while_running", while_running, WHILE_RUNNING),
@@ -343,23 +333,28 @@ def _check_unique(
     return unique, until, while_running, unique_ttl
 
 
+def _check_function(value: Any, what: str, text: str) -> None:
+    """An option given as a function of the task's arguments: callable, and module-level."""
+    if not callable(value):
+        raise TypeError(
+            f"{what} must be {text} (a string) or a function of the task's arguments returning "
+            f"one (or None), not {value!r}"
+        )
+    qualname = getattr(value, "__qualname__", "")
+    if "<lambda>" in qualname or "<locals>" in qualname:
+        raise TypeError(
+            f"{what} must be a module-level function (Django 6.1 pickles a task with its "
+            f"options, and {qualname} does not pickle), or a string"
+        )
+
+
 def _check_group(group: Any, concurrency: Any, rate: Any) -> tuple[Any, int | None, str | None]:
     """The group options, checked: what each may be is in the error."""
     if group is not None:
         if isinstance(group, str):
             check_group_name(group)
-        elif not callable(group):
-            raise TypeError(
-                f"group must be a group name (a string) or a function of the task's arguments "
-                f"returning one (or None), not {group!r}"
-            )
-        elif "<lambda>" in getattr(group, "__qualname__", "") or "<locals>" in getattr(
-            group, "__qualname__", ""
-        ):
-            raise TypeError(
-                f"group must be a module-level function (Django 6.1 pickles a task with its "
-                f"options, and {group.__qualname__} does not pickle), or a string"
-            )
+        else:
+            _check_function(group, "group", "a group name")
     for name, value in (("group_concurrency", concurrency), ("group_rate", rate)):
         if value is not None and group is None:
             raise TypeError(f"{name} is an option of a grouped task: give group=... too")
