@@ -61,7 +61,7 @@ def test_a_thousand_workflows_end_while_workers_are_sigkilled(redis_url, redis_c
             kills += 1
             workers[victim] = start_worker(redis_url, concurrency=2, prefetch=4, output=False)
             running = [w for _, w in started if w.refresh().status == "RUNNING"]
-            if not running:
+            if not running and kills >= 5:  # (a fast machine still gets five kills)
                 break
     finally:
         stop(*workers)

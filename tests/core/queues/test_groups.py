@@ -263,6 +263,7 @@ def test_the_asyncio_driver_pushes_grouped_messages(redis_url):
 # -- the overlap checker: real processes, one SIGKILLed --------------------------------------
 
 GROUPS = 3  # fewer groups than workers: without the limit, two workers share a group
+WORKERS = 4
 PER_GROUP = 30
 LIMIT = 1
 
@@ -271,6 +272,12 @@ def _worker(url: str, name: str) -> None:
     client = redis.Redis.from_url(url)
     queue = Queue("overlap", client=client, prefix="t")
     consumer = queue.consumer(name, timeout=1.0)
+    # start together: a worker spawned first (a loaded machine starts them seconds apart)
+    # must not drain the queue alone, or the negative control could see no overlap
+    client.incr("t:overlap:ready")
+    deadline = time.monotonic() + 60
+    while int(client.get("t:overlap:ready") or 0) < WORKERS and time.monotonic() < deadline:
+        time.sleep(0.005)
     while not client.exists("t:overlap:stop"):
         messages, _ = consumer.claim(2)
         if not messages:
@@ -278,7 +285,7 @@ def _worker(url: str, name: str) -> None:
             continue
         for m in messages:
             client.rpush("t:overlap:log", f"S|{os.getpid()}|{m.group}|{m.id}|{time.time_ns()}")
-            time.sleep(0.004)
+            time.sleep(0.01)
             client.rpush("t:overlap:log", f"E|{os.getpid()}|{m.group}|{m.id}|{time.time_ns()}")
             consumer.ack(m)
         consumer.flush()
@@ -314,7 +321,7 @@ def _overlap_run(
     """Run the workers over GROUPS x PER_GROUP messages: the most at once per group, the ids
     pushed, the ids run, and the groups' counts left (none when they add up)."""
     client = redis.Redis.from_url(redis_url)
-    client.delete("t:overlap:stop", "t:overlap:log")
+    client.delete("t:overlap:stop", "t:overlap:log", "t:overlap:ready")
     queue = Queue("overlap", client=client, prefix="t")
     queue.purge()
     ids = set()
@@ -323,7 +330,7 @@ def _overlap_run(
             group = Group(f"g{g}", concurrency=LIMIT) if limited else Group(f"g{g}")
             ids.add(queue.push(i, group=group))
     ctx = multiprocessing.get_context("spawn")
-    workers = [ctx.Process(target=_worker, args=(redis_url, f"w{n}")) for n in range(4)]
+    workers = [ctx.Process(target=_worker, args=(redis_url, f"w{n}")) for n in range(WORKERS)]
     for w in workers:
         w.start()
     killed: dict[int, int] = {}
