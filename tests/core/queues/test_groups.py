@@ -128,8 +128,9 @@ def test_a_rate_refused_claim_waits_in_line_and_spends_no_attempt(redis_client):
     assert sorted(bodies, key=str) == sorted([0, 1, 2, 3, "free"], key=str)
     assert [b for b in bodies if b != "free"] == [0, 1, 2, 3]
     grouped = [t for t, b in zip(times, bodies, strict=True) if b != "free"]
-    gaps = [b - a for a, b in zip(grouped, grouped[1:], strict=False)]
-    assert all(g >= 0.15 for g in gaps), gaps  # 5/s: 200 ms apart, on the server's clock
+    # 5/s with a burst of 1: the 4th starts at least 600 ms after the 1st on the server's clock
+    # (measured from before the first claim, so a slow reply can only make it look later)
+    assert grouped[-1] >= 0.55, grouped
     assert state(queue) == {} or all(v == (0, 0) for v in state(queue).values())
 
 
