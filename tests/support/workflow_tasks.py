@@ -51,12 +51,13 @@ def collect(label):
 
 
 def _hold(label):
-    """Count the start (wt:starts), say where it runs (wt:running:<label>: the pid), wait until
-    wt:release is set (at most a minute; errors of a server restarting or paused meanwhile are
-    ridden out), then count the run as record() does."""
+    """Say where it runs (wt:running:<label>: the pid), then count the start (wt:starts: so a
+    test that saw the start finds the pid), wait until wt:release is set (at most a minute;
+    errors of a server restarting or paused meanwhile are ridden out), then count the run as
+    record() does."""
     client = get_client()
-    client.hincrby("wt:starts", label, 1)
     client.set(f"wt:running:{label}", os.getpid())
+    client.hincrby("wt:starts", label, 1)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
