@@ -49,6 +49,7 @@ from ..core import (
     unavailable_as_ours,
     valid_id,
 )
+from .compat import TaskResultDoesNotExist
 
 WORKFLOW = Script("tasks/workflow", includes=QUEUE_INCLUDES)
 WORKFLOW_START = Script("tasks/workflow_start")
@@ -186,13 +187,27 @@ class Workflow:
         return self.status in ("SUCCESSFUL", "FAILED")
 
     def results(self) -> list[Any]:
-        """The TaskResults of the members that started, in order (one read each)."""
+        """The TaskResults of the members that started, in order: the workflow is read again
+        first (so a handle never refreshed, as ``current_workflow()`` in a callback, has its
+        members), then each started member's result (one read each).
+
+        A member whose result is gone (past ``RESULT_TTL``, or Redis lost it) raises
+        ``TaskResultDoesNotExist`` naming the member.
+        """
+        self.refresh()
         backend = _backend(self.backend)
-        return [
-            backend.get_result(m["id"])
-            for m in self.members
-            if m["state"] in ("started", "succeeded", "failed")
-        ]
+        results = []
+        for number, m in enumerate(self.members, 1):
+            if m["state"] not in ("started", "succeeded", "failed"):
+                continue
+            try:
+                results.append(backend.get_result(m["id"]))
+            except TaskResultDoesNotExist:
+                raise TaskResultDoesNotExist(
+                    f"member {number} of workflow {self.id!r} ({m['id']}): its result is "
+                    "gone (kept RESULT_TTL after it ended, or Redis lost it)"
+                ) from None
+        return results
 
     def cancel(self) -> str:
         """No member starts any more, the callback is skipped, the members waiting or running

@@ -5,8 +5,15 @@ worker left (tasks/workflows.py, core/lua/tasks/workflow.lua)."""
 import pytest
 from django.core.management import call_command
 
-from django_redcoord.tasks import Cancel, cancel, chain, chord, get_workflow, group, step
+from django_redcoord.tasks import Cancel, Workflow, cancel, chain, chord, get_workflow, group, step
 from tests.support import workflow_tasks as wt
+
+try:
+    from django.tasks import default_task_backend
+    from django.tasks.exceptions import TaskResultDoesNotExist
+except ImportError:
+    from django_tasks import default_task_backend
+    from django_tasks.exceptions import TaskResultDoesNotExist
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -152,3 +159,25 @@ def test_a_unique_task_or_run_after_is_refused_as_a_member():
     later = wt.record.using(run_after=timezone.now() + timedelta(minutes=1))
     with pytest.raises(ValueError, match="run_after"):
         chain(step(later, "x")).enqueue()
+
+
+def test_a_callback_reads_its_members_results_as_the_docs_write_it(redis_client):
+    # current_workflow() in a callback, then results() with no refresh() first
+    wf = chord(
+        [step(wt.record, f"r{i}") for i in range(3)], then=step(wt.summarize, "sum")
+    ).enqueue()
+    _burst()
+    assert wf.refresh().status == "SUCCESSFUL"
+    callback = default_task_backend.get_result(wf.callback["id"])
+    assert sorted(callback.return_value) == ["r0", "r1", "r2"]
+
+
+def test_results_of_a_workflow_never_read_and_of_an_expired_member(redis_client):
+    wf = chain(step(wt.record, "x1"), step(wt.record, "x2")).enqueue()
+    _burst()
+    # a handle made from the id alone reads the workflow when asked for results
+    assert [r.return_value for r in Workflow(wf.id).results()] == ["x1", "x2"]
+    # a member whose result record expired (RESULT_TTL) is named, not a bare lookup error
+    redis_client.delete(default_task_backend._result_key(wf.members[0]["id"]))
+    with pytest.raises(TaskResultDoesNotExist, match=r"member 1 .*RESULT_TTL"):
+        wf.results()
