@@ -143,3 +143,29 @@ def test_the_outbox_keeps_a_tasks_group(settings, redis_client):
     assert drain(backend, min_age=0) == (1, 0)
     assert _record(redis_client, result)["group"] == "tenant:6"
     assert _state(redis_client) == {"tenant:6": (1, 0)}
+
+
+def _most_at_once(redis_client):
+    return max(int(x) for x in redis_client.lrange("gt:seen", 0, -1))
+
+
+def test_slow_tasks_run_side_by_side_in_the_workers_threads(redis_client):
+    # one thread's first claim takes all six; once its batch runs past the budget the rest goes
+    # back, and the other thread runs them (queues/worker.py, BATCH_BUDGET)
+    results = [gt.slow_step.enqueue(f"s{i}", 0.3) for i in range(6)]
+    call_command("run_worker", "--burst", "--concurrency", "2", verbosity=0)
+    assert _most_at_once(redis_client) == 2
+    for result in results:
+        result.refresh()
+        assert result.status == TaskResultStatus.SUCCESSFUL
+        assert len(result.worker_ids) == 1  # a message given back unstarted spent no attempt
+
+
+def test_two_tenants_of_concurrency_one_run_side_by_side(redis_client):
+    for step in range(3):
+        for tenant in (1, 2):
+            gt.slow_tenant_step.enqueue(tenant, step, 0.3)
+    call_command("run_worker", "--burst", "--concurrency", "2", verbosity=0)
+    assert _most_at_once(redis_client) == 2
+    for tenant in (1, 2):  # each tenant still one at a time, in order
+        assert [int(x) for x in redis_client.lrange(f"gt:runs:{tenant}", 0, -1)] == [0, 1, 2]

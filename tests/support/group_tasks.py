@@ -37,3 +37,33 @@ def maybe_grouped(tenant, step):
 def shared_step(step):
     get_client().rpush("gt:runs:shared", step)
     return step
+
+
+def _overlap(label, seconds):
+    """Count the tasks running at once (the most seen lands in ``gt:most``)."""
+    import time
+
+    client = get_client()
+    now = client.incr("gt:running")
+    client.rpush("gt:seen", now)
+    try:
+        time.sleep(seconds)
+    finally:
+        client.decr("gt:running")
+    return label
+
+
+@task()
+def slow_step(label, seconds):
+    return _overlap(label, seconds)
+
+
+def by_tenant_slowly(tenant, step, seconds):
+    return f"tenant:{tenant}"
+
+
+@task_options(group=by_tenant_slowly, group_concurrency=1)
+@task()
+def slow_tenant_step(tenant, step, seconds):
+    get_client().rpush(f"gt:runs:{tenant}", step)
+    return _overlap(step, seconds)

@@ -7,7 +7,14 @@ long job does not make its consumer look dead) and reaps the consumers of
 dead workers on every queue served.
 
 Each thread loops: one round trip acknowledges the previous batch and claims
-up to ``prefetch`` messages; the handler runs them in order. A handler that
+up to ``prefetch`` messages; the handler runs them in order. Prefetch is paced
+by how long jobs take: a claim takes only as many messages as the queue's
+recent jobs run in about ``BATCH_BUDGET / 2`` (at least one), and once a batch
+has run longer than ``BATCH_BUDGET`` its unstarted rest goes back to the front
+of the queue with the acknowledgements so far (one round trip), for idle
+threads and other workers. Fast jobs keep the whole prefetch per round trip;
+slow ones are not held back behind each other in one thread while another is
+idle, and a finished grouped job frees its group's slot at once. A handler that
 raises gets the message retried with backoff (dead-lettered after the last
 attempt); raising :class:`Retry` sets the delay before that retry, and
 :class:`DeadLetter` sends the message to the dead-letter list at once.
@@ -65,6 +72,12 @@ from .messages import MAX_BATCH, Message, queue_defaults
 from .queue import Queue, sample_history
 
 log = logging.getLogger("django_redcoord.queues")
+
+#: Seconds the unstarted rest of a claimed batch may wait behind the jobs ahead of it in its
+#: thread before it goes back to the queue; a claim is sized to about half of it.
+BATCH_BUDGET = 0.2
+#: Weight of the newest job in a queue's running mean of job durations (which sizes claims).
+PACE_WEIGHT = 0.3
 
 _BEAT = Script("queues/worker_beat")
 _QUEUE_BEAT = Script("queues/heartbeat")
@@ -327,6 +340,10 @@ class Worker:
         self._resting: dict[
             int, tuple[float, int]
         ] = {}  # id(consumer) -> (left out until, failures in a row)
+        self._running = (
+            0  # threads running a batch (a burst thread with nothing left waits for them)
+        )
+        self._pace: dict[str, float] = {}  # queue name -> running mean of its job durations (s)
         groups = wake_groups(self.queues, cluster=self.keys.cluster)
         self._wake_keys = groups[0]
         self._wakers = _SlotWakers(groups, self.concurrency) if len(groups) > 1 else None
@@ -456,7 +473,12 @@ class Worker:
                 worked, hint = self._one_round(index, consumers, leftovers)
                 if not worked:
                     if self.burst:
-                        break
+                        if not self._running:
+                            break
+                        # another thread still runs a batch, whose rest may come back (see
+                        # BATCH_BUDGET): stay for it
+                        self._stopping.wait(0.05)
+                        continue
                     self._idle(hint)
                 outage.ok()
             except CoordinationUnavailable as exc:
@@ -518,9 +540,12 @@ class Worker:
         for consumer in consumers:
             if len(consumers) > 1 and self._resting.get(id(consumer), (0.0, 0))[0] > now:
                 continue
-            try:
+            with self._jobs_lock:
+                self._running += 1  # from before the claim: a burst thread that found nothing
+            try:  # meanwhile waits for this one's batch
                 messages, hint = self._claim(consumer)
             except CoordinationUnavailable as exc:
+                self._done_running()
                 failure = exc
                 if len(consumers) > 1:
                     failures = self._resting.get(id(consumer), (0.0, 0))[1] + 1
@@ -531,15 +556,18 @@ class Worker:
                 continue
             self._resting.pop(id(consumer), None)
             if messages:
-                claimed = getattr(self.write_behind, "claimed", None)
-                if claimed is not None:
-                    claimed(
-                        messages
-                    )  # before any of them starts (the Tasks runner records each attempt's worker)
-                rest = self._run_batch(index, consumer, messages)
+                try:
+                    claimed = getattr(self.write_behind, "claimed", None)
+                    if claimed is not None:
+                        # before any of them starts (the Tasks runner records each attempt's worker)
+                        claimed(messages)
+                    rest = self._run_batch(index, consumer, messages)
+                finally:
+                    self._done_running()
                 if rest:
                     leftovers.append((consumer, rest))
                 return True, None
+            self._done_running()
             hints.append(hint)
         if failure is not None and (self.burst or not hints):
             for consumer in (
@@ -550,9 +578,47 @@ class Worker:
         due = [h for h in hints if h is not None]
         return False, min(due) if due else None
 
+    def _done_running(self) -> None:
+        with self._jobs_lock:
+            self._running -= 1
+
     def _claim(self, consumer: Consumer) -> tuple[list[Message], float | None]:
         self._flush_results()  # results land before the claim that acknowledges their messages
-        return consumer.claim(self.prefetch)
+        return consumer.claim(self._batch_size(consumer.queue.name))
+
+    def _batch_size(self, queue: str) -> int:
+        """The prefetch, or fewer when the queue's recent jobs would not end within about
+        ``BATCH_BUDGET / 2`` (at least one)."""
+        pace = self._pace.get(queue)
+        if not pace:
+            return self.prefetch
+        return max(1, min(self.prefetch, int(BATCH_BUDGET / 2 / pace)))
+
+    def _paced(self, queue: str, seconds: float) -> None:
+        pace = self._pace.get(queue)
+        self._pace[queue] = seconds if pace is None else pace + PACE_WEIGHT * (seconds - pace)
+
+    def _give_back(self, consumer: Consumer, rest: list[Message]) -> bool:
+        """Return the unstarted rest of a batch that has run past ``BATCH_BUDGET`` to the front of
+        the queue, with the acknowledgements so far (results land first). False when Redis did
+        not take it: the thread then runs them itself."""
+        try:
+            self._flush_results()
+            consumer.hand_back(rest)
+        except CoordinationUnavailable as exc:
+            log.warning(
+                "worker %s: could not give back %d unstarted message(s) of %s (%s); running them "
+                "here",
+                self.id,
+                len(rest),
+                consumer.queue.name,
+                exc,
+            )
+            return False
+        unclaim = getattr(self.write_behind, "handed_back", None)
+        if unclaim is not None:
+            unclaim(rest)  # claimed() recorded them; they never started here
+        return True
 
     def _flush_results(self) -> None:
         wb = self.write_behind
@@ -560,10 +626,20 @@ class Worker:
             wb.flush()
 
     def _run_batch(self, index: int, consumer: Consumer, messages: list[Message]) -> list[Message]:
-        """Run a claimed batch; return the messages left unstarted because we are stopping."""
+        """Run a claimed batch; return the messages left unstarted because we are stopping.
+
+        Once the batch has run past ``BATCH_BUDGET``, its unstarted rest goes back to the queue
+        (see :meth:`_give_back`)."""
+        begun = time.monotonic()
         for i, message in enumerate(messages):
             if self._stopping.is_set():
                 return messages[i:]
+            if (
+                i
+                and time.monotonic() - begun > BATCH_BUDGET
+                and self._give_back(consumer, messages[i:])
+            ):
+                return []
             if message.error is not None:  # unreadable: nothing can run it
                 self._failed(consumer, message, f"unreadable message: {message.error}", dead=True)
                 continue
@@ -598,6 +674,7 @@ class Worker:
                 failure = exc
             finally:
                 self.current.pop(index, None)
+                self._paced(message.queue, time.perf_counter() - started)
             with self._jobs_lock:
                 mine = self._jobs.pop(index, None) is job
             if not mine:  # the watchdog settled this message already: drop our outcome
