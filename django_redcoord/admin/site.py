@@ -344,7 +344,9 @@ class DashboardAdmin(admin.ModelAdmin):
                         *workflow.members,
                         *([workflow.callback] if workflow.callback else []),
                     ]:
-                        m["url"] = self._task_result_url(m["id"])
+                        # a member not started (waiting, skipped) has no result to link to
+                        started = m["state"] in ("started", "succeeded", "failed")
+                        m["url"] = self._task_result_url(m["id"]) if started else ""
                 else:
                     rows = list_workflows(task_backends_for(alias), limit=WORKFLOWS_SHOWN)
                     for row in rows:

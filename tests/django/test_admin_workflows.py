@@ -29,7 +29,9 @@ def test_running_workflows_are_listed_and_one_is_shown_with_its_members(viewer, 
     assert f'data-id="{wf.id}"' in listed and "0 / 2" in listed
     shown = viewer.get(URL + "workflows/", {"id": wf.id}).content.decode()
     assert 'id="rc-workflow-status">RUNNING<' in shown
-    assert shown.count("task-result/?id=") == 3 and "started" in shown and "waiting" in shown
+    # only the started member links to its result: the waiting one and the callback have none
+    assert shown.count("task-result/?id=") == 1 and "started" in shown and "waiting" in shown
+    assert shown.count("(no result yet)") == 2
     member = viewer.get(URL + "task-result/", {"id": wf.members[1]["id"]}).content.decode()
     assert "member 1" not in member  # not pushed yet: no record
     first = viewer.get(URL + "task-result/", {"id": wf.members[0]["id"]}).content.decode()
@@ -37,6 +39,7 @@ def test_running_workflows_are_listed_and_one_is_shown_with_its_members(viewer, 
     call_command("run_worker", "--burst", verbosity=0)
     done = viewer.get(URL + "workflows/", {"id": wf.id}).content.decode()
     assert 'id="rc-workflow-status">SUCCESSFUL<' in done
+    assert done.count("task-result/?id=") == 3 and "(no result yet)" not in done
     assert f'data-id="{wf.id}"' not in viewer.get(URL + "workflows/").content.decode()
     second = viewer.get(URL + "task-result/", {"id": wf.members[1]["id"]}).content.decode()
     assert 'id="rc-group"' in second and "shared" in second
