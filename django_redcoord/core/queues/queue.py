@@ -372,7 +372,10 @@ class Queue(UsesClient):
             for field, value in self.client.hscan_iter(k.gstate, count=500):
                 try:
                     in_line, running, tat = as_text(value).split(" ")
-                    found.append((as_text(field), int(in_line), int(running), float(tat)))
+                    counts = int(in_line), int(running)
+                    if counts == (0, 0):  # idle: only its rate's last start is remembered
+                        continue
+                    found.append((as_text(field), *counts, float(tat)))
                 except ValueError:
                     continue  # (not ours: shown by nothing rather than breaking the page)
                 if len(found) >= limit:

@@ -81,6 +81,9 @@ PACE_WEIGHT = 0.3
 
 _BEAT = Script("queues/worker_beat")
 _QUEUE_BEAT = Script("queues/heartbeat")
+_GROUPS_PRUNE = Script("queues/groups_prune")
+#: Idle group fields (a rate's remembered start, past) each heartbeat samples per queue.
+GROUPS_PRUNE_SAMPLE = 50
 
 
 class DeadLetter(Exception):
@@ -969,9 +972,12 @@ class Worker:
                 [self.keys.workers(self.id), self.keys.worker(self.id)],
                 [self.id, timeout_ms, "1" if retire else "0", *fields],
             )
-            if retire:
-                return
             for q_index, queue in enumerate(self.queues):
+                # a rated group's field outlives its last message until its rate's next start
+                # has passed: claims drop one each, beats (and a retiring --burst worker) more
+                _GROUPS_PRUNE.queue(pipe, [queue.keys.gstate], [GROUPS_PRUNE_SAMPLE])
+                if retire:
+                    continue
                 members = [threads[q_index].processing for threads in self._consumers]
                 _QUEUE_BEAT.queue(pipe, [queue.keys.consumers], [timeout_ms, *members])
 

@@ -512,3 +512,30 @@ def test_a_hot_tenant_leaves_cold_tenants_wait_within_twice_an_unloaded_run(redi
     # the negative control: the same load without groups is plain FIFO, and must be caught
     fifo = _p99(_cold_positions(redis_client, "fifo", grouped=False, hot=True))
     assert fifo > 2 * unloaded, f"the check missed a FIFO queue's unfairness: {fifo} {unloaded}"
+
+
+def test_rated_groups_that_emptied_are_not_reported_and_a_workers_beat_drops_them(
+    redis_client,
+):
+    from django_redcoord.core.queues.worker import Worker
+
+    queue = q(redis_client, "rated")
+    for i in range(30):
+        queue.push(("t", i), group=Group(f"tenant:{i}", rate="12/m"))
+    started = time.monotonic()
+    Worker([queue], lambda m: None, burst=True, heartbeat=0.2, timeout=1.0).run()
+    # each group's rate remembers its start for 5 s: the fields stay for now
+    assert redis_client.hlen(queue.keys.gstate) > 0
+    assert queue.groups() == [] and queue.depths().groups == 0  # but they have no messages
+    time.sleep(max(0.0, started + 5.2 - time.monotonic()))  # every rate's next start has passed
+    worker = Worker([queue], lambda m: None, heartbeat=0.2, timeout=1.0)
+    runner = __import__("threading").Thread(target=worker.run)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10
+        while redis_client.hlen(queue.keys.gstate) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        worker.stop()
+        runner.join(10)
+    assert redis_client.hlen(queue.keys.gstate) == 0  # an idle worker's beats dropped them

@@ -8,7 +8,10 @@
 -- KEYS[6] gpend      zset: grouped messages waiting behind their group (counted ready)
 -- KEYS[7] gwait      zset: grouped messages in line that wait for a time (a retry,
 --                    their group's rate: counted delayed)
--- KEYS[8] gstate     hash: group -> its counts (queues/common.lua): the groups with messages
+-- KEYS[8] gstate     hash: group -> its counts (queues/common.lua): the groups with
+--                    messages, and idle ones whose rate's last start is still
+--                    remembered ("0 0 <tat>"; not counted while the hash has at
+--                    most IDLE_CHECKED fields, counted beyond: its length then)
 -- The processing lists are the members of KEYS[4] (same hash tag).
 --
 -- Returns {ready, delayed, processing, dead, consumers, oldest_age_ms, groups, paused}
@@ -32,6 +35,13 @@ for _, envelope in pairs(ends) do
   local _, _, _, enq = parse(envelope)
   age = math.max(age, server_now_ms() - enq, 0)
 end
+local IDLE_CHECKED = 1000
+local groups = redis.call('HLEN', KEYS[8])
+if groups > 0 and groups <= IDLE_CHECKED then
+  for _, v in ipairs(redis.call('HVALS', KEYS[8])) do
+    if string.match(v, '^0 0 ') then groups = groups - 1 end
+  end
+end
 return {redis.call('ZCARD', ready) + redis.call('ZCARD', KEYS[6]),
         redis.call('ZCARD', delayed) + redis.call('ZCARD', KEYS[7]), processing,
-        redis.call('LLEN', dead), #members, age, redis.call('HLEN', KEYS[8]), redis.call('GET', KEYS[5])}
+        redis.call('LLEN', dead), #members, age, groups, redis.call('GET', KEYS[5])}
