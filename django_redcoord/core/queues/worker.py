@@ -76,6 +76,9 @@ log = logging.getLogger("django_redcoord.queues")
 #: Seconds the unstarted rest of a claimed batch may wait behind the jobs ahead of it in its
 #: thread before it goes back to the queue; a claim is sized to about half of it.
 BATCH_BUDGET = 0.2
+#: Seconds a --burst thread with nothing to claim blocks for a give-back before it looks whether
+#: the worker's other threads are still running a batch.
+BURST_RECHECK = 0.25
 #: Weight of the newest job in a queue's running mean of job durations (which sizes claims).
 PACE_WEIGHT = 0.3
 
@@ -479,8 +482,8 @@ class Worker:
                         if not self._running:
                             break
                         # another thread still runs a batch, whose rest may come back (see
-                        # BATCH_BUDGET): stay for it
-                        self._stopping.wait(0.05)
+                        # BATCH_BUDGET; a give-back wakes one idle thread): stay for it
+                        self._idle(BURST_RECHECK)
                         continue
                     self._idle(hint)
                 outage.ok()
