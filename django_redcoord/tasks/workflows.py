@@ -197,7 +197,7 @@ class Workflow:
         self.refresh()
         backend = _backend(self.backend)
         results = []
-        for number, m in enumerate(self.members, 1):
+        for number, m in enumerate(self.members):  # numbered from 0, as the admin shows them
             if m["state"] not in ("started", "succeeded", "failed"):
                 continue
             try:

@@ -179,5 +179,5 @@ def test_results_of_a_workflow_never_read_and_of_an_expired_member(redis_client)
     assert [r.return_value for r in Workflow(wf.id).results()] == ["x1", "x2"]
     # a member whose result record expired (RESULT_TTL) is named, not a bare lookup error
     redis_client.delete(default_task_backend._result_key(wf.members[0]["id"]))
-    with pytest.raises(TaskResultDoesNotExist, match=r"member 1 .*RESULT_TTL"):
+    with pytest.raises(TaskResultDoesNotExist, match=r"member 0 of workflow .*RESULT_TTL"):
         wf.results()

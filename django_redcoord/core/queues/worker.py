@@ -346,9 +346,8 @@ class Worker:
         self._resting: dict[
             int, tuple[float, int]
         ] = {}  # id(consumer) -> (left out until, failures in a row)
-        self._running = (
-            0  # threads running a batch (a burst thread with nothing left waits for them)
-        )
+        # threads claiming or running a batch (a burst thread with nothing left waits for them)
+        self._running = 0
         self._pace: dict[str, float] = {}  # queue name -> running mean of its job durations (s)
         groups = wake_groups(self.queues, cluster=self.keys.cluster)
         self._wake_keys = groups[0]
