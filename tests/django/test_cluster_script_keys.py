@@ -345,7 +345,14 @@ def test_a_release_during_a_slot_migration_runs_whole_or_not_at_all(cluster_topo
             )
         )
         waiter.start()
-        time.sleep(0.5)
+        # the waiter has its place (it builds its own Cluster client first, which a loaded machine
+        # makes slow: its first call inside the migration would be refused, and nobody would be
+        # queued for the release to hand to)
+        end = time.monotonic() + 30
+        while not client.llen(holder.keys.queue):
+            assert time.monotonic() < end, "the waiter never queued"
+            time.sleep(0.02)
+        time.sleep(0.2)
         slot = key_slot(holder.keys.lock)
         source = client.nodes_manager.get_node_from_slot(slot)
         target = next(n for n in client.get_primaries() if n.name != source.name)
@@ -476,8 +483,14 @@ def test_a_send_or_set_during_a_slot_migration_runs_whole_or_not_at_all(cluster_
         own = cluster_client(cluster_topology.config)
         waiter = threading.Thread(target=lambda: got.append(make(own).wait(20)))
         waiter.start()
-        time.sleep(0.5)
         primitive = make(client)
+        # the waiter is registered (a first call inside the migration would be refused)
+        end = time.monotonic() + 30
+        registered = client.zcard if kind == "set" else client.llen  # (events: zset; signals: list)
+        while not registered(primitive.keys.waiters):
+            assert time.monotonic() < end, "the waiter never registered"
+            time.sleep(0.02)
+        time.sleep(0.2)
         stable = _migrating(client, primitive.keys.waiters)
         try:
             try:
