@@ -177,8 +177,10 @@ async def _coroutines_behind_a_holder(port: int, name: str, n: int) -> tuple:
     async def one() -> bool:
         async with Lock(name, client=client, ttl=30, wait=60) as lock:
             checker.enter(lock.token)
-            await asyncio.sleep(0)
-            checker.leave()
+            try:  # (a task cancelled here leaves too, as its hold does)
+                await asyncio.sleep(0)
+            finally:
+                checker.leave()
         return True
 
     tasks = [asyncio.create_task(one()) for _ in range(n)]

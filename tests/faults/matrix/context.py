@@ -123,9 +123,11 @@ class Ctx:
 
         def resume() -> None:
             time.sleep(seconds)
+            thread.resumed_at = time.monotonic()  # type: ignore[attr-defined]  # (no later than)
             self.server.resume()
 
         thread = threading.Thread(target=resume, daemon=True)
+        thread.resumed_at = None  # type: ignore[attr-defined]  # (a call begun after it ran no pause)
         thread.start()
         return thread
 
