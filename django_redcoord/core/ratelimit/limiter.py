@@ -55,6 +55,8 @@ RELEASE = Script("ratelimit/release")
 RESET = Script("ratelimit/reset")
 
 _KIND = {"gcra": "g", "window": "w", "concurrency": "c"}
+#: How many keys' script keys a limiter remembers (see RateLimiter._hit_keys).
+KEYS_KEPT = 1024
 
 
 class RateLimited(RedcoordError):
@@ -151,6 +153,8 @@ class RateLimiter(UsesClient):
         for p in self.policies:
             self._args += [_KIND[p.kind], str(p.limit), str(int(p.period * 1000)), str(p.burst)]
         self._concurrency = any(p.kind == "concurrency" for p in self.policies)
+        self._single = len(self.policies) == 1
+        self._keys_of: dict[str, list[str]] = {}  # see _hit_keys
         # the largest cost a request can have and still pass some day
         self._most_cost = min(
             [
@@ -174,7 +178,17 @@ class RateLimiter(UsesClient):
     def hit(self, key: Any, cost: int = 1) -> Decision:
         """Decide a request of ``key`` and count it if it passes (one round trip)."""
         client = self.client
-        return run(client, self._hit_steps("hit", key, cost, client))
+        if self._concurrency or (
+            self.native and (client is self._cell_client or cell.known(client) is not False)
+        ):
+            return run(client, self._hit_steps("hit", key, cost, client))
+        # The script decides and no slot can need giving back: _hit_steps's one step, sent
+        # without driving steps (the most frequent call of all, once per request).
+        call, stored, _ = self.hit_call("hit", key, cost)
+        decided = self.decision(call.run(client), stored, None)
+        if observers:
+            observe("ratelimit.hit", limiter=self.name, allowed=decided.allowed)
+        return decided
 
     async def ahit(self, key: Any, cost: int = 1) -> Decision:
         """``hit()`` on the event loop."""
@@ -301,15 +315,25 @@ class RateLimiter(UsesClient):
                     None,
                 )
             return Command(*args, operation=self._operation), stored, None
-        state, inflight = self.keys.rate_limit(self.name, stored)
         token = secrets.token_urlsafe(9) if self._concurrency and mode == "hit" else ""
         call = Run(
             HIT,
-            [state, inflight, *self._count_keys(stored)],
+            self._hit_keys(stored),
             [mode, cost, stored if track else "", token, *self._args],
             self._operation,
         )
         return call, stored, token or None
+
+    def _hit_keys(self, stored: str) -> list[str]:
+        """The keys of ``ratelimit/hit.lua`` for ``stored``, remembered for the last
+        ``KEYS_KEPT`` keys seen (building them costs more than the rest of a hit's Python)."""
+        keys = self._keys_of.get(stored)
+        if keys is None:
+            if len(self._keys_of) >= KEYS_KEPT:
+                self._keys_of.clear()
+            state, inflight = self.keys.rate_limit(self.name, stored)
+            keys = self._keys_of[stored] = [state, inflight, *self._count_keys(stored)]
+        return keys
 
     def _count_keys(self, stored: str) -> list[str]:
         """The keys counting hits of ``stored`` for the admin: this minute's and the last's
@@ -350,6 +374,22 @@ class RateLimiter(UsesClient):
             state = PolicyState(policy, remaining, reset, retry)
             return Decision(
                 passed, remaining, reset, retry, None if passed else policy, (state,), key
+            )
+        if self._single:  # one policy (most limiters): its state is the decision's
+            allowed, _, remaining, reset_ms, retry_ms = map(int, reply)
+            if peek and retry_ms == 0:
+                remaining += 1
+            policy = self.policies[0]
+            reset, retry = reset_ms / 1000.0, retry_ms / 1000.0
+            return Decision(
+                bool(allowed),
+                remaining,
+                reset,
+                retry,
+                None if allowed else policy,
+                (PolicyState(policy, remaining, reset, retry),),
+                key,
+                token if allowed else None,
             )
         allowed, denied, *numbers = (int(x) for x in reply)
         # The script answers as if a request were made; a peek made none:

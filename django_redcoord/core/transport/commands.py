@@ -40,7 +40,8 @@ import redis
 from redis.asyncio import Redis as AsyncRedis
 
 from ..exceptions import CoordinationUnavailable, PoolExhausted
-from .errors import describe, is_pool_full, unavailable_as_ours
+from .errors import OUTAGES as _OUTAGES
+from .errors import describe, is_pool_full, outage, unavailable_as_ours
 
 
 def as_text(value: Any) -> str:
@@ -166,10 +167,25 @@ def command(client: Any, *args: Any, operation: str) -> Any:
         key = _routing_key(args)
         if key is not None:  # straight to the slot's node: no per-call slot work of redis-py's
             return _on_node(client, (args,), key, operation=operation, raise_errors=True)[0]
+    if pool is not None:
+        # The usual case, inline (no context managers: they cost more than the rest of the
+        # call's Python): the pool's share admits the call at once.
+        share, kind = _share(pool), _kind()
+        if share is None or share.try_take(kind):
+            try:
+                return _send(client, pool, args, operation)
+            except _OUTAGES as exc:
+                ours = outage(client, operation, exc)
+                if ours is None:
+                    raise
+                raise ours from exc
+            finally:
+                if share is not None:
+                    share.give(kind)
     with unavailable_as_ours(client, operation):
         if pool is None:
             return client.execute_command(*args)
-        with _slot(client, pool, _kind(), operation):
+        with _slot(client, pool, _kind(), operation):  # it waits for a connection's worth
             return _send(client, pool, args, operation)
 
 
@@ -181,6 +197,8 @@ def _send(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
             conn.send_packed_command((_pack(args),))
         else:
             conn.send_command(*args)
+        if cap is None:
+            return conn.read_response()
         with _read_within(conn, cap):
             return conn.read_response()
     except redis.exceptions.ResponseError:
@@ -207,10 +225,23 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
             return (await _aon_node(client, (args,), key, operation=operation, raise_errors=True))[
                 0
             ]
+    if pool is not None:
+        share, kind = _share(pool), _kind()  # the usual case inline, as in command()
+        if share is None or share.try_take(kind):
+            try:
+                return await _asend(client, pool, args, operation)
+            except _OUTAGES as exc:
+                ours = outage(client, operation, exc)
+                if ours is None:
+                    raise
+                raise ours from exc
+            finally:
+                if share is not None:
+                    share.give(kind)
     with unavailable_as_ours(client, operation):
         if pool is None:
             return await client.execute_command(*args)
-        async with _aslot(client, pool, _kind(), operation):
+        async with _aslot(client, pool, _kind(), operation):  # it waits for a connection's worth
             return await _asend(client, pool, args, operation)
 
 
@@ -356,15 +387,22 @@ _until: contextvars.ContextVar[float | None] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def answered_by(until: float | None) -> Iterator[None]:
+class answered_by:  # noqa: N801 - used as a function: ``with answered_by(until):``
     """Bound the round trips made inside: each must be answered by ``until`` (time.monotonic()), or
-    fails as a timeout (an outage); None: no bound but the socket timeout."""
-    token = _until.set(until)
-    try:
-        yield
-    finally:
-        _until.reset(token)
+    fails as a timeout (an outage); None: no bound but the socket timeout.
+
+    (A class, not a generator: every step of every operation enters one.)"""
+
+    __slots__ = ("until", "token")
+
+    def __init__(self, until: float | None) -> None:
+        self.until = until
+
+    def __enter__(self) -> None:
+        self.token = _until.set(self.until)
+
+    def __exit__(self, *exc: object) -> None:
+        _until.reset(self.token)
 
 
 def _time_left(client: Any, operation: str) -> float | None:

@@ -178,38 +178,50 @@ def is_passing(exc: BaseException) -> bool:
     return False
 
 
-@contextlib.contextmanager
-def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
-    """Turn outages into CoordinationUnavailable (naming the server and the operation).
+#: The errors :func:`outage` looks at (the others are never outages).
+OUTAGES = (redis.RedisError, OSError, redis.exceptions.RedisClusterException)
+
+
+def outage(client: Any, operation: str, exc: BaseException) -> CoordinationUnavailable | None:
+    """What ``exc`` (one of :data:`OUTAGES`, raised by a call to ``client``) is to the caller: a
+    CoordinationUnavailable naming the server and the operation, or None when it is no outage
+    (raise it as it is).
 
     Outages are connection errors, timeouts and the error replies of a server
     that cannot serve right now (see :func:`is_passing`). A pool with no
     connection free is not one: that is PoolExhausted (a subclass, nothing sent).
     """
+    if is_pool_full(exc):  # the pool is too small: nothing was sent, Redis is fine
+        return pool_exhausted(client, operation)
+    if not is_passing(exc):
+        return None
+    server = describe(client)
+    if isinstance(exc, (redis.TimeoutError, TimeoutError)):
+        kind = "timed out"
+    elif isinstance(exc, (redis.ConnectionError, OSError)):
+        kind = "could not be reached"
+    elif _redirections_exhausted(exc):
+        kind = "kept redirecting the command (a slot being migrated)"
+    else:
+        kind = "refused the command for now"
+    return CoordinationUnavailable(
+        f"Redis at {server} {kind} during {operation}: {type(exc).__name__}: {exc}",
+        server=server,
+        operation=operation,
+        sent=not _refused_whole(exc),
+    )
+
+
+@contextlib.contextmanager
+def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
+    """Turn outages into CoordinationUnavailable (see :func:`outage`)."""
     try:
         yield
-    except CoordinationUnavailable:
-        raise
-    except (redis.RedisError, OSError, redis.exceptions.RedisClusterException) as exc:
-        if is_pool_full(exc):  # the pool is too small: nothing was sent, Redis is fine
-            raise pool_exhausted(client, operation) from exc
-        if not is_passing(exc):
+    except OUTAGES as exc:
+        ours = outage(client, operation, exc)
+        if ours is None:
             raise
-        server = describe(client)
-        if isinstance(exc, (redis.TimeoutError, TimeoutError)):
-            kind = "timed out"
-        elif isinstance(exc, (redis.ConnectionError, OSError)):
-            kind = "could not be reached"
-        elif _redirections_exhausted(exc):
-            kind = "kept redirecting the command (a slot being migrated)"
-        else:
-            kind = "refused the command for now"
-        raise CoordinationUnavailable(
-            f"Redis at {server} {kind} during {operation}: {type(exc).__name__}: {exc}",
-            server=server,
-            operation=operation,
-            sent=not _refused_whole(exc),
-        ) from exc
+        raise ours from exc
 
 
 #: What redis-py puts before the reply of a command that failed inside a pipeline.

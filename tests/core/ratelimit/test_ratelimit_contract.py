@@ -215,3 +215,22 @@ def test_a_limiter_name_with_braces_is_refused_when_the_limiter_is_built(redis_c
     # the name is part of composite keys (no {tag}): refused at construction, not at every hit()
     with pytest.raises(ValueError, match="rate limiter name"):
         RateLimiter("1/s", name="a{b}", client=redis_client)
+
+
+def test_more_keys_than_a_limiter_remembers_are_each_counted_apart(driver, monkeypatch):
+    # A limiter remembers the script keys of its last KEYS_KEPT keys; past that it forgets
+    # them all and builds them again. Every key must still be counted on its own state.
+    import django_redcoord.core.ratelimit.limiter as limiter_module
+
+    monkeypatch.setattr(limiter_module, "KEYS_KEPT", 8)
+
+    async def scenario(d):
+        rl = d.limiter("2/h", name="many")
+        keys = [f"k{i}" for i in range(21)]  # 21 keys: the cache is emptied twice a pass
+        passes = [[(await d.call(rl, "hit", k)).allowed for k in keys] for _ in range(3)]
+        assert passes == [[True] * 21, [True] * 21, [False] * 21]
+        assert len(rl._keys_of) <= 8
+        peeks = [await d.call(rl, "peek", k) for k in keys]
+        assert {p.remaining for p in peeks} == {0}, [p.remaining for p in peeks]
+
+    driver.play(scenario)
