@@ -157,6 +157,7 @@ nor a rate-limit key:
 from __future__ import annotations
 
 import bisect
+import copy
 import functools
 import hmac
 import logging
@@ -302,7 +303,8 @@ class RedcoordCollector:
         self.lock_detail = lock_detail
         self._waiters = _WaiterCounts()
         self._reading = threading.Lock()
-        self._last: tuple[float, dict[str, Any]] | None = None
+        # when the last read ended, and its snapshot or failure
+        self._last: tuple[float, dict[str, Any] | CoordinationUnavailable] | None = None
 
     def describe(self) -> list[Any]:
         return []
@@ -311,7 +313,9 @@ class RedcoordCollector:
         """One snapshot of what the metrics show (JSON-ready); raises CoordinationUnavailable.
 
         Scrapes that arrive while another is reading wait for it and share its
-        snapshot: however many scrape at once, one process reads Redis once at a time.
+        snapshot, or its failure: however many scrape at once, one process reads
+        Redis once at a time, and during an outage each scrape waits for at most
+        the read under way and its own (not one socket timeout per scrape ahead).
         """
         asked = time.monotonic()
         with self._reading:
@@ -319,8 +323,14 @@ class RedcoordCollector:
             if (
                 last is not None and last[0] >= asked
             ):  # read while we waited: as fresh as ours would be
+                if isinstance(last[1], CoordinationUnavailable):
+                    raise copy.copy(last[1])  # (each scrape raises its own)
                 return last[1]
-            snapshot = self._read()
+            try:
+                snapshot = self._read()
+            except CoordinationUnavailable as exc:
+                self._last = (time.monotonic(), exc)
+                raise
             self._last = (time.monotonic(), snapshot)
             return snapshot
 

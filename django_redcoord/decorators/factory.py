@@ -26,6 +26,7 @@ from .holds import (
     aacquire,
     afinish,
     aname,
+    awaiting_dispatch,
     busy,
     find_request,
     finish,
@@ -98,6 +99,7 @@ def holding(
                 f"{decorator} decorates functions, methods and view classes, not {target!r}"
             )
         namer = _namer(key, target, decorator)
+        target = awaiting_dispatch(target)  # method_decorator on an async view's dispatch
         is_async = inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
         if is_async and reentrant:
             raise TypeError(f"{decorator}(reentrant=True) is not supported on async functions")
@@ -187,7 +189,7 @@ def _namer(
 
         return from_callable
 
-    signature = inspect.signature(func)
+    signature = call_signature(func)
     var_keyword = _check_template(key, func, signature, decorator)
 
     def from_template(*args: Any, **kwargs: Any) -> str:
@@ -209,6 +211,18 @@ def _namer(
         return validate_name(name, f"name {name!r} (from key {key!r})")
 
     return from_template
+
+
+def call_signature(func: Callable[..., Any]) -> inspect.Signature:
+    """The arguments ``func`` is called with.
+
+    Django's ``method_decorator`` hands the decorator a ``functools.partial``
+    of the bound method, made to look like the method (``__wrapped__``): it is
+    called without ``self``, so its own signature counts, not the method's.
+    """
+    if isinstance(func, functools.partial):
+        return inspect.signature(func, follow_wrapped=False)
+    return inspect.signature(func)
 
 
 def _check_template(

@@ -17,7 +17,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.core.exceptions import SynchronousOnlyOperation
 from django.http import HttpRequest, HttpResponse
 
@@ -107,12 +107,52 @@ def busy(lock: Lock, request: HttpRequest | None, on_busy: Any) -> Any:
     return response
 
 
+def is_request(value: Any) -> bool:
+    """A view's request: Django's HttpRequest, or a request wrapping one, as Django REST
+    framework's ``Request`` does (its ``user`` is the one DRF authenticated, so keys read it)."""
+    return isinstance(value, HttpRequest) or isinstance(
+        getattr(value, "_request", None), HttpRequest
+    )
+
+
 def find_request(args: tuple[Any, ...]) -> HttpRequest | None:
     """The view's request: first positional for function views, second for methods."""
     for arg in args[:2]:
-        if isinstance(arg, HttpRequest):
-            return arg
+        if is_request(arg):
+            return arg  # type: ignore[no-any-return]
     return None
+
+
+def is_async(target: Any) -> bool:
+    """True for an ``async def`` (also behind partials and bound methods, as ``method_decorator``
+    gives them)."""
+    while True:
+        if isinstance(target, functools.partial):
+            target = target.func
+        elif inspect.ismethod(target):
+            target = target.__func__
+        else:
+            break
+    return inspect.iscoroutinefunction(target) or iscoroutinefunction(target)
+
+
+def awaiting_dispatch(target: Any) -> Any:
+    """``method_decorator`` on an async class-based view's ``dispatch``: the decorator gets a
+    partial of the bound, sync ``dispatch``, which returns the handler's coroutine. It is given
+    as an ``async def`` that awaits it, so a hold or a slot lasts while the handler runs and a
+    refusal is a response Django can await. Anything else is returned as it is."""
+    bound = (
+        getattr(target.func, "__self__", None) if isinstance(target, functools.partial) else None
+    )
+    if bound is None or not getattr(type(bound), "view_is_async", False) or is_async(target):
+        return target
+
+    @functools.wraps(target)
+    async def awaiting(*args: Any, **kwargs: Any) -> Any:
+        result = target(*args, **kwargs)
+        return (await result) if inspect.isawaitable(result) else result
+
+    return awaiting
 
 
 def view_dispatch(view: type) -> Any:

@@ -33,12 +33,10 @@ warning logged, ``"closed"`` answers 503 with ``Retry-After``, and a callable
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 
@@ -61,7 +59,14 @@ from ..ratelimit.http import (
 )
 from ..ratelimit.slots import agive_back, give_back, holds_slot, limiter_name, releases
 from .factory import F
-from .holds import find_request, unavailable_response, view_dispatch
+from .holds import (
+    awaiting_dispatch,
+    find_request,
+    is_async,
+    is_request,
+    unavailable_response,
+    view_dispatch,
+)
 from .streaming import release_after_body
 
 log = logging.getLogger("django_redcoord.ratelimit")
@@ -204,19 +209,6 @@ def _layer(namer: Callable[[tuple], str], layer: int) -> Callable[[tuple], str]:
     return lambda args: limiter_name(f"{namer(args)}#{layer}")
 
 
-def is_async(target: Any) -> bool:
-    """True for an ``async def`` (also behind partials and bound methods, as ``method_decorator``
-    gives them)."""
-    while True:
-        if isinstance(target, functools.partial):
-            target = target.func
-        elif inspect.ismethod(target):
-            target = target.__func__
-        else:
-            break
-    return inspect.iscoroutinefunction(target) or iscoroutinefunction(target)
-
-
 def view_name(view: type, method: str | None = None) -> str:
     """The limiter name of a class-based view (``module.QualName``), or of one of its methods."""
     raw = f"{view.__module__}.{view.__qualname__}"
@@ -249,19 +241,8 @@ def _adapt_bound(
         getattr(target.func, "__self__", None) if isinstance(target, functools.partial) else None
     )
     if bound is not None:  # method_decorator: called anew for each request, on the view instance
-        view = type(bound)
-        fixed = name or view_name(view, getattr(target, "__name__", None))
-        if getattr(view, "view_is_async", False) and not is_async(target):
-            # async handlers behind the inherited sync dispatch(): decide around their coroutine
-            inner = target
-
-            @functools.wraps(inner)
-            async def awaiting(*args: Any, **kwargs: Any) -> Any:
-                result = inner(*args, **kwargs)
-                return (await result) if inspect.isawaitable(result) else result
-
-            target = awaiting
-        return target, lambda args: fixed
+        fixed = name or view_name(type(bound), getattr(target, "__name__", None))
+        return awaiting_dispatch(target), lambda args: fixed
     if name is not None:
         return target, lambda args: name
     named = target
@@ -275,11 +256,7 @@ def _adapt_bound(
 
     def namer(args: tuple) -> str:
         # a method of a class-based view: named after the view being dispatched
-        if (
-            len(args) >= 2
-            and isinstance(args[1], HttpRequest)
-            and not isinstance(args[0], HttpRequest)
-        ):
+        if len(args) >= 2 and is_request(args[1]) and not is_request(args[0]):
             view = type(args[0])
             found = names.get(view)
             if found is None:

@@ -132,7 +132,8 @@ class RateLimitMiddleware:
                     continue
                 decisions.append((rule, decision))
                 if not decision.allowed:
-                    return self._headers(decisions, too_many_requests(request, decision))
+                    # (the 429 carries the refusing decision's headers already)
+                    return self._headers(decisions[:-1], too_many_requests(request, decision))
             response = self._headers(decisions, self.get_response(request))
             streaming = self._hand_to_body(response, decisions)
             return response
@@ -158,7 +159,8 @@ class RateLimitMiddleware:
                     continue
                 decisions.append((rule, decision))
                 if not decision.allowed:
-                    return self._headers(decisions, too_many_requests(request, decision))
+                    # (the 429 carries the refusing decision's headers already)
+                    return self._headers(decisions[:-1], too_many_requests(request, decision))
             response = self._headers(decisions, await self.get_response(request))
             streaming = self._hand_to_body(response, decisions)
             return response

@@ -542,3 +542,44 @@ def test_concurrent_scrapes_share_one_read(redis_client, monkeypatch):
     assert (
         1 <= len(reads) <= 2
     )  # the first read, and at most one more for those that came during it
+
+
+def test_concurrent_scrapes_during_an_outage_share_the_failed_read(redis_servers, monkeypatch):
+    """A paused Redis: scrapes that came while a read was timing out share its failure (each
+    answers redcoord_up 0 after about one socket timeout), instead of each waiting for the ones
+    ahead and then spending a socket timeout of its own (the tenth answered after ten)."""
+    from django_redcoord import metrics
+    from django_redcoord.core.transport.clients import client_from_url
+
+    (server,) = redis_servers(1)
+    client = client_from_url(server.url, socket_timeout=0.5)
+    collector = metrics.RedcoordCollector(client, prefix="test")
+    reads = []
+    real = collector._read
+
+    def counted():
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(collector, "_read", counted)
+    assert next(iter(collector.collect())).samples[0].value == 1  # (connected before the pause)
+    answered: list[tuple[float, float]] = []
+    server.pause()
+    try:
+        started = time.monotonic()
+
+        def scrape() -> None:
+            up = next(iter(collector.collect())).samples[0].value
+            answered.append((time.monotonic() - started, up))
+
+        threads = [threading.Thread(target=scrape) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+    finally:
+        server.resume()
+    assert [up for _, up in answered] == [0.0] * 6
+    # one read before the pause, the one that timed out, at most one more for late arrivals
+    assert len(reads) <= 3, len(reads)
+    assert max(spent for spent, _ in answered) < 1.6, answered  # not 6 x 0.5 s
