@@ -956,19 +956,22 @@ _ending: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def ending_waits() -> Iterator[None]:
+class ending_waits:  # noqa: N801 - used as a function: ``with ending_waits():``
     """Mark the calls made inside as ending waits: they may use the pool's reserved share.
 
     For a release, a hand-off, a waiter giving up its place: the calls that
     serve the waiters, which must never find the pool taken by them. Works
-    for threads and asyncio tasks alike (a context variable).
+    for threads and asyncio tasks alike (a context variable). (A class, not a
+    generator: every release enters one.)
     """
-    token = _ending.set(True)
-    try:
-        yield
-    finally:
-        _ending.reset(token)
+
+    __slots__ = ("token",)
+
+    def __enter__(self) -> None:
+        self.token = _ending.set(True)
+
+    def __exit__(self, *exc: object) -> None:
+        _ending.reset(self.token)
 
 
 def reserve(max_connections: int) -> int:
