@@ -30,6 +30,7 @@ from .holds import (
     busy,
     find_request,
     finish,
+    settle_later,
     unavailable_response,
     view_dispatch,
 )
@@ -124,6 +125,7 @@ def _wrap_sync(
         try:
             acquired = lock.acquire()
         except CoordinationUnavailable as exc:
+            settle_later(lock)  # a grant it may leave, nobody would release
             if request is None:
                 raise
             return answers[1](request, exc)
@@ -155,6 +157,7 @@ def _wrap_async(
         try:
             acquired = await aacquire(lock)
         except CoordinationUnavailable as exc:
+            settle_later(lock)
             if request is None:
                 raise
             return answers[1](request, exc)

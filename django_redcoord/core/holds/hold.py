@@ -344,6 +344,29 @@ class Hold(HoldSteps, UsesClient):
         self._check_fork()
         run(self.client if self._depth else None, self._release_flow())
 
+    @property
+    def in_doubt(self) -> str | None:
+        """The owner token of an acquire whose outcome an outage left unknown (it raised
+        CoordinationUnavailable after sending: its grant may land when Redis answers again), or
+        None. :meth:`settle` gives such a grant back."""
+        return None if self.reentrant else self._retry_owner
+
+    def settle(self, owner: str) -> bool:
+        """Give back a grant that an acquire by ``owner`` (:attr:`in_doubt`) may have left behind.
+
+        Asks again as ``owner`` without waiting: a grant that landed after its reply was lost
+        comes back and is released, and so is the free lock taken just now; held by someone
+        else, nothing changes. Returns True once asked; raises CoordinationUnavailable while
+        Redis still does not answer (ask again later).
+        """
+        if self._depth:
+            return True  # held by this object again: its own release ends it
+        self._retry_owner = owner
+        if self.acquire(wait=0):
+            self.release()
+        self._retry_owner = None
+        return True
+
     async def arelease(self) -> None:
         """``release()`` on the event loop (see there)."""
         self._check_fork()

@@ -1,0 +1,94 @@
+"""A view's lock after an outage: the grant an acquire left behind is given back.
+
+A request that comes while Redis is paused answers 503 once its socket timeout
+passes, but its acquire was sent: Redis runs it when it resumes, and nobody
+would release that grant. The view then answered 409 for the lock's whole TTL
+(30 s here) after Redis came back. The decorator now gives such a grant back
+from a thread of the process as soon as Redis answers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from django.http import HttpResponse
+from django.urls import path
+
+from django_redcoord import Lock, with_lock, with_semaphore
+
+pytestmark = pytest.mark.urls(__name__)
+
+
+@with_lock("lost:{pk}", ttl=30, wait=0)
+def locked(request, pk):
+    return HttpResponse("ok")
+
+
+@with_lock("lost-async:{pk}", ttl=30, wait=0)
+async def locked_async(request, pk):
+    return HttpResponse("ok")
+
+
+@with_semaphore("lost-sem", permits=1, ttl=30, wait=0)
+def limited(request):
+    return HttpResponse("ok")
+
+
+urlpatterns = [
+    path("lost/<int:pk>/", locked),
+    path("lost-async/<int:pk>/", locked_async),
+    path("lost-sem/", limited),
+]
+
+
+@pytest.fixture
+def paused_later(settings, redis_servers):
+    (server,) = redis_servers(1)
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "URL": server.url,
+        "SOCKET_TIMEOUT": 0.5,
+        "CONNECT_TIMEOUT": 0.5,
+    }
+    return server
+
+
+def first_ok_after(get, seconds: float) -> tuple[float, list[int]]:
+    """Ask until a 200 (or ``seconds`` pass): when it came, and every status seen."""
+    started, seen = time.monotonic(), []
+    while time.monotonic() - started < seconds:
+        seen.append(get())
+        if seen[-1] == 200:
+            return time.monotonic() - started, seen
+        time.sleep(0.2)
+    return float("inf"), seen
+
+
+@pytest.mark.parametrize("url", ["/lost/1/", "/lost-sem/"])
+def test_a_grant_sent_during_a_pause_is_given_back_once_redis_answers(client, paused_later, url):
+    assert client.get(url).status_code == 200  # (connected)
+    paused_later.pause()
+    try:
+        assert client.get(url).status_code == 503
+    finally:
+        paused_later.resume()
+    spent, seen = first_ok_after(lambda: client.get(url).status_code, 8)
+    assert spent < 8, seen  # not 409 for the lock's 30 s
+    assert 200 in seen
+
+
+def test_the_same_for_an_async_view(async_client, paused_later):
+    async def ask() -> int:
+        return (await async_client.get("/lost-async/1/")).status_code
+
+    assert asyncio.run(ask()) == 200
+    paused_later.pause()
+    try:
+        assert asyncio.run(ask()) == 503
+    finally:
+        paused_later.resume()
+    spent, seen = first_ok_after(lambda: asyncio.run(ask()), 8)
+    assert spent < 8, seen
+    assert Lock("lost-async:1", ttl=5).acquire(wait=0)  # and nothing holds it now
