@@ -377,6 +377,7 @@ def run(client: Any, steps: Steps) -> Any:
             within.check(step, client)
             with answered_by(within.until):
                 reply = step.run(client)
+            within.answered(step)
         except BaseException as exc:  # thrown in: the operation gives back what it took
             within.saw(exc)
             error = exc
@@ -403,6 +404,7 @@ async def arun(client: Any, steps: Steps) -> Any:
                 reply = await (
                     uncancellable(step.arun(client)) if cleaning_up else step.arun(client)
                 )
+            within.answered(step)
             if not cleaning_up and _cancelling() > cancelling:
                 # Cancelled, yet the round trip returned: the cancellation was
                 # swallowed on the way (asyncio.wait_for's race in redis-py's
@@ -451,15 +453,27 @@ class _Bound:
 
     def check(self, step: Step, client: Any) -> None:
         if self.stalled and self.until is not None and time.monotonic() >= self.deadline:  # type: ignore[operator]
-            operation = getattr(step, "operation", None) or getattr(
-                getattr(step, "step", None), "operation", None
-            )
+            operation = _operation(step)
             if operation is not None:  # (a Pause is not a round trip)
                 raise out_of_time(client, operation)
+
+    def answered(self, step: Step) -> None:
+        """A round trip came back: the server answers again (a pause that timed out an earlier
+        one is over), so the later ones are sent, however late (they end the wait: its last
+        re-check, leaving its place)."""
+        if self.stalled and _operation(step) is not None:
+            self.stalled = False
 
     def saw(self, exc: BaseException) -> None:
         if self.until is not None and not self.stalled:
             self.stalled = _timed_out(exc)
+
+
+def _operation(step: Step) -> str | None:
+    """The operation a step's round trip is part of (None: no round trip, as a Pause)."""
+    return getattr(step, "operation", None) or getattr(
+        getattr(step, "step", None), "operation", None
+    )
 
 
 def _timed_out(exc: BaseException | None) -> bool:
