@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 MAX_NAME_LENGTH = 200
-ALLOWED_NAME_CHARS = "letters, digits and _ - . : / @ = + , # ~ |"
+ALLOWED_NAME_CHARS = "ASCII letters, digits and _ - . : / @ = + , # ~ |"
 _NAME_RE = re.compile(r"[A-Za-z0-9_\-.:/@=+,#~|]+")
 #: A name with one ``{tag}``: the tag (non-empty) chooses the Redis Cluster slot.
 _TAGGED_RE = re.compile(
@@ -55,7 +55,7 @@ def is_valid_name(name: str, *, tag: bool = True) -> bool:
 def validate_name(name: object, what: str = "name", *, tag: bool = True) -> str:
     """Return ``name`` if it is usable in a key, else raise ``ValueError``/``TypeError``.
 
-    Allowed: a non-empty ``str`` of at most 200 characters drawn from letters,
+    Allowed: a non-empty ``str`` of at most 200 characters drawn from ASCII letters,
     digits and ``_ - . : / @ = + , # ~ |``, with at most one ``{tag}`` (not
     with ``tag=False``: names that are part of a composite key, such as
     worker ids and rate-limit keys).
@@ -70,7 +70,10 @@ def validate_name(name: object, what: str = "name", *, tag: bool = True) -> str:
         )
     if _NAME_RE.fullmatch(name):
         return name
-    bad = sorted({c for c in name if not _NAME_RE.fullmatch(c)} - ({"{", "}"} if tag else set()))
+    allowed_braces = {"{", "}"} if tag else set()
+    bad = [  # in the order they first appear
+        c for c in dict.fromkeys(name) if c not in allowed_braces and not _NAME_RE.fullmatch(c)
+    ]
     if bad:
         raise ValueError(
             f"{what} {name!r} contains {''.join(bad)!r}; allowed characters are "

@@ -158,3 +158,13 @@ def test_the_dead_letter_limit_setting():
         "REDCOORD['QUEUE_DEAD_LETTER_LIMIT'] must be a whole number from 1 to 1000000000, "
         "or None to keep every dead letter (got 1.5)"
     ]
+
+
+def test_a_refused_names_message_says_ascii_and_lists_its_characters_in_order():
+    from django_redcoord.core.keys import validate_name
+
+    with pytest.raises(ValueError) as refused:
+        validate_name("ü名前 x", "lock name")
+    message = str(refused.value)
+    assert "contains 'ü名前 '" in message  # as they appear in the name, each once
+    assert "allowed characters are ASCII letters, digits and" in message

@@ -262,8 +262,8 @@ def test_a_middleware_rule_name_that_no_key_can_hold_is_refused_by_the_settings_
         {"URL": "redis://x", "RATE_LIMITS": [{"path": "/a/", "policy": "1/s", "name": "a{b}"}]}
     )
     assert found == [
-        "REDCOORD['RATE_LIMITS'][0]['name'] 'a{b}' contains '{}'; allowed characters are letters, "
-        "digits and _ - . : / @ = + , # ~ |"
+        "REDCOORD['RATE_LIMITS'][0]['name'] 'a{b}' contains '{}'; allowed characters are ASCII "
+        "letters, digits and _ - . : / @ = + , # ~ |"
     ]
 
 

@@ -53,7 +53,7 @@ class Hold(HoldSteps, UsesClient):
     :meth:`_setup`.
 
     Args (common to every held primitive):
-        name: the resource: letters, digits and ``_ - . : / @ = + , # ~ |``,
+        name: the resource: ASCII letters, digits and ``_ - . : / @ = + , # ~ |``,
             at most 200 characters.
         ttl: seconds a hold lives unless released or extended (default:
             ``REDCOORD["LOCK_TTL"]``, 30 s). A holder that crashes loses it then.

@@ -52,7 +52,7 @@ class Barrier(UsesClient):
     """``parties`` processes (or threads, or tasks) meet at ``name``.
 
     Args:
-        name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
+        name: ASCII letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
         parties: how many must arrive to trip it (2 to 10,000). Every party
             should say the same.
         ttl: seconds of an arrived party's lease (default 10): a waiting

@@ -63,7 +63,7 @@ class CountDownLatch(UsesClient):
     """A latch that opens once ``count`` count-downs have happened.
 
     Args:
-        name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
+        name: ASCII letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
         count: the count-downs it waits for (1 to a million); used when the
             latch is first used (a latch keeps its count until it expires).
         ttl: seconds of a party's lease (default 30): a party that stops

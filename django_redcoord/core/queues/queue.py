@@ -93,7 +93,7 @@ class Queue(UsesClient):
     """A named queue. Cheap to create; holds no connection of its own.
 
     Args:
-        name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
+        name: ASCII letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
         lifo: deliver the newest message first (default: oldest first).
         max_attempts: deliveries before a message is dead-lettered
             (default ``REDCOORD["QUEUE_MAX_ATTEMPTS"]``, 3). Stored in each message.

@@ -225,7 +225,7 @@ class ReadWriteLock:
     """A named read-write lock: ``read()`` and ``write()`` make holds of it.
 
     Args:
-        name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
+        name: ASCII letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
         ttl, wait, auto_renew, on_lost: the defaults of the holds it makes
             (as for :class:`~django_redcoord.core.locks.Lock`); ``read()`` and
             ``write()`` accept them too.

@@ -54,7 +54,7 @@ class Semaphore(FirstInLine, Hold):
     """At most ``permits`` holders of ``name`` at once; one object holds one permit.
 
     Args:
-        name: the resource: letters, digits and ``_ - . : / @ = + , # ~ |``,
+        name: the resource: ASCII letters, digits and ``_ - . : / @ = + , # ~ |``,
             at most 200 characters.
         permits: how many may hold at once (1 to a million). Every object of
             the same name should say the same; a limit set with

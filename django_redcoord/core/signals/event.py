@@ -57,7 +57,7 @@ class Event(UsesClient):
     ``a``-prefixed twin.
 
     Args:
-        name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
+        name: ASCII letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
         keep: seconds the event lives after its last set or clear (default a day).
         client, prefix: as for a lock.
     """

@@ -59,7 +59,7 @@ class Signal(UsesClient):
     not taken when its wait ended are taken by its next ``wait()``.
 
     Args:
-        name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
+        name: ASCII letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
         client, prefix: as for a lock.
     """
 

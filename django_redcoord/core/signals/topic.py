@@ -66,7 +66,7 @@ class Topic(UsesClient):
     """A durable topic: ``publish()`` / ``apublish()``, and ``subscribe(group)``.
 
     Args:
-        name: letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
+        name: ASCII letters, digits and ``_ - . : / @ = + , # ~ |``, at most 200 characters.
         maxlen: about how many messages it keeps (default 10,000); older ones
             are trimmed, read or not.
         client, prefix: as for a lock.
