@@ -45,6 +45,9 @@ NEMESES = (
     "holder-sigstop",  # ... is SIGSTOPped past its lease, then SIGCONT
     "pool-exhaustion",  # more parties than the client's pool has connections
     "hostile-names",  # every allowed character in the names
+    # paused past the socket timeout and resumed long before a party's wait runs out: the wait
+    # ends as a timeout, not an outage, and leaves nothing behind
+    "pause-then-timeout",
 )
 CLUSTER_NEMESES = (
     # the slot migrates (SETSLOT MIGRATING/IMPORTING, MIGRATE) while in use
@@ -101,6 +104,7 @@ def load() -> dict[tuple[str, str], Cell]:
         cells_rest,
         cells_signals,
         cells_tasks,
+        cells_timeouts,
         cells_workflows,
     )
 
