@@ -50,6 +50,9 @@ LOCKED = {  # path -> detector name
     "/lock/cbv/": "lock_cbv",
     "/lock/acbv/": "lock_acbv",
     "/lock/method/": "lock_method",
+    "/lock/md/a/": "lock_md",  # method_decorator(with_lock(...), name="dispatch")
+    "/lock/amd/a/": "lock_amd",  # the same on an async view
+    "/lock/drf/1/": "lock_drf",  # a DRF APIView method
 }
 
 
@@ -63,6 +66,28 @@ def test_with_lock_excludes_across_worker_processes_and_threads(site):
         inside = seen(site, name)
         assert len(inside) == 4, (name, inside)
         assert max(inside) == 1, f"{site.name}: {name} had {max(inside)} requests inside at once"
+
+
+def test_a_busy_lock_answers_409_in_every_view_style(site):
+    """Held elsewhere, each decorated view answers 409 with Retry-After (not a 500)."""
+    from django_redcoord.core.locks import Lock
+    from django_redcoord.core.transport.clients import client_from_url
+
+    client = client_from_url(site.redis_url)
+    names = {  # path -> its lock (the site's KEY_PREFIX is "deploy")
+        "/busy/md/b/": "deploy:lock:md:b",
+        "/busy/amd/b/": "deploy:lock:amd:b",
+        "/busy/drf/2/": "deploy:lock:drf:2",
+    }
+    held = [Lock(name, ttl=30, client=client, prefix="deploy") for name in names.values()]
+    for lock in held:
+        assert lock.acquire(wait=0)
+    try:
+        replies = {path: site.get(path) for path in names}
+    finally:
+        for lock in held:
+            lock.release()
+    assert {p: r.status for p, r in replies.items()} == dict.fromkeys(names, 409), site.logs()
 
 
 def test_with_semaphore_admits_at_most_its_permits(site):

@@ -22,6 +22,7 @@ import redis
 from django.contrib.auth import get_user_model, login
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
+from django.utils.decorators import method_decorator
 from django.views import View
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -134,6 +135,49 @@ class MethodLockView(View):
     @with_lock("deploy:lock:method:{request.method}", wait=30)
     def get(self, request):
         return _inside("lock_method", request)
+
+
+@method_decorator(with_lock("deploy:lock:md:{kwargs[slug]}", wait=30), name="dispatch")
+class MethodDecoratedLockView(View):  # Django's own idiom for class-based views
+    def get(self, request, slug):
+        return _inside("lock_md", request)
+
+
+@method_decorator(with_lock("deploy:lock:amd:{slug}", wait=30), name="dispatch")
+class AsyncMethodDecoratedLockView(View):
+    async def get(self, request, slug):
+        return await _ainside("lock_amd", request)
+
+
+class DrfLockView(APIView):  # the request is DRF's Request
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    @with_lock("deploy:lock:drf:{pk}", wait=30)
+    def get(self, request, pk):
+        return _inside("lock_drf", request)
+
+
+# the same three with wait=0: busy, they answer 409 at once
+@method_decorator(with_lock("deploy:lock:md:{kwargs[slug]}", wait=0), name="dispatch")
+class MethodDecoratedBusyView(View):
+    def get(self, request, slug):
+        return HttpResponse("free\n")
+
+
+@method_decorator(with_lock("deploy:lock:amd:{slug}", wait=0), name="dispatch")
+class AsyncMethodDecoratedBusyView(View):
+    async def get(self, request, slug):
+        return HttpResponse("free\n")
+
+
+class DrfBusyView(APIView):
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    @with_lock("deploy:lock:drf:{pk}", wait=0)
+    def get(self, request, pk):
+        return Response({"free": True})
 
 
 @with_lock("deploy:lock:afn", wait=30)
