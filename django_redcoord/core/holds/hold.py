@@ -34,7 +34,7 @@ from ..runtime import lock_defaults, runtime
 from ..transport import nearby
 from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import execute_pipeline, max_block
-from ..transport.drivers import Steps, arun, run
+from ..transport.drivers import Steps, arun, run, uncancellable
 from ..values import DEFAULT, check_count, check_seconds, check_ttl, check_wait
 from .identity import (
     fork_generation,
@@ -368,9 +368,17 @@ class Hold(HoldSteps, UsesClient):
         return True
 
     async def arelease(self) -> None:
-        """``release()`` on the event loop (see there)."""
+        """``release()`` on the event loop (see there).
+
+        Cancelled meanwhile (``asyncio.timeout`` running out as the block ends), the release
+        still runs to its end (within the socket timeout) before the cancellation goes on: a
+        cancelled task never leaves its hold taken for the TTL by nobody.
+        """
         self._check_fork()
-        await arun(self._async_client() if self._depth else None, self._release_flow())
+        await uncancellable(
+            arun(self._async_client() if self._depth else None, self._release_flow()),
+            reraise=True,
+        )
         if self._woke_task:  # handed to a task of this loop (see ..transport.nearby): it runs first
             self._woke_task = False
             await asyncio.sleep(0)

@@ -71,7 +71,7 @@ from ..holds.identity import host
 from ..keys import KeyBuilder
 from ..runtime import default_prefix, lock_defaults, runtime
 from ..transport.clients import async_client_like, client_from_url, is_async_client
-from ..transport.drivers import Run, Steps, arun, run
+from ..transport.drivers import Run, Steps, arun, run, uncancellable
 from ..transport.errors import describe, mask_url
 from ..transport.scripts import Script
 from ..values import DEFAULT, check_seconds, check_ttl, check_wait, ms
@@ -381,8 +381,9 @@ class Redlock:
         run(self._clients(), self._release_steps())
 
     async def arelease(self) -> None:
-        """``release()`` on the event loop."""
-        await arun(self._async_clients(), self._release_steps())
+        """``release()`` on the event loop; cancelled meanwhile, it runs to its end first (as a
+        lock's)."""
+        await uncancellable(arun(self._async_clients(), self._release_steps()), reraise=True)
 
     def _release_steps(self) -> Steps:
         owner = self._owner

@@ -199,3 +199,56 @@ def test_a_hold_taken_in_a_loop_that_has_closed_can_still_be_released():
     assert lock.locked()
     lock.release()  # stops a watchdog whose loop is gone, then releases with the sync client
     assert not lock.locked()
+
+
+def _hold(kind: str, client):
+    from django_redcoord.core.rwlocks import ReadWriteLock
+    from django_redcoord.core.semaphores import Semaphore
+
+    if kind == "semaphore":
+        return Semaphore("k|rel", 1, ttl=30, client=client)
+    if kind == "write lock":
+        return ReadWriteLock("k|rel", ttl=30, client=client).write()
+    return Lock("k|rel", ttl=30, client=client)
+
+
+@pytest.mark.parametrize("kind", ["lock", "semaphore", "write lock"])
+def test_a_release_cancelled_before_its_round_trip_still_releases(redis_url, monkeypatch, kind):
+    """``asyncio.timeout`` running out as an ``async with`` block ends cancels the release: it
+    used to stop before its script was sent, and the hold stayed taken by nobody for its TTL
+    (a storm of cancelled semaphore blocks left one name unusable in every run)."""
+    from django_redcoord.core.transport import drivers
+
+    real = drivers.Run.arun
+
+    async def scenario():
+        client = redis.asyncio.Redis.from_url(redis_url)
+        try:
+            hold = _hold(kind, client)
+            assert await hold.aacquire()
+            outer: dict = {}
+
+            async def cancelled_first(self, c):
+                if self.script.name.endswith("/release") and not outer.get("hit"):
+                    outer["hit"] = True
+                    outer["task"].cancel()  # the block's task, as its release begins
+                    await asyncio.sleep(0)
+                return await real(self, c)
+
+            monkeypatch.setattr(drivers.Run, "arun", cancelled_first)
+            task = outer["task"] = asyncio.ensure_future(hold.arelease())
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            monkeypatch.undo()
+            assert outer.get("hit") and task.cancelled()  # the cancellation still went on
+            other = _hold(kind, client)
+            assert await other.aacquire(wait=0), f"the cancelled release left the {kind} taken"
+            await other.arelease()
+        finally:
+            monkeypatch.undo()
+            await client.flushall()
+            await client.aclose()
+
+    asyncio.run(scenario())
