@@ -25,8 +25,10 @@ One outage policy for all of them (the lock wait's, see ``steps.py``):
 * a blocked wait ended by the server (``UNBLOCKED``: its primary was demoted
   in a failover) or a look refused whole (``TRYAGAIN`` while the slot
   migrates, ``LOADING``...) is an outage like the others;
-* a wait refused before it was sent because the pool's waiting connections
-  are all taken (:class:`PoolExhausted`) is not an outage and is raised at once.
+* a look refused before it was sent because no connection of the pool came
+  free within the socket timeout (:class:`PoolExhausted`: every connection is
+  in a call Redis has not answered, as during a pause, or the pool is too
+  small) is tried again the same way, and raised when the wait runs out first.
 
 Interrupted (an error that is not an outcome, ``KeyboardInterrupt``, an
 asyncio cancellation at any ``await``), the waiter leaves: its ``leave()``
@@ -121,8 +123,9 @@ def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
             try:
                 look = yield from waiter.check(final, lease)
             except CoordinationUnavailable as exc:
-                if isinstance(exc, PoolExhausted) or final or deadline - time.monotonic() <= 0:
-                    # (refused whole, TRYAGAIN/UNBLOCKED/LOADING..., is an outage like any other)
+                if final or deadline - time.monotonic() <= 0:
+                    # (refused whole, TRYAGAIN/UNBLOCKED/LOADING..., or a full pool, is an outage
+                    # like any other)
                     raise
                 if outage is None:
                     log.warning(
@@ -144,8 +147,10 @@ def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
                 try:
                     reply = yield waiter.block(block)
                 except CoordinationUnavailable as exc:
-                    if isinstance(exc, PoolExhausted):
-                        raise  # the pool's waiting connections are all taken: not an outage
+                    if isinstance(exc, PoolExhausted):  # not sent: look again after a pause
+                        outage, look = exc, None
+                        yield Pause(min(OUTAGE_RETRY, max(0.0, deadline - time.monotonic())))
+                        break
                     waiter.block_lost()
                     log.warning(
                         "%s: the blocked wait lost its connection (%s); issuing it again",

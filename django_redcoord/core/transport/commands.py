@@ -1183,7 +1183,8 @@ def _exhausted(
     kept = "" if kind == ENDING else f" ({share.limit - share.ordinary_limit} kept for releases)"
     return PoolExhausted(
         f"{operation}: no connection of the pool to {server} came free within {waited:g} s: all "
-        f"{share.limit} (max_connections{kept}) stayed in use; Redis itself is fine. Raise "
+        f"{share.limit} (max_connections{kept}) stayed in use by calls still waiting for Redis "
+        "(the pool is too small for this process, or Redis is slow to answer). Raise "
         "REDCOORD['MAX_CONNECTIONS'] or pass a client whose pool is larger",
         max_connections=share.limit,
         server=server,
