@@ -285,3 +285,52 @@ def test_a_cluster_call_after_its_idle_node_connections_were_killed_reconnects(c
             await client.aclose()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("primitive", ["lock", "semaphore", "rwlock"])
+def test_a_storm_of_timed_out_async_with_blocks_leaves_nothing_held(redis_url, primitive):
+    """600 ``async with`` blocks on 3 names under ``asyncio.timeout`` of 0-60 ms: the
+    cancellation lands anywhere (queued, granted, in the body, in the release). Afterwards every
+    name is free at once (a release cut off before its script was sent left one held by
+    nobody for its TTL)."""
+
+    def make(client, name):
+        if primitive == "lock":
+            return Lock(name, client=client, ttl=30, wait=5)
+        if primitive == "semaphore":
+            return Semaphore(name, permits=1, client=client, ttl=30, wait=5)
+        return ReadWriteLock(name, client=client, ttl=30, wait=5).write()
+
+    async def scenario():
+        client = redis.asyncio.Redis.from_url(redis_url)
+        rng = random.Random(7)
+        inside: dict[str, int] = {}
+        most = 0
+
+        async def block(name: str, limit: float) -> None:
+            nonlocal most
+            try:
+                async with asyncio.timeout(limit), make(client, name):
+                    inside[name] = inside.get(name, 0) + 1
+                    most = max(most, inside[name])
+                    try:
+                        await asyncio.sleep(rng.random() * 0.004)
+                    finally:
+                        inside[name] -= 1
+            except TimeoutError:
+                pass
+
+        try:
+            for _ in range(6):
+                names = [f"storm{rng.randrange(3)}" for _ in range(100)]
+                await asyncio.gather(*(block(n, rng.random() * 0.06) for n in names))
+            await asyncio.sleep(0.2)
+            for i in range(3):
+                hold = make(client, f"storm{i}")
+                assert await hold.aacquire(wait=0), f"storm{i} was left held after the storm"
+                await hold.arelease()
+        finally:
+            await client.aclose()
+        return most
+
+    assert asyncio.run(scenario()) == 1  # never two blocks of one name at once
