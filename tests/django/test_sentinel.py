@@ -8,6 +8,7 @@ SIGKILLing the master.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -216,3 +217,80 @@ def test_idle_connections_to_a_former_master_are_dropped_within_a_second(topolog
     on_new = client_from_url(replica.url)
     assert on_new.info("replication")["role"] == "master"
     assert Queue("jobs", client=on_new).depths().ready == 2  # "before" (replicated) and "after"
+
+
+@pytest.fixture
+def two_replicas(settings, redis_url):
+    master = RedisServer(extra=("--repl-diskless-sync-delay", "0")).start()
+    replicas = [
+        RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start() for _ in range(2)
+    ]
+    deadline = time.monotonic() + 10
+    for replica in replicas:
+        while client_from_url(replica.url).info("replication").get("master_link_status") != "up":
+            assert time.monotonic() < deadline, "the replicas did not sync"
+            time.sleep(0.05)
+    sentinel = SentinelServer(master.port).start()
+    settings.REDCOORD = {
+        "SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port)], "SERVICE": "mymaster"},
+        "KEY_PREFIX": "test",
+        "SOCKET_TIMEOUT": 1.0,
+        "CONNECT_TIMEOUT": 0.5,
+    }
+    yield master, replicas, sentinel
+    for server in (sentinel, *replicas, master):
+        server.cleanup()
+
+
+def test_writes_reach_the_promoted_replica_within_a_second_of_the_sentinels_naming_it(
+    two_replicas,
+):
+    """SENTINEL FAILOVER with two replicas: the failover ends only once the other replica is
+    reconfigured, and until then ``SENTINEL MASTERS`` (what redis-py asks) still names the
+    former master, which goes on taking writes that are lost when it is demoted. Pushes
+    acknowledged more than a second after the sentinel names the promoted replica must all
+    be there (they were lost for about 4 s more)."""
+    master, replicas, sentinel = two_replicas
+    acknowledged: dict[int, float] = {}
+    stop = False
+
+    def produce() -> None:
+        n = 0
+        while not stop:
+            n += 1
+            try:
+                Queue("failover").push(n)
+                acknowledged[n] = time.monotonic()
+            except Exception:  # noqa: BLE001 - an outage refuses a push: it was never acknowledged
+                pass
+            time.sleep(0.01)
+
+    producer = threading.Thread(target=produce)
+    producer.start()
+    try:
+        time.sleep(1.0)
+        _failover(sentinel)
+        deadline = time.monotonic() + 15
+        while _master_port(sentinel) == str(master.port).encode():
+            assert time.monotonic() < deadline, "the failover did not happen"
+            time.sleep(0.02)
+        named = time.monotonic()
+        time.sleep(4.0)
+    finally:
+        stop = True
+        producer.join(10)
+    new_port = int(_master_port(sentinel))
+    (promoted,) = [r for r in replicas if r.port == new_port]
+    consumer = Queue("failover", client=client_from_url(promoted.url)).consumer("reader")
+    present: set[int] = set()
+    while True:
+        messages, _ = consumer.claim(500)
+        if not messages:
+            break
+        present.update(m.body for m in messages)
+    late = [n for n in set(acknowledged) - present if acknowledged[n] > named + 1.5]
+    assert not late, (
+        f"{len(late)} pushes acknowledged 1.5 s or more after the sentinel named the new master "
+        f"are not on it (the last {acknowledged[max(late)] - named:.1f} s after)"
+    )
+    assert len(present) > 100  # (the producer ran on the new master)

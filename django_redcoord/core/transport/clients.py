@@ -126,7 +126,7 @@ def sentinel_client(config: dict[str, Any]) -> redis.Redis:
     connection that finds a former master (READONLY) is dropped, so after a
     failover the next call reaches the new master. No retries, as everywhere.
     """
-    from redis.sentinel import Sentinel
+    from .sentinels import Sentinel
 
     to_sentinels, to_master, pool = _sentinel_kwargs(config)
     sentinels = Sentinel(config["SENTINEL"]["HOSTS"], sentinel_kwargs=to_sentinels)
@@ -138,8 +138,9 @@ def sentinel_client(config: dict[str, Any]) -> redis.Redis:
 def async_sentinel_client(config: dict[str, Any]) -> Any:
     """:func:`sentinel_client` for ``redis.asyncio`` (no I/O)."""
     from redis.asyncio.retry import Retry as AsyncRetry
-    from redis.asyncio.sentinel import Sentinel
     from redis.backoff import NoBackoff
+
+    from .sentinels import AsyncSentinel as Sentinel
 
     to_sentinels, to_master, pool = _sentinel_kwargs(config)
     sentinels = Sentinel(config["SENTINEL"]["HOSTS"], sentinel_kwargs=to_sentinels)
