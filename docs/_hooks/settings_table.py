@@ -185,7 +185,8 @@ ROWS: dict[str, tuple[str, str]] = {
         "a list of rules, each a dict: `path` (required, starts with `/`), `policy` (required, "
         'e.g. `"10/s;burst=20 & 1000/h"`), `key` (`"ip"` (default), `"user"` or '
         '`"header:<Name>"`), `methods` (a list of HTTP methods; all when absent), `name` (a '
-        "limiter name: ASCII letters, digits and `_ - . : / @ = + , # ~ \\|`; default from the path and "
+        "limiter name: ASCII letters, digits and `_ - . : / @ = + , # ~ \\|`; default from the "
+        "path and "
         "methods, `/api/` → `path:api`, `/login/` for POST → `path:login:POST`; rules never share "
         'counts unless given the same name), `on_unavailable` (`"open"` (default) or `"closed"`), '
         "`native` (`True` (default) or `False`); no other keys",
