@@ -107,10 +107,14 @@ def _settle(pending: queue.SimpleQueue) -> None:
     while True:
         try:
             item = pending.get(timeout=SETTLE_RETRY if waiting else None)
-            waiting.append([*item, 0, time.monotonic() + SETTLE_RETRY])
-            continue  # (take every new one before trying)
         except queue.Empty:
-            pass
+            item = None
+        while item is not None:  # every one that came meanwhile, first asked a second later
+            waiting.append([*item, 0, time.monotonic() + SETTLE_RETRY])
+            try:
+                item = pending.get_nowait()
+            except queue.Empty:
+                item = None
         now = time.monotonic()
         for entry in list(waiting):
             lock, owner, deadline, place, passes, due = entry
@@ -122,8 +126,11 @@ def _settle(pending: queue.SimpleQueue) -> None:
             try:
                 lock.settle(owner)
             except CoordinationUnavailable:
-                entry[5] = now + SETTLE_RETRY
-                continue
+                # Redis does not answer yet: none of the others would get through either (each
+                # would wait its socket timeout); all are asked again a second from now
+                for other in waiting:
+                    other[5] = max(other[5], time.monotonic() + SETTLE_RETRY)
+                break
             except Exception as exc:  # noqa: BLE001 - e.g. an async client= only: leave it to its TTL
                 log.warning(
                     "%s %s: could not give back a grant in doubt: %s", lock.kind, lock.name, exc
