@@ -34,8 +34,6 @@ from ..core import (
 )
 from ..core import Hold as Lock
 from ..core import observe_event as observe
-from ..core.holds.steps import QUEUE_GRACE
-from ..core.transport.commands import MAX_BLOCK
 
 log = logging.getLogger("django_redcoord.locks")
 
@@ -86,7 +84,7 @@ def settle_later(lock: Lock) -> None:
     whole TTL after the outage. A thread of the process asks again as the same owner until
     Redis answers (or the TTL has passed) and gives back what it finds (``Hold.settle``)."""
     global _settling
-    owner = lock.in_doubt
+    owner = getattr(lock, "in_doubt", None)  # (a quorum lock's grants expire with their TTL)
     if owner is None:
         return
     pid = os.getpid()
@@ -98,8 +96,7 @@ def settle_later(lock: Lock) -> None:
             ).start()
         pending = _settling[1]
     if pending.qsize() < SETTLE_MOST:
-        place = 0.0 if lock.wait == 0 else MAX_BLOCK + QUEUE_GRACE  # (no place without a wait)
-        pending.put((lock, owner, time.monotonic() + lock.ttl, place))
+        pending.put((lock, owner, time.monotonic() + lock.ttl, lock.doubt_lasts))
 
 
 def _settle(pending: queue.SimpleQueue) -> None:

@@ -33,7 +33,7 @@ from ..observe import observe, observers
 from ..runtime import lock_defaults, runtime
 from ..transport import nearby
 from ..transport.clients import UsesClient, key_builder
-from ..transport.commands import execute_pipeline, max_block
+from ..transport.commands import MAX_BLOCK, execute_pipeline, max_block
 from ..transport.drivers import Steps, arun, run, uncancellable
 from ..values import DEFAULT, check_count, check_seconds, check_ttl, check_wait
 from .identity import (
@@ -43,7 +43,13 @@ from .identity import (
     thread_owner_token,
     watch_forks,
 )
-from .steps import HoldSteps, check_replica_timeout, default_replica_timeout, log
+from .steps import (
+    QUEUE_GRACE,
+    HoldSteps,
+    check_replica_timeout,
+    default_replica_timeout,
+    log,
+)
 from .watchdog import AsyncRenewer, Renewer
 
 
@@ -350,6 +356,13 @@ class Hold(HoldSteps, UsesClient):
         CoordinationUnavailable after sending: its grant may land when Redis answers again), or
         None. :meth:`settle` gives such a grant back."""
         return None if self.reentrant else self._retry_owner
+
+    @property
+    def doubt_lasts(self) -> float:
+        """Seconds after Redis answers again during which a grant in doubt may still arrive: a
+        queue place the lost acquire took may be handed it until the place lapses (0 for an
+        acquire without a wait, which takes no place)."""
+        return 0.0 if self.wait == 0 else MAX_BLOCK + QUEUE_GRACE
 
     def settle(self, owner: str) -> bool:
         """Give back a grant that an acquire by ``owner`` (:attr:`in_doubt`) may have left behind.
