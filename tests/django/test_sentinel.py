@@ -26,14 +26,18 @@ from ..support import workflow_tasks as wt
 from ..support.redis_servers import RedisServer, SentinelServer, free_port, replicated
 
 
-@pytest.fixture
-def topology(settings, redis_url):
+def _servers(settings, replicas: int):
+    """A master, ``replicas`` synced replicas and a sentinel, which REDCOORD points at."""
     master = RedisServer(extra=("--repl-diskless-sync-delay", "0")).start()
-    replica = RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start()
+    made = [
+        RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start()
+        for _ in range(replicas)
+    ]
     deadline = time.monotonic() + 10
-    while client_from_url(replica.url).info("replication").get("master_link_status") != "up":
-        assert time.monotonic() < deadline, "the replica did not sync"
-        time.sleep(0.05)
+    for replica in made:
+        while client_from_url(replica.url).info("replication").get("master_link_status") != "up":
+            assert time.monotonic() < deadline, "the replica did not sync"
+            time.sleep(0.05)
     sentinel = SentinelServer(master.port).start()
     settings.REDCOORD = {
         "SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port)], "SERVICE": "mymaster"},
@@ -41,6 +45,12 @@ def topology(settings, redis_url):
         "SOCKET_TIMEOUT": 1.0,
         "CONNECT_TIMEOUT": 0.5,
     }
+    return master, made, sentinel
+
+
+@pytest.fixture
+def topology(settings, redis_url):
+    master, (replica,), sentinel = _servers(settings, 1)
     yield master, replica, sentinel
     for server in (sentinel, replica, master):
         server.cleanup()
@@ -221,22 +231,7 @@ def test_idle_connections_to_a_former_master_are_dropped_within_a_second(topolog
 
 @pytest.fixture
 def two_replicas(settings, redis_url):
-    master = RedisServer(extra=("--repl-diskless-sync-delay", "0")).start()
-    replicas = [
-        RedisServer(extra=("--replicaof", "127.0.0.1", str(master.port))).start() for _ in range(2)
-    ]
-    deadline = time.monotonic() + 10
-    for replica in replicas:
-        while client_from_url(replica.url).info("replication").get("master_link_status") != "up":
-            assert time.monotonic() < deadline, "the replicas did not sync"
-            time.sleep(0.05)
-    sentinel = SentinelServer(master.port).start()
-    settings.REDCOORD = {
-        "SENTINEL": {"HOSTS": [("127.0.0.1", sentinel.port)], "SERVICE": "mymaster"},
-        "KEY_PREFIX": "test",
-        "SOCKET_TIMEOUT": 1.0,
-        "CONNECT_TIMEOUT": 0.5,
-    }
+    master, replicas, sentinel = _servers(settings, 2)
     yield master, replicas, sentinel
     for server in (sentinel, *replicas, master):
         server.cleanup()
