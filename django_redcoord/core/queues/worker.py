@@ -334,6 +334,10 @@ class Worker:
         self.stats = Stats()
         self.current: dict[int, str] = {}  # thread index -> message id (for the admin)
         self._stopping = threading.Event()
+        # The heartbeat stops only after the job threads: a worker that drains its jobs on the
+        # way out is alive until then, and must not be reaped (its jobs run again meanwhile).
+        self._beat_stop = threading.Event()
+        self._leaving: set[str] = set()  # threads that ended their jobs and land what they owe
         self._stop_asked = False  # (stop() was called: the relay sets _stopping a moment later)
         self._stop_relay = StopRelay(self._stopping.set, "redcoord-worker-stop")
         self._threads: list[threading.Thread] = []
@@ -417,14 +421,24 @@ class Worker:
             still = [
                 t.name for t in self._threads if t.is_alive() and t.name not in self._abandoned
             ]
-            if still:
+            running = [name for name in still if name not in self._leaving]
+            if running:
                 log.warning(
                     "worker %s: %d job(s) still running after %gs; their messages will be "
                     "redelivered",
                     self.id,
-                    len(still),
+                    len(running),
                     self.shutdown_timeout,
                 )
+            if len(running) < len(still):
+                log.warning(
+                    "worker %s: %d thread(s) could not land their results and acknowledgements "
+                    "within %gs (Redis did not answer); their messages will be redelivered",
+                    self.id,
+                    len(still) - len(running),
+                    self.shutdown_timeout,
+                )
+            self._beat_stop.set()
             if beater is not None:
                 beater.join(max(0.0, min(2.0, deadline - time.monotonic())))
             for t in wakers:  # each blocks 1 s at most
@@ -498,6 +512,7 @@ class Worker:
         Retried while Redis is away, up to the shutdown timeout; what is left
         then is redelivered by a reaper once our heartbeat lapses.
         """
+        self._leaving.add(threading.current_thread().name)
         deadline = time.monotonic() + self.shutdown_timeout
         for consumer in consumers:
             unstarted = [m for c, batch in leftovers if c is consumer for m in batch]
@@ -874,7 +889,7 @@ class Worker:
             -1,
             {},
         )  # (minute of our last report, finished per queue then)
-        while not self._stopping.wait(pause):
+        while not self._beat_stop.wait(pause):
             # Fixed rate: the next round starts one heartbeat after this one
             # began, however long its reaps took. A pause counted from the
             # round's end let a loaded host reap less often than every

@@ -116,6 +116,34 @@ def test_sigterm_finishes_the_job_in_hand_and_hands_back_the_rest(redis_url, red
     assert os.getpid()  # the test process itself was never signalled
 
 
+def test_a_worker_draining_a_long_job_after_sigterm_is_not_reaped_by_another(
+    redis_url, redis_client
+):
+    # The job has about 3 s left when SIGTERM arrives: far past WORKER_TIMEOUT (1 s) + one
+    # heartbeat, the time after which a worker that stopped beating is reaped. The draining
+    # worker must keep beating until its job ends, or the other worker's reaper runs the job a
+    # second time while the first run is still going.
+    queue = Queue("drain", client=redis_client, prefix=PREFIX)
+    queue.push({"n": 1})
+    first = multiproc.start(work, redis_url, "drain", 1, 4.0)
+    second = None
+    try:
+        wait_until(lambda: redis_client.exists("started:1"), 10, "the job to start")
+        second = multiproc.start(work, redis_url, "drain", 1, 0.01)
+        time.sleep(1.0)  # the second worker is up and reaping
+        first.signal(signal.SIGTERM)
+        done, handed_back = first.result(timeout=15)
+        assert first.process.exitcode == 0
+        time.sleep(1.5)  # a reap that happened during the drain would have run it by now
+        assert (done, handed_back) == (1, 0)
+        assert redis_client.hget("completions", 1) == b"1"  # once: never redelivered
+        assert redis_client.get("started:1") == b"0"  # the first delivery (attempts count from 0)
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+
+
 # -- hardening: a worker survives every outage, and never exits 0 half-dead ----------------
 
 
