@@ -289,3 +289,65 @@ def test_writes_reach_the_promoted_replica_within_a_second_of_the_sentinels_nami
         f"are not on it (the last {acknowledged[max(late)] - named:.1f} s after)"
     )
     assert len(present) > 100  # (the producer ran on the new master)
+
+
+def test_a_sentinel_that_is_down_or_hung_costs_a_new_client_half_a_second_at_most(topology):
+    # The sentinels are asked one after the other before a connection is made, each for 0.5 s
+    # at most (docs/topologies.md). redis-py's default retry made one that was down cost a new
+    # client 3-4 s, and one that was hung (SIGSTOP) 8-10 s, sync and asyncio alike.
+    import os
+    import signal
+
+    from django_redcoord.core.options import validate
+    from django_redcoord.core.transport.clients import async_sentinel_client, sentinel_client
+
+    master, _, sentinel = topology
+    hung = SentinelServer(master.port).start()
+    os.kill(hung.pid, signal.SIGSTOP)
+    try:
+        for first, most in ((free_port(), 0.4), (hung.port, 0.9)):
+            config = validate(
+                {
+                    "SENTINEL": {
+                        "HOSTS": [f"127.0.0.1:{first}", f"127.0.0.1:{sentinel.port}"],
+                        "SERVICE": "mymaster",
+                    }
+                }
+            )
+            client = sentinel_client(config)
+            began = time.monotonic()
+            assert client.ping()
+            took = time.monotonic() - began
+            assert took < most, f"the first sentinel ({first}) cost the call {took:.1f} s"
+
+            async def first_call() -> float:
+                aclient = async_sentinel_client(config)
+                began = time.monotonic()
+                assert await aclient.ping()
+                took = time.monotonic() - began
+                await aclient.aclose()
+                return took
+
+            took = asyncio.run(first_call())
+            assert took < most, f"asyncio: the first sentinel ({first}) cost the call {took:.1f} s"
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
+        hung.cleanup()
+
+
+def test_when_no_sentinel_answers_the_error_names_each_by_address_and_reason():
+    from django_redcoord.core.exceptions import CoordinationUnavailable
+    from django_redcoord.core.options import validate
+    from django_redcoord.core.transport.clients import sentinel_client
+
+    dead = [free_port(), free_port()]
+    config = validate(
+        {"SENTINEL": {"HOSTS": [f"127.0.0.1:{p}" for p in dead], "SERVICE": "mymaster"}}
+    )
+    with pytest.raises(CoordinationUnavailable) as caught:
+        Lock("x", wait=0, client=sentinel_client(config)).acquire()
+    message = str(caught.value)
+    for port in dead:  # each sentinel by its address and the error, not the client's repr
+        assert f"sentinel 127.0.0.1:{port}: ConnectionError: " in message, message
+    assert "redis.Redis" not in message and "<" not in message, message
+    assert len(message) < 600, message

@@ -95,8 +95,10 @@ def _sentinel_kwargs(
         "socket_timeout": config["SOCKET_TIMEOUT"],
         "socket_connect_timeout": config["CONNECT_TIMEOUT"],
     }
-    # A sentinel answers from memory: it gets at most 0.5 s (it is asked before
-    # checkouts, see transport.commands.SENTINEL_CHECK, so a dead one must not stall calls long)
+    # A sentinel answers from memory: it gets at most 0.5 s and no retry (it is asked before
+    # checkouts, see transport.commands.SENTINEL_CHECK, so a dead one must not stall calls long;
+    # redis-py's default retry made a dead sentinel cost 3-4 s, a hung one 8-10 s). The retry
+    # policy is added by the caller: the sync and asyncio clients take different classes.
     quick = {
         "socket_timeout": min(0.5, config["SOCKET_TIMEOUT"]),
         "socket_connect_timeout": min(0.5, config["CONNECT_TIMEOUT"]),
@@ -129,7 +131,9 @@ def sentinel_client(config: dict[str, Any]) -> redis.Redis:
     from .sentinels import Sentinel
 
     to_sentinels, to_master, pool = _sentinel_kwargs(config)
-    sentinels = Sentinel(config["SENTINEL"]["HOSTS"], sentinel_kwargs=to_sentinels)
+    sentinels = Sentinel(
+        config["SENTINEL"]["HOSTS"], sentinel_kwargs={**to_sentinels, "retry": no_retry()}
+    )
     return sentinels.master_for(
         config["SENTINEL"]["SERVICE"], retry=no_retry(), **to_master, **pool
     )
@@ -143,7 +147,10 @@ def async_sentinel_client(config: dict[str, Any]) -> Any:
     from .sentinels import AsyncSentinel as Sentinel
 
     to_sentinels, to_master, pool = _sentinel_kwargs(config)
-    sentinels = Sentinel(config["SENTINEL"]["HOSTS"], sentinel_kwargs=to_sentinels)
+    sentinels = Sentinel(
+        config["SENTINEL"]["HOSTS"],
+        sentinel_kwargs={**to_sentinels, "retry": AsyncRetry(NoBackoff(), 0)},
+    )
     return sentinels.master_for(
         config["SENTINEL"]["SERVICE"], retry=AsyncRetry(NoBackoff(), 0), **to_master, **pool
     )

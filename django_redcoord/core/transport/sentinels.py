@@ -32,6 +32,13 @@ def _named(reply: Any) -> tuple[str, int] | None:
     return host, int(reply[1])
 
 
+def _failed(sentinel: Any, exc: BaseException) -> str:
+    """One sentinel's failure, short: its address and the error (not the client's repr)."""
+    kwargs = sentinel.connection_pool.connection_kwargs
+    where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+    return f"sentinel {where}: {type(exc).__name__}: {exc}"
+
+
 class _Choice:
     """What both Sentinel classes decide from one sentinel's two answers."""
 
@@ -63,7 +70,7 @@ class Sentinel(_Choice, redis.sentinel.Sentinel):
                 state = sentinel.sentinel_masters().get(service_name)
                 named = _named(sentinel.sentinel_get_master_addr_by_name(service_name))
             except _UNREACHABLE as exc:
-                errors.append(f"{sentinel} - {exc!r}")
+                errors.append(_failed(sentinel, exc))
                 continue
             address = self._choose(state, named, service_name)
             if address is not None:  # this sentinel is asked first next time
@@ -82,7 +89,7 @@ class AsyncSentinel(_Choice, redis.asyncio.sentinel.Sentinel):
                 state = (await sentinel.sentinel_masters()).get(service_name)
                 named = _named(await sentinel.sentinel_get_master_addr_by_name(service_name))
             except _UNREACHABLE as exc:
-                errors.append(f"{sentinel} - {exc!r}")
+                errors.append(_failed(sentinel, exc))
                 continue
             address = self._choose(state, named, service_name)
             if address is not None:
