@@ -320,7 +320,7 @@ def test_a_sentinel_that_is_down_or_hung_costs_a_new_client_half_a_second_at_mos
             took = time.monotonic() - began
             assert took < most, f"the first sentinel ({first}) cost the call {took:.1f} s"
 
-            async def first_call() -> float:
+            async def first_call(config=config) -> float:
                 aclient = async_sentinel_client(config)
                 began = time.monotonic()
                 assert await aclient.ping()
