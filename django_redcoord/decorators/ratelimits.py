@@ -53,6 +53,7 @@ from ..core import observe_event as observe
 from ..ratelimit.http import (
     arate_limit_key,
     check_key,
+    counted_methods,
     rate_limit_headers,
     rate_limit_key,
     too_many_requests,
@@ -92,7 +93,8 @@ def rate_limit(
             :mod:`~django_redcoord.core.rates`).
         key: what a request counts against: ``"ip"`` (default), ``"user"``,
             ``"header:<Name>"``, or a callable ``(request) -> str``.
-        methods: only these HTTP methods count (default: all).
+        methods: only these HTTP methods count (default: all); GET counts HEAD too, which
+            Django answers with the GET view.
         block: refuse over-limit requests (default); False only records the
             decision in ``request.ratelimit``.
         name: the limiter's name (default: from the view's module and
@@ -109,8 +111,7 @@ def rate_limit(
     check_key(key)
     if name is not None:
         validate_name(name, "rate_limit name", tag=False)
-    if methods is not None:
-        methods = tuple(m.upper() for m in methods)
+    methods = counted_methods(methods)
     if on_limited is not None and not callable(on_limited):
         raise TypeError(
             f"on_limited must be a callable (request, decision) -> HttpResponse, not {on_limited!r}"

@@ -35,6 +35,19 @@ from django.http import HttpRequest, HttpResponse
 from .. import conf
 from ..core import ConfigurationError, Decision
 
+def counted_methods(methods: Any) -> tuple[str, ...] | None:
+    """The HTTP methods a limit restricted to ``methods`` counts (None: all), upper case.
+
+    A limit on GET counts HEAD too: Django answers HEAD with the GET view (a class-based
+    view's ``head`` is its ``get``; a function view sees HEAD as it is), so the view's work runs
+    for HEAD as for GET, and a limit that let HEAD by would be a way around it.
+    """
+    if methods is None:
+        return None
+    counted = tuple(m.upper() for m in methods)
+    return (*counted, "HEAD") if "GET" in counted and "HEAD" not in counted else counted
+
+
 #: The ``TRUSTED_PROXIES`` entry that trusts the peer of a Unix socket (no client address).
 UNIX = "unix"
 

@@ -36,7 +36,13 @@ from .. import conf
 from ..core import CoordinationUnavailable, Decision, RateLimiter, uncancellable
 from ..decorators.holds import unavailable_response
 from ..decorators.streaming import release_after_body
-from .http import arate_limit_key, rate_limit_headers, rate_limit_key, too_many_requests
+from .http import (
+    arate_limit_key,
+    counted_methods,
+    rate_limit_headers,
+    rate_limit_key,
+    too_many_requests,
+)
 from .slots import agive_back, give_back, limiter_name, releases
 
 log = logging.getLogger("django_redcoord.ratelimit")
@@ -46,7 +52,7 @@ class _Rule:
     def __init__(self, rule: dict[str, Any], name: str) -> None:
         self.path = rule["path"]
         self.key = rule.get("key", "ip")
-        self.methods = tuple(m.upper() for m in rule["methods"]) if rule.get("methods") else None
+        self.methods = counted_methods(rule["methods"]) if rule.get("methods") else None
         self.on_unavailable = rule.get("on_unavailable", "open")
         self.limiter = RateLimiter(rule["policy"], name=name, native=rule.get("native", True))
 

@@ -73,7 +73,20 @@ def plain(request):
     return JsonResponse({"ok": True})
 
 
+@rate_limit("2/m", key="ip", methods=["GET"], name="edge-get-fn")
+def get_limited(request):
+    return JsonResponse({"ok": True})
+
+
+@rate_limit("2/m", key="ip", methods=["get"], name="edge-get-cbv")
+class GetLimitedView(View):
+    def get(self, request):
+        return JsonResponse({"ok": True})
+
+
 urlpatterns = [
+    path("get-fn/", get_limited),
+    path("get-cbv/", GetLimitedView.as_view()),
     path("stream/", stream_view),
     path("astream/", async_stream_view),
     path("file/", file_view),
@@ -252,6 +265,20 @@ def test_rules_on_one_path_with_different_methods_count_apart(client, settings):
     assert [client.get("/methods/").status_code for _ in range(3)] == [200, 200, 200]
     assert [client.post("/methods/").status_code for _ in range(2)] == [200, 429]  # was [429, 429]
     assert client.get("/methods/").status_code == 429
+
+
+@pytest.mark.parametrize("url", ["/get-fn/", "/get-cbv/", "/methods/"])
+def test_a_limit_on_get_counts_head_which_runs_the_same_view(client, settings, url):
+    # Django answers HEAD with the GET view: a limit on GET that let HEAD by was a way around
+    # it, with the view's work done every time.
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, MIDDLEWARE]
+    settings.REDCOORD = {
+        **settings.REDCOORD,
+        "RATE_LIMITS": [{"path": "/methods/", "policy": "2/m", "methods": ["GET"]}],
+    }
+    assert [client.head(url).status_code for _ in range(3)] == [200, 200, 429]
+    assert client.get(url).status_code == 429
+    assert client.post(url).status_code in (200, 405)  # POST is not limited (a CBV has no post)
 
 
 def test_rules_on_one_path_with_different_keys_count_apart(client, settings):
