@@ -1,0 +1,19 @@
+"""The management commands' shared pieces."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type`` for a duration option: a finite number (argparse then refuses
+    ``nan``, ``inf`` and words with a usage error that names the option, as for any bad
+    value); whether it must be positive is for the option's own check."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds")
+    return value

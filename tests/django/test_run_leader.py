@@ -140,6 +140,12 @@ def test_run_refuses_while_another_process_leads(redis_client):
             r"renew_deadline \(10 s\) must be longer than 1.2 × retry_period",
         ),
         (["--identity", " "], "--identity must not be empty"),
+        (["--lease", "nan"], "argument --lease: 'nan' is not a finite number of seconds"),
+        (
+            ["--request", "tick", "--expires", "inf"],
+            "argument --expires: 'inf' is not a finite number of seconds",
+        ),
+        (["--retry-period", "soon"], "argument --retry-period: 'soon' is not a number"),
     ],
 )
 def test_bad_options_raise_command_error(args, message):

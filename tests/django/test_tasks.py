@@ -241,6 +241,9 @@ def test_run_worker_rejects_unknown_queues_and_backends():
         call_command("run_worker", "nope", "--burst")
     with pytest.raises(CommandError, match="no TASKS backend"):
         call_command("run_worker", "--backend", "missing", "--burst")
+    for bad in ("nan", "inf"):  # a usage error, not a traceback
+        with pytest.raises(CommandError, match=f"'{bad}' is not a finite number of seconds"):
+            call_command("run_worker", "--burst", "--shutdown-timeout", bad)
 
 
 def _worker_process(redis_url):

@@ -50,6 +50,7 @@ from ...core import (
     resume_job,
 )
 from ...logs import add_log_format_argument, log_to_console
+from .. import seconds
 
 log = logging.getLogger("django_redcoord.leader")
 
@@ -86,7 +87,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--expires",
-            type=float,
+            type=seconds,
             metavar="SECONDS",
             help=f"with --request: drop the request if no leader claims it within SECONDS "
             f"(default {DEFAULT_REQUEST_TTL:g})",
@@ -103,17 +104,17 @@ class Command(BaseCommand):
             "--identity", help="how this process is shown to others (default host:pid)"
         )
         parser.add_argument(
-            "--lease", type=float, metavar="SECONDS", help="override REDCOORD['LEADER_LEASE']"
+            "--lease", type=seconds, metavar="SECONDS", help="override REDCOORD['LEADER_LEASE']"
         )
         parser.add_argument(
             "--renew-deadline",
-            type=float,
+            type=seconds,
             metavar="SECONDS",
             help="override REDCOORD['LEADER_RENEW_DEADLINE']",
         )
         parser.add_argument(
             "--retry-period",
-            type=float,
+            type=seconds,
             metavar="SECONDS",
             help="override REDCOORD['LEADER_RETRY_PERIOD']",
         )

@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ...contrib.metrics import add_metrics_arguments, serve_metrics_for
 from ...core import RedcoordError
 from ...logs import add_log_format_argument, log_to_console
+from .. import seconds
 
 
 class Command(BaseCommand):
@@ -44,7 +45,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--shutdown-timeout",
-            type=float,
+            type=seconds,
             default=None,
             help="seconds to finish running jobs on SIGTERM",
         )
