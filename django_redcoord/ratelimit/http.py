@@ -35,6 +35,7 @@ from django.http import HttpRequest, HttpResponse
 from .. import conf
 from ..core import ConfigurationError, Decision
 
+
 def counted_methods(methods: Any) -> tuple[str, ...] | None:
     """The HTTP methods a limit restricted to ``methods`` counts (None: all), upper case.
 

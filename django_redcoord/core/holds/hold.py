@@ -364,21 +364,20 @@ class Hold(HoldSteps, UsesClient):
         acquire without a wait, which takes no place)."""
         return 0.0 if self.wait == 0 else MAX_BLOCK + QUEUE_GRACE
 
-    def settle(self, owner: str) -> bool:
+    def settle(self, owner: str) -> None:
         """Give back a grant that an acquire by ``owner`` (:attr:`in_doubt`) may have left behind.
 
         Asks again as ``owner`` without waiting: a grant that landed after its reply was lost
         comes back and is released, and so is the free lock taken just now; held by someone
-        else, nothing changes. Returns True once asked; raises CoordinationUnavailable while
-        Redis still does not answer (ask again later).
+        else, nothing changes. Raises CoordinationUnavailable while Redis still does not answer
+        (ask again later).
         """
         if self._depth:
-            return True  # held by this object again: its own release ends it
+            return  # held by this object again: its own release ends it
         self._retry_owner = owner
         if self.acquire(wait=0):
             self.release()
         self._retry_owner = None
-        return True
 
     async def arelease(self) -> None:
         """``release()`` on the event loop (see there).
