@@ -307,7 +307,8 @@ def commands(
                 raise
             finally:
                 pool.release(conn)
-    return _raise_first_error(replies) if raise_errors else replies
+        # (within: an error reply that is an outage, e.g. OOM or READONLY, is raised as one)
+        return _raise_first_error(replies) if raise_errors else replies
 
 
 async def acommands(
@@ -340,7 +341,8 @@ async def acommands(
                 raise
             finally:
                 await pool.release(conn)
-    return _raise_first_error(replies) if raise_errors else replies
+        # (within: an error reply that is an outage, e.g. OOM or READONLY, is raised as one)
+        return _raise_first_error(replies) if raise_errors else replies
 
 
 async def _aready(conn: Any) -> None:

@@ -51,7 +51,7 @@ from .commands import (
 )
 from .commands import acommands as asend_commands
 from .commands import commands as send_commands
-from .errors import unavailable_as_ours
+from .errors import outages_in, unavailable_as_ours
 from .hub import apop_wake, aread_wake, pop_wake, read_wake
 from .scripts import Script
 
@@ -314,7 +314,8 @@ class Batch(Step):
     """Send commands together, without MULTI/EXEC (one round trip; each runs on its own).
 
     Replies come back in order; the first error reply is raised, or with
-    ``raise_errors=False`` every error reply is returned in its place.
+    ``raise_errors=False`` every error reply is returned in its place (one that is an outage as
+    its CoordinationUnavailable, see ``errors.outages_in``).
     ``key``: on a Redis Cluster, they all go to the node of that key's slot,
     on one connection (see ``commands.commands``).
     """
@@ -336,22 +337,24 @@ class Batch(Step):
         )
 
     def run(self, client: Any) -> Any:
-        return send_commands(
+        replies = send_commands(
             client,
             self.commands,
             operation=self.operation,
             raise_errors=self.raise_errors,
             key=self.key,
         )
+        return replies if self.raise_errors else outages_in(client, self.operation, replies)
 
     async def arun(self, client: Any) -> Any:
-        return await asend_commands(
+        replies = await asend_commands(
             client,
             self.commands,
             operation=self.operation,
             raise_errors=self.raise_errors,
             key=self.key,
         )
+        return replies if self.raise_errors else outages_in(client, self.operation, replies)
 
 
 def _advance(steps: Steps, reply: Any, error: BaseException | None) -> tuple[bool, Any]:

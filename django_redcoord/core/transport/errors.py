@@ -212,6 +212,13 @@ def outage(client: Any, operation: str, exc: BaseException) -> CoordinationUnava
     )
 
 
+def outages_in(client: Any, operation: str, replies: list[Any]) -> list[Any]:
+    """``replies`` (a batch's, error replies in their places) with each error reply that is an
+    outage turned into its CoordinationUnavailable (see :func:`outage`): a caller that raises an
+    error reply it finds raises an outage as one (a full Redis's OOM, READONLY), never raw."""
+    return [(outage(client, operation, r) or r) if isinstance(r, Exception) else r for r in replies]
+
+
 @contextlib.contextmanager
 def unavailable_as_ours(client: Any, operation: str) -> Iterator[None]:
     """Turn outages into CoordinationUnavailable (see :func:`outage`)."""

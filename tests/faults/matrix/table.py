@@ -48,6 +48,9 @@ NEMESES = (
     # paused past the socket timeout and resumed long before a party's wait runs out: the wait
     # ends as a timeout, not an outage, and leaves nothing behind
     "pause-then-timeout",
+    # maxmemory reached under noeviction: what keeps or gives up a hold runs, what takes
+    # something new is refused whole (cells_full.py)
+    "redis-full",
 )
 CLUSTER_NEMESES = (
     # the slot migrates (SETSLOT MIGRATING/IMPORTING, MIGRATE) while in use
@@ -98,6 +101,7 @@ def load() -> dict[tuple[str, str], Cell]:
     """Every cell (importing the modules that register them)."""
     from . import (  # noqa: F401
         cells_cluster,
+        cells_full,
         cells_groups,
         cells_holds,
         cells_latches,

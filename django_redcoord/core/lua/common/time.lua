@@ -52,3 +52,18 @@ local function next_monotonic(key, keep_ms)
   redis.call('SET', key, int(value), 'PX', keep_ms)
   return value
 end
+
+-- Redis full (maxmemory reached under noeviction): Redis refuses a script at its
+-- first write that may take memory (SET, HSET, ZADD, RPUSH...), and runs the rest
+-- of a script whose first write took none (DEL, HDEL, ZREM, PEXPIRE...). A script
+-- that only keeps or gives up what its caller holds (a renewal, a release, a
+-- heartbeat) calls this before its first such write, so that a full Redis never
+-- takes a hold from its holder (a renewal refused) nor leaves one held by nobody
+-- (a release refused); what takes something new is refused whole, an outage.
+-- It is a write that changes nothing and takes no memory: `key` (a key of the
+-- script, of any type, or none) keeps its TTL (PEXPIRE to what is left) or stays
+-- without one (PERSIST of a key that has none).
+local function run_when_full(key)
+  local pttl = redis.call('PTTL', key)
+  if pttl > 0 then redis.call('PEXPIRE', key, pttl) else redis.call('PERSIST', key) end
+end

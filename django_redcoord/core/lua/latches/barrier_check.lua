@@ -73,5 +73,6 @@ m = redis.call('HMGET', state, 'broken', 'broken_gen')
 if m[1] and tonumber(m[2] or '-1') == gen then
   return {-1, m[1]}
 end
+run_when_full(parties)  -- (a renewal: see common/time.lua)
 redis.call('ZADD', parties, 'XX', now_ms + tonumber(ARGV[4]), token)
 return {0, next_arrival_expiry(parties, now_ms), wake_mark(wake)}

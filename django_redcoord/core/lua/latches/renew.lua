@@ -26,6 +26,7 @@ if not score then
   return 0
 end
 if tonumber(score) < now_ms then return 0 end
+run_when_full(parties)  -- (a renewal: see common/time.lua)
 redis.call('ZADD', parties, 'XX', now_ms + ttl, token)
 latch_keep(state, parties, waiters, index, ARGV[3], tonumber(ARGV[5]), now_ms)
 return 1

@@ -34,8 +34,10 @@ local current = redis.call('HGET', record, 'token')
 
 if current and token ~= '' and current == token then
   -- The incumbent renews: same term, same token, a new lease from now.
-  redis.call('HSET', record, 'renewed_ms', now, 'lease_ms', lease)
+  -- (the PEXPIRE first: a full Redis still lets the leader renew; see run_when_full in
+  -- common/time.lua)
   redis.call('PEXPIRE', record, lease)
+  redis.call('HSET', record, 'renewed_ms', now, 'lease_ms', lease)
   return reply(1, 0)
 end
 if current and current ~= stale then

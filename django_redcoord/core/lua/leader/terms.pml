@@ -4,12 +4,12 @@
 // paused past its lease, a SIGKILLed leader, Redis restarted without its data, a lost
 // campaign reply, the scheduler's term-fenced slot claims and "run now" requests.
 //
-//! models: leader/campaign.lua sha256=20e25b4b6deaf041
+//! models: leader/campaign.lua sha256=86efeced5580a003
 //    Candidate CAMPAIGN: renew (the record holds our token), code 0 (another token,
 //    other than our stale one: seen := max(seen, its term)), or elect: next_monotonic of
 //    common/time.lua, raised above ARGV[6] seen, a fresh token, a new record. One reply
 //    may be lost (LeaderElection._round: a standby then keeps `fresh` as its stale token).
-//! models: common/time.lua sha256=3cf26434daa8e4e6
+//! models: common/time.lua sha256=65235869e5285e2d
 //    next_monotonic: term = max(last + 1, server clock). Each script run reads a later
 //    server clock than the one before (a script takes longer than a microsecond): `srv_now`
 //    advances at each election; Redis restarted without its data keeps its clock.

@@ -46,6 +46,9 @@ if rec[1] == token then
   local depth = tonumber(rec[4]) or 1
   local nest = ARGV[6] == '1' and (mode == 'try' or mode == 'queue')
   if nest then depth = depth + 1 end
+  -- (the DEL first: a full Redis still lets a waiter take what was handed to it;
+  -- see "Redis full" in locks/common.lua)
+  if queued_before then redis.call('DEL', wake) end
   local pttl = redis.call('PTTL', lock)
   if pttl < ttl then
     rec[3], rec[4] = math.floor(clock() / 1000) + ttl, depth
@@ -55,7 +58,6 @@ if rec[1] == token then
     rec[4] = depth
     redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
   end
-  if queued_before then redis.call('DEL', wake) end
   return {1, rec[2], depth}
 end
 

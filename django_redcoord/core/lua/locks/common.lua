@@ -32,6 +32,14 @@
 --
 -- Waiters queue as common/waiters.lua describes.
 --
+-- Redis full (maxmemory reached under noeviction): Redis refuses a script at its
+-- first write that may take memory (SET, HSET, RPUSH...), and runs the rest of a
+-- script whose first write took none (DEL, HDEL, PEXPIRE, LPOP...). So what gives
+-- a hold up or keeps it (release, a hand-off, extend, unwinding a reentrant
+-- level, leaving the queue) starts with a write that takes no memory and always
+-- runs: a full Redis never leaves a lock held by nobody for its TTL. What takes a
+-- new hold or place starts with one that takes memory: refused whole, an outage.
+--
 -- Waits, for the admin's chart of each lock name: every grant to a queued
 -- waiter (a hand-off) adds how long it waited (server time from taking its
 -- place to the grant) to the name's wait list, one entry a minute:
@@ -111,18 +119,22 @@ end
 local function write_grant(lock, queue, index, name, rec, token, ttl, now_us, host, pid, thread)
   local now_ms = math.floor(now_us / 1000)
   local fence = math.max((tonumber(rec[2]) or 0) + 1, now_us)
-  local until_ms = tonumber(rec[8])
+  local until_ms, left = tonumber(rec[8]), false
   if not until_ms then
     -- A chain of records starts: a queue left from before (its places, if any,
     -- were scanned just now) is kept for 2 x QUEUE_KEEP_MS and bounded so.
     until_ms = 0
-    if redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS) == 1 then until_ms = now_ms + 2 * QUEUE_KEEP_MS end
+    if redis.call('EXISTS', queue) == 1 then until_ms, left = now_ms + 2 * QUEUE_KEEP_MS, true end
   elseif until_ms < now_ms then
     until_ms = 0  -- every place it bounded is dead: the next one pushes the queue's TTL out
   end
   local new = {token, fence, now_ms + ttl, 1, host, pid, thread, until_ms, tonumber(rec[9]) or 0}
+  -- A fresh grant's first write takes memory (HSET or SET), so a Redis that is full
+  -- (maxmemory, noeviction) refuses the whole acquire as an outage; the queue's
+  -- PEXPIRE, which takes none, comes after them (see "Redis full" above).
   keep_index(index, name, new, ttl)
   redis.call('SET', lock, cmsgpack.pack(new), 'PX', ttl)
+  if left then redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS) end
   return new
 end
 
@@ -195,7 +207,9 @@ local function release_grant(lock, queue, index, waits, windex, name, rec, wake,
   local new, here = hand_off(lock, queue, index, waits, windex, name, rec, lazy_clock_us(), nil, wake, process)
   if here then return {2, here} end
   if new then return 2 end
-  redis.call('SET', lock, cmsgpack.pack({false, rec[2], 0, 0, '', 0, '', tonumber(rec[8]) or 0}), 'PX', FENCE_KEEP_MS)
+  -- HDEL first: it takes no memory, so a full Redis runs the release to its end
+  -- (see "Redis full" above).
   redis.call('HDEL', index, name)
+  redis.call('SET', lock, cmsgpack.pack({false, rec[2], 0, 0, '', 0, '', tonumber(rec[8]) or 0}), 'PX', FENCE_KEEP_MS)
   return 1
 end

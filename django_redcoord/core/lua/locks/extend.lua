@@ -17,6 +17,9 @@ if rec[1] ~= token then
   return 0
 end
 rec[3] = server_now_ms() + ttl
+-- PEXPIRE first: it takes no memory, so a full Redis runs the extend to its end
+-- (see "Redis full" in locks/common.lua).
+redis.call('PEXPIRE', lock, ttl)
 keep_index(index, name, rec, ttl)
-redis.call('SET', lock, cmsgpack.pack(rec), 'PX', ttl)
+redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
 return 1

@@ -1,9 +1,9 @@
-//! models: locks/acquire.lua sha256=00b450c8451e18fb
-//! models: locks/release.lua sha256=d0b067880d1653c5
-//! models: locks/extend.lua sha256=0f203c7aac56fc0f
-//! models: locks/common.lua sha256=577559df30d1b832
+//! models: locks/acquire.lua sha256=3cef3969d6504d63
+//! models: locks/release.lua sha256=1f7c5ba29392e21a
+//! models: locks/extend.lua sha256=870a8e81acced229
+//! models: locks/common.lua sha256=56171091f7e3be87
 //! models: common/waiters.lua sha256=b0138315490d0cf1
-//! models: common/time.lua sha256=3cf26434daa8e4e6
+//! models: common/time.lua sha256=65235869e5285e2d
 //! check: safety
 //! check: ltl waiter_holds
 //! mutant: RELEASE_ANY_TOKEN expect: safety

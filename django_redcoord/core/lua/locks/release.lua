@@ -32,6 +32,10 @@ end
 local depth = tonumber(rec[4]) or 1
 if depth > 1 then
   rec[4] = depth - 1
+  -- A PEXPIRE that keeps the TTL first: it takes no memory, so a full Redis runs
+  -- the unwinding to its end (see "Redis full" in locks/common.lua).
+  local pttl = redis.call('PTTL', lock)
+  if pttl > 0 then redis.call('PEXPIRE', lock, pttl) end
   redis.call('SET', lock, cmsgpack.pack(rec), 'KEEPTTL')
   return 3
 end

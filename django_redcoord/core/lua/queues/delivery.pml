@@ -30,7 +30,7 @@
 //! models: queues/reap.lua sha256=689dde2b495866a7
 //    Beat REAP: every consumer whose deadline passed loses its whole list: each envelope
 //    failed+1, back to ready or buried; DEL list, ZREM consumer.
-//! models: queues/heartbeat.lua sha256=6db044d67ee75ad4
+//! models: queues/heartbeat.lua sha256=934a072183327323
 //    Beat HEARTBEAT: ZADD of the worker's consumer deadline (re-adds a reaped consumer).
 //! models: queues/common.lua sha256=b5629e71bc96264c
 //    bury (dead list + settle entry "<id>\n{attempts...}" for a message with a record),

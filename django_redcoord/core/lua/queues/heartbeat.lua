@@ -7,6 +7,7 @@
 --
 -- Returns the number of consumers renewed.
 
+run_when_full(KEYS[1])  -- (a renewal: see common/time.lua)
 local deadline = int(server_now_ms() + tonumber(ARGV[1]))
 for i = 2, #ARGV do
   redis.call('ZADD', KEYS[1], deadline, ARGV[i])

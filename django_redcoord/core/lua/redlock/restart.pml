@@ -1,6 +1,6 @@
 //! models: redlock/guard.lua sha256=f23554eab185a4f2
-//! models: locks/acquire.lua sha256=00b450c8451e18fb
-//! models: locks/release.lua sha256=d0b067880d1653c5
+//! models: locks/acquire.lua sha256=3cef3969d6504d63
+//! models: locks/release.lua sha256=1f7c5ba29392e21a
 //! check: safety
 //! check: ltl ends
 //! mutant: NO_GUARD expect: safety

@@ -16,6 +16,7 @@ if not rec or tonumber(rec[3]) < now_ms then
   return 0
 end
 rec[3] = now_ms + ttl
+run_when_full(state)  -- (a renewal: see common/time.lua)
 if kind == 'w' then
   redis.call('HSET', state, 'w', cmsgpack.pack(rec))
 else

@@ -19,6 +19,7 @@ if not score or tonumber(score) < now_ms or not raw then
   return 0
 end
 local expires = now_ms + ttl
+run_when_full(holders)  -- (a renewal: see common/time.lua)
 redis.call('ZADD', holders, 'XX', expires, token)
 local ok, rec = pcall(cmsgpack.unpack, raw)
 if ok and type(rec) == 'table' then

@@ -1,6 +1,6 @@
 //! models: semaphores/acquire.lua sha256=109bb011d3c42bbc
 //! models: semaphores/release.lua sha256=21745602453d2211
-//! models: semaphores/extend.lua sha256=92b30615296953dd
+//! models: semaphores/extend.lua sha256=36698ea1ef75c691
 //! models: semaphores/resize.lua sha256=ad642bbc83541fad
 //! models: semaphores/revoke.lua sha256=285bf4091b238dc9
 //! models: semaphores/common.lua sha256=55fe4cacf9148c97

@@ -26,6 +26,10 @@ local now_ms = server_now_ms()
 
 prune_deliveries(deliveries, due, now_ms)
 local mine = deliveries_of(deliveries, token)
+if mine[1] or mode == 'cancel' or mode == 'leave' then
+  -- taking a signal sent to us, or leaving: runs on a full Redis too (see common/time.lua)
+  run_when_full(queue)
+end
 if ARGV[8] ~= '' and mine[1] and mine[1][1] == ARGV[8] then
   table.remove(mine, 1)
   keep_deliveries(deliveries, due, token, mine, now_ms)
