@@ -89,6 +89,7 @@ _DOOR: dict[str, tuple[str, ...]] = {
     ".transport.errors": ("describe", "is_passing", "mask_url", "unavailable_as_ours"),
     ".transport.scripts": ("Script",),
     ".holds": ("Hold",),
+    ".holds.settling": ("settle_later",),
     ".holds.steps": ("replica_check_limit",),
     ".locks": ("Lock", "force_release", "read_holders"),
     ".semaphores": ("Semaphore", "read_semaphores", "revoke_permit"),

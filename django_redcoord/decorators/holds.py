@@ -13,9 +13,7 @@ import inspect
 import logging
 import math
 import os
-import queue
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -34,6 +32,7 @@ from ..core import (
 )
 from ..core import Hold as Lock
 from ..core import observe_event as observe
+from ..core import settle_later as settle_in_doubt
 
 log = logging.getLogger("django_redcoord.locks")
 
@@ -65,78 +64,15 @@ def _in_thread(kind: str, func: Any, *args: Any) -> asyncio.Future:
     return asyncio.get_running_loop().run_in_executor(_executor(kind, size), func, *args)
 
 
-#: Seconds between two tries to give back a grant an outage may have left (see settle_later).
-SETTLE_RETRY = 1.0
-#: Tries once Redis answers: for a lock that waits, the second comes after the longest a queue
-#: place lives (a place the lost acquire took may be handed the grant until it lapses).
-SETTLE_PASSES = 2
-#: Most grants in doubt a process keeps trying to give back (beyond: they expire with their TTL).
-SETTLE_MOST = 1000
-
-_settling: tuple[int, queue.SimpleQueue] | None = None
-_settling_lock = threading.Lock()
-
-
 def settle_later(lock: Lock) -> None:
     """A view's acquire raised CoordinationUnavailable after its command was sent: the grant
     may still land once Redis answers again (a paused or overloaded server runs what it had
     read), and no request would ever release it, so the view would answer 409 for the lock's
-    whole TTL after the outage. A thread of the process asks again as the same owner until
+    whole TTL after the outage. The core's settling thread asks again as the same owner until
     Redis answers (or the TTL has passed) and gives back what it finds (``Hold.settle``)."""
-    global _settling
     owner = getattr(lock, "in_doubt", None)  # (a quorum lock's grants expire with their TTL)
-    if owner is None:
-        return
-    pid = os.getpid()
-    with _settling_lock:
-        if _settling is None or _settling[0] != pid:  # (a forked child starts its own)
-            _settling = (pid, queue.SimpleQueue())
-            threading.Thread(
-                target=_settle, args=(_settling[1],), name="redcoord-settle", daemon=True
-            ).start()
-        pending = _settling[1]
-    if pending.qsize() < SETTLE_MOST:
-        pending.put((lock, owner, time.monotonic() + lock.ttl, lock.doubt_lasts))
-
-
-def _settle(pending: queue.SimpleQueue) -> None:
-    waiting: list[list[Any]] = []  # [lock, owner, deadline, place, passes done, next try]
-    while True:
-        try:
-            item = pending.get(timeout=SETTLE_RETRY if waiting else None)
-        except queue.Empty:
-            item = None
-        while item is not None:  # every one that came meanwhile, first asked a second later
-            waiting.append([*item, 0, time.monotonic() + SETTLE_RETRY])
-            try:
-                item = pending.get_nowait()
-            except queue.Empty:
-                item = None
-        now = time.monotonic()
-        for entry in list(waiting):
-            lock, owner, deadline, place, passes, due = entry
-            if now >= deadline:  # expired by now, whatever it was
-                waiting.remove(entry)
-                continue
-            if now < due:
-                continue
-            try:
-                lock.settle(owner)
-            except CoordinationUnavailable:
-                # Redis does not answer yet: none of the others would get through either (each
-                # would wait its socket timeout); all are asked again a second from now
-                for other in waiting:
-                    other[5] = max(other[5], time.monotonic() + SETTLE_RETRY)
-                break
-            except Exception as exc:  # noqa: BLE001 - e.g. an async client= only: leave it to its TTL
-                log.warning(
-                    "%s %s: could not give back a grant in doubt: %s", lock.kind, lock.name, exc
-                )
-                waiting.remove(entry)
-                continue
-            entry[4], entry[5] = passes + 1, now + place
-            if entry[4] >= SETTLE_PASSES or not place:
-                waiting.remove(entry)
+    if owner is not None:
+        settle_in_doubt(lock, owner, lock.ttl, lock.doubt_lasts)
 
 
 def busy_response(request: HttpRequest, exc: LockNotAcquired) -> HttpResponse:

@@ -39,7 +39,8 @@ from typing import Any
 
 from redis.exceptions import NoScriptError
 
-from ..exceptions import RedcoordError
+from ..exceptions import CoordinationUnavailable, RedcoordError
+from ..holds.settling import settle_later
 from ..keys import _NAME_RE, validate_name
 from ..observe import observe, observers
 from ..rates import Policy, parse
@@ -52,6 +53,8 @@ from . import native as cell
 HIT = Script("ratelimit/hit", includes=("ratelimit/common",))
 COUNT = Script("ratelimit/count", includes=("ratelimit/common",))
 RELEASE = Script("ratelimit/release")
+#: Seconds after Redis first answers a slot's give-back in doubt before it is asked again.
+SLOT_AGAIN = 0.25
 RESET = Script("ratelimit/reset")
 
 _KIND = {"gcra": "g", "window": "w", "concurrency": "c"}
@@ -111,6 +114,34 @@ def safe_key(key: object) -> str:
     if key and len(key) <= 200 and _NAME_RE.fullmatch(key):
         return key
     return "#" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+class _SlotInDoubt:
+    """A concurrency slot a hit cut off by an outage may still take once Redis answers (see
+    ``holds.settling``): given back by its token."""
+
+    __slots__ = ("limiter", "inflight")
+
+    def __init__(self, limiter: RateLimiter, inflight: str) -> None:
+        self.limiter, self.inflight = limiter, inflight
+
+    @property
+    def kind(self) -> str:
+        return "rate limit"
+
+    @property
+    def name(self) -> str:
+        return self.limiter.name
+
+    def settle(self, token: str) -> bool:
+        """Give the slot of ``token`` back; True once it was there (the hit ran: done)."""
+        released = Run(
+            RELEASE,
+            [self.inflight],
+            [token],
+            f"give back a slot of rate limit {self.limiter.name!r} in doubt",
+        ).run(self.limiter.client)
+        return bool(int(released))
 
 
 class RateLimiter(UsesClient):
@@ -250,8 +281,20 @@ class RateLimiter(UsesClient):
         call, stored, token = self.hit_call(mode, key, cost, track=tracked)
         try:
             reply = yield call
+        except CoordinationUnavailable as exc:
+            if token and exc.sent:
+                # Timed out or cut off after it was sent: a paused server runs the hit once it
+                # answers again, perhaps after a give-back sent now (another connection), and
+                # nobody would give that slot back before its lease ran out. The settling
+                # thread gives it back once Redis answers (the request does not wait for it).
+                _, inflight = self.keys.rate_limit(self.name, stored)
+                lease = next(p.period for p in self.policies if p.kind == "concurrency")
+                # (asked at once, and again shortly after Redis first answers: the hit may have
+                # waited at the resume beside our first ask and run after it)
+                settle_later(_SlotInDoubt(self, inflight), token, lease, SLOT_AGAIN, first=0.0)
+            raise
         except BaseException:
-            if token:  # cancelled or cut off: the script may have granted the slot; give it back
+            if token:  # cancelled or interrupted: the script may have granted the slot
                 _, inflight = self.keys.rate_limit(self.name, stored)
                 try:
                     yield Run(

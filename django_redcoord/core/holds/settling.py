@@ -1,0 +1,111 @@
+"""Giving back, from a thread of the process, what an outage may have left taken by nobody.
+
+A call that timed out or lost its connection after it was sent may still run
+once Redis answers again: a paused or overloaded server runs what it had
+read. An acquire whose reply was lost can then land a grant, and a rate-limit
+hit a concurrency slot, that no caller will ever give back: the name stays
+taken for its whole TTL or lease after the outage. :func:`settle_later` asks
+again from a thread of its own once Redis answers, and gives back what it
+finds.
+
+A target is anything with ``kind`` and ``name`` (for the log) and
+``settle(owner)``: ask as ``owner`` and give back what is found (True: found
+and given back, nothing more to do), raising CoordinationUnavailable while
+Redis still does not answer. It is asked a first time ``first`` seconds
+after it was queued, again every SETTLE_RETRY seconds while Redis does not
+answer, and once more ``again`` seconds after the first answer (when
+``again`` is set): what the server had read during the outage may run just
+after our first ask (both waiting at the resume) or, for a lock that waits, a
+queue place the lost acquire took may be handed the grant until it lapses.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from typing import Any
+
+from ..exceptions import CoordinationUnavailable
+
+log = logging.getLogger("django_redcoord.locks")
+
+#: Seconds between two tries to give back what an outage may have left.
+SETTLE_RETRY = 1.0
+#: Asks once Redis answers, when a second one is due (``again``).
+SETTLE_PASSES = 2
+#: Most targets a process keeps asking about (beyond: they expire with their TTL or lease).
+SETTLE_MOST = 1000
+
+_settling: tuple[int, queue.SimpleQueue] | None = None
+_settling_lock = threading.Lock()
+
+
+def settle_later(
+    target: Any, owner: str, lasts: float, again: float = 0.0, first: float = SETTLE_RETRY
+) -> None:
+    """Ask ``target.settle(owner)`` from this process's settling thread, ``first`` seconds from
+    now and then every SETTLE_RETRY seconds until Redis answers, until ``lasts`` seconds from
+    now (what is left then has expired anyway); a second time ``again`` seconds after the first
+    answer (0: once)."""
+    global _settling
+    pid = os.getpid()
+    with _settling_lock:
+        if _settling is None or _settling[0] != pid:  # (a forked child starts its own)
+            _settling = (pid, queue.SimpleQueue())
+            threading.Thread(
+                target=_settle, args=(_settling[1],), name="redcoord-settle", daemon=True
+            ).start()
+        pending = _settling[1]
+    if pending.qsize() < SETTLE_MOST:
+        now = time.monotonic()
+        pending.put((target, owner, now + lasts, again, now + first))
+
+
+def _settle(pending: queue.SimpleQueue) -> None:
+    waiting: list[list[Any]] = []  # [target, owner, deadline, again, passes done, next try]
+    while True:
+        soonest = min((entry[5] for entry in waiting), default=None)
+        try:
+            item = pending.get(
+                timeout=None if soonest is None else max(0.0, soonest - time.monotonic())
+            )
+        except queue.Empty:
+            item = None
+        while item is not None:  # every one that came meanwhile
+            target, owner, deadline, again, due = item
+            waiting.append([target, owner, deadline, again, 0, due])
+            try:
+                item = pending.get_nowait()
+            except queue.Empty:
+                item = None
+        now = time.monotonic()
+        for entry in list(waiting):
+            target, owner, deadline, again, passes, due = entry
+            if now >= deadline:  # expired by now, whatever it was
+                waiting.remove(entry)
+                continue
+            if now < due:
+                continue
+            try:
+                done = target.settle(owner)
+            except CoordinationUnavailable:
+                # Redis does not answer yet: none of the others would get through either (each
+                # would wait its socket timeout); all are asked again a second from now
+                for other in waiting:
+                    other[5] = max(other[5], time.monotonic() + SETTLE_RETRY)
+                break
+            except Exception as exc:  # noqa: BLE001 - e.g. an async client= only: leave it to its TTL
+                log.warning(
+                    "%s %s: could not give back what an outage may have left: %s",
+                    target.kind,
+                    target.name,
+                    exc,
+                )
+                waiting.remove(entry)
+                continue
+            entry[4], entry[5] = passes + 1, now + again
+            if done is True or entry[4] >= SETTLE_PASSES or not again:
+                waiting.remove(entry)
