@@ -188,6 +188,68 @@ def test_a_party_alive_through_the_data_loss_breaks_the_latch_for_those_who_come
         party.count_down()
 
 
+# -- one key evicted of several: an evicting maxmemory-policy picks keys one at a time, and
+# dropped the state hash while the parties set stayed (4 runs in 10 under allkeys-lru) -------
+
+
+def test_a_latch_whose_state_alone_was_evicted_breaks_at_its_parties_next_call(redis_client):
+    # Before: the parties' next renewals and count-downs found their entries, recreated the
+    # count at its initial value and went on: the latch ended at 1, never opened, and nobody
+    # was told.
+    latch = CountDownLatch(NAME, 3, client=redis_client, prefix=PREFIX)
+    parties = [latch.party(auto_renew=False) for _ in range(3)]
+    for party in parties:
+        party.join()
+    parties[0].count_down()
+    redis_client.delete(latch.keys.state)  # what eviction does to that one key
+    with pytest.raises(LockLost):
+        parties[1].extend()  # a renewal finds its entry without its record
+    with pytest.raises(LockLost):
+        parties[2].count_down()
+    with pytest.raises(LatchBroken, match="lost"):
+        latch.wait(0)
+
+
+def test_a_latch_party_counting_down_first_after_its_state_was_evicted_breaks_it(redis_client):
+    latch = CountDownLatch(NAME, 2, client=redis_client, prefix=PREFIX)
+    party = latch.party(auto_renew=False)
+    party.join()
+    redis_client.delete(latch.keys.state)
+    with pytest.raises(LockLost):
+        party.count_down()
+    with pytest.raises(LatchBroken, match="lost"):
+        latch.wait(0)
+
+
+def test_a_barrier_whose_state_alone_was_evicted_never_lets_a_party_pass_alone(redis_url):
+    # Before: the third party's arrival recreated the state, counted the two arrivals of the
+    # parties set and passed, while those two then raised BarrierBroken ("Redis lost the
+    # barrier's data"): one passed alone.
+    import threading
+
+    def make() -> Barrier:
+        return Barrier(NAME, 3, client=client_from_url(redis_url), prefix=PREFIX)
+
+    outcomes: dict[int, str] = {}
+
+    def arrive(i: int) -> None:
+        try:
+            outcomes[i] = f"passed {make().wait(10)}"
+        except BarrierBroken as exc:
+            outcomes[i] = f"broken: {exc}"
+
+    waiting = [threading.Thread(target=arrive, args=(i,)) for i in range(2)]
+    for thread in waiting:
+        thread.start()
+    wait_arrived(make(), 2)
+    client_from_url(redis_url).delete(make().keys.state)
+    arrive(2)
+    for thread in waiting:
+        thread.join(15)
+    assert len(outcomes) == 3
+    assert all(o.startswith("broken") and "lost" in o for o in outcomes.values()), outcomes
+
+
 def test_a_party_that_counted_down_does_not_break_the_latch_by_a_late_renewal(redis_client):
     # The tombstone a count-down leaves tells a renewal that was in flight meanwhile from a data
     # loss.

@@ -20,7 +20,13 @@ local state, parties, index, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, n = ARGV[1], tonumber(ARGV[2])
 local now_ms = server_now_ms()
 
-local epoch = barrier_epoch(state)
+local epoch, created = barrier_epoch(state)
+if created and redis.call('ZCARD', parties) > 0 then
+  -- Arrivals are waiting, but their state is gone (evicted alone, without the
+  -- parties set): nobody can tell who arrived, and counting them would let this
+  -- party pass with parties that are about to learn the loss. It breaks.
+  barrier_break(state, parties, wake, BARRIER_LOST)
+end
 barrier_keep(state, parties, index, ARGV[7], tonumber(ARGV[8]), now_ms)
 prune_arrived(state, parties, wake, now_ms)
 local m = redis.call('HMGET', state, 'gen', 'broken')

@@ -20,15 +20,16 @@
 local BARRIER_LOST = 'Redis lost the barrier\'s data (a restart without persistence, a failover to a '
   .. 'replica that did not have it, or eviction): the arrivals made before cannot be known'
 
--- The barrier's epoch (created with its state).
+-- The barrier's epoch (created with its state), and whether it was created now.
 local function barrier_epoch(state)
   local epoch = redis.call('HGET', state, 'epoch')
   if not epoch then
     local t = redis.call('TIME')
     epoch = t[1] .. string.format('%06d', tonumber(t[2]))
     redis.call('HSET', state, 'epoch', epoch)
+    return epoch, true
   end
-  return epoch
+  return epoch, false
 end
 
 local function barrier_keep(state, parties, index, name, keep_ms, now_ms)

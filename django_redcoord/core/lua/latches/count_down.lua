@@ -34,6 +34,14 @@ if token ~= '' then
     prune_parties(state, parties, waiters, wake, now_ms)
     return 0
   end
+  if redis.call('HEXISTS', state, 'p:' .. token) == 0 then
+    -- Our entry is here and our record is not: Redis lost the state alone (evicted
+    -- without the parties set), and with it the count-downs made so far.
+    latch_state(state, ARGV[3])
+    latch_break(state, waiters, wake, LATCH_LOST, now_ms)
+    latch_keep(state, parties, waiters, index, name, tonumber(ARGV[4]), now_ms)
+    return 0
+  end
   redis.call('ZREM', parties, token)
   redis.call('HDEL', state, 'p:' .. token)
   redis.call('HSET', state, 'd:' .. token, 1)  -- its tombstone (see renew.lua)

@@ -26,6 +26,14 @@ if not score then
   return 0
 end
 if tonumber(score) < now_ms then return 0 end
+if redis.call('HEXISTS', state, 'p:' .. token) == 0 then
+  -- Our entry is here and our record is not: Redis lost the state alone (evicted
+  -- without the parties set), and with it the count-downs made so far.
+  latch_state(state, ARGV[4])
+  latch_break(state, waiters, wake, LATCH_LOST, now_ms)
+  latch_keep(state, parties, waiters, index, ARGV[3], tonumber(ARGV[5]), now_ms)
+  return 0
+end
 run_when_full(parties)  -- (a renewal: see common/time.lua)
 redis.call('ZADD', parties, 'XX', now_ms + ttl, token)
 latch_keep(state, parties, waiters, index, ARGV[3], tonumber(ARGV[5]), now_ms)
