@@ -8,7 +8,9 @@ and reports every problem at once.
 
 from __future__ import annotations
 
+import os
 from typing import Any
+from urllib.parse import urlsplit
 
 from .exceptions import ConfigurationError
 from .keys import DEFAULT_PREFIX, validate_name, validate_prefix
@@ -180,6 +182,10 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
             "REDCOORD['URL'] must start with redis://, rediss:// or unix://, or be 'embedded' "
             f"(got {url!r})"
         )
+    elif isinstance(url, str) and url != EMBEDDED:
+        problem = url_problem(url, "REDCOORD['URL']")
+        if problem:
+            found.append(problem)
     if cache is not None and (not isinstance(cache, str) or not cache):
         found.append(f"REDCOORD['CACHE'] must be a cache alias (str), got {cache!r}")
     try:
@@ -214,6 +220,12 @@ def _check(user: Any) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(jobs, (list, tuple)) or not all(isinstance(j, str) and j for j in jobs):
         found.append(f"REDCOORD['JOBS'] must be a list of dotted module paths (got {jobs!r})")
     found.extend(_redlock_problems(config))
+    folder = config["EMBEDDED_DIR"]
+    if folder is not None and not isinstance(folder, (str, os.PathLike)):
+        found.append(
+            f"REDCOORD['EMBEDDED_DIR'] must be a folder's path (str or pathlib.Path) or None, got "
+            f"{folder!r}"
+        )
     found.extend(_rate_limit_problems(config))
     found.extend(_metrics_problems(config))
     if config["LOG_FORMAT"] not in LOG_FORMATS:
@@ -401,6 +413,30 @@ def _cluster_problems(config: dict[str, Any]) -> list[str]:
     return found
 
 
+def url_problem(url: str, what: str) -> str | None:
+    """Why redis-py cannot use ``url`` (None: it can), found without connecting: a port that is
+    not a number from 0 to 65535, a malformed host, a database that is not a number, an option
+    redis-py's connections do not take."""
+    import redis
+
+    from .transport.errors import mask_url
+
+    try:
+        path = urlsplit(url).path if url.startswith(("redis://", "rediss://")) else ""
+        if path.strip("/") and not path.strip("/").isdigit():
+            raise ValueError(f"the database {path.strip('/')!r} is not a number")
+        pool = redis.ConnectionPool.from_url(url)
+        pool.make_connection()  # (builds a connection object with the URL's options; no I/O)
+    except (ValueError, TypeError) as exc:
+        return (
+            f"{what} {mask_url(url)!r} is not a URL redis-py can use ({exc}); give "
+            "redis://[user:password@]host[:port][/db], rediss://... for TLS, or "
+            "unix:///path/to/redis.sock[?db=N], with redis-py's URL options (e.g. "
+            "?ssl_ca_certs=/path/to/ca.pem)"
+        )
+    return None
+
+
 def _redlock_problems(config: dict[str, Any]) -> list[str]:
     """REDLOCK: a list of distinct redis://, rediss:// or unix:// URLs (normalized to a list)."""
     urls = config["REDLOCK"]
@@ -417,6 +453,9 @@ def _redlock_problems(config: dict[str, Any]) -> list[str]:
             "REDCOORD['REDLOCK'] names a master twice: each URL must be a different, independent "
             f"master (got {urls!r})"
         ]
+    problems = [url_problem(u, f"REDCOORD['REDLOCK'][{i}]") for i, u in enumerate(urls)]
+    if any(problems):
+        return [p for p in problems if p]
     config["REDLOCK"] = list(urls)
     return []
 
@@ -476,7 +515,10 @@ def _rate_limit_problems(config: dict[str, Any]) -> list[str]:
         except ValueError as exc:
             found.append(f"{where}['policy']: {exc}")
         key = rule.get("key", "ip")
-        if not (isinstance(key, str) and (key in ("ip", "user") or key.startswith("header:"))):
+        if not (
+            isinstance(key, str)
+            and (key in ("ip", "user") or (key.startswith("header:") and key[7:].strip()))
+        ):
             found.append(f"{where}['key'] must be 'ip', 'user' or 'header:<Name>', not {key!r}")
         if "name" in rule:
             try:

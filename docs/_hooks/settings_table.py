@@ -36,7 +36,8 @@ DEFAULT_NOTES = {
 #: key: (allowed, meaning), in the order of the table.
 ROWS: dict[str, tuple[str, str]] = {
     "URL": (
-        'a string starting with `redis://`, `rediss://` or `unix://`, or `"embedded"`; not '
+        'a string starting with `redis://`, `rediss://` or `unix://` that redis-py can use (a '
+        'port from 0 to 65535, a numeric database, its URL options), or `"embedded"`; not '
         "together with `CACHE`",
         "the Redis server: `redis://[user:password@]host:port/db`, `rediss://…` (TLS; options "
         "such as `?ssl_ca_certs=/path/ca.pem` in the query), `unix:///path/redis.sock`, or "
@@ -75,8 +76,8 @@ ROWS: dict[str, tuple[str, str]] = {
         "[Connections](production.md#connections-maxclients)",
     ),
     "EMBEDDED_DIR": (
-        "a path (`str` or `Path`), not checked by `check`; the socket path inside it must stay "
-        "under about 100 bytes (checked when the server starts)",
+        "a path (`str` or `Path`); the socket path inside it must stay under about 100 bytes "
+        "(checked when the server starts)",
         "folder of the embedded server's socket, pid file, lock file and log",
     ),
     "CLUSTER": (
@@ -87,7 +88,8 @@ ROWS: dict[str, tuple[str, str]] = {
         "Cluster](topologies.md#redis-cluster)",
     ),
     "REDLOCK": (
-        "a list of distinct `redis://`, `rediss://` or `unix://` URLs (`redcoord.W007` unless an "
+        "a list of distinct `redis://`, `rediss://` or `unix://` URLs, each as for `URL` "
+        "(`redcoord.W007` unless an "
         "odd number, 3 or more; `redcoord.W006` names each master that does not answer)",
         "the independent masters of quorum locks (`Redlock`, `@with_lock(..., quorum=True)`), see "
         "[Quorum locks](topologies.md#quorum-locks-redlock)",

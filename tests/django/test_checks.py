@@ -3,6 +3,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from django_redcoord.checks import check_settings
 from django_redcoord.core.transport.errors import mask_url
 
@@ -41,6 +43,33 @@ def test_malformed_settings_are_e003(settings):
     [message] = check_settings()
     assert message.id == "redcoord.E003"
     assert "must start with redis://, rediss:// or unix://" in message.msg
+
+
+@pytest.mark.parametrize(
+    ("config", "reason"),
+    [
+        ({"URL": "redis://127.0.0.1:abc/0"}, "Port could not be cast to integer"),
+        ({"URL": "redis://127.0.0.1:99999/0"}, "Port out of range"),
+        ({"URL": "redis://127.0.0.1/0?ssl_ca_cert=/x.pem"}, "'ssl_ca_cert'"),
+        ({"URL": "redis://[::1/0"}, "Invalid IPv6 URL"),
+        ({"URL": "redis://u:secret@127.0.0.1:6379/abc"}, "the database 'abc' is not a number"),
+        (
+            {
+                "URL": "redis://127.0.0.1:1/0",
+                "REDLOCK": ["redis://a:1/0", "redis://b:abc/0", "redis://c:1/0"],
+            },
+            "REDCOORD['REDLOCK'][1] 'redis://b:abc/0' is not a URL",
+        ),
+        ({"URL": "redis://127.0.0.1:1/0", "EMBEDDED_DIR": 5}, "['EMBEDDED_DIR'] must be"),
+    ],
+)
+def test_a_url_redis_py_cannot_use_is_e003_not_a_traceback(settings, config, reason):
+    # These passed the checks and then crashed check (and runserver) with redis-py's ValueError
+    # or TypeError when it built the client, hiding every later message.
+    settings.REDCOORD = config
+    messages = check_settings()
+    assert [m.id for m in messages] == ["redcoord.E003"], messages
+    assert reason in messages[0].msg and "secret" not in messages[0].msg, messages[0].msg
 
 
 def test_unreachable_redis_is_w001_with_the_password_masked(settings):

@@ -32,6 +32,13 @@ def test_defaults_are_documented_values():
             "REDCOORD['RATE_LIMITS'][0]['name'] 'a b' contains ' '",
         ),
         ({"URL": "redis://x", "RATE_LIMITS": [{"path": "a/", "policy": "1/x"}]}, "['policy']: "),
+        (  # an empty header name keyed by IP without a word
+            {
+                "URL": "redis://x",
+                "RATE_LIMITS": [{"path": "/a/", "policy": "1/s", "key": "header:"}],
+            },
+            "['key'] must be 'ip', 'user' or 'header:<Name>', not 'header:'",
+        ),
     ],
 )
 def test_bad_settings_raise_a_message_that_says_what_is_allowed(bad, message):
