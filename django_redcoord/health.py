@@ -502,6 +502,16 @@ def health_view(request: HttpRequest) -> JsonResponse:
     on an internal port or path only. A bad query is a 400.
     """
     params = request.GET
+    unknown = sorted(set(params) - set(QUERY_PARAMETERS))
+    if unknown:  # a misspelt probe (?workers) must not answer 200 having checked only Redis
+        return JsonResponse(
+            {
+                "status": "error",
+                "error": f"unknown query parameter(s) {', '.join(map(repr, unknown))}; the "
+                f"parameters are {', '.join(QUERY_PARAMETERS)}",
+            },
+            status=400,
+        )
     try:
         max_age, max_late = params.get("max_age"), params.get("max_late")
         probe = Probe.build(
@@ -509,9 +519,9 @@ def health_view(request: HttpRequest) -> JsonResponse:
             leaders=params.getlist("leader"),
             queues=params.getlist("queue"),
             max_age=None if max_age in (None, "") else _seconds(max_age, "max_age"),
-            this_host=params.get("this_host", "0").lower() not in ("0", "false", "no", "off"),
+            this_host=_flag(params.get("this_host", "0"), "this_host"),
             jobs=params.getlist("job"),
-            all_jobs=_flag(params.get("jobs", "0")),
+            all_jobs=_flag(params.get("jobs", "0"), "jobs"),
             max_late=None if max_late in (None, "") else _seconds(max_late, "max_late"),
         )
     except (TypeError, ValueError) as exc:
@@ -530,14 +540,18 @@ def health_view(request: HttpRequest) -> JsonResponse:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def _flag(value: str) -> bool:
+#: The query parameters of :func:`health_view`.
+QUERY_PARAMETERS = ("worker", "leader", "queue", "max_age", "this_host", "job", "jobs", "max_late")
+
+
+def _flag(value: str, what: str) -> bool:
     """A yes/no query parameter; anything else is a ValueError saying what is allowed."""
     text = value.strip().lower()
     if text in ("1", "true", "yes", "on", ""):
         return True
     if text in ("0", "false", "no", "off"):
         return False
-    raise ValueError(f"jobs must be 1 or 0 (true/false, yes/no, on/off), not {value!r}")
+    raise ValueError(f"{what} must be 1 or 0 (true/false, yes/no, on/off), not {value!r}")
 
 
 def _seconds(value: str, what: str) -> float:

@@ -345,6 +345,11 @@ def test_health_view_reports_jobs_as_json(client, redis_client, leader):
         ("job=deadman.tick&max_late=0", "must be > 0 seconds"),
         ("jobs=maybe", "jobs must be 1 or 0"),
         ("job=%7Bx", "job name '{x'"),
+        # a misspelt probe answered 200 having checked only Redis; this_host took any word
+        ("workers", "unknown query parameter(s) 'workers'; the parameters are worker, leader"),
+        ("leaders=&queue=a", "unknown query parameter(s) 'leaders'"),
+        ("worker&this-host=1", "unknown query parameter(s) 'this-host'"),
+        ("worker&this_host=banana", "this_host must be 1 or 0"),
     ],
 )
 def test_health_view_refuses_bad_job_queries_with_400(client, query, message):
