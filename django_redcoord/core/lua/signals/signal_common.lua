@@ -8,12 +8,18 @@
 --               waiter's look returns its first one; its next call names that
 --               id, which removes it (so a reply lost with a dropped
 --               connection is returned again, never lost, never twice)
+--               Field ORPHANS holds the signals a waiter interrupted before taking
+--               them passed on while nobody else waited: the next waiter takes them
 --   due         zset: waiter token -> when its deliveries are forgotten (ms):
 --               WAKE_KEEP_MS after they were sent or last returned
 --   wake        stream: one entry per send() (naming its recipient) or
 --               broadcast() ('*'); every waiter reads it (common/broadcast.lua)
 --   index       hash (shared): signal name -> a bound on when it was last used (s)
 -- Every key of a signal expires on its own (no key without a TTL).
+
+-- The deliveries field of signals passed on with no waiter to take them (not a token:
+-- tokens are URL-safe base64).
+local ORPHANS = '!'
 
 -- Forget the deliveries of waiters that never came back for them (at most
 -- 32 per call: each is forgotten once, so the work is spread over the calls).
