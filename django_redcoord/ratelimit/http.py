@@ -45,6 +45,11 @@ def counted_methods(methods: Any) -> tuple[str, ...] | None:
     """
     if methods is None:
         return None
+    if isinstance(methods, str) or not all(isinstance(m, str) and m for m in methods):
+        raise TypeError(
+            f"methods must be a list of HTTP methods such as ['GET', 'POST'] (or None for all), "
+            f"not {methods!r}"
+        )
     counted = tuple(m.upper() for m in methods)
     return (*counted, "HEAD") if "GET" in counted and "HEAD" not in counted else counted
 

@@ -334,3 +334,53 @@ def test_a_storm_of_timed_out_async_with_blocks_leaves_nothing_held(redis_url, p
         return most
 
     assert asyncio.run(scenario()) == 1  # never two blocks of one name at once
+
+
+def _make_hold(primitive: str, client, name: str, wait: float):
+    if primitive == "lock":
+        return Lock(name, client=client, ttl=30, wait=wait)
+    if primitive == "semaphore":
+        return Semaphore(name, 1, client=client, ttl=30, wait=wait)
+    return ReadWriteLock(name, client=client, ttl=30, wait=wait).write()
+
+
+@pytest.mark.parametrize("clients", ["asyncio only", "from settings"])
+@pytest.mark.parametrize("primitive", ["lock", "semaphore", "rwlock"])
+def test_an_acquire_cancelled_on_a_paused_server_leaves_nothing_held_once_it_answers(
+    redis_servers, settings, primitive, clients
+):
+    """``asyncio.timeout`` cancels an acquire while the server is paused; its give-back times out
+    too. The server runs the acquire it had read once resumed: before, that grant stayed held by
+    nobody for its whole TTL (30 s). It is given back once Redis answers: by the settling thread
+    for a hold with the configured clients, by a task of the loop for one given an asyncio
+    client only."""
+    (server,) = redis_servers(1)
+    settings.REDCOORD = {"URL": server.url, "SOCKET_TIMEOUT": 0.5, "KEY_PREFIX": "cancelpause"}
+
+    async def scenario() -> None:
+        aclient = redis.asyncio.Redis.from_url(server.url, socket_timeout=0.5)
+        given = aclient if clients == "asyncio only" else None
+        try:
+            warm = _make_hold(primitive, given, "paused", 0)
+            assert await warm.aacquire()
+            await warm.arelease()
+            server.pause()
+            try:
+                with pytest.raises(TimeoutError):
+                    async with asyncio.timeout(0.2):
+                        async with _make_hold(primitive, given, "paused", 0):
+                            pass
+            finally:
+                server.resume()
+            deadline = time.monotonic() + 4.0
+            while True:
+                fresh = _make_hold(primitive, given, "paused", 0)
+                if await fresh.aacquire():
+                    await fresh.arelease()
+                    return
+                assert time.monotonic() < deadline, "the grant the paused server ran is held"
+                await asyncio.sleep(0.1)
+        finally:
+            await aclient.aclose()
+
+    asyncio.run(scenario())

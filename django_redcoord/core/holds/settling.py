@@ -21,6 +21,7 @@ queue place the lost acquire took may be handed the grant until it lapses.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import queue
@@ -109,3 +110,39 @@ def _settle(pending: queue.SimpleQueue) -> None:
             entry[4], entry[5] = passes + 1, now + again
             if done is True or entry[4] >= SETTLE_PASSES or not again:
                 waiting.remove(entry)
+
+
+_tasks: set[asyncio.Task] = set()  # (the loop keeps only weak references to its tasks)
+
+
+def asettle_later(target: Any, owner: str, lasts: float, again: float = 0.0) -> None:
+    """:func:`settle_later` for a target with only a ``redis.asyncio`` client: a task of the
+    running event loop awaits ``target.asettle(owner)`` on the same schedule (a loop that closes
+    first leaves what is left to its TTL)."""
+    task = asyncio.get_running_loop().create_task(_asettle(target, owner, lasts, again))
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+async def _asettle(target: Any, owner: str, lasts: float, again: float) -> None:
+    deadline = time.monotonic() + lasts
+    passes = 0
+    await asyncio.sleep(SETTLE_RETRY)
+    while time.monotonic() < deadline:
+        try:
+            done = await target.asettle(owner)
+        except CoordinationUnavailable:
+            await asyncio.sleep(SETTLE_RETRY)
+            continue
+        except Exception as exc:  # noqa: BLE001
+            log.warning(
+                "%s %s: could not give back what an outage may have left: %s",
+                target.kind,
+                target.name,
+                exc,
+            )
+            return
+        passes += 1
+        if done is True or passes >= SETTLE_PASSES or not again:
+            return
+        await asyncio.sleep(again)

@@ -64,6 +64,7 @@ from ..transport.drivers import Batch, Blpop, EndsWaits, Pause, Run, Step, Steps
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
 from .identity import host
+from .settling import asettle_later, settle_later
 
 log = logging.getLogger("django_redcoord.locks")
 
@@ -114,6 +115,13 @@ class HoldSteps:
     _renewer: Any  # its watchdog (a Renewer or an AsyncRenewer), while it renews
 
     def _end_hold(self) -> None:  # pragma: no cover - provided by Hold
+        raise NotImplementedError
+
+    @property
+    def doubt_lasts(self) -> float:  # pragma: no cover - provided by Hold
+        raise NotImplementedError
+
+    def _settles_in_thread(self) -> bool:  # pragma: no cover - provided by Hold
         raise NotImplementedError
 
     def _check_fork(self) -> None:  # pragma: no cover - provided by Hold
@@ -526,6 +534,15 @@ class HoldSteps:
             log.warning(
                 "%s %s: could not give back an interrupted acquire: %s", self.kind, self.name, exc
             )
+            if owner and not self._depth and not self.reentrant:
+                # A server that does not answer now (paused, overloaded) runs the acquire it
+                # read once it answers, and nobody would release that grant before its TTL:
+                # the settling thread gives it back then, or, with only an asyncio client, a
+                # task of this event loop.
+                if self._settles_in_thread():
+                    settle_later(self, owner, self.ttl, self.doubt_lasts)
+                else:
+                    asettle_later(self, owner, self.ttl, self.doubt_lasts)
         finally:
             if not self._depth:
                 self._end_hold()

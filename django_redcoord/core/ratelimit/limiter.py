@@ -44,7 +44,7 @@ from ..holds.settling import settle_later
 from ..keys import _NAME_RE, validate_name
 from ..observe import observe, observers
 from ..rates import Policy, parse
-from ..transport.clients import UsesClient, key_builder
+from ..transport.clients import UsesClient, is_async_client, key_builder
 from ..transport.drivers import Batch, Command, Run, Step, Steps, arun, run, uncancellable
 from ..transport.scripts import Script
 from ..values import check_count
@@ -288,10 +288,21 @@ class RateLimiter(UsesClient):
                 # nobody would give that slot back before its lease ran out. The settling
                 # thread gives it back once Redis answers (the request does not wait for it).
                 _, inflight = self.keys.rate_limit(self.name, stored)
-                lease = next(p.period for p in self.policies if p.kind == "concurrency")
-                # (asked at once, and again shortly after Redis first answers: the hit may have
-                # waited at the resume beside our first ask and run after it)
-                settle_later(_SlotInDoubt(self, inflight), token, lease, SLOT_AGAIN, first=0.0)
+                if self._client is None or not is_async_client(self._client):
+                    lease = next(p.period for p in self.policies if p.kind == "concurrency")
+                    # (asked at once, and again shortly after Redis first answers: the hit may
+                    # have waited at the resume beside our first ask and run after it)
+                    settle_later(_SlotInDoubt(self, inflight), token, lease, SLOT_AGAIN, first=0.0)
+                else:  # no client the settling thread can use: give it back now, as we can
+                    try:
+                        yield Run(
+                            RELEASE,
+                            [inflight],
+                            [token],
+                            f"give back a slot of rate limit {self.name!r}",
+                        )
+                    except Exception:  # noqa: S110 - unreachable Redis: its lease returns it
+                        pass
             raise
         except BaseException:
             if token:  # cancelled or interrupted: the script may have granted the slot
