@@ -401,3 +401,10 @@ def test_a_drf_concurrency_throttle_outside_an_api_view_says_so():
     throttle, _ = drf_views()
     with pytest.raises(ImproperlyConfigured, match="needs a DRF APIView"):
         throttle().allow_request(APIRequestFactory().get("/"), None)
+
+
+@pytest.mark.parametrize("methods", ["GET", ["GET", 1], [""]])
+def test_methods_must_be_a_list_of_method_names(methods):
+    # "GET" counted the letters G, E and T: the limit applied to no request at all
+    with pytest.raises(TypeError, match=r"methods must be a list of HTTP methods such as"):
+        rate_limit("1/m", methods=methods)

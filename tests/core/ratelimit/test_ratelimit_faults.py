@@ -198,3 +198,60 @@ def test_a_concurrency_limit_is_never_exceeded(redis_url, redis_client, limit):
     results = multiproc.run_in_processes(hold_slots, 16, redis_url, 2.0, limit, timeout=60)
     assert max(peak for peak, _ in results) <= limit
     assert sum(admitted for _, admitted in results) > 100
+
+
+@pytest.mark.parametrize("clients", ["sync", "asyncio only"])
+def test_a_slot_a_timed_out_hit_took_is_given_back_once_redis_runs_it(
+    redis_url, redis_client, clients
+):
+    """CLIENT PAUSE WRITE holds the hit's script: the caller times out, and Redis runs the hit
+    when the pause ends. The slot it takes is given back then: by the settling thread (a sync
+    client), or at once after the hit (an asyncio client only, which that thread cannot use:
+    the give-back queues behind the hit). An asyncio-only limiter's slot stayed taken for its
+    whole lease when only the thread tried."""
+    import asyncio
+
+    import redis.asyncio
+
+    from django_redcoord.core.exceptions import CoordinationUnavailable
+
+    name = f"paused-slot-{clients.replace(' ', '-')}"
+
+    async def scenario() -> None:
+        aclient = redis.asyncio.Redis.from_url(redis_url, socket_timeout=0.3)
+        try:
+            lim = RateLimiter(
+                "concurrency=1;lease=60",
+                name=name,
+                client=aclient if clients == "asyncio only" else None,
+                prefix=PREFIX,
+            )
+            redis_client.execute_command("CLIENT", "PAUSE", 700, "WRITE")
+            with pytest.raises(CoordinationUnavailable):
+                if clients == "asyncio only":
+                    await lim.ahit("k")
+                else:
+                    await asyncio.to_thread(
+                        RateLimiter(
+                            "concurrency=1;lease=60",
+                            name=name,
+                            client=client_from_url(redis_url, socket_timeout=0.3),
+                            prefix=PREFIX,
+                        ).hit,
+                        "k",
+                    )
+            deadline = time.monotonic() + 3.0
+            while True:
+                await asyncio.sleep(0.1)
+                decision = await lim.ahit("k") if clients == "asyncio only" else None
+                if decision is None:
+                    decision = RateLimiter(
+                        "concurrency=1;lease=60", name=name, client=redis_client, prefix=PREFIX
+                    ).hit("k")
+                if decision.allowed:
+                    return
+                assert time.monotonic() < deadline, "the slot the paused hit took is held"
+        finally:
+            await aclient.aclose()
+
+    asyncio.run(scenario())
