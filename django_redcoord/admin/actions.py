@@ -287,9 +287,25 @@ def _leader(call: Call) -> Any:
     return LeaderElection(call.election or "default")  # its client and keys: it does not campaign
 
 
+def _known_job(call: Call) -> None:
+    """Refuse a job this project does not have: registered here (discovered as run_leader finds
+    them) or with state in Redis (a leader ran it). A request for another name would be queued
+    and dropped by the leader, the action reported done."""
+    from ..core import read_job_states
+    from ..dashboard import _registered_jobs
+
+    jobs = _registered_jobs()
+    if call.name in jobs or read_job_states(_leader(call), [call.name]).get(call.name):
+        return
+    raise ValueError(
+        f"no periodic job named {call.name!r}; registered jobs: {', '.join(sorted(jobs)) or 'none'}"
+    )
+
+
 def _run_job(call: Call) -> str:
     from ..core import request_run
 
+    _known_job(call)
     return (
         f"request {request_run(_leader(call), call.name, by=call.by or None)} queued for the leader"
     )
@@ -314,6 +330,7 @@ register_action(
 def _pause_job(call: Call) -> str:
     from ..core import pause_job
 
+    _known_job(call)
     return "paused" if pause_job(_leader(call), call.name) else "it was paused already"
 
 

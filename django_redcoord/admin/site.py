@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
@@ -185,8 +185,10 @@ class DashboardAdmin(admin.ModelAdmin):
     def action_view(self, request: HttpRequest, action: str) -> HttpResponse:
         """Any registered action (:mod:`.actions`): a confirmation page on GET, done on POST."""
         act = ACTIONS.get(action)
-        if act is None or not self.has_change_permission(request):
+        if not self.has_change_permission(request):
             raise PermissionDenied
+        if act is None:
+            raise Http404(f"no dashboard action {action!r}")
         params = request.POST if request.method == "POST" else request.GET
         try:
             # a job's name is part of its state key: no {tag} (registration refuses one too)

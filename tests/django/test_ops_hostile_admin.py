@@ -152,3 +152,19 @@ def test_the_dead_letters_of_messages_naming_odd_result_ids_are_listed(admin_cli
     response = admin_client.get(URL + "dead-letters/", {"name": "odd-results"})
     assert response.status_code == 200
     assert response.content.decode().count("broken") >= 5
+
+
+@pytest.mark.parametrize("action", ["run-job", "pause-job"])
+def test_run_now_and_pause_of_a_job_the_project_does_not_have_say_so(admin_client, action):
+    """Before: a request for a job nobody has was queued and reported done ("request ... queued
+    for the leader"); only the leader's log said it had no such job, and dropped it."""
+    response = admin_client.post(
+        URL + f"action/{action}/", {"name": "no.such.job", "election": "default"}, follow=True
+    )
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert "Not done: no periodic job named &#x27;no.such.job&#x27;; registered jobs:" in text
+
+
+def test_an_unknown_action_is_a_404_not_a_403(admin_client):
+    assert admin_client.get(URL + "action/no-such-action/").status_code == 404
