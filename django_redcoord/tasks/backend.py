@@ -420,10 +420,12 @@ class RedisTaskBackend(BaseTaskBackend):
         current transaction commits, if any, as ``enqueue()``). Every call is refused or encoded
         first: one bad call (arguments that are not strict JSON) and nothing is sent. Returns the
         results in the order of ``calls``."""
-        if options_of(task).unique is not None:  # each one's push decides on its key: one by one,
-            checked = [
-                self._call(call) for call in calls
-            ]  # after every call was checked (all or nothing)
+        using = self.outbox or DEFAULT_DB_ALIAS
+        deferred = self.enqueue_on_commit and transaction.get_connection(using).in_atomic_block
+        if options_of(task).unique is not None or (deferred and self.outbox is not None):
+            # One by one, after every call was checked (all or nothing): each unique push
+            # decides on its key; with an outbox, each task gets its row in the transaction.
+            checked = [self._call(call) for call in calls]
             for args, kwargs in checked:
                 result, _ = self._prepare(task, args, kwargs)
                 options_of(task).unique_key(result.args, result.kwargs)
@@ -438,9 +440,9 @@ class RedisTaskBackend(BaseTaskBackend):
             for result, _ in prepared:
                 task_enqueued.send(type(self), task_result=result)
 
-        if self.enqueue_on_commit and transaction.get_connection().in_atomic_block:
+        if deferred:
             tracer = current_tracer()
-            transaction.on_commit(send if tracer is None else tracer.bind(send))
+            transaction.on_commit(send if tracer is None else tracer.bind(send), using=using)
         else:
             send()
         return [result for result, _ in prepared]
@@ -530,9 +532,12 @@ class RedisTaskBackend(BaseTaskBackend):
             task_enqueued.send(type(self), task_result=result)
         return result
 
-    def _prepare(self, task: Task, args: Any, kwargs: Any) -> tuple[TaskResult, tuple[str, str]]:
-        """Refuse what can be refused, and encode the arguments: the result to return and the
-        JSON."""
+    def _prepare(
+        self, task: Task, args: Any, kwargs: Any
+    ) -> tuple[TaskResult, tuple[str, str, Any]]:
+        """Refuse what can be refused, and encode the arguments: the result to return, and the
+        JSON with the task's group (its ``group=`` function called here, at the call: what it
+        refuses or raises is refused at ``enqueue()``, never at commit time)."""
         self.validate_task(task)
         if self._option_errors:
             raise ValueError(
@@ -561,7 +566,8 @@ class RedisTaskBackend(BaseTaskBackend):
                 f"{what} must be JSON-serialisable (dict, list, str, int, finite float, bool, "
                 f"None): {exc}"
             ) from None
-        return result, (to_json(result.args, what), to_json(result.kwargs, what))
+        group = options_of(task).group_of(result.args, result.kwargs)
+        return result, (to_json(result.args, what), to_json(result.kwargs, what), group)
 
     def _new_id(self, queue_name: str, random: str) -> str:
         """A result id (32 letters and digits) whose record shares the queue's Cluster slot.
@@ -584,13 +590,17 @@ class RedisTaskBackend(BaseTaskBackend):
         return cached
 
     def _push(
-        self, task: Task, result: TaskResult, encoded: tuple[str, str], unique: str | None = None
+        self,
+        task: Task,
+        result: TaskResult,
+        encoded: tuple[str, str, Any],
+        unique: str | None = None,
     ) -> tuple[Queue, dict[str, Any]]:
         """The queue and the arguments of ``push_with_record`` for ``result`` (stamped enqueued
         now)."""
         now = utcnow()
         object.__setattr__(result, "enqueued_at", now)
-        args, kwargs = encoded
+        args, kwargs, group = encoded
         record = {
             "status": str(TaskResultStatus.READY),
             "task": task.module_path,
@@ -602,7 +612,6 @@ class RedisTaskBackend(BaseTaskBackend):
         }  # (the arguments are read from the envelope, which the push script adds as 'envelope')
         if unique is not None:
             record["unique"] = unique
-        group = options_of(task).group_of(result.args, result.kwargs)
         if group is not None:
             record["group"] = group.name
         body = EncodedJSON(

@@ -91,6 +91,19 @@ def test_redis_down_at_the_commit_loses_nothing(outbox, aof_server, caplog):
     assert result.status == TaskResultStatus.SUCCESSFUL and result.return_value == 4
 
 
+def test_enqueue_many_inside_a_transaction_goes_through_the_outbox_too(outbox, aof_server):
+    # enqueue_many() skipped the outbox: with Redis down at the commit, its tasks were lost
+    # while enqueue()'s waited in the outbox.
+    aof_server.stop()
+    with transaction.atomic():
+        one = task_defs.add.enqueue(1, 1)
+        many = task_defs.add.get_backend().enqueue_many(task_defs.add, [((2, 2), {}), ((3, 3), {})])
+    assert pending(outbox) == 3
+    aof_server.start()
+    assert drain(outbox, min_age=0) == (3, 0) and pending(outbox) == 0
+    assert sorted(_ready_ids(outbox)) == sorted(r.id for r in (one, *many))
+
+
 def test_an_entry_whose_push_landed_is_only_deleted(outbox):
     with transaction.atomic():
         result = task_defs.add.enqueue(1, 1)

@@ -494,6 +494,34 @@ def test_a_bad_argument_inside_a_transaction_is_refused_at_enqueue_not_at_commit
     assert good.return_value == 2
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_group_function_is_called_at_enqueue_inside_a_transaction_not_at_commit():
+    # maybe_grouped's group function answers "" for tenant -1: refused. Inside atomic() it ran
+    # at commit time: enqueue() returned a result, the commit went through, then the error
+    # came out of atomic() and the task (and every later one of the commit) was never sent.
+    from tests.support import group_tasks
+
+    later = []
+    with transaction.atomic():
+        with pytest.raises(TypeError, match="must return None or a group name"):
+            group_tasks.maybe_grouped.enqueue(-1, 0)
+        good = group_tasks.maybe_grouped.enqueue(2, 1)
+        many = group_tasks.maybe_grouped.get_backend().enqueue_many(
+            group_tasks.maybe_grouped, [((3, 1), {})]
+        )
+        with pytest.raises(TypeError, match="must return None or a group name"):
+            group_tasks.maybe_grouped.get_backend().enqueue_many(
+                group_tasks.maybe_grouped, [((3, 2), {}), ((-1, 0), {})]
+            )
+        transaction.on_commit(lambda: later.append("ran"))
+    assert later == ["ran"]
+    assert Queue("default").depths().ready == 2
+    work()
+    for result in (good, *many):
+        result.refresh()
+        assert result.status == TaskResultStatus.SUCCESSFUL
+
+
 def test_get_result_keeps_the_queue_priority_and_run_after_it_was_enqueued_with(settings):
     settings.TASKS = {
         "default": {
