@@ -296,6 +296,8 @@ def read_slot_buckets(client: Any, shapes: list[Shape], *, merge: bool = True) -
                 )
             for node_found in per_node:
                 for shape_no, contents in node_found:
+                    if shape_no == -2:  # a slot in migration: missed for a moment (documented)
+                        continue
                     if (
                         shape_no < 0
                     ):  # counted here, in the caller's context (not the pool's threads)
@@ -365,7 +367,8 @@ def _read_node(
             yield (
                 int(reply[i]),
                 reply[i + 1],
-            )  # -1 and a key: a bucket of another type (read_slots.lua)
+            )  # -1 and a key: a bucket of another type; -2 and a tag: a slot in migration
+            # (read_slots.lua)
 
 
 def _queue_read(pipe: Any, key: str, kind_type: str) -> None:

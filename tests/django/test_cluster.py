@@ -601,6 +601,43 @@ def test_a_slot_being_migrated_refuses_for_now_and_then_moved_is_followed(cluste
     again.release()
 
 
+def test_the_admin_index_reads_and_a_tasks_worker_ride_out_a_slot_in_migration(
+    settings, cluster_topology
+):
+    """One slot MIGRATING (as all through a reshard), even one holding none of our keys: the
+    per-slot index read aborted with "non local key" on its node, so the dashboard, the
+    metrics and `redcoord status` failed, and every Tasks worker's heartbeat thread died (its
+    workflow sweep reads the index) and the worker exited 1. The slot is now missed for the
+    moment and the rest read."""
+    from django_redcoord.metrics import RedcoordCollector
+
+    cluster_topology.flush()
+    settings.REDCOORD = {"CLUSTER": {"NODES": cluster_topology.urls[:2]}, "KEY_PREFIX": "mig"}
+    client = cluster_client(cluster_topology.config)
+    held = [Lock(f"mig:{i}", client=client, prefix="mig", ttl=30, wait=0) for i in range(6)]
+    assert all(lock.acquire() for lock in held)
+    empty_slot = next(s for s in range(16384) if all(key_slot(h.keys.index) != s for h in held))
+    source = client.nodes_manager.get_node_from_slot(empty_slot)
+    target = next(n for n in client.get_primaries() if n.name != source.name)
+    src, dst = client.get_redis_connection(source), client.get_redis_connection(target)
+    src_id, dst_id = src.execute_command("CLUSTER", "MYID"), dst.execute_command("CLUSTER", "MYID")
+    dst.execute_command("CLUSTER", "SETSLOT", empty_slot, "IMPORTING", src_id)
+    src.execute_command("CLUSTER", "SETSLOT", empty_slot, "MIGRATING", dst_id)
+    try:
+        live = indexes.read_index(client, KeyBuilder("mig", cluster=True), "locks")
+        names = {n.decode() if isinstance(n, bytes) else n for n in live}
+        assert {f"mig:{i}" for i in range(6)} <= names
+        assert RedcoordCollector(client, prefix="mig").read()["locks"]["held"] == 6
+        # (the worker's workflow sweep reads this index the same way)
+        indexes.read_index(client, KeyBuilder("mig", cluster=True), "workflows")
+    finally:
+        for node in (src, dst):
+            node.execute_command("CLUSTER", "SETSLOT", empty_slot, "STABLE")
+        for lock in held:
+            lock.release()
+        client.close()
+
+
 def test_the_slot_recorder_catches_a_cross_slot_call_and_agrees_with_the_server(cluster):
     """The run's slot check (tests/support/key_slots.py) must be able to fail: a call whose keys
     span two slots is caught (negative control), and its slots are the server's own."""

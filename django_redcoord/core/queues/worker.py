@@ -919,7 +919,12 @@ class Worker:
                     raise failure
                 sweep = getattr(self.write_behind, "sweep", None)
                 if sweep is not None:  # (the Tasks runner: workflows no call moved on)
-                    sweep()
+                    try:
+                        sweep()
+                    except CoordinationUnavailable:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - the heartbeat must go on
+                        log.warning("worker %s: the workflow sweep failed: %s", self.id, exc)
                 reported = self._sample(time.time(), reported)
                 outage.ok()
                 pause = max(0.0, began + self.heartbeat - time.monotonic())

@@ -16,7 +16,9 @@
 --
 -- Returns a flat array: for each bucket that is not empty, its shape's
 -- number (0-based) and its contents (HGETALL, SMEMBERS or ZRANGE WITHSCORES);
--- for a bucket key holding another type, -1 and the key's name.
+-- for a bucket key holding another type, -1 and the key's name; for a slot
+-- being migrated whose buckets this node cannot read now (Redis refuses a
+-- script a key of such a slot that is not here), -2 and the slot's tag.
 
 -- Most slots hold none of our buckets: one EXISTS over a slot's buckets (they
 -- share its tag, so it is a one-slot command) skips them with one call.
@@ -29,7 +31,13 @@ for t = 2 + 3 * shapes, #ARGV do
   for i = 0, shapes - 1 do
     keys[i + 1] = ARGV[2 + 3 * i] .. tag .. ARGV[3 + 3 * i]
   end
-  if redis.call('EXISTS', unpack(keys)) > 0 then
+  local present = redis.pcall('EXISTS', unpack(keys))
+  if type(present) == 'table' and present.err then
+    -- a slot in migration (MIGRATING here, keys already moved): missed for now, the
+    -- other slots are read (one slot must not make the whole read fail)
+    out[#out + 1] = -2
+    out[#out + 1] = tag
+  elseif present > 0 then
     for i = 0, shapes - 1 do
       local key, kind = keys[i + 1], ARGV[4 + 3 * i]
       local items
@@ -40,7 +48,10 @@ for t = 2 + 3 * shapes, #ARGV do
       else
         items = redis.pcall('ZRANGE', key, 0, -1, 'WITHSCORES')
       end
-      if items.err then
+      if items.err and string.find(items.err, 'non local', 1, true) then
+        out[#out + 1] = -2  -- (the key moved between the EXISTS and now: as above)
+        out[#out + 1] = tag
+      elseif items.err then
         -- a key of another type (not ours): named, for the admin to skip and log
         out[#out + 1] = -1
         out[#out + 1] = key
