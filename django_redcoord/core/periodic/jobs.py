@@ -199,6 +199,19 @@ def _check_cron(expr: object) -> tuple[str, bool]:
             "'minute hour day-of-month month day-of-week' (e.g. '*/5 * * * *') or @hourly, @daily, "
             "@weekly, @monthly, @yearly"
         )
+    random = [
+        field
+        for field in fields
+        if any(
+            atom.strip().lower().startswith("r") and not atom.strip()[1:2].isalpha()
+            for atom in field.replace("-", ",").replace("/", ",").split(",")
+        )
+    ]
+    if random:  # croniter's R draws again at every call: leaders (and calls) would disagree
+        raise ValueError(
+            f"cron {expr!r}: a random field (R) is not allowed: every leader must compute the same "
+            "slots; write the minute or hour you want"
+        )
     try:  # a valid expression may still never match (e.g. February 30)
         croniter(expr, datetime.now(timezone.utc)).get_next(datetime)
     except ValueError:

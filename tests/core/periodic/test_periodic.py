@@ -100,6 +100,9 @@ def module_level_job():
         ),
         ({"cron": "61 * * * *"}, ValueError, "is not a valid crontab expression"),
         ({"cron": 5}, TypeError, "cron must be a str such as"),
+        # croniter's random field draws again at every call: an "hourly" job ran every 2 minutes
+        ({"cron": "R * * * *"}, ValueError, r"a random field \(R\) is not allowed"),
+        ({"cron": "0 R(0-5) * * *"}, ValueError, r"a random field \(R\) is not allowed"),
         ({"cron": "0 0 30 2 *"}, ValueError, "cron '0 0 30 2 \\*' never matches a date"),
         (
             {"every": 10, "jitter": 10},
