@@ -146,6 +146,10 @@ def test_run_refuses_while_another_process_leads(redis_client):
             "argument --expires: 'inf' is not a finite number of seconds",
         ),
         (["--retry-period", "soon"], "argument --retry-period: 'soon' is not a number"),
+        # a traceback (TypeError, OSError, OverflowError) before
+        (["--request", "tick", "--slot", "1960-01-01T00:00Z"], "is out of range: give a time"),
+        (["--request", "tick", "--slot", "99999999999999999999"], "is out of range"),
+        (["--run", "tick", "--slot", "1960-01-01T00:00Z"], "is out of range"),
     ],
 )
 def test_bad_options_raise_command_error(args, message):

@@ -342,6 +342,27 @@ def test_the_command_edits_shows_and_reverts(redis_client):
     assert re.search(r"^  0 +the code's +- +-$", redcoord("sched.billing"), re.M)
 
 
+def test_each_command_edit_keeps_what_it_does_not_name(redis_client):
+    # --param alone put the job back on the code's schedule, and --every/--cron dropped the
+    # arguments set before (each edit replaced the whole version)
+    redcoord("sched.billing", "--every", "10")
+    out = redcoord("sched.billing", "--param", "batch_size=100")
+    assert out.startswith("job sched.billing: version 2: every 10s, batch_size=100, in force")
+    out = redcoord("sched.billing", "--cron", "*/10 * * * *")
+    assert out.startswith(
+        "job sched.billing: version 3: cron */10 * * * * (Europe/Paris), batch_size=100, in force"
+    ), out
+    current = versions(redis_client, "sched.billing").current
+    assert (current.cron, current.every_ms, current.params) == (
+        "*/10 * * * *",
+        None,
+        {"batch_size": 100},
+    )
+    redcoord("sched.billing", "--revert")
+    out = redcoord("sched.billing", "--param", "dry_run=yes")  # after a revert: the code's
+    assert out.startswith("job sched.billing: version 5: dry_run=true, in force"), out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -460,8 +460,27 @@ class Command(BaseCommand):
             if options["revert"]:
                 stored = revert_schedule(election, job)
             elif editing:
+                # An edit here changes what it names and keeps the rest of the version in force
+                # (edit_schedule replaces a whole version: --param alone put the job back on the
+                # code's schedule, and --every dropped the arguments set before).
+                versions = read_versions(election, job.name)
+                current = versions.current
+                cron = options["cron"]
+                if every is None and cron is None and not current.revert:
+                    every = None if current.every_ms is None else current.every_ms / 1000
+                    cron = current.cron
+                kept = {
+                    name: value
+                    for name, value in ({} if current.revert else current.params).items()
+                    if name in declared  # (an argument the code no longer declares goes)
+                }
                 stored = edit_schedule(
-                    election, job, every=every, cron=options["cron"], params=params
+                    election,
+                    job,
+                    every=every,
+                    cron=cron,
+                    params={**kept, **params},
+                    expected_version=versions.head,
                 )
         except (TypeError, ValueError) as exc:
             raise CommandError(str(exc), returncode=2) from exc

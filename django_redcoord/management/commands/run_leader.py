@@ -382,6 +382,11 @@ def _slot_ms(job: Job, text: str | None) -> int | None:
                 f"--slot {text!r} has no UTC offset: add one, e.g. {text}+00:00 or {text}Z"
             )
         slot = round(moment.timestamp() * 1000)
+    if slot < 0 or slot > 253402300799999:  # (the epoch to the end of year 9999)
+        raise CommandError(
+            f"--slot {text!r} is out of range: give a time from 1970-01-01T00:00Z to "
+            "9999-12-31T23:59:59Z (or milliseconds since the epoch in that range)"
+        )
     if slot > time.time() * 1000:
         raise CommandError(
             f"--slot {text!r} ({_when(slot)}) is in the future: only past slots can be redone"
