@@ -172,6 +172,21 @@ def test_a_failing_job_run_by_hand_raises_command_error(redis_client):
     assert st["outcome"] == "error" and st["failures"] == 1
 
 
+def slow_job():
+    time.sleep(0.6)
+
+
+def test_a_job_run_by_hand_past_its_timeout_is_reported_timeout(redis_client):
+    # --run waited for the job and printed "ok": its timeout was never checked
+    periodic(every=60, name="slow", timeout=0.2)(slow_job)
+    try:
+        with pytest.raises(CommandError, match="job 'slow' failed: timed out after 0.2 s"):
+            run("--run", "slow", *FAST)
+    finally:
+        unregister("slow")
+    assert read_job_states(election(redis_client), also=["slow"])["slow"]["outcome"] == "timeout"
+
+
 def test_an_unreachable_redis_raises_command_error_naming_it(settings):
     settings.REDCOORD = {**settings.REDCOORD, "URL": "redis://127.0.0.1:1/0"}
     with pytest.raises(

@@ -490,7 +490,20 @@ class Scheduler:
         if int(code) != CLAIMED:
             return None
         run = self._start(current.job, as_text(run_id), slot_ms, term, params=current.params)
-        run.done.wait(timeout)
+        end = None if timeout is None else time.monotonic() + timeout
+        limit = run.job.timeout
+        while True:  # waiting, and reporting the job's own timeout as the scheduled runs do
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            chunk = left
+            if limit and not run.timed_out:
+                due = max(0.0, run.started + limit - time.monotonic())
+                chunk = due if chunk is None else min(chunk, due)
+            if run.done.wait(chunk):
+                break
+            if limit and not run.timed_out and time.monotonic() - run.started >= limit:
+                self._check_timeouts()
         return run
 
     def _start(
