@@ -132,6 +132,7 @@ _DOOR: dict[str, tuple[str, ...]] = {
         "parse_param",
         "read_versions",
         "revert_schedule",
+        "Timeline",
     ),
     ".queues": ("Queue", "depths"),
     ".queues.groups": ("Group", "check_group_name"),

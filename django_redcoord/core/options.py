@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from .exceptions import ConfigurationError
 from .keys import DEFAULT_PREFIX, validate_name, validate_prefix
-from .values import check_timing, finite_number
+from .values import check_timing, finite_number, mask_url
 
 # : Documented defaults; docs/configuration.md's settings table is generated from this dict (make
 # docs checks it).
@@ -418,8 +418,6 @@ def url_problem(url: str, what: str) -> str | None:
     not a number from 0 to 65535, a malformed host, a database that is not a number, an option
     redis-py's connections do not take."""
     import redis
-
-    from .transport.errors import mask_url
 
     try:
         path = urlsplit(url).path if url.startswith(("redis://", "rediss://")) else ""

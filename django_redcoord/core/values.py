@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 from typing import Any, TypeGuard
+from urllib.parse import urlsplit, urlunsplit
 
 #: Marks "use the configured default" (None often means something else, e.g. "wait forever").
 DEFAULT: Any = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
@@ -144,3 +145,20 @@ def whole_span(whole: int) -> str:
         if whole >= size:
             return f"{whole // size} {unit} {whole % size // subsize} {sub}"
     return f"{whole} s"
+
+
+def mask_url(url: str) -> str:
+    """Return ``url`` with its password replaced by ``***`` (a URL it cannot read, whole, as
+    ``<unparseable url>``: it may hold a password)."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+    except ValueError:  # (a bad port is found by .port)
+        return "<unparseable url>"
+    netloc = f"{user}:***@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))

@@ -53,6 +53,7 @@ def test_malformed_settings_are_e003(settings):
         ({"URL": "redis://127.0.0.1/0?ssl_ca_cert=/x.pem"}, "'ssl_ca_cert'"),
         ({"URL": "redis://[::1/0"}, "Invalid IPv6 URL"),
         ({"URL": "redis://u:secret@127.0.0.1:6379/abc"}, "the database 'abc' is not a number"),
+        ({"URL": "redis://u:secret@127.0.0.1:abc/0"}, "<unparseable url>"),
         (
             {
                 "URL": "redis://127.0.0.1:1/0",

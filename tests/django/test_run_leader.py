@@ -112,6 +112,27 @@ def test_run_runs_one_job_now_when_nobody_leads(redis_client):
     assert " ok " in tick_row and tick_row.split()[-2:] == ["1", "-"]
 
 
+def test_list_and_slot_follow_a_schedule_edit(redis_client):
+    # --list showed the code's schedule after an edit, and --slot refused the edited schedule's
+    # slots (only the code's were accepted)
+    from django_redcoord import discovery
+    from django_redcoord.core import edit_schedule
+
+    edit_schedule(election(redis_client), discovery.autodiscover()["tick"], every=0.7)
+    row = next(line for line in run("--list").splitlines() if line.startswith("tick "))
+    assert "every 0.7s" in row, row
+    edited_at = time.time() * 1000
+    deadline = time.monotonic() + 10
+    while True:  # a past slot of the edited schedule, after the edit, not one of the code's
+        slot = (int(time.time() * 1000) // 700 - 1) * 700
+        if slot > edited_at and slot % 500:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    out = run("--run", "tick", "--slot", str(slot), *FAST)
+    assert out.startswith("job tick: ok in ")
+
+
 def test_run_refuses_while_another_process_leads(redis_client):
     other = election(redis_client, "box-2:9")
     assert other.campaign()

@@ -15,27 +15,11 @@ import contextlib
 import re
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
 from ..exceptions import CoordinationUnavailable, PoolExhausted
-
-
-def mask_url(url: str) -> str:
-    """Return ``url`` with its password replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable url>"
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    netloc = f"{user}:***@{host}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+from ..values import mask_url as mask_url  # (its home; imported from here too)
 
 
 def describe(client: Any) -> str:

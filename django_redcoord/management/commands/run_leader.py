@@ -42,10 +42,12 @@ from ...core import (
     PeriodicServer,
     RedcoordError,
     Scheduler,
+    Timeline,
     finite_number,
     pause_job,
     pending_requests,
     read_job_states,
+    read_versions,
     request_run,
     resume_job,
 )
@@ -138,11 +140,16 @@ class Command(BaseCommand):
                 self._list(election, jobs)
             elif options["run"]:
                 job = _registered(jobs, options["run"])
-                self._run_one(election, jobs, job.name, _slot_ms(job, options.get("slot")))
+                self._run_one(
+                    election, jobs, job.name, _slot_ms(job, options.get("slot"), election)
+                )
             elif options.get("request"):
                 job = _registered(jobs, options["request"])
                 self._request(
-                    election, job, _slot_ms(job, options.get("slot")), options.get("expires")
+                    election,
+                    job,
+                    _slot_ms(job, options.get("slot"), election),
+                    options.get("expires"),
                 )
             elif options.get("pause") or options.get("resume"):
                 self._pause(
@@ -302,6 +309,7 @@ class Command(BaseCommand):
         for name in sorted(states):
             state, job = states[name], jobs.get(name)
             if job is not None:
+                job = _timeline(election, job).current.job  # an edit's schedule, if one is in force
                 last = state.get("last_slot")
                 next_due = job.due_ms(job.next_slot(last if isinstance(last, int) else now_ms))
                 schedule, misfire = job.schedule, job.misfire
@@ -358,9 +366,15 @@ def _registered(jobs: dict[str, Job], name: str) -> Job:
     return job
 
 
-def _slot_ms(job: Job, text: str | None) -> int | None:
-    """--slot TIME -> the slot of ``job`` it names (ms since the epoch); CommandError if it is
-    none."""
+def _timeline(election: LeaderElection, job: Job) -> Any:
+    """``job``'s slots across the schedule versions kept in Redis (an edit is in force from when
+    it was stored)."""
+    return Timeline(job, read_versions(election, job.name))
+
+
+def _slot_ms(job: Job, text: str | None, election: LeaderElection) -> int | None:
+    """--slot TIME -> the slot of ``job`` it names (ms since the epoch), by the schedule version
+    in force then; CommandError if it is none."""
     if text is None:
         return None
     text = text.strip()
@@ -391,10 +405,11 @@ def _slot_ms(job: Job, text: str | None) -> int | None:
         raise CommandError(
             f"--slot {text!r} ({_when(slot)}) is in the future: only past slots can be redone"
         )
-    if job.previous_slot(slot) != slot:
+    then = _timeline(election, job).segment_of(slot).job  # (the schedule in force at that time)
+    if then.previous_slot(slot) != slot:
         raise CommandError(
-            f"--slot {text!r} ({_when(slot)}) is not a slot of job {job.name!r} ({job.schedule}); "
-            f"the nearest are {_when(job.previous_slot(slot))} and {_when(job.next_slot(slot))}"
+            f"--slot {text!r} ({_when(slot)}) is not a slot of job {job.name!r} ({then.schedule}); "
+            f"the nearest are {_when(then.previous_slot(slot))} and {_when(then.next_slot(slot))}"
         )
     return slot
 
