@@ -36,7 +36,7 @@ DEFAULT_NOTES = {
 #: key: (allowed, meaning), in the order of the table.
 ROWS: dict[str, tuple[str, str]] = {
     "URL": (
-        'a string starting with `redis://`, `rediss://` or `unix://` that redis-py can use (a '
+        "a string starting with `redis://`, `rediss://` or `unix://` that redis-py can use (a "
         'port from 0 to 65535, a numeric database, its URL options), or `"embedded"`; not '
         "together with `CACHE`",
         "the Redis server: `redis://[user:password@]host:port/db`, `rediss://…` (TLS; options "
