@@ -294,33 +294,25 @@ class RateLimiter(UsesClient):
                     # have waited at the resume beside our first ask and run after it)
                     settle_later(_SlotInDoubt(self, inflight), token, lease, SLOT_AGAIN, first=0.0)
                 else:  # no client the settling thread can use: give it back now, as we can
-                    try:
-                        yield Run(
-                            RELEASE,
-                            [inflight],
-                            [token],
-                            f"give back a slot of rate limit {self.name!r}",
-                        )
-                    except Exception:  # noqa: S110 - unreachable Redis: its lease returns it
-                        pass
+                    yield from self._give_back_steps(inflight, token)
             raise
         except BaseException:
             if token:  # cancelled or interrupted: the script may have granted the slot
                 _, inflight = self.keys.rate_limit(self.name, stored)
-                try:
-                    yield Run(
-                        RELEASE,
-                        [inflight],
-                        [token],
-                        f"give back a slot of rate limit {self.name!r}",
-                    )
-                except Exception:  # noqa: S110 - unreachable Redis: the slot's lease returns it
-                    pass
+                yield from self._give_back_steps(inflight, token)
             raise
         decided = self.decision(reply, stored, token, peek=mode == "peek")
         if observers and mode == "hit":
             observe("ratelimit.hit", limiter=self.name, allowed=decided.allowed)
         return decided
+
+    def _give_back_steps(self, inflight: str, token: str) -> Steps:
+        """Give back now the slot of ``token`` a hit may have taken (best effort: with Redis
+        unreachable, the slot's lease returns it)."""
+        try:
+            yield Run(RELEASE, [inflight], [token], f"give back a slot of rate limit {self.name!r}")
+        except Exception:  # noqa: S110 - (see above)
+            pass
 
     def hit_call(
         self,
