@@ -32,7 +32,7 @@ from ..keys import KeyBuilder, validate_name
 from ..observe import observe, observers
 from ..runtime import lock_defaults, runtime
 from ..transport import nearby
-from ..transport.clients import UsesClient, is_async_client, key_builder
+from ..transport.clients import UsesClient, key_builder
 from ..transport.commands import MAX_BLOCK, execute_pipeline, max_block
 from ..transport.drivers import Steps, arun, run, uncancellable
 from ..values import DEFAULT, check_count, check_seconds, check_ttl, check_wait
@@ -387,10 +387,6 @@ class Hold(HoldSteps, UsesClient):
         if await self.aacquire(wait=0):
             await self.arelease()
         self._retry_owner = None
-
-    def _settles_in_thread(self) -> bool:
-        """Whether the settling thread can reach Redis for this hold (a sync client)."""
-        return self._client is None or not is_async_client(self._client)
 
     async def arelease(self) -> None:
         """``release()`` on the event loop (see there).

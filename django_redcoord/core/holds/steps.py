@@ -45,6 +45,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -121,8 +122,7 @@ class HoldSteps:
     def doubt_lasts(self) -> float:  # pragma: no cover - provided by Hold
         raise NotImplementedError
 
-    def _settles_in_thread(self) -> bool:  # pragma: no cover - provided by Hold
-        raise NotImplementedError
+    _settles_in_thread: Callable[[], bool]  # (UsesClient's, through Hold)
 
     def _check_fork(self) -> None:  # pragma: no cover - provided by Hold
         raise NotImplementedError

@@ -44,7 +44,7 @@ from ..holds.settling import settle_later
 from ..keys import _NAME_RE, validate_name
 from ..observe import observe, observers
 from ..rates import Policy, parse
-from ..transport.clients import UsesClient, is_async_client, key_builder
+from ..transport.clients import UsesClient, key_builder
 from ..transport.drivers import Batch, Command, Run, Step, Steps, arun, run, uncancellable
 from ..transport.scripts import Script
 from ..values import check_count
@@ -288,7 +288,7 @@ class RateLimiter(UsesClient):
                 # nobody would give that slot back before its lease ran out. The settling
                 # thread gives it back once Redis answers (the request does not wait for it).
                 _, inflight = self.keys.rate_limit(self.name, stored)
-                if self._client is None or not is_async_client(self._client):
+                if self._settles_in_thread():
                     lease = next(p.period for p in self.policies if p.kind == "concurrency")
                     # (asked at once, and again shortly after Redis first answers: the hit may
                     # have waited at the resume beside our first ask and run after it)

@@ -458,6 +458,11 @@ class UsesClient:
             )
         return client
 
+    def _settles_in_thread(self) -> bool:
+        """Whether a thread of the process can reach Redis for this object: it has a sync
+        client (the one given, or the configured one), as ``holds.settling``'s thread needs."""
+        return self._client is None or not is_async_client(self._client)
+
     def _async_client(self) -> Any:
         client = self._client
         if client is None:
