@@ -33,7 +33,7 @@ from ..observe import observe, observers
 from ..runtime import lock_defaults, runtime
 from ..transport import nearby
 from ..transport.clients import UsesClient, key_builder
-from ..transport.commands import MAX_BLOCK, execute_pipeline, max_block
+from ..transport.commands import MAX_BLOCK, ending_waits, execute_pipeline, max_block
 from ..transport.drivers import Steps, arun, run, uncancellable
 from ..values import DEFAULT, check_count, check_seconds, check_ttl, check_wait
 from .identity import (
@@ -217,7 +217,11 @@ class Hold(HoldSteps, UsesClient):
                         observe("hold.acquire", kind=self._event_kind, outcome="timeout", wait=wait)
                     return False
                 self._cond.wait(None if remaining == math.inf else remaining)
-        granted = run(client, self._acquire_flow(mode, deadline, max_block(client)))
+        chunk = max_block(client)
+        if mode == "wait":  # a retry after an unknown outcome
+            granted = run(client, self._acquire_flow(mode, deadline, chunk))
+        else:
+            granted = self._first_look(client, mode, deadline, chunk)
         if granted and self._depth == 1 and self.auto_renew and self._renewer is None:
             self._renewer = Renewer(
                 self, self._owner or "", threading.current_thread() if self.reentrant else None
@@ -267,6 +271,26 @@ class Hold(HoldSteps, UsesClient):
                 self, self._owner or "", client, me if self.reentrant else None
             )
         return granted
+
+    def _first_look(self, client: Any, mode: str, deadline: float, chunk: float) -> bool:
+        """The acquire's first look, made here rather than through the steps: what the sync
+        driver would do for it (see ..transport.drivers.run), without its per-step work. A plain
+        grant, the usual uncontended case, ends the acquire here; anything else (queued, a grant
+        with checks to make, an error) goes on through :meth:`_acquire_flow` from this reply."""
+        sent = time.monotonic()
+        try:
+            keys, args = self._acquire_args(mode, min(max(deadline - sent, 0.0), chunk))
+            reply = self._acquire_script(client, keys, args, operation=self._ops[0])
+        except BaseException as exc:  # thrown in at the flow's first step, as the driver would
+            return run(client, self._acquire_flow(mode, deadline, chunk, (sent, None, exc)))
+        if int(reply[0]) == 1 and self._plain_grant(int(reply[1])):
+            self._note_grant(int(reply[1]), sent)
+            self._interrupted = False
+            self._acquired()
+            if observers:
+                self._observe_acquire("acquired", sent)
+            return True
+        return run(client, self._acquire_flow(mode, deadline, chunk, (sent, reply, None)))
 
     def _take(self, me: Any, wait: float | None, owner_token: Callable[[], str]) -> str | None:
         """Under ``self._cond``: make ``me`` this object's user.
@@ -348,7 +372,24 @@ class Hold(HoldSteps, UsesClient):
         release reached Redis.
         """
         self._check_fork()
-        run(self.client if self._depth else None, self._release_flow())
+        if not self._depth:
+            run(None, self._release_flow())  # (raises LockNotOwned)
+        client = self.client
+        # The release's one round trip, made here as the sync driver would (see _first_look).
+        owner, lost = self._release_begin()
+        try:
+            with ending_waits():  # (a release may use the pool's reserve: see _release_call)
+                result = self._release_script(
+                    client,
+                    self._release_keys_for(owner),
+                    [owner, self.name, *self._extra_args()],
+                    operation=self._ops[1],
+                )
+        except BaseException as exc:
+            self._released(owner, None)
+            self._release_failed(exc)
+            raise
+        self._release_end(self._released(owner, result), lost)
 
     @property
     def in_doubt(self) -> str | None:

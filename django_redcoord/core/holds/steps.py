@@ -80,6 +80,9 @@ OUTAGE_RETRY = 0.2
 # much is left; less, and it looks again (as cheap as the wait).
 MIN_SWITCH_BLOCK = 0.005
 
+#: An acquire call made before the steps began: (when it was sent, its reply, or its error).
+First = tuple[float, Any, "BaseException | None"]
+
 # The ``kind`` of a hold in events (see ..observe): one word, a label value.
 _EVENT_KINDS = {"read lock": "read", "write lock": "write", "latch party": "latch"}
 
@@ -226,11 +229,17 @@ class HoldSteps:
         if observers:
             observe("hold.lost", kind=self._event_kind)
 
-    def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
-        """An acquire's round trips, and what it gives back when it fails or is interrupted."""
-        started = time.monotonic() if observers else None
+    def _acquire_flow(
+        self, mode: str, deadline: float, chunk: float, first: First | None = None
+    ) -> Steps:
+        """An acquire's round trips, and what it gives back when it fails or is interrupted.
+
+        ``first``: the first acquire call, already made outside the steps (see
+        :meth:`~.hold.Hold.acquire`): the loop goes on from its reply, or its error.
+        """
+        started = (time.monotonic() if first is None else first[0]) if observers else None
         try:
-            granted = yield from self._acquire_steps(mode, deadline, chunk)
+            granted = yield from self._acquire_steps(mode, deadline, chunk, first)
             self._interrupted = (
                 False  # an interruption applies to one acquire (even one not begun yet)
             )
@@ -260,12 +269,19 @@ class HoldSteps:
             self._interrupted = False
             yield from self._give_back_steps()
             raise
-        if not granted and not self._depth:
+        if granted:
+            self._acquired()
+        elif not self._depth:
             self._end_hold()
         self._observe_acquire("acquired" if granted else "timeout", started)
         return granted
 
-    def _acquire_steps(self, mode: str, deadline: float, chunk: float) -> Steps:
+    def _acquired(self) -> None:
+        """Called once an acquire is granted (a primitive with more to note overrides it)."""
+
+    def _acquire_steps(
+        self, mode: str, deadline: float, chunk: float, first: First | None = None
+    ) -> Steps:
         """The waiting loop: queue in Redis, block on our wake list, re-check.
 
         A wait that loses its server (a failover, a restart) is issued again:
@@ -282,9 +298,14 @@ class HoldSteps:
                 if outage is not None:
                     raise outage
                 mode = "cancel"
-            sent = time.monotonic()
             try:
-                reply = yield self._acquire_call(mode, min(max(remaining, 0.0), chunk))
+                if first is None:
+                    sent = time.monotonic()
+                    reply = yield self._acquire_call(mode, min(max(remaining, 0.0), chunk))
+                else:
+                    (sent, reply, error), first = first, None
+                    if error is not None:
+                        raise error
             except CoordinationUnavailable as exc:
                 if not (outage is not None or queued) or mode != "wait" or self._interrupted:
                     raise
@@ -385,28 +406,36 @@ class HoldSteps:
                     break
                 wait_keys, quiet = switched, False
 
-    def _acquire_call(self, mode: str, lease: float) -> Step:
+    def _acquire_args(self, mode: str, lease: float) -> tuple[list[str], list[Any]]:
+        """The acquire script's KEYS and ARGV."""
         owner = self._owner or ""
-        call = Run(
-            self._acquire_script,
-            self._acquire_keys(owner),
-            [
-                owner,
-                ms(self.ttl),
-                mode,
-                ms(lease + QUEUE_GRACE),
-                self.name,
-                "1" if self.reentrant else "0",
-                host(),
-                os.getpid(),
-                threading.current_thread().name,
-                *self._extra_args(),
-            ],
-            self._ops[0],
-        )
+        return self._acquire_keys(owner), [
+            owner,
+            ms(self.ttl),
+            mode,
+            ms(lease + QUEUE_GRACE),
+            self.name,
+            "1" if self.reentrant else "0",
+            host(),
+            os.getpid(),
+            threading.current_thread().name,
+            *self._extra_args(),
+        ]
+
+    def _acquire_call(self, mode: str, lease: float) -> Step:
+        call = Run(self._acquire_script, *self._acquire_args(mode, lease), self._ops[0])
         return (
             EndsWaits(call) if mode == "cancel" else call
         )  # giving up a place may use the pool's reserve
+
+    def _plain_grant(self, fence: int) -> bool:
+        """Whether a grant of ``fence`` is taken as it is: no replica check to make, and a fence
+        above this object's last one (else :meth:`_grant_steps` has round trips to make)."""
+        last = self._fence
+        return not (
+            (self.replicas and not self._depth)
+            or (last is not None and (fence < last or (fence == last and not self._depth)))
+        )
 
     def _grant_steps(self, fence: int, sent: float) -> Steps:
         last = self._fence
@@ -423,6 +452,11 @@ class HoldSteps:
             )
         if self.replicas and not self._depth:
             yield from self._sync_replicas_steps(self._owner or "")
+        self._note_grant(fence, sent)
+        return True
+
+    def _note_grant(self, fence: int, sent: float) -> None:
+        """A grant of ``fence`` (the look that got it was sent at ``sent``) is ours."""
         self._fence = fence
         self._depth += 1
         self.retry_after = None
@@ -430,7 +464,6 @@ class HoldSteps:
             self._lost = False
             self._valid_until = sent + self.ttl
             self._granted_at = time.monotonic() if observers else None
-        return True
 
     def _sync_replicas_steps(self, owner: str) -> Steps:
         """Confirm a new grant on ``replicas`` replicas (see the module docstring), or raise
@@ -548,6 +581,17 @@ class HoldSteps:
                 self._end_hold()
 
     def _release_flow(self) -> Steps:
+        owner, lost = self._release_begin()
+        try:
+            result = yield from self._release_steps(owner)
+        except BaseException as exc:
+            self._release_failed(exc)
+            raise
+        self._release_end(result, lost)
+
+    def _release_begin(self) -> tuple[str, bool]:
+        """A release starts: (owner, whether the hold was found lost before). Stops the
+        watchdog of the outermost level; LockNotOwned when this object holds nothing."""
         with self._cond:
             if not self._depth:
                 raise LockNotOwned(
@@ -560,22 +604,19 @@ class HoldSteps:
                 self._renewer = None
         if renewer is not None:
             renewer.stop()  # first: a release that fails must not leave the lock renewed
-        try:
-            result = yield from self._release_steps(owner)
-        except CoordinationUnavailable as exc:
-            if (
-                not exc.sent
-            ):  # refused whole, nothing ran (a Cluster slot in migration): still ours, try again
-                raise
-            self._depth -= 1
-            if not self._depth:
-                self._end_hold()
-            raise
-        except BaseException:
-            self._depth -= 1
-            if not self._depth:
-                self._end_hold()
-            raise
+        return owner, lost
+
+    def _release_failed(self, exc: BaseException) -> None:
+        """The release script raised ``exc``: the level ends here all the same, unless it was
+        refused whole (an outage that sent nothing: still ours, try again)."""
+        if isinstance(exc, CoordinationUnavailable) and not exc.sent:
+            return  # (a Cluster slot in migration)
+        self._depth -= 1
+        if not self._depth:
+            self._end_hold()
+
+    def _release_end(self, result: int, lost: bool) -> None:
+        """The release script answered ``result`` (see :meth:`_release_steps`)."""
         self._depth -= 1
         if result == 0 or not self._depth:
             if observers:

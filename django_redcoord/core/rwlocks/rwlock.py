@@ -108,11 +108,8 @@ class ReadHold(_RWHold):
             return self
         return await super().__aenter__()
 
-    def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
-        granted = yield from super()._acquire_flow(mode, deadline, chunk)
-        if granted:
-            self.rwlock._reading(self, True)
-        return granted
+    def _acquired(self) -> None:
+        self.rwlock._reading(self, True)
 
     def _end_hold(self) -> None:
         self.rwlock._reading(self, False)
@@ -128,11 +125,8 @@ class WriteHold(_RWHold):
     #: leaving a ``with`` block then ends that one instead (see __exit__)
     _after_downgrade: Any = None
 
-    def _acquire_flow(self, mode: str, deadline: float, chunk: float) -> Steps:
-        granted = yield from super()._acquire_flow(mode, deadline, chunk)
-        if granted:
-            self._after_downgrade = None
-        return granted
+    def _acquired(self) -> None:
+        self._after_downgrade = None
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         # After a downgrade the block ends what it holds then: the read hold
