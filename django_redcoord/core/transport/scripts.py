@@ -10,6 +10,7 @@ file starts with a header naming every key and argument it takes.
 from __future__ import annotations
 
 import hashlib
+import re
 from importlib import resources
 from typing import Any
 
@@ -44,7 +45,7 @@ class Script:
 
     def _load(self) -> tuple[str, str]:
         if self._loaded is None:
-            source = "\n".join(_read(f) for f in (_SHARED, *self.includes, self.name))
+            source = assemble([_read(f) for f in (_SHARED, *self.includes)], _read(self.name))
             if self.flags:
                 source = f"#!lua flags={self.flags}\n{source}"
             self._loaded = (source, hashlib.sha1(source.encode()).hexdigest())
@@ -88,6 +89,70 @@ class Script:
             return await acommand(
                 client, "EVAL", source, len(keys), *keys, *args, operation=operation
             )
+
+
+def assemble(helpers: list[str], body: str) -> str:
+    """A script's source: ``body`` after the helper functions of ``helpers`` that it calls.
+
+    Each run of a script defines every helper function above its body anew (a Lua closure
+    each), and every script cached on the server keeps its own copy of them: a helper that a
+    script never calls costs it that closure on every call, the garbage collector its sweep,
+    and the server's Lua memory its copy. So only the helpers the body calls, directly or
+    through other helpers, are kept (in their order). A helper file's other top-level
+    statements (constants, a guard that runs) are always kept, and what they name counts as
+    called. Names are matched as words of the code (comments left out, strings kept).
+    """
+    blocks = [block for text in helpers for block in _blocks(text)]
+    needed = _names(body)
+    for name, text in blocks:
+        if name is None:
+            needed.update(_names(text))
+    kept: set[int] = set()
+    grew = True
+    while grew:  # the helpers the needed names call, until no more are found
+        grew = False
+        for i, (name, text) in enumerate(blocks):
+            if name is not None and i not in kept and name in needed:
+                kept.add(i)
+                needed.update(_names(text))
+                grew = True
+    parts = [text for i, (name, text) in enumerate(blocks) if name is None or i in kept]
+    return "\n".join([*parts, body])
+
+
+#: A Lua name, as a word.
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: A Lua string in quotes, or a comment (to its line's end).
+_STRING_OR_COMMENT = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|--[^\n]*")
+
+
+def _names(text: str) -> set[str]:
+    """The words of Lua ``text``'s code: its comments left out (strings kept: a name in one
+    counts too, which only keeps more)."""
+    return set(
+        _WORD.findall(_STRING_OR_COMMENT.sub(lambda m: "" if m[0][0] == "-" else m[0], text))
+    )
+
+
+#: The first line of a top-level helper function (a line at column 0).
+_FUNCTION = re.compile(r"local function ([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+#: Lines at column 0 that go on the block above (its end, a comment, a blank line).
+_CONTINUES = ("end", "}", ")", "--", "else", "until")
+
+
+def _blocks(text: str) -> list[tuple[str | None, str]]:
+    """A helper file's top-level blocks: (the helper function it defines, or None for any
+    other statement; its text). A block starts at a line at column 0 that is not an ``end``,
+    a comment or a blank line (the files keep function bodies indented)."""
+    blocks: list[tuple[str | None, list[str]]] = []
+    for line in text.split("\n"):
+        starts = line[:1] not in ("", " ", "\t") and not line.startswith(_CONTINUES)
+        if starts or not blocks:
+            match = _FUNCTION.match(line) if starts else None
+            blocks.append((match.group(1) if match else None, [line]))
+        else:
+            blocks[-1][1].append(line)
+    return [(name, "\n".join(lines)) for name, lines in blocks]
 
 
 def _read(name: str) -> str:
