@@ -26,7 +26,10 @@ hands what it pops to the idle threads (see :class:`_SlotWakers`).
 
 Stopping (``stop()``, e.g. from SIGTERM): threads finish the job in hand (up
 to ``shutdown_timeout``), hand back the prefetched messages they did not start
-at once, acknowledge what they finished, and retire their consumers.
+at once, acknowledge what they finished, and retire their consumers. A job
+still running at the timeout is left to the reaper; the unstarted rest of its
+batch is handed back first (by the main thread, which also gives back the rest
+of any batch that waits behind a job past ``BATCH_BUDGET``).
 
 Faults: every loop survives a Redis that goes away (restart, failover, a
 pause longer than the socket timeout) and resumes when it answers. A failed
@@ -160,10 +163,14 @@ class _Job:
 
     consumer: Consumer
     message: Message
-    rest: list[Message]  # the batch after it, not started yet
+    rest: list[Message]  # the batch after it, not started yet (emptied when given back)
     timeout: float
     deadline: float  # time.monotonic()
     reason: str = ""  # why it was cut short (see Worker.cut_short), else a plain timeout
+    begun: float = 0.0  # time.monotonic() when its batch began
+    # set once the main thread's give-back of its rest (see Worker._give_back_waiting) is decided
+    giving: threading.Event | None = None
+    rest_given: bool = False  # that give-back went through: its thread starts none of the rest
 
 
 class _Outage:
@@ -410,6 +417,7 @@ class Worker:
                         self._crash = (t.name, RuntimeError(f"thread {t.name} ended unexpectedly"))
                 if self._jobs and self._crash is None:
                     self._check_timeouts()
+                    self._give_back_waiting(BATCH_BUDGET)
                 if self._crash is not None:
                     break
         finally:
@@ -422,7 +430,8 @@ class Worker:
                 t.name for t in self._threads if t.is_alive() and t.name not in self._abandoned
             ]
             running = [name for name in still if name not in self._leaving]
-            if running:
+            if running:  # what their batches have not started goes back now, not via the reaper
+                self._give_back_waiting(0.0)
                 log.warning(
                     "worker %s: %d job(s) still running after %gs; their messages will be "
                     "redelivered",
@@ -640,6 +649,54 @@ class Worker:
             unclaim(rest)  # claimed() recorded them; they never started here
         return True
 
+    def _give_back_waiting(self, after: float) -> None:
+        """From the main thread: the unstarted rest of each batch whose job has kept it waiting
+        (its batch began over ``after`` seconds ago) goes back to the front of the queue, so
+        that idle threads and other workers take it (a thread checks this between its jobs
+        too), and a stop whose jobs outlast the shutdown timeout leaves none of it for the
+        reaper (whose redelivery counts an attempt). Its thread then starts none of it."""
+        now = time.monotonic()
+        with self._jobs_lock:
+            waiting = [
+                job
+                for job in self._jobs.values()
+                if job.rest and job.giving is None and now - job.begun > after
+            ]
+            for job in waiting:
+                job.giving = threading.Event()
+        for job in waiting:
+            rest, consumer = job.rest, job.consumer
+            try:
+                # (release, not hand_back: the acknowledgements are the job's thread's to send)
+                n = consumer.release(rest)
+            except CoordinationUnavailable as exc:
+                log.warning(
+                    "worker %s: could not give back %d unstarted message(s) of %s waiting behind "
+                    "job %s (%s); its thread runs them after it",
+                    self.id,
+                    len(rest),
+                    consumer.queue.name,
+                    job.message.id,
+                    exc,
+                )
+                continue
+            else:
+                # (a timeout of the job, settled by this thread later, finds no rest to release)
+                job.rest, job.rest_given = [], True
+            finally:
+                job.giving.set()  # type: ignore[union-attr]  # (set above, under the lock)
+            unclaim = getattr(self.write_behind, "handed_back", None)
+            if unclaim is not None:
+                unclaim(rest)  # claimed() recorded them; they never started here
+            self.stats.handed_back += n
+            log.info(
+                "worker %s: gave back %d unstarted message(s) of %s waiting behind job %s",
+                self.id,
+                n,
+                consumer.queue.name,
+                job.message.id,
+            )
+
     def _flush_results(self) -> None:
         wb = self.write_behind
         if wb is not None and wb.has_pending():
@@ -675,6 +732,7 @@ class Worker:
                     if timeout is None
                     else (timeout, time.monotonic() + timeout)
                 ),
+                begun=begun,
             )
             with self._jobs_lock:
                 self._jobs[index] = job
@@ -720,6 +778,10 @@ class Worker:
                 error = f"{type(failure).__module__}.{type(failure).__qualname__}: {failure}"
                 self._failed(consumer, message, error, started=started)
             failure = None  # no reference cycle through the traceback
+            if job.giving is not None:  # its rest was being given back while it ran
+                job.giving.wait()  # (one round trip, within the socket timeout)
+                if job.rest_given:
+                    return []
         return []
 
     def _failed(
