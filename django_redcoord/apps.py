@@ -4,6 +4,8 @@ from django.apps import AppConfig
 class RedcoordConfig(AppConfig):
     name = "django_redcoord"
     verbose_name = "Redis coordination"
+    # what its migration made (no models.W042 in a project without DEFAULT_AUTO_FIELD)
+    default_auto_field = "django.db.models.AutoField"
 
     def ready(self) -> None:
         from django.core.signals import setting_changed

@@ -45,7 +45,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from django.core.checks import Error
+from django.core.checks import Error, Warning  # noqa: A004 - the check message class
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.utils.module_loading import import_string
 
@@ -207,8 +207,8 @@ class RedisTaskBackend(BaseTaskBackend):
             timeout=own.timeout or self.timeout,
         )
 
-    def check(self, **kwargs: Any) -> list[Error]:
-        errors = [
+    def check(self, **kwargs: Any) -> list[Error | Warning]:
+        errors: list[Error | Warning] = [
             Error(
                 f"TASKS[{self.alias!r}]: {msg}",
                 hint="Options: " + ", ".join(OPTION_DEFAULTS),
@@ -237,7 +237,39 @@ class RedisTaskBackend(BaseTaskBackend):
                         id="redcoord.E004",
                     )
                 )
-        return errors
+        return errors + self._shared_queues()
+
+    def _shared_queues(self) -> list[Warning]:
+        """W041 for each other TASKS alias of ours that names one of our queues: they share its
+        Redis queue (one KEY_PREFIX), so a worker of either runs the other's tasks too, with its
+        own alias's options."""
+        from django.conf import settings
+        from django.utils.module_loading import import_string
+
+        found = []
+        for alias, params in (getattr(settings, "TASKS", None) or {}).items():
+            if alias == self.alias or not isinstance(params, Mapping):
+                continue
+            try:
+                backend = import_string(params.get("BACKEND", ""))
+            except ImportError:
+                continue  # (Django's own check reports it)
+            if not (isinstance(backend, type) and issubclass(backend, RedisTaskBackend)):
+                continue
+            queues = params.get("QUEUES", ["default"])
+            shared = sorted(set(self.queues) & set(queues if isinstance(queues, list) else []))
+            if shared:
+                found.append(
+                    Warning(
+                        f"TASKS[{self.alias!r}] and TASKS[{alias!r}] share the queue(s) "
+                        f"{', '.join(map(repr, shared))} (one Redis queue per name), so "
+                        f"`run_worker --backend {self.alias}` also runs the tasks sent through "
+                        f"{alias!r} (with {self.alias!r}'s OPTIONS), and the other way round",
+                        hint="Give each alias its own queue names in QUEUES (or use one alias).",
+                        id="redcoord.W041",
+                    )
+                )
+        return found
 
     # -- plumbing ----------------------------------------------------------------
 

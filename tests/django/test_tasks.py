@@ -551,6 +551,63 @@ def test_an_empty_queues_list_is_refused(settings):
         task_defs.add.enqueue(1, 1)
 
 
+DUMMY = (
+    "django.tasks.backends.dummy.DummyBackend"
+    if TaskResultStatus.__module__.startswith("django.")
+    else "django_tasks.backends.dummy.DummyBackend"
+)
+
+
+def test_two_aliases_of_ours_sharing_a_queue_name_are_warned_about(settings):
+    """Both aliases' tasks go to one Redis queue: a worker of either runs the other's (W041).
+    Negative control: distinct queue names, and a shared name with a backend not ours, are
+    quiet."""
+    from django_redcoord.tasks import RedisTaskBackend
+
+    def warnings(tasks):
+        settings.TASKS = tasks
+        return sorted(
+            e.msg
+            for alias, params in tasks.items()
+            if params["BACKEND"] == ours
+            for e in RedisTaskBackend(alias, params).check()
+            if e.id == "redcoord.W041"
+        )
+
+    ours = "django_redcoord.tasks.RedisTaskBackend"
+    found = warnings(
+        {
+            "default": {"BACKEND": ours, "QUEUES": ["default", "mail"]},
+            "other": {"BACKEND": ours, "QUEUES": ["mail"]},
+            "dummy": {"BACKEND": DUMMY, "QUEUES": ["default"]},
+        }
+    )
+    assert len(found) == 2, found  # one from each alias
+    assert found[0].startswith("TASKS['default'] and TASKS['other'] share the queue(s) 'mail'")
+    assert "run_worker --backend default` also runs the tasks sent through 'other'" in found[0]
+    quiet = {
+        "default": {"BACKEND": ours, "QUEUES": ["default"]},
+        "other": {"BACKEND": ours, "QUEUES": ["mail"]},
+        "dummy": {"BACKEND": DUMMY, "QUEUES": ["default"]},
+    }
+    assert warnings(quiet) == []
+
+
+def test_the_app_says_its_auto_field_so_projects_without_one_get_no_w042(settings):
+    from django.apps import apps
+    from django.core.checks import run_checks
+
+    assert apps.get_app_config("django_redcoord").default_auto_field == "django.db.models.AutoField"
+    if hasattr(settings, "DEFAULT_AUTO_FIELD"):
+        del settings.DEFAULT_AUTO_FIELD
+    assert not [
+        e
+        for e in run_checks()
+        if e.id == "models.W042" and getattr(e.obj, "_meta", None)
+        and e.obj._meta.app_label.startswith("django_redcoord")
+    ]
+
+
 def test_a_message_dead_lettered_by_the_reaper_fails_its_result(settings):
     """The worker running the last attempt died: the reaper dead-letters the
     message, and the result must say FAILED (not RUNNING until it expires)."""
