@@ -281,16 +281,21 @@ class Hold(HoldSteps, UsesClient):
         try:
             keys, args = self._acquire_args(mode, min(max(deadline - sent, 0.0), chunk))
             reply = self._acquire_script(client, keys, args, operation=self._ops[0])
-        except BaseException as exc:  # thrown in at the flow's first step, as the driver would
+            plain = int(reply[0]) == 1 and self._plain_grant(int(reply[1]))
+            if plain:
+                self._note_grant(int(reply[1]), sent)
+        except BaseException as exc:
+            # Thrown in at the flow's first step, as the driver would, also when it came after
+            # the reply (KeyboardInterrupt, a signal handler's exception): the flow gives back
+            # what the look took.
             return run(client, self._acquire_flow(mode, deadline, chunk, (sent, None, exc)))
-        if int(reply[0]) == 1 and self._plain_grant(int(reply[1])):
-            self._note_grant(int(reply[1]), sent)
-            self._interrupted = False
-            self._acquired()
-            if observers:
-                self._observe_acquire("acquired", sent)
-            return True
-        return run(client, self._acquire_flow(mode, deadline, chunk, (sent, reply, None)))
+        if not plain:
+            return run(client, self._acquire_flow(mode, deadline, chunk, (sent, reply, None)))
+        self._interrupted = False
+        self._acquired()
+        if observers:
+            self._observe_acquire("acquired", sent)
+        return True
 
     def _take(self, me: Any, wait: float | None, owner_token: Callable[[], str]) -> str | None:
         """Under ``self._cond``: make ``me`` this object's user.
@@ -377,6 +382,7 @@ class Hold(HoldSteps, UsesClient):
         client = self.client
         # The release's one round trip, made here as the sync driver would (see _first_look).
         owner, lost = self._release_begin()
+        result: Any = _NO_REPLY
         try:
             with ending_waits():  # (a release may use the pool's reserve: see _release_call)
                 result = self._release_script(
@@ -385,11 +391,13 @@ class Hold(HoldSteps, UsesClient):
                     [owner, self.name, *self._extra_args()],
                     operation=self._ops[1],
                 )
-        except BaseException as exc:
-            self._released(owner, None)
+            released = self._released(owner, result)
+        except BaseException as exc:  # also one that came after the reply: the level ends here
+            if result is _NO_REPLY:
+                self._released(owner, None)
             self._release_failed(exc)
             raise
-        self._release_end(self._released(owner, result), lost)
+        self._release_end(released, lost)
 
     @property
     def in_doubt(self) -> str | None:
@@ -514,6 +522,10 @@ class Hold(HoldSteps, UsesClient):
             name=self.name,
             wait=self.wait,
         )
+
+
+#: No reply came (yet) to a release script.
+_NO_REPLY = object()
 
 
 def _wake(turn: asyncio.Future) -> None:

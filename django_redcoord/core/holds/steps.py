@@ -456,14 +456,15 @@ class HoldSteps:
         return True
 
     def _note_grant(self, fence: int, sent: float) -> None:
-        """A grant of ``fence`` (the look that got it was sent at ``sent``) is ours."""
-        self._fence = fence
-        self._depth += 1
+        """A grant of ``fence`` (the look that got it was sent at ``sent``) is ours (the depth
+        counts it last: an exception before leaves the grant to be given back)."""
         self.retry_after = None
-        if self._depth == 1:
+        if not self._depth:
             self._lost = False
             self._valid_until = sent + self.ttl
             self._granted_at = time.monotonic() if observers else None
+        self._fence = fence
+        self._depth += 1
 
     def _sync_replicas_steps(self, owner: str) -> Steps:
         """Confirm a new grant on ``replicas`` replicas (see the module docstring), or raise
