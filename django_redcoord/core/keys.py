@@ -107,6 +107,63 @@ def key_slot(key: str | bytes) -> int:
     return binascii.crc_hqx(raw, 0) % SLOTS
 
 
+#: The part keys each kind of resource keeps beside its base key (``<base>:<part>``; a part
+#: ending in ``:`` is followed by more, as an owner token): what a tagged name may not end in.
+#: ``tests/core/test_keys.py`` checks it against every key the builders make.
+PARTS: dict[str, tuple[str, ...]] = {
+    "lock": ("queue", "waits", "wake:"),
+    "sem": ("holders", "queue", "wake:"),
+    "rw": ("readers", "queue", "wake:"),
+    "latch": ("parties", "waiters", "wake", "wake:", "probe"),
+    "barrier": ("parties", "waiters", "wake", "wake:", "probe"),
+    "event": ("waiters", "wake", "wake:", "probe"),
+    "signal": ("waiters", "wake", "wake:", "deliveries", "due", "probe"),
+    "topic": (),
+    "leader": ("term", "notify", "job:", "jobs"),
+    "queue": (
+        "ready",
+        "seq",
+        "delayed",
+        "dead",
+        "errors",
+        "settle",
+        "consumers",
+        "processing:",
+        "wake",
+        "paused",
+        "cancels",
+        "unique",
+        "unique:ids",
+        "groups",
+        "groups:pending",
+        "groups:waiting",
+        "history",
+        "counts",
+    ),
+}
+_KIND_WORDS = {"sem": "semaphore", "rw": "read-write lock", "leader": "election"}
+
+
+def _check_tagged(kind: str, name: str) -> None:
+    """ValueError when the tagged ``name`` ends in ``:<part>`` of its kind after its tag: its key
+    would be that part key of the shorter name (both share the tag's ``{...}``)."""
+    parts = PARTS[kind]
+    after = name.index("}") + 1
+    at = name.find(":", after)
+    while at != -1:
+        rest = name[at + 1 :]
+        for part in parts:
+            # (a part that goes on, "wake:<owner>", also refuses its bare "wake": safe side)
+            if rest == part.rstrip(":") or (part.endswith(":") and rest.startswith(part)):
+                what = _KIND_WORDS.get(kind, kind)
+                raise ValueError(
+                    f"{what} name {name!r} ends in {':' + rest!r}, which names a key of {what} "
+                    f"{name[:at]!r}; after its {{tag}}, a {what} name may not end in ':' and "
+                    f"one of {', '.join(p + ('...' if p.endswith(':') else '') for p in parts)}"
+                )
+        at = name.find(":", at + 1)
+
+
 _slot_tags: list[str] | None = None
 _suffixes: list[str] | None = None
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -409,9 +466,12 @@ class KeyBuilder:
         ``{tag}``.
 
         A plain name's key has one brace pair, a tagged one's two: no plain
-        name and tagged name share a key.
+        name and tagged name share a key. Two tagged names cannot either: one
+        that would name another's part key (``"job{t}:queue"`` is the queue
+        of lock ``"job{t}"``) is refused (:func:`_check_tagged`).
         """
         if "{" in name:
+            _check_tagged(kind, name)
             return f"{self.prefix}:{kind}:{{{hash_tag(name)}}}:{name}"
         return f"{self.prefix}:{kind}:{{{name}}}"
 
