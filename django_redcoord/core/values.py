@@ -33,9 +33,16 @@ def ms(seconds: float) -> int:
 
 
 def check_seconds(
-    value: object, what: str, *, allow_zero: bool = False, timedelta_ok: bool = False
+    value: object,
+    what: str,
+    *,
+    allow_zero: bool = False,
+    timedelta_ok: bool = False,
+    most: float | None = None,
 ) -> float:
-    """Validate a duration: a finite number of seconds > 0 (>= 0 with ``allow_zero``).
+    """Validate a duration: a finite number of seconds > 0 (>= 0 with ``allow_zero``), at most
+    ``most`` (default: a year; what Redis is asked to keep or wait for is then always a valid
+    millisecond count; a caller with a bound of its own checks it after, with ``most=inf``).
 
     Raises TypeError for anything but a finite number (or a ``timedelta``
     when ``timedelta_ok``), ValueError when it is out of range; both say
@@ -50,7 +57,17 @@ def check_seconds(
         raise TypeError(f"{what} must be {kind}, not {value!r}")
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{what} must be {'>= 0' if allow_zero else '> 0'} seconds, not {value!r}")
+    if value > (MAX_SECONDS if most is None else most):
+        raise ValueError(
+            f"{what} must be at most {MAX_SECONDS:g} seconds (a year), not {value!r}"
+            if most is None
+            else f"{what} must be at most {most:g} seconds, not {value!r}"
+        )
     return float(value)
+
+
+#: The longest duration :func:`check_seconds` takes (s): a year, as for a ttl or a wait.
+MAX_SECONDS = 365 * 24 * 3600.0
 
 
 _MAX_TTL = 365 * 24 * 3600.0
@@ -73,7 +90,11 @@ def check_wait(wait: object) -> float | None:
     """Validate a wait in seconds: a number from 0 (try once) to a year, or None (forever)."""
     if wait is None:
         return None
-    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or math.isnan(wait):
+    if (
+        isinstance(wait, bool)
+        or not isinstance(wait, (int, float))
+        or (isinstance(wait, float) and math.isnan(wait))
+    ):  # (an int is compared as it is: 10**400 is too long, not an OverflowError)
         raise TypeError(f"wait must be seconds >= 0 or None (wait forever), not {wait!r}")
     if wait < 0:
         raise ValueError(

@@ -19,6 +19,7 @@ Registration is all that happens at import. ``manage.py run_leader`` calls
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -171,7 +172,7 @@ def _second_occurrence(moment: datetime) -> bool:
 
 def check_every(every: object) -> int:
     """Validate an interval (timedelta or seconds, MIN_EVERY to MAX_EVERY); return it in ms."""
-    seconds = check_seconds(every, "every", timedelta_ok=True)
+    seconds = check_seconds(every, "every", timedelta_ok=True, most=math.inf)  # (MAX_EVERY)
     if seconds < MIN_EVERY:
         raise ValueError(f"every must be at least {MIN_EVERY:g} seconds, not {seconds:g}")
     if seconds > MAX_EVERY:
@@ -315,8 +316,10 @@ def periodic(
     ):
         raise ValueError(f"edit_permission must be 'app_label.codename', not {edit_permission!r}")
     max_late_s = (
-        None if max_late is None else check_seconds(max_late, "max_late", timedelta_ok=True)
-    )
+        None
+        if max_late is None
+        else check_seconds(max_late, "max_late", timedelta_ok=True, most=math.inf)
+    )  # (MAX_LATE_LIMIT below)
     if max_late_s is not None and max_late_s > MAX_LATE_LIMIT:
         raise ValueError(
             f"max_late must be at most {MAX_LATE_LIMIT:g} seconds (400 days), not {max_late_s:g}"

@@ -48,6 +48,7 @@ Nothing here writes to Redis or needs to lead. Plain Python, no Django.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -174,7 +175,9 @@ def check_max_late(
         raise TypeError(f"max_late must be a mapping of job name -> seconds, not {max_late!r}")
     checked = {}
     for name, seconds in max_late.items():
-        value = check_seconds(seconds, f"max_late of job {name!r}", timedelta_ok=True)
+        value = check_seconds(  # (MAX_LATE_LIMIT below)
+            seconds, f"max_late of job {name!r}", timedelta_ok=True, most=math.inf
+        )
         if value > MAX_LATE_LIMIT:
             raise ValueError(
                 f"max_late of job {name!r} must be at most {MAX_LATE_LIMIT:g} seconds, not "
