@@ -171,6 +171,13 @@ def test_run_refuses_while_another_process_leads(redis_client):
         (["--request", "tick", "--slot", "1960-01-01T00:00Z"], "is out of range: give a time"),
         (["--request", "tick", "--slot", "99999999999999999999"], "is out of range"),
         (["--run", "tick", "--slot", "1960-01-01T00:00Z"], "is out of range"),
+        # an empty JOB (a script's unset variable) started a whole leader before
+        (["--run", ""], "no periodic job named ''"),
+        (["--request", ""], "no periodic job named ''"),
+        (["--pause", ""], "no periodic job named ''"),
+        (["--resume", ""], "no periodic job named ''"),
+        (["--run", "", "--request", "tick"], "--run and --request cannot be combined"),
+        (["--slot", "1", "--run", ""], "no periodic job named ''"),
     ],
 )
 def test_bad_options_raise_command_error(args, message):

@@ -124,12 +124,15 @@ class Command(BaseCommand):
         add_metrics_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        chosen = [f"--{action}" for action in _ACTIONS if options.get(action)]
+        # (an action given an empty JOB is still that action: it names no job, and says so,
+        # rather than starting a leader)
+        given = {action for action in _ACTIONS if options.get(action) not in (None, False)}
+        chosen = [f"--{action}" for action in _ACTIONS if action in given]
         if len(chosen) > 1:
             raise CommandError(f"{chosen[0]} and {chosen[1]} cannot be combined")
-        if options.get("slot") is not None and not (options.get("run") or options.get("request")):
+        if options.get("slot") is not None and not given & {"run", "request"}:
             raise CommandError("--slot goes with --run JOB or --request JOB")
-        if options.get("expires") is not None and not options.get("request"):
+        if options.get("expires") is not None and "request" not in given:
             raise CommandError("--expires goes with --request JOB")
         log_to_console(options["verbosity"], options["log_format"])
         try:
@@ -138,12 +141,12 @@ class Command(BaseCommand):
             election = self._election(options, on_elected=lambda term: wakeup.set())
             if options["list"]:
                 self._list(election, jobs)
-            elif options["run"]:
+            elif "run" in given:
                 job = _registered(jobs, options["run"])
                 self._run_one(
                     election, jobs, job.name, _slot_ms(job, options.get("slot"), election)
                 )
-            elif options.get("request"):
+            elif "request" in given:
                 job = _registered(jobs, options["request"])
                 self._request(
                     election,
@@ -151,11 +154,12 @@ class Command(BaseCommand):
                     _slot_ms(job, options.get("slot"), election),
                     options.get("expires"),
                 )
-            elif options.get("pause") or options.get("resume"):
+            elif given & {"pause", "resume"}:
+                pause = "pause" in given
                 self._pause(
                     election,
-                    _registered(jobs, options.get("pause") or options["resume"]),
-                    pause=bool(options.get("pause")),
+                    _registered(jobs, options["pause"] if pause else options["resume"]),
+                    pause=pause,
                 )
             else:
                 metrics = serve_metrics_for(options)
