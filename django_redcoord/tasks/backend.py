@@ -257,7 +257,9 @@ class RedisTaskBackend(BaseTaskBackend):
             if not (isinstance(backend, type) and issubclass(backend, RedisTaskBackend)):
                 continue
             queues = params.get("QUEUES", ["default"])
-            shared = sorted(set(self.queues) & set(queues if isinstance(queues, list) else []))
+            shared = sorted(
+                set(self.queues) & set(queues if isinstance(queues, (list, tuple)) else [])
+            )
             if shared:
                 found.append(
                     Warning(

@@ -603,7 +603,8 @@ def test_the_app_says_its_auto_field_so_projects_without_one_get_no_w042(setting
     assert not [
         e
         for e in run_checks()
-        if e.id == "models.W042" and getattr(e.obj, "_meta", None)
+        if e.id == "models.W042"
+        and getattr(e.obj, "_meta", None)
         and e.obj._meta.app_label.startswith("django_redcoord")
     ]
 
