@@ -505,8 +505,8 @@ def check_rate_limit_middleware(
     Any middleware that is (or subclasses) Django's ``AuthenticationMiddleware``
     counts; without one before it, every such request would be counted by IP.
     """
+    from django.apps import apps
     from django.conf import settings
-    from django.contrib.auth.middleware import AuthenticationMiddleware
     from django.utils.module_loading import import_string
 
     from .ratelimit.middleware import RateLimitMiddleware
@@ -531,7 +531,15 @@ def check_rate_limit_middleware(
     if not by_user:
         return []
 
+    # (a project without django.contrib.auth has no user to key on; importing its middleware
+    # there would raise, failing every command at its checks)
+    auth = apps.is_installed("django.contrib.auth")
+    if auth:
+        from django.contrib.auth.middleware import AuthenticationMiddleware
+
     def authenticates(path: str) -> bool:
+        if not auth:
+            return False
         try:
             found = import_string(path)
         except ImportError:
