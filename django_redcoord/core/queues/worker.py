@@ -79,6 +79,9 @@ log = logging.getLogger("django_redcoord.queues")
 #: Seconds the unstarted rest of a claimed batch may wait behind the jobs ahead of it in its
 #: thread before it goes back to the queue; a claim is sized to about half of it.
 BATCH_BUDGET = 0.2
+#: Seconds the worker's main thread waits before it tries to give back a batch's rest again after
+#: Redis did not answer one.
+GIVE_BACK_RETRY = 1.0
 #: Seconds a --burst thread with nothing to claim blocks for a give-back before it looks whether
 #: the worker's other threads are still running a batch.
 BURST_RECHECK = 0.25
@@ -337,6 +340,10 @@ class Worker:
         self._timeout_of: JobTimeout | None = None  # resolved in run(): the handler may be set late
         self._jobs: dict[int, _Job] = {}  # thread index -> job with a deadline
         self._jobs_lock = threading.Lock()
+        # give-backs whose outcome is unknown, to make again (see _release_rest)
+        self._doubtful: list[tuple[Consumer, list[Message]]] = []
+        self._doubt_lock = threading.Lock()
+        self._give_back_pause = 0.0  # no main-thread give-back before (after an outage)
         self._abandoned: set[str] = set()  # names of threads stuck in a timed-out job
         self.stats = Stats()
         self.current: dict[int, str] = {}  # thread index -> message id (for the admin)
@@ -527,6 +534,7 @@ class Worker:
             unstarted = [m for c, batch in leftovers if c is consumer for m in batch]
             while True:
                 try:
+                    self._settle_doubtful(consumer)
                     self._flush_results()
                     if unstarted:
                         unclaim = getattr(self.write_behind, "handed_back", None)
@@ -612,6 +620,7 @@ class Worker:
             self._running -= 1
 
     def _claim(self, consumer: Consumer) -> tuple[list[Message], float | None]:
+        self._settle_doubtful(consumer)  # (before: see there)
         self._flush_results()  # results land before the claim that acknowledges their messages
         return consumer.claim(self._batch_size(consumer.queue.name))
 
@@ -629,11 +638,12 @@ class Worker:
 
     def _give_back(self, consumer: Consumer, rest: list[Message]) -> bool:
         """Return the unstarted rest of a batch that has run past ``BATCH_BUDGET`` to the front of
-        the queue, with the acknowledgements so far (results land first). False when Redis did
-        not take it: the thread then runs them itself."""
+        the queue, after the results and acknowledgements so far. False when Redis surely did not
+        take it (nothing of the give-back was sent): the thread then runs them itself. A
+        give-back whose outcome is unknown counts as done (see :meth:`_release_rest`)."""
         try:
             self._flush_results()
-            consumer.hand_back(rest)
+            consumer.flush()  # the acknowledgements so far (and a heartbeat)
         except CoordinationUnavailable as exc:
             log.warning(
                 "worker %s: could not give back %d unstarted message(s) of %s (%s); running them "
@@ -644,58 +654,139 @@ class Worker:
                 exc,
             )
             return False
+        outcome = self._release_rest(consumer, rest, None)
+        if outcome is False:
+            log.warning(
+                "worker %s: could not give back %d unstarted message(s) of %s; running them here",
+                self.id,
+                len(rest),
+                consumer.queue.name,
+            )
+        return outcome is not False
+
+    def _release_rest(
+        self, consumer: Consumer, rest: list[Message], behind: str | None
+    ) -> bool | None:
+        """Give ``rest`` back to the front of the queue (a batch's unstarted messages, waiting
+        behind job ``behind`` if given): True when done; False when Redis surely did not take it
+        (the call was not sent); None when its outcome is unknown (sent, no reply): then nobody
+        here may run them, since Redis may still have taken them, and the give-back is kept and
+        made again before the consumer claims again (:meth:`_settle_doubtful`: the script moves
+        only what is still on our list, so a second one is harmless)."""
+        try:
+            n = consumer.release(rest)
+        except CoordinationUnavailable as exc:
+            if not exc.sent:
+                return False
+            with self._doubt_lock:
+                self._doubtful.append((consumer, rest))
+            log.warning(
+                "worker %s: the give-back of %d unstarted message(s) of %s got no answer (%s): "
+                "not run here; given back again once Redis answers",
+                self.id,
+                len(rest),
+                consumer.queue.name,
+                exc,
+            )
+            return None
+        self._rest_released(consumer, rest, n, behind)
+        return True
+
+    def _rest_released(
+        self, consumer: Consumer, rest: list[Message], n: int, behind: str | None
+    ) -> None:
         unclaim = getattr(self.write_behind, "handed_back", None)
         if unclaim is not None:
             unclaim(rest)  # claimed() recorded them; they never started here
-        return True
+        self.stats.handed_back += n
+        log.info(
+            "worker %s: gave back %d unstarted message(s) of %s%s",
+            self.id,
+            n,
+            consumer.queue.name,
+            f" waiting behind job {behind}" if behind else "",
+        )
+
+    def _settle_doubtful(self, consumer: Consumer | None = None) -> None:
+        """Make again the give-backs whose outcome was unknown: ``consumer``'s, from its own
+        thread before it claims again (else a message given back, then claimed again onto the
+        same list, would be moved off it while it runs), or every one left when the worker
+        stops (no thread claims then). Raises the outage of the first that fails (the others
+        wait for the next try)."""
+        with self._doubt_lock:
+            mine = [d for d in self._doubtful if consumer is None or d[0] is consumer]
+            if not mine:
+                return
+            self._doubtful = [
+                d for d in self._doubtful if consumer is not None and d[0] is not consumer
+            ]
+        for i, (owner, rest) in enumerate(mine):
+            try:
+                n = owner.release(rest)
+            except CoordinationUnavailable:
+                with self._doubt_lock:
+                    self._doubtful.extend(mine[i:])
+                raise
+            self._rest_released(owner, rest, n, None)
 
     def _give_back_waiting(self, after: float) -> None:
         """From the main thread: the unstarted rest of each batch whose job has kept it waiting
         (its batch began over ``after`` seconds ago) goes back to the front of the queue, so
         that idle threads and other workers take it (a thread checks this between its jobs
         too), and a stop whose jobs outlast the shutdown timeout leaves none of it for the
-        reaper (whose redelivery counts an attempt). Its thread then starts none of it."""
-        now = time.monotonic()
-        with self._jobs_lock:
-            waiting = [
-                job
-                for job in self._jobs.values()
-                if job.rest and job.giving is None and now - job.begun > after
-            ]
-            for job in waiting:
-                job.giving = threading.Event()
-        for job in waiting:
-            rest, consumer = job.rest, job.consumer
+        reaper (whose redelivery counts an attempt). Its thread then starts none of it.
+
+        A pass ends at its first outage, and the next waits ``GIVE_BACK_RETRY`` (but the one at
+        the shutdown deadline): with Redis away it costs the main thread one call's socket
+        timeout, not one per thread, and the job timeouts and the stop are checked meanwhile."""
+        if after and time.monotonic() < self._give_back_pause:
+            return
+        if not after:  # the stop: no thread claims any more, so every doubt is settled here
             try:
-                # (release, not hand_back: the acknowledgements are the job's thread's to send)
-                n = consumer.release(rest)
+                self._settle_doubtful()
             except CoordinationUnavailable as exc:
                 log.warning(
-                    "worker %s: could not give back %d unstarted message(s) of %s waiting behind "
-                    "job %s (%s); its thread runs them after it",
+                    "worker %s: give-backs whose outcome is unknown were left to the reaper: %s",
                     self.id,
-                    len(rest),
-                    consumer.queue.name,
-                    job.message.id,
                     exc,
                 )
-                continue
-            else:
-                # (a timeout of the job, settled by this thread later, finds no rest to release)
-                job.rest, job.rest_given = [], True
+                return
+        while True:
+            now = time.monotonic()
+            with self._jobs_lock:
+                job = next(
+                    (
+                        j
+                        for j in self._jobs.values()
+                        if j.rest and j.giving is None and now - j.begun > after
+                    ),
+                    None,
+                )
+                if job is None:
+                    return
+                giving = job.giving = threading.Event()
+            rest = job.rest
+            outcome: bool | None = False
+            try:
+                # (release, not hand_back: the acknowledgements are the job's thread's to send)
+                outcome = self._release_rest(job.consumer, rest, job.message.id)
             finally:
-                job.giving.set()  # type: ignore[union-attr]  # (set above, under the lock)
-            unclaim = getattr(self.write_behind, "handed_back", None)
-            if unclaim is not None:
-                unclaim(rest)  # claimed() recorded them; they never started here
-            self.stats.handed_back += n
-            log.info(
-                "worker %s: gave back %d unstarted message(s) of %s waiting behind job %s",
-                self.id,
-                n,
-                consumer.queue.name,
-                job.message.id,
-            )
+                if outcome is not False:
+                    # (a timeout of the job, settled by this thread later, finds no rest left)
+                    job.rest, job.rest_given = [], True
+                giving.set()
+            if outcome is not True:
+                if outcome is False:
+                    log.warning(
+                        "worker %s: could not give back %d unstarted message(s) of %s waiting "
+                        "behind job %s; its thread runs them after it",
+                        self.id,
+                        len(rest),
+                        job.consumer.queue.name,
+                        job.message.id,
+                    )
+                self._give_back_pause = time.monotonic() + GIVE_BACK_RETRY
+                return
 
     def _flush_results(self) -> None:
         wb = self.write_behind
