@@ -69,7 +69,7 @@ def settle_later(lock: Lock) -> None:
     may still land once Redis answers again (a paused or overloaded server runs what it had
     read), and no request would ever release it, so the view would answer 409 for the lock's
     whole TTL after the outage. The core's settling thread asks again as the same owner until
-    Redis answers (or the TTL has passed) and gives back what it finds (``Hold.settle``)."""
+    Redis answers and gives back what it finds (``Hold.settle``)."""
     owner = getattr(lock, "in_doubt", None)  # (a quorum lock's grants expire with their TTL)
     if owner is not None:
         settle_in_doubt(lock, owner, lock.ttl, lock.doubt_lasts)

@@ -36,7 +36,19 @@ def limited(request):
     return HttpResponse("ok")
 
 
+@with_lock("short:{pk}", ttl=3, wait=0)
+def short_ttl(request, pk):
+    return HttpResponse("ok")
+
+
+@with_lock("short-async:{pk}", ttl=3, wait=0)
+async def short_ttl_async(request, pk):
+    return HttpResponse("ok")
+
+
 urlpatterns = [
+    path("short/<int:pk>/", short_ttl),
+    path("short-async/<int:pk>/", short_ttl_async),
     path("lost/<int:pk>/", locked),
     path("lost-async/<int:pk>/", locked_async),
     path("lost-sem/", limited),
@@ -92,3 +104,40 @@ def test_the_same_for_an_async_view(async_client, paused_later):
     spent, seen = first_ok_after(lambda: asyncio.run(ask()), 8)
     assert spent < 8, seen
     assert Lock("lost-async:1", ttl=5).acquire(wait=0)  # and nothing holds it now
+
+
+def test_a_pause_longer_than_the_ttl_is_settled_too(client, paused_later):
+    """The settling gave up a TTL after the acquire timed out, taking the grant for expired: but
+    a paused server runs the acquire when it resumes, and its grant lasts a TTL from then (the
+    view answered 409 for 3 s more). It now counts the TTL from the last time Redis was away."""
+    assert client.get("/short/1/").status_code == 200
+    paused_later.pause()
+    try:
+        assert client.get("/short/1/").status_code == 503
+        time.sleep(3 + 1.5)  # the pause outlasts the TTL
+    finally:
+        paused_later.resume()
+    spent, seen = first_ok_after(lambda: client.get("/short/1/").status_code, 3)
+    assert spent < 2.5, seen
+
+
+def test_the_same_for_an_async_view_and_a_pause_longer_than_the_ttl(async_client, paused_later):
+    async def ask() -> int:
+        return (await async_client.get("/short-async/1/")).status_code
+
+    async def pause_through_the_ttl() -> int:
+        assert await ask() == 200
+        paused_later.pause()
+        try:
+            status = await ask()
+            await asyncio.sleep(3 + 1.5)  # (the loop runs its settling task meanwhile)
+        finally:
+            paused_later.resume()
+        started = time.monotonic()
+        while time.monotonic() - started < 3:
+            if await ask() == 200:
+                return round(time.monotonic() - started, 1)
+            await asyncio.sleep(0.2)
+        return -status
+
+    assert 0 <= asyncio.run(pause_through_the_ttl()) < 2.5

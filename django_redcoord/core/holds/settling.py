@@ -39,6 +39,8 @@ SETTLE_RETRY = 1.0
 SETTLE_PASSES = 2
 #: Most targets a process keeps asking about (beyond: they expire with their TTL or lease).
 SETTLE_MOST = 1000
+#: Seconds a target is asked about at most, however long Redis stays away.
+SETTLE_GIVE_UP = 3600.0
 
 _settling: tuple[int, queue.SimpleQueue] | None = None
 _settling_lock = threading.Lock()
@@ -48,9 +50,12 @@ def settle_later(
     target: Any, owner: str, lasts: float, again: float = 0.0, first: float = SETTLE_RETRY
 ) -> None:
     """Ask ``target.settle(owner)`` from this process's settling thread, ``first`` seconds from
-    now and then every SETTLE_RETRY seconds until Redis answers, until ``lasts`` seconds from
-    now (what is left then has expired anyway); a second time ``again`` seconds after the first
-    answer (0: once)."""
+    now and then every SETTLE_RETRY seconds until Redis answers; a second time ``again`` seconds
+    after the first answer (0: once).
+
+    ``lasts`` (the TTL or lease) counts from the last time Redis did not answer, not from now:
+    a paused server runs what it had read when it resumes, and its grant lasts from then. (At
+    most SETTLE_GIVE_UP seconds in all.)"""
     global _settling
     pid = os.getpid()
     with _settling_lock:
@@ -62,11 +67,12 @@ def settle_later(
         pending = _settling[1]
     if pending.qsize() < SETTLE_MOST:
         now = time.monotonic()
-        pending.put((target, owner, now + lasts, again, now + first))
+        pending.put((target, owner, now + lasts, again, now + first, lasts, now + SETTLE_GIVE_UP))
 
 
 def _settle(pending: queue.SimpleQueue) -> None:
-    waiting: list[list[Any]] = []  # [target, owner, deadline, again, passes done, next try]
+    # [target, owner, deadline, again, passes done, next try, lasts, give up at]
+    waiting: list[list[Any]] = []
     while True:
         soonest = min((entry[5] for entry in waiting), default=None)
         try:
@@ -76,15 +82,15 @@ def _settle(pending: queue.SimpleQueue) -> None:
         except queue.Empty:
             item = None
         while item is not None:  # every one that came meanwhile
-            target, owner, deadline, again, due = item
-            waiting.append([target, owner, deadline, again, 0, due])
+            target, owner, deadline, again, due, lasts, give_up = item
+            waiting.append([target, owner, deadline, again, 0, due, lasts, give_up])
             try:
                 item = pending.get_nowait()
             except queue.Empty:
                 item = None
         now = time.monotonic()
         for entry in list(waiting):
-            target, owner, deadline, again, passes, due = entry
+            target, owner, deadline, again, passes, due, _, _ = entry
             if now >= deadline:  # expired by now, whatever it was
                 waiting.remove(entry)
                 continue
@@ -94,9 +100,12 @@ def _settle(pending: queue.SimpleQueue) -> None:
                 done = target.settle(owner)
             except CoordinationUnavailable:
                 # Redis does not answer yet: none of the others would get through either (each
-                # would wait its socket timeout); all are asked again a second from now
+                # would wait its socket timeout); all are asked again a second from now, and
+                # what it runs when it answers lasts from then
+                later = time.monotonic()
                 for other in waiting:
-                    other[5] = max(other[5], time.monotonic() + SETTLE_RETRY)
+                    other[5] = max(other[5], later + SETTLE_RETRY)
+                    other[2] = min(max(other[2], later + other[6]), other[7])
                 break
             except Exception as exc:  # noqa: BLE001 - e.g. an async client= only: leave it to its TTL
                 log.warning(
@@ -125,13 +134,15 @@ def asettle_later(target: Any, owner: str, lasts: float, again: float = 0.0) -> 
 
 
 async def _asettle(target: Any, owner: str, lasts: float, again: float) -> None:
-    deadline = time.monotonic() + lasts
+    began = time.monotonic()
+    deadline = began + lasts
     passes = 0
     await asyncio.sleep(SETTLE_RETRY)
     while time.monotonic() < deadline:
         try:
             done = await target.asettle(owner)
-        except CoordinationUnavailable:
+        except CoordinationUnavailable:  # (what it runs when it answers lasts from then)
+            deadline = min(max(deadline, time.monotonic() + lasts), began + SETTLE_GIVE_UP)
             await asyncio.sleep(SETTLE_RETRY)
             continue
         except Exception as exc:  # noqa: BLE001
