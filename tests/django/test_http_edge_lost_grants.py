@@ -141,3 +141,15 @@ def test_the_same_for_an_async_view_and_a_pause_longer_than_the_ttl(async_client
         return -status
 
     assert 0 <= asyncio.run(pause_through_the_ttl()) < 2.5
+
+
+def test_a_server_that_never_answers_holds_no_other_settling_up(client, paused_later):
+    """The settling thread asked its targets in turn and stopped its pass at the first outage: a
+    grant in doubt on a server that never answers again (another Redis, one gone for good) kept
+    the others from ever being asked. An outage now defers only the targets of that server."""
+    from django_redcoord.core.holds.settling import settle_later
+    from django_redcoord.core.transport.clients import client_from_url
+
+    gone = Lock("gone", ttl=30, client=client_from_url("redis://127.0.0.1:1/0"))
+    settle_later(gone, "nobody", 600.0, first=0.0)  # asked first, every pass, for 10 minutes
+    test_a_pause_longer_than_the_ttl_is_settled_too(client, paused_later)

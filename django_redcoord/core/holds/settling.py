@@ -89,6 +89,7 @@ def _settle(pending: queue.SimpleQueue) -> None:
             except queue.Empty:
                 item = None
         now = time.monotonic()
+        away: set[int] = set()  # the servers that did not answer in this pass
         for entry in list(waiting):
             target, owner, deadline, again, passes, due, _, _ = entry
             if now >= deadline:  # expired by now, whatever it was
@@ -96,17 +97,23 @@ def _settle(pending: queue.SimpleQueue) -> None:
                 continue
             if now < due:
                 continue
+            if id(_server(target)) in away:
+                continue
             try:
                 done = target.settle(owner)
             except CoordinationUnavailable:
-                # Redis does not answer yet: none of the others would get through either (each
-                # would wait its socket timeout); all are asked again a second from now, and
-                # what it runs when it answers lasts from then
+                # That Redis does not answer yet: none of the others on it would get through
+                # either (each would wait its socket timeout); they are asked again a second
+                # from now, and what it runs when it answers lasts from then. (Targets on other
+                # servers are asked as planned: one dead server holds none of them up.)
+                server = _server(target)
+                away.add(id(server))
                 later = time.monotonic()
                 for other in waiting:
-                    other[5] = max(other[5], later + SETTLE_RETRY)
-                    other[2] = min(max(other[2], later + other[6]), other[7])
-                break
+                    if _server(other[0]) is server:
+                        other[5] = max(other[5], later + SETTLE_RETRY)
+                        other[2] = min(max(other[2], later + other[6]), other[7])
+                continue
             except Exception as exc:  # noqa: BLE001 - e.g. an async client= only: leave it to its TTL
                 log.warning(
                     "%s %s: could not give back what an outage may have left: %s",
@@ -119,6 +126,15 @@ def _settle(pending: queue.SimpleQueue) -> None:
             entry[4], entry[5] = passes + 1, now + again
             if done is True or entry[4] >= SETTLE_PASSES or not again:
                 waiting.remove(entry)
+
+
+def _server(target: Any) -> Any:
+    """What ``target`` asks: its client (its primitive's, for a rate-limit slot), else itself."""
+    try:
+        client = getattr(getattr(target, "limiter", target), "client", None)
+    except Exception:  # noqa: BLE001 - a client that cannot be made: on its own
+        client = None
+    return target if client is None else client
 
 
 _tasks: set[asyncio.Task] = set()  # (the loop keeps only weak references to its tasks)
