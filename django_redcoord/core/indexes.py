@@ -24,7 +24,16 @@ from typing import Any
 
 import redis
 
-from .keys import _NAME_RE, INDEX_TYPES, MAX_NAME_LENGTH, SLOTS, KeyBuilder, slot_tag, validate_name
+from .keys import (
+    _NAME_RE,
+    INDEX_TYPES,
+    MAX_NAME_LENGTH,
+    SLOTS,
+    KeyBuilder,
+    slot_tag,
+    usable_in_index,
+    validate_name,
+)
 from .transport.clients import is_cluster
 from .transport.commands import as_text, command, commands, execute_pipeline
 from .transport.errors import is_passing, unavailable_as_ours
@@ -234,6 +243,7 @@ def _clean(kind: str, found: Any) -> Any:
         try:
             if not (plain(name) and len(name) <= MAX_NAME_LENGTH):
                 validate_name(name)
+                usable_in_index(kind, name)
             if numeric:
                 int(value)
         except (TypeError, ValueError) as exc:

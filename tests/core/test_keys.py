@@ -97,3 +97,19 @@ def test_no_two_valid_names_share_a_key(kind: str) -> None:
 def test_negative_control_without_the_check_two_names_share_a_key(monkeypatch) -> None:
     monkeypatch.setattr(keys_module, "_check_tagged", lambda kind, name: None)
     assert BUILDER.lock("job{t}:waits").lock == BUILDER.lock("job{t}").waits
+
+
+def test_the_admin_leaves_out_an_indexed_name_it_can_no_longer_build_keys_for(redis_client):
+    """A tagged name an older version took ("job{t}:waits") may still be listed in an admin index
+    after an upgrade: the readers leave it out (logged), as any entry they cannot use, rather
+    than fail the page on the key builder's ValueError."""
+    from django_redcoord.core.indexes import read_index
+    from django_redcoord.core.locks import Lock
+
+    keys = KeyBuilder("idx")
+    lock = Lock("job{t}", ttl=30, client=redis_client, prefix="idx")
+    assert lock.acquire(wait=0)
+    old = "job{t}:waits"
+    redis_client.hset(keys._index("locks", "", old), old, 2**40)  # as an older version wrote it
+    assert set(read_index(redis_client, keys, "locks")) == {"job{t}"}
+    lock.release()
