@@ -329,6 +329,23 @@ class LatchParty(Hold):
         if not await self.aacquire(0):
             self._refused(await arun(self._async_client(), self.latch._inspect_steps()))
 
+    def settle(self, owner: str) -> None:
+        """Leave as ``owner``, a join that was interrupted or whose reply was lost (see
+        :meth:`Hold.settle`), without counting down: a party counts down when its work is done,
+        and this one never started it."""
+        if not self._depth:
+            run(self.client, self._leave_steps(owner))
+
+    async def asettle(self, owner: str) -> None:
+        """:meth:`settle` on the event loop."""
+        if not self._depth:
+            await arun(self._async_client(), self._leave_steps(owner))
+
+    def _leave_steps(self, owner: str) -> Steps:
+        keys, args = self._acquire_args("cancel", 0.0)
+        args[0] = owner
+        yield EndsWaits(Run(self._acquire_script, self._acquire_keys(owner), args, self._ops[0]))
+
     def _refused(self, state: dict[str, Any]) -> None:
         from ..exceptions import LockError
 
