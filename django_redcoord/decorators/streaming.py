@@ -8,18 +8,24 @@ closed, including a response closed before its first chunk.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+import logging
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.core.signals import request_finished, request_started
 from django.http import StreamingHttpResponse
 
 from ..core import Hold
 from .holds import aacquire, afinish, aname, busy, finish, native
 
 FAILED, DONE, STREAMING = object(), object(), object()
+
+log = logging.getLogger("django_redcoord")
 
 
 def handed_to_stream(result: Any, lock: Hold) -> object:
@@ -53,10 +59,15 @@ def release_after_body(
     if not isinstance(result, StreamingHttpResponse):
         return False
     released = threading.Lock()
+    pending = _pending_here()
 
     def release_once() -> None:
         if released.acquire(blocking=False):
+            with contextlib.suppress(ValueError):
+                pending.remove(release_once)
             release()
+
+    pending.append(release_once)
 
     content = result.streaming_content
     if result.is_async:
@@ -80,6 +91,50 @@ def release_after_body(
 
         result.streaming_content = _ReleasingBody(streamed(), release_once)
     return True
+
+
+#: The releases still to run of the streamed responses made in this request (this context: a
+#: WSGI server's thread, an ASGI request's task), run when its final response is closed.
+_pending: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar(
+    "redcoord_streams_pending", default=None
+)
+
+
+def _pending_here() -> list[Callable[[], None]]:
+    """This context's list of pending releases; the first call also connects the receiver.
+
+    A middleware may replace the streamed response (ConditionalGetMiddleware's 304, an error
+    page from ``process_response``): Django then never closes it, and its body never starts,
+    so neither the body's ``finally`` nor its ``close()`` runs. The final response's
+    ``close()`` sends ``request_finished``, in the thread that served the request (WSGI) or in
+    a copy of the request task's context (ASGI): what is still pending here is given back then.
+    A body that did start releases as it ends, before that close. (``request_started`` starts
+    each request with a list of its own.)"""
+    request_started.connect(_new_request, dispatch_uid="django_redcoord.streams_new", weak=False)
+    request_finished.connect(
+        _release_pending, dispatch_uid="django_redcoord.streams_pending", weak=False
+    )
+    pending = _pending.get()
+    if pending is None:
+        pending = []
+        _pending.set(pending)
+    return pending
+
+
+def _new_request(**kwargs: Any) -> None:
+    """A request starts here: its list is its own (a WSGI thread serves one request after
+    another, and Django's test client several from one thread)."""
+    _pending.set(None)
+
+
+def _release_pending(**kwargs: Any) -> None:
+    pending = _pending.get()
+    while pending:
+        release = pending.pop()
+        try:
+            release()
+        except Exception:  # noqa: BLE001 - the others are still given back
+            log.exception("could not give back what a replaced streamed response held")
 
 
 class _ReleasingBody:
