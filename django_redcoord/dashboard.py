@@ -1089,6 +1089,10 @@ def _x_memo(start: int, inner_w: int, pad: int) -> dict[Any, str]:
     return memo
 
 
+#: More items than a list in Redis can hold (a page beyond is past its end).
+_MOST_ITEMS = 2**40
+
+
 def list_dead_letters(queue: Queue, *, page: int = 1, per_page: int = PAGE_SIZE) -> dict[str, Any]:
     """One page of a queue's dead letters, newest first, each with its last error.
 
@@ -1104,6 +1108,8 @@ def list_dead_letters(queue: Queue, *, page: int = 1, per_page: int = PAGE_SIZE)
     """
     client, k = queue.client, queue.keys
     per_page = max(1, per_page)
+    # (past the end is an empty page; past what LRANGE's 64-bit indexes take, the same)
+    page = min(max(1, page), _MOST_ITEMS // per_page)
     with unavailable_as_ours(client, f"read dead letters of {queue.name!r}"):
         pipe = client.pipeline(transaction=True)
         pipe.llen(k.dead)

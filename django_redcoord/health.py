@@ -31,7 +31,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -39,6 +39,7 @@ from typing import Any
 import redis
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from . import conf
@@ -60,6 +61,7 @@ from .core import (
     read_leader,
     validate_name,
 )
+from .core.transport.commands import answered_by
 from .dashboard import DEAD_WORKER_KEEP_MS, list_workers
 
 #: Seconds a probe waits for Redis to connect, and for each reply.
@@ -191,11 +193,8 @@ def run_checks(
     keys = key_builder(prefix, client)
     host = hostname or socket.gethostname()
     specs = _worker_specs(probe)
-    names = [_worker_check_name(w, q) for w, q in specs]
-    names += [f"leader:{e}" for e in probe.leaders]
-    names += [f"queue:{q}" for q in probe.queues] if probe.max_age is not None else []
     job_names = _job_names(probe, registry or {})
-    names += [f"job:{j}" for j in job_names] or (["jobs"] if probe.all_jobs else [])
+    names = _check_names(probe, registry)
     try:
         started = time.perf_counter()
         _, now = commands(client, (("PING",), ("TIME",)), operation="health check (PING)")
@@ -479,7 +478,12 @@ def check(probe: Probe, *, timeout: float = DEFAULT_TIMEOUT) -> list[CheckResult
                 False,
                 f"the periodic jobs could not be discovered: {type(exc).__name__}: {exc}",
             )
-    results = run_checks(client, conf.get_config()["KEY_PREFIX"], probe, registry=registry)
+    results = _within(
+        timeout,
+        client,
+        lambda: run_checks(client, conf.get_config()["KEY_PREFIX"], probe, registry=registry),
+        lambda: _check_names(probe, registry),
+    )
     if (
         broken is not None
     ):  # (the --job NAMEs are judged from their state alone; --jobs has none to judge)
@@ -487,6 +491,46 @@ def check(probe: Probe, *, timeout: float = DEFAULT_TIMEOUT) -> list[CheckResult
     return results
 
 
+def _within(
+    timeout: float,
+    client: Any,
+    checks: Callable[[], list[CheckResult]],
+    names: Callable[[], list[str]],
+) -> list[CheckResult]:
+    """``checks()`` answered within ``timeout`` (and a quarter second), else the Redis check failed
+    for that reason.
+
+    Its round trips are bounded by the timeout (:func:`answered_by`), the wait for a pooled
+    connection included, but a connection made on the way (its handshake) is not: probes beyond
+    what the pool admits at once took up to twice the timeout. So the checks run in a thread of
+    their own, and an answer that has not come by then is a failure (the thread ends within about
+    a socket timeout more, on its own)."""
+    done: list[Any] = []
+
+    def run() -> None:
+        try:
+            with answered_by(time.monotonic() + timeout):
+                done.append(checks())
+        except BaseException as exc:  # noqa: BLE001 - handed to the probe's thread
+            done.append(exc)
+
+    thread = threading.Thread(target=run, name="redcoord-health-check", daemon=True)
+    thread.start()
+    thread.join(timeout + 0.25)
+    if not done:
+        return [
+            CheckResult(
+                "redis",
+                False,
+                f"Redis at {describe(client)} did not answer the health check within {timeout:g} s",
+            )
+        ] + [CheckResult(name, False, "not checked: Redis did not answer") for name in names()]
+    if isinstance(done[0], BaseException):
+        raise done[0]
+    return done[0]
+
+
+@csrf_exempt  # (a POST gets require_safe's 405, not CsrfViewMiddleware's 403)
 @never_cache
 @require_safe
 def health_view(request: HttpRequest) -> JsonResponse:
@@ -592,6 +636,15 @@ def _worker_check_name(worker_id: str, queue: str) -> str:
 def _age(worker: dict[str, Any]) -> str:
     age = worker["heartbeat_age"]
     return "?" if age is None else f"{age:.1f} s"
+
+
+def _check_names(probe: Probe, registry: Mapping[str, Job] | None) -> list[str]:
+    """The names of the checks ``probe`` asks for besides the Redis check, in their order."""
+    names = [_worker_check_name(w, q) for w, q in _worker_specs(probe)]
+    names += [f"leader:{e}" for e in probe.leaders]
+    names += [f"queue:{q}" for q in probe.queues] if probe.max_age is not None else []
+    job_names = _job_names(probe, registry or {})
+    return names + ([f"job:{j}" for j in job_names] or (["jobs"] if probe.all_jobs else []))
 
 
 def _why(client: Any, exc: BaseException) -> str:

@@ -168,6 +168,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from ..core import (
@@ -882,6 +883,7 @@ def registry(elections: tuple[str, ...] = (DEFAULT_ELECTION,)) -> Any:
     return reg
 
 
+@csrf_exempt  # (a POST gets require_safe's 405, not CsrfViewMiddleware's 403)
 @never_cache
 @require_safe
 def metrics_view(

@@ -351,3 +351,13 @@ def test_a_periodic_job_can_be_run_now_paused_and_resumed_from_the_dashboard(
     assert not read_job_states(election)["nightly|report"].get("paused") and last_log().endswith(
         "resumed"
     )
+
+
+@pytest.mark.parametrize("page", ["99999999999999999999", "9223372036854775807", "-3", "x"])
+def test_a_page_number_past_any_end_is_an_empty_page_not_a_500(operator, redis_client, page):
+    queue = emails(redis_client)
+    bury(queue, "m1")
+    answer = operator.get(URL + f"dead-letters/?name=emails&page={page}")
+    assert answer.status_code == 200  # was 500: LRANGE's index out of range
+    rows = len(re.findall(r'<tr data-id="', answer.content.decode()))
+    assert rows == (1 if page in ("-3", "x") else 0)

@@ -16,6 +16,7 @@ import time
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 from django.urls import path
 
 from django_redcoord.core.leader.election import LeaderElection
@@ -217,6 +218,10 @@ def test_the_view_answers_json_200_503_400_405_and_never_caches(client, settings
         assert bad.status_code == 400 and bad["Content-Type"] == "application/json", query
         assert bad.json()["status"] == "error" and bad.json()["error"], query
     assert client.post("/-/health?jobs=1").status_code == 405
+    # as deployed: CsrfViewMiddleware checks unsafe methods (the test client skips it by default)
+    checked = Client(enforce_csrf_checks=True)
+    for method in ("post", "put", "patch", "delete"):
+        assert getattr(checked, method)("/-/health").status_code == 405, method  # was 403
 
     settings.REDCOORD = {
         "URL": f"redis://127.0.0.1:{free_port()}/0",
@@ -385,3 +390,35 @@ def test_a_real_leader_edited_to_a_longer_interval_is_judged_by_it_and_overdue_o
         for name in NAMES:
             unregister(name)
         sys.modules.pop("tests.support.deadman_jobs", None)
+
+
+@pytest.mark.urls(__name__)
+def test_probes_beyond_what_the_pool_admits_still_answer_within_the_timeout(
+    settings, redis_servers
+):
+    """Twelve probes at once on a pool of 4, Redis paused: each answers 503 within the 2 s timeout
+    (its wait for a pooled connection counts in it). Before, the probes the pool could not admit
+    at once waited 2 s for a connection and then 2 s for the PING."""
+    import threading
+
+    (server,) = redis_servers(1)
+    settings.REDCOORD = {"URL": server.url, "KEY_PREFIX": PREFIX, "JOBS": [], "MAX_CONNECTIONS": 4}
+    assert Client().get("/-/health").status_code == 200
+    answers: list[tuple[float, int, bytes]] = []
+
+    def probe() -> None:
+        began = time.monotonic()
+        answer = Client().get("/-/health")
+        answers.append((time.monotonic() - began, answer.status_code, answer.content[:300]))
+
+    server.pause()
+    try:
+        threads = [threading.Thread(target=probe) for _ in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        server.resume()
+    assert len(answers) == 12 and {s for _, s, _ in answers} == {503}, answers
+    assert max(d for d, _, _ in answers) < 2.8, sorted(answers)  # the timeout, and some slack

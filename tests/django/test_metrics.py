@@ -15,6 +15,7 @@ import time
 import urllib.request
 
 import pytest
+from django.test import Client
 from django.urls import path
 from prometheus_client.parser import text_string_to_metric_families  # the dev extra installs it
 
@@ -324,6 +325,10 @@ def test_openmetrics_is_served_when_the_scraper_asks_for_it(client):
 
 def test_the_view_refuses_post(client):
     assert client.post("/metrics/").status_code == 405
+    # as deployed: CsrfViewMiddleware checks unsafe methods (the test client skips it by default)
+    checked = Client(enforce_csrf_checks=True)
+    for method in ("post", "put", "patch", "delete"):
+        assert getattr(checked, method)("/metrics/").status_code == 405, method  # was 403
 
 
 def test_start_metrics_server_serves_the_same_metrics(redis_client):

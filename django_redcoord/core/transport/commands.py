@@ -123,10 +123,18 @@ def _checkout(pool: Any, command_name: str) -> Any:
         except redis.ConnectionError as exc:
             if not is_pool_full(exc):
                 raise
-            deadline = deadline or time.monotonic() + _call_timeout(pool)
+            deadline = deadline or _full_pool_deadline(pool)
             if time.monotonic() >= deadline:
                 raise
             time.sleep(FULL_POOL_RETRY)
+
+
+def _full_pool_deadline(pool: Any) -> float:
+    """Until when a call waits for a connection taken around us: one socket timeout, and never
+    past the bound of :func:`answered_by` (the round trip that follows counts in it)."""
+    deadline = time.monotonic() + _call_timeout(pool)
+    until = _until.get()
+    return deadline if until is None else min(deadline, until)
 
 
 async def _acheckout(pool: Any) -> Any:
@@ -142,7 +150,7 @@ async def _acheckout(pool: Any) -> Any:
         except redis.ConnectionError as exc:
             if not is_pool_full(exc):
                 raise
-            deadline = deadline or time.monotonic() + _call_timeout(pool)
+            deadline = deadline or _full_pool_deadline(pool)
             if time.monotonic() >= deadline:
                 raise
             await asyncio.sleep(FULL_POOL_RETRY)
@@ -190,9 +198,9 @@ def command(client: Any, *args: Any, operation: str) -> Any:
 
 
 def _send(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
-    cap = _time_left(client, operation)
     conn = _checkout(pool, args[0])
     try:
+        cap = _time_left(client, operation)  # (what the wait for a connection left)
         if _pack is not None and _plain(args) and _utf8(conn):
             conn.send_packed_command((_pack(args),))
         else:
@@ -246,11 +254,11 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
 
 
 async def _asend(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
-    cap = _time_left(client, operation)
     since = _cancels()
     conn = await _acheckout(pool)
     try:
         await _aready(conn)
+        cap = _time_left(client, operation)  # (what the wait for a connection left)
         if _pack is not None and _plain(args) and _utf8(conn):
             await conn.send_packed_command((_pack(args),))
         else:
@@ -295,8 +303,8 @@ def commands(
             for args in cmds:
                 pipe.execute_command(*args)
             return pipe.execute(raise_on_error=raise_errors)
-        cap = _time_left(client, operation)
         with _slot(client, pool, _kind(), operation):
+            cap = _time_left(client, operation)  # (what the wait for a connection left)
             conn = _checkout(pool, cmds[0][0])
             try:
                 conn.send_packed_command(_pack_all(conn, cmds))
@@ -329,12 +337,12 @@ async def acommands(
             for args in cmds:
                 pipe.execute_command(*args)
             return await pipe.execute(raise_on_error=raise_errors)
-        cap = _time_left(client, operation)
         async with _aslot(client, pool, _kind(), operation):
             since = _cancels()
             conn = await _acheckout(pool)
             try:
                 await _aready(conn)
+                cap = _time_left(client, operation)  # (what the wait for a connection left)
                 replies = await _asend_all(conn, cmds, cap, since)
             except BaseException:
                 await conn.disconnect(nowait=True)
@@ -947,10 +955,14 @@ SLEEPER_LOOK = 0.25
 def _sleep_limit(pool: Any, kind: str, timeout: float | None) -> float:
     """How long a call the pool cannot admit now waits for a connection: a wait at most
     ``SLEEPER_LOOK`` (then it returns as timed out), any other call its ``timeout`` or the socket
-    timeout."""
+    timeout; never past the bound of :func:`answered_by` (the round trip that follows counts in
+    it too)."""
     if timeout is None:
-        return _call_timeout(pool)
-    return min(timeout, SLEEPER_LOOK) if kind == WAITING else timeout
+        limit = _call_timeout(pool)
+    else:
+        limit = min(timeout, SLEEPER_LOOK) if kind == WAITING else timeout
+    until = _until.get()
+    return limit if until is None else max(0.0, min(limit, until - time.monotonic()))
 
 
 _ending: contextvars.ContextVar[bool] = contextvars.ContextVar(
