@@ -378,6 +378,18 @@ class TaskRunner:
                 TaskResultDoesNotExist
             ):  # expired (RESULT_TTL) or unreadable: run it all the same
                 result = self._local_result(task, message, started)
+            if result.status in (TaskResultStatus.SUCCESSFUL, TaskResultStatus.FAILED):
+                # An earlier delivery ended it after this one was requeued (its worker stalled
+                # past WORKER_TIMEOUT, the reaper requeued the message, and it then finished):
+                # acknowledged without running again (the mark above was refused).
+                log.info(
+                    "job %s (%s): its result is %s already (an earlier delivery ended it): not "
+                    "run again",
+                    message.id,
+                    path,
+                    result.status,
+                )
+                return
         state = self._mark_running(key, delivery, attempt, message.id)
         task_started.send(type(self.backend), task_result=result)
         close_old_connections()

@@ -414,6 +414,32 @@ def test_a_stalled_retry_never_reopens_a_record_its_dead_letter_settled(redis_cl
     assert redis_client.hget(key, "status") == b"FAILED"
 
 
+@pytest.mark.django_db(transaction=True)  # (the runner closes old database connections)
+def test_a_redelivery_of_a_task_that_ended_meanwhile_is_not_run_again(redis_client):
+    """A worker stalled (SIGSTOP, a GC pause) past WORKER_TIMEOUT mid-task: the reaper requeued
+    the message, then the worker resumed and finished it (SUCCESSFUL). The redelivery finds the
+    outcome and is acknowledged without running the task a second time, so the record's
+    attempts still count the runs (before, it ran again and its run went unrecorded)."""
+    from django_redcoord.tasks import TaskRunner, task_backends_for
+
+    backend = task_backends_for("default")
+    result = task_defs.record.enqueue("once")
+    consumer = backend.queue("default").consumer("stalled.0", timeout=5)
+    [first], _ = consumer.claim(1)
+    consumer.nack(first, "its worker stopped heartbeating", delay=0)  # the reaper's requeue
+    time.sleep(0.01)
+    runner = TaskRunner(backend, "stalled")
+    runner(first)  # the stalled worker resumes and finishes it
+    runner.flush()
+    assert task_defs.record.get_result(result.id).status == TaskResultStatus.SUCCESSFUL
+    [again], _ = consumer.claim(1)
+    assert again.id == first.id and again.attempt + 1 == 2
+    TaskRunner(backend, "other")(again)
+    assert redis_client.lrange("ran", 0, -1) == [b"once"]  # was run twice
+    final = task_defs.record.get_result(result.id)
+    assert final.status == TaskResultStatus.SUCCESSFUL and final.attempts == 1
+
+
 def test_a_server_that_forgot_our_scripts_strands_nothing(redis_client):
     """Held-back results are written before the claim, never in one pipeline with
     it: a NOSCRIPT retry of such a pipeline would run the claim twice."""
