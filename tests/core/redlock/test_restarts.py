@@ -245,3 +245,36 @@ def test_a_master_up_for_longer_than_the_max_ttl_grants_at_first_contact():
             c.close()
         for s in servers:
             s.cleanup()
+
+
+@pytest.mark.parametrize("how", ["swapdb", "resync"])
+def test_a_master_that_lost_its_data_by_swapdb_or_a_resync_refuses_and_grants_once(how):
+    """SWAPDB, or a full resync from another server (REPLICAOF it, then REPLICAOF NO ONE), takes
+    the grants and the boot record away on a master up for longer than the max TTL: it refuses
+    from then on, and the held lock is not granted twice (before: granted at once)."""
+    servers = [RedisServer().start() for _ in range(3)]
+    empty = RedisServer().start()
+    clients = [client_from_url(s.url, socket_timeout=0.5) for s in servers]
+    try:
+        time.sleep(3.1)  # uptime 3 at least: the start was at least 2 s ago (> max_ttl)
+        holder = make(clients, max_ttl=1.5, ttl=1.5)
+        assert holder.acquire()
+        for lost in clients[:2]:
+            if how == "swapdb":
+                lost.swapdb(0, 1)
+            else:
+                lost.replicaof("127.0.0.1", empty.port)
+                end = time.monotonic() + 10
+                while lost.info("replication").get("master_link_status") != "up":
+                    assert time.monotonic() < end, "the resync did not happen"
+                    time.sleep(0.05)
+                lost.replicaof("NO", "ONE")
+            assert lost.get(holder.keys.lock) is None  # the grant is gone there
+        contender = make(clients, max_ttl=1.5, ttl=1.5)
+        assert not_granted(contender), "the lock was granted twice"
+        assert sorted(refusing(clients, max_ttl=1.5, ttl=1)) == ["master 0", "master 1"]
+    finally:
+        for c in clients:
+            c.close()
+        for s in [*servers, empty]:
+            s.cleanup()

@@ -17,12 +17,23 @@
 --   no boot key        first use, or the data is gone. A restart without persistence: from its start
 --                      (uptime), as for another run_id below, so a master that has run for longer than
 --                      max TTL grants at its first use (adding REDLOCK to servers already running costs no
---                      wait). If the server flushed (FLUSHALL/FLUSHDB in INFO commandstats) or evicted
---                      keys since its start, the data may have gone at any moment: from now
+--                      wait). If the server flushed or swapped databases (FLUSHALL/FLUSHDB/SWAPDB in INFO
+--                      commandstats), evicted keys, or took its data from a master (a full resync as a
+--                      replica: INFO replication's second_repl_offset is set once it was one) since its
+--                      start, the data may have gone at any moment: from now
 --   another run_id     restarted with its data (RDB/AOF): the writes after its last fsync may be gone,
---                      from its start (uptime less one second: the latest the start can be, see below)
+--                      from its start (uptime less one second: the latest the start can be, see below);
+--                      from now if it took its data from a master since (the record came with it)
 --   the same run_id    refuse until lost_ms + max_ttl_ms
 -- INFO and TIME are read on every call (a few microseconds): a restart is seen on the first call after it.
+
+-- Whether this server was a replica since its start (its data then came from a master, by a full
+-- resync at any moment): a promoted replica keeps its old replication id as master_replid2, with
+-- second_repl_offset set (-1 on a server that never was one).
+local function was_replica()
+  local repl = redis.call('INFO', 'replication')
+  return string.match(repl, 'role:slave') ~= nil or (tonumber(string.match(repl, 'second_repl_offset:(%-?%d+)')) or -1) ~= -1
+end
 
 local function redlock_guard(boot, max_ttl)
   local info = redis.call('INFO', 'server')
@@ -42,15 +53,16 @@ local function redlock_guard(boot, max_ttl)
   if not seen then
     local stats = redis.call('INFO', 'stats') .. redis.call('INFO', 'commandstats')
     local flushed = string.match(stats, 'cmdstat_flushall:calls=(%d+)') or string.match(stats, 'cmdstat_flushdb:calls=(%d+)')
+      or string.match(stats, 'cmdstat_swapdb:calls=(%d+)')
     local evicted = tonumber(string.match(stats, 'evicted_keys:(%d+)')) or 0
-    if flushed or evicted > 0 then
+    if flushed or evicted > 0 or was_replica() then
       lost = now
     else
       lost = started
     end
     redis.call('SET', boot, run_id .. ' ' .. int(lost))
   elseif seen ~= run_id then
-    lost = started
+    lost = was_replica() and now or started
     redis.call('SET', boot, run_id .. ' ' .. int(lost))
   else
     lost = tonumber(lost)
