@@ -268,10 +268,10 @@ def _act(
     if "revert" in request.POST:
         try:
             text = request.POST.get("version", "")
-            if not text.isdigit():
+            if not (text.isascii() and text.isdigit() and len(text) <= 19):
                 raise ValueError(
-                    f"this page's version field must be an integer >= 0, not {text!r}: reload the "
-                    "page"
+                    f"this page's version field must be a whole number of at most 19 digits "
+                    f"(0-9), not {text[:40]!r}: reload the page"
                 )
             stored = revert_schedule(election, job, by=by, expected_version=int(text))
         except CoordinationUnavailable as exc:

@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from .. import conf
-from ..core import RedcoordError, validate_name
+from ..core import CoordinationUnavailable, RedcoordError, validate_name
 from ..models import Dashboard
 from ..panels import panels
 from .actions import ACTIONS, Call, our_task_backends
@@ -196,7 +196,7 @@ class DashboardAdmin(admin.ModelAdmin):
                 name=validate_name(
                     params.get("name", ""), "job name" if act.job else "name", tag=not act.job
                 ),
-                fence=int(params.get("fence", "0")) if "fence" in act.needs else None,
+                fence=_fence(params.get("fence", "0")) if "fence" in act.needs else None,
                 key=validate_name(params.get("key", ""), "key") if "key" in act.needs else None,
                 id=validate_name(params.get("id", ""), act.id_label) if "id" in act.needs else None,
                 election=(
@@ -237,6 +237,23 @@ class DashboardAdmin(admin.ModelAdmin):
             return TemplateResponse(request, "admin/django_redcoord/confirm.html", context)
         try:
             outcome = act.run(call)
+        except CoordinationUnavailable as exc:
+            if not exc.sent:
+                messages.error(request, f"Not done: {exc}")
+                return redirect(back)
+            # Sent, and no answer: a paused Redis runs it once it answers again. Said so on the
+            # page and in the history, as the schedule page does.
+            self.log_change(
+                request,
+                Dashboard(pk=1),
+                f"Tried: {description}; unknown whether Redis did it ({type(exc).__name__}: {exc})",
+            )
+            messages.error(
+                request,
+                f"Unknown whether it was done: {exc}. Redis may still do it when it answers "
+                "again: reload the page to see.",
+            )
+            return redirect(back)
         except (
             RedcoordError,
             TypeError,
@@ -430,6 +447,16 @@ class DashboardAdmin(admin.ModelAdmin):
         return reverse(
             "admin:django_redcoord_dashboard_changelist", current_app=self.admin_site.name
         )
+
+
+def _fence(text: str) -> int:
+    """A fencing token from a form: ASCII digits, at most 20 (a token is below 2**64)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 20):
+        raise ValueError(
+            f"the fence must be a whole number of at most 20 digits (0-9), not {text[:40]!r}: "
+            "reload the page"
+        )
+    return int(text)
 
 
 def _page(request: HttpRequest) -> int:

@@ -181,6 +181,41 @@ def test_bad_action_input_is_refused_with_a_message(client, staff):
     assert client.get(URL + "action/drop-everything/?name=x").status_code == 404  # no such action
 
 
+@pytest.mark.parametrize("fence", ["abc", "١٢", "9" * 5000, "-1"])
+def test_a_fence_that_is_not_plain_digits_is_refused_saying_what_is_allowed(client, staff, fence):
+    client.force_login(staff("view_dashboard", "change_dashboard"))
+    text = client.post(
+        URL + "action/force-release/", {"name": "x", "fence": fence}, follow=True
+    ).content.decode()
+    assert "Not done: the fence must be a whole number of at most 20 digits (0-9)" in text
+
+
+def test_an_action_redis_did_not_answer_says_its_outcome_is_unknown_and_is_in_the_history(
+    client, staff, redis_client, settings
+):
+    """A purge sent to a Redis that stopped answering runs once it answers again: the page said
+    "Not done" and the history had no trace of it."""
+    settings.REDCOORD = {**settings.REDCOORD, "SOCKET_TIMEOUT": 0.5}
+    queue = Queue("emails", client=redis_client, prefix="test")
+    queue.push_many(range(5))
+    queue.purge()  # (the purge script is cached: the one below is what gets no answer)
+    queue.push_many(range(5))
+    client.force_login(staff("view_dashboard", "change_dashboard"))
+    redis_client.execute_command("CLIENT", "PAUSE", 3000, "WRITE")  # the purge script waits
+    try:
+        text = client.post(URL + "action/purge-queue/", {"name": "emails"}, follow=True)
+    finally:
+        redis_client.execute_command("CLIENT", "UNPAUSE")
+    html = text.content.decode()
+    assert "Unknown whether it was done: Redis at " in html and "Not done" not in html
+    entry = LogEntry.objects.latest("action_time")
+    assert entry.change_message.startswith("Tried: ") and "unknown whether Redis did it" in (
+        entry.change_message
+    )
+    # (whether it then ran depends on the server: a SIGSTOPped one runs what it had read when it
+    # resumes; a paused client that went away meanwhile is dropped)
+
+
 def test_redcoord_status_prints_tables_and_json(capsys, redis_client):
     import threading
 

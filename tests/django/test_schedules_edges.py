@@ -281,6 +281,19 @@ def test_the_command_says_when_the_outcome_of_an_edit_is_unknown(redis_client, s
     )
 
 
+def test_the_command_does_not_call_an_edit_unknown_when_only_its_read_failed(settings):
+    """Redis down: the read before the edit fails, nothing was sent to store it (before, the
+    message said it was unknown whether Redis stored the edit)."""
+    from ..support.redis_servers import free_port
+
+    settings.REDCOORD = {**settings.REDCOORD, "URL": f"redis://127.0.0.1:{free_port()}/0"}
+    with pytest.raises(CommandError) as raised:
+        redcoord(ODD, "--every", "9")
+    assert raised.value.returncode == 1
+    assert "unknown whether" not in str(raised.value)
+    assert "could not be reached" in str(raised.value)
+
+
 @pytest.mark.django_db
 def test_an_edit_without_the_csrf_token_is_refused_even_without_the_csrf_middleware(
     staff, redis_client, settings

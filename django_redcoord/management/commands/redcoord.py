@@ -456,8 +456,10 @@ class Command(BaseCommand):
                 params[name] = parse_param(job, declared[name], text)
         except (TypeError, ValueError) as exc:
             raise CommandError(str(exc), returncode=2) from exc
+        writing = False  # the edit's own script was sent (before: only reads, nothing stored)
         try:
             if options["revert"]:
+                writing = True
                 stored = revert_schedule(election, job)
             elif editing:
                 # An edit here changes what it names and keeps the rest of the version in force
@@ -474,6 +476,7 @@ class Command(BaseCommand):
                     for name, value in ({} if current.revert else current.params).items()
                     if name in declared  # (an argument the code no longer declares goes)
                 }
+                writing = True
                 stored = edit_schedule(
                     election,
                     job,
@@ -485,7 +488,7 @@ class Command(BaseCommand):
         except (TypeError, ValueError) as exc:
             raise CommandError(str(exc), returncode=2) from exc
         except CoordinationUnavailable as exc:
-            if not exc.sent:
+            if not (exc.sent and writing):
                 raise
             raise CommandError(
                 f"{printable(exc)}; unknown whether Redis stored the edit: `manage.py redcoord "
