@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from typing import Any
@@ -285,6 +286,9 @@ class DashboardAdmin(admin.ModelAdmin):
             error = str(exc)
         if data:
             for item in data["items"]:
+                for field in ("summary", "error", "exception", "traceback"):
+                    if isinstance(item.get(field), str):
+                        item[field] = _visible(item[field])
                 item["died_at"] = _local(item["died_ms"])
                 item["enqueued_at"] = _local(item["enqueued_ms"])
                 if item["result_id"]:
@@ -447,6 +451,25 @@ class DashboardAdmin(admin.ModelAdmin):
         return reverse(
             "admin:django_redcoord_dashboard_changelist", current_app=self.admin_site.name
         )
+
+
+#: Control characters but newline and tab, and the invisible format characters (bidirectional
+#: overrides, zero-width) that make a line read differently from what it holds.
+_INVISIBLE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    r"\u2060-\u206f\ufeff\ufff9-\ufffb]"
+)
+
+
+def _visible(text: str) -> str:
+    """``text`` from a message (anyone who can push can write it) with each character of
+    :data:`_INVISIBLE` written as an escape (``\\x1b``, ``\\u202e``), as the CLI prints it."""
+    return _INVISIBLE.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) <= 0xFF else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )
 
 
 def _fence(text: str) -> int:

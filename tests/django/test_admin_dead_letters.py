@@ -361,3 +361,14 @@ def test_a_page_number_past_any_end_is_an_empty_page_not_a_500(operator, redis_c
     assert answer.status_code == 200  # was 500: LRANGE's index out of range
     rows = len(re.findall(r'<tr data-id="', answer.content.decode()))
     assert rows == (1 if page in ("-3", "x") else 0)
+
+
+def test_control_and_bidi_characters_of_a_dead_letter_are_shown_escaped(operator, redis_client):
+    queue = emails(redis_client)
+    queue.push({"n": "a\x1b[31mred\u202eevil"}, id="m1")
+    consumer = queue.consumer("w")
+    [message], _ = consumer.claim(1)
+    assert consumer.nack(message, "boom\x1b[2J\u202egnp.exe", dead=True) == "dead"
+    html = operator.get(URL + "dead-letters/?name=emails").content.decode()
+    assert "\x1b" not in html and "\u202e" not in html  # was shown raw
+    assert "boom\\x1b[2J\\u202egnp.exe" in html and "red" in html and "evil" in html
