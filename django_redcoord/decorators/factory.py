@@ -137,7 +137,7 @@ def _wrap_sync(
         outcome = FAILED
         try:
             result = func(*args, **kwargs)
-            outcome = handed_to_stream(result, lock)
+            outcome = handed_to_stream(result, lock, request)
             return result
         finally:
             _current.reset(token)
@@ -169,7 +169,7 @@ def _wrap_async(
         outcome = FAILED
         try:
             result = await func(*args, **kwargs)
-            outcome = handed_to_stream(result, lock)
+            outcome = handed_to_stream(result, lock, request)
             return result
         finally:
             _current.reset(token)

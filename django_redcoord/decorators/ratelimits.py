@@ -170,7 +170,7 @@ def rate_limit(
                 try:
                     result = guard.finish(await target(*args, **kwargs), decision)
                     streaming = holds_slot(decision) and release_after_body(
-                        result, *releases(guard.limiter, decision)
+                        result, *releases(guard.limiter, decision), request
                     )
                     return result
                 finally:
@@ -192,7 +192,7 @@ def rate_limit(
             try:
                 result = guard.finish(target(*args, **kwargs), decision)
                 streaming = holds_slot(decision) and release_after_body(
-                    result, *releases(guard.limiter, decision)
+                    result, *releases(guard.limiter, decision), request
                 )
                 return result
             finally:

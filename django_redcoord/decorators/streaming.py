@@ -8,17 +8,16 @@ closed, including a response closed before its first chunk.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
+import asyncio
 import functools
 import logging
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from django.core.signals import request_finished, request_started
-from django.http import StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 
 from ..core import Hold
 from .holds import aacquire, afinish, aname, busy, finish, native
@@ -28,8 +27,9 @@ FAILED, DONE, STREAMING = object(), object(), object()
 log = logging.getLogger("django_redcoord")
 
 
-def handed_to_stream(result: Any, lock: Hold) -> object:
-    """If ``result`` is a streamed response, keep the lock until it is sent or closed."""
+def handed_to_stream(result: Any, lock: Hold, request: Any = None) -> object:
+    """If ``result`` is a streamed response, keep the lock until it is sent or closed (or, when a
+    middleware replaced it, until ``request``'s final response is closed)."""
 
     def release() -> None:
         if native(lock) and lock._client is not None:
@@ -39,13 +39,18 @@ def handed_to_stream(result: Any, lock: Hold) -> object:
 
     return (
         STREAMING
-        if release_after_body(result, release, lambda: afinish(lock, failed=False, quiet=True))
+        if release_after_body(
+            result, release, lambda: afinish(lock, failed=False, quiet=True), request
+        )
         else DONE
     )
 
 
 def release_after_body(
-    result: Any, release: Callable[[], None], arelease: Callable[[], Awaitable[None]]
+    result: Any,
+    release: Callable[[], None],
+    arelease: Callable[[], Awaitable[None]],
+    request: Any = None,
 ) -> bool:
     """If ``result`` is a streamed response, give back what the call holds once, when its body ends.
 
@@ -59,15 +64,22 @@ def release_after_body(
     if not isinstance(result, StreamingHttpResponse):
         return False
     released = threading.Lock()
-    pending = _pending_here()
 
     def release_once() -> None:
         if released.acquire(blocking=False):
-            with contextlib.suppress(ValueError):
-                pending.remove(release_once)
             release()
 
-    pending.append(release_once)
+    async def arelease_once() -> None:
+        if released.acquire(blocking=False):
+            await arelease()
+
+    # A middleware may answer with a response of its own instead (ConditionalGetMiddleware's
+    # 304, an error page): Django never closes this one then, and its body never starts. What
+    # Django closes is the final response, and with it the request (``request.close`` is among
+    # its closers, under WSGI and ASGI alike): given back then. For a call without a request,
+    # once the garbage collector frees the response object.
+    if not _at_request_close(request, release_once):
+        _when_dropped(result, released, release_once, arelease_once)
 
     content = result.streaming_content
     if result.is_async:
@@ -77,8 +89,7 @@ def release_after_body(
                 async for chunk in content:
                     yield chunk
             finally:
-                if released.acquire(blocking=False):
-                    await arelease()
+                await arelease_once()
 
         result.streaming_content = _ReleasingAsyncBody(streamed_async(), release_once)
     else:
@@ -93,48 +104,76 @@ def release_after_body(
     return True
 
 
-#: The releases still to run of the streamed responses made in this request (this context: a
-#: WSGI server's thread, an ASGI request's task), run when its final response is closed.
-_pending: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar(
-    "redcoord_streams_pending", default=None
-)
-
-
-def _pending_here() -> list[Callable[[], None]]:
-    """This context's list of pending releases; the first call also connects the receiver.
-
-    A middleware may replace the streamed response (ConditionalGetMiddleware's 304, an error
-    page from ``process_response``): Django then never closes it, and its body never starts,
-    so neither the body's ``finally`` nor its ``close()`` runs. The final response's
-    ``close()`` sends ``request_finished``, in the thread that served the request (WSGI) or in
-    a copy of the request task's context (ASGI): what is still pending here is given back then.
-    A body that did start releases as it ends, before that close. (``request_started`` starts
-    each request with a list of its own.)"""
-    request_started.connect(_new_request, dispatch_uid="django_redcoord.streams_new", weak=False)
-    request_finished.connect(
-        _release_pending, dispatch_uid="django_redcoord.streams_pending", weak=False
-    )
-    pending = _pending.get()
+def _at_request_close(request: Any, release: Callable[[], None]) -> bool:
+    """Run ``release`` when Django closes ``request`` (DRF's Request: the Django request it
+    wraps); False when there is no such request."""
+    if not isinstance(request, HttpRequest):
+        request = getattr(request, "_request", None)
+        if not isinstance(request, HttpRequest):
+            return False
+    pending: list[Callable[[], None]] | None = request.__dict__.get("_redcoord_streams")
     if pending is None:
-        pending = []
-        _pending.set(pending)
-    return pending
+        pending = request.__dict__["_redcoord_streams"] = []
+        close = request.close
+
+        def close_and_give_back() -> None:
+            try:
+                close()
+            finally:
+                while pending:
+                    try:
+                        pending.pop()()  # (a body that ended released already: a no-op)
+                    except Exception:  # noqa: BLE001 - the others are still given back
+                        log.exception("could not give back what a streamed response held")
+
+        request.close = close_and_give_back  # type: ignore[method-assign]
+    pending.append(release)
+    return True
 
 
-def _new_request(**kwargs: Any) -> None:
-    """A request starts here: its list is its own (a WSGI thread serves one request after
-    another, and Django's test client several from one thread)."""
-    _pending.set(None)
+def _when_dropped(
+    result: Any,
+    released: threading.Lock,
+    release_once: Callable[[], None],
+    arelease_once: Callable[[], Awaitable[None]],
+) -> None:
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    weakref.finalize(result, _when_gone, released, release_once, arelease_once, loop).atexit = False
 
 
-def _release_pending(**kwargs: Any) -> None:
-    pending = _pending.get()
-    while pending:
-        release = pending.pop()
+def _when_gone(
+    released: threading.Lock,
+    release_once: Callable[[], None],
+    arelease_once: Callable[[], Awaitable[None]],
+    loop: asyncio.AbstractEventLoop | None,
+) -> None:
+    """A streamed response without a request was collected (garbage: its wrapped body and it
+    refer to each other, so the collector frees them): give back what it still held, without
+    blocking whoever collected it (an event loop): on the loop the view ran on, else in a thread
+    of its own."""
+    if released.locked():
+        return  # its body ended, or the request did: given back already
+    if loop is not None:
         try:
-            release()
-        except Exception:  # noqa: BLE001 - the others are still given back
-            log.exception("could not give back what a replaced streamed response held")
+            loop.call_soon_threadsafe(_start, loop, arelease_once)
+            return
+        except RuntimeError:  # that loop is closed: in a thread, then
+            pass
+    threading.Thread(target=release_once, name="redcoord-stream-release", daemon=True).start()
+
+
+#: The give-backs scheduled on a loop by _when_gone (a loop keeps only weak references to its
+#: tasks); each leaves when done.
+_tasks: set[asyncio.Task[None]] = set()
+
+
+def _start(loop: asyncio.AbstractEventLoop, arelease_once: Callable[[], Awaitable[None]]) -> None:
+    task: asyncio.Task[None] = loop.create_task(arelease_once())  # type: ignore[arg-type]
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
 
 
 class _ReleasingBody:

@@ -140,7 +140,9 @@ def _release_at_end(view: Any, limiter: RateLimiter, decision: Decision) -> None
         except BaseException:
             release_now()
             raise
-        if not release_after_body(response, release_now, lambda: agive_back(limiter, decision)):
+        if not release_after_body(
+            response, release_now, lambda: agive_back(limiter, decision), request
+        ):
             release_now()
         return response
 

@@ -141,7 +141,7 @@ class RateLimitMiddleware:
                     # (the 429 carries the refusing decision's headers already)
                     return self._headers(decisions[:-1], too_many_requests(request, decision))
             response = self._headers(decisions, self.get_response(request))
-            streaming = self._hand_to_body(response, decisions)
+            streaming = self._hand_to_body(response, decisions, request)
             return response
         finally:
             if not streaming:
@@ -168,7 +168,7 @@ class RateLimitMiddleware:
                     # (the 429 carries the refusing decision's headers already)
                     return self._headers(decisions[:-1], too_many_requests(request, decision))
             response = self._headers(decisions, await self.get_response(request))
-            streaming = self._hand_to_body(response, decisions)
+            streaming = self._hand_to_body(response, decisions, request)
             return response
         finally:
             if not streaming:
@@ -177,7 +177,9 @@ class RateLimitMiddleware:
                         await uncancellable(agive_back(rule.limiter, decision), reraise=True)
 
     @staticmethod
-    def _hand_to_body(response: Any, decisions: list[tuple[_Rule, Decision]]) -> bool:
+    def _hand_to_body(
+        response: Any, decisions: list[tuple[_Rule, Decision]], request: Any = None
+    ) -> bool:
         """A streamed response keeps the request's concurrency slots until its body ends."""
         held = [(rule, decision) for rule, decision in decisions if decision.token]
         if not held:
@@ -192,7 +194,7 @@ class RateLimitMiddleware:
             for rule, decision in held:
                 await agive_back(rule.limiter, decision)
 
-        return release_after_body(response, release, arelease)
+        return release_after_body(response, release, arelease, request)
 
     def _unavailable(self, request: Any, rule: _Rule, exc: CoordinationUnavailable) -> Any:
         if rule.on_unavailable == "closed":

@@ -371,14 +371,25 @@ class TaskRunner:
             # guard=delivery: a retry that stalled (SIGSTOP, GC) past WORKER_TIMEOUT before this
             # write was reaped and dead-lettered meanwhile; its mark must not overwrite the
             # FAILED the settle pass recorded (found by core/lua/queues/delivery.pml)
-            self._write(key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard=delivery)
+            marked = self._write(
+                key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard=delivery
+            )
             try:
                 result = self.backend.get_result(result_id)
             except (
                 TaskResultDoesNotExist
             ):  # expired (RESULT_TTL) or unreadable: run it all the same
                 result = self._local_result(task, message, started)
-            if result.status in (TaskResultStatus.SUCCESSFUL, TaskResultStatus.FAILED):
+            if not marked and message.flags & REQUEUED and result.status == TaskResultStatus.FAILED:
+                # A requeued dead letter whose first delivery was reaped before it reopened the
+                # record: the FAILED is the old outcome. Reopened here, and run.
+                attempt["started_at"] = stamp
+                if not self._write(
+                    key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen"
+                ) and self.backend.client.hexists(key, "cancelled"):
+                    raise Cancelled("cancelled before it started (a requeued dead letter)")
+                result = self._local_result(task, message, started)
+            elif result.status in (TaskResultStatus.SUCCESSFUL, TaskResultStatus.FAILED):
                 # An earlier delivery ended it after this one was requeued (its worker stalled
                 # past WORKER_TIMEOUT, the reaper requeued the message, and it then finished):
                 # acknowledged without running again (the mark above was refused).

@@ -12,6 +12,9 @@ The hold is now also given back when the request's final response is closed
 from __future__ import annotations
 
 import asyncio
+import gc
+import threading
+import time
 
 import pytest
 from django.http import HttpResponse, StreamingHttpResponse
@@ -71,6 +74,15 @@ urlpatterns = [
 ]
 
 
+def released_soon(name: str, within: float = 2.0) -> bool:
+    end = time.monotonic() + within
+    while Lock(name).locked():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def slot_held() -> bool:
     return (
         RateLimiter("concurrency=1;lease=60", name="replaced-slot").peek("ip:127.0.0.1").remaining
@@ -110,9 +122,20 @@ def test_a_replaced_streamed_response_gives_its_slot_back_under_wsgi(client, set
 )
 def test_a_replaced_streamed_response_releases_its_lock_under_asgi(settings, url, name):
     settings.MIDDLEWARE = [CONDITIONAL]
-    answer = asyncio.run(asgi_request(url, headers={"If-None-Match": '"v1"'}))
-    assert answer.status == 304
-    assert not Lock(name).locked()
+    # In a thread of its own, as a server's loop runs: a fresh context, nothing left in it by
+    # the requests this thread served before (which hid that the view's task and the handler
+    # that closes the response did not share the list).
+    answers = []
+
+    async def served() -> None:
+        answers.append(await asgi_request(url, headers={"If-None-Match": '"v1"'}))
+        await asyncio.sleep(1.0)  # (the server's loop goes on: what it runs later runs)
+
+    runs = threading.Thread(target=lambda: asyncio.run(served()))
+    runs.start()
+    runs.join(30)
+    assert answers[0].status == 304
+    assert released_soon(name)  # was held for its 30 s TTL
     assert asyncio.run(asgi_request(url)).status == 200
 
 
@@ -131,3 +154,22 @@ def test_a_streamed_response_sent_in_full_still_holds_its_lock_until_its_body_en
     assert list(body) == [b"b"]
     answer.close()
     assert not Lock("replaced:2").locked()
+
+
+def test_a_streamed_response_made_outside_a_request_gives_back_when_it_is_dropped():
+    """Without a request to wait for (a view called from code), the response object's end is
+    the bound: dropped unsent and collected, what it held is given back (in a thread of its
+    own)."""
+    from django_redcoord.decorators.streaming import release_after_body
+
+    given = threading.Event()
+
+    async def arelease() -> None:
+        given.set()
+
+    response = StreamingHttpResponse(iter([b"a"]))
+    assert release_after_body(response, given.set, arelease)
+    assert not given.is_set()
+    del response
+    gc.collect()  # (the wrapped body and the response refer to each other)
+    assert given.wait(2)

@@ -440,6 +440,40 @@ def test_a_redelivery_of_a_task_that_ended_meanwhile_is_not_run_again(redis_clie
     assert final.status == TaskResultStatus.SUCCESSFUL and final.attempts == 1
 
 
+@pytest.mark.django_db(transaction=True)  # (the runner closes old database connections)
+def test_a_requeued_dead_letter_whose_first_delivery_was_reaped_still_runs(redis_client):
+    """A requeued dead letter's record holds its old FAILED until its first delivery reopens
+    it; that delivery's worker died before (the reaper requeued the message): the redelivery
+    reopens the record and runs the task, and its success is recorded. (The check that skips a
+    redelivery of a task that ended meanwhile took that old FAILED for an outcome: the task was
+    acknowledged and lost.)"""
+    from django_redcoord.tasks import TaskRunner, task_backends_for
+
+    backend = task_backends_for("default")
+    queue = backend.queue("default")
+    task_defs.TOLD["fail"] = True
+    try:
+        result = task_defs.fails_while_told.enqueue("requeued")
+        work_until_finished(result)  # every attempt fails: a dead letter
+        assert queue.depths().dead == 1
+        assert task_defs.fails_while_told.get_result(result.id).status == TaskResultStatus.FAILED
+        task_defs.TOLD["fail"] = False
+        assert queue.requeue_dead() == 1
+        consumer = queue.consumer("died.0", timeout=5)
+        [first], _ = consumer.claim(1)
+        consumer.nack(first, "its worker died before starting it", delay=0)  # the reaper
+        time.sleep(0.01)
+        [again], _ = consumer.claim(1)
+        assert again.attempt + 1 == 2
+        runner = TaskRunner(backend, "alive")
+        runner(again)
+        runner.flush()
+    finally:
+        task_defs.TOLD["fail"] = True
+    final = task_defs.fails_while_told.get_result(result.id)
+    assert final.status == TaskResultStatus.SUCCESSFUL and final.return_value == "requeued"
+
+
 def test_a_server_that_forgot_our_scripts_strands_nothing(redis_client):
     """Held-back results are written before the claim, never in one pipeline with
     it: a NOSCRIPT retry of such a pipeline would run the claim twice."""
