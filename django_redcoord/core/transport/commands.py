@@ -201,8 +201,9 @@ def _send(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
     conn = _checkout(pool, args[0])
     try:
         cap = _time_left(client, operation)  # (what the wait for a connection left)
-        if _pack is not None and _plain(args) and _utf8(conn):
-            conn.send_packed_command((_pack(args),))
+        plain = _plain(args) if _pack is not None else None
+        if plain is not None and _utf8(conn):
+            conn.send_packed_command((_pack(plain),))  # type: ignore[misc]
         else:
             conn.send_command(*args)
         if cap is None:
@@ -259,8 +260,9 @@ async def _asend(client: Any, pool: Any, args: tuple[Any, ...], operation: str) 
     try:
         await _aready(conn)
         cap = _time_left(client, operation)  # (what the wait for a connection left)
-        if _pack is not None and _plain(args) and _utf8(conn):
-            await conn.send_packed_command((_pack(args),))
+        plain = _plain(args) if _pack is not None else None
+        if plain is not None and _utf8(conn):
+            await conn.send_packed_command((_pack(plain),))  # type: ignore[misc]
         else:
             await conn.send_command(*args)
         _deliver_swallowed_cancel(since)
@@ -743,8 +745,10 @@ async def _aasked(
 def _pack_all(conn: Any, cmds: tuple[tuple[Any, ...], ...]) -> Any:
     """The commands packed for one ``send_packed_command``: one buffer, so one system call
     (redis-py's connection sends each item of the list with its own ``sendall``)."""
-    if _pack is not None and _utf8(conn) and all(_plain(args) for args in cmds):
-        return [b"".join([_pack(args) for args in cmds])]
+    if _pack is not None and _utf8(conn):
+        plain = [_plain(args) for args in cmds]
+        if None not in plain:
+            return [b"".join([_pack(args) for args in plain])]  # type: ignore[arg-type]
     return conn.pack_commands(cmds)
 
 
@@ -771,13 +775,20 @@ def _direct_async_pool(client: Any) -> Any:
     return pool
 
 
-def _plain(args: tuple[Any, ...]) -> bool:
-    """Only str, bytes and int arguments: packed the same by hiredis as by the client's encoder."""
+def _plain(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``args`` for hiredis's packer when they are only str, bytes and int (packed the same by it
+    as by the client's encoder), else None: each int given as its decimal text. (hiredis 3.5
+    turns an int into text by a call back into Python, where a signal handler may run: one that
+    raised, a KeyboardInterrupt, a soft time limit, gunicorn's SystemExit, crashed the process
+    with a segmentation fault.)"""
+    ints = False
     for arg in args:
         kind = type(arg)
-        if kind is not str and kind is not bytes and kind is not int:
-            return False
-    return True
+        if kind is int:
+            ints = True
+        elif kind is not str and kind is not bytes:
+            return None
+    return tuple(str(a) if type(a) is int else a for a in args) if ints else args
 
 
 def _utf8(conn: Any) -> bool:
