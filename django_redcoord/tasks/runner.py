@@ -355,12 +355,7 @@ class TaskRunner:
         if delivery == 1 and message.flags & REQUEUED:
             # a dead letter requeued by an operator: its record holds the old
             # outcome, which would refuse this run's; start it afresh
-            attempt["started_at"] = stamp
-            if not self._write(
-                key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen"
-            ) and self.backend.client.hexists(key, "cancelled"):
-                raise Cancelled("cancelled before it started (a requeued dead letter)")
-            result = self._local_result(task, message, started)
+            result = self._reopen(key, attempt, stamp, task, message, started)
         elif delivery == 1:
             attempt["started_at"] = stamp
             pending = self._pending()
@@ -383,12 +378,7 @@ class TaskRunner:
             if not marked and message.flags & REQUEUED and result.status == TaskResultStatus.FAILED:
                 # A requeued dead letter whose first delivery was reaped before it reopened the
                 # record: the FAILED is the old outcome. Reopened here, and run.
-                attempt["started_at"] = stamp
-                if not self._write(
-                    key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen"
-                ) and self.backend.client.hexists(key, "cancelled"):
-                    raise Cancelled("cancelled before it started (a requeued dead letter)")
-                result = self._local_result(task, message, started)
+                result = self._reopen(key, attempt, stamp, task, message, started)
             elif result.status in (TaskResultStatus.SUCCESSFUL, TaskResultStatus.FAILED):
                 # An earlier delivery ended it after this one was requeued (its worker stalled
                 # past WORKER_TIMEOUT, the reaper requeued the message, and it then finished):
@@ -468,6 +458,24 @@ class TaskRunner:
         }
         self._ended_member(body)
         self._pending().append((key, outcome, result, time.monotonic(), delivery))
+
+    def _reopen(
+        self,
+        key: str,
+        attempt: dict[str, Any],
+        stamp: str,
+        task: Task,
+        message: Message,
+        started: datetime,
+    ) -> TaskResult:
+        """Start a requeued dead letter's record afresh (its old outcome would refuse this run's),
+        unless it was cancelled: then Cancelled."""
+        attempt["started_at"] = stamp
+        if not self._write(
+            key, {"status": str(TaskResultStatus.RUNNING), **attempt}, guard="reopen"
+        ) and self.backend.client.hexists(key, "cancelled"):
+            raise Cancelled("cancelled before it started (a requeued dead letter)")
+        return self._local_result(task, message, started)
 
     # -- failures: backoff, timeouts -------------------------------------------------
 
