@@ -50,6 +50,7 @@ from .core import (
     KeyBuilder,
     Queue,
     RedcoordError,
+    answered_by,
     check_seconds,
     commands,
     depths,
@@ -61,7 +62,6 @@ from .core import (
     read_leader,
     validate_name,
 )
-from .core.transport.commands import answered_by
 from .dashboard import DEAD_WORKER_KEEP_MS, list_workers
 
 #: Seconds a probe waits for Redis to connect, and for each reply.

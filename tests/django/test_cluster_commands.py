@@ -127,6 +127,16 @@ def test_run_leader_idles_on_the_cluster_keeping_its_term(on_cluster, cluster_to
         LEADER_TEST_RENEW_DEADLINE="2",
     )
     try:
+        # Elected first (a loaded machine once took over 6 s to start it: the SIGTERM came
+        # before its handler, exit -15), then idle for 6 s.
+        from django_redcoord.core import get_client
+
+        record = KeyBuilder(on_cluster).leader("default").record
+        end = time.monotonic() + 60
+        while not get_client().exists(record):
+            assert leader.poll() is None, f"run_leader exited: {_stop(leader)[1][-3000:]}"
+            assert time.monotonic() < end, "run_leader was not elected within 60 s"
+            time.sleep(0.1)
         time.sleep(6.0)
         assert leader.poll() is None, (
             f"run_leader exited {leader.returncode}: {_stop(leader)[1][-3000:]}"

@@ -64,6 +64,8 @@ def test_the_default_max_late_follows_a_schedule_edit_before_the_leader_claims_u
     # under the edit, the awaited slot is the edit's first; its allowance must be the edit's
     # interval (5 s + retry, at least a failover), not the gap since the last daily slot (hours).
     job = Job("red.daily", noop, 86_400_000, None, None, 0.0, False, "coalesce")
+    if time.time() % 5 > 3:  # both edits within one 5 s slot (the first edit's first slot
+        time.sleep(5.1 - time.time() % 5)  # between them is awaited until the leader claims)
     Scheduler(leading, [job]).tick(time.time())  # a new job: the latest past slot recorded as done
     (before,) = job_health(leading, {job.name: job})
     assert (before.status, before.ok, before.max_late) == ("never_ran", True, 86_400 + RETRY)

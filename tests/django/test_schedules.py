@@ -269,17 +269,19 @@ def test_an_edit_made_from_a_stale_page_is_refused(client, staff, redis_client):
 
 
 @pytest.mark.django_db
-def test_a_revert_with_a_garbled_version_says_what_is_allowed(client, staff, redis_client):
-    # (it said "invalid literal for int() with base 10: 'abc'")
+@pytest.mark.parametrize("version", ["abc", "١٢", "9" * 5000, "-1"])
+def test_a_revert_with_a_garbled_version_says_what_is_allowed(client, staff, redis_client, version):
+    # (it said "invalid literal for int() with base 10: 'abc'"; Arabic-Indic digits passed, and
+    # 5000 digits got Python's limit on int() text)
     client.force_login(staff("view_dashboard", "change_schedule"))
     response = client.post(
         PAGE,
-        {"name": "sched.tick", "election": "default", "revert": "1", "version": "abc"},
+        {"name": "sched.tick", "election": "default", "revert": "1", "version": version},
         follow=True,
     )
     assert (
-        "this page&#x27;s version field must be an integer &gt;= 0, not &#x27;abc&#x27;: reload "
-        "the page" in response.content.decode()
+        "this page&#x27;s version field must be a whole number of at most 19 digits (0-9), not "
+        in response.content.decode()
     )
     assert versions(redis_client).head == 0
 

@@ -1,4 +1,4 @@
-//! models: redlock/guard.lua sha256=f23554eab185a4f2
+//! models: redlock/guard.lua sha256=3389f06e27c96f83
 //! models: locks/acquire.lua sha256=3cef3969d6504d63
 //! models: locks/release.lua sha256=1f7c5ba29392e21a
 //! check: safety
@@ -27,7 +27,9 @@
 //                     and release.lua: nothing is handed in-process, and a master has no waiters.)
 //   Master restart    one master restarts empty (no persistence): its records and its boot key are
 //                     gone; it answers again from the next tick. With guard.lua, finding no boot key
-//                     it refuses until its start + max TTL (refuse[m] = TTL ticks).
+//                     it refuses until its start + max TTL (refuse[m] = TTL ticks). A loss without
+//                     a restart (a flush, SWAPDB, a full resync from another server) is this same
+//                     step: guard.lua refuses for max TTL from the loss.
 //   Clock             a tick: records, refusals and the clients' validities count down.
 //
 // Property (safety): never two clients that believe they hold the lock within their validity.
