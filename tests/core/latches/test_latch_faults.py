@@ -39,6 +39,12 @@ def naive_join_and_hang(index, url, ready):
     time.sleep(120)
 
 
+#: How long after the kill a waiter must see the break: the lease (1 s) and what a loaded
+#: machine adds to the look that finds it run out. 2 s was once missed by 3 ms while the
+#: whole suite ran on 2 cores; a party without a lease is never seen (the negative control).
+BOUND = 2.5
+
+
 def broken_within(wait, bound):
     """Run ``wait()``; return ("broken", seconds) or ("hung", seconds) if it had not ended by
     ``bound``."""
@@ -63,8 +69,8 @@ def test_a_killed_latch_party_breaks_the_latch_within_its_lease(redis_url, redis
     ready.get(timeout=10)
     party.kill()
     latch = CountDownLatch("import|7", 2, ttl=ttl, client=redis_client, prefix=PREFIX)
-    outcome, took = broken_within(latch.wait, ttl + 1.0)
-    assert outcome == "broken" and took <= ttl + 1.0
+    outcome, took = broken_within(latch.wait, BOUND)
+    assert outcome == "broken" and took <= BOUND
     assert "stopped renewing its lease" in latch.state()["broken"]
 
 
@@ -92,8 +98,8 @@ def test_a_killed_barrier_party_breaks_the_barrier_within_its_lease(redis_url, r
     time.sleep(0.3)  # it arrived
     party.kill()
     barrier = Barrier("meet|7", 3, ttl=ttl, client=redis_client, prefix=PREFIX)
-    outcome, took = broken_within(barrier.wait, ttl + 1.0)
-    assert outcome == "broken" and took <= ttl + 1.0
+    outcome, took = broken_within(barrier.wait, BOUND)
+    assert outcome == "broken" and took <= BOUND
 
 
 def test_negative_control_the_check_reports_a_latch_without_leases_as_hung(redis_url, redis_client):
