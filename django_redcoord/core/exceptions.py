@@ -31,7 +31,8 @@ class CoordinationUnavailable(RedcoordError):
         self.operation = operation
         #: False when the command is known not to have left this process (the
         #: outcome is then known: nothing happened), e.g. a wait refused because
-        #: the pool's connections that may wait are all waiting.
+        #: the pool's connections that may wait are all waiting, or a server that
+        #: refused the connection (or whose handshake failed) before anything was sent.
         self.sent = sent
 
 

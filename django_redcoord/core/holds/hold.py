@@ -321,6 +321,7 @@ class Hold(HoldSteps, UsesClient):
             return None
         self._taken, self._holder = True, me
         retry, self._retry_owner = self._retry_owner, None
+        self._retrying = bool(retry) and not self.reentrant
         # 48 random bits and a tag that says it was made here (identity.hold_token): unique, and
         # short (it is stored with every grant).
         self._owner = owner_token() if self.reentrant else retry or hold_token()

@@ -62,6 +62,7 @@ from ..observe import observe, observers
 from ..transport.commands import as_text as _text
 from ..transport.commands import socket_timeout
 from ..transport.drivers import Batch, Blpop, EndsWaits, Pause, Run, Step, Steps
+from ..transport.errors import unreachable
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
 from .identity import host
@@ -115,6 +116,10 @@ class HoldSteps:
     _granted_at: float | None
     retry_after: float | None
     _ops: tuple[str, str]  # the acquire's and the release's names in errors
+    #: A look of the acquire under way was answered (an unsent error after it gives back).
+    _answered: bool = False
+    #: The acquire under way uses a token kept from an earlier unknown outcome.
+    _retrying: bool = False
     _cond: threading.Condition
     _renewer: Any  # its watchdog (a Renewer or an AsyncRenewer), while it renews
 
@@ -238,6 +243,7 @@ class HoldSteps:
         :meth:`~.hold.Hold.acquire`): the loop goes on from its reply, or its error.
         """
         started = (time.monotonic() if first is None else first[0]) if observers else None
+        self._answered = False  # (a look of this acquire was answered: see below)
         try:
             granted = yield from self._acquire_steps(mode, deadline, chunk, first)
             self._interrupted = (
@@ -250,19 +256,21 @@ class HoldSteps:
             raise
         except CoordinationUnavailable as exc:
             self._observe_acquire("unavailable", started)
-            if (
-                not exc.sent
-            ):  # refused before it was sent (the pool's waiters are all waiting): known outcome
-                self._interrupted = False
+            self._interrupted = False
+            if not exc.sent and self._answered:
+                # Refused before it was sent (the pool's waiters are all waiting) after an
+                # earlier look of this acquire took a place: a known outcome, given back.
                 yield from self._give_back_steps()
                 raise
             # Unknown outcome. The owner token is kept for this object's next
             # acquire(), which gets a grant whose reply was lost (or the queue
             # place) back; unused, the place lapses within a second or two and
-            # a grant expires after its TTL.
-            self._interrupted = False
+            # a grant expires after its TTL. Not sent at all (the first look, Redis
+            # refusing the connection or the pool full): nothing to give back, nothing
+            # in doubt but a token kept from an earlier unknown outcome, kept again.
             if not self._depth:
-                self._retry_owner = self._owner
+                if exc.sent or self._retrying:
+                    self._retry_owner = self._owner
                 self._end_hold()
             raise
         except BaseException:  # interrupted or cancelled: give back what we took
@@ -306,6 +314,7 @@ class HoldSteps:
                     (sent, reply, error), first = first, None
                     if error is not None:
                         raise error
+                self._answered = True
             except CoordinationUnavailable as exc:
                 if not (outage is not None or queued) or mode != "wait" or self._interrupted:
                     raise
@@ -609,9 +618,11 @@ class HoldSteps:
 
     def _release_failed(self, exc: BaseException) -> None:
         """The release script raised ``exc``: the level ends here all the same, unless it was
-        refused whole (an outage that sent nothing: still ours, try again)."""
-        if isinstance(exc, CoordinationUnavailable) and not exc.sent:
-            return  # (a Cluster slot in migration)
+        refused whole (an outage that sent nothing: still ours, try again). A server that could
+        not be reached at all ends it too: its grant runs out by its TTL, and this object is free
+        for its next user rather than held by one whose release cannot be made."""
+        if isinstance(exc, CoordinationUnavailable) and not exc.sent and not unreachable(exc):
+            return  # (a Cluster slot in migration, a full pool)
         self._depth -= 1
         if not self._depth:
             self._end_hold()

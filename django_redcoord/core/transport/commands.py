@@ -41,7 +41,7 @@ from redis.asyncio import Redis as AsyncRedis
 
 from ..exceptions import CoordinationUnavailable, PoolExhausted
 from .errors import OUTAGES as _OUTAGES
-from .errors import describe, is_pool_full, outage, unavailable_as_ours
+from .errors import describe, is_pool_full, never_sent, outage, unavailable_as_ours
 
 
 def as_text(value: Any) -> str:
@@ -120,8 +120,9 @@ def _checkout(pool: Any, command_name: str) -> Any:
                 return pool.get_connection()
             except TypeError:  # redis-py 5 requires the command name
                 return pool.get_connection(command_name)
-        except redis.ConnectionError as exc:
+        except _OUTAGES as exc:
             if not is_pool_full(exc):
+                never_sent(exc)
                 raise
             deadline = deadline or _full_pool_deadline(pool)
             if time.monotonic() >= deadline:
@@ -147,8 +148,9 @@ async def _acheckout(pool: Any) -> Any:
     while True:
         try:
             return await pool.get_connection()
-        except redis.ConnectionError as exc:
+        except _OUTAGES as exc:
             if not is_pool_full(exc):
+                never_sent(exc)
                 raise
             deadline = deadline or _full_pool_deadline(pool)
             if time.monotonic() >= deadline:
@@ -370,18 +372,22 @@ async def _aready(conn: Any) -> None:
     dropped too. A peer that closes between this check and the send is an
     outage as before (the outcome of a sent command is never guessed).
     """
-    if not getattr(conn, "is_connected", False):
-        return  # the send connects it
-    stale = _unread(conn)
-    if not stale:
-        check = getattr(conn, "can_read", None) or conn.can_read_destructive
-        try:
-            stale = await check()
-        except (redis.ConnectionError, OSError):  # (can_read already disconnected it)
-            stale = True
-    if stale:
+    if getattr(conn, "is_connected", False):
+        stale = _unread(conn)
+        if not stale:
+            check = getattr(conn, "can_read", None) or conn.can_read_destructive
+            try:
+                stale = await check()
+            except (redis.ConnectionError, OSError):  # (can_read already disconnected it)
+                stale = True
+        if not stale:
+            return
         await conn.disconnect(nowait=True)
-        await conn.connect()
+    try:
+        await conn.connect()  # (a failure here sent nothing: a known outcome)
+    except _OUTAGES as exc:
+        never_sent(exc)
+        raise
 
 
 # -- an operation's time bound ----------------------------------------------------------

@@ -192,8 +192,30 @@ def outage(client: Any, operation: str, exc: BaseException) -> CoordinationUnava
         f"Redis at {server} {kind} during {operation}: {type(exc).__name__}: {exc}",
         server=server,
         operation=operation,
-        sent=not _refused_whole(exc),
+        sent=not (_refused_whole(exc) or getattr(exc, _NEVER_SENT, False)),
     )
+
+
+#: The mark :func:`never_sent` leaves on an exception.
+_NEVER_SENT = "_redcoord_never_sent"
+
+
+def never_sent(exc: BaseException) -> BaseException:
+    """Mark ``exc`` as raised before the call was sent (taking a connection from the pool:
+    connecting, its handshake, the check of a pooled one) and return it: its outage says
+    ``sent=False``, a known outcome (nothing was done), where a call that was sent and got no
+    answer is an unknown one."""
+    try:
+        setattr(exc, _NEVER_SENT, True)
+    except AttributeError:  # (an exception type with __slots__: stays an unknown outcome)
+        pass
+    return exc
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether outage ``exc`` (a CoordinationUnavailable) came of a connection that could not
+    be made (see :func:`never_sent`), rather than of a server that refused the call whole."""
+    return bool(getattr(exc.__cause__, _NEVER_SENT, False))
 
 
 def outages_in(client: Any, operation: str, replies: list[Any]) -> list[Any]:
