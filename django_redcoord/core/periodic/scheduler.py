@@ -59,6 +59,8 @@ CLAIMED, NOT_LEADER, ALREADY_CLAIMED, PAUSED, STALE_SCHEDULE = 1, 0, 2, 3, 4
 # periodic/take_request.lua's codes besides CLAIMED and NOT_LEADER
 REQUEST_GONE, REQUEST_EXPIRED, REQUEST_OTHER_JOB = 2, 3, 4
 _MAX_ERROR = 1000  # characters of an error message kept in Redis
+#: Outcome writes Redis did not take that a scheduler keeps to make again (see Scheduler._finish).
+MAX_UNRECORDED = 1000
 
 
 @dataclass(eq=False)
@@ -124,6 +126,9 @@ class Scheduler:
             set()
         )  # edits the code cannot apply (logged once)
         self._prefetched_requests: Any = None  # the requests read with the edits, for this tick
+        # run_id -> the outcome write Redis did not take (or did not answer), made again each tick
+        self._unrecorded: dict[str, tuple[Run, str, str, bool]] = {}
+        self._unrecorded_lock = threading.Lock()
 
     # -- the loop body --------------------------------------------------------------
 
@@ -139,6 +144,7 @@ class Scheduler:
         errors: they are logged and the tick is retried a retry period later.
         """
         self._check_timeouts()
+        self.record_late()
         fence = self.election.fence()
         if fence is None:
             self._term = None
@@ -592,15 +598,47 @@ class Scheduler:
         self.wakeup.set()
 
     def _finish(self, run: Run, outcome: str, error: str, *, final: bool) -> None:
+        """Record a run's outcome; one Redis did not take is kept and made again at each tick
+        until it is (:meth:`record_late`): else the job would show the run as still running (and
+        without its outcome) until its next run."""
         try:
-            _FINISH(
-                self.election.client,
-                [self.election.keys.job(run.job.name)],
-                [run.run_id, outcome, error, int(run.duration * 1000), "1" if final else "0"],
-                operation=f"record the outcome of job {run.job.name!r}",
-            )
+            self._write_outcome(run, outcome, error, final)
         except CoordinationUnavailable as exc:
-            log.warning("job %s: outcome %s not recorded: %s", run.job.name, outcome, exc)
+            with self._unrecorded_lock:
+                if run.run_id in self._unrecorded or len(self._unrecorded) < MAX_UNRECORDED:
+                    self._unrecorded[run.run_id] = (run, outcome, error, final)
+                    again = "; recorded again once Redis answers"
+                else:
+                    again = f" (and {MAX_UNRECORDED} others wait already: this one is dropped)"
+            log.warning("job %s: outcome %s not recorded: %s%s", run.job.name, outcome, exc, again)
+
+    def _write_outcome(self, run: Run, outcome: str, error: str, final: bool) -> None:
+        _FINISH(
+            self.election.client,
+            [self.election.keys.job(run.job.name)],
+            [run.run_id, outcome, error, int(run.duration * 1000), "1" if final else "0"],
+            operation=f"record the outcome of job {run.job.name!r}",
+        )
+
+    def record_late(self) -> int:
+        """Make again the outcome writes Redis did not take; returns how many still wait.
+
+        The write is safe to make twice: it changes nothing once the run's outcome is
+        recorded, nor once a newer run of the job was claimed. The first that fails again
+        ends this try (Redis still does not answer)."""
+        with self._unrecorded_lock:
+            late = list(self._unrecorded.values())
+        for run, outcome, error, final in late:
+            try:
+                self._write_outcome(run, outcome, error, final)
+            except CoordinationUnavailable:
+                break
+            with self._unrecorded_lock:
+                if self._unrecorded.get(run.run_id, (None,))[0] is run:
+                    del self._unrecorded[run.run_id]
+            log.info("job %s: outcome %s recorded late", run.job.name, outcome)
+        with self._unrecorded_lock:
+            return len(self._unrecorded)
 
     def _busy(self, job: Job) -> bool:
         with self._runs_lock:

@@ -138,6 +138,13 @@ class PeriodicServer:
                 len(left),
                 ", ".join(run.job.name for run in left),
             )
+        unrecorded = self.scheduler.record_late()  # (a last try for outcomes Redis did not take)
+        if unrecorded:
+            log.warning(
+                "run_leader: exiting with %d job outcome(s) Redis did not take: those runs show "
+                "as running until their next run",
+                unrecorded,
+            )
         try:
             self.election.resign()
         except CoordinationUnavailable as exc:

@@ -11,6 +11,7 @@ import pytest
 from django_redcoord.core.leader.election import LeaderElection
 from django_redcoord.core.periodic.jobs import Job, current_job
 from django_redcoord.core.periodic.scheduler import Scheduler, read_job_states, slot_when
+from django_redcoord.core.transport.clients import client_from_url
 
 from .test_periodic import make_job, ms
 
@@ -327,3 +328,26 @@ def test_a_job_whose_schedule_breaks_does_not_stop_the_others(redis_client, capl
     drive(scheduler, T0 + 10)
     assert body.slots == [at(10)]
     assert caplog.text.count("job broken: its schedule cannot be computed; skipped") == 1
+
+
+def test_an_outcome_redis_did_not_take_is_recorded_at_the_next_tick(redis_url, redis_client):
+    """A run that ends while Redis does not answer (here writes are paused past the socket
+    timeout, so the write is dropped with its connection) is not shown as running until the
+    job's next run: its outcome is written again at the next tick."""
+    client = client_from_url(redis_url, socket_timeout=0.3)
+    election = leader(client)
+
+    def body():
+        redis_client.execute_command("CLIENT", "PAUSE", 800, "WRITE")
+
+    scheduler = Scheduler(election, [make_job(body, every=10)])
+    drive(scheduler, T0 + 1)
+    scheduler.tick(T0 + 10.2)
+    scheduler.wait_idle(10)
+    time.sleep(1.0)  # the pause is over
+    st = state(election)
+    assert st.get("running") and st.get("outcome") is None  # the write was lost with the pause
+    scheduler.tick(T0 + 10.5)
+    st = state(election)
+    assert st.get("running") is None and st["outcome"] == "ok" and st["runs"] == 1
+    assert scheduler.record_late() == 0
