@@ -42,6 +42,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -72,6 +74,7 @@ from .cancel import CANCEL, Cancel, cancel_error
 from .compat import (
     RESULTS,
     BaseTaskBackend,
+    InvalidTaskError,
     Task,
     TaskError,
     TaskResult,
@@ -95,6 +98,50 @@ from .options import (
 from .unique import replaced_fields, unique_push
 
 log = logging.getLogger("django_redcoord.tasks")
+
+#: This thread's tasks enqueued inside a transaction that has not committed yet: result id ->
+#: the send that Django runs at commit (weakly: a rollback drops the send, and the entry with it).
+_unsent = threading.local()
+
+
+def _pending() -> weakref.WeakValueDictionary[str, Any]:
+    sends = getattr(_unsent, "sends", None)
+    if sends is None:
+        sends = _unsent.sends = weakref.WeakValueDictionary()
+    return sends
+
+
+class _Unsent:
+    """Tasks of one deferred send, enqueued by this thread in a transaction that has not
+    committed: referenced by the send that Django holds until the commit (or drops with a
+    rollback), and weakly by :func:`_pending`."""
+
+    __slots__ = ("results", "cancelled", "__weakref__")
+
+    def __init__(self, results: Sequence[TaskResult]) -> None:
+        self.results = {result.id: result for result in results}
+        self.cancelled: set[str] = set()
+        for result in results:
+            _pending()[result.id] = self
+
+    def committed(self) -> set[str]:
+        """The transaction committed (the send runs now): its tasks are read from Redis from
+        here on; returns the ids cancelled before, which are not sent."""
+        sends = _pending()
+        for result_id in self.results:
+            if sends.get(result_id) is self:
+                del sends[result_id]
+        return self.cancelled
+
+    def result(self, result_id: str) -> TaskResult:
+        """READY as enqueue() returned it; TaskResultDoesNotExist once cancelled."""
+        if result_id in self.cancelled:
+            raise TaskResultDoesNotExist(
+                f"{result_id}: cancelled before the transaction that enqueued it committed, so "
+                "it was never sent"
+            )
+        return self.results[result_id]
+
 
 OPTION_DEFAULTS = {
     "RESULT_TTL": 86400,
@@ -334,7 +381,11 @@ class RedisTaskBackend(BaseTaskBackend):
             prepared = self._push(task, result, encoded, key)
             self._to_outbox(task, result, *prepared, key)
 
+        unsent = _Unsent([result]) if deferred else None
+
         def send() -> None:
+            if unsent is not None and result.id in unsent.committed():
+                return  # (cancelled before the commit: never sent)
             queue, push = prepared or self._push(task, result, encoded, key)
             try:
                 if key is None:  # (with an outbox: only if a drain did not send it first)
@@ -466,12 +517,16 @@ class RedisTaskBackend(BaseTaskBackend):
             return [self.enqueue(task, args, kwargs) for args, kwargs in checked]
         prepared = [self._prepare(task, *self._call(call)) for call in calls]
 
+        unsent = _Unsent([result for result, _ in prepared]) if deferred else None
+
         def send() -> None:
-            if not prepared:
+            cancelled = () if unsent is None else unsent.committed()
+            kept = [(result, encoded) for result, encoded in prepared if result.id not in cancelled]
+            if not kept:
                 return
-            pushes = [self._push(task, result, encoded) for result, encoded in prepared]
+            pushes = [self._push(task, result, encoded) for result, encoded in kept]
             pushes[0][0].push_many_with_records([push for _, push in pushes])
-            for result, _ in prepared:
+            for result, _ in kept:
                 task_enqueued.send(type(self), task_result=result)
 
         if deferred:
@@ -565,6 +620,13 @@ class RedisTaskBackend(BaseTaskBackend):
         else:  # pragma: no cover - Django 4.2
             task_enqueued.send(type(self), task_result=result)
         return result
+
+    def validate_task(self, task: Task) -> None:
+        """Django's checks, and a priority that is a number, not True or False (Django takes a
+        bool for an int; the queue does not, and would refuse it only at the push)."""
+        super().validate_task(task)
+        if type(task.priority) is bool:
+            raise InvalidTaskError(f"priority must be a whole number, not {task.priority!r}")
 
     def _prepare(
         self, task: Task, args: Any, kwargs: Any
@@ -678,6 +740,13 @@ class RedisTaskBackend(BaseTaskBackend):
         No signal is sent: ``task_finished`` is about a run that ended, and a cancelled task's
         run (if any) ends without an outcome.
         """
+        unsent = _pending().get(result_id) if isinstance(result_id, str) else None
+        if unsent is not None:
+            # Enqueued by this thread in a transaction that has not committed: not sent yet,
+            # and now never sent (its outbox entry, if any, goes in the same transaction).
+            unsent.cancelled.add(result_id)
+            self._from_outbox(self.outbox, result_id)
+            return Cancel.REMOVED
         outcome = self._cancel(result_id)
         if outcome is not Cancel.FINISHED:
             self._move_workflow_on(result_id)
@@ -775,6 +844,9 @@ class RedisTaskBackend(BaseTaskBackend):
         read."""
         if not valid_id(result_id):
             raise TaskResultDoesNotExist(result_id)
+        unsent = _pending().get(result_id)
+        if unsent is not None:
+            return unsent.result(result_id)
         with unavailable_as_ours(self.client, f"read task result {result_id!r}"):
             raw = self.client.hgetall(self._result_key(result_id))
         return self._from_record(result_id, raw)

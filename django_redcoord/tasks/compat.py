@@ -13,13 +13,13 @@ try:  # Django >= 6.0
     from django.tasks import TaskResultStatus
     from django.tasks.backends.base import BaseTaskBackend
     from django.tasks.base import Task, TaskContext, TaskError, TaskResult
-    from django.tasks.exceptions import TaskResultDoesNotExist
+    from django.tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
     from django.tasks.signals import task_enqueued, task_finished, task_started
 except ImportError:  # the django-tasks backport on Django 4.2 / 5.2
     from django_tasks import TaskResultStatus
     from django_tasks.backends.base import BaseTaskBackend
     from django_tasks.base import Task, TaskContext, TaskError, TaskResult
-    from django_tasks.exceptions import TaskResultDoesNotExist
+    from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
     from django_tasks.signals import task_enqueued, task_finished, task_started
 
 try:  # tuples to lists, bytes to str: what Django's own backends store
@@ -36,6 +36,7 @@ except ImportError:  # Django < 6 with the django-tasks backport
 __all__ = [
     "RESULTS",
     "BaseTaskBackend",
+    "InvalidTaskError",
     "Task",
     "TaskContext",
     "TaskError",

@@ -72,6 +72,18 @@ def test_the_entry_commits_with_the_transaction_and_goes_once_sent(outbox):
     assert pending(outbox) == 0 and outside.id in _ready_ids(outbox)
 
 
+def test_a_task_cancelled_in_its_transaction_leaves_no_entry_and_is_never_sent(outbox):
+    from django_redcoord.tasks import Cancel, cancel
+
+    with transaction.atomic():
+        kept = task_defs.add.enqueue(1, 2)
+        dropped = task_defs.add.enqueue(3, 4)
+        assert cancel(dropped) is Cancel.REMOVED
+        assert not OutboxEntry.objects.filter(id=dropped.id).exists()
+    assert _ready_ids(outbox) == [kept.id] and pending(outbox) == 0
+    assert drain(outbox, min_age=0) == (0, 0) and _ready_ids(outbox) == [kept.id]
+
+
 def test_redis_down_at_the_commit_loses_nothing(outbox, aof_server, caplog):
     aof_server.stop()
     with transaction.atomic():  # the commit succeeds: the task waits in the outbox

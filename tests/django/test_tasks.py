@@ -219,6 +219,55 @@ def test_enqueue_inside_a_transaction_is_sent_only_on_commit():
     assert committed.return_value == 4
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_task_not_sent_yet_can_be_read_and_cancelled_inside_its_transaction():
+    from django_redcoord.tasks import Cancel, cancel
+
+    with transaction.atomic():
+        kept = task_defs.add.enqueue(1, 1)
+        dropped = task_defs.add.enqueue(2, 2)
+        many = task_defs.add.get_backend().enqueue_many(task_defs.add, [((3, 3), {}), ((4, 4), {})])
+        # not sent yet: read as enqueue() returned it, not "does not exist"
+        assert task_defs.add.get_result(kept.id).status == TaskResultStatus.READY
+        assert cancel(dropped) is Cancel.REMOVED
+        assert cancel(many[1]) is Cancel.REMOVED
+        with pytest.raises(TaskResultDoesNotExist, match="never sent"):
+            task_defs.add.get_result(dropped.id)
+        assert Queue("default").depths().ready == 0
+    assert Queue("default").depths().ready == 2  # the cancelled ones were never sent
+    work()
+    kept.refresh()
+    assert kept.return_value == 2 and task_defs.add.get_result(many[0].id).return_value == 6
+    for gone in (dropped, many[1]):
+        with pytest.raises(TaskResultDoesNotExist):
+            task_defs.add.get_result(gone.id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rolled_back_task_is_forgotten_by_the_thread_that_enqueued_it():
+    with pytest.raises(RuntimeError), transaction.atomic():
+        rolled_back = task_defs.add.enqueue(1, 1)
+        raise RuntimeError("rollback")
+    with pytest.raises(TaskResultDoesNotExist):
+        task_defs.add.get_result(rolled_back.id)
+    with transaction.atomic():
+        with pytest.raises(RuntimeError), transaction.atomic():  # a savepoint
+            inner = task_defs.add.enqueue(5, 5)
+            raise RuntimeError("rollback to the savepoint")
+        with pytest.raises(TaskResultDoesNotExist):
+            task_defs.add.get_result(inner.id)
+
+
+def test_a_priority_of_true_is_an_invalid_task():
+    try:
+        from django.tasks.exceptions import InvalidTaskError
+    except ImportError:
+        from django_tasks.exceptions import InvalidTaskError
+    with pytest.raises(InvalidTaskError, match="whole number"):
+        task_defs.add.using(priority=True).enqueue(1, 1)
+    assert Queue("default").depths().ready == 0
+
+
 def test_unknown_task_path_is_dead_lettered_and_the_worker_keeps_going():
     Queue("default").push(
         {
