@@ -28,6 +28,7 @@ Ids are stable; tests assert the exact messages:
 * ``redcoord.E019`` ``REPLICA_TIMEOUT`` does not fit within ``SOCKET_TIMEOUT`` (a replica check
   would read as an outage).
 * ``redcoord.E040`` ``TRACING`` is on but ``opentelemetry-api`` is not installed.
+* ``redcoord.E042`` a module ``JOBS`` names cannot be found (``run_leader`` would fail to start).
 
 ``redcoord.E003`` comes once per problem, so one ``check`` lists them all.
 W001 does one PING with a 0.5 s timeout: it is the check people need when a
@@ -61,6 +62,7 @@ def register() -> None:
     checks.register(check_replica_timeout, "redcoord")
     checks.register(check_cluster_coverage, "redcoord", deploy=True)
     checks.register(check_tracing, "redcoord")
+    checks.register(check_jobs_modules, "redcoord")
 
 
 def check_tracing(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
@@ -93,6 +95,40 @@ def check_tracing(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
             id="redcoord.E040",
         )
     ]
+
+
+def check_jobs_modules(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """E042: a module REDCOORD["JOBS"] names that cannot be found. Found, not imported (its
+    code runs when ``run_leader`` imports it, and an error there is ``run_leader``'s to say);
+    finding a submodule imports its parent packages. A value that is no list is E003's."""
+    from importlib.util import find_spec
+
+    from django.conf import settings
+
+    user = getattr(settings, "REDCOORD", None)
+    names = user.get("JOBS", []) if isinstance(user, dict) else []
+    if not isinstance(names, (list, tuple)):
+        return []
+    found = []
+    for name in names:
+        if not isinstance(name, str) or not name:
+            continue
+        try:
+            missing = find_spec(name) is None
+            why = "no such module"
+        except (ImportError, ValueError) as exc:  # (a parent package missing, or a bad name)
+            missing, why = True, f"{type(exc).__name__}: {exc}"
+        if missing:
+            found.append(
+                checks.Error(
+                    f"REDCOORD['JOBS'] names {name!r}, which cannot be imported ({why}).",
+                    hint="Give the dotted path of a module of your project that defines "
+                    "@periodic jobs (e.g. 'myproject.jobs'); an app's own jobs.py is found "
+                    "without it.",
+                    id="redcoord.E042",
+                )
+            )
+    return found
 
 
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from .core import Job, get_jobs
+from .core import ConfigurationError, Job, get_jobs
 
 
 def autodiscover() -> dict[str, Job]:
@@ -22,5 +22,11 @@ def autodiscover() -> dict[str, Job]:
 
     autodiscover_modules("jobs")
     for module in get_config()["JOBS"]:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"REDCOORD['JOBS'] names {module!r}, which cannot be imported: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
     return get_jobs()

@@ -423,9 +423,12 @@ def url_problem(url: str, what: str) -> str | None:
         path = urlsplit(url).path if url.startswith(("redis://", "rediss://")) else ""
         if path.strip("/") and not path.strip("/").isdigit():
             raise ValueError(f"the database {path.strip('/')!r} is not a number")
+        if url.startswith("unix://") and not urlsplit(url).path:
+            raise ValueError("it names no socket path")
         pool = redis.ConnectionPool.from_url(url)
         pool.make_connection()  # (builds a connection object with the URL's options; no I/O)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, redis.RedisError) as exc:
+        # (redis-py refuses some options with its own errors: ?protocol=9, ?ssl_cert_reqs=...)
         return (
             f"{what} {mask_url(url)!r} is not a URL redis-py can use ({exc}); give "
             "redis://[user:password@]host[:port][/db], rediss://... for TLS, or "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 
 def seconds(text: str) -> float:
@@ -17,3 +18,15 @@ def seconds(text: str) -> float:
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds")
     return value
+
+
+#: The exit code of a command whose options or arguments make no sense, as argparse's own
+#: errors; 1 is for the rest (settings, Redis down, a check or a job that failed).
+USAGE = 2
+
+
+def usage_error(message: str) -> Any:
+    """The CommandError of options or arguments that make no sense: exit code :data:`USAGE`."""
+    from django.core.management.base import CommandError
+
+    return CommandError(message, returncode=USAGE)

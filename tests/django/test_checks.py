@@ -62,6 +62,17 @@ def test_malformed_settings_are_e003(settings):
             "REDCOORD['REDLOCK'][1] 'redis://b:abc/0' is not a URL",
         ),
         ({"URL": "redis://127.0.0.1:1/0", "EMBEDDED_DIR": 5}, "['EMBEDDED_DIR'] must be"),
+        # redis-py's own errors for some options (RedisError, not ValueError)
+        ({"URL": "redis://127.0.0.1:1/0?protocol=9"}, "protocol must be either 2 or 3"),
+        ({"URL": "rediss://127.0.0.1:1/0?ssl_cert_reqs=bogus"}, "Invalid SSL Certificate"),
+        (
+            {
+                "URL": "redis://127.0.0.1:1/0",
+                "REDLOCK": ["redis://a:1/0?protocol=9", "redis://b:1/0"],
+            },
+            "REDCOORD['REDLOCK'][0]",
+        ),
+        ({"URL": "unix://"}, "it names no socket path"),
     ],
 )
 def test_a_url_redis_py_cannot_use_is_e003_not_a_traceback(settings, config, reason):

@@ -316,7 +316,8 @@ def test_pause_and_resume_show_in_the_list_and_the_state(redis_client):
     ],
 )
 def test_bad_run_now_options_raise_command_error(args, message, redis_client):
-    with pytest.raises(CommandError, match=message):
+    with pytest.raises(CommandError, match=message) as caught:
         run(*args)
+    assert caught.value.returncode == 2  # a usage error, as argparse's own (1: the rest)
     assert redis_client.llen(SLOTS_KEY) == 0
     assert redis_client.exists(election(redis_client).keys.requests) == 0

@@ -29,9 +29,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ... import conf
-from ...core import RedcoordError, embedded
+from ...core import RedcoordError, embedded, mask_url
 from ...logs import log_to_console
 from ...panels import pause_text, when
+from .. import usage_error
 
 
 def _common_options(parser: CommandParser) -> None:
@@ -206,7 +207,15 @@ class Command(BaseCommand):
             raise CommandError(printable(exc)) from exc
 
     def _embedded(self, action: str) -> None:
-        directory = conf.embedded_dir(conf.get_config())
+        config = conf.get_config()
+        directory = conf.embedded_dir(config)
+        if action == "start" and config["URL"] != conf.EMBEDDED:
+            raise CommandError(
+                "this project does not use the embedded Redis (REDCOORD['URL'] is "
+                f"{printable(repr(mask_url(config['URL']) if config['URL'] else None))}): it runs "
+                f"only with REDCOORD = {{'URL': {conf.EMBEDDED!r}}}; nothing was started "
+                "('embedded status' and 'embedded stop' still see one left running)"
+            )
         if action == "start":
             url = embedded.ensure_running(directory)
             self._write(f"embedded Redis running at {url} (pid {embedded.running_pid(directory)})")
@@ -282,7 +291,7 @@ class Command(BaseCommand):
                 f"(results are kept RESULT_TTL = {backend.result_ttl} s)"
             ) from None
         except ValueError as exc:
-            raise CommandError(f"redcoord task {action}: {exc}") from None
+            raise usage_error(f"redcoord task {action}: {exc}") from None
 
     def _queue(self, action: str, name: str, reason: str) -> None:
         from ...core import Queue
@@ -330,7 +339,7 @@ class Command(BaseCommand):
                         + (f", next start in {g['rate_wait']:.3f} s" if g["rate_wait"] else "")
                     )
         except (TypeError, ValueError) as exc:
-            raise CommandError(f"redcoord queue {action}: {exc}") from None
+            raise usage_error(f"redcoord queue {action}: {exc}") from None
 
     def _ping(self) -> None:
         from ...core import describe, get_client, unavailable_as_ours
@@ -367,7 +376,7 @@ class Command(BaseCommand):
             if timeout is None or not 0 < timeout <= 60:
                 raise ValueError(f"--timeout must be between 0 and 60 seconds, not {timeout:g}")
         except (TypeError, ValueError) as exc:
-            raise CommandError(str(exc), returncode=2) from exc
+            raise usage_error(str(exc)) from exc
         results = check(probe, timeout=timeout)
         for result in results:
             self._write(result.line(), self.style.SUCCESS if result.ok else self.style.ERROR)
@@ -426,10 +435,9 @@ class Command(BaseCommand):
         jobs = autodiscover()
         job = jobs.get(options["job"])
         if job is None:  # a usage error (exit 2), as every bad argument here
-            raise CommandError(
+            raise usage_error(
                 f"no periodic job named {options['job']!r}; registered jobs: "
-                f"{', '.join(sorted(jobs)) or 'none'}",
-                returncode=2,
+                f"{', '.join(sorted(jobs)) or 'none'}"
             )
         editing = options["every"] is not None or options["cron"] is not None or options["param"]
         try:
@@ -455,7 +463,7 @@ class Command(BaseCommand):
                     raise ValueError(f"--param {name} is given twice; give each argument once")
                 params[name] = parse_param(job, declared[name], text)
         except (TypeError, ValueError) as exc:
-            raise CommandError(str(exc), returncode=2) from exc
+            raise usage_error(str(exc)) from exc
         writing = False  # the edit's own script was sent (before: only reads, nothing stored)
         try:
             if options["revert"]:
@@ -486,7 +494,7 @@ class Command(BaseCommand):
                     expected_version=versions.head,
                 )
         except (TypeError, ValueError) as exc:
-            raise CommandError(str(exc), returncode=2) from exc
+            raise usage_error(str(exc)) from exc
         except CoordinationUnavailable as exc:
             if not (exc.sent and writing):
                 raise

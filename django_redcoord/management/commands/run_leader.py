@@ -52,7 +52,7 @@ from ...core import (
     resume_job,
 )
 from ...logs import add_log_format_argument, log_to_console
-from .. import seconds
+from .. import seconds, usage_error
 
 log = logging.getLogger("django_redcoord.leader")
 
@@ -129,11 +129,11 @@ class Command(BaseCommand):
         given = {action for action in _ACTIONS if options.get(action) not in (None, False)}
         chosen = [f"--{action}" for action in _ACTIONS if action in given]
         if len(chosen) > 1:
-            raise CommandError(f"{chosen[0]} and {chosen[1]} cannot be combined")
+            raise usage_error(f"{chosen[0]} and {chosen[1]} cannot be combined")
         if options.get("slot") is not None and not given & {"run", "request"}:
-            raise CommandError("--slot goes with --run JOB or --request JOB")
+            raise usage_error("--slot goes with --run JOB or --request JOB")
         if options.get("expires") is not None and "request" not in given:
-            raise CommandError("--expires goes with --request JOB")
+            raise usage_error("--expires goes with --request JOB")
         log_to_console(options["verbosity"], options["log_format"])
         try:
             jobs = discovery.autodiscover()
@@ -168,7 +168,9 @@ class Command(BaseCommand):
                 finally:
                     if metrics is not None:
                         metrics.shutdown()
-        except (RedcoordError, ValueError) as exc:
+        except ValueError as exc:  # (an option's value: --expires, a job's name...)
+            raise usage_error(str(exc)) from exc
+        except RedcoordError as exc:
             raise CommandError(str(exc)) from exc
 
     def _election(self, options: dict[str, Any], **callbacks: Any) -> LeaderElection:
@@ -176,7 +178,7 @@ class Command(BaseCommand):
             return DEFAULT if options.get(key) is None else options[key]
 
         if options.get("identity") is not None and not options["identity"].strip():
-            raise CommandError("--identity must not be empty")
+            raise usage_error("--identity must not be empty")
         try:
             return LeaderElection(
                 DEFAULT_ELECTION,
@@ -187,7 +189,7 @@ class Command(BaseCommand):
                 **callbacks,
             )
         except (TypeError, ValueError) as exc:
-            raise CommandError(f"bad leader timing or identity: {exc}") from exc
+            raise usage_error(f"bad leader timing or identity: {exc}") from exc
 
     # -- serve: campaign, and run the jobs while leading ---------------------------------
 
@@ -364,7 +366,7 @@ class Command(BaseCommand):
 def _registered(jobs: dict[str, Job], name: str) -> Job:
     job = jobs.get(name)
     if job is None:
-        raise CommandError(
+        raise usage_error(
             f"no periodic job named {name!r}; registered jobs: {', '.join(sorted(jobs)) or 'none'}"
         )
     return job
@@ -390,28 +392,28 @@ def _slot_ms(job: Job, text: str | None, election: LeaderElection) -> int | None
                 text[:-1] + "+00:00" if text[-1:] in "Zz" and text else text
             )
         except ValueError:
-            raise CommandError(
+            raise usage_error(
                 f"--slot {text!r} is not a time: give ISO 8601 with an offset "
                 "(2024-05-01T03:00:00+02:00, or ...Z for UTC) or milliseconds since the epoch "
                 "(1714525200000)"
             ) from None
         if moment.utcoffset() is None:
-            raise CommandError(
+            raise usage_error(
                 f"--slot {text!r} has no UTC offset: add one, e.g. {text}+00:00 or {text}Z"
             )
         slot = round(moment.timestamp() * 1000)
     if slot < 0 or slot > 253402300799999:  # (the epoch to the end of year 9999)
-        raise CommandError(
+        raise usage_error(
             f"--slot {text!r} is out of range: give a time from 1970-01-01T00:00Z to "
             "9999-12-31T23:59:59Z (or milliseconds since the epoch in that range)"
         )
     if slot > time.time() * 1000:
-        raise CommandError(
+        raise usage_error(
             f"--slot {text!r} ({_when(slot)}) is in the future: only past slots can be redone"
         )
     then = _timeline(election, job).segment_of(slot).job  # (the schedule in force at that time)
     if then.previous_slot(slot) != slot:
-        raise CommandError(
+        raise usage_error(
             f"--slot {text!r} ({_when(slot)}) is not a slot of job {job.name!r} ({then.schedule}); "
             f"the nearest are {_when(then.previous_slot(slot))} and {_when(then.next_slot(slot))}"
         )

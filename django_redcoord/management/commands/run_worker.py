@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ...contrib.metrics import add_metrics_arguments, serve_metrics_for
 from ...core import RedcoordError
 from ...logs import add_log_format_argument, log_to_console
-from .. import seconds
+from .. import seconds, usage_error
 
 
 class Command(BaseCommand):
@@ -66,7 +66,7 @@ class Command(BaseCommand):
         names = options["queues"] or sorted(backend.queues)
         unknown = sorted(set(names) - set(backend.queues))
         if unknown:
-            raise CommandError(
+            raise usage_error(
                 f"unknown queue(s) {', '.join(unknown)}; TASKS[{options['backend']!r}] has "
                 f"{', '.join(sorted(backend.queues))}"
             )
@@ -80,6 +80,9 @@ class Command(BaseCommand):
                 burst=options["burst"],
                 shutdown_timeout=options["shutdown_timeout"],
             )
+        except ValueError as exc:  # (--concurrency 0, --prefetch -1, ...)
+            raise usage_error(str(exc)) from exc
+        try:
             worker.handler = worker.write_behind = TaskRunner(backend, worker.id)
             if (
                 backend.outbox is not None
