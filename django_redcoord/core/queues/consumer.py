@@ -54,6 +54,15 @@ class Consumer:
         ] = []  # to send before the next claim
         self._timeout_ms = int(self.timeout * 1000)
         self._lifo = "1" if queue.lifo else "0"
+        #: A claim was sent and got no answer: it may have moved messages onto our list (the
+        #: next claim recovers them); cleared by a claim that answers.
+        self.in_doubt = False
+
+    @property
+    def owes_nothing(self) -> bool:
+        """Nothing delivered to us is unsettled, no acknowledgement or nack waits to be sent,
+        and no claim's outcome is unknown: leaving needs nothing of Redis."""
+        return not (self._held or self._acks or self._nacks or self.in_doubt)
 
     @property
     def holding(self) -> int:
@@ -90,12 +99,14 @@ class Consumer:
             reply = CLAIM(
                 self.queue.client, keys, args, operation=f"claim from queue {self.queue.name!r}"
             )
-        except CoordinationUnavailable:
+        except CoordinationUnavailable as exc:
             # Unknown outcome: the acknowledgements go again with the next
             # claim (removing an envelope twice is harmless); messages this
             # claim may have moved onto our list come back with it (recover).
             self._acks = acks + self._acks
+            self.in_doubt = self.in_doubt or exc.sent
             raise
+        self.in_doubt = False
         name = self.queue.name
         messages = [Message.parse(raw, name) for raw in reply[1:]]
         self._held.update(m.raw for m in messages)

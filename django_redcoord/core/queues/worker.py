@@ -551,6 +551,16 @@ class Worker:
                         )
                     break
                 except CoordinationUnavailable as exc:
+                    if not unstarted and self._owes_nothing(consumer):
+                        # (only its retirement was left to do: its entry lapses with the
+                        # heartbeat; waiting the shutdown timeout for it would only delay the stop)
+                        log.info(
+                            "worker %s: Redis unavailable on exit (%s); nothing of %s was in hand",
+                            self.id,
+                            exc,
+                            consumer.queue.name,
+                        )
+                        break
                     if time.monotonic() >= deadline:
                         log.error(
                             "worker %s: could not hand back or acknowledge on exit (%s); the "
@@ -787,6 +797,14 @@ class Worker:
                     )
                 self._give_back_pause = time.monotonic() + GIVE_BACK_RETRY
                 return
+
+    def _owes_nothing(self, consumer: Consumer) -> bool:
+        """Nothing of ``consumer`` waits for Redis: no message in hand or in doubt, no give-back
+        to make again, no result or acknowledgement to land."""
+        wb = self.write_behind
+        with self._doubt_lock:
+            doubtful = any(d[0] is consumer for d in self._doubtful)
+        return consumer.owes_nothing and not doubtful and not (wb is not None and wb.has_pending())
 
     def _flush_results(self) -> None:
         wb = self.write_behind

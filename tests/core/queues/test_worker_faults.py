@@ -318,3 +318,44 @@ def test_killed_workers_leave_the_index_ten_minutes_after_their_last_beat(redis_
     listed = {w["id"]: w["dead"] for w in list_workers(redis_client, keys, now_ms=now_ms)}
     assert listed == {"killed-just-now": True}
     assert redis_client.zscore(keys.workers("killed-long-ago"), "killed-long-ago") is None
+
+
+def _stop_after(worker, seconds):
+    import threading
+
+    timer = threading.Timer(seconds, worker.stop)
+    timer.start()
+    return timer
+
+
+def test_an_idle_worker_stops_at_once_when_redis_is_down(redis_servers):
+    (server,) = redis_servers(1)
+    queue = Queue("idle", client=client_from_url(server.url), prefix=PREFIX)
+    server.stop()
+    worker = Worker([queue], lambda m: None, heartbeat=0.2, timeout=1.0, shutdown_timeout=10)
+    _stop_after(worker, 1.0)
+    started = time.monotonic()
+    worker.run()
+    # nothing was in hand: its retirement is not worth the 10 s shutdown timeout
+    assert time.monotonic() - started < 4.0
+
+
+def test_a_worker_that_owes_an_acknowledgement_still_tries_until_its_shutdown_timeout(
+    redis_servers,
+):
+    (server,) = redis_servers(1)
+    client = client_from_url(server.url)
+    queue = Queue("owes", client=client, prefix=PREFIX)
+    queue.push({"n": 1})
+    ran = []
+
+    def handler(message):
+        ran.append(message.body["n"])
+        server.stop()  # the acknowledgement can no longer be sent
+        worker.stop()
+
+    worker = Worker([queue], handler, heartbeat=0.2, timeout=1.0, shutdown_timeout=1.5)
+    started = time.monotonic()
+    worker.run()
+    assert ran == [1]
+    assert time.monotonic() - started >= 1.4  # it tried to land the acknowledgement
