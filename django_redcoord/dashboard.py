@@ -1111,11 +1111,16 @@ def list_dead_letters(queue: Queue, *, page: int = 1, per_page: int = PAGE_SIZE)
     # (past the end is an empty page; past what LRANGE's 64-bit indexes take, the same)
     page = min(max(1, page), _MOST_ITEMS // per_page)
     with unavailable_as_ours(client, f"read dead letters of {queue.name!r}"):
-        pipe = client.pipeline(transaction=True)
-        pipe.llen(k.dead)
-        # the list is oldest first (RPUSH): the newest page is its tail
-        pipe.lrange(k.dead, -page * per_page, -(page - 1) * per_page - 1)
-        total, raws = pipe.execute()
+        for _ in range(2):
+            pipe = client.pipeline(transaction=True)
+            pipe.llen(k.dead)
+            # the list is oldest first (RPUSH): the newest page is its tail
+            pipe.lrange(k.dead, -page * per_page, -(page - 1) * per_page - 1)
+            total, raws = pipe.execute()
+            last = max(1, math.ceil(total / per_page))
+            if page <= last:
+                break
+            page = last  # past the end: the last page, read again (never "page 4 of 3")
         letters = [Message.parse(raw, queue.name) for raw in reversed(raws)]
         pipe = client.pipeline(transaction=False)
         if letters:

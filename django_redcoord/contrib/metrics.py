@@ -979,8 +979,10 @@ def serve_metrics_for(options: dict[str, Any]) -> Any:
     port = options.get("metrics_port")
     if port is None:
         return None
+    addr = options.get("metrics_addr")
     try:
-        server, _ = start_metrics_server(port, options.get("metrics_addr") or "0.0.0.0")
+        server, _ = start_metrics_server(port, addr or "0.0.0.0")
     except (ImportError, OSError, TypeError, ValueError) as exc:
-        raise ValueError(f"--metrics-port {port}: {exc}") from exc
+        where = f"--metrics-port {port}" + (f" --metrics-addr {addr}" if addr else "")
+        raise ValueError(f"{where}: {exc}") from exc
     return server

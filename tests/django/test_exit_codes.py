@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
         ("run_worker", "nope", "--burst"),
         ("run_worker", "--burst", "--concurrency", "0"),
         ("run_worker", "--burst", "--prefetch", "0"),
+        ("run_worker", "--burst", "--shutdown-timeout", "90000"),  # (a day at most, as the setting)
         ("run_leader", "--slot", "5"),
         ("run_leader", "--request", "nope"),
         ("run_leader", "--identity", " "),
@@ -87,3 +88,10 @@ def test_run_leader_names_a_jobs_module_it_cannot_import_without_a_traceback(red
     assert done.returncode == 1, done.stderr
     assert "REDCOORD['JOBS'] names 'no.such', which cannot be imported" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_bad_metrics_address_is_named_as_such():
+    with pytest.raises(CommandError, match="--metrics-addr no-such-host.invalid"):
+        call_command(
+            "run_worker", "--burst", "--metrics-port", "0", "--metrics-addr", "no-such-host.invalid"
+        )

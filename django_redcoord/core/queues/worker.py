@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..exceptions import CoordinationUnavailable, RedcoordError
-from ..keys import key_slot, validate_name
+from ..keys import MAX_NAME_LENGTH, key_slot, validate_name
 from ..observe import observe, observers
 from ..stopping import StopRelay
 from ..transport.commands import MIN_BLOCK, blpop, execute_pipeline
@@ -316,6 +316,13 @@ class Worker:
         self.burst = burst
         self.id = worker_id or f"{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(3)}"
         validate_name(self.id, "worker id")
+        room = MAX_NAME_LENGTH - len(f".{self.concurrency - 1}")  # each thread's consumer id
+        if len(self.id) > room:
+            raise ValueError(
+                f"worker id is {len(self.id)} characters long; at most {room} are allowed with "
+                f"concurrency {self.concurrency} (each thread's consumer id adds "
+                f"'.<thread number>', and a name holds at most {MAX_NAME_LENGTH})"
+            )
         self.heartbeat = check_seconds(
             settings["WORKER_HEARTBEAT"] if heartbeat is None else heartbeat, "heartbeat"
         )

@@ -20,6 +20,8 @@ from ...core import RedcoordError
 from ...logs import add_log_format_argument, log_to_console
 from .. import seconds, usage_error
 
+_DAY = 86400  # (the most WORKER_SHUTDOWN_TIMEOUT takes)
+
 
 class Command(BaseCommand):
     help = "Run tasks from the Redis queues of a django_redcoord Tasks backend."
@@ -62,6 +64,12 @@ class Command(BaseCommand):
                 f"TASKS[{options['backend']!r}] uses "
                 f"{type(backend).__module__}.{type(backend).__name__}; run_worker needs "
                 "django_redcoord.tasks.RedisTaskBackend"
+            )
+        grace = options["shutdown_timeout"]
+        if grace is not None and not 0 <= grace <= _DAY:
+            raise usage_error(
+                f"--shutdown-timeout must be from 0 to {_DAY} seconds (a day), as "
+                f"WORKER_SHUTDOWN_TIMEOUT, not {grace:g}"
             )
         names = options["queues"] or sorted(backend.queues)
         unknown = sorted(set(names) - set(backend.queues))

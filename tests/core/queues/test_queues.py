@@ -391,3 +391,13 @@ def test_oldest_age_is_the_oldest_ready_message_fifo_or_lifo(redis_client, lifo)
     assert 0.35 <= age < 3  # the first pushed, whichever end of the delivery order it is at
     [first], _ = queue.consumer("c").claim(1)
     assert first.body == ("newer" if lifo else "old")
+
+
+def test_a_worker_id_leaves_room_for_its_threads_consumer_ids(redis_client):
+    from django_redcoord.core.queues.worker import Worker
+
+    queue = Queue("ids", client=redis_client, prefix="ids")
+    Worker([queue], lambda m: None, worker_id="w" * 198, concurrency=10)  # ".9": 200 in all
+    for n, concurrency, room in ((199, 1, 198), (198, 11, 197)):
+        with pytest.raises(ValueError, match=f"at most {room} are allowed with concurrency"):
+            Worker([queue], lambda m: None, worker_id="w" * n, concurrency=concurrency)
