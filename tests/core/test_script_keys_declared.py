@@ -14,6 +14,8 @@ from importlib import resources
 import pytest
 import redis
 
+from django_redcoord.core.transport.scripts import _SHARED
+
 from ..support import lua_keys
 
 
@@ -41,7 +43,7 @@ def test_every_script_declares_every_key_it_touches(scripts):
 
 
 def test_every_lua_file_is_checked_as_part_of_a_script(scripts):
-    used = {name for s in scripts.values() for name in (s.name, *s.includes)} | {"common/time"}
+    used = {name for s in scripts.values() for name in (s.name, *s.includes)} | set(_SHARED)
     root = resources.files("django_redcoord.core").joinpath("lua")
     files = {
         f"{family.name}/{f.name[:-4]}"

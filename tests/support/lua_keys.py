@@ -903,4 +903,4 @@ def parts_of(script) -> list[tuple[str, str]]:
     """A ``Script``'s files in the order its source joins them: [(file name, text)]."""
     from django_redcoord.core.transport.scripts import _SHARED, _read
 
-    return [(f"{name}.lua", _read(name)) for name in (_SHARED, *script.includes, script.name)]
+    return [(f"{name}.lua", _read(name)) for name in (*_SHARED, *script.includes, script.name)]

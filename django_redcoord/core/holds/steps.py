@@ -42,6 +42,7 @@ validity (see :func:`check_replica_timeout` for the limit on the wait).
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 import time
@@ -61,7 +62,7 @@ from ..exceptions import (
 from ..observe import observe, observers
 from ..transport.commands import as_text as _text
 from ..transport.commands import socket_timeout
-from ..transport.drivers import Batch, Blpop, EndsWaits, Pause, Run, Step, Steps
+from ..transport.drivers import Batch, Blpop, EndsWaits, Pause, Run, Step, Steps, Within
 from ..transport.errors import unreachable
 from ..transport.scripts import Script
 from ..values import check_ttl, ms
@@ -76,6 +77,32 @@ QUEUE_GRACE = 1.0
 
 # A wait whose server went away re-checks this often until one answers.
 OUTAGE_RETRY = 0.2
+
+#: At most one warning this often (s) per kind of wait fault (see :func:`warn_now_and_then`).
+WARN_EVERY = 10.0
+_warned: dict[str, tuple[float, int]] = {}
+_warned_lock = threading.Lock()
+
+
+def warn_now_and_then(logger: logging.Logger, message: str, *args: Any) -> None:
+    """``logger.warning(message, *args)`` at most once per :data:`WARN_EVERY` seconds for one
+    ``message`` (the others at DEBUG, counted in the next warning): one fault under thousands
+    of waits of a process (a killed hub connection, a paused server) is a line, not a line per
+    wait."""
+    now = time.monotonic()
+    with _warned_lock:
+        last, quiet = _warned.get(message, (-math.inf, 0))
+        loud = now - last >= WARN_EVERY
+        _warned[message] = (now, 0) if loud else (last, quiet + 1)
+    if not loud:
+        logger.debug(message, *args)
+    elif quiet:
+        logger.warning(
+            message + f" (and {quiet} more like it in the {now - last:.0f} s before)", *args
+        )
+    else:
+        logger.warning(message, *args)
+
 
 # A waiter told it is first in line blocks on for what is left of its block when at least this
 # much is left; less, and it looks again (as cheap as the wait).
@@ -244,6 +271,10 @@ class HoldSteps:
         """
         started = (time.monotonic() if first is None else first[0]) if observers else None
         self._answered = False  # (a look of this acquire was answered: see below)
+        if deadline != math.inf:
+            # A paused server: the blocked wait, the last look and the give-back end by one bound
+            # (the deadline and one socket timeout), not by a socket timeout each.
+            yield Within(deadline)
         try:
             granted = yield from self._acquire_steps(mode, deadline, chunk, first)
             self._interrupted = (
@@ -252,6 +283,7 @@ class HoldSteps:
         except (ReplicasNotSynced, LockLost):  # answered, and refused after the grant: give it back
             self._observe_acquire("unavailable", started)
             self._interrupted = False
+            yield Within(None)  # (the server answers: the give-back goes however late)
             yield from self._give_back_steps()
             raise
         except CoordinationUnavailable as exc:
@@ -264,7 +296,7 @@ class HoldSteps:
                 raise
             # Unknown outcome. The owner token is kept for this object's next
             # acquire(), which gets a grant whose reply was lost (or the queue
-            # place) back; unused, the place lapses within a second or two and
+            # place) back; unused, the place lapses within one block and a second and
             # a grant expires after its TTL. Not sent at all (the first look, Redis
             # refusing the connection or the pool full): nothing to give back, nothing
             # in doubt but a token kept from an earlier unknown outcome, kept again.
@@ -321,7 +353,8 @@ class HoldSteps:
                 if isinstance(exc, PoolExhausted) or deadline - time.monotonic() <= 0:
                     raise
                 if outage is None:
-                    log.warning(
+                    warn_now_and_then(
+                        log,
                         "%s %s: a re-check lost its server (%s); looking again while the wait "
                         "lasts",
                         self.kind,
@@ -375,7 +408,8 @@ class HoldSteps:
                         or deadline - time.monotonic() <= 0
                     ):
                         raise  # (a full pool is not an outage: waiting again would not help)
-                    log.warning(
+                    warn_now_and_then(
+                        log,
                         "%s %s: the wait lost its server (%s); issuing it again",
                         self.kind,
                         self.name,

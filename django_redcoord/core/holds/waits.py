@@ -49,7 +49,7 @@ from ..keys import KeyBuilder
 from ..transport.commands import as_text
 from ..transport.drivers import Pause, ReadWake, Step, Steps, Within
 from ..values import check_wait
-from .steps import OUTAGE_RETRY
+from .steps import OUTAGE_RETRY, warn_now_and_then
 
 log = logging.getLogger("django_redcoord.waits")
 
@@ -152,7 +152,8 @@ def wait_steps(waiter: BroadcastWait, deadline: float, chunk: float) -> Steps:
                         yield Pause(min(OUTAGE_RETRY, max(0.0, deadline - time.monotonic())))
                         break
                     waiter.block_lost()
-                    log.warning(
+                    warn_now_and_then(
+                        log,
                         "%s: the blocked wait lost its connection (%s); issuing it again",
                         waiter.operation,
                         exc,

@@ -132,8 +132,8 @@ class Barrier(UsesClient):
                 yield EndsWaits(
                     Run(
                         CHECK,
-                        [k.state, k.parties, wake, k.probe],
-                        [token, "", "cancel", 1, "", ms(self.keep)],
+                        [k.state, k.parties, wake, k.probe, k.index],
+                        [token, "", "cancel", 1, "", ms(self.keep), self.name],
                         f"leave barrier {self.name!r}",
                     )
                 )
@@ -214,7 +214,7 @@ class _BarrierWait(BroadcastWait):
     def __init__(self, barrier: Barrier, token: str, wake: str, gen: int, epoch: str) -> None:
         self.barrier, self.token, self.wake, self.gen, self.epoch = barrier, token, wake, gen, epoch
         k = barrier.keys
-        self.keys = [k.state, k.parties, wake, k.probe]
+        self.keys = [k.state, k.parties, wake, k.probe, k.index]
         self.operation = f"wait at barrier {barrier.name!r}"
         self.next_expiry: float | None = 0.0
         self.mark = "0-0"  # the wake stream's last entry at our last look: we read what comes after
@@ -224,7 +224,7 @@ class _BarrierWait(BroadcastWait):
         return Run(
             CHECK,
             self.keys,
-            [self.token, self.gen, mode, lease_ms, self.epoch, ms(b.keep)],
+            [self.token, self.gen, mode, lease_ms, self.epoch, ms(b.keep), b.name],
             self.operation,
         )
 

@@ -50,6 +50,9 @@ log = logging.getLogger("django_redcoord.topics")
 
 PUBLISH = Script("signals/topic_publish")
 RECEIVE = Script("signals/topic_receive")
+#: A consumer of a group (a subscriber) that holds no message and did nothing this long (s) is
+#: deleted by a receive of the group (see topic_receive.lua); its next read creates it again.
+CONSUMER_IDLE = 600.0
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,14 @@ class Subscription:
                     redelivered, entries, created = yield Run(
                         RECEIVE,
                         [key],
-                        [self.group, self.consumer, int(self.lease * 1000), count, self._from()],
+                        [
+                            self.group,
+                            self.consumer,
+                            int(self.lease * 1000),
+                            count,
+                            self._from(),
+                            int(CONSUMER_IDLE * 1000),
+                        ],
                         operation,
                     )
                 except CoordinationUnavailable as exc:

@@ -200,6 +200,8 @@ def command(client: Any, *args: Any, operation: str) -> Any:
 
 
 def _send(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
+    if _until.get() is not None:
+        _time_left(client, operation)  # (none left: not sent, and no connection made for it)
     conn = _checkout(pool, args[0])
     try:
         cap = _time_left(client, operation)  # (what the wait for a connection left)
@@ -258,6 +260,8 @@ async def acommand(client: Any, *args: Any, operation: str) -> Any:
 
 async def _asend(client: Any, pool: Any, args: tuple[Any, ...], operation: str) -> Any:
     since = _cancels()
+    if _until.get() is not None:
+        _time_left(client, operation)  # (none left: not sent, and no connection made for it)
     conn = await _acheckout(pool)
     try:
         await _aready(conn)
@@ -343,6 +347,8 @@ async def acommands(
             return await pipe.execute(raise_on_error=raise_errors)
         async with _aslot(client, pool, _kind(), operation):
             since = _cancels()
+            if _until.get() is not None:
+                _time_left(client, operation)  # (none left: not sent, no connection made for it)
             conn = await _acheckout(pool)
             try:
                 await _aready(conn)
@@ -1212,11 +1218,21 @@ def _exhausted(
 ) -> PoolExhausted:
     server = describe(client)
     kept = "" if kind == ENDING else f" ({share.limit - share.ordinary_limit} kept for releases)"
+    if waited < 0.001:  # (a wait's bound had run out: no time left to wait for one)
+        message = (
+            f"{operation}: not sent: the wait's time had run out and all {share.limit} "
+            f"connections of the pool to {server} (max_connections{kept}) were in calls still "
+            "waiting for Redis (a paused or slow server)"
+        )
+    else:
+        message = (
+            f"{operation}: no connection of the pool to {server} came free within {waited:g} s: "
+            f"all {share.limit} (max_connections{kept}) stayed in use by calls still waiting for "
+            "Redis (the pool is too small for this process, or Redis is slow to answer). Raise "
+            "REDCOORD['MAX_CONNECTIONS'] or pass a client whose pool is larger"
+        )
     return PoolExhausted(
-        f"{operation}: no connection of the pool to {server} came free within {waited:g} s: all "
-        f"{share.limit} (max_connections{kept}) stayed in use by calls still waiting for Redis "
-        "(the pool is too small for this process, or Redis is slow to answer). Raise "
-        "REDCOORD['MAX_CONNECTIONS'] or pass a client whose pool is larger",
+        message,
         max_connections=share.limit,
         server=server,
         operation=operation,

@@ -234,14 +234,19 @@ class Within(Step):
     of each waiting out a socket timeout (a round trip started with nothing
     left is not sent: an outage, ``sent`` False). Clean-up after a
     cancellation is bounded the same way.
+
+    ``Within(None)`` lifts the bound for the round trips after it (a grant whose reply did
+    arrive is given back however late: the server answers).
     """
 
     __slots__ = ("deadline",)
 
-    def __init__(self, deadline: float) -> None:
+    def __init__(self, deadline: float | None) -> None:
         self.deadline = deadline
 
     def until(self, client: Any) -> float | None:
+        if self.deadline is None:
+            return None
         timeout = socket_timeout(client)
         return self.deadline + float(timeout) if timeout else None  # no socket timeout: no bound
 

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import asyncio
 import binascii
-import contextlib
 import contextvars
 import copy
 import logging
@@ -379,19 +378,18 @@ class _ThreadHub(_Hub):
                 with self.lock:
                     poke = self.reads.claim_poke(generation)
                 if poke:
-                    self._poke(client, operation)
+                    self._poke_soon(client, operation)
             event.wait(max(0.0, seconds - (time.monotonic() - started)))
         except BaseException:
             with self.lock:
                 poke = self.reads.leave(wait)
             if poke:
-                with contextlib.suppress(Exception):  # (the read ends by itself within its block)
-                    self._poke(client, operation)
+                self._poke_soon(client, operation)
             raise
         with self.lock:
             poke = self.reads.leave(wait)
         if poke:
-            self._poke(client, operation)
+            self._poke_soon(client, operation)
         if not box:
             return None  # the wait's own time ran out: it looks again
         reply, error = box[0]
@@ -399,13 +397,25 @@ class _ThreadHub(_Hub):
             raise error
         return reply
 
-    def _poke(self, client: Any, operation: str) -> None:
+    def _poke_soon(self, client: Any, operation: str) -> None:
+        """Poke the read from a thread of its own: a wait never waits for it. On a paused
+        server the poke's connection (the hub's one is blocked) waits for the server, and a
+        wait whose time ran out must end by its deadline all the same."""
+        commands_ = self.reads.poke_commands()  # (under the waits' view now, not the thread's)
+        threading.Thread(
+            target=self._poke_quietly,
+            args=(client, commands_, operation),
+            name="redcoord-wake-hub-poke",
+            daemon=True,
+        ).start()
+
+    def _poke_quietly(self, client: Any, commands_: Any, operation: str) -> None:
         try:
-            commands(client, self.reads.poke_commands(), operation=operation)
-        except BaseException:
+            commands(client, commands_, operation=operation)
+        except Exception as exc:  # the read ends by itself within its block
             with self.lock:
                 self.reads.poked = False  # (the next wait not covered pokes again)
-            raise
+            log.debug("the wake hub could not be poked: %s", exc)
 
     def _fail_wrong_typed(self, client: Any, error: BaseException, operation: str) -> bool:
         """Fail only the waits on the wrong-typed keys; False if none was found (their types
@@ -500,7 +510,9 @@ class _LoopHub(_Hub):
                 self._poke_soon(client, operation)
             raise
         if self.reads.leave(wait):
-            await self._poke(client, operation)
+            # (never awaited: on a paused server the poke waits for the server, and a wait whose
+            # time ran out must end by its deadline all the same)
+            self._poke_soon(client, operation)
         return reply
 
     def _poke_due(self, client: Any, generation: int, operation: str) -> None:

@@ -1,7 +1,7 @@
 """Lua scripts: ``core/lua/<family>/<operation>.lua``, run by EVALSHA.
 
 A script is read from disk on first use (never at import), after the shared
-time helper (``common/time.lua``) and its family's helpers, and runs by
+helpers (``common/time.lua``, ``common/index.lua``) and its family's helpers, and runs by
 EVALSHA; a server that does not know it yet (first use, restart, failover)
 answers NOSCRIPT and we fall back to EVAL once, which also caches it. Each
 file starts with a header naming every key and argument it takes.
@@ -18,16 +18,17 @@ import redis
 
 from .commands import acommand, command
 
-#: The helper every script starts with: server time and ever-growing counters.
-_SHARED = "common/time"
+#: The helpers every script starts with (only those its body calls are kept, see
+#: :func:`assemble`): server time and ever-growing counters, the admin's name indexes.
+_SHARED = ("common/time", "common/index")
 
 
 class Script:
     """One Lua script, ``core/lua/<family>/<operation>.lua``, run against a client.
 
     ``Script("locks/acquire", includes=("locks/common",))``: the source is the
-    shared time helper (``common/time.lua``), then each of ``includes`` (the
-    family's helpers), then the script itself, read on first use.
+    shared helpers (``common/time.lua``, ``common/index.lua``), then each of ``includes``
+    (the family's helpers), then the script itself, read on first use.
     """
 
     __slots__ = ("name", "includes", "flags", "_loaded")
@@ -45,7 +46,7 @@ class Script:
 
     def _load(self) -> tuple[str, str]:
         if self._loaded is None:
-            source = assemble([_read(f) for f in (_SHARED, *self.includes)], _read(self.name))
+            source = assemble([_read(f) for f in (*_SHARED, *self.includes)], _read(self.name))
             if self.flags:
                 source = f"#!lua flags={self.flags}\n{source}"
             self._loaded = (source, hashlib.sha1(source.encode()).hexdigest())

@@ -12,6 +12,7 @@ import signal
 import time
 
 from django_redcoord.core.exceptions import BarrierBroken, LatchBroken
+from django_redcoord.core.keys import KeyBuilder
 from django_redcoord.core.latches import Barrier, CountDownLatch
 from django_redcoord.core.transport.clients import client_from_url
 
@@ -109,3 +110,29 @@ def test_negative_control_the_check_reports_a_latch_without_leases_as_hung(redis
     party.kill()
     outcome, took = broken_within(lambda bound: naive_wait(redis_client, bound), 2.0)
     assert outcome == "hung", "the check failed to see a waiter left hanging by a dead party"
+
+
+def test_a_barrier_waited_at_longer_than_keep_is_not_taken_for_lost_data(redis_client):
+    """keep is how long a barrier lives after its last use; a party waiting renews its arrival,
+    which is a use: its keys must not expire under it (they did, and the wait then broke saying
+    Redis had lost the barrier's data)."""
+    import threading
+
+    outcome = []
+
+    def first():
+        barrier = Barrier("long|wait", 2, ttl=0.6, keep=1.0, client=redis_client, prefix=PREFIX)
+        try:
+            barrier.wait(10)
+            outcome.append("tripped")
+        except BarrierBroken as exc:
+            outcome.append(str(exc))
+
+    waiter = threading.Thread(target=first)
+    waiter.start()
+    time.sleep(2.5)  # 2.5 keeps
+    Barrier("long|wait", 2, ttl=0.6, keep=1.0, client=redis_client, prefix=PREFIX).wait(10)
+    waiter.join(10)
+    assert outcome == ["tripped"], outcome
+    state = KeyBuilder(PREFIX).barrier("long|wait")
+    assert redis_client.pttl(state.state) > 0  # (it lives keep after this last use)

@@ -83,7 +83,7 @@ def test_the_package_has_scripts_with_helpers() -> None:
 def test_every_helper_a_script_names_is_in_its_source(script: Script) -> None:
     helpers = {
         name
-        for part in (_SHARED, *script.includes)
+        for part in (*_SHARED, *script.includes)
         for name in re.findall(r"^local function (\w+)", _read(part), re.M)
     }
     source = script.source

@@ -5,6 +5,7 @@
 -- KEYS[1] state, KEYS[2] parties (see latches/barrier_common.lua)
 -- KEYS[3] wake     stream: the arrived parties' wake-ups (common/broadcast.lua)
 -- KEYS[4] probe    never written: refuses the script whole while its slot migrates (common/broadcast.lua)
+-- KEYS[5] index    hash (shared): barrier name -> a bound on when it was last used (s)
 -- ARGV[1] token, ARGV[2] gen (the generation it arrived in; '' unknown: the
 --         party was interrupted while arriving, with ARGV[3] 'cancel')
 -- ARGV[3] mode     'wait' renew, 'timeout' or 'cancel' give up: that breaks the
@@ -13,7 +14,9 @@
 -- ARGV[4] lease_ms
 -- ARGV[5] epoch    the barrier's epoch when the party arrived: another one (or
 --                  none) now means Redis lost the barrier's data meanwhile
--- ARGV[6] keep_ms  how long the barrier lives after its last use
+-- ARGV[6] keep_ms  how long the barrier lives after its last use: a renewal is a use (a
+--                  party may wait longer than keep_ms)
+-- ARGV[7] name     the barrier's name (its index entry)
 --
 -- Returns {1} tripped, {-1, why} broken, {0, ms until the earliest arrival's
 -- lease runs out, mark} still waiting (block reading the wake stream after
@@ -75,4 +78,6 @@ if m[1] and tonumber(m[2] or '-1') == gen then
 end
 run_when_full(parties)  -- (a renewal: see common/time.lua)
 redis.call('ZADD', parties, 'XX', now_ms + tonumber(ARGV[4]), token)
+-- (a wait longer than keep_ms must not see its barrier expire under it as if Redis had lost it)
+barrier_keep(state, parties, KEYS[5], ARGV[7], tonumber(ARGV[6]), now_ms)
 return {0, next_arrival_expiry(parties, now_ms), wake_mark(wake)}

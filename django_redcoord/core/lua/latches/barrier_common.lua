@@ -35,7 +35,7 @@ end
 local function barrier_keep(state, parties, index, name, keep_ms, now_ms)
   redis.call('PEXPIRE', state, keep_ms)
   redis.call('PEXPIRE', parties, keep_ms)
-  redis.call('HSET', index, name, math.ceil((now_ms + keep_ms) / 1000))
+  index_put(index, name, math.ceil((now_ms + keep_ms) / 1000), now_ms)
 end
 
 -- Wake every arrived party (one entry on the wake stream saying `value`), and

@@ -38,7 +38,7 @@ local function latch_keep(state, parties, waiters, index, name, keep_ms, now_ms)
   for _, key in ipairs({state, parties, waiters}) do
     redis.call('PEXPIRE', key, keep_ms)
   end
-  redis.call('HSET', index, name, math.ceil((now_ms + keep_ms) / 1000))
+  index_put(index, name, math.ceil((now_ms + keep_ms) / 1000), now_ms)
 end
 
 -- True once the latch opened (its count reached zero): open stays open.

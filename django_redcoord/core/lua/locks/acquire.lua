@@ -35,7 +35,7 @@ local lock, queue, index, waits, windex, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local token, ttl, mode, lease, name = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local host, pid, thread, process = ARGV[7], tonumber(ARGV[8]) or 0, ARGV[9], ARGV[10]
 local queued_before = mode == 'wait' or mode == 'cancel'
-local PRUNE_EVERY = 8
+local PRUNE_EVERY, PRUNE_PROBE = 8, 16
 
 local clock = lazy_clock_us()
 local rec = read_lock(lock)
@@ -74,14 +74,14 @@ if not rec[1] then
     rec = new
   else
     if queued_before then redis.call('DEL', wake) end
-    -- One fresh grant in PRUNE_EVERY looks at one random entry of our bucket
-    -- and prunes it if it is certainly dead (its holder crashed): dead entries
-    -- are rare (and skipped by their readers) and fresh grants common.
+    -- One fresh grant in PRUNE_EVERY drops the certainly dead entries (holders
+    -- that crashed, or let a grant run out without releasing it) among
+    -- PRUNE_PROBE random ones of our bucket (common/index.lua): two looked at
+    -- per fresh grant on average, more than even a holder that never releases
+    -- leaves behind, so a bucket holds about its live locks (dead entries are
+    -- skipped by their readers meanwhile).
     if clock() % PRUNE_EVERY == 0 then
-      local probe = redis.call('HRANDFIELD', index, 1, 'WITHVALUES')
-      if probe[2] and tonumber(probe[2]) * 1000 < math.floor(clock() / 1000) then
-        redis.call('HDEL', index, probe[1])
-      end
+      index_prune(index, math.floor(clock() / 1000), PRUNE_PROBE)
     end
     new = write_grant(lock, queue, index, name, rec, token, ttl, clock(), host, pid, thread)
     return {1, new[2], 1}

@@ -1,4 +1,4 @@
-//! models: locks/acquire.lua sha256=3cef3969d6504d63
+//! models: locks/acquire.lua sha256=f320db0c767e7a13
 //! models: locks/release.lua sha256=1f7c5ba29392e21a
 //! models: locks/extend.lua sha256=870a8e81acced229
 //! models: locks/common.lua sha256=56171091f7e3be87

@@ -1,5 +1,5 @@
 //! models: redlock/guard.lua sha256=3389f06e27c96f83
-//! models: locks/acquire.lua sha256=3cef3969d6504d63
+//! models: locks/acquire.lua sha256=f320db0c767e7a13
 //! models: locks/release.lua sha256=1f7c5ba29392e21a
 //! check: safety
 //! check: ltl ends

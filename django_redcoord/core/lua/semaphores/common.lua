@@ -48,6 +48,7 @@ local function keep(state, holders, index, name, meta, expires, ttl)
     meta.ib = math.ceil((expires + ttl) / 1000)
     redis.call('HSET', state, 'ib', meta.ib)
     redis.call('HSET', index, name, meta.ib)
+    index_prune(index, expires - ttl, 3)  -- (crashed holders' entries: common/index.lua)
     local at = meta.ib * 1000 + SEM_KEEP_MS
     redis.call('PEXPIREAT', state, at)
     redis.call('PEXPIREAT', holders, at)

@@ -3,7 +3,7 @@
 //! models: semaphores/extend.lua sha256=36698ea1ef75c691
 //! models: semaphores/resize.lua sha256=ad642bbc83541fad
 //! models: semaphores/revoke.lua sha256=285bf4091b238dc9
-//! models: semaphores/common.lua sha256=55fe4cacf9148c97
+//! models: semaphores/common.lua sha256=4221527503b6154d
 //! models: common/waiters.lua sha256=b0138315490d0cf1
 //! check: safety
 //! check: ltl waiter_holds

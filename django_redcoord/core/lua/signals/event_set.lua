@@ -25,5 +25,5 @@ else
   redis.call('HSET', state, 'set', '0')
 end
 redis.call('PEXPIRE', state, keep)
-redis.call('HSET', index, ARGV[3], math.ceil((now_ms + keep) / 1000))
+index_put(index, ARGV[3], math.ceil((now_ms + keep) / 1000), now_ms)
 return woken

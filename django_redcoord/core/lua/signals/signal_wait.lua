@@ -79,5 +79,5 @@ end
 local deadline = now_ms + math.min(lease, QUEUE_KEEP_MS)
 place_waiter(queue, token, {token, deadline, 0, '', ARGV[5], tonumber(ARGV[6]) or 0, ARGV[7]}, mode, now_ms)
 redis.call('PEXPIRE', queue, 2 * QUEUE_KEEP_MS)
-redis.call('HSET', index, ARGV[4], math.ceil((now_ms + 2 * QUEUE_KEEP_MS) / 1000))
+index_put(index, ARGV[4], math.ceil((now_ms + 2 * QUEUE_KEEP_MS) / 1000), now_ms)
 return {'', '', wake_mark(wake)}

@@ -14,11 +14,33 @@
 --                  missing on first use, and when Redis lost it (a restart
 --                  without persistence, a failover to a replica without it,
 --                  XGROUP DESTROY): it is created again from there
+-- ARGV[6] idle_ms  a consumer that holds no message and was idle this long is
+--                  deleted (see below)
 --
 -- Returns {redelivered (1 or 0), entries, created (1 the group was missing
 -- and was created now, else 0)}: entries as XREADGROUP gives them.
+--
+-- Every subscriber is a consumer of the group, and Redis keeps a consumer until
+-- it is deleted: one receive in CONSUMER_SWEEP_EVERY deletes the consumers
+-- that hold no message and did nothing for idle_ms (subscribers gone:
+-- a process that subscribed per request or per start would otherwise grow the
+-- group for good). Deleting one that is still there costs nothing: it holds no
+-- message, and its next read creates it again.
 
 local stream, group, consumer = KEYS[1], ARGV[1], ARGV[2]
+local CONSUMER_SWEEP_EVERY, idle_ms = 16, tonumber(ARGV[6])
+
+-- Delete the group's consumers that hold nothing and were idle idle_ms.
+local function sweep_consumers()
+  for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', stream, group)) do
+    local info = {}
+    for i = 1, #c, 2 do info[c[i]] = c[i + 1] end
+    if info.name ~= consumer and tonumber(info.pending) == 0
+        and tonumber(info.idle) >= idle_ms then
+      redis.call('XGROUP', 'DELCONSUMER', stream, group, info.name)
+    end
+  end
+end
 
 local function is_nogroup(err)
   return string.find(tostring(type(err) == 'table' and err.err or err), 'NOGROUP', 1, true) ~= nil
@@ -34,6 +56,9 @@ if not ok then
   end
   created = 1
   claimed = redis.call('XAUTOCLAIM', stream, group, consumer, ARGV[3], '0-0', 'COUNT', ARGV[4])
+end
+if created == 0 and tonumber(redis.call('TIME')[2]) % CONSUMER_SWEEP_EVERY == 0 then
+  sweep_consumers()
 end
 local taken = {}
 for _, entry in ipairs(claimed[2]) do
