@@ -473,11 +473,9 @@ def check(probe: Probe, *, timeout: float = DEFAULT_TIMEOUT) -> list[CheckResult
         try:
             registry = autodiscover()
         except Exception as exc:  # a probe reports, it never crashes; the other checks still run
-            broken = CheckResult(
-                "jobs",
-                False,
-                f"the periodic jobs could not be discovered: {type(exc).__name__}: {exc}",
-            )
+            # (a JOBS module that cannot be imported says so itself: no class name before it)
+            why = str(exc) if isinstance(exc, RedcoordError) else f"{type(exc).__name__}: {exc}"
+            broken = CheckResult("jobs", False, f"the periodic jobs could not be discovered: {why}")
     results = _within(
         timeout,
         client,

@@ -192,7 +192,8 @@ def test_a_broken_jobs_module_still_reports_redis_and_the_other_checks(
     assert lines[0].startswith("OK   redis: "), out
     assert any(line.startswith("OK   leader:default: red-leader leads") for line in lines), out
     assert lines[-1].startswith(
-        "FAIL jobs: the periodic jobs could not be discovered: ModuleNotFoundError"
+        "FAIL jobs: the periodic jobs could not be discovered: REDCOORD['JOBS'] names "
+        "'tests.red_no_such_jobs_module', which cannot be imported: ModuleNotFoundError"
     ), out
 
 
