@@ -284,3 +284,40 @@ def test_a_replica_check_that_outlasts_the_socket_timeout_gives_the_grant_back(p
     finally:
         pair[1].resume()
         short.close()
+
+
+def test_settling_an_acquire_in_doubt_does_not_take_the_free_lock_again_and_again(pair):
+    """An acquire left in doubt (the master stalled during its replica check) is settled by a
+    thread of the process; settling went through acquire(), whose replica check could not pass
+    while the replica was away, so it took the free lock again every second (and kept it from
+    everyone else about half the time) for up to an hour."""
+    import os
+    import signal
+
+    from django_redcoord.core.exceptions import CoordinationUnavailable
+
+    master, _, m, _ = pair
+    short = client_from_url(master.url, socket_timeout=1.0)
+    try:
+        _cut_the_replica_off(pair)
+        lock = make(short, "doubt", replicas=1, replica_timeout=0.5)
+        threading.Timer(0.2, os.kill, (master.proc.pid, signal.SIGSTOP)).start()
+        try:
+            with pytest.raises(CoordinationUnavailable):
+                lock.acquire()
+        finally:
+            time.sleep(0.5)
+            os.kill(master.proc.pid, signal.SIGCONT)
+        time.sleep(2.0)  # the settling thread's first tries
+        taken = 0
+        for _ in range(40):  # a try-acquire of another process, 50 ms apart: never refused
+            other = make(m, "doubt", ttl=5)
+            if other.acquire(wait=0):
+                other.release()
+            else:
+                taken += 1
+            time.sleep(0.05)
+        assert taken == 0, f"the free lock was taken {taken} times of 40 by nobody's acquire"
+    finally:
+        pair[1].resume()
+        short.close()
