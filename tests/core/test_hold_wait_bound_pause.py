@@ -88,3 +88,28 @@ def test_an_asyncio_wait_ends_by_its_bound_on_a_paused_server(redis_servers, kin
             await client.aclose()
 
     asyncio.run(scenario())
+
+
+def test_more_waits_than_connections_still_end_by_the_bound(redis_servers):
+    """A look that gets a pool slot just before the bound makes a new connection: its
+    handshake is bounded by what is left too (it waited a whole socket timeout)."""
+    (server,) = redis_servers(1)
+    client = client_from_url(server.url, socket_timeout=SOCKET_TIMEOUT, max_connections=6)
+    assert Lock("crowd", ttl=30, client=client, prefix="wb").acquire(wait=0)
+    took = []
+
+    def waiter():
+        started = time.monotonic()
+        try:
+            Lock("crowd", ttl=5, client=client, prefix="wb").acquire(wait=WAIT)
+        except Exception:  # CoordinationUnavailable (PoolExhausted among them)
+            pass
+        took.append(time.monotonic() - started)
+
+    with _Pause(server):
+        threads = [threading.Thread(target=waiter) for _ in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    assert len(took) == 16 and max(took) <= BOUND, sorted(round(t, 2) for t in took)

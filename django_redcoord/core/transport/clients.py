@@ -20,6 +20,7 @@ from redis.retry import Retry
 
 from ..exceptions import ConfigurationError
 from ..runtime import runtime
+from .commands import bound_connects
 
 _lock = threading.Lock()
 _client: redis.Redis | None = None
@@ -38,7 +39,7 @@ def client_from_url(
     ``redis://``, ``rediss://`` (TLS) and ``unix://`` URLs, with ACL
     ``user:password@`` credentials, are accepted. Nothing connects here.
     """
-    return redis.Redis.from_url(
+    client = redis.Redis.from_url(
         url,
         socket_timeout=socket_timeout,
         socket_connect_timeout=connect_timeout,
@@ -47,6 +48,8 @@ def client_from_url(
         health_check_interval=0,
         **kwargs,
     )
+    bound_connects(client.connection_pool)
+    return client
 
 
 def build_client(config: dict[str, Any]) -> redis.Redis:
@@ -425,6 +428,7 @@ def async_client_like(client: redis.Redis) -> Any:
     apool = aconn.ConnectionPool(
         connection_class=acls, max_connections=pool.max_connections, **kwargs
     )
+    bound_connects(apool)
     return AsyncRedis(connection_pool=apool)
 
 

@@ -104,6 +104,74 @@ def _sentinel_due(pool: Any) -> bool:
     return True
 
 
+class _BoundedConnect:
+    """A sync connection whose connect, made for a call under :func:`answered_by`, is bounded by
+    what is left of it: its TCP connect and its handshake (HELLO, AUTH, SELECT) would otherwise
+    each wait a whole socket timeout on a paused server, past the wait's bound."""
+
+    _redcoord_bounded = True
+
+    def connect(self, *args: Any, **kwargs: Any) -> Any:
+        until = _until.get()
+        if until is None or getattr(self, "_sock", None) is not None:
+            return super().connect(*args, **kwargs)  # type: ignore[misc]
+        saved = self.socket_timeout, self.socket_connect_timeout  # type: ignore[attr-defined]
+        self.socket_timeout, self.socket_connect_timeout = _capped(saved, until)
+        try:
+            return super().connect(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            self.socket_timeout, self.socket_connect_timeout = saved
+            sock = getattr(self, "_sock", None)
+            if sock is not None:  # (connected: its later reads wait its own timeout again)
+                with contextlib.suppress(OSError):
+                    sock.settimeout(saved[0])
+
+
+class _ABoundedConnect:
+    """:class:`_BoundedConnect` for a ``redis.asyncio`` connection."""
+
+    _redcoord_bounded = True
+
+    async def connect(self, *args: Any, **kwargs: Any) -> Any:
+        until = _until.get()
+        if until is None or getattr(self, "is_connected", False):
+            return await super().connect(*args, **kwargs)  # type: ignore[misc]
+        saved = self.socket_timeout, self.socket_connect_timeout  # type: ignore[attr-defined]
+        self.socket_timeout, self.socket_connect_timeout = _capped(saved, until)
+        try:
+            return await super().connect(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            self.socket_timeout, self.socket_connect_timeout = saved
+
+
+def _capped(timeouts: tuple[Any, Any], until: float) -> tuple[float, float]:
+    left = max(0.001, until - time.monotonic())
+    return tuple(left if t is None else min(float(t), left) for t in timeouts)  # type: ignore[return-value]
+
+
+_bounded_classes: dict[type, type] = {}
+
+
+def bound_connects(pool: Any) -> None:
+    """Make the connections of ``pool`` (a client's we build, before it makes any) connect
+    within the bound of the call that makes them (see :class:`_BoundedConnect`); no change for
+    calls without one. A client given to us keeps its own connection class: its handshakes wait
+    its socket timeout."""
+    cls = getattr(pool, "connection_class", None)
+    if cls is None or getattr(cls, "_redcoord_bounded", False):
+        return
+    bounded = _bounded_classes.get(cls)
+    if bounded is None:
+        mixin = _ABoundedConnect if inspect.iscoroutinefunction(cls.connect) else _BoundedConnect
+        bounded = _bounded_classes[cls] = type(cls.__name__, (mixin, cls), {})
+    pool.connection_class = bounded
+    # (and the connections it made already: one that timed out is disconnected and kept, and
+    # connects again when it is next taken; the subclass adds no state)
+    for conn in list(getattr(pool, "_available_connections", ())):
+        if type(conn) is cls:
+            conn.__class__ = bounded
+
+
 def _checkout(pool: Any, command_name: str) -> Any:
     if _sentinel_due(pool):
         try:
