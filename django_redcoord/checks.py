@@ -100,7 +100,8 @@ def check_tracing(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
 def check_jobs_modules(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """E042: a module REDCOORD["JOBS"] names that cannot be found. Found, not imported (its
     code runs when ``run_leader`` imports it, and an error there is ``run_leader``'s to say);
-    finding a submodule imports its parent packages. A value that is no list is E003's."""
+    finding a submodule imports its parent packages, and one that raises is reported here, not
+    raised (every command runs the checks). A value that is no list is E003's."""
     from importlib.util import find_spec
 
     from django.conf import settings
@@ -116,7 +117,7 @@ def check_jobs_modules(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
         try:
             missing = find_spec(name) is None
             why = "no such module"
-        except (ImportError, ValueError) as exc:  # (a parent package missing, or a bad name)
+        except Exception as exc:  # a parent package missing or raising, or a bad name
             missing, why = True, f"{type(exc).__name__}: {exc}"
         if missing:
             found.append(

@@ -24,7 +24,7 @@ def autodiscover() -> dict[str, Job]:
     for module in get_config()["JOBS"]:
         try:
             importlib.import_module(module)
-        except ImportError as exc:
+        except Exception as exc:  # missing, or raising as it is imported: named, in one line
             raise ConfigurationError(
                 f"REDCOORD['JOBS'] names {module!r}, which cannot be imported: "
                 f"{type(exc).__name__}: {exc}"

@@ -8,9 +8,10 @@ and reports every problem at once.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from .exceptions import ConfigurationError
 from .keys import DEFAULT_PREFIX, validate_name, validate_prefix
@@ -423,8 +424,16 @@ def url_problem(url: str, what: str) -> str | None:
         path = urlsplit(url).path if url.startswith(("redis://", "rediss://")) else ""
         if path.strip("/") and not path.strip("/").isdigit():
             raise ValueError(f"the database {path.strip('/')!r} is not a number")
-        if url.startswith("unix://") and not urlsplit(url).path:
+        if url.startswith("unix://") and not urlsplit(url).path.strip("/"):
             raise ValueError("it names no socket path")
+        for option, values in parse_qs(urlsplit(url).query).items():
+            if option in ("socket_timeout", "socket_connect_timeout"):
+                try:
+                    seconds = float(values[-1])
+                except ValueError:
+                    seconds = math.nan
+                if not (math.isfinite(seconds) and seconds > 0):
+                    raise ValueError(f"{option}={values[-1]} is not a number of seconds above 0")
         pool = redis.ConnectionPool.from_url(url)
         pool.make_connection()  # (builds a connection object with the URL's options; no I/O)
     except (ValueError, TypeError, redis.RedisError) as exc:

@@ -385,7 +385,10 @@ class RedisTaskBackend(BaseTaskBackend):
 
         def send() -> None:
             if unsent is not None and result.id in unsent.committed():
-                return  # (cancelled before the commit: never sent)
+                # Cancelled before the commit: never sent. Its outbox row goes now too (the
+                # cancel's delete may have been rolled back with a savepoint; the cancel stands).
+                self._from_outbox(outbox, result.id)
+                return
             queue, push = prepared or self._push(task, result, encoded, key)
             try:
                 if key is None:  # (with an outbox: only if a drain did not send it first)
@@ -963,9 +966,9 @@ def task_backends_for(alias: str) -> Any:
     try:
         return task_backends[alias]
     except Exception as exc:
-        from django.core.management.base import CommandError
+        from ..management import usage_error  # (a --backend that names none: exit code 2)
 
-        raise CommandError(f"no TASKS backend {alias!r}: {exc}") from None
+        raise usage_error(f"no TASKS backend {alias!r}: {exc}") from None
 
 
 def enqueue_many(task: Any, calls: Iterable[tuple[Sequence[Any], Mapping[str, Any]]]) -> list[Any]:

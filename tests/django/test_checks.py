@@ -73,6 +73,10 @@ def test_malformed_settings_are_e003(settings):
             "REDCOORD['REDLOCK'][0]",
         ),
         ({"URL": "unix://"}, "it names no socket path"),
+        ({"URL": "unix:///"}, "it names no socket path"),
+        # (redis-py refuses these only when it connects: check's ping crashed)
+        ({"URL": "redis://127.0.0.1:1/0?socket_timeout=-1"}, "socket_timeout=-1 is not a number"),
+        ({"URL": "redis://127.0.0.1:1/0?socket_connect_timeout=nan"}, "is not a number of seconds"),
     ],
 )
 def test_a_url_redis_py_cannot_use_is_e003_not_a_traceback(settings, config, reason):

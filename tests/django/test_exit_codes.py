@@ -25,6 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
         ("run_worker", "--burst", "--concurrency", "0"),
         ("run_worker", "--burst", "--prefetch", "0"),
         ("run_worker", "--burst", "--shutdown-timeout", "90000"),  # (a day at most, as the setting)
+        ("run_worker", "--burst", "--backend", "nope"),
+        ("run_worker", "--burst", "--metrics-port", "70000"),
+        ("redcoord", "task", "show", "x", "--backend", "nope"),
         ("run_leader", "--slot", "5"),
         ("run_leader", "--request", "nope"),
         ("run_leader", "--identity", " "),
@@ -95,3 +98,21 @@ def test_a_bad_metrics_address_is_named_as_such():
         call_command(
             "run_worker", "--burst", "--metrics-port", "0", "--metrics-addr", "no-such-host.invalid"
         )
+
+
+def test_a_jobs_module_whose_parent_raises_is_e042_not_a_crash(settings, tmp_path, monkeypatch):
+    (tmp_path / "raisingpkg").mkdir()
+    (tmp_path / "raisingpkg" / "__init__.py").write_text("raise RuntimeError('parent raises')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    settings.REDCOORD = {**settings.REDCOORD, "JOBS": ["raisingpkg.jobs"]}
+    [message] = check_jobs_modules()
+    assert message.id == "redcoord.E042" and "RuntimeError: parent raises" in message.msg
+
+
+def test_a_jobs_module_raising_valueerror_is_named_and_exits_1(settings, tmp_path, monkeypatch):
+    (tmp_path / "valuejobs.py").write_text("raise ValueError('boom at import')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    settings.REDCOORD = {**settings.REDCOORD, "JOBS": ["valuejobs"]}
+    with pytest.raises(CommandError, match="names 'valuejobs', which cannot be imported") as caught:
+        call_command("run_leader", "--list")
+    assert caught.value.returncode == 1

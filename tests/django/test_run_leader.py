@@ -321,3 +321,30 @@ def test_bad_run_now_options_raise_command_error(args, message, redis_client):
     assert caught.value.returncode == 2  # a usage error, as argparse's own (1: the rest)
     assert redis_client.llen(SLOTS_KEY) == 0
     assert redis_client.exists(election(redis_client).keys.requests) == 0
+
+
+def test_run_once_records_an_outcome_redis_did_not_take_before_it_exits(
+    settings, redis_url, redis_client, tmp_path, monkeypatch
+):
+    """--run has no later tick to write the outcome again: it tries for a few seconds itself
+    (it used to exit, and --list showed the run as running until the job's next run)."""
+    (tmp_path / "pausing_jobs.py").write_text(
+        "import redis\n"
+        "from django_redcoord.core.periodic.jobs import periodic\n"
+        "@periodic(every=3600, name='pausing')\n"
+        "def pausing():\n"
+        f"    admin = redis.Redis.from_url({redis_url!r})\n"
+        "    admin.execute_command('CLIENT', 'PAUSE', 1500, 'WRITE')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    unregister("pausing")
+    sys.modules.pop("pausing_jobs", None)
+    settings.REDCOORD = {**settings.REDCOORD, "JOBS": ["pausing_jobs"], "SOCKET_TIMEOUT": 0.5}
+    try:
+        run("--run", "pausing")
+    except CommandError:
+        pass  # (resigning may meet the pause too: the outcome is what this is about)
+    finally:
+        unregister("pausing")
+    state = read_job_states(election(redis_client))["pausing"]
+    assert state.get("outcome") == "ok" and not state.get("running"), state

@@ -84,6 +84,20 @@ def test_a_task_cancelled_in_its_transaction_leaves_no_entry_and_is_never_sent(o
     assert drain(outbox, min_age=0) == (0, 0) and _ready_ids(outbox) == [kept.id]
 
 
+def test_a_cancel_in_a_rolled_back_savepoint_still_stands_with_the_outbox(outbox):
+    """The cancel's delete of the outbox row went with the savepoint, the cancel itself did
+    not: the commit skipped the send but left the row, and the next drain sent the task."""
+    from django_redcoord.tasks import Cancel, cancel
+
+    with transaction.atomic():
+        dropped = task_defs.add.enqueue(3, 4)
+        with pytest.raises(RuntimeError), transaction.atomic():
+            assert cancel(dropped) is Cancel.REMOVED
+            raise RuntimeError("roll the savepoint back")
+    assert pending(outbox) == 0 and _ready_ids(outbox) == []
+    assert drain(outbox, min_age=0) == (0, 0) and _ready_ids(outbox) == []
+
+
 def test_redis_down_at_the_commit_loses_nothing(outbox, aof_server, caplog):
     aof_server.stop()
     with transaction.atomic():  # the commit succeeds: the task waits in the outbox

@@ -56,6 +56,8 @@ from .. import seconds, usage_error
 
 log = logging.getLogger("django_redcoord.leader")
 
+#: How often, and how far apart (s), ``--run`` writes again an outcome Redis did not take.
+RECORD_TRIES, RECORD_PAUSE = 5, 1.0
 _ACTIONS = ("list", "run", "request", "pause", "resume")  # at most one per invocation
 
 
@@ -134,9 +136,13 @@ class Command(BaseCommand):
             raise usage_error("--slot goes with --run JOB or --request JOB")
         if options.get("expires") is not None and "request" not in given:
             raise usage_error("--expires goes with --request JOB")
-        log_to_console(options["verbosity"], options["log_format"])
         try:
+            log_to_console(options["verbosity"], options["log_format"])
+            # (not under the ValueError below: a jobs module that raises one is no usage error)
             jobs = discovery.autodiscover()
+        except RedcoordError as exc:
+            raise CommandError(str(exc)) from exc
+        try:
             wakeup = threading.Event()
             election = self._election(options, on_elected=lambda term: wakeup.set())
             if options["list"]:
@@ -234,8 +240,22 @@ class Command(BaseCommand):
                 "leaders"
             )
         election.start()  # keep renewing while the job runs
+        scheduler = Scheduler(election, [job])
         try:
-            run = Scheduler(election, [job]).run_now(job, slot_ms=slot_ms)
+            run = scheduler.run_now(job, slot_ms=slot_ms)
+            # An outcome Redis did not take is made again here (no later tick will), for up to
+            # a few seconds: else --list shows the run as running until the job's next one.
+            for attempt in range(RECORD_TRIES):
+                if not scheduler.record_late():
+                    break
+                if attempt == RECORD_TRIES - 1:
+                    log.warning(
+                        "job %s: its outcome could not be recorded: --list shows the run as "
+                        "running until the job's next run",
+                        name,
+                    )
+                else:
+                    time.sleep(RECORD_PAUSE)
         finally:
             election.resign()
         if run is None:

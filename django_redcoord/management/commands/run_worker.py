@@ -78,7 +78,10 @@ class Command(BaseCommand):
                 f"unknown queue(s) {', '.join(unknown)}; TASKS[{options['backend']!r}] has "
                 f"{', '.join(sorted(backend.queues))}"
             )
-        log_to_console(options["verbosity"], options["log_format"])
+        try:
+            log_to_console(options["verbosity"], options["log_format"])
+        except RedcoordError as exc:  # (settings read with --skip-checks)
+            raise CommandError(str(exc)) from exc
         try:
             worker = Worker(
                 [backend.queue(name) for name in names],
@@ -103,7 +106,10 @@ class Command(BaseCommand):
                     name="redcoord-outbox",
                     daemon=True,
                 ).start()
-            metrics = serve_metrics_for(options)
+            try:
+                metrics = serve_metrics_for(options)
+            except ValueError as exc:  # a bad --metrics-port/--metrics-addr, as run_leader says
+                raise usage_error(str(exc)) from exc
             previous = {
                 s: signal.signal(s, lambda *_: worker.stop())
                 for s in (signal.SIGTERM, signal.SIGINT)
