@@ -110,12 +110,14 @@ class _BoundedConnect:
     each wait a whole socket timeout on a paused server, past the wait's bound."""
 
     _redcoord_bounded = True
+    socket_timeout: Any
+    socket_connect_timeout: Any
 
     def connect(self, *args: Any, **kwargs: Any) -> Any:
         until = _until.get()
         if until is None or getattr(self, "_sock", None) is not None:
             return super().connect(*args, **kwargs)  # type: ignore[misc]
-        saved = self.socket_timeout, self.socket_connect_timeout  # type: ignore[attr-defined]
+        saved = self.socket_timeout, self.socket_connect_timeout
         self.socket_timeout, self.socket_connect_timeout = _capped(saved, until)
         try:
             return super().connect(*args, **kwargs)  # type: ignore[misc]
@@ -131,12 +133,14 @@ class _ABoundedConnect:
     """:class:`_BoundedConnect` for a ``redis.asyncio`` connection."""
 
     _redcoord_bounded = True
+    socket_timeout: Any
+    socket_connect_timeout: Any
 
     async def connect(self, *args: Any, **kwargs: Any) -> Any:
         until = _until.get()
         if until is None or getattr(self, "is_connected", False):
             return await super().connect(*args, **kwargs)  # type: ignore[misc]
-        saved = self.socket_timeout, self.socket_connect_timeout  # type: ignore[attr-defined]
+        saved = self.socket_timeout, self.socket_connect_timeout
         self.socket_timeout, self.socket_connect_timeout = _capped(saved, until)
         try:
             return await super().connect(*args, **kwargs)  # type: ignore[misc]
