@@ -586,10 +586,7 @@ class HoldSteps:
         keys, args = self._acquire_args("cancel", 0.0, owner)
         reply = yield EndsWaits(Run(self._acquire_script, keys, args, self._ops[0]))
         if int(reply[0]) == 1:  # the grant landed after its reply was lost: ours, given back
-            result = yield self._release_call(owner)
-            self._released(owner, result)  # (a hand-off to a waiter of this process: told here)
-        else:
-            self._left_queue(owner)  # (the waiter of this process behind the place: told)
+            yield self._release_call(owner)
 
     def _release_call(self, owner: str) -> Step:
         # a release hands the hold to the next waiter: it may use the pool's reserve (never the
