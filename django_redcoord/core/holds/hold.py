@@ -417,26 +417,26 @@ class Hold(HoldSteps, UsesClient):
     def settle(self, owner: str) -> None:
         """Give back a grant that an acquire by ``owner`` (:attr:`in_doubt`) may have left behind.
 
-        Looks as ``owner`` without waiting (see ``_settle_steps``): a grant that landed after
-        its reply was lost is released, as is the free hold the look takes, and a place it holds
-        is left; held by someone else, nothing changes. Raises CoordinationUnavailable while
-        Redis still does not answer (ask again later).
+        Asks again as ``owner`` without waiting: a grant that landed after its reply was lost
+        comes back and is released, and so is the free lock taken just now; held by someone
+        else, nothing changes. Raises CoordinationUnavailable while Redis still does not answer
+        (ask again later).
         """
         if self._depth:
             return  # held by this object again: its own release ends it
-        run(self.client, self._settle_steps(owner))
-        with self._cond:
-            if self._retry_owner == owner:
-                self._retry_owner = None  # (settled: nothing in doubt any more)
+        self._retry_owner = owner
+        if self.acquire(wait=0):
+            self.release()
+        self._retry_owner = None
 
     async def asettle(self, owner: str) -> None:
         """:meth:`settle` on the event loop (a hold with only a ``redis.asyncio`` client)."""
         if self._depth:
             return
-        await arun(self._async_client(), self._settle_steps(owner))
-        with self._cond:
-            if self._retry_owner == owner:
-                self._retry_owner = None
+        self._retry_owner = owner
+        if await self.aacquire(wait=0):
+            await self.arelease()
+        self._retry_owner = None
 
     async def arelease(self) -> None:
         """``release()`` on the event loop (see there).

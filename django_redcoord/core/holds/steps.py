@@ -449,11 +449,9 @@ class HoldSteps:
                     break
                 wait_keys, quiet = switched, False
 
-    def _acquire_args(
-        self, mode: str, lease: float, owner: str | None = None
-    ) -> tuple[list[str], list[Any]]:
-        """The acquire script's KEYS and ARGV (for ``owner``; default: this object's)."""
-        owner = owner or self._owner or ""
+    def _acquire_args(self, mode: str, lease: float) -> tuple[list[str], list[Any]]:
+        """The acquire script's KEYS and ARGV."""
+        owner = self._owner or ""
         return self._acquire_keys(owner), [
             owner,
             ms(self.ttl),
@@ -576,17 +574,6 @@ class HoldSteps:
                 raise reply
         extended, acked = replies
         return int(extended), int(acked)
-
-    def _settle_steps(self, owner: str) -> Steps:
-        """Give back what an acquire by ``owner`` left in doubt: a 'cancel' look (a place
-        ``owner`` holds is left; a grant that landed for it, or a free hold the look takes, comes
-        back) and the release of what came back, at once. No replica check: settling went
-        through acquire(), whose replica check failed while a replica could not be reached, so
-        the settling thread took the free hold again every second for up to an hour."""
-        keys, args = self._acquire_args("cancel", 0.0, owner)
-        reply = yield EndsWaits(Run(self._acquire_script, keys, args, self._ops[0]))
-        if int(reply[0]) == 1:  # the grant landed after its reply was lost: ours, given back
-            yield self._release_call(owner)
 
     def _release_call(self, owner: str) -> Step:
         # a release hands the hold to the next waiter: it may use the pool's reserve (never the
